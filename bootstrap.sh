@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for tgc and configures the build in ./build.
+#  - installs only the Debian packages that are missing (a second run is fast);
+#  - configures CMake with Ninja, MLIR/LLVM 19 and the lld linker.
+# Usage: ./bootstrap.sh [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")"
+build_dir=${1:-build}
+
+packages=(
+  cmake ninja-build g++ python3            # build
+  llvm-19-dev libmlir-19-dev mlir-19-tools  # MLIR/LLVM 19: the dialect, passes, tgc-opt
+  llvm-19-tools                             # lit.py and FileCheck for test/lit
+  lld                                       # ld.lld: links about 5x faster than GNU ld
+  libgtest-dev                              # unit tests
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -S . -B "$build_dir" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_USE_LINKER=lld
+fi

@@ -1,0 +1,113 @@
+//===- TgBase.td - the tg dialect, its base op class and types -*- tablegen -*-===//
+//
+// What every tg op shares: the dialect, the tensor type constraints (f32
+// activations, i32 token ids) and the base class `TG_Op`, whose trait checks
+// that every operand and result has a static shape.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TG_BASE_TD
+#define TG_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TG_Dialect : Dialect {
+  let name = "tg";
+  let cppNamespace = "::tgc::tg";
+  let summary = "The Transformer training step: forward, loss, gradients and Adam";
+  let description = [{
+    `tg` describes one training step of the Transformer of "Attention Is All
+    You Need" as a static graph on value-semantic tensors. Every tensor has a
+    static shape; activations are `f32` and token ids are `i32`.
+
+    Parameters and optimizer state are module-level symbols (`tg.variable`)
+    that functions read with `tg.load` and update in place with `tg.store` or
+    `tg.adam_update`, so a compiled step never copies them in or out.
+
+    Dropout is counter-based: a `tensor<2xi32>` key (seed, step) plus the op's
+    `op_id` and the element index select a Philox4x32-10 output, so the
+    backward regenerates the mask instead of storing it.
+
+    The dialect holds three layers of ops: the unfused forward ops a model is
+    written in; their gradient ops (`*_grad`), which autodiff produces; and the
+    fused ops (`tg.attention`, `tg.residual_layer_norm` and their gradients)
+    that the fusion passes produce.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor types
+//===----------------------------------------------------------------------===//
+
+// Element types are part of each operand's constraint; static shapes are
+// checked once, for every operand and result, by TG_Op's TensorRules trait.
+def TG_FloatTensor : RankedTensorOf<[F32]>;
+def TG_IndexTensor : RankedTensorOf<[I32]>;
+def TG_AnyTensor : RankedTensorOf<[F32, I32]>;
+// Scalars and the dropout key have one possible type each, so the assembly
+// format need not spell it out (builderCall).
+def TG_Scalar : 0DTensorOf<[F32]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF32Type())";
+}
+def TG_IntScalar : 0DTensorOf<[I32]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getI32Type())";
+}
+// (seed, step) of the Philox stream that keys every dropout.
+def TG_RngKey : Type<And<[TG_IndexTensor.predicate,
+                          CPred<"::llvm::cast<::mlir::ShapedType>($_self).getShape() == ::llvm::ArrayRef<int64_t>{2}">]>,
+                     "tensor<2xi32> dropout key (seed, step)",
+                     "::mlir::TensorType"> {
+  let builderCall = "::mlir::RankedTensorType::get({2}, $_builder.getI32Type())";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def TG_InitKind : I32EnumAttr<"InitKind", "how a variable is initialized", [
+    I32EnumAttrCase<"zeros", 0>,
+    I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"normal", 2>,
+    I32EnumAttrCase<"uniform", 3>,
+    I32EnumAttrCase<"xavier_uniform", 4>,
+  ]> {
+  let cppNamespace = "::tgc::tg";
+}
+
+//===----------------------------------------------------------------------===//
+// Base op class
+//===----------------------------------------------------------------------===//
+
+// The shared rule of every tg op: all tensor operands and results have a
+// static shape. Implemented in TgVerify.cpp.
+def TG_TensorRules : NativeOpTrait<"TensorRules"> {
+  let cppNamespace = "::tgc::tg";
+}
+
+class TG_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TG_Dialect, mnemonic, !listconcat(traits, [TG_TensorRules])>;
+
+// Pure ops whose single result has the type of their (first) operand.
+class TG_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : TG_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
+                                           Elementwise])> {
+  let summary = "elementwise " # formula;
+  let arguments = (ins TG_FloatTensor:$input);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+class TG_BinaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : TG_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
+                                           Elementwise])> {
+  let summary = "elementwise " # formula # " of two tensors of one shape";
+  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+#endif // TG_BASE_TD

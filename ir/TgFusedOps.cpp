@@ -1,0 +1,113 @@
+//===- TgFusedOps.cpp - verifiers of the fused ops and their gradients ---===//
+#include "ir/TgOps.h"
+#include "ir/TgVerify.h"
+
+using namespace mlir;
+
+namespace tgc::tg {
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The sizes every attention operand is checked against.
+struct AttentionShape {
+  int64_t batch, heads, queries, keys, keyDim, valueDim;
+};
+} // namespace
+
+/// Checks the rules shared by tg.attention and tg.attention_grad and returns
+/// the shape they agree on.
+static FailureOr<AttentionShape>
+verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
+                        Value mask, Value rngKey, bool causal, float scale,
+                        float dropoutRate, int64_t opId) {
+  if (failed(expectRank(op, "query", query, 4)) ||
+      failed(expectRank(op, "key", key, 4)) ||
+      failed(expectRank(op, "value", value, 4)))
+    return failure();
+  auto q = shapeOf(query), k = shapeOf(key), v = shapeOf(value);
+  AttentionShape s{q[0], q[1], q[2], k[2], q[3], v[3]};
+  if (k[0] != s.batch || k[1] != s.heads || k[3] != s.keyDim)
+    return op->emitOpError()
+           << "key must be [B, H, Sk, Dk] with B, H, Dk of query "
+           << formatShape(q) << " but is " << formatShape(k);
+  if (v[0] != s.batch || v[1] != s.heads || v[2] != s.keys)
+    return op->emitOpError()
+           << "value must be [B, H, Sk, Dv] with B, H of query "
+           << formatShape(q) << " and Sk of key " << formatShape(k)
+           << " but is " << formatShape(v);
+  if (mask && failed(expectShape(op, "mask ([B, Sk])", mask, {s.batch, s.keys})))
+    return failure();
+  if (causal && s.queries != s.keys)
+    return op->emitOpError() << "causal attention needs as many queries as "
+                                "keys but has "
+                             << s.queries << " and " << s.keys;
+  if (failed(verifyPositive(op, "scale", scale)) ||
+      failed(verifyRate(op, "dropout rate", dropoutRate)) ||
+      failed(verifyOpId(op, opId)))
+    return failure();
+  if (dropoutRate > 0.0f && !rngKey)
+    return op->emitOpError() << "dropout rate " << formatNumber(dropoutRate)
+                             << " needs a dropout key operand";
+  return s;
+}
+
+LogicalResult AttentionOp::verify() {
+  auto s = verifyAttentionOperands(
+      *this, getQuery(), getKeyIn(), getValue(), getMask(), getRngKey(),
+      getCausal(), getScale().convertToFloat(),
+      getDropoutRate().convertToFloat(), getOpId());
+  if (failed(s))
+    return failure();
+  if (failed(expectShape(*this, "output", getOutput(),
+                         {s->batch, s->heads, s->queries, s->valueDim})))
+    return failure();
+  return expectShape(*this, "lse", getLse(), {s->batch, s->heads, s->queries});
+}
+
+LogicalResult AttentionGradOp::verify() {
+  auto s = verifyAttentionOperands(
+      *this, getQuery(), getKeyIn(), getValue(), getMask(), getRngKey(),
+      getCausal(), getScale().convertToFloat(),
+      getDropoutRate().convertToFloat(), getOpId());
+  if (failed(s))
+    return failure();
+  // grad has output's type and each result its input's type (ODS traits).
+  if (failed(expectShape(*this, "output", getOutput(),
+                         {s->batch, s->heads, s->queries, s->valueDim})))
+    return failure();
+  return expectShape(*this, "lse", getLse(), {s->batch, s->heads, s->queries});
+}
+
+//===----------------------------------------------------------------------===//
+// Residual + dropout + LayerNorm
+//===----------------------------------------------------------------------===//
+
+/// Checks the rules shared by tg.residual_layer_norm and its gradient.
+static LogicalResult verifyResidualNormOperands(Operation *op, Value residual,
+                                                Value gamma, float rate,
+                                                int64_t opId, float epsilon) {
+  if (failed(verifyNormParam(op, "gamma", gamma, residual)) ||
+      failed(verifyRate(op, "rate", rate)) || failed(verifyOpId(op, opId)))
+    return failure();
+  return verifyPositive(op, "epsilon", epsilon);
+}
+
+// Operand/result type equalities and the row-statistics shapes are ODS
+// traits (AllTypesMatch, TypesMatchWith); what is left is checked here.
+
+LogicalResult ResidualLayerNormOp::verify() {
+  return verifyResidualNormOperands(*this, getResidual(), getGamma(),
+                                    getRate().convertToFloat(), getOpId(),
+                                    getEpsilon().convertToFloat());
+}
+
+LogicalResult ResidualLayerNormGradOp::verify() {
+  return verifyResidualNormOperands(*this, getResidual(), getGamma(),
+                                    getRate().convertToFloat(), getOpId(),
+                                    getEpsilon().convertToFloat());
+}
+
+} // namespace tgc::tg

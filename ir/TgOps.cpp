@@ -1,0 +1,279 @@
+//===- TgOps.cpp - verifiers of the unfused tg ops and their gradients ---===//
+#include "ir/TgOps.h"
+#include "ir/TgVerify.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace tgc::tg {
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+/// The gathered shape: the ids' shape followed by the table's row width.
+static SmallVector<int64_t> gatheredShape(Value ids, int64_t width) {
+  SmallVector<int64_t> shape(shapeOf(ids));
+  shape.push_back(width);
+  return shape;
+}
+
+LogicalResult EmbeddingOp::verify() {
+  if (failed(expectRank(*this, "table", getTable(), 2)))
+    return failure();
+  return expectShape(*this, "result", getResult(),
+                     gatheredShape(getIds(), shapeOf(getTable())[1]));
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(expectRank(*this, "result", getResult(), 2)))
+    return failure();
+  return expectShape(*this, "grad", getGrad(),
+                     gatheredShape(getIds(), shapeOf(getResult())[1]));
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  auto lhs = shapeOf(getLhs());
+  auto rhs = shapeOf(getRhs());
+  if (lhs.size() < 2 || rhs.size() < 2)
+    return emitOpError() << "operands must have rank >= 2 but are "
+                         << formatShape(lhs) << " and " << formatShape(rhs);
+  if (rhs.size() != 2 && rhs.size() != lhs.size())
+    return emitOpError() << "rhs must be a matrix or have lhs's rank "
+                         << lhs.size() << " but is " << formatShape(rhs);
+  auto lhsBatch = lhs.drop_back(2);
+  if (rhs.size() != 2 && rhs.drop_back(2) != lhsBatch)
+    return emitOpError() << "batch dimensions differ: lhs "
+                         << formatShape(lhs) << ", rhs " << formatShape(rhs);
+
+  int64_t m = lhs[lhs.size() - (getTransposeLhs() ? 1 : 2)];
+  int64_t kLhs = lhs[lhs.size() - (getTransposeLhs() ? 2 : 1)];
+  int64_t kRhs = rhs[rhs.size() - (getTransposeRhs() ? 1 : 2)];
+  int64_t n = rhs[rhs.size() - (getTransposeRhs() ? 2 : 1)];
+  if (kLhs != kRhs)
+    return emitOpError() << "contraction sizes differ: lhs "
+                         << formatShape(lhs) << " contracts " << kLhs
+                         << ", rhs " << formatShape(rhs) << " contracts "
+                         << kRhs;
+  SmallVector<int64_t> expected(lhsBatch);
+  expected.append({m, n});
+  return expectShape(*this, "result", getResult(), expected);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScaleOp::verify() {
+  float factor = getFactor().convertToFloat();
+  if (std::isfinite(factor))
+    return success();
+  return emitOpError() << "factor must be finite but is "
+                       << formatNumber(factor);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops and reductions
+//===----------------------------------------------------------------------===//
+
+static LogicalResult expectSameElementType(Operation *op, Value input,
+                                           Value result) {
+  Type in = llvm::cast<ShapedType>(input.getType()).getElementType();
+  Type out = llvm::cast<ShapedType>(result.getType()).getElementType();
+  if (in == out)
+    return success();
+  return op->emitOpError() << "result element type " << out
+                           << " differs from the input's " << in;
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(expectSameElementType(*this, getInput(), getResult())))
+    return failure();
+  auto in = shapeOf(getInput());
+  auto out = shapeOf(getResult());
+  auto dims = getDims();
+  if (dims.size() != in.size())
+    return emitOpError() << "dims " << formatShape(dims) << " must name one "
+                         << "result dimension per input dimension of "
+                         << formatShape(in);
+  if (!in.empty() &&
+      failed(verifyDimList(*this, "dims", dims, static_cast<int64_t>(out.size()))))
+    return failure();
+  for (auto [index, dim] : llvm::enumerate(dims))
+    if (in[index] != 1 && in[index] != out[dim])
+      return emitOpError() << "input dimension " << index << " (size "
+                           << in[index] << ") must be 1 or match result "
+                           << "dimension " << dim << " (size " << out[dim]
+                           << "): " << formatShape(in) << " -> "
+                           << formatShape(out);
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (failed(expectSameElementType(*this, getInput(), getResult())))
+    return failure();
+  auto in = llvm::cast<ShapedType>(getInput().getType());
+  auto out = llvm::cast<ShapedType>(getResult().getType());
+  if (in.getNumElements() == out.getNumElements())
+    return success();
+  return emitOpError() << "element count differs: " << formatShape(in.getShape())
+                       << " has " << in.getNumElements() << ", "
+                       << formatShape(out.getShape()) << " has "
+                       << out.getNumElements();
+}
+
+LogicalResult TransposeOp::verify() {
+  if (failed(expectSameElementType(*this, getInput(), getResult())))
+    return failure();
+  auto in = shapeOf(getInput());
+  auto perm = getPermutation();
+  SmallVector<bool> seen(in.size(), false);
+  bool isPermutation = perm.size() == in.size();
+  for (int64_t dim : perm) {
+    if (!isPermutation || dim < 0 || dim >= static_cast<int64_t>(in.size()) ||
+        seen[dim]) {
+      isPermutation = false;
+      break;
+    }
+    seen[dim] = true;
+  }
+  if (!isPermutation)
+    return emitOpError() << "permutation " << formatShape(perm)
+                         << " is not a permutation of the " << in.size()
+                         << " dimensions of " << formatShape(in);
+  SmallVector<int64_t> expected;
+  for (int64_t dim : perm)
+    expected.push_back(in[dim]);
+  return expectShape(*this, "result", getResult(), expected);
+}
+
+/// Shared by reduce_sum, reduce_max and reduce_mean.
+static LogicalResult verifyReduction(Operation *op, Value input, Value result,
+                                     ArrayRef<int64_t> dims, bool keepDims) {
+  auto in = shapeOf(input);
+  if (failed(verifyDimList(op, "dims", dims, static_cast<int64_t>(in.size()))))
+    return failure();
+  SmallVector<int64_t> expected;
+  for (auto [index, size] : llvm::enumerate(in)) {
+    bool reduced = llvm::is_contained(dims, static_cast<int64_t>(index));
+    if (!reduced)
+      expected.push_back(size);
+    else if (keepDims)
+      expected.push_back(1);
+  }
+  return expectShape(op, "result", result, expected);
+}
+
+LogicalResult ReduceSumOp::verify() {
+  return verifyReduction(*this, getInput(), getResult(), getDims(),
+                         getKeepDims());
+}
+LogicalResult ReduceMaxOp::verify() {
+  return verifyReduction(*this, getInput(), getResult(), getDims(),
+                         getKeepDims());
+}
+LogicalResult ReduceMeanOp::verify() {
+  return verifyReduction(*this, getInput(), getResult(), getDims(),
+                         getKeepDims());
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, LayerNorm, dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getInput().getType().getRank());
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  return verifyAxis(*this, getAxis(), getOutput().getType().getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyNormParam(*this, "gamma", getGamma(), getInput())) ||
+      failed(verifyNormParam(*this, "beta", getBeta(), getInput())))
+    return failure();
+  return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyNormParam(*this, "gamma", getGamma(), getInput())))
+    return failure();
+  return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
+}
+
+LogicalResult DropoutOp::verify() {
+  if (failed(verifyRate(*this, "rate", getRate().convertToFloat())))
+    return failure();
+  return verifyOpId(*this, getOpId());
+}
+
+LogicalResult DropoutGradOp::verify() {
+  if (failed(verifyRate(*this, "rate", getRate().convertToFloat())))
+    return failure();
+  return verifyOpId(*this, getOpId());
+}
+
+//===----------------------------------------------------------------------===//
+// Masks and positions
+//===----------------------------------------------------------------------===//
+
+LogicalResult CausalMaskOp::verify() {
+  auto shape = shapeOf(getResult());
+  if (shape.size() == 2 && shape[0] == shape[1])
+    return success();
+  return emitOpError() << "result must be a square [T, T] matrix but is "
+                       << formatShape(shape);
+}
+
+LogicalResult PaddingMaskOp::verify() {
+  return expectShape(*this, "result", getResult(), shapeOf(getIds()));
+}
+
+LogicalResult PositionalEncodingOp::verify() {
+  auto shape = shapeOf(getResult());
+  if (shape.size() != 2)
+    return emitOpError() << "result must be a [T, D] matrix but is "
+                         << formatShape(shape);
+  if (shape[1] % 2 != 0)
+    return emitOpError() << "model dimension D must be even (sin/cos pairs) "
+                            "but the result is "
+                         << formatShape(shape);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+/// Logits are [..., V] with rank >= 2 and targets are the logits' shape
+/// without V.
+static LogicalResult verifyLossOperands(Operation *op, Value logits,
+                                        Value targets, float smoothing) {
+  auto shape = shapeOf(logits);
+  if (shape.size() < 2)
+    return op->emitOpError() << "logits must have rank >= 2 ([..., V]) but are "
+                             << formatShape(shape);
+  if (failed(expectShape(op, "targets", targets, dropLast(shape))))
+    return failure();
+  return verifyRate(op, "smoothing", smoothing);
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyLossOperands(*this, getLogits(), getTargets(),
+                            getSmoothing().convertToFloat());
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  return verifyLossOperands(*this, getLogits(), getTargets(),
+                            getSmoothing().convertToFloat());
+}
+
+} // namespace tgc::tg

@@ -1,0 +1,140 @@
+//===- TgVerify.cpp - helpers shared by the tg op verifiers -------------===//
+#include "ir/TgVerify.h"
+#include "ir/TgOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace tgc::tg {
+
+std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(shape, os, [&](int64_t dim) {
+    if (ShapedType::isDynamic(dim))
+      os << '?';
+    else
+      os << dim;
+  });
+  os << ']';
+  return text;
+}
+
+std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+llvm::ArrayRef<int64_t> shapeOf(Type type) {
+  return llvm::cast<ShapedType>(type).getShape();
+}
+
+llvm::ArrayRef<int64_t> shapeOf(Value value) { return shapeOf(value.getType()); }
+
+LogicalResult verifyTensorRules(Operation *op) {
+  auto check = [&](Type type, llvm::StringRef kind,
+                   unsigned index) -> LogicalResult {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.hasStaticShape())
+      return success();
+    return op->emitOpError() << kind << " #" << index << " has type " << type
+                             << ": tg tensors must have a static shape";
+  };
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", index)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", index)))
+      return failure();
+  return success();
+}
+
+LogicalResult expectShape(Operation *op, llvm::StringRef what, Value value,
+                          llvm::ArrayRef<int64_t> expected) {
+  auto actual = shapeOf(value);
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << what << " must have shape "
+                           << formatShape(expected) << " but has "
+                           << formatShape(actual);
+}
+
+LogicalResult expectRank(Operation *op, llvm::StringRef what, Value value,
+                         int64_t rank) {
+  auto actual = shapeOf(value);
+  if (static_cast<int64_t>(actual.size()) == rank)
+    return success();
+  return op->emitOpError() << what << " must have rank " << rank
+                           << " but has shape " << formatShape(actual);
+}
+
+LogicalResult verifyRate(Operation *op, llvm::StringRef name, float rate) {
+  if (rate >= 0.0f && rate < 1.0f)
+    return success();
+  return op->emitOpError() << name << " must be in [0, 1) but is " << formatNumber(rate);
+}
+
+LogicalResult verifyOpId(Operation *op, int64_t opId) {
+  if (opId >= 0)
+    return success();
+  return op->emitOpError() << "op_id must be >= 0 but is " << opId;
+}
+
+LogicalResult verifyPositive(Operation *op, llvm::StringRef name, float value) {
+  if (value > 0.0f && std::isfinite(value))
+    return success();
+  return op->emitOpError() << name << " must be positive and finite but is "
+                           << formatNumber(value);
+}
+
+LogicalResult verifyDimList(Operation *op, llvm::StringRef name,
+                            llvm::ArrayRef<int64_t> dims, int64_t rank) {
+  if (dims.empty())
+    return op->emitOpError() << name << " must not be empty";
+  for (auto [index, dim] : llvm::enumerate(dims)) {
+    if (dim < 0 || dim >= rank)
+      return op->emitOpError()
+             << name << " " << formatShape(dims) << " holds " << dim
+             << ", outside [0, " << rank << ")";
+    if (index > 0 && dim <= dims[index - 1])
+      return op->emitOpError() << name << " " << formatShape(dims)
+                               << " must be strictly increasing";
+  }
+  return success();
+}
+
+LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis >= 0 && axis < rank)
+    return success();
+  return op->emitOpError() << "axis " << axis << " is outside [0, " << rank
+                           << ")";
+}
+
+LogicalResult verifyNormParam(Operation *op, llvm::StringRef name, Value param,
+                              Value input) {
+  auto inputShape = shapeOf(input);
+  if (inputShape.empty())
+    return op->emitOpError() << "input must have rank >= 1";
+  return expectShape(op, name, param, {inputShape.back()});
+}
+
+llvm::SmallVector<int64_t> dropLast(llvm::ArrayRef<int64_t> shape) {
+  return llvm::SmallVector<int64_t>(shape.drop_back());
+}
+
+Type rowStatisticsType(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0)
+    return type; // The verifier reports the bad rank.
+  return RankedTensorType::get(dropLast(tensor.getShape()),
+                               tensor.getElementType());
+}
+
+} // namespace tgc::tg

@@ -1,0 +1,64 @@
+//===- TgVerify.h - helpers shared by the tg op verifiers --------*- C++ -*-===//
+//
+// Every verifier message states the rule and the offending shapes or values;
+// these helpers keep that wording uniform across ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_IR_TGVERIFY_H
+#define TGC_IR_TGVERIFY_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace tgc::tg {
+
+/// "[2, 7, 16]".
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// A float as a person writes it: "0.1", "1", "1e-09".
+std::string formatNumber(double value);
+
+/// Shape of a ranked tensor value or type.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
+llvm::ArrayRef<int64_t> shapeOf(mlir::Type type);
+
+/// "<what> must have shape <expected> but has <actual>" unless they are equal.
+mlir::LogicalResult expectShape(mlir::Operation *op, llvm::StringRef what,
+                                mlir::Value value,
+                                llvm::ArrayRef<int64_t> expected);
+
+/// "<what> must have rank <rank> but has shape <actual>" unless it has.
+mlir::LogicalResult expectRank(mlir::Operation *op, llvm::StringRef what,
+                               mlir::Value value, int64_t rank);
+
+/// Dropout rates live in [0, 1).
+mlir::LogicalResult verifyRate(mlir::Operation *op, llvm::StringRef name,
+                               float rate);
+
+/// Dropout op ids are >= 0.
+mlir::LogicalResult verifyOpId(mlir::Operation *op, int64_t opId);
+
+/// Epsilons (LayerNorm, Adam) are > 0 and finite.
+mlir::LogicalResult verifyPositive(mlir::Operation *op, llvm::StringRef name,
+                                   float value);
+
+/// `dims` is non-empty, strictly increasing and within [0, rank).
+mlir::LogicalResult verifyDimList(mlir::Operation *op, llvm::StringRef name,
+                                  llvm::ArrayRef<int64_t> dims, int64_t rank);
+
+/// `axis` is within [0, rank).
+mlir::LogicalResult verifyAxis(mlir::Operation *op, int64_t axis,
+                               int64_t rank);
+
+/// A LayerNorm's gamma/beta is a vector the size of the last dimension.
+mlir::LogicalResult verifyNormParam(mlir::Operation *op, llvm::StringRef name,
+                                    mlir::Value param, mlir::Value input);
+
+/// `shape` without its last dimension: the per-row statistics' shape.
+llvm::SmallVector<int64_t> dropLast(llvm::ArrayRef<int64_t> shape);
+
+} // namespace tgc::tg
+
+#endif // TGC_IR_TGVERIFY_H
