@@ -5,10 +5,14 @@ import lit.formats
 config.name = "tgc"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "check_op_coverage.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.tgc_tools_dir), "test", "lit")
 
 # tgc, tgc-opt first; then FileCheck, not, split-file from LLVM.
 config.environment["PATH"] = os.pathsep.join(
     [config.tgc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+
+import sys
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%tgc_src", config.tgc_source_dir))

@@ -26,6 +26,8 @@ namespace cl = llvm::cl;
 namespace {
 
 cl::OptionCategory tgcCategory("tgc options");
+cl::OptionCategory mlirCategory(
+    "MLIR options (IR printing, pass statistics, timing, diagnostics)");
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<input .mlir file>"),
@@ -41,6 +43,15 @@ cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Tg),
     cl::values(clEnumValN(EmitStage::Tg, "tg", "the verified tg module")),
     cl::cat(tgcCategory));
+
+/// libLLVM registers hundreds of backend flags; --help shows only tgc's own
+/// and the MLIR ones (--mlir-print-ir-after-all, --mlir-timing, ...).
+void hideUnrelatedOptions() {
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.getKey().starts_with("mlir-"))
+      entry.getValue()->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&tgcCategory, &mlirCategory});
+}
 
 void printVersion(llvm::raw_ostream &os) {
   os << "tgc " << TGC_VERSION << " (MLIR " << TGC_MLIR_VERSION << ")\n";
@@ -67,6 +78,7 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  hideUnrelatedOptions();
   cl::SetVersionPrinter(printVersion);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -1,0 +1,32 @@
+// Round trip of the fused ops the fusion passes produce and of their fused
+// gradients; custom and generic forms.
+// RUN: tgc-opt %s | tgc-opt | FileCheck %s
+// RUN: tgc-opt %s --mlir-print-op-generic | tgc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @attention_self_causal(
+func.func @attention_self_causal(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %pad: tensor<2x7xf32>, %key: tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} mask %{{[a-z_0-9]+}} key %{{[a-z_0-9]+}} causal scale 0.353553385 dropout 1.000000e-01 op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x7xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} mask %{{[a-z_0-9]+}} key %{{[a-z_0-9]+}} causal scale 0.353553385 dropout 1.000000e-01 op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7xf32>, tensor<2x7xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  %o, %lse = tg.attention %q, %k, %v mask %pad key %key causal scale 0.353553385 dropout 0.1 op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x7xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse mask %pad key %key causal scale 0.353553385 dropout 0.1 op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7xf32>, tensor<2x7xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return %dq, %dk, %dv : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>
+}
+
+// CHECK-LABEL: func.func @attention_cross_no_dropout(
+func.func @attention_cross_no_dropout(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x6xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} scale 0.353553385 dropout 0.000000e+00 op_id 0 : (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} scale 0.353553385 dropout 0.000000e+00 op_id 0 : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+  %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)
+  return %dq, %dk, %dv : tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>
+}
+
+// CHECK-LABEL: func.func @residual_layer_norm(
+func.func @residual_layer_norm(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.residual_layer_norm %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.residual_layer_norm_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 0.1 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %y, %x, %sub, %gamma, %mean, %rstd, %key rate 0.1 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %dx, %dsub, %dg, %db : tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+

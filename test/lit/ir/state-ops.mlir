@@ -1,0 +1,44 @@
+// Round trip of the state ops: variables, loads, stores, constants, Adam.
+// RUN: tgc-opt %s | tgc-opt | FileCheck %s
+// RUN: tgc-opt %s --mlir-print-op-generic | tgc-opt | FileCheck %s
+
+// CHECK: tg.variable @encoder.layer0.self_attn.w_q trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @encoder.layer0.self_attn.w_q trainable init(xavier_uniform) : tensor<16x16xf32>
+// CHECK: tg.variable @embedding trainable init(normal, 2.500000e-01) : tensor<100x16xf32>
+tg.variable @embedding trainable init(normal, 0.25) : tensor<100x16xf32>
+// CHECK: tg.variable @bias trainable init(uniform, 1.000000e-01) : tensor<16xf32>
+tg.variable @bias trainable init(uniform, 0.1) : tensor<16xf32>
+// CHECK: tg.variable @ln.gamma trainable init(ones) : tensor<16xf32>
+tg.variable @ln.gamma trainable init(ones) : tensor<16xf32>
+// CHECK: tg.variable @adam.m.w_q init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.w_q init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w_q init(zeros) : tensor<16x16xf32>
+// CHECK: tg.variable @step init(zeros) : tensor<i32>
+tg.variable @step init(zeros) : tensor<i32>
+
+// CHECK-LABEL: func.func @load_store
+func.func @load_store(%next: tensor<i32>) -> tensor<16x16xf32> {
+  // CHECK-NEXT: %[[W:.*]] = tg.load @encoder.layer0.self_attn.w_q : tensor<16x16xf32>
+  %w = tg.load @encoder.layer0.self_attn.w_q : tensor<16x16xf32>
+  // CHECK-NEXT: tg.store %{{.*}}, @step : tensor<i32>
+  tg.store %next, @step : tensor<i32>
+  // CHECK-NEXT: return %[[W]]
+  return %w : tensor<16x16xf32>
+}
+
+// CHECK-LABEL: func.func @constants
+func.func @constants() -> (tensor<2x3xf32>, tensor<1x3xi32>) {
+  // CHECK-NEXT: tg.constant dense<1.000000e+00> : tensor<2x3xf32>
+  %one = tg.constant dense<1.0> : tensor<2x3xf32>
+  // CHECK-NEXT: tg.constant dense<{{\[\[}}5, 6, 0]]> : tensor<1x3xi32>
+  %ids = tg.constant dense<[[5, 6, 0]]> : tensor<1x3xi32>
+  return %one, %ids : tensor<2x3xf32>, tensor<1x3xi32>
+}
+
+// CHECK-LABEL: func.func @adam
+func.func @adam(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // CHECK-NEXT: tg.adam_update @encoder.layer0.self_attn.w_q, @adam.m.w_q, @adam.v.w_q grad %{{.*}} lr %{{.*}} step %{{.*}} beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<16x16xf32>
+  tg.adam_update @encoder.layer0.self_attn.w_q, @adam.m.w_q, @adam.v.w_q grad %dw lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}

@@ -1,0 +1,125 @@
+// Round trip of the unfused tensor ops and their gradients: custom form
+// printed and parsed again, and generic form parsed back to the custom form.
+// RUN: tgc-opt %s | tgc-opt | FileCheck %s
+// RUN: tgc-opt %s --mlir-print-op-generic | tgc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @embedding(
+func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<2x7xi32>) -> tensor<100x16xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.embedding %{{[a-z_0-9]+}}[%{{[a-z_0-9]+}}] : tensor<100x16xf32>, tensor<2x7xi32> -> tensor<2x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.embedding_grad %{{[a-z_0-9]+}}[%{{[a-z_0-9]+}}] : tensor<2x7x16xf32>, tensor<2x7xi32> -> tensor<100x16xf32>
+  %x = tg.embedding %table[%ids] : tensor<100x16xf32>, tensor<2x7xi32> -> tensor<2x7x16xf32>
+  %dt = tg.embedding_grad %x[%ids] : tensor<2x7x16xf32>, tensor<2x7xi32> -> tensor<100x16xf32>
+  return %dt : tensor<100x16xf32>
+}
+
+// CHECK-LABEL: func.func @matmul(
+func.func @matmul(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %a: tensor<16x7xf32>) -> (tensor<2x7x64xf32>, tensor<2x4x7x9xf32>, tensor<7x64xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<2x7x16xf32>, tensor<16x64xf32> -> tensor<2x7x64xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32> -> tensor<2x4x7x9xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} transpose_lhs : tensor<16x7xf32>, tensor<16x64xf32> -> tensor<7x64xf32>
+  %h = tg.matmul %x, %w : tensor<2x7x16xf32>, tensor<16x64xf32> -> tensor<2x7x64xf32>
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32> -> tensor<2x4x7x9xf32>
+  %t = tg.matmul %a, %w transpose_lhs : tensor<16x7xf32>, tensor<16x64xf32> -> tensor<7x64xf32>
+  return %h, %s, %t : tensor<2x7x64xf32>, tensor<2x4x7x9xf32>, tensor<7x64xf32>
+}
+
+// CHECK-LABEL: func.func @elementwise(
+func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.add %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.sub %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.mul %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.div %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.neg %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.exp %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.log %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.sqrt %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.rsqrt %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.scale %{{[a-z_0-9]+}} by 1.250000e-01 : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  %0 = tg.add %x, %y : tensor<4xf32>
+  %1 = tg.sub %0, %y : tensor<4xf32>
+  %2 = tg.mul %1, %y : tensor<4xf32>
+  %3 = tg.div %2, %y : tensor<4xf32>
+  %4 = tg.neg %3 : tensor<4xf32>
+  %5 = tg.exp %4 : tensor<4xf32>
+  %6 = tg.log %5 : tensor<4xf32>
+  %7 = tg.sqrt %6 : tensor<4xf32>
+  %8 = tg.rsqrt %7 : tensor<4xf32>
+  %9 = tg.relu %8 : tensor<4xf32>
+  %10 = tg.scale %9 by 0.125 : tensor<4xf32>
+  %11 = tg.relu_grad %10, %8 : tensor<4xf32>
+  return %11 : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @shapes(
+func.func @shapes(%b: tensor<16xf32>, %m: tensor<2x7xf32>, %x: tensor<2x7x16xf32>) -> (tensor<2x7x16xf32>, tensor<2x4x7x7xf32>, tensor<2x4x7x4xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.broadcast %{{[a-z_0-9]+}} dims [2] : tensor<16xf32> -> tensor<2x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.broadcast %{{[a-z_0-9]+}} dims [0, 3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.reshape %{{[a-z_0-9]+}} : tensor<2x7x16xf32> -> tensor<2x7x4x4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.transpose %{{[a-z_0-9]+}} permutation [0, 2, 1, 3] : tensor<2x7x4x4xf32> -> tensor<2x4x7x4xf32>
+  %b3 = tg.broadcast %b dims [2] : tensor<16xf32> -> tensor<2x7x16xf32>
+  %m4 = tg.broadcast %m dims [0, 3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+  %r = tg.reshape %x : tensor<2x7x16xf32> -> tensor<2x7x4x4xf32>
+  %t = tg.transpose %r permutation [0, 2, 1, 3] : tensor<2x7x4x4xf32> -> tensor<2x4x7x4xf32>
+  return %b3, %m4, %t : tensor<2x7x16xf32>, tensor<2x4x7x7xf32>, tensor<2x4x7x4xf32>
+}
+
+// CHECK-LABEL: func.func @reductions(
+func.func @reductions(%x: tensor<2x7x16xf32>) -> (tensor<16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.reduce_sum %{{[a-z_0-9]+}} dims [0, 1] : tensor<2x7x16xf32> -> tensor<16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.reduce_max %{{[a-z_0-9]+}} dims [2] keep_dims : tensor<2x7x16xf32> -> tensor<2x7x1xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.reduce_mean %{{[a-z_0-9]+}} dims [2] : tensor<2x7x16xf32> -> tensor<2x7xf32>
+  %s = tg.reduce_sum %x dims [0, 1] : tensor<2x7x16xf32> -> tensor<16xf32>
+  %m = tg.reduce_max %x dims [2] keep_dims : tensor<2x7x16xf32> -> tensor<2x7x1xf32>
+  %mu = tg.reduce_mean %x dims [2] : tensor<2x7x16xf32> -> tensor<2x7xf32>
+  return %s, %m, %mu : tensor<16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>
+}
+
+// CHECK-LABEL: func.func @softmax(
+func.func @softmax(%s: tensor<2x4x7x7xf32>, %ds: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.softmax %{{[a-z_0-9]+}} axis 3 : tensor<2x4x7x7xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.softmax_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} axis 3 : tensor<2x4x7x7xf32>
+  %p = tg.softmax %s axis 3 : tensor<2x4x7x7xf32>
+  %g = tg.softmax_grad %p, %ds axis 3 : tensor<2x4x7x7xf32>
+  return %g : tensor<2x4x7x7xf32>
+}
+
+// CHECK-LABEL: func.func @layer_norm(
+func.func @layer_norm(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>) -> (tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.layer_norm %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.layer_norm_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  %y = tg.layer_norm %x, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %dx, %dg, %db = tg.layer_norm_grad %y, %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %dx, %dg, %db : tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @dropout(
+func.func @dropout(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.dropout %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.dropout_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+  %y = tg.dropout %x, %key rate 0.1 op_id 3 : tensor<2x7x16xf32>
+  %dx = tg.dropout_grad %y, %key rate 0.1 op_id 3 : tensor<2x7x16xf32>
+  return %dx : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @masks_and_positions(
+func.func @masks_and_positions(%src: tensor<2x7xi32>) -> (tensor<7x7xf32>, tensor<2x7xf32>, tensor<7x16xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.causal_mask : tensor<7x7xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.padding_mask %{{[a-z_0-9]+}} pad_id 0 : tensor<2x7xi32> -> tensor<2x7xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.positional_encoding : tensor<7x16xf32>
+  %causal = tg.causal_mask : tensor<7x7xf32>
+  %pad = tg.padding_mask %src pad_id 0 : tensor<2x7xi32> -> tensor<2x7xf32>
+  %pe = tg.positional_encoding : tensor<7x16xf32>
+  return %causal, %pad, %pe : tensor<7x7xf32>, tensor<2x7xf32>, tensor<7x16xf32>
+}
+
+// CHECK-LABEL: func.func @loss(
+func.func @loss(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<2x7x100xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.cross_entropy %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.cross_entropy_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 0.1 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  %dl = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 0.1 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  return %loss, %ntok, %dl : tensor<f32>, tensor<i32>, tensor<2x7x100xf32>
+}
+
