@@ -89,7 +89,7 @@ LogicalResult AttentionGradOp::verify() {
 static LogicalResult verifyResidualNormOperands(Operation *op, Value residual,
                                                 Value gamma, float rate,
                                                 int64_t opId, float epsilon) {
-  if (failed(verifyNormParam(op, "gamma", gamma, residual)) ||
+  if (failed(verifyNormParam(op, "gamma", gamma, "residual", residual)) ||
       failed(verifyRate(op, "rate", rate)) || failed(verifyOpId(op, opId)))
     return failure();
   return verifyPositive(op, "epsilon", epsilon);

@@ -197,14 +197,14 @@ LogicalResult SoftmaxGradOp::verify() {
 }
 
 LogicalResult LayerNormOp::verify() {
-  if (failed(verifyNormParam(*this, "gamma", getGamma(), getInput())) ||
-      failed(verifyNormParam(*this, "beta", getBeta(), getInput())))
+  // beta has gamma's type (ODS trait), so checking gamma covers both.
+  if (failed(verifyNormParam(*this, "gamma", getGamma(), "input", getInput())))
     return failure();
   return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
 }
 
 LogicalResult LayerNormGradOp::verify() {
-  if (failed(verifyNormParam(*this, "gamma", getGamma(), getInput())))
+  if (failed(verifyNormParam(*this, "gamma", getGamma(), "input", getInput())))
     return failure();
   return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
 }

@@ -2,6 +2,8 @@
 #include "ir/TgOps.h"
 #include "ir/TgVerify.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace tgc::tg {
@@ -26,8 +28,9 @@ LogicalResult VariableOp::verify() {
     return emitOpError() << "init " << stringifyInitKind(init)
                          << " takes no scale but has "
                          << formatNumber(getInitScale()->convertToDouble());
-  if (takesScale && !(getInitScale()->convertToDouble() > 0.0))
-    return emitOpError() << "init scale must be positive but is "
+  if (takesScale && !(getInitScale()->convertToDouble() > 0.0 &&
+                      std::isfinite(getInitScale()->convertToDouble())))
+    return emitOpError() << "init scale must be positive and finite but is "
                          << formatNumber(getInitScale()->convertToDouble());
   if (init == InitKind::xavier_uniform && tensor.getRank() < 2)
     return emitOpError() << "xavier_uniform needs rank >= 2 (fan-in, fan-out) "
@@ -48,11 +51,13 @@ static LogicalResult verifyVariableUse(Operation *op,
                                        SymbolTableCollection &symbolTable,
                                        FlatSymbolRefAttr name, Type type,
                                        llvm::StringRef role) {
-  auto variable =
-      symbolTable.lookupNearestSymbolFrom<VariableOp>(op, name.getAttr());
+  Operation *symbol = symbolTable.lookupNearestSymbolFrom(op, name.getAttr());
+  if (!symbol)
+    return op->emitOpError() << role << " " << name << " is not defined";
+  auto variable = llvm::dyn_cast<VariableOp>(symbol);
   if (!variable)
-    return op->emitOpError() << role << " " << name
-                             << " does not name a tg.variable";
+    return op->emitOpError() << role << " " << name << " names a '"
+                             << symbol->getName() << "', not a tg.variable";
   if (variable.getType() != type)
     return op->emitOpError()
            << role << " " << name << " has type " << variable.getType()

@@ -118,10 +118,10 @@ LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
 }
 
 LogicalResult verifyNormParam(Operation *op, llvm::StringRef name, Value param,
-                              Value input) {
+                              llvm::StringRef inputName, Value input) {
   auto inputShape = shapeOf(input);
   if (inputShape.empty())
-    return op->emitOpError() << "input must have rank >= 1";
+    return op->emitOpError() << inputName << " must have rank >= 1";
   return expectShape(op, name, param, {inputShape.back()});
 }
 

@@ -54,7 +54,8 @@ mlir::LogicalResult verifyAxis(mlir::Operation *op, int64_t axis,
 
 /// A LayerNorm's gamma/beta is a vector the size of the last dimension.
 mlir::LogicalResult verifyNormParam(mlir::Operation *op, llvm::StringRef name,
-                                    mlir::Value param, mlir::Value input);
+                                    mlir::Value param, llvm::StringRef inputName,
+                                    mlir::Value input);
 
 /// `shape` without its last dimension: the per-row statistics' shape.
 llvm::SmallVector<int64_t> dropLast(llvm::ArrayRef<int64_t> shape);

@@ -1,0 +1,1306 @@
+// Verifier rules of the tg dialect: one case per rule, each rejected with the
+// rule's message. Sections follow ir/TgOps.td: shared rules, state ops,
+// embedding, matmul, elementwise, shapes/reductions, softmax/layernorm/dropout,
+// masks/positions, loss, fused attention, residual layer norm, adam.
+// RUN: tgc-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// Shared rules (TensorRules trait, ODS element-type constraints)
+//===----------------------------------------------------------------------===//
+
+// TensorRules: a dynamically shaped operand is rejected.
+func.func @dynamic_operand(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{operand #0 has type 'tensor<?x4xf32>': tg tensors must have a static shape}}
+  %y = tg.exp %x : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+// TensorRules: a dynamically shaped result is rejected.
+func.func @dynamic_result() -> tensor<?x16xf32> {
+  // expected-error @+1 {{result #0 has type 'tensor<?x16xf32>': tg tensors must have a static shape}}
+  %pe = tg.positional_encoding : tensor<?x16xf32>
+  return %pe : tensor<?x16xf32>
+}
+
+// -----
+
+// ODS element type: matmul needs f32 operands, not i32.
+func.func @matmul_i32(%x: tensor<2x7x16xi32>, %w: tensor<16x64xf32>) -> tensor<2x7x64xf32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2x7x16xi32>'}}
+  %y = tg.matmul %x, %w : tensor<2x7x16xi32>, tensor<16x64xf32> -> tensor<2x7x64xf32>
+  return %y : tensor<2x7x64xf32>
+}
+
+// -----
+
+// ODS element type: token ids are i32, not f32.
+func.func @embedding_f32_ids(%table: tensor<100x16xf32>, %ids: tensor<2x7xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer values, but got 'tensor<2x7xf32>'}}
+  %x = tg.embedding %table[%ids] : tensor<100x16xf32>, tensor<2x7xf32> -> tensor<2x7x16xf32>
+  return %x : tensor<2x7x16xf32>
+}
+
+// -----
+
+// ODS element type: tg.load's result is f32 or i32, not f16.
+tg.variable @w init(zeros) : tensor<16x16xf32>
+func.func @load_f16() -> tensor<16x16xf16> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 32-bit signless integer values, but got 'tensor<16x16xf16>'}}
+  %w = tg.load @w : tensor<16x16xf16>
+  return %w : tensor<16x16xf16>
+}
+
+// -----
+
+// ODS type: the dropout key is a tensor<2xi32> (seed, step).
+func.func @dropout_bad_key(%x: tensor<2x7x16xf32>, %key: tensor<3xi32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{operand #1 must be tensor<2xi32> dropout key (seed, step), but got 'tensor<3xi32>'}}
+  %y = "tg.dropout"(%x, %key) <{rate = 1.0e-01 : f32, op_id = 3 : i64}> : (tensor<2x7x16xf32>, tensor<3xi32>) -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// State ops: tg.variable
+//===----------------------------------------------------------------------===//
+
+// tg.variable: the type must be a statically shaped tensor.
+// expected-error @+1 {{type must be a statically shaped tensor but is 'tensor<?x16xf32>'}}
+tg.variable @w init(zeros) : tensor<?x16xf32>
+
+// -----
+
+// tg.variable: the type must be a tensor at all.
+// expected-error @+1 {{type must be a statically shaped tensor but is 'f32'}}
+tg.variable @lr init(zeros) : f32
+
+// -----
+
+// tg.variable: the element type is f32 or i32.
+// expected-error @+1 {{element type must be f32 or i32 but is 'f16'}}
+tg.variable @w init(zeros) : tensor<16x16xf16>
+
+// -----
+
+// tg.variable: init normal (and uniform) needs a scale.
+// expected-error @+1 {{init normal needs a scale, e.g. init(normal, 0.02)}}
+tg.variable @embedding trainable init(normal) : tensor<100x16xf32>
+
+// -----
+
+// tg.variable: init zeros (ones, xavier_uniform) takes no scale.
+// expected-error @+1 {{init zeros takes no scale but has 0.1}}
+tg.variable @adam.m.w init(zeros, 1.000000e-01) : tensor<16x16xf32>
+
+// -----
+
+// tg.variable: the init scale is positive.
+// expected-error @+1 {{init scale must be positive and finite but is -0.1}}
+tg.variable @bias trainable init(uniform, -0.1) : tensor<16xf32>
+
+// -----
+
+// tg.variable: xavier_uniform needs a rank >= 2 (fan-in, fan-out).
+// expected-error @+1 {{xavier_uniform needs rank >= 2 (fan-in, fan-out) but the shape is [16]}}
+tg.variable @bias trainable init(xavier_uniform) : tensor<16xf32>
+
+// -----
+
+// tg.variable: an i32 variable can only be initialized with zeros or ones.
+// expected-error @+1 {{an i32 variable can only be initialized with zeros or ones, not normal}}
+tg.variable @step init(normal, 2.000000e-02) : tensor<i32>
+
+// -----
+
+// tg.variable: a trainable variable is f32.
+// expected-error @+1 {{a trainable variable must be f32 but is 'i32'}}
+tg.variable @step trainable init(zeros) : tensor<i32>
+
+// -----
+
+// tg.variable: HasParent<ModuleOp>, not inside a function.
+func.func @variable_in_func() {
+  // expected-error @+1 {{expects parent op 'builtin.module'}}
+  tg.variable @w init(zeros) : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// State ops: tg.load, tg.store, tg.constant
+//===----------------------------------------------------------------------===//
+
+// tg.load: the symbol must be defined.
+func.func @load_undefined() -> tensor<16x16xf32> {
+  // expected-error @+1 {{variable @missing is not defined}}
+  %w = tg.load @missing : tensor<16x16xf32>
+  return %w : tensor<16x16xf32>
+}
+
+// -----
+
+// tg.load: the symbol must name a tg.variable, not a func.
+func.func private @w_q()
+func.func @load_func() -> tensor<16x16xf32> {
+  // expected-error @+1 {{variable @w_q names a 'func.func', not a tg.variable}}
+  %w = tg.load @w_q : tensor<16x16xf32>
+  return %w : tensor<16x16xf32>
+}
+
+// -----
+
+// tg.load: the result type is the variable's type.
+tg.variable @w_q trainable init(xavier_uniform) : tensor<16x16xf32>
+func.func @load_type_mismatch() -> tensor<16x8xf32> {
+  // expected-error @+1 {{variable @w_q has type 'tensor<16x16xf32>' but the op uses it as 'tensor<16x8xf32>'}}
+  %w = tg.load @w_q : tensor<16x8xf32>
+  return %w : tensor<16x8xf32>
+}
+
+// -----
+
+// tg.store: the symbol must be defined.
+func.func @store_undefined(%next: tensor<i32>) {
+  // expected-error @+1 {{variable @step is not defined}}
+  tg.store %next, @step : tensor<i32>
+  return
+}
+
+// -----
+
+// tg.store: the symbol must name a tg.variable, not a func.
+func.func private @step()
+func.func @store_func(%next: tensor<i32>) {
+  // expected-error @+1 {{variable @step names a 'func.func', not a tg.variable}}
+  tg.store %next, @step : tensor<i32>
+  return
+}
+
+// -----
+
+// tg.store: the stored value has the variable's type.
+tg.variable @step init(zeros) : tensor<i32>
+func.func @store_type_mismatch(%next: tensor<1xi32>) {
+  // expected-error @+1 {{variable @step has type 'tensor<i32>' but the op uses it as 'tensor<1xi32>'}}
+  tg.store %next, @step : tensor<1xi32>
+  return
+}
+
+// -----
+
+// tg.constant: AllTypesMatch<value, result>.
+func.func @constant_type_mismatch() -> tensor<3x2xf32> {
+  // expected-error @+1 {{failed to verify that all of {value, result} have same type}}
+  %c = "tg.constant"() <{value = dense<1.0> : tensor<2x3xf32>}> : () -> tensor<3x2xf32>
+  return %c : tensor<3x2xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+// tg.embedding: the table is a [V, D] matrix.
+func.func @embedding_table_rank(%table: tensor<1600xf32>, %ids: tensor<2x7xi32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{table must have rank 2 but has shape [1600]}}
+  %x = tg.embedding %table[%ids] : tensor<1600xf32>, tensor<2x7xi32> -> tensor<2x7x16xf32>
+  return %x : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.embedding: the result is the ids' shape followed by D.
+func.func @embedding_result_shape(%table: tensor<100x16xf32>, %ids: tensor<2x7xi32>) -> tensor<2x7x8xf32> {
+  // expected-error @+1 {{result must have shape [2, 7, 16] but has [2, 7, 8]}}
+  %x = tg.embedding %table[%ids] : tensor<100x16xf32>, tensor<2x7xi32> -> tensor<2x7x8xf32>
+  return %x : tensor<2x7x8xf32>
+}
+
+// -----
+
+// tg.embedding_grad: the result (the table's gradient) is a [V, D] matrix.
+func.func @embedding_grad_result_rank(%dx: tensor<2x7x16xf32>, %ids: tensor<2x7xi32>) -> tensor<1600xf32> {
+  // expected-error @+1 {{result must have rank 2 but has shape [1600]}}
+  %dt = tg.embedding_grad %dx[%ids] : tensor<2x7x16xf32>, tensor<2x7xi32> -> tensor<1600xf32>
+  return %dt : tensor<1600xf32>
+}
+
+// -----
+
+// tg.embedding_grad: grad is the ids' shape followed by D.
+func.func @embedding_grad_grad_shape(%dx: tensor<2x7x8xf32>, %ids: tensor<2x7xi32>) -> tensor<100x16xf32> {
+  // expected-error @+1 {{grad must have shape [2, 7, 16] but has [2, 7, 8]}}
+  %dt = tg.embedding_grad %dx[%ids] : tensor<2x7x8xf32>, tensor<2x7xi32> -> tensor<100x16xf32>
+  return %dt : tensor<100x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+// tg.matmul: both operands have rank >= 2.
+func.func @matmul_vector(%x: tensor<16xf32>, %w: tensor<16x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{operands must have rank >= 2 but are [16] and [16, 64]}}
+  %y = tg.matmul %x, %w : tensor<16xf32>, tensor<16x64xf32> -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+// tg.matmul: rhs is a matrix or has lhs's rank.
+func.func @matmul_rhs_rank(%q: tensor<2x4x7x8xf32>, %k: tensor<4x8x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{rhs must be a matrix or have lhs's rank 4 but is [4, 8, 7]}}
+  %s = tg.matmul %q, %k : tensor<2x4x7x8xf32>, tensor<4x8x7xf32> -> tensor<2x4x7x7xf32>
+  return %s : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.matmul: batched operands have the same batch dimensions.
+func.func @matmul_batch(%q: tensor<2x4x7x8xf32>, %k: tensor<2x2x9x8xf32>) -> tensor<2x4x7x9xf32> {
+  // expected-error @+1 {{batch dimensions differ: lhs [2, 4, 7, 8], rhs [2, 2, 9, 8]}}
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x2x9x8xf32> -> tensor<2x4x7x9xf32>
+  return %s : tensor<2x4x7x9xf32>
+}
+
+// -----
+
+// tg.matmul: the contracted sizes agree (after the transposes).
+func.func @matmul_contraction(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{contraction sizes differ: lhs [2, 7, 16] contracts 16, rhs [16, 64] contracts 64}}
+  %y = tg.matmul %x, %w transpose_rhs : tensor<2x7x16xf32>, tensor<16x64xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.matmul: the result is [batch..., M, N].
+func.func @matmul_result_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{result must have shape [2, 7, 64] but has [2, 7, 16]}}
+  %y = tg.matmul %x, %w : tensor<2x7x16xf32>, tensor<16x64xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Binary ops (tg.add): SameOperandsAndResultType.
+func.func @add_shape_mismatch(%x: tensor<2x7x16xf32>, %y: tensor<2x7x8xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %z = "tg.add"(%x, %y) : (tensor<2x7x16xf32>, tensor<2x7x8xf32>) -> tensor<2x7x16xf32>
+  return %z : tensor<2x7x16xf32>
+}
+
+// -----
+
+// Unary ops (tg.relu): SameOperandsAndResultType.
+func.func @relu_shape_mismatch(%x: tensor<2x7x64xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %y = "tg.relu"(%x) : (tensor<2x7x64xf32>) -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.scale: SameOperandsAndResultType.
+func.func @scale_shape_mismatch(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x9xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %y = "tg.scale"(%s) <{factor = 0.353553385 : f32}> : (tensor<2x4x7x7xf32>) -> tensor<2x4x7x9xf32>
+  return %y : tensor<2x4x7x9xf32>
+}
+
+// -----
+
+// tg.scale: the factor is finite.
+func.func @scale_infinite(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{factor must be finite but is inf}}
+  %y = tg.scale %s by 0x7F800000 : tensor<2x4x7x7xf32>
+  return %y : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.relu_grad: SameOperandsAndResultType.
+func.func @relu_grad_shape_mismatch(%dy: tensor<2x7x64xf32>, %x: tensor<2x7x16xf32>) -> tensor<2x7x64xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %dx = "tg.relu_grad"(%dy, %x) : (tensor<2x7x64xf32>, tensor<2x7x16xf32>) -> tensor<2x7x64xf32>
+  return %dx : tensor<2x7x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Shape ops and reductions
+//===----------------------------------------------------------------------===//
+
+// tg.broadcast: the element type is unchanged.
+func.func @broadcast_element_type(%m: tensor<2x7xi32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{result element type 'f32' differs from the input's 'i32'}}
+  %y = tg.broadcast %m dims [0, 3] : tensor<2x7xi32> -> tensor<2x4x7x7xf32>
+  return %y : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.broadcast: dims names one result dimension per input dimension.
+func.func @broadcast_dims_count(%m: tensor<2x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{dims [3] must name one result dimension per input dimension of [2, 7]}}
+  %y = tg.broadcast %m dims [3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+  return %y : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.broadcast: dims lie within the result's rank.
+func.func @broadcast_dims_range(%b: tensor<16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{dims [3] holds 3, outside [0, 3)}}
+  %y = tg.broadcast %b dims [3] : tensor<16xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.broadcast: dims are strictly increasing.
+func.func @broadcast_dims_order(%m: tensor<2x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{dims [3, 0] must be strictly increasing}}
+  %y = tg.broadcast %m dims [3, 0] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+  return %y : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.broadcast: each input dimension is 1 or its result dimension's size.
+func.func @broadcast_size(%b: tensor<8xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{input dimension 0 (size 8) must be 1 or match result dimension 2 (size 16): [8] -> [2, 7, 16]}}
+  %y = tg.broadcast %b dims [2] : tensor<8xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.reshape: the element type is unchanged.
+func.func @reshape_element_type(%x: tensor<2x7x16xf32>) -> tensor<2x7x4x4xi32> {
+  // expected-error @+1 {{result element type 'i32' differs from the input's 'f32'}}
+  %y = tg.reshape %x : tensor<2x7x16xf32> -> tensor<2x7x4x4xi32>
+  return %y : tensor<2x7x4x4xi32>
+}
+
+// -----
+
+// tg.reshape: the element count is unchanged.
+func.func @reshape_count(%x: tensor<2x7x16xf32>) -> tensor<2x7x4x2xf32> {
+  // expected-error @+1 {{element count differs: [2, 7, 16] has 224, [2, 7, 4, 2] has 112}}
+  %y = tg.reshape %x : tensor<2x7x16xf32> -> tensor<2x7x4x2xf32>
+  return %y : tensor<2x7x4x2xf32>
+}
+
+// -----
+
+// tg.transpose: the element type is unchanged.
+func.func @transpose_element_type(%x: tensor<2x7x4x4xf32>) -> tensor<2x4x7x4xi32> {
+  // expected-error @+1 {{result element type 'i32' differs from the input's 'f32'}}
+  %y = tg.transpose %x permutation [0, 2, 1, 3] : tensor<2x7x4x4xf32> -> tensor<2x4x7x4xi32>
+  return %y : tensor<2x4x7x4xi32>
+}
+
+// -----
+
+// tg.transpose: the permutation has one entry per dimension.
+func.func @transpose_perm_length(%x: tensor<2x7x16xf32>) -> tensor<7x2x16xf32> {
+  // expected-error @+1 {{permutation [1, 0] is not a permutation of the 3 dimensions of [2, 7, 16]}}
+  %y = tg.transpose %x permutation [1, 0] : tensor<2x7x16xf32> -> tensor<7x2x16xf32>
+  return %y : tensor<7x2x16xf32>
+}
+
+// -----
+
+// tg.transpose: the permutation names each dimension once.
+func.func @transpose_perm_repeat(%x: tensor<2x7x4x4xf32>) -> tensor<2x4x4x4xf32> {
+  // expected-error @+1 {{permutation [0, 2, 2, 3] is not a permutation of the 4 dimensions of [2, 7, 4, 4]}}
+  %y = tg.transpose %x permutation [0, 2, 2, 3] : tensor<2x7x4x4xf32> -> tensor<2x4x4x4xf32>
+  return %y : tensor<2x4x4x4xf32>
+}
+
+// -----
+
+// tg.transpose: the result is the permuted input shape.
+func.func @transpose_result_shape(%x: tensor<2x7x4x4xf32>) -> tensor<2x7x4x4xf32> {
+  // expected-error @+1 {{result must have shape [2, 4, 7, 4] but has [2, 7, 4, 4]}}
+  %y = tg.transpose %x permutation [0, 2, 1, 3] : tensor<2x7x4x4xf32> -> tensor<2x7x4x4xf32>
+  return %y : tensor<2x7x4x4xf32>
+}
+
+// -----
+
+// tg.reduce_sum: dims is not empty.
+func.func @reduce_sum_no_dims(%x: tensor<2x7x16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{dims must not be empty}}
+  %y = tg.reduce_sum %x dims [] : tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.reduce_max: dims lie within the input's rank.
+func.func @reduce_max_dims_range(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x1xf32> {
+  // expected-error @+1 {{dims [4] holds 4, outside [0, 4)}}
+  %m = tg.reduce_max %s dims [4] keep_dims : tensor<2x4x7x7xf32> -> tensor<2x4x7x1xf32>
+  return %m : tensor<2x4x7x1xf32>
+}
+
+// -----
+
+// tg.reduce_mean: dims are strictly increasing.
+func.func @reduce_mean_dims_order(%x: tensor<2x7x16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{dims [1, 0] must be strictly increasing}}
+  %y = tg.reduce_mean %x dims [1, 0] : tensor<2x7x16xf32> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// tg.reduce_sum: the reduced dimensions are dropped from the result.
+func.func @reduce_sum_result_shape(%dy: tensor<2x7x16xf32>) -> tensor<1x1x16xf32> {
+  // expected-error @+1 {{result must have shape [16] but has [1, 1, 16]}}
+  %db = tg.reduce_sum %dy dims [0, 1] : tensor<2x7x16xf32> -> tensor<1x1x16xf32>
+  return %db : tensor<1x1x16xf32>
+}
+
+// -----
+
+// tg.reduce_max: under keep_dims the reduced dimensions have size 1.
+func.func @reduce_max_keep_dims_shape(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7xf32> {
+  // expected-error @+1 {{result must have shape [2, 4, 7, 1] but has [2, 4, 7]}}
+  %m = tg.reduce_max %s dims [3] keep_dims : tensor<2x4x7x7xf32> -> tensor<2x4x7xf32>
+  return %m : tensor<2x4x7xf32>
+}
+
+// -----
+
+// tg.reduce_mean: the result shape follows from dims.
+func.func @reduce_mean_result_shape(%x: tensor<2x7x16xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{result must have shape [2, 7] but has [2, 16]}}
+  %mu = tg.reduce_mean %x dims [2] : tensor<2x7x16xf32> -> tensor<2x16xf32>
+  return %mu : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Softmax, LayerNorm, dropout
+//===----------------------------------------------------------------------===//
+
+// tg.softmax: the axis lies within the input's rank.
+func.func @softmax_axis(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{axis 4 is outside [0, 4)}}
+  %p = tg.softmax %s axis 4 : tensor<2x4x7x7xf32>
+  return %p : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.softmax: SameOperandsAndResultType.
+func.func @softmax_shape_mismatch(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x9xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %p = "tg.softmax"(%s) <{axis = 3 : i64}> : (tensor<2x4x7x7xf32>) -> tensor<2x4x7x9xf32>
+  return %p : tensor<2x4x7x9xf32>
+}
+
+// -----
+
+// tg.softmax_grad: the axis lies within the output's rank.
+func.func @softmax_grad_axis(%p: tensor<2x4x7x7xf32>, %dp: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{axis -1 is outside [0, 4)}}
+  %ds = tg.softmax_grad %p, %dp axis -1 : tensor<2x4x7x7xf32>
+  return %ds : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.softmax_grad: SameOperandsAndResultType.
+func.func @softmax_grad_shape_mismatch(%p: tensor<2x4x7x7xf32>, %dp: tensor<2x4x7x9xf32>) -> tensor<2x4x7x7xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %ds = "tg.softmax_grad"(%p, %dp) <{axis = 3 : i64}> : (tensor<2x4x7x7xf32>, tensor<2x4x7x9xf32>) -> tensor<2x4x7x7xf32>
+  return %ds : tensor<2x4x7x7xf32>
+}
+
+// -----
+
+// tg.layer_norm: the input has rank >= 1.
+func.func @layer_norm_scalar(%x: tensor<f32>, %gamma: tensor<1xf32>, %beta: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %y = tg.layer_norm %x, %gamma, %beta eps 1.0e-06 : tensor<f32>, tensor<1xf32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+// tg.layer_norm: gamma is [D], D the input's last dimension.
+func.func @layer_norm_gamma(%x: tensor<2x7x16xf32>, %gamma: tensor<8xf32>, %beta: tensor<8xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{gamma must have shape [16] but has [8]}}
+  %y = tg.layer_norm %x, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.layer_norm: epsilon is positive.
+func.func @layer_norm_epsilon(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{epsilon must be positive and finite but is 0}}
+  %y = tg.layer_norm %x, %gamma, %beta eps 0.0 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.layer_norm: AllTypesMatch<input, result>.
+func.func @layer_norm_result_type(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>) -> tensor<14x16xf32> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %y = "tg.layer_norm"(%x, %gamma, %beta) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<14x16xf32>
+  return %y : tensor<14x16xf32>
+}
+
+// -----
+
+// tg.layer_norm: AllTypesMatch<gamma, beta>.
+func.func @layer_norm_beta_type(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<8xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{failed to verify that all of {gamma, beta} have same type}}
+  %y = "tg.layer_norm"(%x, %gamma, %beta) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x16xf32>, tensor<16xf32>, tensor<8xf32>) -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.layer_norm_grad: the input has rank >= 1.
+func.func @layer_norm_grad_scalar(%dy: tensor<f32>, %x: tensor<f32>, %gamma: tensor<1xf32>) {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %dx, %dg, %db = tg.layer_norm_grad %dy, %x, %gamma eps 1.0e-06 : tensor<f32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+// tg.layer_norm_grad: gamma is [D], D the input's last dimension.
+func.func @layer_norm_grad_gamma(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<8xf32>) {
+  // expected-error @+1 {{gamma must have shape [16] but has [8]}}
+  %dx, %dg, %db = tg.layer_norm_grad %dy, %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// tg.layer_norm_grad: epsilon is positive.
+func.func @layer_norm_grad_epsilon(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) {
+  // expected-error @+1 {{epsilon must be positive and finite but is -1e-06}}
+  %dx, %dg, %db = tg.layer_norm_grad %dy, %x, %gamma eps -1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.layer_norm_grad: AllTypesMatch<grad, input, input_grad>.
+func.func @layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) {
+  // expected-error @+1 {{failed to verify that all of {grad, input, input_grad} have same type}}
+  %dx, %dg, %db = "tg.layer_norm_grad"(%dy, %x, %gamma) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<16xf32>) -> (tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.layer_norm_grad: AllTypesMatch<gamma, gamma_grad, beta_grad>.
+func.func @layer_norm_grad_beta_grad_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) {
+  // expected-error @+1 {{failed to verify that all of {gamma, gamma_grad, beta_grad} have same type}}
+  %dx, %dg, %db = "tg.layer_norm_grad"(%dy, %x, %gamma) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>) -> (tensor<2x7x16xf32>, tensor<16xf32>, tensor<1x16xf32>)
+  return
+}
+
+// -----
+
+// tg.dropout: the rate lies in [0, 1).
+func.func @dropout_rate(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{rate must be in [0, 1) but is 1}}
+  %y = tg.dropout %x, %key rate 1.0 op_id 3 : tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.dropout: op_id is >= 0.
+func.func @dropout_op_id(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{op_id must be >= 0 but is -1}}
+  %y = tg.dropout %x, %key rate 1.000000e-01 op_id -1 : tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.dropout: AllTypesMatch<input, result>.
+func.func @dropout_result_type(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x8xf32> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %y = "tg.dropout"(%x, %key) <{rate = 1.0e-01 : f32, op_id = 3 : i64}> : (tensor<2x7x16xf32>, tensor<2xi32>) -> tensor<2x7x8xf32>
+  return %y : tensor<2x7x8xf32>
+}
+
+// -----
+
+// tg.dropout_grad: the rate lies in [0, 1).
+func.func @dropout_grad_rate(%dy: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{rate must be in [0, 1) but is -0.1}}
+  %dx = tg.dropout_grad %dy, %key rate -1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+  return %dx : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.dropout_grad: op_id is >= 0.
+func.func @dropout_grad_op_id(%dy: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{op_id must be >= 0 but is -3}}
+  %dx = tg.dropout_grad %dy, %key rate 1.000000e-01 op_id -3 : tensor<2x7x16xf32>
+  return %dx : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.dropout_grad: AllTypesMatch<grad, result>.
+func.func @dropout_grad_result_type(%dy: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x8xf32> {
+  // expected-error @+1 {{failed to verify that all of {grad, result} have same type}}
+  %dx = "tg.dropout_grad"(%dy, %key) <{rate = 1.0e-01 : f32, op_id = 3 : i64}> : (tensor<2x7x16xf32>, tensor<2xi32>) -> tensor<2x7x8xf32>
+  return %dx : tensor<2x7x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Masks and positions
+//===----------------------------------------------------------------------===//
+
+// tg.causal_mask: the result is a square [T, T] matrix.
+func.func @causal_mask_not_square() -> tensor<7x9xf32> {
+  // expected-error @+1 {{result must be a square [T, T] matrix but is [7, 9]}}
+  %m = tg.causal_mask : tensor<7x9xf32>
+  return %m : tensor<7x9xf32>
+}
+
+// -----
+
+// tg.padding_mask: the result has the ids' shape.
+func.func @padding_mask_shape(%src: tensor<2x7xi32>) -> tensor<2x1x7xf32> {
+  // expected-error @+1 {{result must have shape [2, 7] but has [2, 1, 7]}}
+  %pad = tg.padding_mask %src pad_id 0 : tensor<2x7xi32> -> tensor<2x1x7xf32>
+  return %pad : tensor<2x1x7xf32>
+}
+
+// -----
+
+// tg.positional_encoding: the result is a [T, D] matrix.
+func.func @positional_encoding_rank() -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{result must be a [T, D] matrix but is [2, 7, 16]}}
+  %pe = tg.positional_encoding : tensor<2x7x16xf32>
+  return %pe : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.positional_encoding: D is even (sin/cos pairs).
+func.func @positional_encoding_odd() -> tensor<7x15xf32> {
+  // expected-error @+1 {{model dimension D must be even (sin/cos pairs) but the result is [7, 15]}}
+  %pe = tg.positional_encoding : tensor<7x15xf32>
+  return %pe : tensor<7x15xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+// tg.cross_entropy: the logits are [..., V] with rank >= 2.
+func.func @cross_entropy_logits_rank(%logits: tensor<100xf32>, %tgt: tensor<i32>) {
+  // expected-error @+1 {{logits must have rank >= 2 ([..., V]) but are [100]}}
+  %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 1.000000e-01 ignore 0 : tensor<100xf32>, tensor<i32>
+  return
+}
+
+// -----
+
+// tg.cross_entropy: the targets are the logits' shape without V.
+func.func @cross_entropy_targets(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x8xi32>) {
+  // expected-error @+1 {{targets must have shape [2, 7] but has [2, 8]}}
+  %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x8xi32>
+  return
+}
+
+// -----
+
+// tg.cross_entropy: the smoothing lies in [0, 1).
+func.func @cross_entropy_smoothing(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>) {
+  // expected-error @+1 {{smoothing must be in [0, 1) but is 1}}
+  %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 1.0 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  return
+}
+
+// -----
+
+// tg.cross_entropy_grad: the logits are [..., V] with rank >= 2.
+func.func @cross_entropy_grad_logits_rank(%dloss: tensor<f32>, %logits: tensor<100xf32>, %tgt: tensor<i32>) -> tensor<100xf32> {
+  // expected-error @+1 {{logits must have rank >= 2 ([..., V]) but are [100]}}
+  %d = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 1.000000e-01 ignore 0 : tensor<100xf32>, tensor<i32>
+  return %d : tensor<100xf32>
+}
+
+// -----
+
+// tg.cross_entropy_grad: the targets are the logits' shape without V.
+func.func @cross_entropy_grad_targets(%dloss: tensor<f32>, %logits: tensor<2x7x100xf32>, %tgt: tensor<7x2xi32>) -> tensor<2x7x100xf32> {
+  // expected-error @+1 {{targets must have shape [2, 7] but has [7, 2]}}
+  %d = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<7x2xi32>
+  return %d : tensor<2x7x100xf32>
+}
+
+// -----
+
+// tg.cross_entropy_grad: the smoothing lies in [0, 1).
+func.func @cross_entropy_grad_smoothing(%dloss: tensor<f32>, %logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>) -> tensor<2x7x100xf32> {
+  // expected-error @+1 {{smoothing must be in [0, 1) but is -0.1}}
+  %d = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing -1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  return %d : tensor<2x7x100xf32>
+}
+
+// -----
+
+// tg.cross_entropy_grad: AllTypesMatch<logits, result>.
+func.func @cross_entropy_grad_result_type(%dloss: tensor<f32>, %logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>) -> tensor<14x100xf32> {
+  // expected-error @+1 {{failed to verify that all of {logits, result} have same type}}
+  %d = "tg.cross_entropy_grad"(%dloss, %logits, %tgt) <{smoothing = 1.0e-01 : f32, ignore_index = 0 : i32}> : (tensor<f32>, tensor<2x7x100xf32>, tensor<2x7xi32>) -> tensor<14x100xf32>
+  return %d : tensor<14x100xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Fused attention
+//===----------------------------------------------------------------------===//
+
+// tg.attention: the query is [B, H, Sq, Dk].
+func.func @attention_query_rank(%q: tensor<2x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>) {
+  // expected-error @+1 {{query must have rank 4 but has shape [2, 7, 8]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the key is [B, H, Sk, Dk].
+func.func @attention_key_rank(%q: tensor<2x4x7x8xf32>, %k: tensor<2x7x32xf32>, %v: tensor<2x4x7x8xf32>) {
+  // expected-error @+1 {{key must have rank 4 but has shape [2, 7, 32]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x7x32xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the value is [B, H, Sk, Dv].
+func.func @attention_value_rank(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x7x32xf32>) {
+  // expected-error @+1 {{value must have rank 4 but has shape [2, 7, 32]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x7x32xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the key agrees with the query on B, H and Dk.
+func.func @attention_key_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x6xf32>, %v: tensor<2x4x9x8xf32>) {
+  // expected-error @+1 {{key must be [B, H, Sk, Dk] with B, H, Dk of query [2, 4, 7, 8] but is [2, 4, 9, 6]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x9x6xf32>, tensor<2x4x9x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the value agrees with the query on B, H and with the key on Sk.
+func.func @attention_value_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x7x8xf32>) {
+  // expected-error @+1 {{value must be [B, H, Sk, Dv] with B, H of query [2, 4, 7, 8] and Sk of key [2, 4, 9, 8] but is [2, 4, 7, 8]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the key-padding mask is [B, Sk].
+func.func @attention_mask_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x8xf32>, %pad: tensor<2x7xf32>) {
+  // expected-error @+1 {{mask ([B, Sk]) must have shape [2, 9] but has [2, 7]}}
+  %o, %lse = tg.attention %q, %k, %v mask %pad scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>, tensor<2x7xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: causal attention needs Sq == Sk.
+func.func @attention_causal(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x8xf32>) {
+  // expected-error @+1 {{causal attention needs as many queries as keys but has 7 and 9}}
+  %o, %lse = tg.attention %q, %k, %v causal scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the scale is positive.
+func.func @attention_scale(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>) {
+  // expected-error @+1 {{scale must be positive and finite but is -0.353553}}
+  %o, %lse = tg.attention %q, %k, %v scale -0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the dropout rate lies in [0, 1).
+func.func @attention_dropout_rate(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{dropout rate must be in [0, 1) but is 1.5}}
+  %o, %lse = tg.attention %q, %k, %v key %key scale 0.353553385 dropout 1.5 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: op_id is >= 0.
+func.func @attention_op_id(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{op_id must be >= 0 but is -7}}
+  %o, %lse = tg.attention %q, %k, %v key %key scale 0.353553385 dropout 1.000000e-01 op_id -7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: a dropout rate > 0 needs a dropout key.
+func.func @attention_dropout_key(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>) {
+  // expected-error @+1 {{dropout rate 0.1 needs a dropout key operand}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 1.000000e-01 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the output is [B, H, Sq, Dv].
+func.func @attention_output_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x16xf32>) {
+  // expected-error @+1 {{output must have shape [2, 4, 7, 16] but has [2, 4, 7, 8]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x16xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: the log-sum-exp is [B, H, Sq].
+func.func @attention_lse_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x8xf32>) {
+  // expected-error @+1 {{lse must have shape [2, 4, 7] but has [2, 4, 9]}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x9xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: the shared operand rules apply (here: the mask is [B, Sk]).
+func.func @attention_grad_mask_shape(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
+                                     %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>, %pad: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{mask ([B, Sk]) must have shape [2, 7] but has [2, 4, 7]}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: the shared operand rules apply (here: dropout needs a key).
+func.func @attention_grad_dropout_key(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
+                                      %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{dropout rate 0.1 needs a dropout key operand}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse causal scale 0.353553385 dropout 1.000000e-01 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: the forward output is [B, H, Sq, Dv].
+func.func @attention_grad_output_shape(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
+                                       %o: tensor<2x4x7x16xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{output must have shape [2, 4, 7, 8] but has [2, 4, 7, 16]}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x16xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+         tensor<2x4x7x16xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: the saved log-sum-exp is [B, H, Sq].
+func.func @attention_grad_lse_shape(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
+                                    %o: tensor<2x4x7x8xf32>, %lse: tensor<2x7xf32>) {
+  // expected-error @+1 {{lse must have shape [2, 4, 7] but has [2, 7]}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+         tensor<2x4x7x8xf32>, tensor<2x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: AllTypesMatch<grad, output>.
+func.func @attention_grad_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
+                                    %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{failed to verify that all of {grad, output} have same type}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x16xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: AllTypesMatch<query, query_grad>.
+func.func @attention_grad_query_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
+                                          %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{failed to verify that all of {query, query_grad} have same type}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x7x4x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: AllTypesMatch<key_in, key_grad>.
+func.func @attention_grad_key_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x8xf32>,
+                                        %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{failed to verify that all of {key_in, key_grad} have same type}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: AllTypesMatch<value, value_grad>.
+func.func @attention_grad_value_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x16xf32>,
+                                          %o: tensor<2x4x7x16xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{failed to verify that all of {value, value_grad} have same type}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x16xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x16xf32>,
+         tensor<2x4x7x16xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Residual + dropout + LayerNorm
+//===----------------------------------------------------------------------===//
+
+// tg.residual_layer_norm: the residual has rank >= 1.
+func.func @residual_layer_norm_scalar(%x: tensor<f32>, %sub: tensor<f32>, %gamma: tensor<1xf32>, %beta: tensor<1xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{residual must have rank >= 1}}
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<f32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: gamma is [D], D the residual's last dimension.
+func.func @residual_layer_norm_gamma(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<7xf32>, %beta: tensor<7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{gamma must have shape [16] but has [7]}}
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<7xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: the dropout rate lies in [0, 1).
+func.func @residual_layer_norm_rate(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{rate must be in [0, 1) but is 2}}
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 2.0 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: op_id is >= 0.
+func.func @residual_layer_norm_op_id(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{op_id must be >= 0 but is -4}}
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 1.000000e-01 op_id -4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: epsilon is positive.
+func.func @residual_layer_norm_epsilon(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{epsilon must be positive and finite but is 0}}
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 1.000000e-01 op_id 4 eps 0.0 : tensor<2x7x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: AllTypesMatch<residual, sublayer, result>.
+func.func @residual_layer_norm_sublayer_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x8xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that all of {residual, sublayer, result} have same type}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: AllTypesMatch<gamma, beta>.
+func.func @residual_layer_norm_beta_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<1x16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that all of {gamma, beta} have same type}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<1x16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: TypesMatchWith, mean is the residual's shape without the last dimension.
+func.func @residual_layer_norm_mean_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: TypesMatchWith, rstd is the residual's shape without the last dimension.
+func.func @residual_layer_norm_rstd_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<7x2xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: the shared operand rules apply (here: gamma is [D]).
+func.func @residual_layer_norm_grad_gamma(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<8xf32>,
+                                          %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{gamma must have shape [16] but has [8]}}
+  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %x, %sub, %gamma, %mean, %rstd, %key
+      rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: the shared operand rules apply (here: op_id is >= 0).
+func.func @residual_layer_norm_grad_op_id(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
+                                          %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{op_id must be >= 0 but is -1}}
+  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %x, %sub, %gamma, %mean, %rstd, %key
+      rate 1.000000e-01 op_id -1 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: AllTypesMatch<grad, residual, sublayer, residual_grad, sublayer_grad>.
+func.func @residual_layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
+                                              %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that all of {grad, residual, sublayer, residual_grad, sublayer_grad} have same type}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2x7xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: AllTypesMatch<gamma, gamma_grad, beta_grad>.
+func.func @residual_layer_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
+                                                    %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that all of {gamma, gamma_grad, beta_grad} have same type}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2x7xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<8xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: TypesMatchWith, mean is the residual's shape without the last dimension.
+func.func @residual_layer_norm_grad_mean_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
+                                              %mean: tensor<2x7x16xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: TypesMatchWith, rstd is the residual's shape without the last dimension.
+func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
+                                              %mean: tensor<2x7xf32>, %rstd: tensor<14xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<14xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Adam
+//===----------------------------------------------------------------------===//
+
+// tg.adam_update: beta1 lies in [0, 1).
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_beta1(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{beta1 must be in [0, 1) but is 1}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 1.0 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: beta2 lies in [0, 1).
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_beta2(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{beta2 must be in [0, 1) but is -0.5}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 -0.5 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: epsilon is positive.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_epsilon(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{epsilon must be positive and finite but is 0}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 0.0 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: lr is a scalar tensor<f32> (ODS TG_Scalar).
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_lr_type(%dw: tensor<16x16xf32>, %lr: tensor<1xf32>, %step: tensor<i32>) {
+  // expected-error @+1 {{operand #1 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  "tg.adam_update"(%dw, %lr, %step) <{param = @w, moment1 = @adam.m.w, moment2 = @adam.v.w, beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32}>
+      : (tensor<16x16xf32>, tensor<1xf32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+// tg.adam_update: param must be a defined symbol.
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_param_undefined(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param @w is not defined}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: moment1 must name a tg.variable, not a func.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+func.func private @adam.m.w()
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_moment1_func(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{moment1 @adam.m.w names a 'func.func', not a tg.variable}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: param has grad's type.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x64xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_param_type(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param @w has type 'tensor<16x64xf32>' but the op uses it as 'tensor<16x16xf32>'}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: moment2 has grad's type.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16xf32>
+func.func @adam_moment2_type(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{moment2 @adam.v.w has type 'tensor<16xf32>' but the op uses it as 'tensor<16x16xf32>'}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: param is trainable.
+tg.variable @w init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+func.func @adam_not_trainable(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param @w must be a trainable variable}}
+  tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.adam_update: param, moment1 and moment2 are three different variables.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+func.func @adam_repeated(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param, moment1 and moment2 must be three different variables but are @w, @adam.m.w, @adam.m.w}}
+  tg.adam_update @w, @adam.m.w, @adam.m.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
