@@ -13,6 +13,7 @@ packages=(
   llvm-19-tools                             # lit.py and FileCheck for test/lit
   lld                                       # ld.lld: links about 5x faster than GNU ld
   libgtest-dev                              # unit tests
+  libprotobuf-dev protobuf-compiler         # model configs (text format), graph files, checkpoints
 )
 
 missing=()

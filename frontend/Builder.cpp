@@ -1,0 +1,226 @@
+//===- Builder.cpp - builds a tg module from the C++ DSL -----------------===//
+#include "frontend/Builder.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace tgc {
+
+namespace {
+/// Thrown by Builder::fail after the diagnostic is out; caught by buildGraph.
+/// It only ever unwinds through DSL code, never through MLIR.
+struct BuildAbandoned {};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+llvm::ArrayRef<int64_t> Tensor::shape() const {
+  return llvm::cast<RankedTensorType>(value_.getType()).getShape();
+}
+
+int64_t Tensor::dim(int64_t index) const {
+  return shape()[index < 0 ? rank() + index : index];
+}
+
+DType Tensor::dtype() const {
+  auto element = llvm::cast<RankedTensorType>(value_.getType()).getElementType();
+  return element.isF32() ? DType::F32 : DType::I32;
+}
+
+//===----------------------------------------------------------------------===//
+// Builder
+//===----------------------------------------------------------------------===//
+
+Builder::Builder(MLIRContext &context, llvm::StringRef functionName)
+    : builder_(&context) {
+  context.getOrLoadDialect<tg::TGDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+  module_ = ModuleOp::create(builder_.getUnknownLoc());
+  builder_.setInsertionPointToEnd(module_->getBody());
+  function_ = builder_.create<func::FuncOp>(builder_.getUnknownLoc(),
+                                            functionName,
+                                            builder_.getFunctionType({}, {}));
+  builder_.setInsertionPointToEnd(function_.addEntryBlock());
+}
+
+Builder::Scope::~Scope() {
+  if (builder)
+    builder->scopes_.pop_back();
+}
+
+Builder::Scope Builder::scope(llvm::StringRef name) {
+  scopes_.push_back(name.str());
+  return Scope(this);
+}
+
+std::string Builder::qualified(llvm::StringRef name) const {
+  std::string result;
+  for (const std::string &scope : scopes_)
+    result += scope + ".";
+  return result + name.str();
+}
+
+Location Builder::location(Where where) {
+  return FileLineColLoc::get(&context(), where.file_name(), where.line(),
+                             where.column());
+}
+
+void Builder::fail(Where where, const llvm::Twine &message) {
+  emitError(location(where)) << message;
+  throw BuildAbandoned{};
+}
+
+RankedTensorType Builder::tensorType(llvm::ArrayRef<int64_t> shape,
+                                     DType type) {
+  Type element = type == DType::F32 ? Type(builder_.getF32Type())
+                                    : Type(builder_.getI32Type());
+  return RankedTensorType::get(shape, element);
+}
+
+void Builder::addArgument(llvm::StringRef name, Type type, Location loc) {
+  function_.front().addArgument(type, loc);
+  argumentNames_.push_back(builder_.getDictionaryAttr(
+      builder_.getNamedAttr("tg.name", builder_.getStringAttr(name))));
+}
+
+/// Shapes of DSL tensors are static and positive.
+static void checkShape(Builder &b, Builder::Where where, llvm::StringRef what,
+                       llvm::StringRef name, llvm::ArrayRef<int64_t> shape) {
+  for (int64_t dim : shape)
+    if (dim <= 0)
+      b.fail(where, what + " '" + name + "' needs positive dimensions, got [" +
+                        llvm::join(llvm::map_range(shape, [](int64_t d) {
+                                     return std::to_string(d);
+                                   }),
+                                   ", ") +
+                        "]");
+}
+
+Tensor Builder::input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                      DType type, Where where) {
+  std::string full = qualified(name);
+  checkShape(*this, where, "input", full, shape);
+  if (!names_.insert(full).second)
+    fail(where, "input '" + full + "' is declared twice");
+  auto tensorTy = tensorType(shape, type);
+  addArgument(full, tensorTy, location(where));
+  return wrap(function_.front().getArguments().back());
+}
+
+Value Builder::dropoutKey(Where where) {
+  if (!dropoutKey_) {
+    addArgument("dropout_key", tensorType({2}, DType::I32), location(where));
+    dropoutKey_ = function_.front().getArguments().back();
+  }
+  return dropoutKey_;
+}
+
+static tg::InitKind toInitKind(Init::Kind kind) {
+  switch (kind) {
+  case Init::Kind::Zeros:
+    return tg::InitKind::zeros;
+  case Init::Kind::Ones:
+    return tg::InitKind::ones;
+  case Init::Kind::Normal:
+    return tg::InitKind::normal;
+  case Init::Kind::Uniform:
+    return tg::InitKind::uniform;
+  case Init::Kind::XavierUniform:
+    return tg::InitKind::xavier_uniform;
+  }
+  llvm_unreachable("unknown Init::Kind");
+}
+
+Tensor Builder::param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                      Init init, Where where) {
+  std::string full = qualified(name);
+  checkShape(*this, where, "parameter", full, shape);
+  if (!names_.insert(full).second)
+    fail(where, "parameter '" + full + "' is declared twice");
+  if (init.kind == Init::Kind::XavierUniform && shape.size() < 2)
+    fail(where, "parameter '" + full +
+                    "': xavier_uniform needs rank >= 2 (fan-in, fan-out)");
+  if (init.scale && !(*init.scale > 0.0))
+    fail(where, "parameter '" + full + "': the init scale must be positive");
+
+  auto type = tensorType(shape, DType::F32);
+  Location loc = location(where);
+  {
+    OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPoint(function_);
+    builder_.create<tg::VariableOp>(loc, full, type, toInitKind(init.kind),
+                                    init.scale, /*trainable=*/true);
+  }
+  return wrap(builder_.create<tg::LoadOp>(loc, type, full));
+}
+
+void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
+  if (!loss || loss.rank() != 0 || loss.dtype() != DType::F32)
+    fail(where, "the loss must be an f32 scalar");
+  if (!tokens || tokens.rank() != 0 || tokens.dtype() != DType::I32)
+    fail(where, "the token count must be an i32 scalar");
+  loss_ = loss;
+  tokens_ = tokens;
+}
+
+FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
+  if (!loss_) {
+    emitError(function_.getLoc())
+        << "model '" << function_.getName()
+        << "' declares no loss (call Builder::setLoss)";
+    return failure();
+  }
+  builder_.create<func::ReturnOp>(loss_.value().getLoc(),
+                                  ValueRange{loss_.value(), tokens_.value()});
+  function_.setFunctionType(builder_.getFunctionType(
+      function_.front().getArgumentTypes(),
+      TypeRange{loss_.value().getType(), tokens_.value().getType()}));
+  function_.setAllArgAttrs(argumentNames_);
+
+  auto f32 = [&](float value) { return builder_.getF32FloatAttr(value); };
+  module_->getOperation()->setAttr(
+      "tg.optimizer",
+      builder_.getDictionaryAttr({
+          builder_.getNamedAttr("name", builder_.getStringAttr("adam")),
+          builder_.getNamedAttr("beta1", f32(adam_.beta1)),
+          builder_.getNamedAttr("beta2", f32(adam_.beta2)),
+          builder_.getNamedAttr("epsilon", f32(adam_.epsilon)),
+      }));
+  module_->getOperation()->setAttr(
+      "tg.schedule",
+      builder_.getDictionaryAttr({
+          builder_.getNamedAttr("name", builder_.getStringAttr("warmup")),
+          builder_.getNamedAttr("d_model",
+                                builder_.getI64IntegerAttr(schedule_.dModel)),
+          builder_.getNamedAttr(
+              "warmup", builder_.getI64IntegerAttr(schedule_.warmupSteps)),
+          builder_.getNamedAttr("factor",
+                                builder_.getF64FloatAttr(schedule_.factor)),
+      }));
+  // The DSL's checks mirror the verifiers; this catches any gap between them.
+  if (failed(verify(*module_)))
+    return failure();
+  return std::move(module_);
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+buildGraph(MLIRContext &context, llvm::StringRef functionName,
+           const std::function<void(Builder &)> &body) {
+  Builder builder(context, functionName);
+  try {
+    body(builder);
+  } catch (const BuildAbandoned &) {
+    return failure();
+  }
+  return builder.finish();
+}
+
+} // namespace tgc

@@ -1,0 +1,117 @@
+//===- Builder.h - builds a tg module from the C++ DSL -----------*- C++ -*-===//
+//
+// A model is a C++ function over a `Builder`: it declares inputs and
+// parameters, combines tensors with the ops of frontend/Ops.h and declares
+// its loss, optimizer and learning-rate schedule. `buildGraph` runs it and
+// returns the verified module, or failure after a diagnostic that names the
+// model source's file:line (a shape error stops the build at once).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_FRONTEND_BUILDER_H
+#define TGC_FRONTEND_BUILDER_H
+
+#include "frontend/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// Adam's hyperparameters (the paper's values by default).
+struct AdamConfig {
+  float beta1 = 0.9f;
+  float beta2 = 0.98f;
+  float epsilon = 1e-9f;
+};
+
+/// lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5).
+struct WarmupSchedule {
+  int64_t dModel = 512;
+  int64_t warmupSteps = 4000;
+  double factor = 1.0;
+};
+
+class Builder {
+public:
+  using Where = std::source_location;
+
+  Builder(mlir::MLIRContext &context, llvm::StringRef functionName);
+
+  /// Parameter names are prefixed by the open scopes: inside
+  /// `auto s = b.scope("encoder")`, `param("w")` is named "encoder.w".
+  class Scope {
+  public:
+    Scope(Scope &&other) : builder(other.builder) { other.builder = nullptr; }
+    ~Scope();
+
+  private:
+    friend class Builder;
+    explicit Scope(Builder *builder) : builder(builder) {}
+    Builder *builder;
+  };
+  [[nodiscard]] Scope scope(llvm::StringRef name);
+
+  /// A run-time input of the step (an argument of the generated function).
+  Tensor input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, DType type,
+               Where where = Where::current());
+  /// A trainable parameter: a module-level tg.variable, read once here.
+  Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, Init init,
+               Where where = Where::current());
+
+  /// Declares the scalar loss and its token count; the step returns both.
+  void setLoss(Tensor loss, Tensor tokens, Where where = Where::current());
+  void setOptimizer(const AdamConfig &adam) { adam_ = adam; }
+  void setSchedule(const WarmupSchedule &schedule) { schedule_ = schedule; }
+
+  /// Reports a graph-building error at `where` and abandons the build.
+  [[noreturn]] void fail(Where where, const llvm::Twine &message);
+
+  // --- used by the ops of frontend/Ops.h ---------------------------------
+  mlir::OpBuilder &ops() { return builder_; }
+  mlir::MLIRContext &context() { return *builder_.getContext(); }
+  mlir::Location location(Where where);
+  Tensor wrap(mlir::Value value) { return Tensor(this, value); }
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, DType type);
+  /// The step's dropout key (seed, step): an input created on first use.
+  mlir::Value dropoutKey(Where where);
+  /// A fresh op id for the next dropout site.
+  int64_t nextDropoutId() { return nextDropoutId_++; }
+
+  /// Finishes the function and returns the module (after verifying it).
+  mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>> finish();
+
+private:
+  std::string qualified(llvm::StringRef name) const;
+  void addArgument(llvm::StringRef name, mlir::Type type, mlir::Location loc);
+
+  mlir::OpBuilder builder_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  mlir::func::FuncOp function_;
+  std::vector<std::string> scopes_;
+  llvm::StringSet<> names_;
+  std::vector<mlir::Attribute> argumentNames_;
+  mlir::Value dropoutKey_;
+  int64_t nextDropoutId_ = 0;
+  Tensor loss_, tokens_;
+  AdamConfig adam_;
+  WarmupSchedule schedule_;
+};
+
+/// Runs `body` on a fresh Builder whose function is `functionName` and returns
+/// the module, or failure once a diagnostic has been emitted.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+buildGraph(mlir::MLIRContext &context, llvm::StringRef functionName,
+           const std::function<void(Builder &)> &body);
+
+} // namespace tgc
+
+#endif // TGC_FRONTEND_BUILDER_H

@@ -1,0 +1,378 @@
+//===- Ops.cpp - the DSL's tensor operations -----------------------------===//
+#include "frontend/Ops.h"
+
+#include "ir/TgOps.h"
+#include "ir/TgVerify.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace tgc {
+
+using tg::formatShape;
+
+namespace {
+/// Checks shared by every op: operands come from one builder and have the
+/// element type the op needs.
+Builder &builderOf(Tensor t, Where where) {
+  if (!t) {
+    // No builder to report through: an unset Tensor is a programming error
+    // in the model, caught before any op is created.
+    llvm::report_fatal_error(llvm::Twine("tgc DSL: an unset Tensor is used at ") +
+                             where.file_name() + ":" +
+                             llvm::Twine(where.line()));
+  }
+  return t.builder();
+}
+
+void expectFloat(Tensor t, llvm::StringRef op, llvm::StringRef what,
+                 Where where) {
+  if (t.dtype() != DType::F32)
+    t.builder().fail(where, op + ": " + what + " must be f32 but is i32 " +
+                                formatShape(t.shape()));
+}
+
+void expectIds(Tensor t, llvm::StringRef op, Where where) {
+  if (t.dtype() != DType::I32)
+    t.builder().fail(where, op + ": token ids must be i32 but are f32 " +
+                                formatShape(t.shape()));
+}
+
+int64_t normalizeAxis(Tensor t, int64_t axis, llvm::StringRef op,
+                      Where where) {
+  int64_t rank = t.rank();
+  if (axis < -rank || axis >= rank)
+    t.builder().fail(where, op + ": axis " + llvm::Twine(axis) +
+                                " is out of range for shape " +
+                                formatShape(t.shape()));
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// The numpy broadcast of two shapes, or nothing if they do not broadcast.
+std::optional<SmallVector<int64_t>> broadcastShape(llvm::ArrayRef<int64_t> a,
+                                                   llvm::ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    result[i] = std::max(da, db);
+  }
+  return result;
+}
+
+template <typename OpT>
+Tensor elementwise(Tensor lhs, Located rhs, llvm::StringRef symbol) {
+  Builder &b = builderOf(lhs, rhs.where);
+  builderOf(rhs.tensor, rhs.where);
+  expectFloat(lhs, symbol, "lhs", rhs.where);
+  expectFloat(rhs.tensor, symbol, "rhs", rhs.where);
+  auto shape = broadcastShape(lhs.shape(), rhs.tensor.shape());
+  if (!shape)
+    b.fail(rhs.where, llvm::Twine("shapes ") + formatShape(lhs.shape()) + " " +
+                          symbol + " " + formatShape(rhs.tensor.shape()) +
+                          " do not broadcast");
+  Tensor l = broadcastTo(lhs, *shape, rhs.where);
+  Tensor r = broadcastTo(rhs.tensor, *shape, rhs.where);
+  return b.wrap(b.ops().create<OpT>(b.location(rhs.where), l.value(), r.value()));
+}
+
+template <typename OpT>
+Tensor unary(Tensor input, llvm::StringRef name, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, name, "input", where);
+  return b.wrap(b.ops().create<OpT>(b.location(where), input.value()));
+}
+
+template <typename OpT>
+Tensor reduce(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
+              llvm::StringRef name, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, name, "input", where);
+  SmallVector<int64_t> axes;
+  for (int64_t dim : dims)
+    axes.push_back(normalizeAxis(input, dim, name, where));
+  llvm::sort(axes);
+  if (axes.empty() || std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    b.fail(where, name + ": dims " + formatShape(dims) +
+                      " must be non-empty and distinct");
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < input.rank(); ++i) {
+    if (!llvm::is_contained(axes, i))
+      shape.push_back(input.dim(i));
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  return b.wrap(b.ops().create<OpT>(
+      b.location(where), b.tensorType(shape, DType::F32), input.value(),
+      b.ops().getDenseI64ArrayAttr(axes), keepDims));
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+Tensor operator+(Tensor lhs, Located rhs) {
+  return elementwise<tg::AddOp>(lhs, rhs, "+");
+}
+Tensor operator-(Tensor lhs, Located rhs) {
+  return elementwise<tg::SubOp>(lhs, rhs, "-");
+}
+Tensor operator*(Tensor lhs, Located rhs) {
+  return elementwise<tg::MulOp>(lhs, rhs, "*");
+}
+Tensor operator/(Tensor lhs, Located rhs) {
+  return elementwise<tg::DivOp>(lhs, rhs, "/");
+}
+Tensor operator-(Located input) {
+  return unary<tg::NegOp>(input.tensor, "negation", input.where);
+}
+Tensor relu(Tensor input, Where where) {
+  return unary<tg::ReluOp>(input, "relu", where);
+}
+Tensor exp(Tensor input, Where where) {
+  return unary<tg::ExpOp>(input, "exp", where);
+}
+Tensor log(Tensor input, Where where) {
+  return unary<tg::LogOp>(input, "log", where);
+}
+Tensor sqrt(Tensor input, Where where) {
+  return unary<tg::SqrtOp>(input, "sqrt", where);
+}
+Tensor rsqrt(Tensor input, Where where) {
+  return unary<tg::RsqrtOp>(input, "rsqrt", where);
+}
+
+Tensor scale(Tensor input, double factor, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "scale", "input", where);
+  if (!std::isfinite(factor))
+    b.fail(where, "scale: the factor must be finite");
+  return b.wrap(b.ops().create<tg::ScaleOp>(
+      b.location(where), input.value(),
+      b.ops().getF32FloatAttr(static_cast<float>(factor))));
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+Tensor matmul(Tensor a, Tensor b, bool transposeB, Where where) {
+  Builder &builder = builderOf(a, where);
+  builderOf(b, where);
+  expectFloat(a, "matmul", "lhs", where);
+  expectFloat(b, "matmul", "rhs", where);
+  auto mismatch = [&](llvm::StringRef why) {
+    builder.fail(where, llvm::Twine("matmul") +
+                            (transposeB ? " (transposeB)" : "") + ": " + why +
+                            ": lhs " + formatShape(a.shape()) + ", rhs " +
+                            formatShape(b.shape()));
+  };
+  if (a.rank() < 2 || b.rank() < 2)
+    mismatch("operands need rank >= 2");
+  if (b.rank() != 2 && b.shape().drop_back(2) != a.shape().drop_back(2))
+    mismatch("rhs must be a matrix or share lhs's batch dimensions");
+  int64_t k = transposeB ? b.dim(-1) : b.dim(-2);
+  if (a.dim(-1) != k)
+    mismatch("contraction sizes differ");
+  SmallVector<int64_t> shape(a.shape().drop_back());
+  shape.push_back(transposeB ? b.dim(-2) : b.dim(-1));
+  return builder.wrap(builder.ops().create<tg::MatmulOp>(
+      builder.location(where), builder.tensorType(shape, DType::F32),
+      a.value(), b.value(), /*transpose_lhs=*/false, transposeB));
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+Tensor reshape(Tensor input, llvm::ArrayRef<int64_t> shape, Where where) {
+  Builder &b = builderOf(input, where);
+  int64_t from = 1, to = 1;
+  for (int64_t d : input.shape())
+    from *= d;
+  for (int64_t d : shape)
+    to *= d;
+  if (from != to || llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    b.fail(where, "reshape: " + formatShape(input.shape()) + " (" +
+                      llvm::Twine(from) + " elements) cannot become " +
+                      formatShape(shape));
+  if (input.shape() == shape)
+    return input;
+  return b.wrap(b.ops().create<tg::ReshapeOp>(
+      b.location(where), b.tensorType(shape, input.dtype()), input.value()));
+}
+
+Tensor transpose(Tensor input, llvm::ArrayRef<int64_t> permutation,
+                 Where where) {
+  Builder &b = builderOf(input, where);
+  SmallVector<int64_t> sorted(permutation);
+  llvm::sort(sorted);
+  bool valid = static_cast<int64_t>(permutation.size()) == input.rank();
+  for (size_t i = 0; valid && i < sorted.size(); ++i)
+    valid = sorted[i] == static_cast<int64_t>(i);
+  if (!valid)
+    b.fail(where, "transpose: " + formatShape(permutation) +
+                      " is not a permutation of the dimensions of " +
+                      formatShape(input.shape()));
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(input.dim(p));
+  return b.wrap(b.ops().create<tg::TransposeOp>(
+      b.location(where), b.tensorType(shape, input.dtype()), input.value(),
+      b.ops().getDenseI64ArrayAttr(permutation)));
+}
+
+Tensor broadcast(Tensor input, llvm::ArrayRef<int64_t> shape,
+                 llvm::ArrayRef<int64_t> dims, Where where) {
+  Builder &b = builderOf(input, where);
+  bool valid = static_cast<int64_t>(dims.size()) == input.rank();
+  for (size_t i = 0; valid && i < dims.size(); ++i)
+    valid = dims[i] >= 0 && dims[i] < static_cast<int64_t>(shape.size()) &&
+            (i == 0 || dims[i] > dims[i - 1]) &&
+            (input.dim(i) == 1 || input.dim(i) == shape[dims[i]]);
+  if (!valid)
+    b.fail(where, "broadcast: " + formatShape(input.shape()) +
+                      " cannot be broadcast to " + formatShape(shape) +
+                      " along dims " + formatShape(dims));
+  if (input.shape() == shape)
+    return input;
+  return b.wrap(b.ops().create<tg::BroadcastOp>(
+      b.location(where), b.tensorType(shape, input.dtype()), input.value(),
+      b.ops().getDenseI64ArrayAttr(dims)));
+}
+
+Tensor broadcastTo(Tensor input, llvm::ArrayRef<int64_t> shape, Where where) {
+  Builder &b = builderOf(input, where);
+  int64_t offset = static_cast<int64_t>(shape.size()) - input.rank();
+  if (offset < 0)
+    b.fail(where, "broadcast: " + formatShape(input.shape()) +
+                      " has more dimensions than " + formatShape(shape));
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < input.rank(); ++i)
+    dims.push_back(offset + i);
+  return broadcast(input, shape, dims, where);
+}
+
+Tensor reduceSum(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
+                 Where where) {
+  return reduce<tg::ReduceSumOp>(input, dims, keepDims, "reduceSum", where);
+}
+Tensor reduceMax(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
+                 Where where) {
+  return reduce<tg::ReduceMaxOp>(input, dims, keepDims, "reduceMax", where);
+}
+Tensor reduceMean(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
+                  Where where) {
+  return reduce<tg::ReduceMeanOp>(input, dims, keepDims, "reduceMean", where);
+}
+
+//===----------------------------------------------------------------------===//
+// Transformer building blocks
+//===----------------------------------------------------------------------===//
+
+Tensor softmax(Tensor input, int64_t axis, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "softmax", "input", where);
+  int64_t normalized = normalizeAxis(input, axis, "softmax", where);
+  return b.wrap(b.ops().create<tg::SoftmaxOp>(b.location(where), input.value(),
+                                              normalized));
+}
+
+Tensor layerNorm(Tensor input, Tensor gamma, Tensor beta, double epsilon,
+                 Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "layerNorm", "input", where);
+  if (input.rank() < 1)
+    b.fail(where, "layerNorm: the input must have rank >= 1");
+  SmallVector<int64_t> paramShape{input.dim(-1)};
+  for (Tensor param : {gamma, beta})
+    if (param.shape() != llvm::ArrayRef<int64_t>(paramShape))
+      b.fail(where, "layerNorm: gamma and beta must have shape " +
+                        formatShape(paramShape) + " for input " +
+                        formatShape(input.shape()) + ", got " +
+                        formatShape(param.shape()));
+  if (!(epsilon > 0.0))
+    b.fail(where, "layerNorm: epsilon must be positive");
+  return b.wrap(b.ops().create<tg::LayerNormOp>(
+      b.location(where), input.value(), gamma.value(), beta.value(),
+      static_cast<float>(epsilon)));
+}
+
+Tensor dropout(Tensor input, double rate, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "dropout", "input", where);
+  if (!(rate >= 0.0 && rate < 1.0))
+    b.fail(where, "dropout: the rate must be in [0, 1), got " +
+                      std::to_string(rate));
+  if (rate == 0.0)
+    return input;
+  return b.wrap(b.ops().create<tg::DropoutOp>(
+      b.location(where), input.value(), b.dropoutKey(where),
+      b.ops().getF32FloatAttr(static_cast<float>(rate)),
+      b.ops().getI64IntegerAttr(b.nextDropoutId())));
+}
+
+Tensor embedding(Tensor table, Tensor ids, Where where) {
+  Builder &b = builderOf(table, where);
+  expectFloat(table, "embedding", "table", where);
+  expectIds(ids, "embedding", where);
+  if (table.rank() != 2)
+    b.fail(where, "embedding: the table must be [vocab, d] but is " +
+                      formatShape(table.shape()));
+  SmallVector<int64_t> shape(ids.shape());
+  shape.push_back(table.dim(1));
+  return b.wrap(b.ops().create<tg::EmbeddingOp>(
+      b.location(where), b.tensorType(shape, DType::F32), table.value(),
+      ids.value()));
+}
+
+Tensor causalMask(Builder &b, int64_t length, Where where) {
+  if (length <= 0)
+    b.fail(where, "causalMask: the length must be positive");
+  return b.wrap(b.ops().create<tg::CausalMaskOp>(
+      b.location(where), b.tensorType({length, length}, DType::F32)));
+}
+
+Tensor paddingMask(Tensor ids, int32_t padId, Where where) {
+  Builder &b = builderOf(ids, where);
+  expectIds(ids, "paddingMask", where);
+  return b.wrap(b.ops().create<tg::PaddingMaskOp>(
+      b.location(where), b.tensorType(ids.shape(), DType::F32), ids.value(),
+      b.ops().getI32IntegerAttr(padId)));
+}
+
+Tensor positionalEncoding(Builder &b, int64_t length, int64_t dModel,
+                          Where where) {
+  if (length <= 0 || dModel <= 0 || dModel % 2 != 0)
+    b.fail(where, "positionalEncoding: needs a positive length and an even "
+                  "d_model, got [" +
+                      llvm::Twine(length) + ", " + llvm::Twine(dModel) + "]");
+  return b.wrap(b.ops().create<tg::PositionalEncodingOp>(
+      b.location(where), b.tensorType({length, dModel}, DType::F32)));
+}
+
+LossAndTokens crossEntropy(Tensor logits, Tensor targets, double smoothing,
+                           int32_t ignoreIndex, Where where) {
+  Builder &b = builderOf(logits, where);
+  expectFloat(logits, "crossEntropy", "logits", where);
+  expectIds(targets, "crossEntropy", where);
+  if (logits.rank() < 2 || targets.shape() != logits.shape().drop_back())
+    b.fail(where, "crossEntropy: logits " + formatShape(logits.shape()) +
+                      " must be targets' shape " +
+                      formatShape(targets.shape()) + " plus a vocabulary");
+  if (!(smoothing >= 0.0 && smoothing < 1.0))
+    b.fail(where, "crossEntropy: label smoothing must be in [0, 1)");
+  auto op = b.ops().create<tg::CrossEntropyOp>(
+      b.location(where), logits.value(), targets.value(),
+      b.ops().getF32FloatAttr(static_cast<float>(smoothing)),
+      b.ops().getI32IntegerAttr(ignoreIndex));
+  return {b.wrap(op.getLoss()), b.wrap(op.getTokens())};
+}
+
+} // namespace tgc

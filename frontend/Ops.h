@@ -1,0 +1,77 @@
+//===- Ops.h - the DSL's tensor operations -----------------------*- C++ -*-===//
+//
+// Each op checks its operands' shapes when the graph is built; a violation is
+// reported at the caller's file:line with the shapes involved and abandons the
+// build (see Builder::fail). Elementwise operators broadcast numpy-style
+// (trailing dimensions aligned, size-1 or missing dimensions replicated).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_FRONTEND_OPS_H
+#define TGC_FRONTEND_OPS_H
+
+#include "frontend/Builder.h"
+#include "frontend/Tensor.h"
+
+namespace tgc {
+
+using Where = std::source_location;
+
+// Elementwise arithmetic, with broadcasting.
+Tensor operator+(Tensor lhs, Located rhs);
+Tensor operator-(Tensor lhs, Located rhs);
+Tensor operator*(Tensor lhs, Located rhs);
+Tensor operator/(Tensor lhs, Located rhs);
+Tensor operator-(Located input);
+Tensor scale(Tensor input, double factor, Where where = Where::current());
+Tensor relu(Tensor input, Where where = Where::current());
+Tensor exp(Tensor input, Where where = Where::current());
+Tensor log(Tensor input, Where where = Where::current());
+Tensor sqrt(Tensor input, Where where = Where::current());
+Tensor rsqrt(Tensor input, Where where = Where::current());
+
+/// a @ b (batched over leading dimensions; `b` may be a shared matrix), or
+/// a @ b^T with `transposeB`.
+Tensor matmul(Tensor a, Tensor b, bool transposeB = false,
+              Where where = Where::current());
+
+// Shapes.
+Tensor reshape(Tensor input, llvm::ArrayRef<int64_t> shape,
+               Where where = Where::current());
+Tensor transpose(Tensor input, llvm::ArrayRef<int64_t> permutation,
+                 Where where = Where::current());
+/// Numpy-style broadcast of `input` to `shape`.
+Tensor broadcastTo(Tensor input, llvm::ArrayRef<int64_t> shape,
+                   Where where = Where::current());
+/// Broadcast with an explicit map: input dimension i becomes dims[i].
+Tensor broadcast(Tensor input, llvm::ArrayRef<int64_t> shape,
+                 llvm::ArrayRef<int64_t> dims, Where where = Where::current());
+Tensor reduceSum(Tensor input, llvm::ArrayRef<int64_t> dims,
+                 bool keepDims = false, Where where = Where::current());
+Tensor reduceMax(Tensor input, llvm::ArrayRef<int64_t> dims,
+                 bool keepDims = false, Where where = Where::current());
+Tensor reduceMean(Tensor input, llvm::ArrayRef<int64_t> dims,
+                  bool keepDims = false, Where where = Where::current());
+
+// Transformer building blocks.
+Tensor softmax(Tensor input, int64_t axis = -1, Where where = Where::current());
+Tensor layerNorm(Tensor input, Tensor gamma, Tensor beta,
+                 double epsilon = 1e-6, Where where = Where::current());
+/// Inverted dropout keyed by the step's dropout key and a fresh op id; the
+/// identity (no op) when `rate` is 0.
+Tensor dropout(Tensor input, double rate, Where where = Where::current());
+Tensor embedding(Tensor table, Tensor ids, Where where = Where::current());
+Tensor causalMask(Builder &b, int64_t length, Where where = Where::current());
+Tensor paddingMask(Tensor ids, int32_t padId, Where where = Where::current());
+Tensor positionalEncoding(Builder &b, int64_t length, int64_t dModel,
+                          Where where = Where::current());
+
+struct LossAndTokens {
+  Tensor loss;   // mean over counted positions
+  Tensor tokens; // number of counted (non-ignored) positions
+};
+LossAndTokens crossEntropy(Tensor logits, Tensor targets, double smoothing,
+                           int32_t ignoreIndex, Where where = Where::current());
+
+} // namespace tgc
+
+#endif // TGC_FRONTEND_OPS_H

@@ -1,0 +1,73 @@
+//===- Tensor.h - typed tensor handles of the DSL ----------------*- C++ -*-===//
+//
+// A `Tensor` is one value of the graph being built: an SSA value of the tg
+// dialect plus the builder that owns it. Ops on tensors (frontend/Ops.h) check
+// shapes when the graph is built and report the caller's file and line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_FRONTEND_TENSOR_H
+#define TGC_FRONTEND_TENSOR_H
+
+#include "mlir/IR/Value.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <optional>
+#include <source_location>
+
+namespace tgc {
+
+class Builder;
+
+/// Element types of DSL tensors: f32 activations, i32 token ids.
+enum class DType { F32, I32 };
+
+class Tensor {
+public:
+  Tensor() = default;
+
+  llvm::ArrayRef<int64_t> shape() const;
+  int64_t rank() const { return static_cast<int64_t>(shape().size()); }
+  /// Size of dimension `index`; negative indices count from the end.
+  int64_t dim(int64_t index) const;
+  DType dtype() const;
+  mlir::Value value() const { return value_; }
+  Builder &builder() const { return *builder_; }
+  explicit operator bool() const { return builder_ != nullptr; }
+
+private:
+  friend class Builder;
+  Tensor(Builder *builder, mlir::Value value)
+      : builder_(builder), value_(value) {}
+
+  Builder *builder_ = nullptr;
+  mlir::Value value_;
+};
+
+/// A tensor together with the source location of the expression that uses it.
+/// Binary operators cannot take a defaulted std::source_location parameter;
+/// converting their right operand to `Located` captures the call site instead.
+struct Located {
+  Located(Tensor tensor,
+          std::source_location where = std::source_location::current())
+      : tensor(tensor), where(where) {}
+  Tensor tensor;
+  std::source_location where;
+};
+
+/// How a parameter is initialized (mirrors tg.variable's `init`).
+struct Init {
+  enum class Kind { Zeros, Ones, Normal, Uniform, XavierUniform };
+  Kind kind;
+  std::optional<double> scale;
+
+  static Init zeros() { return {Kind::Zeros, std::nullopt}; }
+  static Init ones() { return {Kind::Ones, std::nullopt}; }
+  static Init normal(double stddev) { return {Kind::Normal, stddev}; }
+  static Init uniform(double bound) { return {Kind::Uniform, bound}; }
+  static Init xavierUniform() { return {Kind::XavierUniform, std::nullopt}; }
+};
+
+} // namespace tgc
+
+#endif // TGC_FRONTEND_TENSOR_H

@@ -1,0 +1,155 @@
+//===- FrontendTest.cpp - the DSL: shape errors, names, the Transformer --===//
+#include "test/unit/TestContext.h"
+
+#include "frontend/Builder.h"
+#include "frontend/Ops.h"
+#include "models/Transformer.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace tgc;
+
+namespace {
+
+/// Builds `body` and returns the diagnostics; the build must fail.
+std::vector<std::string> buildErrors(test::TestContext &t,
+                                     const std::function<void(tgc::Builder &)> &body) {
+  t.messages.clear();
+  EXPECT_TRUE(failed(buildGraph(t.context, "f", body)));
+  return t.messages;
+}
+
+TEST(Frontend, ShapeErrorNamesCallerLineAndBothShapes) {
+  test::TestContext t;
+  int line = 0;
+  std::string file;
+  Location where = UnknownLoc::get(&t.context);
+  t.context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    where = diag.getLocation();
+    return failure(); // let the recording handler see it too
+  });
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 7, 16}, DType::F32);
+    Tensor w = b.param("w", {8, 64}, Init::xavierUniform());
+    line = __LINE__ + 1;
+    matmul(x, w);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "matmul: contraction sizes differ: lhs [2, 7, 16], rhs [8, 64]");
+  auto loc = llvm::dyn_cast<FileLineColLoc>(where);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(loc.getFilename().str(), __FILE__);
+  EXPECT_EQ(static_cast<int>(loc.getLine()), line);
+}
+
+TEST(Frontend, OperatorErrorsPointAtTheExpression) {
+  test::TestContext t;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 7, 16}, DType::F32);
+    Tensor y = b.input("y", {2, 5, 16}, DType::F32);
+    (void)(x + y);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "shapes [2, 7, 16] + [2, 5, 16] do not broadcast");
+}
+
+TEST(Frontend, BroadcastingAddsBiasAlongTrailingDimensions) {
+  test::TestContext t;
+  auto module = buildGraph(t.context, "f", [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 7, 16}, DType::F32);
+    Tensor bias = b.param("bias", {16}, Init::zeros());
+    Tensor ids = b.input("ids", {2, 7}, DType::I32);
+    Tensor logits = x + bias;
+    EXPECT_EQ(logits.shape(), llvm::ArrayRef<int64_t>({2, 7, 16}));
+    LossAndTokens loss = crossEntropy(logits, ids, 0.1, 0);
+    b.setLoss(loss.loss, loss.tokens);
+  });
+  ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
+  int broadcasts = 0;
+  (*module)->walk([&](tg::BroadcastOp op) {
+    ++broadcasts;
+    EXPECT_EQ(op.getDims(), llvm::ArrayRef<int64_t>({2}));
+  });
+  EXPECT_EQ(broadcasts, 1);
+}
+
+TEST(Frontend, ParameterNamesAreHierarchicalAndUnique) {
+  test::TestContext t;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    auto encoder = b.scope("encoder");
+    auto layer = b.scope("layer0");
+    Tensor w = b.param("w_q", {4, 4}, Init::xavierUniform());
+    EXPECT_TRUE(w);
+    b.param("w_q", {4, 4}, Init::xavierUniform());
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "parameter 'encoder.layer0.w_q' is declared twice");
+}
+
+TEST(Frontend, AModelWithoutLossIsAnError) {
+  test::TestContext t;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    b.input("x", {2}, DType::F32);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "model 'f' declares no loss (call Builder::setLoss)");
+}
+
+/// Sum of the element counts of the module's trainable variables.
+int64_t trainableParameters(ModuleOp module) {
+  int64_t total = 0;
+  module.walk([&](tg::VariableOp variable) {
+    if (variable.getTrainable())
+      total += variable.getTensorType().getNumElements();
+  });
+  return total;
+}
+
+TEST(Transformer, BaseHasThePapersParameterCount) {
+  test::TestContext t;
+  auto config = models::transformerPreset("base");
+  ASSERT_TRUE(config);
+  auto module = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
+    models::buildTransformer(b, *config);
+  });
+  ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
+  // Vocabulary 37000 (the paper's shared BPE), d=512, d_ff=2048, N=6:
+  // 37000*512 + 6*(4*512^2 + 2*512*2048 + 2048 + 512 + 2*1024)
+  //           + 6*(8*512^2 + 2*512*2048 + 2048 + 512 + 3*1024) = 63,045,632.
+  EXPECT_EQ(trainableParameters(**module), 63045632);
+  EXPECT_EQ(models::transformerParameterCount(*config), 63045632);
+  // The paper reports ~65M for base (Table 3).
+  EXPECT_NEAR(63045632.0 / 65e6, 1.0, 0.05);
+}
+
+TEST(Transformer, EveryPresetBuildsAndVerifies) {
+  for (const std::string &preset : models::transformerPresets()) {
+    test::TestContext t;
+    auto config = models::transformerPreset(preset);
+    ASSERT_TRUE(config) << preset;
+    EXPECT_FALSE(models::validateTransformerConfig(*config)) << preset;
+    auto module = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
+      models::buildTransformer(b, *config);
+    });
+    ASSERT_TRUE(succeeded(module)) << preset;
+    EXPECT_EQ(trainableParameters(**module),
+              models::transformerParameterCount(*config))
+        << preset;
+  }
+}
+
+TEST(Transformer, ConfigRulesNameTheField) {
+  auto config = models::transformerPreset("tiny");
+  config->set_num_heads(5);
+  EXPECT_EQ(models::validateTransformerConfig(*config).value_or(""),
+            "d_model (32) must be divisible by num_heads (5)");
+  config = models::transformerPreset("tiny");
+  config->set_dropout(1.0);
+  EXPECT_EQ(models::validateTransformerConfig(*config).value_or(""),
+            "dropout must be in [0, 1) but is 1.000000");
+}
+
+} // namespace

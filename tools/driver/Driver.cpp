@@ -1,0 +1,199 @@
+//===- Driver.cpp - tgc's command line -----------------------------------===//
+//
+// Input is either a built-in or user-registered model (--model, --preset,
+// --config) or a .mlir file. Diagnostics name file:line:col (the DSL source
+// line for models); any failure exits non-zero.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/driver/Driver.h"
+
+#include "frontend/ModelRegistry.h"
+#include "tools/InitAll.h"
+#include "tools/driver/Version.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace cl = llvm::cl;
+
+namespace tgc {
+namespace {
+
+cl::OptionCategory tgcCategory("tgc options");
+cl::OptionCategory mlirCategory(
+    "MLIR options (IR printing, pass statistics, timing, diagnostics)");
+
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("[<input .mlir file>]"),
+                                   cl::init(""), cl::cat(tgcCategory));
+
+cl::opt<std::string> modelName(
+    "model", cl::desc("Build a registered model instead of reading a file"),
+    cl::value_desc("name"), cl::cat(tgcCategory));
+
+cl::opt<std::string> presetName("preset",
+                                cl::desc("The model's preset (default: the "
+                                         "model's own, e.g. base)"),
+                                cl::value_desc("name"), cl::cat(tgcCategory));
+
+cl::opt<std::string> configFile(
+    "config",
+    cl::desc("Protobuf text file overriding the preset's fields"),
+    cl::value_desc("file.pbtxt"), cl::cat(tgcCategory));
+
+cl::opt<bool> listModels("list-models",
+                         cl::desc("List the registered models and presets"),
+                         cl::cat(tgcCategory));
+
+cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
+                                    cl::value_desc("file"), cl::init("-"),
+                                    cl::cat(tgcCategory));
+
+enum class EmitStage { Tg };
+
+cl::opt<EmitStage> emitStage(
+    "emit", cl::desc("Stage to write"), cl::init(EmitStage::Tg),
+    cl::values(clEnumValN(EmitStage::Tg, "tg",
+                          "the verified tg module (forward + loss)")),
+    cl::cat(tgcCategory));
+
+cl::opt<bool> printLocations(
+    "locations",
+    cl::desc("Print MLIR locations (on by default for --model: they point at "
+             "the model's source lines)"),
+    cl::cat(tgcCategory));
+
+/// libLLVM registers hundreds of backend flags; --help shows only tgc's own
+/// and the MLIR ones (--mlir-print-ir-after-all, --mlir-timing, ...).
+void hideUnrelatedOptions() {
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.getKey().starts_with("mlir-"))
+      entry.getValue()->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&tgcCategory, &mlirCategory});
+}
+
+void printVersion(llvm::raw_ostream &os) {
+  os << "tgc " << TGC_VERSION << " (MLIR " << TGC_MLIR_VERSION << ")\n";
+}
+
+void printModels(llvm::raw_ostream &os) {
+  for (const ModelDefinition *model : registeredModels())
+    os << model->name << ": " << model->description
+       << "\n  presets: " << llvm::join(model->presets, ", ")
+       << " (default " << model->defaultPreset << ")\n";
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context) {
+  const ModelDefinition *model = lookupModel(modelName);
+  if (!model) {
+    std::vector<std::string> names;
+    for (const ModelDefinition *known : registeredModels())
+      names.push_back(known->name);
+    llvm::errs() << "tgc: unknown model '" << modelName
+                 << "' (known: " << llvm::join(names, ", ") << ")\n";
+    return nullptr;
+  }
+  ModelOptions options{presetName.empty() ? model->defaultPreset : presetName,
+                       configFile};
+  auto module = model->build(context, options);
+  if (failed(module))
+    return nullptr;
+  return std::move(*module);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> readModule(mlir::MLIRContext &context,
+                                             llvm::SourceMgr &sourceMgr) {
+  std::string error;
+  auto file = mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << "tgc: " << error << "\n";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+}
+
+} // namespace
+
+int tgcMain(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  hideUnrelatedOptions();
+  cl::SetVersionPrinter(printVersion);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tgc: ahead-of-time compiler for the Transformer's training step\n");
+
+  if (listModels) {
+    printModels(llvm::outs());
+    return 0;
+  }
+  bool fromModel = !modelName.empty();
+  if (fromModel == !inputFilename.empty()) {
+    llvm::errs() << "tgc: give either an input .mlir file or --model NAME "
+                    "(see --help, --list-models)\n";
+    return 1;
+  }
+  if (!fromModel && (!presetName.empty() || !configFile.empty())) {
+    llvm::errs() << "tgc: --preset and --config apply to --model only\n";
+    return 1;
+  }
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // Errors without a source position (unknown preset, invalid config value)
+  // read "tgc: error: ..." rather than "<unknown>:0: error: ...".
+  mlir::ScopedDiagnosticHandler positionless(
+      &context, [](mlir::Diagnostic &diag) -> mlir::LogicalResult {
+        if (!llvm::isa<mlir::UnknownLoc>(diag.getLocation()))
+          return mlir::failure();
+        bool error = diag.getSeverity() == mlir::DiagnosticSeverity::Error;
+        llvm::errs() << "tgc: " << (error ? "error" : "note") << ": " << diag
+                     << "\n";
+        return mlir::success();
+      });
+
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      fromModel ? buildModel(context) : readModule(context, sourceMgr);
+  if (!module)
+    return 1;
+
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "tgc: " << error << "\n";
+    return 1;
+  }
+  mlir::OpPrintingFlags flags;
+  if (printLocations.getNumOccurrences() ? printLocations : fromModel)
+    flags.enableDebugInfo();
+  switch (emitStage) {
+  case EmitStage::Tg:
+    module->print(output->os(), flags);
+    output->os() << "\n";
+    break;
+  }
+  output->keep();
+  return 0;
+}
+
+} // namespace tgc
