@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/driver/Driver.h"
 
+#include "frontend/GraphFile.h"
 #include "frontend/ModelRegistry.h"
 #include "tools/InitAll.h"
 #include "tools/driver/Version.h"
@@ -37,7 +38,7 @@ cl::OptionCategory mlirCategory(
     "MLIR options (IR printing, pass statistics, timing, diagnostics)");
 
 cl::opt<std::string> inputFilename(cl::Positional,
-                                   cl::desc("[<input .mlir file>]"),
+                                   cl::desc("[<input .mlir | .tgpb | .pbtxt>]"),
                                    cl::init(""), cl::cat(tgcCategory));
 
 cl::opt<std::string> modelName(
@@ -62,11 +63,13 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(tgcCategory));
 
-enum class EmitStage { Tg };
+enum class EmitStage { Graph, Tg };
 
 cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Tg),
-    cl::values(clEnumValN(EmitStage::Tg, "tg",
+    cl::values(clEnumValN(EmitStage::Graph, "graph",
+                          "a graph file (binary; text for .pbtxt or stdout)"),
+               clEnumValN(EmitStage::Tg, "tg",
                           "the verified tg module (forward + loss)")),
     cl::cat(tgcCategory));
 
@@ -116,6 +119,8 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context) {
 
 mlir::OwningOpRef<mlir::ModuleOp> readModule(mlir::MLIRContext &context,
                                              llvm::SourceMgr &sourceMgr) {
+  if (isGraphFile(inputFilename))
+    return readGraphFile(context, inputFilename);
   std::string error;
   auto file = mlir::openInputFile(inputFilename, &error);
   if (!file) {
@@ -146,7 +151,7 @@ int tgcMain(int argc, char **argv) {
   }
   bool fromModel = !modelName.empty();
   if (fromModel == !inputFilename.empty()) {
-    llvm::errs() << "tgc: give either an input .mlir file or --model NAME "
+    llvm::errs() << "tgc: give either an input file or --model NAME "
                     "(see --help, --list-models)\n";
     return 1;
   }
@@ -177,6 +182,9 @@ int tgcMain(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (emitStage == EmitStage::Graph)
+    return failed(writeGraphFile(*module, outputFilename)) ? 1 : 0;
+
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);
   if (!output) {
@@ -186,12 +194,8 @@ int tgcMain(int argc, char **argv) {
   mlir::OpPrintingFlags flags;
   if (printLocations.getNumOccurrences() ? printLocations : fromModel)
     flags.enableDebugInfo();
-  switch (emitStage) {
-  case EmitStage::Tg:
-    module->print(output->os(), flags);
-    output->os() << "\n";
-    break;
-  }
+  module->print(output->os(), flags);
+  output->os() << "\n";
   output->keep();
   return 0;
 }

@@ -1,0 +1,489 @@
+//===- GraphFile.cpp - tg modules to and from graph files ----------------===//
+#include "frontend/GraphFile.h"
+
+#include "frontend/Graph.pb.h"
+#include "ir/TgOps.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+using namespace mlir;
+
+namespace tgc {
+
+static constexpr const char *kGraphFormat = "tgc.graph";
+
+bool isGraphFile(llvm::StringRef path) {
+  return path.ends_with(".tgpb") || path.ends_with(".pbtxt");
+}
+
+/// Text format for .pbtxt files and for stdout ("-").
+static bool isTextFormat(llvm::StringRef path) {
+  return path.ends_with(".pbtxt") || path == "-";
+}
+
+//===----------------------------------------------------------------------===//
+// Shared conversions
+//===----------------------------------------------------------------------===//
+
+static const std::pair<tg::InitKind, graph::Variable::Init> kInitKinds[] = {
+    {tg::InitKind::zeros, graph::Variable::ZEROS},
+    {tg::InitKind::ones, graph::Variable::ONES},
+    {tg::InitKind::normal, graph::Variable::NORMAL},
+    {tg::InitKind::uniform, graph::Variable::UNIFORM},
+    {tg::InitKind::xavier_uniform, graph::Variable::XAVIER_UNIFORM},
+};
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+namespace {
+class GraphWriter {
+public:
+  explicit GraphWriter(ModuleOp module) : module(module) {}
+
+  LogicalResult write(graph::Graph &out) {
+    out.set_format(kGraphFormat);
+    out.set_version(kGraphFormatVersion);
+    out.set_producer("tgc");
+    func::FuncOp function;
+    for (Operation &op : module.getBody()->getOperations()) {
+      if (auto variable = llvm::dyn_cast<tg::VariableOp>(op)) {
+        writeVariable(variable, *out.add_variables());
+      } else if (auto f = llvm::dyn_cast<func::FuncOp>(op)) {
+        if (function)
+          return op.emitError("a graph file holds one function; this module "
+                              "has a second one, @")
+                 << f.getName();
+        function = f;
+      } else {
+        return op.emitError("a graph file cannot hold '")
+               << op.getName() << "'";
+      }
+    }
+    if (!function)
+      return module.emitError("the module has no function to write");
+    if (failed(writeFunction(function, *out.mutable_function())))
+      return failure();
+    writeDeclarations(out);
+    return success();
+  }
+
+private:
+  static void writeType(Type type, graph::TensorType &out) {
+    auto tensor = llvm::cast<RankedTensorType>(type);
+    for (int64_t dim : tensor.getShape())
+      out.add_shape(dim);
+    out.set_element(tensor.getElementType().isF32() ? graph::F32 : graph::I32);
+  }
+
+  static void writeLocation(Location loc, graph::Location &out) {
+    if (auto file = llvm::dyn_cast<FileLineColLoc>(loc)) {
+      out.set_file(file.getFilename().str());
+      out.set_line(file.getLine());
+      out.set_column(file.getColumn());
+    }
+  }
+
+  static void writeVariable(tg::VariableOp variable, graph::Variable &out) {
+    out.set_name(variable.getSymName().str());
+    writeType(variable.getType(), *out.mutable_type());
+    for (auto [kind, init] : kInitKinds)
+      if (kind == variable.getInit())
+        out.set_init(init);
+    if (auto scale = variable.getInitScale())
+      out.set_init_scale(scale->convertToDouble());
+    out.set_trainable(variable.getTrainable());
+    writeLocation(variable.getLoc(), *out.mutable_location());
+  }
+
+  LogicalResult writeFunction(func::FuncOp function, graph::Function &out) {
+    out.set_name(function.getName().str());
+    writeLocation(function.getLoc(), *out.mutable_location());
+    for (BlockArgument argument : function.getArguments()) {
+      graph::Argument &arg = *out.add_arguments();
+      if (auto name = function.getArgAttrOfType<StringAttr>(
+              argument.getArgNumber(), "tg.name"))
+        arg.set_name(name.str());
+      writeType(argument.getType(), *arg.mutable_type());
+      writeLocation(argument.getLoc(), *arg.mutable_location());
+      define(argument);
+    }
+    for (Operation &op : function.getBody().front()) {
+      if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
+        for (Value result : ret.getOperands())
+          out.add_results(ids.lookup(result));
+        writeLocation(ret.getLoc(), *out.mutable_return_location());
+        continue;
+      }
+      if (op.getNumRegions() != 0)
+        return op.emitError("a graph file cannot hold ops with regions");
+      graph::Op &g = *out.add_ops();
+      g.set_name(op.getName().getStringRef().str());
+      for (Value operand : op.getOperands())
+        g.add_operands(ids.lookup(operand));
+      for (Value result : op.getResults()) {
+        writeType(result.getType(), *g.add_results());
+        define(result);
+      }
+      for (NamedAttribute attr : op.getAttrDictionary())
+        writeAttribute(attr, *g.add_attributes());
+      writeLocation(op.getLoc(), *g.mutable_location());
+    }
+    return success();
+  }
+
+  static void writeAttribute(NamedAttribute attr, graph::Attribute &out) {
+    out.set_name(attr.getName().str());
+    Attribute value = attr.getValue();
+    if (llvm::isa<UnitAttr>(value)) {
+      out.set_unit(true);
+    } else if (auto integer = llvm::dyn_cast<IntegerAttr>(value);
+               integer && integer.getType().isSignlessInteger(32)) {
+      out.set_i32(integer.getInt());
+    } else if (integer && integer.getType().isSignlessInteger(64)) {
+      out.set_i64(integer.getInt());
+    } else if (auto number = llvm::dyn_cast<FloatAttr>(value);
+               number && number.getType().isF32()) {
+      out.set_f32(number.getValue().convertToFloat());
+    } else if (number && number.getType().isF64()) {
+      out.set_f64(number.getValueAsDouble());
+    } else if (auto symbol = llvm::dyn_cast<FlatSymbolRefAttr>(value)) {
+      out.set_symbol(symbol.getValue().str());
+    } else if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(value)) {
+      for (int64_t v : ints.asArrayRef())
+        out.mutable_i64_array()->add_values(v);
+    } else if (auto ints32 = llvm::dyn_cast<DenseI32ArrayAttr>(value)) {
+      for (int32_t v : ints32.asArrayRef())
+        out.mutable_i32_array()->add_values(v);
+    } else {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      value.print(os);
+      out.set_mlir(text);
+    }
+  }
+
+  void writeDeclarations(graph::Graph &out) {
+    if (auto adam = module->getAttrOfType<DictionaryAttr>("tg.optimizer")) {
+      graph::Optimizer &o = *out.mutable_optimizer();
+      auto get = [&](llvm::StringRef key) {
+        auto value = adam.getAs<FloatAttr>(key);
+        return value ? static_cast<float>(value.getValueAsDouble()) : 0.0f;
+      };
+      o.set_beta1(get("beta1"));
+      o.set_beta2(get("beta2"));
+      o.set_epsilon(get("epsilon"));
+    }
+    if (auto schedule = module->getAttrOfType<DictionaryAttr>("tg.schedule")) {
+      graph::Schedule &s = *out.mutable_schedule();
+      if (auto d = schedule.getAs<IntegerAttr>("d_model"))
+        s.set_d_model(d.getInt());
+      if (auto w = schedule.getAs<IntegerAttr>("warmup"))
+        s.set_warmup_steps(w.getInt());
+      if (auto f = schedule.getAs<FloatAttr>("factor"))
+        s.set_factor(f.getValueAsDouble());
+    }
+  }
+
+  void define(Value value) { ids.try_emplace(value, ids.size()); }
+
+  ModuleOp module;
+  llvm::DenseMap<Value, uint32_t> ids;
+};
+} // namespace
+
+LogicalResult writeGraphFile(ModuleOp module, llvm::StringRef path) {
+  graph::Graph graph;
+  if (failed(GraphWriter(module).write(graph)))
+    return failure();
+  std::string bytes;
+  bool serialized = isTextFormat(path)
+                        ? google::protobuf::TextFormat::PrintToString(graph, &bytes)
+                        : graph.SerializeToString(&bytes);
+  std::string error;
+  auto output = serialized ? openOutputFile(path, &error) : nullptr;
+  if (!output)
+    return emitError(UnknownLoc::get(module.getContext()))
+           << path << ": cannot write the graph file"
+           << (error.empty() ? "" : ": " + error);
+  output->os() << bytes;
+  output->keep();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Keeps the first text-format parse error (protobuf counts from 0).
+class FirstParseError : public google::protobuf::io::ErrorCollector {
+public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string &message) override {
+    if (this->message.empty()) {
+      this->line = line + 1;
+      this->column = column + 1;
+      this->message = message;
+    }
+  }
+  int line = 0, column = 0;
+  std::string message;
+};
+
+class GraphReader {
+public:
+  GraphReader(MLIRContext &context, llvm::StringRef path)
+      : context(context), path(path.str()), builder(&context) {
+    context.getOrLoadDialect<tg::TGDialect>();
+    context.getOrLoadDialect<func::FuncDialect>();
+  }
+
+  OwningOpRef<ModuleOp> read(const graph::Graph &g) {
+    if (g.format() != kGraphFormat)
+      return fail("not a tgc graph file (truncated or corrupt?)");
+    if (g.version() != kGraphFormatVersion)
+      return fail("graph format version " + std::to_string(g.version()) +
+                  " is not supported (this tgc reads version " +
+                  std::to_string(kGraphFormatVersion) + ")");
+    if (!g.has_function())
+      return fail("the graph has no function (truncated file?)");
+
+    OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+    builder.setInsertionPointToEnd(module->getBody());
+    for (const graph::Variable &variable : g.variables())
+      if (failed(readVariable(variable)))
+        return nullptr;
+    if (failed(readFunction(g.function())))
+      return nullptr;
+    readDeclarations(g, *module);
+    if (failed(verify(*module)))
+      return fail("the graph's IR does not verify (see the errors above)");
+    return module;
+  }
+
+private:
+  std::nullptr_t fail(const llvm::Twine &message) {
+    emitError(UnknownLoc::get(&context)) << path << ": " << message;
+    return nullptr;
+  }
+
+  Location location(const graph::Location &loc) {
+    if (loc.file().empty())
+      return UnknownLoc::get(&context);
+    return FileLineColLoc::get(&context, loc.file(), loc.line(), loc.column());
+  }
+
+  FailureOr<RankedTensorType> readType(const graph::TensorType &type,
+                                       const llvm::Twine &where) {
+    Type element;
+    if (type.element() == graph::F32)
+      element = builder.getF32Type();
+    else if (type.element() == graph::I32)
+      element = builder.getI32Type();
+    else {
+      fail(where + ": unknown element type " + std::to_string(type.element()));
+      return failure();
+    }
+    llvm::SmallVector<int64_t> shape(type.shape().begin(), type.shape().end());
+    for (int64_t dim : shape)
+      if (dim < 0) {
+        fail(where + ": negative dimension " + std::to_string(dim));
+        return failure();
+      }
+    return RankedTensorType::get(shape, element);
+  }
+
+  LogicalResult readVariable(const graph::Variable &v) {
+    auto type = readType(v.type(), "variable '" + v.name() + "'");
+    if (failed(type))
+      return failure();
+    std::optional<tg::InitKind> init;
+    for (auto [kind, code] : kInitKinds)
+      if (code == v.init())
+        init = kind;
+    if (!init) {
+      fail("variable '" + v.name() + "': unknown init " +
+           std::to_string(v.init()));
+      return failure();
+    }
+    builder.create<tg::VariableOp>(
+        location(v.location()), v.name(), *type, *init,
+        v.has_init_scale() ? std::optional<double>(v.init_scale())
+                           : std::nullopt,
+        v.trainable());
+    return success();
+  }
+
+  FailureOr<Attribute> readAttribute(const graph::Attribute &a,
+                                     const llvm::Twine &where) {
+    switch (a.value_case()) {
+    case graph::Attribute::kUnit:
+      return Attribute(builder.getUnitAttr());
+    case graph::Attribute::kI32:
+      return Attribute(builder.getI32IntegerAttr(a.i32()));
+    case graph::Attribute::kI64:
+      return Attribute(builder.getI64IntegerAttr(a.i64()));
+    case graph::Attribute::kF32:
+      return Attribute(builder.getF32FloatAttr(a.f32()));
+    case graph::Attribute::kF64:
+      return Attribute(builder.getF64FloatAttr(a.f64()));
+    case graph::Attribute::kSymbol:
+      return Attribute(FlatSymbolRefAttr::get(&context, a.symbol()));
+    case graph::Attribute::kI64Array:
+      return Attribute(builder.getDenseI64ArrayAttr(llvm::SmallVector<int64_t>(
+          a.i64_array().values().begin(), a.i64_array().values().end())));
+    case graph::Attribute::kI32Array: {
+      llvm::SmallVector<int32_t> values;
+      for (int64_t v : a.i32_array().values())
+        values.push_back(static_cast<int32_t>(v));
+      return Attribute(builder.getDenseI32ArrayAttr(values));
+    }
+    case graph::Attribute::kMlir:
+      if (Attribute parsed = parseAttribute(a.mlir(), &context))
+        return parsed;
+      break;
+    case graph::Attribute::VALUE_NOT_SET:
+      break;
+    }
+    fail(where + ": attribute '" + a.name() + "' has no readable value");
+    return failure();
+  }
+
+  LogicalResult readFunction(const graph::Function &f) {
+    auto function = builder.create<func::FuncOp>(
+        location(f.location()), f.name(), builder.getFunctionType({}, {}));
+    Block *body = function.addEntryBlock();
+    llvm::SmallVector<Value> values;
+    llvm::SmallVector<Attribute> argNames;
+    for (auto [index, arg] : llvm::enumerate(f.arguments())) {
+      auto type = readType(arg.type(), "argument #" + llvm::Twine(index));
+      if (failed(type))
+        return failure();
+      values.push_back(body->addArgument(*type, location(arg.location())));
+      argNames.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+          "tg.name", builder.getStringAttr(arg.name()))));
+    }
+
+    OpBuilder ops = OpBuilder::atBlockEnd(body);
+    for (auto [index, g] : llvm::enumerate(f.ops())) {
+      std::string where = "op #" + std::to_string(index) + " (" + g.name() + ")";
+      if (!RegisteredOperationName::lookup(g.name(), &context)) {
+        fail(where + ": unknown op");
+        return failure();
+      }
+      OperationState state(location(g.location()), g.name());
+      for (uint32_t id : g.operands()) {
+        if (id >= values.size()) {
+          fail(where + ": operand refers to value " + std::to_string(id) +
+               " but only " + std::to_string(values.size()) +
+               " values are defined before it");
+          return failure();
+        }
+        state.addOperands(values[id]);
+      }
+      for (const graph::TensorType &result : g.results()) {
+        auto type = readType(result, where);
+        if (failed(type))
+          return failure();
+        state.addTypes(*type);
+      }
+      for (const graph::Attribute &attr : g.attributes()) {
+        auto value = readAttribute(attr, where);
+        if (failed(value))
+          return failure();
+        state.addAttribute(attr.name(), *value);
+      }
+      Operation *op = ops.create(state);
+      values.append(op->result_begin(), op->result_end());
+    }
+
+    llvm::SmallVector<Value> results;
+    for (uint32_t id : f.results()) {
+      if (id >= values.size()) {
+        fail("the function returns value " + std::to_string(id) +
+             " but only " + std::to_string(values.size()) +
+             " values are defined");
+        return failure();
+      }
+      results.push_back(values[id]);
+    }
+    ops.create<func::ReturnOp>(location(f.return_location()), results);
+    function.setFunctionType(builder.getFunctionType(
+        body->getArgumentTypes(), ValueRange(results).getTypes()));
+    function.setAllArgAttrs(argNames);
+    return success();
+  }
+
+  void readDeclarations(const graph::Graph &g, ModuleOp module) {
+    auto f32 = [&](float value) { return builder.getF32FloatAttr(value); };
+    if (g.has_optimizer())
+      module->setAttr(
+          "tg.optimizer",
+          builder.getDictionaryAttr({
+              builder.getNamedAttr("name", builder.getStringAttr("adam")),
+              builder.getNamedAttr("beta1", f32(g.optimizer().beta1())),
+              builder.getNamedAttr("beta2", f32(g.optimizer().beta2())),
+              builder.getNamedAttr("epsilon", f32(g.optimizer().epsilon())),
+          }));
+    if (g.has_schedule())
+      module->setAttr(
+          "tg.schedule",
+          builder.getDictionaryAttr({
+              builder.getNamedAttr("name", builder.getStringAttr("warmup")),
+              builder.getNamedAttr(
+                  "d_model", builder.getI64IntegerAttr(g.schedule().d_model())),
+              builder.getNamedAttr("warmup", builder.getI64IntegerAttr(
+                                                 g.schedule().warmup_steps())),
+              builder.getNamedAttr("factor", builder.getF64FloatAttr(
+                                                 g.schedule().factor())),
+          }));
+  }
+
+  MLIRContext &context;
+  std::string path;
+  OpBuilder builder;
+};
+} // namespace
+
+OwningOpRef<ModuleOp> readGraphFile(MLIRContext &context,
+                                    llvm::StringRef path) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) {
+    emitError(UnknownLoc::get(&context))
+        << path << ": cannot open the graph file: " << file.getError().message();
+    return nullptr;
+  }
+  graph::Graph graph;
+  llvm::StringRef bytes = (*file)->getBuffer();
+  if (isTextFormat(path)) {
+    FirstParseError error;
+    google::protobuf::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&error);
+    if (!parser.ParseFromString(bytes.str(), &graph)) {
+      emitError(FileLineColLoc::get(&context, path, error.line, error.column))
+          << error.message;
+      return nullptr;
+    }
+  } else if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    emitError(UnknownLoc::get(&context))
+        << path << ": not a tgc graph file (truncated or corrupt)";
+    return nullptr;
+  }
+  return GraphReader(context, path).read(graph);
+}
+
+} // namespace tgc
