@@ -1,0 +1,54 @@
+//===- Executor.h - runs the ops of one function activation ----*- C++ -*-===//
+#ifndef TGC_CODEGEN_INTERPRETER_EXECUTOR_H
+#define TGC_CODEGEN_INTERPRETER_EXECUTOR_H
+
+#include "codegen/HostTensor.h"
+#include "codegen/Interpreter.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <vector>
+
+namespace tgc::interp {
+
+/// The element type tg uses for `type` (f32 or i32), if it is one of those.
+std::optional<ElementType> elementTypeOf(mlir::Type type);
+
+/// Rounds every element of an f32 tensor to float (Precision::F32).
+void roundToFloat(HostTensor &tensor);
+
+/// Holds the values of one function activation and executes its ops one by
+/// one against the interpreter's variables.
+class Executor {
+public:
+  Executor(llvm::StringMap<HostTensor> &variables, Precision precision)
+      : variables(variables), precision(precision) {}
+
+  /// Binds a block argument or op result, rounding it under Precision::F32.
+  void bind(mlir::Value value, HostTensor tensor);
+
+  /// Executes `op`; on failure a diagnostic has been emitted at `op`.
+  mlir::LogicalResult execute(mlir::Operation *op);
+
+  /// What func.return returned.
+  std::vector<HostTensor> results;
+
+private:
+  const HostTensor &get(mlir::Value value) const {
+    return values.find(value)->second;
+  }
+  HostTensor &variable(llvm::StringRef name) {
+    return variables.find(name)->second;
+  }
+
+  llvm::StringMap<HostTensor> &variables;
+  Precision precision;
+  llvm::DenseMap<mlir::Value, HostTensor> values;
+};
+
+} // namespace tgc::interp
+
+#endif // TGC_CODEGEN_INTERPRETER_EXECUTOR_H

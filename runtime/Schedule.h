@@ -1,0 +1,23 @@
+//===- Schedule.h - the learning-rate schedule -----------------*- C++ -*-===//
+#ifndef TGC_RUNTIME_SCHEDULE_H
+#define TGC_RUNTIME_SCHEDULE_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace tgc::runtime {
+
+/// The paper's schedule (section 5.3): linear warmup, then decay with the
+/// inverse square root of the step.
+///   lr = factor * dModel^-0.5 * min(step^-0.5, step * warmup^-1.5), step >= 1.
+inline double noamLearningRate(double dModel, double warmup, int64_t step,
+                               double factor = 1.0) {
+  double s = static_cast<double>(step);
+  return factor / std::sqrt(dModel) *
+         std::min(1.0 / std::sqrt(s), s / (warmup * std::sqrt(warmup)));
+}
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_SCHEDULE_H
