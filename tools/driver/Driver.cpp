@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "tools/driver/Driver.h"
 
+#include "codegen/Interpreter.h"
 #include "frontend/GraphFile.h"
 #include "frontend/ModelRegistry.h"
+#include "ir/TgOps.h"
 #include "tools/InitAll.h"
 #include "tools/driver/Version.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -23,10 +26,13 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <random>
 
 namespace cl = llvm::cl;
 
@@ -72,6 +78,21 @@ cl::opt<EmitStage> emitStage(
                clEnumValN(EmitStage::Tg, "tg",
                           "the verified tg module (forward + loss)")),
     cl::cat(tgcCategory));
+
+enum class Target { None, Interp };
+
+cl::opt<Target> target(
+    "target", cl::desc("Run the module instead of writing it"),
+    cl::init(Target::None),
+    cl::values(clEnumValN(Target::Interp, "interp",
+                          "the reference interpreter, on one synthetic batch "
+                          "(token ids and values drawn from --seed)")),
+    cl::cat(tgcCategory));
+
+cl::opt<uint32_t> seed("seed",
+                       cl::desc("Seed of parameters, inputs and dropout "
+                                "(--target=interp)"),
+                       cl::init(1), cl::cat(tgcCategory));
 
 cl::opt<bool> printLocations(
     "locations",
@@ -131,6 +152,74 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(mlir::MLIRContext &context,
   return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
 }
 
+/// The largest token id every embedding table and loss accepts.
+int64_t vocabularyOf(mlir::ModuleOp module) {
+  int64_t vocabulary = INT64_MAX;
+  module.walk([&](tg::EmbeddingOp op) {
+    vocabulary = std::min(vocabulary, op.getTable().getType().getDimSize(0));
+  });
+  module.walk([&](tg::CrossEntropyOp op) {
+    vocabulary = std::min(vocabulary, op.getLogits().getType().getShape().back());
+  });
+  return vocabulary == INT64_MAX ? 2 : vocabulary;
+}
+
+/// Runs the module's function on a synthetic batch with the interpreter:
+/// token ids uniform in [1, vocabulary) (0 is padding), f32 inputs uniform in
+/// [-1, 1], the dropout key (seed, step 1).
+int runInterpreter(mlir::ModuleOp module) {
+  mlir::func::FuncOp function;
+  module.walk([&](mlir::func::FuncOp f) { function = f; });
+  if (!function) {
+    llvm::errs() << "tgc: the module has no function to run\n";
+    return 1;
+  }
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> token(
+      1, std::max<int64_t>(1, vocabularyOf(module) - 1));
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<HostTensor> args;
+  for (mlir::BlockArgument arg : function.getArguments()) {
+    auto type = llvm::cast<mlir::RankedTensorType>(arg.getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    auto name = function.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(),
+                                                            "tg.name");
+    if (name && name.getValue() == "dropout_key") {
+      args.push_back(HostTensor::i32(shape, {double(seed), 1.0}));
+      continue;
+    }
+    bool ids = type.getElementType().isInteger(32);
+    HostTensor tensor(shape, ids ? ElementType::I32 : ElementType::F32);
+    for (double &element : tensor.data)
+      element = ids ? double(token(rng)) : value(rng);
+    args.push_back(std::move(tensor));
+  }
+
+  Interpreter interpreter(module, Precision::F32);
+  interpreter.initializeVariables(seed);
+  auto results = interpreter.run(function.getName(), args);
+  if (failed(results))
+    return 1;
+  llvm::outs() << "@" << function.getName() << " on a synthetic batch (seed "
+               << seed << "):\n";
+  for (auto [index, result] : llvm::enumerate(*results)) {
+    llvm::outs() << "  result " << index << ": ";
+    // Small results in full (row-major), larger ones by their size.
+    if (result.numElements() > 16) {
+      llvm::outs() << "tensor of " << result.numElements() << " elements";
+    } else {
+      bool scalar = result.rank() == 0;
+      llvm::outs() << (scalar ? "" : "[");
+      llvm::interleaveComma(result.data, llvm::outs(), [](double element) {
+        llvm::outs() << llvm::format("%.6g", element);
+      });
+      llvm::outs() << (scalar ? "" : "]");
+    }
+    llvm::outs() << "\n";
+  }
+  return 0;
+}
+
 } // namespace
 
 int tgcMain(int argc, char **argv) {
@@ -182,6 +271,8 @@ int tgcMain(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (target == Target::Interp)
+    return runInterpreter(*module);
   if (emitStage == EmitStage::Graph)
     return failed(writeGraphFile(*module, outputFilename)) ? 1 : 0;
 
