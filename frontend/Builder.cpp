@@ -2,11 +2,11 @@
 #include "frontend/Builder.h"
 
 #include "ir/TgOps.h"
+#include "ir/TgVerify.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
-#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -96,12 +96,8 @@ static void checkShape(Builder &b, Builder::Where where, llvm::StringRef what,
                        llvm::StringRef name, llvm::ArrayRef<int64_t> shape) {
   for (int64_t dim : shape)
     if (dim <= 0)
-      b.fail(where, what + " '" + name + "' needs positive dimensions, got [" +
-                        llvm::join(llvm::map_range(shape, [](int64_t d) {
-                                     return std::to_string(d);
-                                   }),
-                                   ", ") +
-                        "]");
+      b.fail(where, what + " '" + name + "' needs positive dimensions, got " +
+                        tg::formatShape(shape));
 }
 
 Tensor Builder::input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
