@@ -76,10 +76,8 @@ tg.variable @x trainable init(xavier_uniform) : tensor<6x10xf32>
   }
 }
 
-// One Adam step from zero moments (t = 1), then one at t = 3 from given
-// moments; betas and epsilon are the f32 attributes' values.
-TEST(State, AdamMatchesTheHandComputedUpdate) {
-  Program p(R"mlir(
+/// One Adam update of a 2-element parameter; lr and step are inputs.
+const char *const kAdamStep = R"mlir(
 tg.variable @w trainable init(ones) : tensor<2xf32>
 tg.variable @m init(zeros) : tensor<2xf32>
 tg.variable @v init(zeros) : tensor<2xf32>
@@ -88,7 +86,12 @@ func.func @step(%g: tensor<2xf32>, %lr: tensor<f32>, %t: tensor<i32>) {
       beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10 : tensor<2xf32>
   return
 }
-)mlir",
+)mlir";
+
+// One Adam step from zero moments (t = 1), then one at t = 3 from given
+// moments; betas and epsilon are the f32 attributes' values.
+TEST(State, AdamMatchesTheHandComputedUpdate) {
+  Program p(kAdamStep,
             Precision::F64);
   ASSERT_TRUE(p.ok()) << p.diagnostics();
   p.interp->initializeVariables(1);
@@ -240,16 +243,7 @@ func.func @f() -> tensor<2xf32> {
 }
 
 TEST(Errors, AdamStepZero) {
-  Program p(R"mlir(
-tg.variable @w trainable init(ones) : tensor<2xf32>
-tg.variable @m init(zeros) : tensor<2xf32>
-tg.variable @v init(zeros) : tensor<2xf32>
-func.func @step(%g: tensor<2xf32>, %lr: tensor<f32>, %t: tensor<i32>) {
-  tg.adam_update @w, @m, @v grad %g lr %lr step %t
-      beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10 : tensor<2xf32>
-  return
-}
-)mlir",
+  Program p(kAdamStep,
             Precision::F64);
   ASSERT_TRUE(p.ok()) << p.diagnostics();
   p.t.messages.clear();
