@@ -145,7 +145,9 @@ Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
   for (Operation &op : func.getBody().front())
     if (failed(executor.execute(&op)))
       return failure();
-  variables_ = std::move(state);
+  // Commit element by element: pointers from variable() stay valid.
+  for (auto &entry : state)
+    variables_[entry.getKey()].data.swap(entry.getValue().data);
   return std::move(executor.results);
 }
 

@@ -50,7 +50,7 @@ public:
 
   /// The current value of variable `name`; null if the module has none. The
   /// caller may overwrite it to set parameters; run() rejects a value whose
-  /// shape differs from the declaration.
+  /// shape differs from the declaration. The pointer stays valid across runs.
   HostTensor *variable(llvm::StringRef name);
 
   /// Runs func.func `funcName` on `args` (one per function argument, of its

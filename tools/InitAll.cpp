@@ -2,6 +2,7 @@
 #include "tools/InitAll.h"
 
 #include "ir/TgDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,9 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<tg::TGDialect, mlir::func::FuncDialect>();
 }
 
-void registerAllPasses() { mlir::registerTransformsPasses(); }
+void registerAllPasses() {
+  mlir::registerTransformsPasses();
+  registerPasses();
+}
 
 } // namespace tgc

@@ -8,9 +8,12 @@
 #include "tools/driver/Driver.h"
 
 #include "codegen/Interpreter.h"
+#include "codegen/InterpreterTrainer.h"
 #include "frontend/GraphFile.h"
 #include "frontend/ModelRegistry.h"
 #include "ir/TgOps.h"
+#include "passes/Passes.h"
+#include "runtime/Tasks.h"
 #include "tools/InitAll.h"
 #include "tools/driver/Version.h"
 
@@ -32,6 +35,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cmath>
 #include <random>
 
 namespace cl = llvm::cl;
@@ -69,14 +74,17 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(tgcCategory));
 
-enum class EmitStage { Graph, Tg };
+enum class EmitStage { Graph, Tg, Train };
 
 cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Tg),
     cl::values(clEnumValN(EmitStage::Graph, "graph",
                           "a graph file (binary; text for .pbtxt or stdout)"),
                clEnumValN(EmitStage::Tg, "tg",
-                          "the verified tg module (forward + loss)")),
+                          "the verified tg module (forward + loss)"),
+               clEnumValN(EmitStage::Train, "train",
+                          "the training step: tg-training-pipeline's output "
+                          "(forward, gradients, Adam)")),
     cl::cat(tgcCategory));
 
 enum class Target { None, Interp };
@@ -85,9 +93,22 @@ cl::opt<Target> target(
     "target", cl::desc("Run the module instead of writing it"),
     cl::init(Target::None),
     cl::values(clEnumValN(Target::Interp, "interp",
-                          "the reference interpreter, on one synthetic batch "
-                          "(token ids and values drawn from --seed)")),
+                          "the reference interpreter: --emit=tg runs the "
+                          "function once on a synthetic batch, --emit=train "
+                          "trains for --steps on --task")),
     cl::cat(tgcCategory));
+
+cl::opt<std::string> taskName("task",
+                              cl::desc("Built-in task to train on (--emit=train "
+                                       "--target=interp): copy, reverse"),
+                              cl::init("copy"), cl::cat(tgcCategory));
+
+cl::opt<int64_t> steps("steps", cl::desc("Training steps (--target=interp)"),
+                       cl::init(100), cl::cat(tgcCategory));
+
+cl::opt<int64_t> logEvery("log-every",
+                          cl::desc("Log a line every N steps (and the last)"),
+                          cl::init(10), cl::cat(tgcCategory));
 
 cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
@@ -162,6 +183,55 @@ int64_t vocabularyOf(mlir::ModuleOp module) {
     vocabulary = std::min(vocabulary, op.getLogits().getType().getShape().back());
   });
   return vocabulary == INT64_MAX ? 2 : vocabulary;
+}
+
+/// Trains the compiled step on the interpreter and logs every --log-every
+/// steps. The loss is label-smoothed, so its perplexity exp(loss) is an upper
+/// bound of the model's.
+int trainOnInterpreter(mlir::ModuleOp module) {
+  std::optional<runtime::Task> task = runtime::parseTask(taskName);
+  if (!task) {
+    llvm::errs() << "tgc: unknown task '" << taskName
+                 << "' (known: " << runtime::taskNames() << ")\n";
+    return 1;
+  }
+  if (steps < 1 || logEvery < 1) {
+    llvm::errs() << "tgc: --steps and --log-every must be at least 1\n";
+    return 1;
+  }
+  auto trainer = InterpreterTrainer::create(module, Precision::F32, seed);
+  if (failed(trainer))
+    return 1;
+  runtime::BatchShape shape = (*trainer)->batchShape();
+  if (std::string_view why = runtime::validateBatchShape(shape); !why.empty()) {
+    llvm::errs() << "tgc: the model cannot take task '" << taskName
+                 << "': " << why << "\n";
+    return 1;
+  }
+  llvm::outs() << "training @train_step on the interpreter: task " << taskName
+               << ", batch " << shape.batchSize << ", seed " << seed << "\n";
+  auto start = std::chrono::steady_clock::now();
+  int64_t tokens = 0;
+  for (int64_t step = 1; step <= steps; ++step) {
+    runtime::Batch batch =
+        runtime::makeBatch(*task, seed, static_cast<uint64_t>(step - 1), shape);
+    auto result = (*trainer)->step(batch);
+    if (failed(result))
+      return 1;
+    tokens += result->tokens;
+    if (step % logEvery != 0 && step != steps && step != 1)
+      continue;
+    double elapsed = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    llvm::outs() << llvm::format(
+        "step %6lld/%lld  loss %.4f  ppl %8.3f  lr %.3e  tok/s %7.0f  "
+        "elapsed %6.1fs\n",
+        static_cast<long long>(step), static_cast<long long>(steps.getValue()),
+        result->loss, std::exp(result->loss), result->learningRate,
+        tokens / std::max(elapsed, 1e-9), elapsed);
+  }
+  return 0;
 }
 
 /// Runs the module's function on a synthetic batch with the interpreter:
@@ -271,8 +341,19 @@ int tgcMain(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (emitStage == EmitStage::Train) {
+    mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+      return 1;
+    mlir::applyDefaultTimingPassManagerCLOptions(pm);
+    buildTrainingPipeline(pm);
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
+
   if (target == Target::Interp)
-    return runInterpreter(*module);
+    return emitStage == EmitStage::Train ? trainOnInterpreter(*module)
+                                         : runInterpreter(*module);
   if (emitStage == EmitStage::Graph)
     return failed(writeGraphFile(*module, outputFilename)) ? 1 : 0;
 

@@ -1,0 +1,67 @@
+//===- InterpreterTrainer.h - the training step on the interpreter -*- C++ -*-===//
+//
+// Runs a compiled training step (the output of tg-training-pipeline) on the
+// reference interpreter: binds a batch, the dropout key (seed, step), the
+// learning rate of the module's schedule and the step to @train_step's
+// arguments by their `tg.name`. The oracle the generated binaries' steps are
+// compared with, and the engine of `tgc --emit=train --target=interp`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_CODEGEN_INTERPRETERTRAINER_H
+#define TGC_CODEGEN_INTERPRETERTRAINER_H
+
+#include "codegen/Interpreter.h"
+#include "runtime/Tasks.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <memory>
+
+namespace tgc {
+
+/// The module's `tg.schedule` attribute: lr(step) of the paper.
+struct WarmupSchedule {
+  double dModel = 512, warmup = 4000, factor = 1;
+  double learningRate(int64_t step) const;
+};
+
+class InterpreterTrainer {
+public:
+  struct StepResult {
+    double loss;
+    int64_t tokens;
+    double learningRate;
+  };
+
+  /// Fails with a diagnostic if `module` has no `stepFunction` taking
+  /// source_ids, target_in_ids, target_out_ids, dropout_key, lr and step, or
+  /// no warmup schedule.
+  static mlir::FailureOr<std::unique_ptr<InterpreterTrainer>>
+  create(mlir::ModuleOp module, Precision precision, uint32_t seed,
+         llvm::StringRef stepFunction = "train_step");
+
+  /// Runs step number stepsDone()+1 on `batch`.
+  mlir::FailureOr<StepResult> step(const runtime::Batch &batch);
+
+  int64_t stepsDone() const { return stepsDone_; }
+  runtime::BatchShape batchShape() const { return shape_; }
+  Interpreter &interpreter() { return interpreter_; }
+
+private:
+  InterpreterTrainer(mlir::ModuleOp module, Precision precision, uint32_t seed)
+      : interpreter_(module, precision), seed_(seed) {}
+
+  Interpreter interpreter_;
+  mlir::func::FuncOp function_;
+  WarmupSchedule schedule_;
+  runtime::BatchShape shape_{};
+  /// Argument position of each named input.
+  int source_ = -1, targetIn_ = -1, targetOut_ = -1, key_ = -1, lr_ = -1,
+      step_ = -1;
+  uint32_t seed_;
+  int64_t stepsDone_ = 0;
+};
+
+} // namespace tgc
+
+#endif // TGC_CODEGEN_INTERPRETERTRAINER_H

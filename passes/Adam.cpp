@@ -1,0 +1,155 @@
+//===- Adam.cpp - tg-adam: the optimizer update, in the graph ------------===//
+//
+// Consumes the gradient results tg-autodiff added and turns the loss function
+// into the training step: moments as module state, one in-place
+// tg.adam_update per parameter, lr and step as runtime inputs.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/BitVector.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGADAM
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+struct AdamHyperparameters {
+  float beta1, beta2, epsilon;
+};
+
+struct TgAdamPass : impl::TgAdamBase<TgAdamPass> {
+  using TgAdamBase::TgAdamBase;
+
+  void runOnOperation() override;
+
+private:
+  FailureOr<AdamHyperparameters> hyperparameters(ModuleOp module);
+  FailureOr<tg::VariableOp> declareMoment(SymbolTable &symbols,
+                                          tg::VariableOp param, StringRef kind,
+                                          Operation *after);
+};
+
+/// The DSL's declaration (module attribute `tg.optimizer`) or the options.
+FailureOr<AdamHyperparameters> TgAdamPass::hyperparameters(ModuleOp module) {
+  AdamHyperparameters h{beta1, beta2, epsilon};
+  auto declared = module->getAttrOfType<DictionaryAttr>("tg.optimizer");
+  if (!declared)
+    return h;
+  auto name = declared.getAs<StringAttr>("name");
+  if (!name || name.getValue() != "adam")
+    return module.emitError()
+           << "tg-adam: the module declares optimizer " << declared
+           << "; only {name = \"adam\", ...} is supported";
+  for (auto [key, field] : {std::pair{"beta1", &h.beta1},
+                            std::pair{"beta2", &h.beta2},
+                            std::pair{"epsilon", &h.epsilon}}) {
+    if (auto value = declared.getAs<FloatAttr>(key))
+      *field = static_cast<float>(value.getValueAsDouble());
+  }
+  return h;
+}
+
+/// Declares `adam.<kind>.<param>` after `after`: zeros, not trainable.
+FailureOr<tg::VariableOp> TgAdamPass::declareMoment(SymbolTable &symbols,
+                                                    tg::VariableOp param,
+                                                    StringRef kind,
+                                                    Operation *after) {
+  std::string name = ("adam." + kind + "." + param.getSymName()).str();
+  if (symbols.lookup(name))
+    return param.emitError() << "tg-adam: symbol @" << name
+                             << " already exists; was tg-adam run twice?";
+  OpBuilder b(after);
+  b.setInsertionPointAfter(after);
+  auto moment = b.create<tg::VariableOp>(
+      param.getLoc(), name, cast<RankedTensorType>(param.getType()),
+      tg::InitKind::zeros, std::nullopt, /*trainable=*/false);
+  symbols.insert(moment, b.getInsertionPoint());
+  return moment;
+}
+
+void TgAdamPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  auto function = symbols.lookup<func::FuncOp>(functionName);
+  if (!function) {
+    module.emitError() << "tg-adam: no function @" << functionName;
+    return signalPassFailure();
+  }
+  if (functionName != stepFunctionName && symbols.lookup(stepFunctionName)) {
+    module.emitError() << "tg-adam: symbol @" << stepFunctionName
+                       << " already exists";
+    return signalPassFailure();
+  }
+  FailureOr<AdamHyperparameters> h = hyperparameters(module);
+  if (failed(h))
+    return signalPassFailure();
+
+  Operation *terminator = function.getBody().front().getTerminator();
+  llvm::BitVector gradientResults(function.getNumResults());
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (function.getResultAttr(i, kGradientOfAttr))
+      gradientResults.set(i);
+  if (gradientResults.none()) {
+    function.emitError() << "tg-adam: @" << functionName
+                         << " returns no gradients; run tg-autodiff first";
+    return signalPassFailure();
+  }
+
+  // The schedule's inputs: lr and step are fed each step by the runtime.
+  OpBuilder b(terminator);
+  Location loc = function.getLoc();
+  auto named = [&](StringRef name) {
+    return b.getDictionaryAttr(b.getNamedAttr("tg.name", b.getStringAttr(name)));
+  };
+  unsigned lrIndex = function.getNumArguments();
+  function.insertArgument(lrIndex, RankedTensorType::get({}, b.getF32Type()),
+                          named("lr"), loc);
+  function.insertArgument(lrIndex + 1,
+                          RankedTensorType::get({}, b.getI32Type()),
+                          named("step"), loc);
+  Value lr = function.getArgument(lrIndex);
+  Value step = function.getArgument(lrIndex + 1);
+
+  SmallVector<Value> kept;
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    Value returned = terminator->getOperand(i);
+    if (!gradientResults.test(i)) {
+      kept.push_back(returned);
+      continue;
+    }
+    auto ref = cast<FlatSymbolRefAttr>(function.getResultAttr(i, kGradientOfAttr));
+    auto param = symbols.lookup<tg::VariableOp>(ref.getValue());
+    if (!param || !param.getTrainable()) {
+      function.emitError() << "tg-adam: result #" << i << " is the gradient of "
+                           << ref << ", which is not a trainable variable";
+      return signalPassFailure();
+    }
+    FailureOr<tg::VariableOp> m = declareMoment(symbols, param, "m", param);
+    if (failed(m))
+      return signalPassFailure();
+    FailureOr<tg::VariableOp> v = declareMoment(symbols, param, "v", *m);
+    if (failed(v))
+      return signalPassFailure();
+    b.create<tg::AdamUpdateOp>(param.getLoc(), param.getSymName(),
+                               m->getSymName(), v->getSymName(),
+                               returned, lr, step, h->beta1, h->beta2,
+                               h->epsilon);
+  }
+  terminator->setOperands(kept);
+  function.eraseResults(gradientResults);
+  if (functionName != stepFunctionName)
+    symbols.setSymbolName(function, stepFunctionName);
+}
+
+} // namespace
+} // namespace tgc

@@ -1,0 +1,215 @@
+//===- Autodiff.cpp - tg-autodiff: reverse-mode gradients -----------------===//
+//
+// Three sweeps over the loss function's single block:
+//  1. forward: which values vary with a trainable variable;
+//  2. backward: which of those the loss depends on (the active values);
+//  3. reverse, emitting each active op's gradient rule (GradientRules.cpp)
+//     before the return and summing the contributions of multiple uses.
+// Ops off the active path are never asked for a rule, so masks, position
+// tables and token counts need none.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/GradientRules.h"
+#include "passes/Passes.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGAUTODIFF
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+bool isFloatTensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// The gradients accumulated so far, one per value.
+class GradientMap {
+public:
+  explicit GradientMap(OpBuilder &b) : b(b) {}
+
+  Value get(Value v) const { return grads.lookup(v); }
+
+  /// Adds `grad` to v's gradient: a value used twice gets the sum.
+  void accumulate(Value v, Value grad, Location loc) {
+    Value &slot = grads[v];
+    slot = slot ? b.create<tg::AddOp>(loc, slot, grad).getResult() : grad;
+  }
+
+private:
+  OpBuilder &b;
+  DenseMap<Value, Value> grads;
+};
+
+class Differentiator {
+public:
+  Differentiator(ModuleOp module, func::FuncOp function)
+      : module(module), function(function),
+        terminator(function.getBody().front().getTerminator()),
+        b(terminator) {}
+
+  LogicalResult run();
+
+private:
+  bool isTrainableLoad(Operation *op);
+  void findActiveValues(Value loss);
+  LogicalResult sweepBackward(Value loss);
+  void appendGradientResults();
+
+  ModuleOp module;
+  func::FuncOp function;
+  Operation *terminator;
+  OpBuilder b;
+  DenseSet<Value> varied, active;
+  /// Gradient of each trainable variable, from all its loads.
+  llvm::MapVector<StringRef, Value> variableGrads;
+};
+
+bool Differentiator::isTrainableLoad(Operation *op) {
+  auto load = dyn_cast<tg::LoadOp>(op);
+  if (!load)
+    return false;
+  auto variable = module.lookupSymbol<tg::VariableOp>(load.getVariable());
+  return variable && variable.getTrainable();
+}
+
+void Differentiator::findActiveValues(Value loss) {
+  Block &body = function.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    bool fromVaried = isTrainableLoad(&op) ||
+                      llvm::any_of(op.getOperands(), [&](Value v) {
+                        return varied.contains(v);
+                      });
+    if (fromVaried)
+      for (Value result : op.getResults())
+        if (isFloatTensor(result))
+          varied.insert(result);
+  }
+  if (varied.contains(loss))
+    active.insert(loss);
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (llvm::none_of(op.getResults(),
+                      [&](Value v) { return active.contains(v); }))
+      continue;
+    for (Value operand : op.getOperands())
+      if (varied.contains(operand))
+        active.insert(operand);
+  }
+}
+
+LogicalResult Differentiator::sweepBackward(Value loss) {
+  Block &body = function.getBody().front();
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  Value one = b.create<tg::ConstantOp>(
+      terminator->getLoc(), DenseElementsAttr::get(scalar, 1.0f));
+  GradientMap map(b);
+  map.accumulate(loss, one, terminator->getLoc());
+
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    SmallVector<Value> resultGrads;
+    for (Value result : op.getResults())
+      resultGrads.push_back(active.contains(result) ? map.get(result) : Value());
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue;
+    if (auto load = dyn_cast<tg::LoadOp>(op)) {
+      Value &sum = variableGrads[load.getVariable()];
+      sum = sum ? b.create<tg::AddOp>(op.getLoc(), sum, resultGrads[0])
+                      .getResult()
+                : resultGrads[0];
+      continue;
+    }
+    GradientRequest request{&op, resultGrads,
+                            llvm::SmallBitVector(op.getNumOperands())};
+    for (auto [i, operand] : llvm::enumerate(op.getOperands()))
+      if (active.contains(operand))
+        request.wanted.set(i);
+    FailureOr<SmallVector<Value>> operandGrads = buildOperandGradients(b, request);
+    if (failed(operandGrads))
+      return failure();
+    for (auto [operand, grad] : llvm::zip(op.getOperands(), *operandGrads))
+      if (grad)
+        map.accumulate(operand, grad, op.getLoc());
+  }
+  return success();
+}
+
+/// One result per trainable variable, in declaration order, tagged with its
+/// name; a variable the loss does not reach gets zeros and a warning.
+void Differentiator::appendGradientResults() {
+  SmallVector<Value> returned(terminator->getOperands());
+  for (auto variable : module.getOps<tg::VariableOp>()) {
+    if (!variable.getTrainable())
+      continue;
+    auto type = cast<RankedTensorType>(variable.getType());
+    Value grad = variableGrads.lookup(variable.getSymName());
+    if (!grad) {
+      variable.emitWarning()
+          << "trainable variable @" << variable.getSymName() << " does not "
+          << "reach the loss of @" << function.getName()
+          << "; its gradient is zero";
+      grad = b.create<tg::ConstantOp>(variable.getLoc(),
+                                      DenseElementsAttr::get(type, 0.0f));
+    }
+    unsigned index = function.getNumResults();
+    function.insertResult(
+        index, type,
+        b.getDictionaryAttr(b.getNamedAttr(
+            kGradientOfAttr, FlatSymbolRefAttr::get(variable.getSymNameAttr()))));
+    returned.push_back(grad);
+  }
+  terminator->setOperands(returned);
+}
+
+LogicalResult Differentiator::run() {
+  if (!function.getBody().hasOneBlock())
+    return function.emitError("tg-autodiff expects a function with one block");
+  if (function.getNumResults() == 0 ||
+      function.getResultTypes()[0] != RankedTensorType::get({}, b.getF32Type()))
+    return function.emitError()
+           << "the first result of @" << function.getName()
+           << " must be the loss, a tensor<f32> scalar";
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (function.getResultAttr(i, kGradientOfAttr))
+      return function.emitError()
+             << "@" << function.getName() << " is already differentiated";
+  if (llvm::none_of(module.getOps<tg::VariableOp>(),
+                    [](tg::VariableOp v) { return v.getTrainable(); }))
+    return module.emitError("tg-autodiff: the module has no trainable variable");
+
+  Value loss = terminator->getOperand(0);
+  findActiveValues(loss);
+  if (failed(sweepBackward(loss)))
+    return failure();
+  appendGradientResults();
+  return success();
+}
+
+struct TgAutodiffPass : impl::TgAutodiffBase<TgAutodiffPass> {
+  using TgAutodiffBase::TgAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto function = module.lookupSymbol<func::FuncOp>(functionName);
+    if (!function) {
+      module.emitError() << "tg-autodiff: no function @" << functionName
+                         << " to differentiate";
+      return signalPassFailure();
+    }
+    if (failed(Differentiator(module, function).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace tgc

@@ -1,0 +1,107 @@
+//===- GradientCheck.h - central differences against tg-autodiff -*- C++ -*-===//
+//
+// The oracle of the autodiff tests: run tg-autodiff on a module, then compare
+// each gradient it returns with (L(w + h) - L(w - h)) / 2h on the f64
+// interpreter, for a sample of entries of every trainable variable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TEST_UNIT_PASSES_GRADIENTCHECK_H
+#define TGC_TEST_UNIT_PASSES_GRADIENTCHECK_H
+
+#include "test/unit/interpreter/InterpreterTestUtil.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace tgc::test {
+
+/// Runs tg-autodiff on @loss; false (with a test failure) if it fails.
+inline bool differentiate(mlir::ModuleOp module, TestContext &t) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(createTgAutodiff());
+  if (mlir::failed(pm.run(module))) {
+    ADD_FAILURE() << "tg-autodiff failed:\n"
+                  << ::testing::PrintToString(t.messages);
+    return false;
+  }
+  return true;
+}
+
+struct GradientCheckOptions {
+  double step = 1e-6;
+  double tolerance = 1e-6;
+  /// Entries checked per variable (all when the variable is smaller).
+  int64_t samplesPerVariable = 8;
+  uint64_t seed = 1;
+};
+
+/// Compares every gradient result of the differentiated @loss with central
+/// differences. Returns the worst min(abs, rel) error seen.
+inline double checkGradients(Interpreter &interp, mlir::ModuleOp module,
+                             llvm::ArrayRef<HostTensor> args,
+                             const GradientCheckOptions &options = {}) {
+  auto function = module.lookupSymbol<mlir::func::FuncOp>("loss");
+  auto run = [&]() -> std::vector<HostTensor> {
+    auto results = interp.run("loss", args);
+    EXPECT_TRUE(mlir::succeeded(results)) << "the interpreter failed";
+    return mlir::succeeded(results) ? std::move(*results)
+                                    : std::vector<HostTensor>();
+  };
+  auto loss = [&]() {
+    std::vector<HostTensor> results = run();
+    return results.empty() ? NAN : results[0][0];
+  };
+  std::vector<HostTensor> analytic = run();
+  if (analytic.empty())
+    return INFINITY;
+
+  Random random(options.seed);
+  double worst = 0.0;
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    auto of = function.getResultAttrOfType<mlir::FlatSymbolRefAttr>(
+        i, kGradientOfAttr);
+    if (!of)
+      continue;
+    const HostTensor &grad = analytic[i];
+    EXPECT_TRUE(std::any_of(grad.data.begin(), grad.data.end(),
+                            [](double g) { return g != 0.0; }))
+        << "gradient of @" << of.getValue().str() << " is all zeros";
+    // run() may replace the variables' storage: look the entry up each time.
+    auto entry = [&](int64_t index) -> double & {
+      return (*interp.variable(of.getValue()))[index];
+    };
+    if (!interp.variable(of.getValue())) {
+      ADD_FAILURE() << "no variable @" << of.getValue().str();
+      return INFINITY;
+    }
+    int64_t n = interp.variable(of.getValue())->numElements();
+    int64_t samples = std::min(n, options.samplesPerVariable);
+    for (int64_t s = 0; s < samples; ++s) {
+      int64_t index = samples == n ? s : random.index(0, n - 1);
+      double saved = entry(index);
+      entry(index) = saved + options.step;
+      double up = loss();
+      entry(index) = saved - options.step;
+      double down = loss();
+      entry(index) = saved;
+      double numeric = (up - down) / (2 * options.step);
+      double error = mixedError(grad[index], numeric);
+      worst = std::max(worst, error);
+      EXPECT_LE(error, options.tolerance)
+          << "d loss / d @" << of.getValue().str() << "[" << index
+          << "]: autodiff " << grad[index] << ", central difference "
+          << numeric;
+    }
+  }
+  return worst;
+}
+
+} // namespace tgc::test
+
+#endif // TGC_TEST_UNIT_PASSES_GRADIENTCHECK_H
