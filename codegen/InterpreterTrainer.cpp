@@ -2,17 +2,12 @@
 #include "codegen/InterpreterTrainer.h"
 
 #include "ir/TgOps.h"
-#include "runtime/Schedule.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
 
 namespace tgc {
-
-double WarmupSchedule::learningRate(int64_t step) const {
-  return runtime::noamLearningRate(dModel, warmup, step, factor);
-}
 
 namespace {
 
@@ -27,8 +22,7 @@ FailureOr<WarmupSchedule> readSchedule(ModuleOp module) {
            << "the module declares no usable learning-rate schedule: expected "
               "tg.schedule = {name = \"warmup\", d_model = D, warmup = W} "
               "with D, W >= 1";
-  WarmupSchedule schedule{static_cast<double>(dModel.getInt()),
-                          static_cast<double>(warmup.getInt()), 1.0};
+  WarmupSchedule schedule{dModel.getInt(), warmup.getInt(), 1.0};
   if (auto factor = attr.getAs<FloatAttr>("factor"))
     schedule.factor = factor.getValueAsDouble();
   return schedule;

@@ -11,6 +11,7 @@
 #define TGC_CODEGEN_INTERPRETERTRAINER_H
 
 #include "codegen/Interpreter.h"
+#include "runtime/Schedule.h"
 #include "runtime/Tasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,12 +19,6 @@
 #include <memory>
 
 namespace tgc {
-
-/// The module's `tg.schedule` attribute: lr(step) of the paper.
-struct WarmupSchedule {
-  double dModel = 512, warmup = 4000, factor = 1;
-  double learningRate(int64_t step) const;
-};
 
 class InterpreterTrainer {
 public:

@@ -11,6 +11,7 @@
 #define TGC_FRONTEND_BUILDER_H
 
 #include "frontend/Tensor.h"
+#include "runtime/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -31,13 +32,6 @@ struct AdamConfig {
   float beta1 = 0.9f;
   float beta2 = 0.98f;
   float epsilon = 1e-9f;
-};
-
-/// lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5).
-struct WarmupSchedule {
-  int64_t dModel = 512;
-  int64_t warmupSteps = 4000;
-  double factor = 1.0;
 };
 
 class Builder {

@@ -20,4 +20,22 @@ inline double noamLearningRate(double dModel, double warmup, int64_t step,
 
 } // namespace tgc::runtime
 
+namespace tgc {
+
+/// The schedule a model declares (DSL: Builder::setSchedule; IR: the module's
+/// `tg.schedule` attribute) and the runtime evaluates each step.
+struct WarmupSchedule {
+  int64_t dModel = 512;
+  int64_t warmupSteps = 4000;
+  double factor = 1.0;
+
+  double learningRate(int64_t step) const {
+    return runtime::noamLearningRate(static_cast<double>(dModel),
+                                     static_cast<double>(warmupSteps), step,
+                                     factor);
+  }
+};
+
+} // namespace tgc
+
 #endif // TGC_RUNTIME_SCHEDULE_H

@@ -1,0 +1,267 @@
+//===- GradientRulesTest.cpp - every gradient rule vs central differences -===//
+//
+// One small function per op with a rule: loss = sum(op(inputs) * r) for a
+// random r, so every output element carries a different weight. The inputs
+// are trainable variables set to random values; tg-autodiff's gradients are
+// compared with central differences in f64 (h = 1e-6, min(abs, rel) error
+// <= 1e-6) on the interpreter.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/passes/GradientCheck.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::test;
+
+namespace {
+
+struct RuleCase {
+  std::string name;
+  /// `tg.variable` declarations (trainable, any init: values are set here).
+  std::string variables;
+  /// Extra function arguments ("%ids: tensor<2x3xi32>, "), filled with ids
+  /// in [0, idBound) or the dropout key {7, 3}.
+  std::string arguments;
+  /// Ops that define %y of type `outType` from the loaded variables.
+  std::string body;
+  std::string outType;
+  /// Range of the variables' values (positive for log, sqrt, div).
+  double lo = -1.0, hi = 1.0;
+  int64_t idBound = 5;
+};
+
+std::string moduleFor(const RuleCase &c) {
+  // "tensor<2x3xf32>" has rank 2: one 'x' per dimension.
+  int64_t rank = std::count(c.outType.begin(), c.outType.end(), 'x');
+  std::string reduce;
+  if (rank == 0) {
+    reduce = "%l = tg.mul %y, %r : " + c.outType + "\n";
+  } else {
+    std::string dims;
+    for (int64_t i = 0; i < rank; ++i)
+      dims += (i ? ", " : "") + std::to_string(i);
+    reduce = "%p = tg.mul %y, %r : " + c.outType + "\n" +
+             "%l = tg.reduce_sum %p dims [" + dims + "] : " + c.outType +
+             " -> tensor<f32>\n";
+  }
+  return c.variables + "func.func @loss(" + c.arguments + "%r: " + c.outType +
+         ") -> tensor<f32> {\n" + c.body + "\n" + reduce +
+         "return %l : tensor<f32>\n}\n";
+}
+
+class GradientRule : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(GradientRule, MatchesCentralDifferences) {
+  const RuleCase &c = GetParam();
+  std::string source = moduleFor(c);
+  Program program(source, Precision::F64);
+  ASSERT_TRUE(program.ok()) << source << program.diagnostics();
+  ASSERT_TRUE(differentiate(*program.module, program.t)) << source;
+
+  Random random(17);
+  for (auto variable : program.module->getOps<tg::VariableOp>())
+    for (double &x : program.interp->variable(variable.getSymName())->data)
+      x = random.uniform(c.lo, c.hi);
+  auto function = program.module->lookupSymbol<func::FuncOp>("loss");
+  std::vector<HostTensor> args;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    if (type.getElementType().isInteger(32))
+      args.push_back(shape == std::vector<int64_t>{2}
+                         ? HostTensor::i32({2}, {7, 3})
+                         : random.ids(shape, c.idBound));
+    else
+      args.push_back(random.tensor(shape));
+  }
+  double worst = checkGradients(*program.interp, *program.module, args);
+  EXPECT_LE(worst, 1e-6) << source;
+}
+
+const char *kMatmulVars = R"(
+tg.variable @a trainable init(zeros) : tensor<3x4xf32>
+tg.variable @b trainable init(zeros) : tensor<4x5xf32>
+)";
+
+std::vector<RuleCase> cases() {
+  std::vector<RuleCase> all;
+  auto add = [&](RuleCase c) { all.push_back(std::move(c)); };
+
+  // Matmul: every transpose combination, batched, and a shared rank-2 rhs.
+  add({"matmul", kMatmulVars, "",
+       "%a = tg.load @a : tensor<3x4xf32>\n%b = tg.load @b : tensor<4x5xf32>\n"
+       "%y = tg.matmul %a, %b : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>",
+       "tensor<3x5xf32>"});
+  add({"matmul_transpose_lhs",
+       "tg.variable @a trainable init(zeros) : tensor<4x3xf32>\n"
+       "tg.variable @b trainable init(zeros) : tensor<4x5xf32>\n",
+       "",
+       "%a = tg.load @a : tensor<4x3xf32>\n%b = tg.load @b : tensor<4x5xf32>\n"
+       "%y = tg.matmul %a, %b transpose_lhs : tensor<4x3xf32>, tensor<4x5xf32> -> tensor<3x5xf32>",
+       "tensor<3x5xf32>"});
+  add({"matmul_transpose_rhs",
+       "tg.variable @a trainable init(zeros) : tensor<3x4xf32>\n"
+       "tg.variable @b trainable init(zeros) : tensor<5x4xf32>\n",
+       "",
+       "%a = tg.load @a : tensor<3x4xf32>\n%b = tg.load @b : tensor<5x4xf32>\n"
+       "%y = tg.matmul %a, %b transpose_rhs : tensor<3x4xf32>, tensor<5x4xf32> -> tensor<3x5xf32>",
+       "tensor<3x5xf32>"});
+  add({"matmul_transpose_both",
+       "tg.variable @a trainable init(zeros) : tensor<4x3xf32>\n"
+       "tg.variable @b trainable init(zeros) : tensor<5x4xf32>\n",
+       "",
+       "%a = tg.load @a : tensor<4x3xf32>\n%b = tg.load @b : tensor<5x4xf32>\n"
+       "%y = tg.matmul %a, %b transpose_lhs transpose_rhs : tensor<4x3xf32>, tensor<5x4xf32> -> tensor<3x5xf32>",
+       "tensor<3x5xf32>"});
+  add({"matmul_batched",
+       "tg.variable @a trainable init(zeros) : tensor<2x3x4xf32>\n"
+       "tg.variable @b trainable init(zeros) : tensor<2x5x4xf32>\n",
+       "",
+       "%a = tg.load @a : tensor<2x3x4xf32>\n%b = tg.load @b : tensor<2x5x4xf32>\n"
+       "%y = tg.matmul %a, %b transpose_rhs : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>",
+       "tensor<2x3x5xf32>"});
+  for (auto [suffix, attrs, lhsShape, rhsShape] :
+       {std::tuple{"", "", "2x2x3x4", "4x5"},
+        std::tuple{"_transpose_rhs", " transpose_rhs", "2x2x3x4", "5x4"},
+        std::tuple{"_transpose_lhs", " transpose_lhs", "2x2x4x3", "4x5"},
+        std::tuple{"_transpose_both", " transpose_lhs transpose_rhs", "2x2x4x3",
+                   "5x4"}}) {
+    std::string l = std::string("tensor<") + lhsShape + "xf32>";
+    std::string r = std::string("tensor<") + rhsShape + "xf32>";
+    add({std::string("matmul_shared_rhs") + suffix,
+         "tg.variable @a trainable init(zeros) : " + l + "\n" +
+             "tg.variable @b trainable init(zeros) : " + r + "\n",
+         "",
+         "%a = tg.load @a : " + l + "\n%b = tg.load @b : " + r + "\n" +
+             "%y = tg.matmul %a, %b" + attrs + " : " + l + ", " + r +
+             " -> tensor<2x2x3x5xf32>",
+         "tensor<2x2x3x5xf32>"});
+  }
+
+  // Elementwise.
+  const std::string two = "tg.variable @x trainable init(zeros) : tensor<2x3xf32>\n"
+                          "tg.variable @z trainable init(zeros) : tensor<2x3xf32>\n";
+  const std::string loadTwo = "%x = tg.load @x : tensor<2x3xf32>\n"
+                              "%z = tg.load @z : tensor<2x3xf32>\n";
+  for (const char *op : {"add", "sub", "mul", "div"})
+    add({op, two, "",
+         loadTwo + "%y = tg." + op + " %x, %z : tensor<2x3xf32>",
+         "tensor<2x3xf32>", 0.5, 2.0});
+  const std::string one = "tg.variable @x trainable init(zeros) : tensor<2x3xf32>\n";
+  const std::string loadOne = "%x = tg.load @x : tensor<2x3xf32>\n";
+  for (const char *op : {"neg", "exp", "log", "sqrt", "rsqrt"})
+    add({op, one, "", loadOne + "%y = tg." + op + " %x : tensor<2x3xf32>",
+         "tensor<2x3xf32>", 0.5, 2.0});
+  add({"relu", one, "", loadOne + "%y = tg.relu %x : tensor<2x3xf32>",
+       "tensor<2x3xf32>"});
+  add({"scale", one, "",
+       loadOne + "%y = tg.scale %x by 2.500000e+00 : tensor<2x3xf32>",
+       "tensor<2x3xf32>"});
+  add({"fan_out", one, "",
+       loadOne + "%s = tg.mul %x, %x : tensor<2x3xf32>\n"
+                 "%y = tg.add %s, %x : tensor<2x3xf32>",
+       "tensor<2x3xf32>"});
+
+  // Shapes and reductions.
+  add({"broadcast",
+       "tg.variable @x trainable init(zeros) : tensor<3x1xf32>\n", "",
+       "%x = tg.load @x : tensor<3x1xf32>\n"
+       "%y = tg.broadcast %x dims [1, 2] : tensor<3x1xf32> -> tensor<2x3x4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"reshape", one, "",
+       loadOne + "%y = tg.reshape %x : tensor<2x3xf32> -> tensor<3x2xf32>",
+       "tensor<3x2xf32>"});
+  add({"transpose",
+       "tg.variable @x trainable init(zeros) : tensor<2x3x4xf32>\n", "",
+       "%x = tg.load @x : tensor<2x3x4xf32>\n"
+       "%y = tg.transpose %x permutation [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>",
+       "tensor<3x4x2xf32>"});
+  const std::string three =
+      "tg.variable @x trainable init(zeros) : tensor<2x3x4xf32>\n";
+  const std::string loadThree = "%x = tg.load @x : tensor<2x3x4xf32>\n";
+  add({"reduce_sum", three, "",
+       loadThree + "%y = tg.reduce_sum %x dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>",
+       "tensor<3xf32>"});
+  add({"reduce_sum_keep_dims", three, "",
+       loadThree + "%y = tg.reduce_sum %x dims [1] keep_dims : tensor<2x3x4xf32> -> tensor<2x1x4xf32>",
+       "tensor<2x1x4xf32>"});
+  add({"reduce_mean", three, "",
+       loadThree + "%y = tg.reduce_mean %x dims [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>",
+       "tensor<2x3xf32>"});
+  add({"reduce_max", three, "",
+       loadThree + "%y = tg.reduce_max %x dims [2] keep_dims : tensor<2x3x4xf32> -> tensor<2x3x1xf32>",
+       "tensor<2x3x1xf32>"});
+
+  // Layers.
+  add({"softmax", three, "",
+       loadThree + "%y = tg.softmax %x axis 2 : tensor<2x3x4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"layer_norm",
+       three + "tg.variable @g trainable init(zeros) : tensor<4xf32>\n"
+               "tg.variable @b trainable init(zeros) : tensor<4xf32>\n",
+       "",
+       loadThree + "%g = tg.load @g : tensor<4xf32>\n%b = tg.load @b : tensor<4xf32>\n"
+                   "%y = tg.layer_norm %x, %g, %b eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"dropout", three, "%key: tensor<2xi32>, ",
+       loadThree + "%y = tg.dropout %x, %key rate 3.000000e-01 op_id 4 : tensor<2x3x4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"embedding",
+       "tg.variable @e trainable init(zeros) : tensor<5x4xf32>\n",
+       "%ids: tensor<2x3xi32>, ",
+       "%e = tg.load @e : tensor<5x4xf32>\n"
+       "%y = tg.embedding %e[%ids] : tensor<5x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"cross_entropy",
+       "tg.variable @x trainable init(zeros) : tensor<2x3x5xf32>\n",
+       "%t: tensor<2x3xi32>, ",
+       "%x = tg.load @x : tensor<2x3x5xf32>\n"
+       "%y, %n = tg.cross_entropy %x, %t smoothing 1.000000e-01 ignore 0 : tensor<2x3x5xf32>, tensor<2x3xi32>",
+       "tensor<f32>"});
+
+  // Fused ops.
+  const std::string qkv =
+      "tg.variable @q trainable init(zeros) : tensor<2x2x3x4xf32>\n"
+      "tg.variable @k trainable init(zeros) : tensor<2x2x5x4xf32>\n"
+      "tg.variable @v trainable init(zeros) : tensor<2x2x5x4xf32>\n";
+  const std::string loadQkv = "%q = tg.load @q : tensor<2x2x3x4xf32>\n"
+                              "%k = tg.load @k : tensor<2x2x5x4xf32>\n"
+                              "%v = tg.load @v : tensor<2x2x5x4xf32>\n";
+  add({"attention", qkv, "%ids: tensor<2x5xi32>, %key: tensor<2xi32>, ",
+       loadQkv +
+           "%m = tg.padding_mask %ids pad_id 0 : tensor<2x5xi32> -> tensor<2x5xf32>\n"
+           "%y, %lse = tg.attention %q, %k, %v mask %m key %key scale 5.000000e-01 "
+           "dropout 2.000000e-01 op_id 3 : (tensor<2x2x3x4xf32>, tensor<2x2x5x4xf32>, "
+           "tensor<2x2x5x4xf32>, tensor<2x5xf32>, tensor<2xi32>) -> (tensor<2x2x3x4xf32>, "
+           "tensor<2x2x3xf32>)",
+       "tensor<2x2x3x4xf32>", -1.0, 1.0, 3});
+  add({"attention_causal",
+       "tg.variable @q trainable init(zeros) : tensor<2x2x5x4xf32>\n"
+       "tg.variable @k trainable init(zeros) : tensor<2x2x5x4xf32>\n"
+       "tg.variable @v trainable init(zeros) : tensor<2x2x5x4xf32>\n",
+       "",
+       "%q = tg.load @q : tensor<2x2x5x4xf32>\n%k = tg.load @k : tensor<2x2x5x4xf32>\n"
+       "%v = tg.load @v : tensor<2x2x5x4xf32>\n"
+       "%y, %lse = tg.attention %q, %k, %v causal scale 5.000000e-01 dropout 0.000000e+00 "
+       "op_id 1 : (tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>) -> "
+       "(tensor<2x2x5x4xf32>, tensor<2x2x5xf32>)",
+       "tensor<2x2x5x4xf32>"});
+  add({"residual_layer_norm",
+       three + "tg.variable @s trainable init(zeros) : tensor<2x3x4xf32>\n"
+               "tg.variable @g trainable init(zeros) : tensor<4xf32>\n"
+               "tg.variable @b trainable init(zeros) : tensor<4xf32>\n",
+       "%key: tensor<2xi32>, ",
+       loadThree + "%s = tg.load @s : tensor<2x3x4xf32>\n"
+                   "%g = tg.load @g : tensor<4xf32>\n%b = tg.load @b : tensor<4xf32>\n"
+                   "%y, %mean, %rstd = tg.residual_layer_norm %x, %s, %g, %b, %key rate "
+                   "1.000000e-01 op_id 2 eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>",
+       "tensor<2x3x4xf32>"});
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRule, GradientRule, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<RuleCase> &info) {
+                           return info.param.name;
+                         });
+
+} // namespace
