@@ -296,3 +296,172 @@ func.func @loss() -> tensor<f32> {
 // CHECK-NEXT: %[[DUSED:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<4xf32>
 // CHECK-NEXT: %[[ZERO:.*]] = tg.constant dense<0.000000e+00> : tensor<2x2xf32>
 // CHECK-NEXT: return %{{.*}}, %[[DUSED]], %[[ZERO]]
+
+// -----
+
+// A batched lhs used transposed with a shared rank-2 weight: dA is dy B^T
+// transposed back, dB the batched A dy summed over the batch.
+tg.variable @a trainable init(normal, 0.02) : tensor<2x4x5xf32>
+tg.variable @b trainable init(normal, 0.02) : tensor<4x3xf32>
+func.func @loss() -> tensor<f32> {
+  %a = tg.load @a : tensor<2x4x5xf32>
+  %b = tg.load @b : tensor<4x3xf32>
+  %y = tg.matmul %a, %b transpose_lhs : tensor<2x4x5xf32>, tensor<4x3xf32> -> tensor<2x5x3xf32>
+  %l = tg.reduce_sum %y dims [0, 1, 2] : tensor<2x5x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss()
+// CHECK-SAME: -> (tensor<f32>, tensor<2x4x5xf32> {tg.gradient_of = @a}, tensor<4x3xf32> {tg.gradient_of = @b})
+// CHECK: %[[A:.*]] = tg.load @a
+// CHECK-NEXT: %[[B:.*]] = tg.load @b
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DY:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<2x5x3xf32>
+// CHECK-NEXT: %[[DAT:.*]] = tg.matmul %[[DY]], %[[B]] transpose_rhs : tensor<2x5x3xf32>, tensor<4x3xf32> -> tensor<2x5x4xf32>
+// CHECK-NEXT: %[[DA:.*]] = tg.transpose %[[DAT]] permutation [0, 2, 1] : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+// CHECK-NEXT: %[[DBB:.*]] = tg.matmul %[[A]], %[[DY]] : tensor<2x4x5xf32>, tensor<2x5x3xf32> -> tensor<2x4x3xf32>
+// CHECK-NEXT: %[[DB:.*]] = tg.reduce_sum %[[DBB]] dims [0] : tensor<2x4x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: return %{{.*}}, %[[DA]], %[[DB]]
+
+// -----
+
+// Fused attention: one attention_grad with the forward's operands, output,
+// lse, mask, key and attributes. The padding mask is inactive; the value is
+// an input, so only the query and key gradients are returned.
+tg.variable @q trainable init(normal, 0.02) : tensor<1x2x3x4xf32>
+tg.variable @k trainable init(normal, 0.02) : tensor<1x2x3x4xf32>
+func.func @loss(%v: tensor<1x2x3x4xf32>, %src: tensor<1x3xi32>, %key: tensor<2xi32>) -> tensor<f32> {
+  %q = tg.load @q : tensor<1x2x3x4xf32>
+  %k = tg.load @k : tensor<1x2x3x4xf32>
+  %pad = tg.padding_mask %src pad_id 0 : tensor<1x3xi32> -> tensor<1x3xf32>
+  %o, %lse = tg.attention %q, %k, %v mask %pad key %key causal scale 0.5 dropout 1.000000e-01 op_id 7 : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x3xf32>, tensor<2xi32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3xf32>)
+  %l = tg.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<1x2x3x4xf32>, %[[SRC:[a-z0-9]+]]: tensor<1x3xi32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>)
+// CHECK-SAME: -> (tensor<f32>, tensor<1x2x3x4xf32> {tg.gradient_of = @q}, tensor<1x2x3x4xf32> {tg.gradient_of = @k})
+// CHECK: %[[Q:.*]] = tg.load @q
+// CHECK-NEXT: %[[K:.*]] = tg.load @k
+// CHECK-NEXT: %[[PAD:.*]] = tg.padding_mask %[[SRC]]
+// CHECK-NEXT: %[[O:.*]], %[[LSE:.*]] = tg.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] key %[[KEY]] causal
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DY:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: %[[DQ:.*]], %[[DK:.*]], %{{.*}} = tg.attention_grad %[[DY]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[LSE]] mask %[[PAD]] key %[[KEY]] causal scale 5.000000e-01 dropout 1.000000e-01 op_id 7
+// CHECK-NEXT: return %{{.*}}, %[[DQ]], %[[DK]] :
+
+// -----
+
+// Fused residual + dropout + layer norm: residual_layer_norm_grad reuses the
+// saved mean and rstd and the dropout key; the sublayer is an input.
+tg.variable @x trainable init(normal, 0.02) : tensor<2x3x8xf32>
+tg.variable @gamma trainable init(ones) : tensor<8xf32>
+tg.variable @beta trainable init(zeros) : tensor<8xf32>
+func.func @loss(%sub: tensor<2x3x8xf32>, %key: tensor<2xi32>) -> tensor<f32> {
+  %x = tg.load @x : tensor<2x3x8xf32>
+  %g = tg.load @gamma : tensor<8xf32>
+  %b = tg.load @beta : tensor<8xf32>
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %g, %b, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x3x8xf32>, tensor<8xf32>
+  %l = tg.reduce_sum %y dims [0, 1, 2] : tensor<2x3x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %[[SUB:[a-z0-9]+]]: tensor<2x3x8xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>)
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3x8xf32> {tg.gradient_of = @x}, tensor<8xf32> {tg.gradient_of = @gamma}, tensor<8xf32> {tg.gradient_of = @beta})
+// CHECK: %[[X:.*]] = tg.load @x
+// CHECK-NEXT: %[[G:.*]] = tg.load @gamma
+// CHECK-NEXT: %[[B:.*]] = tg.load @beta
+// CHECK-NEXT: %{{.*}}, %[[MEAN:.*]], %[[RSTD:.*]] = tg.residual_layer_norm %[[X]], %[[SUB]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 4
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DY:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<2x3x8xf32>
+// CHECK-NEXT: %[[DX:.*]], %{{.*}}, %[[DG:.*]], %[[DB:.*]] = tg.residual_layer_norm_grad %[[DY]], %[[X]], %[[SUB]], %[[G]], %[[MEAN]], %[[RSTD]], %[[KEY]] rate 1.000000e-01 op_id 4
+// CHECK-NEXT: return %{{.*}}, %[[DX]], %[[DG]], %[[DB]] :
+
+// -----
+
+// Elementwise and shape rules in one chain, checked op by op:
+// -log(sum(sqrt(max_0(r))) / sum(rsqrt(mean_1(r)))) with r a reshaped
+// transpose of @x.
+tg.variable @x trainable init(normal, 0.02) : tensor<2x3x4xf32>
+func.func @loss() -> tensor<f32> {
+  %x = tg.load @x : tensor<2x3x4xf32>
+  %t = tg.transpose %x permutation [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %r = tg.reshape %t : tensor<4x2x3xf32> -> tensor<8x3xf32>
+  %m = tg.reduce_mean %r dims [1] keep_dims : tensor<8x3xf32> -> tensor<8x1xf32>
+  %mx = tg.reduce_max %r dims [0] : tensor<8x3xf32> -> tensor<3xf32>
+  %s = tg.sqrt %mx : tensor<3xf32>
+  %rs = tg.rsqrt %m : tensor<8x1xf32>
+  %l1 = tg.reduce_sum %s dims [0] : tensor<3xf32> -> tensor<f32>
+  %l2 = tg.reduce_sum %rs dims [0, 1] : tensor<8x1xf32> -> tensor<f32>
+  %d = tg.div %l1, %l2 : tensor<f32>
+  %lg = tg.log %d : tensor<f32>
+  %n = tg.neg %lg : tensor<f32>
+  return %n : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss()
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3x4xf32> {tg.gradient_of = @x})
+// CHECK: %[[R:.*]] = tg.reshape
+// CHECK-NEXT: %[[M:.*]] = tg.reduce_mean %[[R]]
+// CHECK-NEXT: %[[MX:.*]] = tg.reduce_max %[[R]]
+// CHECK-NEXT: %[[S:.*]] = tg.sqrt %[[MX]]
+// CHECK-NEXT: %[[RS:.*]] = tg.rsqrt %[[M]]
+// CHECK-NEXT: %[[L1:.*]] = tg.reduce_sum %[[S]]
+// CHECK-NEXT: %[[L2:.*]] = tg.reduce_sum %[[RS]]
+// CHECK-NEXT: %[[D:.*]] = tg.div %[[L1]], %[[L2]]
+// CHECK-NEXT: %[[LG:.*]] = tg.log %[[D]]
+// CHECK-NEXT: %[[N:.*]] = tg.neg %[[LG]]
+// neg, log: dd = -1 / d
+// CHECK-NEXT: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DLG:.*]] = tg.neg %[[ONE]] : tensor<f32>
+// CHECK-NEXT: %[[DD:.*]] = tg.div %[[DLG]], %[[D]] : tensor<f32>
+// div: dl1 = dd / l2, dl2 = -(dd / l2) * d
+// CHECK-NEXT: %[[DL1:.*]] = tg.div %[[DD]], %[[L2]] : tensor<f32>
+// CHECK-NEXT: %[[T0:.*]] = tg.mul %[[DL1]], %[[D]] : tensor<f32>
+// CHECK-NEXT: %[[DL2:.*]] = tg.neg %[[T0]] : tensor<f32>
+// CHECK-NEXT: %[[DRS:.*]] = tg.broadcast %[[DL2]] dims [] : tensor<f32> -> tensor<8x1xf32>
+// CHECK-NEXT: %[[DS:.*]] = tg.broadcast %[[DL1]] dims [] : tensor<f32> -> tensor<3xf32>
+// rsqrt: dm = drs * rs^3 * -0.5
+// CHECK-NEXT: %[[RS2:.*]] = tg.mul %[[RS]], %[[RS]]
+// CHECK-NEXT: %[[RS3:.*]] = tg.mul %[[RS2]], %[[RS]]
+// CHECK-NEXT: %[[T1:.*]] = tg.mul %[[DRS]], %[[RS3]]
+// CHECK-NEXT: %[[DM:.*]] = tg.scale %[[T1]] by -5.000000e-01
+// sqrt: dmx = ds / s * 0.5
+// CHECK-NEXT: %[[T2:.*]] = tg.div %[[DS]], %[[S]]
+// CHECK-NEXT: %[[DMX:.*]] = tg.scale %[[T2]] by 5.000000e-01
+// reduce_max: g - relu_grad(g, max - r), g and max spread over dim 0
+// CHECK-NEXT: %[[G:.*]] = tg.broadcast %[[DMX]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
+// CHECK-NEXT: %[[MXB:.*]] = tg.broadcast %[[MX]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
+// CHECK-NEXT: %[[GAP:.*]] = tg.sub %[[MXB]], %[[R]]
+// CHECK-NEXT: %[[BELOW:.*]] = tg.relu_grad %[[G]], %[[GAP]]
+// CHECK-NEXT: %[[DR1:.*]] = tg.sub %[[G]], %[[BELOW]]
+// reduce_mean (keep_dims): spread over the size-1 dim, scaled by 1/3
+// CHECK-NEXT: %[[T3:.*]] = tg.broadcast %[[DM]] dims [0, 1] : tensor<8x1xf32> -> tensor<8x3xf32>
+// CHECK-NEXT: %[[DR2:.*]] = tg.scale %[[T3]] by 0.333333343
+// CHECK-NEXT: %[[DR:.*]] = tg.add %[[DR1]], %[[DR2]]
+// reshape back, inverse permutation
+// CHECK-NEXT: %[[DT:.*]] = tg.reshape %[[DR]] : tensor<8x3xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT: %[[DX:.*]] = tg.transpose %[[DT]] permutation [1, 2, 0] : tensor<4x2x3xf32> -> tensor<2x3x4xf32>
+// CHECK-NEXT: return %[[N]], %[[DX]] : tensor<f32>, tensor<2x3x4xf32>
+
+// -----
+
+// A broadcast that expands a size-1 dimension: the gradient sums over it and
+// reshapes back to the variable's shape.
+tg.variable @b trainable init(zeros) : tensor<2x1xf32>
+func.func @loss() -> tensor<f32> {
+  %b = tg.load @b : tensor<2x1xf32>
+  %bb = tg.broadcast %b dims [0, 1] : tensor<2x1xf32> -> tensor<2x5xf32>
+  %l = tg.reduce_sum %bb dims [0, 1] : tensor<2x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss()
+// CHECK-SAME: -> (tensor<f32>, tensor<2x1xf32> {tg.gradient_of = @b})
+// CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[DY:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<2x5xf32>
+// CHECK-NEXT: %[[S:.*]] = tg.reduce_sum %[[DY]] dims [1] : tensor<2x5xf32> -> tensor<2xf32>
+// CHECK-NEXT: %[[DB:.*]] = tg.reshape %[[S]] : tensor<2xf32> -> tensor<2x1xf32>
+// CHECK-NEXT: return %{{.*}}, %[[DB]]

@@ -1,0 +1,100 @@
+// tg-adam after tg-autodiff: per parameter, moments @adam.m.<p> / @adam.v.<p>
+// (zeros, not trainable) declared right after it and one tg.adam_update with
+// its gradient; the gradients leave the results; lr and step become the last
+// two arguments; @loss becomes @train_step.
+//
+// The hyperparameters come from the module's tg.optimizer when it declares
+// them, else from the pass options (defaults 0.9, 0.98, 1e-9).
+// RUN: tgc-opt --split-input-file --tg-autodiff --tg-adam %s | FileCheck %s --check-prefixes=CHECK,DEFAULT
+// RUN: tgc-opt --split-input-file --tg-autodiff '--tg-adam=beta1=0.5 beta2=0.75 epsilon=0.125' %s | FileCheck %s --check-prefixes=CHECK,OPTS
+// RUN: tgc-opt --split-input-file --tg-autodiff '--tg-adam=step-function=my_step' %s | FileCheck %s --check-prefix=RENAME
+
+// No tg.optimizer: the options decide. A non-trainable i32 variable between
+// the parameters gets no moments; the i32 second result and the named input
+// are kept.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x3xf32>
+tg.variable @count init(zeros) : tensor<i32>
+tg.variable @b trainable init(zeros) : tensor<3xf32>
+func.func @loss(%x: tensor<2x4xf32> {tg.name = "x"}) -> (tensor<f32>, tensor<i32>) {
+  %w = tg.load @w : tensor<4x3xf32>
+  %b = tg.load @b : tensor<3xf32>
+  %c = tg.load @count : tensor<i32>
+  %y = tg.matmul %x, %w : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  %bb = tg.broadcast %b dims [1] : tensor<3xf32> -> tensor<2x3xf32>
+  %z = tg.add %y, %bb : tensor<2x3xf32>
+  %l = tg.reduce_sum %z dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l, %c : tensor<f32>, tensor<i32>
+}
+
+// CHECK-LABEL: tg.variable @w trainable init(xavier_uniform) : tensor<4x3xf32>
+// CHECK-NEXT: tg.variable @adam.m.w init(zeros) : tensor<4x3xf32>
+// CHECK-NEXT: tg.variable @adam.v.w init(zeros) : tensor<4x3xf32>
+// CHECK-NEXT: tg.variable @count init(zeros) : tensor<i32>
+// CHECK-NEXT: tg.variable @b trainable init(zeros) : tensor<3xf32>
+// CHECK-NEXT: tg.variable @adam.m.b init(zeros) : tensor<3xf32>
+// CHECK-NEXT: tg.variable @adam.v.b init(zeros) : tensor<3xf32>
+// CHECK-NEXT: func.func @train_step(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4xf32> {tg.name = "x"},
+// CHECK-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"},
+// CHECK-SAME: %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"})
+// CHECK-SAME: -> (tensor<f32>, tensor<i32>) {
+// CHECK: %[[C:.*]] = tg.load @count : tensor<i32>
+// CHECK: %[[L:.*]] = tg.reduce_sum %{{.*}} dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
+// CHECK: %[[DB:.*]] = tg.reduce_sum %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
+// CHECK-NEXT: %[[DW:.*]] = tg.matmul %[[X]], %{{.*}} transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+// DEFAULT-NEXT: tg.adam_update @w, @adam.m.w, @adam.v.w grad %[[DW]] lr %[[LR]] step %[[STEP]] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4x3xf32>
+// DEFAULT-NEXT: tg.adam_update @b, @adam.m.b, @adam.v.b grad %[[DB]] lr %[[LR]] step %[[STEP]] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<3xf32>
+// OPTS-NEXT: tg.adam_update @w, @adam.m.w, @adam.v.w grad %[[DW]] lr %[[LR]] step %[[STEP]] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4x3xf32>
+// OPTS-NEXT: tg.adam_update @b, @adam.m.b, @adam.v.b grad %[[DB]] lr %[[LR]] step %[[STEP]] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<3xf32>
+// CHECK-NEXT: return %[[L]], %[[C]] : tensor<f32>, tensor<i32>
+
+// RENAME-LABEL: tg.variable @w trainable
+// RENAME-NOT: @train_step
+// RENAME: func.func @my_step(
+// RENAME-SAME: {tg.name = "lr"}
+// RENAME-SAME: {tg.name = "step"}
+// RENAME-COUNT-2: tg.adam_update
+
+// -----
+
+// The module's tg.optimizer overrides the options (the OPTS run gets the
+// same numbers as the default run).
+module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32, beta2 = 0.5 : f32, epsilon = 1.0e-03 : f32}} {
+  tg.variable @p trainable init(zeros) : tensor<4xf32>
+  func.func @loss() -> tensor<f32> {
+    %p = tg.load @p : tensor<4xf32>
+    %l = tg.reduce_sum %p dims [0] : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// CHECK-LABEL: tg.variable @p trainable init(zeros) : tensor<4xf32>
+// CHECK-NEXT: tg.variable @adam.m.p init(zeros) : tensor<4xf32>
+// CHECK-NEXT: tg.variable @adam.v.p init(zeros) : tensor<4xf32>
+// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}) -> tensor<f32> {
+// CHECK: %[[DP:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<4xf32>
+// CHECK-NEXT: tg.adam_update @p, @adam.m.p, @adam.v.p grad %[[DP]] lr %[[LR]] step %[[STEP]] beta1 2.500000e-01 beta2 5.000000e-01 eps 1.000000e-03 : tensor<4xf32>
+// CHECK-NEXT: return %{{.*}} : tensor<f32>
+
+// RENAME-LABEL: tg.variable @p trainable
+// RENAME: func.func @my_step(
+
+// -----
+
+// A tg.optimizer that declares only beta1: beta2 and epsilon come from the
+// options.
+module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32}} {
+  tg.variable @q trainable init(zeros) : tensor<4xf32>
+  func.func @loss() -> tensor<f32> {
+    %q = tg.load @q : tensor<4xf32>
+    %l = tg.reduce_sum %q dims [0] : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// CHECK-LABEL: tg.variable @q trainable init(zeros) : tensor<4xf32>
+// DEFAULT: tg.adam_update @q, @adam.m.q, @adam.v.q grad %{{.*}} beta1 2.500000e-01 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4xf32>
+// OPTS: tg.adam_update @q, @adam.m.q, @adam.v.q grad %{{.*}} beta1 2.500000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4xf32>
+
+// RENAME-LABEL: tg.variable @q trainable
+// RENAME: func.func @my_step(
