@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace tgc {
 
@@ -50,11 +52,22 @@ FailureOr<AdamHyperparameters> TgAdamPass::hyperparameters(ModuleOp module) {
     return module.emitError()
            << "tg-adam: the module declares optimizer " << declared
            << "; only {name = \"adam\", ...} is supported";
-  for (auto [key, field] : {std::pair{"beta1", &h.beta1},
-                            std::pair{"beta2", &h.beta2},
-                            std::pair{"epsilon", &h.epsilon}}) {
-    if (auto value = declared.getAs<FloatAttr>(key))
-      *field = static_cast<float>(value.getValueAsDouble());
+  for (NamedAttribute entry : declared) {
+    StringRef key = entry.getName().getValue();
+    float *field = llvm::StringSwitch<float *>(key)
+                       .Case("beta1", &h.beta1)
+                       .Case("beta2", &h.beta2)
+                       .Case("epsilon", &h.epsilon)
+                       .Default(nullptr);
+    if (key == "name")
+      continue;
+    auto value = dyn_cast<FloatAttr>(entry.getValue());
+    if (!field || !value)
+      return module.emitError()
+             << "tg-adam: tg.optimizer entry '" << key << " = "
+             << entry.getValue()
+             << "' is not one of beta1, beta2, epsilon as a float";
+    *field = static_cast<float>(value.getValueAsDouble());
   }
   return h;
 }
@@ -83,6 +96,11 @@ void TgAdamPass::runOnOperation() {
   auto function = symbols.lookup<func::FuncOp>(functionName);
   if (!function) {
     module.emitError() << "tg-adam: no function @" << functionName;
+    return signalPassFailure();
+  }
+  if (!function.getBody().hasOneBlock()) {
+    function.emitError() << "tg-adam: @" << functionName
+                         << " must be a function with a body of one block";
     return signalPassFailure();
   }
   if (functionName != stepFunctionName && symbols.lookup(stepFunctionName)) {
@@ -121,17 +139,25 @@ void TgAdamPass::runOnOperation() {
   Value step = function.getArgument(lrIndex + 1);
 
   SmallVector<Value> kept;
+  llvm::StringSet<> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     Value returned = terminator->getOperand(i);
     if (!gradientResults.test(i)) {
       kept.push_back(returned);
       continue;
     }
-    auto ref = cast<FlatSymbolRefAttr>(function.getResultAttr(i, kGradientOfAttr));
-    auto param = symbols.lookup<tg::VariableOp>(ref.getValue());
+    auto ref = dyn_cast<FlatSymbolRefAttr>(
+        function.getResultAttr(i, kGradientOfAttr));
+    auto param = ref ? symbols.lookup<tg::VariableOp>(ref.getValue())
+                     : tg::VariableOp();
     if (!param || !param.getTrainable()) {
       function.emitError() << "tg-adam: result #" << i << " is the gradient of "
-                           << ref << ", which is not a trainable variable";
+                           << function.getResultAttr(i, kGradientOfAttr)
+                           << ", which is not a trainable variable";
+      return signalPassFailure();
+    }
+    if (!updated.insert(ref.getValue()).second) {
+      function.emitError() << "tg-adam: results carry two gradients of " << ref;
       return signalPassFailure();
     }
     FailureOr<tg::VariableOp> m = declareMoment(symbols, param, "m", param);

@@ -172,8 +172,6 @@ void Differentiator::appendGradientResults() {
 }
 
 LogicalResult Differentiator::run() {
-  if (!function.getBody().hasOneBlock())
-    return function.emitError("tg-autodiff expects a function with one block");
   if (function.getNumResults() == 0 ||
       function.getResultTypes()[0] != RankedTensorType::get({}, b.getF32Type()))
     return function.emitError()
@@ -204,6 +202,11 @@ struct TgAutodiffPass : impl::TgAutodiffBase<TgAutodiffPass> {
     if (!function) {
       module.emitError() << "tg-autodiff: no function @" << functionName
                          << " to differentiate";
+      return signalPassFailure();
+    }
+    if (!function.getBody().hasOneBlock()) {
+      function.emitError() << "tg-autodiff: @" << functionName
+                           << " must be a function with a body of one block";
       return signalPassFailure();
     }
     if (failed(Differentiator(module, function).run()))

@@ -4,6 +4,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 #include <memory>
 
@@ -15,8 +16,24 @@ namespace tgc {
 /// The result attribute naming the variable a gradient belongs to.
 inline constexpr llvm::StringLiteral kGradientOfAttr = "tg.gradient_of";
 
-/// Forward module (loss function) -> training step: autodiff, Adam, cleanup.
-void buildTrainingPipeline(mlir::OpPassManager &pm);
+struct TrainingPipelineOptions
+    : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Run the forward fusion passes"),
+                    llvm::cl::init(true)};
+  Option<bool> report{*this, "report",
+                      llvm::cl::desc("The fusion passes report what they "
+                                     "fused as remarks"),
+                      llvm::cl::init(false)};
+};
+
+/// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).
+void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
+
+/// Forward module (loss function) -> training step: forward fusion,
+/// autodiff, Adam, cleanup (`--emit=train`).
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options = {});
 
 /// Registers every tgc pass and the named pipelines with the MLIR registry.
 void registerPasses();

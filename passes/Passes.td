@@ -10,6 +10,89 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TgFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "rewrites scaled dot-product attention chains into tg.attention";
+  let description = [{
+    Matches, per head batch, the chain the DSL writes for attention
+    ```
+    s = Q K^T (tg.matmul transpose_rhs) ; s = scale(s)        [optional]
+    s = s + broadcast(padding mask [B,Sk], dims [0,3])        [optional]
+    s = s + broadcast(tg.causal_mask [S,S], dims [2,3])       [optional]
+    p = softmax(s, last axis) ; p = dropout(p)                [dropout optional]
+    out = p V (tg.matmul)
+    ```
+    and replaces it by one `tg.attention` that also returns each row's
+    log-sum-exp. Its gradient, `tg.attention_grad`, recomputes the
+    probabilities from that statistic instead of saving the `Sq x Sk`
+    matrix. It covers encoder self-attention (padding mask), decoder
+    self-attention (causal) and cross-attention (padding mask on the source).
+    A chain whose intermediate has another use (e.g. the probabilities are
+    also returned) is left alone, as is one whose shapes or masks do not fit.
+
+    Before:
+    ```mlir
+    %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+    %t = tg.scale %s by 0.353553385 : tensor<2x4x7x7xf32>
+    %m = tg.broadcast %pad dims [0, 3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+    %u = tg.add %t, %m : tensor<2x4x7x7xf32>
+    %p = tg.softmax %u axis 3 : tensor<2x4x7x7xf32>
+    %d = tg.dropout %p, %key rate 1.000000e-01 op_id 1 : tensor<2x4x7x7xf32>
+    %o = tg.matmul %d, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+    ```
+    After:
+    ```mlir
+    %o, %lse = tg.attention %q, %k, %v mask %pad key %key scale 0.353553385
+        dropout 1.000000e-01 op_id 1 : (...) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "attentions-fused", "attention chains fused">,
+    Statistic<"numCausal", "causal", "of which causal">,
+    Statistic<"numMasked", "padding-masked", "of which with a padding mask">,
+    Statistic<"numRejected", "rejected-extra-use",
+              "chains left unfused because an intermediate has another use">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark (LLVM builds without statistics, "
+           "such as Debian's, compile --mlir-pass-statistics out)">,
+  ];
+}
+
+def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::ModuleOp"> {
+  let summary = "rewrites layer_norm(x + dropout(y)) into tg.residual_layer_norm";
+  let description = [{
+    The post-LN wrapper of every sublayer, `LayerNorm(x + Dropout(y))`,
+    becomes one `tg.residual_layer_norm` that makes one pass over memory and
+    saves only the per-row mean and rstd for its backward (not the sum or
+    the normalized tensor). Without a dropout (rate 0) the sum is fused with
+    rate 0 and a constant key. The add or the dropout having another use
+    keeps the chain unfused.
+
+    Before:
+    ```mlir
+    %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+    %h = tg.add %x, %d : tensor<2x7x16xf32>
+    %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+    After:
+    ```mlir
+    %z, %mean, %rstd = tg.residual_layer_norm %x, %y, %gamma, %beta, %key
+        rate 1.000000e-01 op_id 2 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "layer-norms-fused",
+              "residual + dropout + layer_norm blocks fused">,
+    Statistic<"numRejected", "rejected-extra-use",
+              "blocks left unfused because the sum or dropout has another use">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   let summary = "reverse-mode gradients of a loss w.r.t. every trainable variable";
   let description = [{
@@ -64,7 +147,7 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
     step (`tensor<i32>`, `tg.name = "step"`, counting from 1) become the last
     two arguments: the warmup schedule lives in the runtime
     (`runtime/Schedule.h`), so changing it never needs a recompile. The
-    function is renamed `step-function`.
+    function is renamed to the `step-function` option (`@train_step`).
 
     The hyperparameters come from the module's `tg.optimizer` attribute
     (declared in the DSL); the options are the defaults when it is absent.

@@ -6,7 +6,18 @@
 
 namespace tgc {
 
-void buildTrainingPipeline(mlir::OpPassManager &pm) {
+void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report) {
+  // Before autodiff, so each fused op gets its fused backward: attention's
+  // recomputes the probabilities instead of saving S x S per head.
+  pm.addPass(createTgFuseAttention({report}));
+  // The post-LN wrapper of every sublayer; saves mean/rstd per row only.
+  pm.addPass(createTgFuseResidualLayerNorm({report}));
+}
+
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options) {
+  if (options.fuse)
+    buildForwardFusionPipeline(pm, options.report);
   // The loss's gradients w.r.t. every trainable variable, as extra results.
   pm.addPass(createTgAutodiff());
   // Adam in the graph: the function becomes @train_step(batch..., lr, step).
@@ -19,10 +30,12 @@ void buildTrainingPipeline(mlir::OpPassManager &pm) {
 
 void registerPasses() {
   registerTGPasses();
-  mlir::PassPipelineRegistration<>(
+  mlir::PassPipelineRegistration<TrainingPipelineOptions>(
       "tg-training-pipeline",
-      "forward tg module -> training step (autodiff, Adam, cleanup)",
-      buildTrainingPipeline);
+      "forward tg module -> training step (fusion, autodiff, Adam, cleanup)",
+      [](mlir::OpPassManager &pm, const TrainingPipelineOptions &options) {
+        buildTrainingPipeline(pm, options);
+      });
 }
 
 } // namespace tgc

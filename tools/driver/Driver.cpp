@@ -74,7 +74,7 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(tgcCategory));
 
-enum class EmitStage { Graph, Tg, Train };
+enum class EmitStage { Graph, Tg, Fused, Train };
 
 cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Tg),
@@ -82,6 +82,9 @@ cl::opt<EmitStage> emitStage(
                           "a graph file (binary; text for .pbtxt or stdout)"),
                clEnumValN(EmitStage::Tg, "tg",
                           "the verified tg module (forward + loss)"),
+               clEnumValN(EmitStage::Fused, "fused",
+                          "the forward after fusion (attention, residual + "
+                          "dropout + LayerNorm)"),
                clEnumValN(EmitStage::Train, "train",
                           "the training step: tg-training-pipeline's output "
                           "(forward, gradients, Adam)")),
@@ -97,6 +100,11 @@ cl::opt<Target> target(
                           "function once on a synthetic batch, --emit=train "
                           "trains for --steps on --task")),
     cl::cat(tgcCategory));
+
+cl::opt<bool> fuse("fuse",
+                   cl::desc("Run the fusion passes (--fuse=false compiles the "
+                            "unfused graph, for comparisons)"),
+                   cl::init(true), cl::cat(tgcCategory));
 
 cl::opt<std::string> taskName("task",
                               cl::desc("Built-in task to train on (--emit=train "
@@ -128,6 +136,14 @@ void hideUnrelatedOptions() {
     if (entry.getKey().starts_with("mlir-"))
       entry.getValue()->addCategory(mlirCategory);
   cl::HideUnrelatedOptions({&tgcCategory, &mlirCategory});
+}
+
+/// Debian's LLVM compiles pass statistics out; with --mlir-pass-statistics
+/// the fusion passes also report their counts as remarks.
+bool passStatisticsRequested() {
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find("mlir-pass-statistics");
+  return it != options.end() && it->second->getNumOccurrences() > 0;
 }
 
 void printVersion(llvm::raw_ostream &os) {
@@ -322,6 +338,9 @@ int tgcMain(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics name the op and its source line; a dump of the whole
+  // surrounding op (a function of thousands of lines) would bury them.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   // Errors without a source position (unknown preset, invalid config value)
@@ -341,12 +360,18 @@ int tgcMain(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emitStage == EmitStage::Train) {
+  if (emitStage == EmitStage::Fused || emitStage == EmitStage::Train) {
     mlir::PassManager pm(&context);
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
       return 1;
     mlir::applyDefaultTimingPassManagerCLOptions(pm);
-    buildTrainingPipeline(pm);
+    TrainingPipelineOptions options;
+    options.fuse = fuse.getValue();
+    options.report = passStatisticsRequested();
+    if (emitStage == EmitStage::Train)
+      buildTrainingPipeline(pm, options);
+    else if (fuse)
+      buildForwardFusionPipeline(pm, options.report);
     if (mlir::failed(pm.run(*module)))
       return 1;
   }

@@ -1,0 +1,198 @@
+//===- FuseAttention.cpp - tg-fuse-attention ------------------------------===//
+//
+// Walks up from each `P V` matmul through dropout, softmax, mask adds, scale
+// and `Q K^T`; a complete chain whose intermediates have no other use becomes
+// one tg.attention. Matching is structural and strict: anything unexpected
+// leaves the chain as it is (the unfused ops stay correct, just slower).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGFUSEATTENTION
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+/// What a matched chain becomes, and the ops it replaces (users first).
+struct AttentionChain {
+  Value query, key, value, mask, rngKey;
+  bool causal = false;
+  float scale = 1.0f, dropoutRate = 0.0f;
+  int64_t opId = 0;
+  SmallVector<Operation *> ops;
+  /// Mask producers (broadcasts, causal_mask) erased if nothing else uses them.
+  SmallVector<Operation *> maskOps;
+};
+
+enum class Match { Fused, NotAttention, ExtraUse };
+
+class AttentionMatcher {
+public:
+  /// Matches the chain ending in `root` (out = P V).
+  Match match(tg::MatmulOp root, AttentionChain &chain) {
+    if (root.getTransposeLhs() || root.getTransposeRhs() ||
+        root.getType().getRank() != 4 || root.getRhs().getType().getRank() != 4)
+      return Match::NotAttention;
+    chain.value = root.getRhs();
+    chain.ops.push_back(root);
+    Value x = root.getLhs();
+
+    if (auto dropout = x.getDefiningOp<tg::DropoutOp>()) {
+      if (!take(dropout, chain))
+        return Match::ExtraUse;
+      chain.rngKey = dropout.getKey();
+      chain.dropoutRate = dropout.getRate().convertToFloat();
+      chain.opId = dropout.getOpId();
+      x = dropout.getInput();
+    }
+    auto softmax = x.getDefiningOp<tg::SoftmaxOp>();
+    if (!softmax || softmax.getAxis() != 3)
+      return Match::NotAttention;
+    if (!take(softmax, chain))
+      return Match::ExtraUse;
+    x = softmax.getInput();
+
+    // Mask adds, in either operand order and either nesting order.
+    while (auto add = x.getDefiningOp<tg::AddOp>()) {
+      Value rest;
+      if (takeMask(add.getRhs(), chain))
+        rest = add.getLhs();
+      else if (takeMask(add.getLhs(), chain))
+        rest = add.getRhs();
+      else
+        return Match::NotAttention;
+      if (!take(add, chain))
+        return Match::ExtraUse;
+      x = rest;
+    }
+    if (auto scale = x.getDefiningOp<tg::ScaleOp>()) {
+      if (!take(scale, chain))
+        return Match::ExtraUse;
+      chain.scale = scale.getFactor().convertToFloat();
+      x = scale.getInput();
+    }
+    auto scores = x.getDefiningOp<tg::MatmulOp>();
+    if (!scores || scores.getTransposeLhs() || !scores.getTransposeRhs() ||
+        scores.getLhs().getType().getRank() != 4 ||
+        scores.getRhs().getType().getRank() != 4)
+      return Match::NotAttention;
+    if (!take(scores, chain))
+      return Match::ExtraUse;
+    chain.query = scores.getLhs();
+    chain.key = scores.getRhs();
+    return shapesFit(chain) ? Match::Fused : Match::NotAttention;
+  }
+
+private:
+  /// Adds `op` to the chain if its result has exactly one use.
+  static bool take(Operation *op, AttentionChain &chain) {
+    if (!op->getResult(0).hasOneUse())
+      return false;
+    chain.ops.push_back(op);
+    return true;
+  }
+
+  /// `v` = broadcast(padding [B,Sk], dims [0,3]) or
+  /// broadcast(causal_mask, dims [2,3]); each kind at most once.
+  static bool takeMask(Value v, AttentionChain &chain) {
+    auto broadcast = v.getDefiningOp<tg::BroadcastOp>();
+    if (!broadcast)
+      return false;
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    Value source = broadcast.getInput();
+    if (source.getDefiningOp<tg::CausalMaskOp>() &&
+        dims == ArrayRef<int64_t>{2, 3} && !chain.causal) {
+      chain.causal = true;
+      chain.maskOps.append({broadcast, source.getDefiningOp()});
+      return true;
+    }
+    auto type = cast<RankedTensorType>(source.getType());
+    if (dims == ArrayRef<int64_t>{0, 3} && type.getElementType().isF32() &&
+        !chain.mask) {
+      chain.mask = source;
+      chain.maskOps.push_back(broadcast);
+      return true;
+    }
+    return false;
+  }
+
+  /// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv], mask [B,Sk], causal Sq == Sk.
+  static bool shapesFit(const AttentionChain &c) {
+    auto shape = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getShape();
+    };
+    ArrayRef<int64_t> q = shape(c.query), k = shape(c.key), v = shape(c.value);
+    bool fit = q[0] == k[0] && q[0] == v[0] && q[1] == k[1] && q[1] == v[1] &&
+               q[3] == k[3] && k[2] == v[2];
+    if (c.mask)
+      fit = fit && shape(c.mask) == ArrayRef<int64_t>{q[0], k[2]};
+    if (c.causal)
+      fit = fit && q[2] == k[2];
+    return fit;
+  }
+};
+
+struct TgFuseAttentionPass
+    : impl::TgFuseAttentionBase<TgFuseAttentionPass> {
+  using TgFuseAttentionBase::TgFuseAttentionBase;
+
+  void runOnOperation() override {
+    unsigned fused = 0, causal = 0, masked = 0, rejected = 0;
+    // Program order: a chain's Q K^T matmul (erased when the chain fuses)
+    // comes before its P V root, so it has been visited already.
+    SmallVector<tg::MatmulOp> roots;
+    getOperation().walk([&](tg::MatmulOp op) { roots.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (tg::MatmulOp root : roots) {
+      AttentionChain chain;
+      Match match = AttentionMatcher().match(root, chain);
+      if (match == Match::ExtraUse)
+        ++rejected;
+      if (match != Match::Fused)
+        continue;
+      fuse(rewriter, root, chain);
+      ++fused;
+      causal += chain.causal;
+      masked += chain.mask ? 1 : 0;
+    }
+    numFused = fused;
+    numCausal = causal;
+    numMasked = masked;
+    numRejected = rejected;
+    if (report)
+      getOperation().emitRemark()
+          << "tg-fuse-attention: fused " << fused << " attention chains ("
+          << causal << " causal, " << masked << " with a padding mask); "
+          << rejected << " left unfused because an intermediate has another use";
+  }
+
+  void fuse(IRRewriter &rewriter, tg::MatmulOp root,
+            const AttentionChain &chain) {
+    SmallVector<Location> locs;
+    for (Operation *op : llvm::reverse(chain.ops))
+      locs.push_back(op->getLoc());
+    rewriter.setInsertionPoint(root);
+    auto attention = rewriter.create<tg::AttentionOp>(
+        FusedLoc::get(&getContext(), locs), chain.query, chain.key,
+        chain.value, chain.mask, chain.dropoutRate > 0 ? chain.rngKey : Value(),
+        chain.causal, chain.scale, chain.dropoutRate, chain.opId);
+    rewriter.replaceOp(root, attention.getOutput());
+    for (Operation *op : llvm::drop_begin(chain.ops))
+      rewriter.eraseOp(op);
+    for (Operation *op : chain.maskOps)
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+  }
+};
+
+} // namespace
+} // namespace tgc

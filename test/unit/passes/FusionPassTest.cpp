@@ -1,0 +1,88 @@
+//===- FusionPassTest.cpp - fused vs unfused training graphs -------------===//
+//
+// The tiny Transformer differentiated with and without the forward fusion
+// passes, dropout on (same Philox keys): the loss and the gradient of every
+// parameter agree within a tolerance per precision.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/passes/GradientCheck.h"
+
+#include "models/Transformer.h"
+#include "runtime/Tasks.h"
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::test;
+
+namespace {
+
+/// The tiny model's @loss after `fuse ? fusion + autodiff : autodiff`.
+OwningOpRef<ModuleOp> differentiatedTiny(TestContext &t, bool fuse) {
+  models::TransformerConfig config = *models::transformerPreset("tiny");
+  auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
+    models::buildTransformer(b, config);
+  });
+  EXPECT_TRUE(succeeded(built));
+  if (failed(built))
+    return nullptr;
+  PassManager pm(&t.context);
+  if (fuse)
+    buildForwardFusionPipeline(pm);
+  pm.addPass(createTgAutodiff());
+  EXPECT_TRUE(succeeded(pm.run(**built))) << ::testing::PrintToString(t.messages);
+  return std::move(*built);
+}
+
+std::vector<HostTensor> tinyBatch() {
+  models::TransformerConfig c = *models::transformerPreset("tiny");
+  runtime::BatchShape shape{c.batch_size(), c.source_length(),
+                            c.target_length(), static_cast<int32_t>(c.vocab_size())};
+  runtime::Batch b = runtime::makeBatch(runtime::Task::Reverse, 4, 0, shape);
+  auto ids = [](const std::vector<int32_t> &v, int64_t rows, int64_t cols) {
+    return HostTensor::i32({rows, cols}, std::vector<double>(v.begin(), v.end()));
+  };
+  return {ids(b.source, b.batchSize, b.sourceLength),
+          ids(b.targetIn, b.batchSize, b.targetLength),
+          ids(b.targetOut, b.batchSize, b.targetLength),
+          HostTensor::i32({2}, {21, 5})};
+}
+
+class FusedVsUnfused : public ::testing::TestWithParam<Precision> {};
+
+TEST_P(FusedVsUnfused, LossAndEveryGradientAgree) {
+  TestContext t;
+  OwningOpRef<ModuleOp> unfused = differentiatedTiny(t, false);
+  OwningOpRef<ModuleOp> fused = differentiatedTiny(t, true);
+  ASSERT_TRUE(unfused && fused);
+  int attentions = 0, norms = 0;
+  fused->walk([&](tg::AttentionOp) { ++attentions; });
+  fused->walk([&](tg::ResidualLayerNormOp) { ++norms; });
+  EXPECT_EQ(attentions, 6);
+  EXPECT_EQ(norms, 10);
+
+  Interpreter a(*unfused, GetParam()), b(*fused, GetParam());
+  a.initializeVariables(2);
+  b.initializeVariables(2);
+  std::vector<HostTensor> args = tinyBatch();
+  auto ra = a.run("loss", args), rb = b.run("loss", args);
+  ASSERT_TRUE(succeeded(ra) && succeeded(rb)) << ::testing::PrintToString(t.messages);
+  ASSERT_EQ(ra->size(), rb->size());
+
+  // f64: only the summation order differs. f32: every op rounds to float,
+  // and the fused ops round fewer intermediates.
+  double tolerance = GetParam() == Precision::F64 ? 1e-10 : 2e-4;
+  auto function = unfused->lookupSymbol<func::FuncOp>("loss");
+  for (size_t i = 0; i < ra->size(); ++i) {
+    auto of = function.getResultAttrOfType<FlatSymbolRefAttr>(i, kGradientOfAttr);
+    std::string what = of ? "gradient of @" + of.getValue().str() : "result " + std::to_string(i);
+    expectClose((*rb)[i], (*ra)[i], tolerance, what);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, FusedVsUnfused,
+                         ::testing::Values(Precision::F64, Precision::F32),
+                         [](const ::testing::TestParamInfo<Precision> &info) {
+                           return info.param == Precision::F64 ? "f64" : "f32";
+                         });
+
+} // namespace
