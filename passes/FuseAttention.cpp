@@ -25,6 +25,8 @@ namespace {
 /// What a matched chain becomes, and the ops it replaces (users first).
 struct AttentionChain {
   Value query, key, value, mask, rngKey;
+  /// The [Sq, Sk] causal mask the chain adds, when it has one.
+  Value causalMask;
   bool causal = false;
   float scale = 1.0f, dropoutRate = 0.0f;
   int64_t opId = 0;
@@ -47,8 +49,7 @@ public:
     Value x = root.getLhs();
 
     if (auto dropout = x.getDefiningOp<tg::DropoutOp>()) {
-      if (!take(dropout, chain))
-        return Match::ExtraUse;
+      take(dropout, chain);
       chain.rngKey = dropout.getKey();
       chain.dropoutRate = dropout.getRate().convertToFloat();
       chain.opId = dropout.getOpId();
@@ -57,8 +58,7 @@ public:
     auto softmax = x.getDefiningOp<tg::SoftmaxOp>();
     if (!softmax || softmax.getAxis() != 3)
       return Match::NotAttention;
-    if (!take(softmax, chain))
-      return Match::ExtraUse;
+    take(softmax, chain);
     x = softmax.getInput();
 
     // Mask adds, in either operand order and either nesting order.
@@ -70,13 +70,11 @@ public:
         rest = add.getRhs();
       else
         return Match::NotAttention;
-      if (!take(add, chain))
-        return Match::ExtraUse;
+      take(add, chain);
       x = rest;
     }
     if (auto scale = x.getDefiningOp<tg::ScaleOp>()) {
-      if (!take(scale, chain))
-        return Match::ExtraUse;
+      take(scale, chain);
       chain.scale = scale.getFactor().convertToFloat();
       x = scale.getInput();
     }
@@ -85,25 +83,28 @@ public:
         scores.getLhs().getType().getRank() != 4 ||
         scores.getRhs().getType().getRank() != 4)
       return Match::NotAttention;
-    if (!take(scores, chain))
-      return Match::ExtraUse;
+    take(scores, chain);
     chain.query = scores.getLhs();
     chain.key = scores.getRhs();
-    return shapesFit(chain) ? Match::Fused : Match::NotAttention;
+    if (!shapesFit(chain))
+      return Match::NotAttention;
+    return extraUse ? Match::ExtraUse : Match::Fused;
   }
 
 private:
-  /// Adds `op` to the chain if its result has exactly one use.
-  static bool take(Operation *op, AttentionChain &chain) {
-    if (!op->getResult(0).hasOneUse())
-      return false;
+  /// Adds `op` to the chain, noting whether its result has another use:
+  /// the structure is matched first, so only real attention chains count as
+  /// rejected for an extra use.
+  void take(Operation *op, AttentionChain &chain) {
+    extraUse |= !op->getResult(0).hasOneUse();
     chain.ops.push_back(op);
-    return true;
   }
+
+  bool extraUse = false;
 
   /// `v` = broadcast(padding [B,Sk], dims [0,3]) or
   /// broadcast(causal_mask, dims [2,3]); each kind at most once.
-  static bool takeMask(Value v, AttentionChain &chain) {
+  bool takeMask(Value v, AttentionChain &chain) {
     auto broadcast = v.getDefiningOp<tg::BroadcastOp>();
     if (!broadcast)
       return false;
@@ -112,6 +113,7 @@ private:
     if (source.getDefiningOp<tg::CausalMaskOp>() &&
         dims == ArrayRef<int64_t>{2, 3} && !chain.causal) {
       chain.causal = true;
+      chain.causalMask = source;
       chain.maskOps.append({broadcast, source.getDefiningOp()});
       return true;
     }
@@ -126,7 +128,7 @@ private:
   }
 
   /// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv], mask [B,Sk], causal Sq == Sk.
-  static bool shapesFit(const AttentionChain &c) {
+  bool shapesFit(const AttentionChain &c) {
     auto shape = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getShape();
     };
@@ -135,8 +137,10 @@ private:
                q[3] == k[3] && k[2] == v[2];
     if (c.mask)
       fit = fit && shape(c.mask) == ArrayRef<int64_t>{q[0], k[2]};
+    // A [1, 1] causal mask broadcasts but masks nothing: it must be full.
     if (c.causal)
-      fit = fit && q[2] == k[2];
+      fit = fit && q[2] == k[2] &&
+            shape(c.causalMask) == ArrayRef<int64_t>{q[2], k[2]};
     return fit;
   }
 };

@@ -79,7 +79,10 @@ struct TgFuseResidualLayerNormPass
       opId = dropout.getOpId();
       locs.push_back(dropout.getLoc());
     } else {
-      key = unusedKey(rewriter, norm->getParentOfType<func::FuncOp>());
+      auto function = norm->getParentOfType<func::FuncOp>();
+      if (!function)
+        return Outcome::NoMatch;
+      key = unusedKey(rewriter, function);
     }
     locs.append({add.getLoc(), norm.getLoc()});
 

@@ -1,0 +1,121 @@
+// tg-fuse-residual-layernorm: layer_norm(x + dropout(y)), the post-LN
+// sublayer wrapper, becomes one tg.residual_layer_norm taking the residual x
+// and the sublayer output y; a block whose sum or dropout has another use,
+// or whose layer_norm input is not an add, stays as it is. Positive cases pin
+// the whole function body with CHECK-NEXT, so no add, dropout or layer_norm
+// is left behind.
+// RUN: tgc-opt --tg-fuse-residual-layernorm --split-input-file %s | FileCheck %s
+// RUN: tgc-opt --tg-fuse-residual-layernorm=report=true %s --split-input-file 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// x + dropout(y), the DSL's order.
+func.func @residual_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @residual_dropout(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[Y:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[G:[a-z0-9]+]]: tensor<16xf32>, %[[B:[a-z0-9]+]]: tensor<16xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>) -> tensor<2x7x16xf32> {
+// CHECK-NOT: tg.dropout
+// CHECK-NOT: tg.layer_norm
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+// CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+
+// -----
+
+// dropout(y) + x: the commuted sum; x is still the residual.
+func.func @commuted(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  %d = tg.dropout %y, %key rate 3.000000e-01 op_id 4 : tensor<2x7x16xf32>
+  %h = tg.add %d, %x : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-05 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @commuted(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[Y:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[G:[a-z0-9]+]]: tensor<16xf32>, %[[B:[a-z0-9]+]]: tensor<16xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>) -> tensor<2x7x16xf32> {
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 3.000000e-01 op_id 4 eps 9.99999974E-6 : tensor<2x7x16xf32>, tensor<16xf32>
+// CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+
+// -----
+
+// No dropout: layer_norm(x + y) fuses with rate 0 and a constant key made
+// once at the start of the function, shared by both blocks; the second block
+// takes the first one's output as its residual.
+func.func @no_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %y2: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>) -> tensor<2x7x16xf32> {
+  %h = tg.add %x, %y : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %h2 = tg.add %z, %y2 : tensor<2x7x16xf32>
+  %z2 = tg.layer_norm %h2, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z2 : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @no_dropout(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[Y:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[Y2:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[G:[a-z0-9]+]]: tensor<16xf32>, %[[B:[a-z0-9]+]]: tensor<16xf32>) -> tensor<2x7x16xf32> {
+// CHECK-NEXT: %[[KEY:[a-z0-9_]+]] = tg.constant dense<0> : tensor<2xi32>
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]], %[[MEAN:[a-z0-9_]+]], %[[RSTD:[a-z0-9_]+]] = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 0.000000e+00 op_id 0 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+// CHECK-NEXT: %[[Z2:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[Z]], %[[Y2]], %[[G]], %[[B]], %[[KEY]] rate 0.000000e+00 op_id 0 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+// CHECK-NEXT: return %[[Z2]] : tensor<2x7x16xf32>
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-residual-layernorm: fused 2 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+
+// -----
+
+// Negative: the sum is returned as well (another use of the add).
+func.func @neg_sum_used(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z, %h : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @neg_sum_used(
+// CHECK-NOT: tg.residual_layer_norm
+// CHECK: %[[D:[a-z0-9_]+]] = tg.dropout
+// CHECK-NEXT: %[[H:[a-z0-9_]+]] = tg.add %{{[a-z0-9_]+}}, %[[D]]
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[H]]
+// CHECK-NEXT: return %[[Z]], %[[H]]
+// CHECK-NOT: tg.residual_layer_norm
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 1 left unfused because the sum or dropout has another use
+
+// -----
+
+// Negative: the dropout output has another use.
+func.func @neg_dropout_used(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z, %d : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @neg_dropout_used(
+// CHECK-NOT: tg.residual_layer_norm
+// CHECK: %[[D:[a-z0-9_]+]] = tg.dropout
+// CHECK-NEXT: %[[H:[a-z0-9_]+]] = tg.add %{{[a-z0-9_]+}}, %[[D]]
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[H]]
+// CHECK-NEXT: return %[[Z]], %[[D]]
+// CHECK-NOT: tg.residual_layer_norm
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 1 left unfused because the sum or dropout has another use
+
+// -----
+
+// Negative: the layer_norm's input is not an add (a plain dropout); nothing
+// to fuse and nothing counted as rejected.
+func.func @neg_not_add(%y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %z = tg.layer_norm %d, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @neg_not_add(
+// CHECK-NOT: tg.residual_layer_norm
+// CHECK-NOT: tg.constant
+// CHECK: %[[D:[a-z0-9_]+]] = tg.dropout
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[D]]
+// CHECK-NEXT: return %[[Z]]
+// CHECK-NOT: tg.residual_layer_norm
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
