@@ -30,6 +30,9 @@ struct RuleCase {
   int64_t idBound = 5;
 };
 
+/// Test listings name the case, not its bytes.
+void PrintTo(const RuleCase &c, std::ostream *os) { *os << c.name; }
+
 std::string moduleFor(const RuleCase &c) {
   // "tensor<2x3xf32>" has rank 2: one 'x' per dimension.
   int64_t rank = std::count(c.outType.begin(), c.outType.end(), 'x');
