@@ -8,7 +8,6 @@
 #include "test/unit/passes/GradientCheck.h"
 
 #include "models/Transformer.h"
-#include "runtime/Tasks.h"
 
 using namespace mlir;
 using namespace tgc;
@@ -37,14 +36,8 @@ std::vector<HostTensor> tinyBatch() {
   models::TransformerConfig c = *models::transformerPreset("tiny");
   runtime::BatchShape shape{c.batch_size(), c.source_length(),
                             c.target_length(), static_cast<int32_t>(c.vocab_size())};
-  runtime::Batch b = runtime::makeBatch(runtime::Task::Reverse, 4, 0, shape);
-  auto ids = [](const std::vector<int32_t> &v, int64_t rows, int64_t cols) {
-    return HostTensor::i32({rows, cols}, std::vector<double>(v.begin(), v.end()));
-  };
-  return {ids(b.source, b.batchSize, b.sourceLength),
-          ids(b.targetIn, b.batchSize, b.targetLength),
-          ids(b.targetOut, b.batchSize, b.targetLength),
-          HostTensor::i32({2}, {21, 5})};
+  return lossArguments(runtime::makeBatch(runtime::Task::Reverse, 4, 0, shape),
+                       21, 5);
 }
 
 class FusedVsUnfused : public ::testing::TestWithParam<Precision> {};

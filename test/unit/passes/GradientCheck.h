@@ -11,6 +11,7 @@
 #include "test/unit/interpreter/InterpreterTestUtil.h"
 
 #include "passes/Passes.h"
+#include "runtime/Tasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -31,6 +32,19 @@ inline bool differentiate(mlir::ModuleOp module, TestContext &t) {
     return false;
   }
   return true;
+}
+
+/// The Transformer @loss's arguments for `batch`: the three id tensors and
+/// the dropout key (seed, step).
+inline std::vector<HostTensor> lossArguments(const runtime::Batch &batch,
+                                             int32_t seed, int32_t step) {
+  auto ids = [](const std::vector<int32_t> &v, int64_t rows, int64_t cols) {
+    return HostTensor::i32({rows, cols}, std::vector<double>(v.begin(), v.end()));
+  };
+  return {ids(batch.source, batch.batchSize, batch.sourceLength),
+          ids(batch.targetIn, batch.batchSize, batch.targetLength),
+          ids(batch.targetOut, batch.batchSize, batch.targetLength),
+          HostTensor::i32({2}, {double(seed), double(step)})};
 }
 
 struct GradientCheckOptions {

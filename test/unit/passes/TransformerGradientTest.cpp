@@ -8,18 +8,12 @@
 #include "test/unit/passes/GradientCheck.h"
 
 #include "models/Transformer.h"
-#include "runtime/Tasks.h"
 
 using namespace mlir;
 using namespace tgc;
 using namespace tgc::test;
 
 namespace {
-
-HostTensor idsTensor(const std::vector<int32_t> &ids, int64_t rows,
-                     int64_t cols) {
-  return HostTensor::i32({rows, cols}, std::vector<double>(ids.begin(), ids.end()));
-}
 
 TEST(TransformerGradient, EveryParameterMatchesCentralDifferences) {
   TestContext t;
@@ -45,11 +39,7 @@ TEST(TransformerGradient, EveryParameterMatchesCentralDifferences) {
                             config.target_length(),
                             static_cast<int32_t>(config.vocab_size())};
   runtime::Batch batch = runtime::makeBatch(runtime::Task::Reverse, 9, 0, shape);
-  std::vector<HostTensor> args{
-      idsTensor(batch.source, shape.batchSize, shape.sourceLength),
-      idsTensor(batch.targetIn, shape.batchSize, shape.targetLength),
-      idsTensor(batch.targetOut, shape.batchSize, shape.targetLength),
-      HostTensor::i32({2}, {11, 1})};
+  std::vector<HostTensor> args = lossArguments(batch, 11, 1);
 
   GradientCheckOptions options;
   options.samplesPerVariable = 3;
