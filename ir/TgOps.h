@@ -31,6 +31,11 @@ public:
 /// log-sum-exp) of a tensor: its shape without the last dimension.
 mlir::Type rowStatisticsType(mlir::Type type);
 
+/// Whether `op` may sit in a tg.fused_elementwise body: an elementwise tg op,
+/// or a dropout (forward or backward), whose mask depends only on the
+/// element's index.
+bool isElementwiseFusible(mlir::Operation *op);
+
 } // namespace tgc::tg
 
 #define GET_OP_CLASSES

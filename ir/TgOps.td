@@ -2,7 +2,8 @@
 //
 // Sections: state (variables, loads, stores, constants); tensor ops the model
 // is written in; their gradients; masks and positions; loss; fused ops;
-// optimizer. Verifiers live in TgStateOps.cpp, TgOps.cpp and TgFusedOps.cpp.
+// post-autodiff fusion; optimizer. Verifiers live in TgStateOps.cpp, TgOps.cpp,
+// TgFusedOps.cpp and TgGroupOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -283,7 +284,10 @@ def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise]> 
 def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, SameOperandsAndResultType, Elementwise]> {
   let summary = "gradient of relu: grad where input > 0, else 0";
   let description = [{
-    `result = input > 0 ? grad : 0`, with `input` the relu's input.
+    `result = input > 0 ? grad : 0`, with `input` the relu's input or its
+    output: both are positive at the same elements. Autodiff passes the
+    output, so the pre-activation need not be kept for the backward and the
+    bias add before the relu can fuse into the GEMM (`tg.linear`).
 
     ```mlir
     %dx = tg.relu_grad %dy, %x : tensor<2x7x64xf32>
@@ -775,6 +779,87 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Post-autodiff fusion: elementwise groups and GEMM epilogues
+//===----------------------------------------------------------------------===//
+
+def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove,
+    SingleBlock, RecursiveMemoryEffects, RecursivelySpeculatable]> {
+  let summary = "a group of elementwise ops that runs as one loop";
+  let description = [{
+    The body holds elementwise tg ops (those with the `Elementwise` trait, plus
+    `tg.dropout` and `tg.dropout_grad`, whose mask is a function of the
+    element index) on tensors of one shape, the group's. The op means exactly
+    what the body's ops mean one after another; a code generator emits it as a
+    single loop that reads each input once and writes each result once, so the
+    intermediates never reach memory. `tg-fuse-elementwise` builds it after
+    autodiff. Inputs are tensors of the group's shape, or a dropout key; the
+    body's block arguments stand for them in order; `tg.yield` names the
+    results.
+
+    ```mlir
+    %r = tg.fused_elementwise(%g, %key) : (tensor<4x8x32xf32>, tensor<2xi32>) -> tensor<4x8x32xf32> {
+    ^bb0(%x: tensor<4x8x32xf32>, %k: tensor<2xi32>):
+      %0 = tg.dropout_grad %x, %k rate 1.000000e-01 op_id 0 : tensor<4x8x32xf32>
+      %1 = tg.scale %0 by 5.65685415 : tensor<4x8x32xf32>
+      tg.yield %1 : tensor<4x8x32xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<TG_AnyTensor>:$inputs);
+  let results = (outs Variadic<TG_FloatTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape every input (but dropout keys) and result has.
+    ::mlir::RankedTensorType getGroupType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult(0).getType());
+    }
+    /// The body's terminator.
+    YieldOp getYield();
+  }];
+}
+
+def TG_YieldOp : TG_Op<"yield", [Pure, Terminator,
+                                 HasParent<"FusedElementwiseOp">]> {
+  let summary = "the results of a tg.fused_elementwise body";
+  let description = [{
+    ```mlir
+    tg.yield %0, %1 : tensor<4x8x32xf32>, tensor<4x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TG_FloatTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def TG_LinearOp : TG_Op<"linear", [Pure]> {
+  let summary = "x W + b with an optional ReLU: a GEMM with its epilogue";
+  let description = [{
+    `result[..., n] = act(sum_k input[..., k] * weight[k, n] + bias[n])`, with
+    `act` the identity or, with `relu`, max(0, .). `input` has rank >= 2,
+    `weight` is [K, N] and `bias` is [N]. The bias add and the activation run
+    in the GEMM's epilogue while the output tile is still in registers or
+    cache, instead of as two more passes over memory.
+    `tg-fuse-matmul-epilogue` builds it after autodiff from
+    `relu(add(matmul(x, W), broadcast(b)))`; it has no gradient rule.
+
+    ```mlir
+    %h = tg.linear %x, %w1, %b1 relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$weight,
+                       TG_FloatTensor:$bias, UnitAttr:$relu);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias (`relu` $relu^)? attr-dict `:` type($input)
+    `,` type($weight) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer
 //===----------------------------------------------------------------------===//
 
@@ -811,6 +896,37 @@ def TG_AdamUpdateOp : TG_Op<"adam_update", [DeclareOpInterfaceMethods<SymbolUser
   let assemblyFormat = [{
     $param `,` $moment1 `,` $moment2 `grad` $grad `lr` $lr `step` $step
     `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "tg.adam_update on many parameters at once";
+  let description = [{
+    Means one `tg.adam_update` per entry of `params` (with the moments and
+    gradient at the same position), all with one `lr`, `step` and set of
+    hyperparameters. A code generator runs it as one kernel over every
+    parameter (one launch on a GPU, one parallel loop on a CPU) instead of
+    one per tensor. `tg-fuse-adam` builds it after `tg-adam`.
+
+    ```mlir
+    tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
+        grads(%dw, %db) lr %lr step %step beta1 0.899999976 beta2 9.800000e-01
+        eps 9.99999971e-10 : tensor<16x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefArrayAttr:$params,
+                       SymbolRefArrayAttr:$moments1,
+                       SymbolRefArrayAttr:$moments2,
+                       Variadic<TG_FloatTensor>:$grads,
+                       TG_Scalar:$lr, TG_IntScalar:$step,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon);
+  let assemblyFormat = [{
+    $params `,` $moments1 `,` $moments2 `grads` `(` $grads `)` `lr` $lr
+    `step` $step `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
+    type($grads)
   }];
   let hasVerifier = 1;
 }

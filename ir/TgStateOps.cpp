@@ -2,6 +2,8 @@
 #include "ir/TgOps.h"
 #include "ir/TgVerify.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -77,34 +79,83 @@ LogicalResult StoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-LogicalResult AdamUpdateOp::verify() {
-  if (failed(verifyRate(*this, "beta1", getBeta1().convertToFloat())) ||
-      failed(verifyRate(*this, "beta2", getBeta2().convertToFloat())))
+/// The rules of Adam's hyperparameters, shared by both Adam ops.
+static LogicalResult verifyAdamHyperparameters(Operation *op, float beta1,
+                                               float beta2, float epsilon) {
+  if (failed(verifyRate(op, "beta1", beta1)) ||
+      failed(verifyRate(op, "beta2", beta2)))
     return failure();
-  return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
+  return verifyPositive(op, "epsilon", epsilon);
+}
+
+/// Checks one (param, moment1, moment2) triple updated with a gradient of
+/// type `type`.
+static LogicalResult verifyAdamState(Operation *op,
+                                     SymbolTableCollection &symbolTable,
+                                     FlatSymbolRefAttr param,
+                                     FlatSymbolRefAttr moment1,
+                                     FlatSymbolRefAttr moment2, Type type) {
+  if (failed(verifyVariableUse(op, symbolTable, param, type, "param")) ||
+      failed(verifyVariableUse(op, symbolTable, moment1, type, "moment1")) ||
+      failed(verifyVariableUse(op, symbolTable, moment2, type, "moment2")))
+    return failure();
+  auto variable =
+      symbolTable.lookupNearestSymbolFrom<VariableOp>(op, param.getAttr());
+  if (!variable.getTrainable())
+    return op->emitOpError() << "param " << param
+                             << " must be a trainable variable";
+  if (param == moment1 || param == moment2 || moment1 == moment2)
+    return op->emitOpError() << "param, moment1 and moment2 must be three "
+                                "different variables but are "
+                             << param << ", " << moment1 << ", " << moment2;
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  return verifyAdamHyperparameters(*this, getBeta1().convertToFloat(),
+                                   getBeta2().convertToFloat(),
+                                   getEpsilon().convertToFloat());
 }
 
 LogicalResult
 AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Type type = getGrad().getType();
-  if (failed(verifyVariableUse(*this, symbolTable, getParamAttr(), type,
-                               "param")) ||
-      failed(verifyVariableUse(*this, symbolTable, getMoment1Attr(), type,
-                               "moment1")) ||
-      failed(verifyVariableUse(*this, symbolTable, getMoment2Attr(), type,
-                               "moment2")))
-    return failure();
-  auto param = symbolTable.lookupNearestSymbolFrom<VariableOp>(
-      *this, getParamAttr().getAttr());
-  if (!param.getTrainable())
-    return emitOpError() << "param " << getParamAttr()
-                         << " must be a trainable variable";
-  if (getParam() == getMoment1() || getParam() == getMoment2() ||
-      getMoment1() == getMoment2())
-    return emitOpError() << "param, moment1 and moment2 must be three "
-                            "different variables but are "
-                         << getParamAttr() << ", " << getMoment1Attr() << ", "
-                         << getMoment2Attr();
+  return verifyAdamState(*this, symbolTable, getParamAttr(), getMoment1Attr(),
+                         getMoment2Attr(), getGrad().getType());
+}
+
+LogicalResult MultiAdamUpdateOp::verify() {
+  size_t n = getGrads().size();
+  if (getParams().size() != n || getMoments1().size() != n ||
+      getMoments2().size() != n)
+    return emitOpError() << "needs one param, moment1, moment2 and grad per "
+                            "entry but has "
+                         << getParams().size() << ", " << getMoments1().size()
+                         << ", " << getMoments2().size() << " and " << n;
+  for (ArrayAttr list : {getParams(), getMoments1(), getMoments2()})
+    for (Attribute ref : list)
+      if (!llvm::isa<FlatSymbolRefAttr>(ref))
+        return emitOpError() << "names variables by flat symbol (@name), "
+                                "not "
+                             << ref;
+  return verifyAdamHyperparameters(*this, getBeta1().convertToFloat(),
+                                   getBeta2().convertToFloat(),
+                                   getEpsilon().convertToFloat());
+}
+
+LogicalResult
+MultiAdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  llvm::DenseSet<Attribute> seen;
+  for (auto [param, m, v, grad] :
+       llvm::zip(getParams(), getMoments1(), getMoments2(), getGrads())) {
+    auto paramRef = llvm::cast<FlatSymbolRefAttr>(param);
+    if (failed(verifyAdamState(*this, symbolTable, paramRef,
+                               llvm::cast<FlatSymbolRefAttr>(m),
+                               llvm::cast<FlatSymbolRefAttr>(v),
+                               grad.getType())))
+      return failure();
+    if (!seen.insert(paramRef).second)
+      return emitOpError() << "updates param " << paramRef << " twice";
+  }
   return success();
 }
 

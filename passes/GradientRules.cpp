@@ -162,7 +162,9 @@ Outcome elementwise(RuleBuilder &r, Operation *op) {
         return success();
       })
       .Case([&](tg::ReluOp relu) {
-        r.set(0, r.make<tg::ReluGradOp>(dy, relu.getInput()));
+        // The output is positive where the input is, and keeping it (not
+        // the input) lets the bias add fuse into the GEMM (tg.linear).
+        r.set(0, r.make<tg::ReluGradOp>(dy, relu.getResult()));
         return success();
       })
       .Case([&](tg::ScaleOp scale) {

@@ -19,7 +19,8 @@ inline constexpr llvm::StringLiteral kGradientOfAttr = "tg.gradient_of";
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
   Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Run the forward fusion passes"),
+                    llvm::cl::desc("Run the fusion passes (forward and "
+                                   "training-step)"),
                     llvm::cl::init(true)};
   Option<bool> report{*this, "report",
                       llvm::cl::desc("The fusion passes report what they "
@@ -30,8 +31,12 @@ struct TrainingPipelineOptions
 /// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).
 void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 
+/// Training-step fusion, after autodiff and Adam: GEMM epilogues,
+/// elementwise groups, one multi-tensor Adam update.
+void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false);
+
 /// Forward module (loss function) -> training step: forward fusion,
-/// autodiff, Adam, cleanup (`--emit=train`).
+/// autodiff, Adam, cleanup, step fusion (`--emit=train`).
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});
 

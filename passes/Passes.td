@@ -179,4 +179,110 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
+  let summary = "folds a bias add and a ReLU into the producing GEMM (tg.linear)";
+  let description = [{
+    After autodiff, `add(matmul(x, W), broadcast(b))` with a rank-2 `W`
+    and `b` broadcast along the last dimension becomes `tg.linear x, W, b`,
+    and a following `tg.relu` folds in as well. The bias add and the
+    activation then run in the GEMM's epilogue (a loop over the output tile
+    on the CPU, cuBLASLt's bias+ReLU epilogue on the GPU) instead of as two
+    more passes over the [rows, N] activation. A matmul or add with another
+    use stays as it is; the relu only folds when it is the add's one use.
+    It runs after autodiff because `tg.linear` has no gradient rule; the
+    relu's gradient reads the relu's output, so the pre-activation is not
+    needed by the backward.
+
+    Before:
+    ```mlir
+    %0 = tg.matmul %x, %w : tensor<4x8x32xf32>, tensor<32x64xf32> -> tensor<4x8x64xf32>
+    %1 = tg.broadcast %b dims [2] : tensor<64xf32> -> tensor<4x8x64xf32>
+    %2 = tg.add %0, %1 : tensor<4x8x64xf32>
+    %3 = tg.relu %2 : tensor<4x8x64xf32>
+    ```
+    After:
+    ```mlir
+    %3 = tg.linear %x, %w, %b relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "epilogues-fused", "bias adds folded into a GEMM">,
+    Statistic<"numRelu", "relu-fused", "of which with a ReLU">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
+def TgFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "groups chains of elementwise ops into tg.fused_elementwise";
+  let description = [{
+    Walks each function in order and grows groups of elementwise tg ops
+    (and dropouts) of one shape along producer -> consumer edges. A group
+    closes as soon as an op outside it reads one of its values, which keeps
+    the rewrite legal without any reordering: the fused op takes the place
+    of the group's last op. Every group of two or more ops becomes one
+    `tg.fused_elementwise` whose results are the group's values that are
+    used outside it. A code generator runs it as one loop, so the
+    intermediates never touch memory: in the training step these are the
+    embedding path (scale, + positions, dropout), its backward (dropout
+    gradient, scale) and the gradient sums where a value has several users.
+
+    Before:
+    ```mlir
+    %0 = tg.dropout_grad %g, %key rate 1.000000e-01 op_id 0 : tensor<4x8x32xf32>
+    %1 = tg.scale %0 by 5.65685415 : tensor<4x8x32xf32>
+    ```
+    After:
+    ```mlir
+    %1 = tg.fused_elementwise(%g, %key) : (tensor<4x8x32xf32>, tensor<2xi32>) -> tensor<4x8x32xf32> {
+    ^bb0(%a: tensor<4x8x32xf32>, %k: tensor<2xi32>):
+      %0 = tg.dropout_grad %a, %k rate 1.000000e-01 op_id 0 : tensor<4x8x32xf32>
+      %s = tg.scale %0 by 5.65685415 : tensor<4x8x32xf32>
+      tg.yield %s : tensor<4x8x32xf32>
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numGroups", "elementwise-groups", "elementwise groups fused">,
+    Statistic<"numOps", "elementwise-ops", "ops moved into those groups">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
+def TgFuseAdam : Pass<"tg-fuse-adam", "::mlir::ModuleOp"> {
+  let summary = "merges per-parameter tg.adam_update ops into one tg.multi_adam_update";
+  let description = [{
+    The `tg.adam_update`s of a function that share `lr`, `step` and
+    hyperparameters become one `tg.multi_adam_update` at the place of the
+    last of them, so the optimizer is one kernel (one launch on a GPU, one
+    parallel loop on a CPU) instead of one per parameter tensor. Gradients
+    already live until the step's end, so moving the updates later costs no
+    memory.
+
+    Before:
+    ```mlir
+    tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %t beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10 : tensor<16x16xf32>
+    tg.adam_update @b, @adam.m.b, @adam.v.b grad %db lr %lr step %t beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10 : tensor<16xf32>
+    ```
+    After:
+    ```mlir
+    tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
+        grads(%dw, %db) lr %lr step %t beta1 0.899999976 beta2 9.800000e-01
+        eps 9.99999971e-10 : tensor<16x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMerged", "adam-updates-merged", "tg.adam_update ops merged">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 #endif // TGC_PASSES_TD

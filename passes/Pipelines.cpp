@@ -14,6 +14,15 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report) {
   pm.addPass(createTgFuseResidualLayerNorm({report}));
 }
 
+void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report) {
+  // First, so a bias add and ReLU go into their GEMM rather than a group.
+  pm.addPass(createTgFuseMatmulEpilogue({report}));
+  // What is left of the elementwise work runs as one loop per chain.
+  pm.addPass(createTgFuseElementwise({report}));
+  // One optimizer kernel instead of one per parameter tensor.
+  pm.addPass(createTgFuseAdam({report}));
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options) {
   if (options.fuse)
@@ -26,13 +35,16 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // statistics, a transposed copy needed twice) are cleaned up here.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  if (options.fuse)
+    buildStepFusionPipeline(pm, options.report);
 }
 
 void registerPasses() {
   registerTGPasses();
   mlir::PassPipelineRegistration<TrainingPipelineOptions>(
       "tg-training-pipeline",
-      "forward tg module -> training step (fusion, autodiff, Adam, cleanup)",
+      "forward tg module -> training step (fusion, autodiff, Adam, cleanup, "
+      "step fusion)",
       [](mlir::OpPassManager &pm, const TrainingPipelineOptions &options) {
         buildTrainingPipeline(pm, options);
       });

@@ -1,8 +1,8 @@
 //===- Executor.cpp - the op dispatch of the reference interpreter ------===//
 //
-// One case per op of ir/TgOps.td (41) plus func.return. Each case reads its
-// operands, calls the op's kernel (Kernels.h) and binds the results; data
-// the verifier cannot see (ids, targets, the Adam step) is checked here.
+// One case per op of ir/TgOps.td (but tg.yield, which its parent reads)
+// plus func.return. Each case reads its operands, calls the op's kernel
+// (Kernels.h) and binds the results; data the verifier cannot see (ids, targets, the Adam step) is checked here.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/Executor.h"
@@ -120,6 +120,28 @@ LogicalResult Executor::execute(Operation *op) {
     return config;
   };
 
+  // Shared by tg.adam_update and tg.multi_adam_update.
+  auto adam = [&](Operation *o, llvm::StringRef paramName,
+                  llvm::StringRef moment1, llvm::StringRef moment2,
+                  Value grad, Value lr, Value stepValue, llvm::APFloat beta1,
+                  llvm::APFloat beta2, llvm::APFloat epsilon) -> LogicalResult {
+    int64_t step = static_cast<int64_t>(get(stepValue)[0]);
+    if (step < 1)
+      return o->emitOpError()
+             << "step must be >= 1 (Adam's bias correction divides by "
+                "1 - beta^step) but is "
+             << step;
+    HostTensor &param = variable(paramName);
+    HostTensor &m = variable(moment1);
+    HostTensor &v = variable(moment2);
+    adamUpdate(param, m, v, get(grad), get(lr)[0], step, f32Attr(beta1),
+               f32Attr(beta2), f32Attr(epsilon));
+    if (precision == Precision::F32)
+      for (HostTensor *t : {&param, &m, &v})
+        roundToFloat(*t);
+    return success();
+  };
+
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       // State.
       .Case([&](tg::LoadOp o) {
@@ -166,6 +188,19 @@ LogicalResult Executor::execute(Operation *op) {
       .Case([&](tg::MatmulOp o) {
         bind(o.getResult(), matmul(get(o.getLhs()), get(o.getRhs()),
                                    o.getTransposeLhs(), o.getTransposeRhs()));
+        return success();
+      })
+      .Case([&](tg::LinearOp o) {
+        HostTensor t = matmul(get(o.getInput()), get(o.getWeight()),
+                              /*transposeLhs=*/false, /*transposeRhs=*/false);
+        const HostTensor &bias = get(o.getBias());
+        int64_t n = bias.numElements();
+        for (int64_t i = 0; i < t.numElements(); ++i) {
+          t[i] += bias[i % n];
+          if (o.getRelu() && t[i] < 0.0)
+            t[i] = 0.0;
+        }
+        bind(o.getResult(), std::move(t));
         return success();
       })
       // Elementwise.
@@ -341,23 +376,36 @@ LogicalResult Executor::execute(Operation *op) {
         bind(o.getBetaGrad(), std::move(g.beta));
         return success();
       })
+      .Case([&](tg::FusedElementwiseOp o) -> LogicalResult {
+        // The body means its ops one after another; run them so.
+        Block &body = o.getBody().front();
+        for (auto [input, arg] : llvm::zip(o.getInputs(), body.getArguments()))
+          bind(arg, get(input));
+        for (Operation &inner : body.without_terminator())
+          if (failed(execute(&inner)))
+            return failure();
+        for (auto [result, value] :
+             llvm::zip(o.getResults(), o.getYield().getValues()))
+          bind(result, get(value));
+        return success();
+      })
       // Optimizer.
-      .Case([&](tg::AdamUpdateOp o) -> LogicalResult {
-        int64_t step = static_cast<int64_t>(get(o.getStep())[0]);
-        if (step < 1)
-          return o.emitOpError()
-                 << "step must be >= 1 (Adam's bias correction divides by "
-                    "1 - beta^step) but is "
-                 << step;
-        HostTensor &param = variable(o.getParam());
-        HostTensor &m = variable(o.getMoment1());
-        HostTensor &v = variable(o.getMoment2());
-        adamUpdate(param, m, v, get(o.getGrad()), get(o.getLr())[0], step,
-                   f32Attr(o.getBeta1()), f32Attr(o.getBeta2()),
-                   f32Attr(o.getEpsilon()));
-        if (precision == Precision::F32)
-          for (HostTensor *t : {&param, &m, &v})
-            roundToFloat(*t);
+      .Case([&](tg::AdamUpdateOp o) {
+        return adam(o, o.getParam(), o.getMoment1(), o.getMoment2(),
+                    o.getGrad(), o.getLr(), o.getStep(), o.getBeta1(),
+                    o.getBeta2(), o.getEpsilon());
+      })
+      .Case([&](tg::MultiAdamUpdateOp o) -> LogicalResult {
+        auto name = [](Attribute ref) {
+          return llvm::cast<FlatSymbolRefAttr>(ref).getValue();
+        };
+        for (auto [param, m, v, grad] :
+             llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(),
+                       o.getGrads()))
+          if (failed(adam(o, name(param), name(m), name(v), grad, o.getLr(),
+                          o.getStep(), o.getBeta1(), o.getBeta2(),
+                          o.getEpsilon())))
+            return failure();
         return success();
       })
       .Case([&](func::ReturnOp o) {

@@ -246,10 +246,10 @@ func.func @loss() -> tensor<f32> {
 // CHECK-LABEL: func.func @loss()
 // CHECK-SAME: -> (tensor<f32>, tensor<2x4xf32> {tg.gradient_of = @w})
 // CHECK: %[[W:.*]] = tg.load @w
-// CHECK-NEXT: tg.relu %[[W]]
+// CHECK-NEXT: %[[Y:.*]] = tg.relu %[[W]]
 // CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[DY:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<2x4xf32>
-// CHECK-NEXT: %[[DW:.*]] = tg.relu_grad %[[DY]], %[[W]] : tensor<2x4xf32>
+// CHECK-NEXT: %[[DW:.*]] = tg.relu_grad %[[DY]], %[[Y]] : tensor<2x4xf32>
 // CHECK-NEXT: return %{{.*}}, %[[DW]]
 
 // -----

@@ -1,0 +1,82 @@
+//===- TgGroupOps.cpp - verifiers of the post-autodiff fused ops --------===//
+#include "ir/TgOps.h"
+#include "ir/TgVerify.h"
+
+using namespace mlir;
+
+namespace tgc::tg {
+
+bool isElementwiseFusible(Operation *op) {
+  if (llvm::isa<DropoutOp, DropoutGradOp>(op))
+    return true;
+  return op->hasTrait<OpTrait::Elementwise>() &&
+         llvm::isa_and_present<TGDialect>(op->getDialect());
+}
+
+YieldOp FusedElementwiseOp::getYield() {
+  return llvm::cast<YieldOp>(getBody().front().getTerminator());
+}
+
+LogicalResult FusedElementwiseOp::verify() {
+  if (getResults().empty())
+    return emitOpError() << "must have at least one result";
+  RankedTensorType group = getGroupType();
+  for (Type type : getResultTypes())
+    if (type != group)
+      return emitOpError() << "results must all have the group's type "
+                           << group << " but one is " << type;
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << body.getNumArguments()
+                         << " arguments for " << getInputs().size()
+                         << " inputs";
+  for (auto [i, input, arg] :
+       llvm::enumerate(getInputs(), body.getArguments())) {
+    if (input.getType() != arg.getType())
+      return emitOpError() << "body argument #" << i << " has type "
+                           << arg.getType() << " but input #" << i
+                           << " has type " << input.getType();
+    bool isKey = llvm::cast<RankedTensorType>(input.getType())
+                     .getElementType()
+                     .isInteger(32);
+    if (input.getType() != group && !isKey)
+      return emitOpError() << "input #" << i << " must have the group's type "
+                           << group << " (or be a dropout key) but has type "
+                           << input.getType();
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (!isElementwiseFusible(&op))
+      return op.emitOpError()
+             << "cannot be part of a tg.fused_elementwise body: only "
+                "elementwise tg ops, tg.dropout and tg.dropout_grad can";
+    for (Type type : op.getResultTypes())
+      if (type != group)
+        return op.emitOpError() << "result has type " << type
+                                << " but the group's type is " << group;
+  }
+  if (getYield().getValues().getTypes() != getResultTypes())
+    return emitOpError() << "tg.yield must yield one value per result, of "
+                            "the results' types";
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  auto input = shapeOf(getInput()), weight = shapeOf(getWeight());
+  if (input.size() < 2)
+    return emitOpError() << "input must have rank >= 2 but has shape "
+                         << formatShape(input);
+  if (failed(expectRank(*this, "weight", getWeight(), 2)))
+    return failure();
+  if (input.back() != weight[0])
+    return emitOpError() << "input's last dimension " << input.back()
+                         << " must equal weight's rows " << weight[0]
+                         << " (input " << formatShape(input) << ", weight "
+                         << formatShape(weight) << ")";
+  if (failed(expectShape(*this, "bias", getBias(), {weight[1]})))
+    return failure();
+  SmallVector<int64_t> expected(input.begin(), input.end());
+  expected.back() = weight[1];
+  return expectShape(*this, "result", getResult(), expected);
+}
+
+} // namespace tgc::tg
