@@ -14,6 +14,7 @@ packages=(
   lld                                       # ld.lld: links about 5x faster than GNU ld
   libgtest-dev                              # unit tests
   libprotobuf-dev protobuf-compiler         # model configs (text format), graph files, checkpoints
+  libopenblas-dev                           # OpenBLAS: the CPU GEMMs of generated training steps
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #define TGC_CODEGEN_INTERPRETERTRAINER_H
 
 #include "codegen/Interpreter.h"
+#include "codegen/StepSignature.h"
 #include "runtime/Schedule.h"
 #include "runtime/Tasks.h"
 
@@ -39,7 +40,7 @@ public:
   mlir::FailureOr<StepResult> step(const runtime::Batch &batch);
 
   int64_t stepsDone() const { return stepsDone_; }
-  runtime::BatchShape batchShape() const { return shape_; }
+  runtime::BatchShape batchShape() const { return signature_.shape; }
   Interpreter &interpreter() { return interpreter_; }
 
 private:
@@ -47,12 +48,7 @@ private:
       : interpreter_(module, precision), seed_(seed) {}
 
   Interpreter interpreter_;
-  mlir::func::FuncOp function_;
-  WarmupSchedule schedule_;
-  runtime::BatchShape shape_{};
-  /// Argument position of each named input.
-  int source_ = -1, targetIn_ = -1, targetOut_ = -1, key_ = -1, lr_ = -1,
-      step_ = -1;
+  StepSignature signature_;
   uint32_t seed_;
   int64_t stepsDone_ = 0;
 };

@@ -20,6 +20,11 @@ YieldOp FusedElementwiseOp::getYield() {
 LogicalResult FusedElementwiseOp::verify() {
   if (getResults().empty())
     return emitOpError() << "must have at least one result";
+  // verify() runs before the region's own checks: the terminator may be
+  // missing or of another kind.
+  if (getBody().empty() || getBody().front().empty() ||
+      !llvm::isa<YieldOp>(getBody().front().back()))
+    return emitOpError() << "body must end in tg.yield";
   RankedTensorType group = getGroupType();
   for (Type type : getResultTypes())
     if (type != group)
@@ -36,12 +41,12 @@ LogicalResult FusedElementwiseOp::verify() {
       return emitOpError() << "body argument #" << i << " has type "
                            << arg.getType() << " but input #" << i
                            << " has type " << input.getType();
-    bool isKey = llvm::cast<RankedTensorType>(input.getType())
-                     .getElementType()
-                     .isInteger(32);
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    bool isKey = inputType.getElementType().isInteger(32) &&
+                 inputType.getShape() == llvm::ArrayRef<int64_t>{2};
     if (input.getType() != group && !isKey)
       return emitOpError() << "input #" << i << " must have the group's type "
-                           << group << " (or be a dropout key) but has type "
+                           << group << " (or be a tensor<2xi32> dropout key) but has type "
                            << input.getType();
   }
   for (Operation &op : body.without_terminator()) {

@@ -125,6 +125,8 @@ AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult MultiAdamUpdateOp::verify() {
   size_t n = getGrads().size();
+  if (n == 0)
+    return emitOpError() << "must update at least one parameter";
   if (getParams().size() != n || getMoments1().size() != n ||
       getMoments2().size() != n)
     return emitOpError() << "needs one param, moment1, moment2 and grad per "
@@ -144,6 +146,7 @@ LogicalResult MultiAdamUpdateOp::verify() {
 
 LogicalResult
 MultiAdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // Every variable belongs to one entry: the entries run as one kernel.
   llvm::DenseSet<Attribute> seen;
   for (auto [param, m, v, grad] :
        llvm::zip(getParams(), getMoments1(), getMoments2(), getGrads())) {
@@ -153,8 +156,10 @@ MultiAdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                                llvm::cast<FlatSymbolRefAttr>(v),
                                grad.getType())))
       return failure();
-    if (!seen.insert(paramRef).second)
-      return emitOpError() << "updates param " << paramRef << " twice";
+    for (Attribute ref : {param, m, v})
+      if (!seen.insert(ref).second)
+        return emitOpError() << "uses variable " << ref
+                             << " in more than one entry (or role)";
   }
   return success();
 }

@@ -46,23 +46,33 @@ struct TgFuseAdamPass : impl::TgFuseAdamBase<TgFuseAdamPass> {
                                   << " tg.adam_update ops";
   }
 
-  /// Whether an op between the first and last update loads or stores one
-  /// of the updated variables: moving the earlier updates past it would
-  /// change what it sees.
+  /// Whether the updates cannot become one op: one variable is updated
+  /// twice, or an op between the first and last update uses one of the
+  /// updated variables (a load, a store, another update), so moving the
+  /// earlier updates past it would change what it sees.
   static bool readsStateBetween(ArrayRef<tg::AdamUpdateOp> updates) {
     llvm::DenseSet<StringRef> state;
     for (tg::AdamUpdateOp op : updates)
       for (StringRef name : {op.getParam(), op.getMoment1(), op.getMoment2()})
-        state.insert(name);
+        if (!state.insert(name).second)
+          return true;
+    llvm::DenseSet<Operation *> members;
+    for (tg::AdamUpdateOp op : updates)
+      members.insert(op.getOperation());
     Operation *last = tg::AdamUpdateOp(updates.back()).getOperation();
     for (Operation *op = tg::AdamUpdateOp(updates.front())->getNextNode();
          op && op != last; op = op->getNextNode()) {
-      if (auto load = llvm::dyn_cast<tg::LoadOp>(op))
-        if (state.contains(load.getVariable()))
-          return true;
-      if (auto store = llvm::dyn_cast<tg::StoreOp>(op))
-        if (state.contains(store.getVariable()))
-          return true;
+      if (members.contains(op))
+        continue;
+      bool touches = false;
+      op->walk([&](Operation *nested) {
+        for (NamedAttribute attr : nested->getAttrs())
+          attr.getValue().walk([&](FlatSymbolRefAttr ref) {
+            touches |= state.contains(ref.getValue());
+          });
+      });
+      if (touches)
+        return true;
     }
     return false;
   }

@@ -28,7 +28,9 @@ matchBiasAdd(tg::AddOp add) {
     auto weight = llvm::cast<RankedTensorType>(matmul.getRhs().getType());
     auto vector = llvm::cast<RankedTensorType>(broadcast.getInput().getType());
     int64_t rank = llvm::cast<RankedTensorType>(add.getType()).getRank();
+    // A size-1 bias broadcast to N is legal but not tg.linear's [N] bias.
     if (weight.getRank() != 2 || vector.getRank() != 1 ||
+        vector.getDimSize(0) != weight.getDimSize(1) ||
         broadcast.getDims() != llvm::ArrayRef<int64_t>{rank - 1})
       continue;
     return std::pair(matmul, broadcast);

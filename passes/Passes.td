@@ -285,4 +285,36 @@ def TgFuseAdam : Pass<"tg-fuse-adam", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgPlanMemory : Pass<"tg-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "gives every intermediate of the step a static arena offset";
+  let description = [{
+    Liveness over the step function's single block (a value lives from its
+    definition to its last use, a use inside a fused group counting at the
+    group), then placement in one arena: a reshape aliases its input; an
+    elementwise op or group writes over an operand of its type that dies
+    there; the gradients Adam reads get a region of their own at the end;
+    everything else is placed greedily, largest first, at the lowest offset
+    no overlapping lifetime occupies (64-byte aligned). Variables, arguments
+    and constants stay outside the arena.
+
+    Each op gets `tg.arena_offsets` (one per result, -1 outside the arena)
+    and the function gets `tg.memory`: bytes of weights, optimizer state,
+    gradients, saved activations, scratch, inputs, the arena, and the arena
+    without reuse. `tgc --memory-report` prints them before anything runs;
+    the C++ emitter reads the offsets.
+
+    ```mlir
+    %0 = tg.matmul %x, %w {tg.arena_offsets = array<i64: 0>} : ...
+    %1 = tg.reshape %0 {tg.arena_offsets = array<i64: 0>} : ...
+    func.func @train_step(...) attributes {tg.memory = {arena = 4096 : i64, ...}}
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
+           "the step function to plan">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the figures as a remark">,
+  ];
+}
+
 #endif // TGC_PASSES_TD

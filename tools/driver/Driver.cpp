@@ -9,12 +9,15 @@
 
 #include "codegen/Interpreter.h"
 #include "codegen/InterpreterTrainer.h"
+#include "codegen/cpu/CppEmitter.h"
 #include "frontend/GraphFile.h"
 #include "frontend/ModelRegistry.h"
 #include "ir/TgOps.h"
+#include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "runtime/Tasks.h"
 #include "tools/InitAll.h"
+#include "tools/driver/BinaryBuilder.h"
 #include "tools/driver/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +34,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -74,10 +78,10 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(tgcCategory));
 
-enum class EmitStage { Graph, Tg, Fused, Train };
+enum class EmitStage { Graph, Tg, Fused, Train, Cpp, Binary };
 
 cl::opt<EmitStage> emitStage(
-    "emit", cl::desc("Stage to write"), cl::init(EmitStage::Tg),
+    "emit", cl::desc("Stage to write"), cl::init(EmitStage::Binary),
     cl::values(clEnumValN(EmitStage::Graph, "graph",
                           "a graph file (binary; text for .pbtxt or stdout)"),
                clEnumValN(EmitStage::Tg, "tg",
@@ -87,7 +91,12 @@ cl::opt<EmitStage> emitStage(
                           "dropout + LayerNorm)"),
                clEnumValN(EmitStage::Train, "train",
                           "the training step: tg-training-pipeline's output "
-                          "(forward, gradients, Adam)")),
+                          "(forward, gradients, Adam)"),
+               clEnumValN(EmitStage::Cpp, "cpp",
+                          "the training step as C++ (after tg-plan-memory)"),
+               clEnumValN(EmitStage::Binary, "binary",
+                          "a standalone training program (the default; "
+                          "needs -o)")),
     cl::cat(tgcCategory));
 
 enum class Target { None, Interp };
@@ -122,6 +131,38 @@ cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
                                 "(--target=interp)"),
                        cl::init(1), cl::cat(tgcCategory));
+
+cl::opt<bool> memoryReport(
+    "memory-report",
+    cl::desc("Print the planned memory of the training step (weights, "
+             "optimizer state, gradients, saved activations, scratch, peak) "
+             "and stop"),
+    cl::cat(tgcCategory));
+
+cl::opt<std::string> compiler(
+    "cxx", cl::desc("C++ compiler for --emit=binary (default: $TGC_CXX, else "
+                    "the compiler tgc was built with)"),
+    cl::value_desc("path"), cl::cat(tgcCategory));
+
+cl::opt<bool> keepSource("keep-cpp",
+                         cl::desc("--emit=binary: keep the generated C++ as "
+                                  "<output>.cpp"),
+                         cl::cat(tgcCategory));
+
+cl::opt<bool> verbose("v", cl::desc("Print the host compiler's command"),
+                      cl::cat(tgcCategory));
+
+cl::opt<std::string> dumpParams(
+    "dump-params",
+    cl::desc("--target=interp --emit=train: write every variable after "
+             "training (raw f32, declaration order)"),
+    cl::value_desc("file"), cl::cat(tgcCategory));
+
+cl::opt<std::string> lossLog(
+    "loss-log",
+    cl::desc("--target=interp --emit=train: write 'step loss tokens' per "
+             "step"),
+    cl::value_desc("file"), cl::cat(tgcCategory));
 
 cl::opt<bool> printLocations(
     "locations",
@@ -201,6 +242,25 @@ int64_t vocabularyOf(mlir::ModuleOp module) {
   return vocabulary == INT64_MAX ? 2 : vocabulary;
 }
 
+/// Every variable of `module` as raw f32 in declaration order: the format
+/// generated binaries' --dump-params writes, for comparisons.
+bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
+                    llvm::StringRef path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "tgc: cannot write " << path << ": " << ec.message()
+                 << "\n";
+    return false;
+  }
+  for (auto variable : module.getOps<tg::VariableOp>())
+    for (double x : interpreter.variable(variable.getSymName())->data) {
+      float f = static_cast<float>(x);
+      os.write(reinterpret_cast<const char *>(&f), sizeof f);
+    }
+  return true;
+}
+
 /// Trains the compiled step on the interpreter and logs every --log-every
 /// steps. The loss is label-smoothed, so its perplexity exp(loss) is an upper
 /// bound of the model's.
@@ -226,6 +286,16 @@ int trainOnInterpreter(mlir::ModuleOp module) {
   }
   llvm::outs() << "training @train_step on the interpreter: task " << taskName
                << ", batch " << shape.batchSize << ", seed " << seed << "\n";
+  std::unique_ptr<llvm::raw_fd_ostream> losses;
+  if (!lossLog.empty()) {
+    std::error_code ec;
+    losses = std::make_unique<llvm::raw_fd_ostream>(lossLog, ec);
+    if (ec) {
+      llvm::errs() << "tgc: cannot write " << lossLog << ": " << ec.message()
+                   << "\n";
+      return 1;
+    }
+  }
   auto start = std::chrono::steady_clock::now();
   int64_t tokens = 0;
   for (int64_t step = 1; step <= steps; ++step) {
@@ -235,6 +305,10 @@ int trainOnInterpreter(mlir::ModuleOp module) {
     if (failed(result))
       return 1;
     tokens += result->tokens;
+    if (losses)
+      *losses << llvm::format("%lld %.9g %lld\n", static_cast<long long>(step),
+                              result->loss,
+                              static_cast<long long>(result->tokens));
     if (step % logEvery != 0 && step != steps && step != 1)
       continue;
     double elapsed = std::chrono::duration<double>(
@@ -247,6 +321,8 @@ int trainOnInterpreter(mlir::ModuleOp module) {
         result->loss, std::exp(result->loss), result->learningRate,
         tokens / std::max(elapsed, 1e-9), elapsed);
   }
+  if (!dumpParams.empty())
+    return writeVariables(module, (*trainer)->interpreter(), dumpParams) ? 0 : 1;
   return 0;
 }
 
@@ -360,7 +436,21 @@ int tgcMain(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emitStage == EmitStage::Fused || emitStage == EmitStage::Train) {
+  bool compile = emitStage == EmitStage::Cpp ||
+                 emitStage == EmitStage::Binary || memoryReport;
+  if (target == Target::Interp && compile) {
+    llvm::errs() << "tgc: --target=interp runs --emit=tg or --emit=train, "
+                    "not a compiled program\n";
+    return 1;
+  }
+  if (emitStage == EmitStage::Binary && !memoryReport &&
+      outputFilename == "-" && target == Target::None) {
+    llvm::errs() << "tgc: --emit=binary (the default) writes a program: give "
+                    "-o FILE, or --emit=tg|train|cpp to print a stage\n";
+    return 1;
+  }
+  if (emitStage == EmitStage::Fused || emitStage == EmitStage::Train ||
+      compile) {
     mlir::PassManager pm(&context);
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
       return 1;
@@ -368,7 +458,11 @@ int tgcMain(int argc, char **argv) {
     TrainingPipelineOptions options;
     options.fuse = fuse.getValue();
     options.report = passStatisticsRequested();
-    if (emitStage == EmitStage::Train)
+    if (compile) {
+      buildTrainingPipeline(pm, options);
+      // Last: the arena offsets the C++ emitter reads.
+      pm.addPass(createTgPlanMemory());
+    } else if (emitStage == EmitStage::Train)
       buildTrainingPipeline(pm, options);
     else if (fuse)
       buildForwardFusionPipeline(pm, options.report);
@@ -379,6 +473,43 @@ int tgcMain(int argc, char **argv) {
   if (target == Target::Interp)
     return emitStage == EmitStage::Train ? trainOnInterpreter(*module)
                                          : runInterpreter(*module);
+  if (memoryReport) {
+    auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
+    if (!step) {
+      llvm::errs() << "tgc: the module has no @train_step\n";
+      return 1;
+    }
+    mlir::FailureOr<MemoryReport> report = readMemoryReport(step);
+    if (mlir::failed(report))
+      return 1;
+    llvm::outs() << "memory of @train_step (planned by tg-plan-memory):\n"
+                 << report->format();
+    return 0;
+  }
+  if (compile) {
+    std::string name = fromModel ? modelName + "-" +
+                                       (presetName.empty() ? std::string("default")
+                                                           : presetName.getValue())
+                                 : llvm::sys::path::stem(inputFilename).str();
+    std::string cpp;
+    llvm::raw_string_ostream cppStream(cpp);
+    if (mlir::failed(emitCpp(*module, name, cppStream)))
+      return 1;
+    if (emitStage == EmitStage::Binary)
+      return buildBinary(cpp, outputFilename,
+                         {compiler, keepSource, verbose})
+                 ? 0
+                 : 1;
+    std::string error;
+    auto output = mlir::openOutputFile(outputFilename, &error);
+    if (!output) {
+      llvm::errs() << "tgc: " << error << "\n";
+      return 1;
+    }
+    output->os() << cpp;
+    output->keep();
+    return 0;
+  }
   if (emitStage == EmitStage::Graph)
     return failed(writeGraphFile(*module, outputFilename)) ? 1 : 0;
 

@@ -30,3 +30,34 @@ func.func @residual_layer_norm(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>,
   return %dx, %dsub, %dg, %db : tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>
 }
 
+
+// An elementwise group with a dropout key among its inputs and two results
+// (the pre-dropout sum is used outside the group too).
+// CHECK-LABEL: func.func @fused_elementwise(
+func.func @fused_elementwise(%x: tensor<2x7x16xf32>, %pe: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}:2 = tg.fused_elementwise(%{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}) : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  // CHECK-NEXT: ^bb0(%[[A:[a-z_0-9]+]]: tensor<2x7x16xf32>, %[[P:[a-z_0-9]+]]: tensor<2x7x16xf32>, %[[K:[a-z_0-9]+]]: tensor<2xi32>):
+  // CHECK-NEXT: %[[S:[a-z_0-9]+]] = tg.scale %[[A]] by 4.000000e+00 : tensor<2x7x16xf32>
+  // CHECK-NEXT: %[[H:[a-z_0-9]+]] = tg.add %[[S]], %[[P]] : tensor<2x7x16xf32>
+  // CHECK-NEXT: %[[D:[a-z_0-9]+]] = tg.dropout %[[H]], %[[K]] rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  // CHECK-NEXT: tg.yield %[[H]], %[[D]] : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+  // CHECK-NEXT: }
+  %h, %d = tg.fused_elementwise(%x, %pe, %key) : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  ^bb0(%a: tensor<2x7x16xf32>, %p: tensor<2x7x16xf32>, %k: tensor<2xi32>):
+    %s = tg.scale %a by 4.0 : tensor<2x7x16xf32>
+    %sum = tg.add %s, %p : tensor<2x7x16xf32>
+    %drop = tg.dropout %sum, %k rate 0.1 op_id 2 : tensor<2x7x16xf32>
+    tg.yield %sum, %drop : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+  }
+  return %h, %d : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+}
+
+// GEMMs with their bias epilogue, with and without the ReLU.
+// CHECK-LABEL: func.func @linear(
+func.func @linear(%x: tensor<2x7x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64xf32>, %w2: tensor<64x16xf32>, %b2: tensor<16xf32>) -> tensor<2x7x16xf32> {
+  // CHECK-NEXT: %[[H:[a-z_0-9]+]] = tg.linear %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} relu : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x7x64xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.linear %[[H]], %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<2x7x64xf32>, tensor<64x16xf32>, tensor<16xf32> -> tensor<2x7x16xf32>
+  %h = tg.linear %x, %w1, %b1 relu : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x7x64xf32>
+  %y = tg.linear %h, %w2, %b2 : tensor<2x7x64xf32>, tensor<64x16xf32>, tensor<16xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}

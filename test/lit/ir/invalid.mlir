@@ -1,7 +1,8 @@
 // Verifier rules of the tg dialect: one case per rule, each rejected with the
 // rule's message. Sections follow ir/TgOps.td: shared rules, state ops,
 // embedding, matmul, elementwise, shapes/reductions, softmax/layernorm/dropout,
-// masks/positions, loss, fused attention, residual layer norm, adam.
+// masks/positions, loss, fused attention, residual layer norm, post-autodiff
+// fusion (elementwise groups, linear), adam and multi-adam.
 // RUN: tgc-opt %s -split-input-file -verify-diagnostics
 
 //===----------------------------------------------------------------------===//
@@ -1185,6 +1186,182 @@ func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %x: tenso
 // -----
 
 //===----------------------------------------------------------------------===//
+// Post-autodiff fusion: elementwise groups and GEMM epilogues
+//===----------------------------------------------------------------------===//
+
+// tg.fused_elementwise: the body holds only elementwise tg ops and dropouts,
+// not a softmax (a row reduction).
+func.func @fused_elementwise_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{cannot be part of a tg.fused_elementwise body: only elementwise tg ops, tg.dropout and tg.dropout_grad can}}
+    %0 = tg.softmax %a axis 1 : tensor<4x8xf32>
+    tg.yield %0 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: every body op has the group's type.
+func.func @fused_elementwise_body_op_type(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{result has type 'tensor<2x16xf32>' but the group's type is 'tensor<4x8xf32>'}}
+    %0 = "tg.exp"(%a) : (tensor<4x8xf32>) -> tensor<2x16xf32>
+    %1 = tg.neg %a : tensor<4x8xf32>
+    tg.yield %1 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: it has at least one result.
+func.func @fused_elementwise_no_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{must have at least one result}}
+  tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> () {
+  ^bb0(%a: tensor<4x8xf32>):
+    tg.yield
+  }
+  return
+}
+
+// -----
+
+// tg.fused_elementwise: all results have one type, the group's (the first's).
+func.func @fused_elementwise_result_type(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {
+  // expected-error @+1 {{results must all have the group's type 'tensor<4x8xf32>' but one is 'tensor<8x4xf32>'}}
+  %r:2 = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %0 = tg.exp %a : tensor<4x8xf32>
+    tg.yield %0, %0 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: the body has one argument per input.
+func.func @fused_elementwise_argument_count(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{body has 2 arguments for 1 inputs}}
+  %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>):
+    %0 = tg.add %a, %b : tensor<4x8xf32>
+    tg.yield %0 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: each body argument has its input's type.
+func.func @fused_elementwise_argument_type(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{body argument #0 has type 'tensor<8x4xf32>' but input #0 has type 'tensor<4x8xf32>'}}
+  %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %0 = tg.exp %a : tensor<8x4xf32>
+    tg.yield %0 : tensor<8x4xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: an input has the group's type (a broadcast belongs
+// outside the group), unless it is a dropout key.
+func.func @fused_elementwise_input_type(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{input #1 must have the group's type 'tensor<4x8xf32>' (or be a tensor<2xi32> dropout key) but has type 'tensor<8xf32>'}}
+  %r = tg.fused_elementwise(%x, %v) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8xf32>):
+    %0 = tg.exp %a : tensor<4x8xf32>
+    tg.yield %0 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: tg.yield yields one value per result.
+func.func @fused_elementwise_yield_count(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // expected-error @+1 {{tg.yield must yield one value per result, of the results' types}}
+  %r:2 = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>):
+    %0 = tg.exp %a : tensor<4x8xf32>
+    tg.yield %0 : tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: tg.yield yields values of the results' types.
+func.func @fused_elementwise_yield_type(%x: tensor<4x8xf32>, %k: tensor<2xi32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{tg.yield must yield one value per result, of the results' types}}
+  %r = tg.fused_elementwise(%x, %k) : (tensor<4x8xf32>, tensor<2xi32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %kk: tensor<2xi32>):
+    %0 = tg.dropout %a, %kk rate 1.000000e-01 op_id 0 : tensor<4x8xf32>
+    "tg.yield"(%kk) : (tensor<2xi32>) -> ()
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.yield: HasParent<FusedElementwiseOp>.
+func.func @yield_outside(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{expects parent op 'tg.fused_elementwise'}}
+  tg.yield %x : tensor<4x8xf32>
+}
+
+// -----
+
+// tg.linear: the input has rank >= 2.
+func.func @linear_input_rank(%x: tensor<16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{input must have rank >= 2 but has shape [16]}}
+  %y = tg.linear %x, %w, %b : tensor<16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}
+
+// -----
+
+// tg.linear: the weight is a [K, N] matrix, not batched.
+func.func @linear_weight_rank(%x: tensor<2x7x16xf32>, %w: tensor<2x16x64xf32>, %b: tensor<64xf32>) -> tensor<2x7x64xf32> {
+  // expected-error @+1 {{weight must have rank 2 but has shape [2, 16, 64]}}
+  %y = tg.linear %x, %w, %b : tensor<2x7x16xf32>, tensor<2x16x64xf32>, tensor<64xf32> -> tensor<2x7x64xf32>
+  return %y : tensor<2x7x64xf32>
+}
+
+// -----
+
+// tg.linear: the input's last dimension is the weight's K.
+func.func @linear_contraction(%x: tensor<2x7x16xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) -> tensor<2x7x64xf32> {
+  // expected-error @+1 {{input's last dimension 16 must equal weight's rows 32 (input [2, 7, 16], weight [32, 64])}}
+  %y = tg.linear %x, %w, %b : tensor<2x7x16xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<2x7x64xf32>
+  return %y : tensor<2x7x64xf32>
+}
+
+// -----
+
+// tg.linear: the bias is [N].
+func.func @linear_bias_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %b: tensor<16xf32>) -> tensor<2x7x64xf32> {
+  // expected-error @+1 {{bias must have shape [64] but has [16]}}
+  %y = tg.linear %x, %w, %b relu : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<16xf32> -> tensor<2x7x64xf32>
+  return %y : tensor<2x7x64xf32>
+}
+
+// -----
+
+// tg.linear: the result is the input's shape with N as its last dimension.
+func.func @linear_result_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{result must have shape [2, 7, 64] but has [2, 7, 16]}}
+  %y = tg.linear %x, %w, %b : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // Adam
 //===----------------------------------------------------------------------===//
 
@@ -1302,5 +1479,194 @@ tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
 func.func @adam_repeated(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
   // expected-error @+1 {{param, moment1 and moment2 must be three different variables but are @w, @adam.m.w, @adam.m.w}}
   tg.adam_update @w, @adam.m.w, @adam.m.w grad %dw lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: one param, moment1, moment2 and grad per entry.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @b trainable init(zeros) : tensor<16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.b init(zeros) : tensor<16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_lengths(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{needs one param, moment1, moment2 and grad per entry but has 2, 2, 1 and 2}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: variables are named by flat symbols.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @b trainable init(zeros) : tensor<16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_nested_symbol(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{names variables by flat symbol (@name), not @adam::@m}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam::@m], [@adam.v.w, @adam.v.b] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: the hyperparameter rules of tg.adam_update apply
+// (here: beta2 lies in [0, 1)).
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @b trainable init(zeros) : tensor<16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.b init(zeros) : tensor<16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_beta2(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{beta2 must be in [0, 1) but is 1.5}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 1.5 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: the epsilon is positive.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @b trainable init(zeros) : tensor<16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.b init(zeros) : tensor<16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_epsilon(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{epsilon must be positive and finite but is 0}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 0.0 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: every param is a defined symbol.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.b init(zeros) : tensor<16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_param_undefined(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param @b is not defined}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: each entry's moments have its grad's type.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @b trainable init(zeros) : tensor<16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_moment_type(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{moment1 @adam.m.w has type 'tensor<16x16xf32>' but the op uses it as 'tensor<16xf32>'}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.w], [@adam.v.w, @adam.v.b] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: every param is trainable.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @b init(zeros) : tensor<16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.b init(zeros) : tensor<16xf32>
+tg.variable @adam.v.b init(zeros) : tensor<16xf32>
+func.func @multi_adam_not_trainable(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param @b must be a trainable variable}}
+  tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%dw, %db) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: an entry's param, moment1 and moment2 are three
+// different variables.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+func.func @multi_adam_repeated(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{param, moment1 and moment2 must be three different variables but are @w, @adam.m.w, @adam.m.w}}
+  tg.multi_adam_update [@w], [@adam.m.w], [@adam.m.w] grads(%dw) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: a param is updated at most once.
+tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
+tg.variable @adam.m.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w init(zeros) : tensor<16x16xf32>
+tg.variable @adam.m.w2 init(zeros) : tensor<16x16xf32>
+tg.variable @adam.v.w2 init(zeros) : tensor<16x16xf32>
+func.func @multi_adam_param_twice(%dw: tensor<16x16xf32>, %dw2: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{uses variable @w in more than one entry (or role)}}
+  tg.multi_adam_update [@w, @w], [@adam.m.w, @adam.m.w2], [@adam.v.w, @adam.v.w2] grads(%dw, %dw2) lr %lr step %step
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16x16xf32>
+  return
+}
+
+// -----
+
+// tg.fused_elementwise: the body ends in tg.yield (checked before the body's
+// own terminator rule, so the verifier never reads a missing yield).
+func.func @fused_no_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{body must end in tg.yield}}
+  %r = "tg.fused_elementwise"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    %e = tg.exp %a : tensor<4xf32>
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: an i32 input is a dropout key, so it is a
+// tensor<2xi32>.
+func.func @fused_bad_key(%x: tensor<4xf32>, %k: tensor<5x3xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{input #1 must have the group's type 'tensor<4xf32>' (or be a tensor<2xi32> dropout key) but has type 'tensor<5x3xi32>'}}
+  %r = tg.fused_elementwise(%x, %k) : (tensor<4xf32>, tensor<5x3xi32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<5x3xi32>):
+    %e = tg.exp %a : tensor<4xf32>
+    tg.yield %e : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// tg.multi_adam_update: at least one entry (the empty form cannot be printed
+// back).
+func.func @multi_adam_empty(%lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{must update at least one parameter}}
+  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1>} : (tensor<f32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: entries run as one kernel, so no two share a variable.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @u trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.u init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_shared_moment(%dw: tensor<4x4xf32>, %du: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // expected-error @+1 {{uses variable @adam.m.w in more than one entry (or role)}}
+  tg.multi_adam_update [@w, @u], [@adam.m.w, @adam.m.w], [@adam.v.w, @adam.v.u] grads(%dw, %du) lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<4x4xf32>, tensor<4x4xf32>
   return
 }

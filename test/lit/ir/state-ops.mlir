@@ -42,3 +42,15 @@ func.func @adam(%dw: tensor<16x16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
       beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>
   return
 }
+
+// CHECK: tg.variable @adam.m.bias init(zeros) : tensor<16xf32>
+tg.variable @adam.m.bias init(zeros) : tensor<16xf32>
+tg.variable @adam.v.bias init(zeros) : tensor<16xf32>
+
+// CHECK-LABEL: func.func @multi_adam
+func.func @multi_adam(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
+  // CHECK-NEXT: tg.multi_adam_update [@encoder.layer0.self_attn.w_q, @bias], [@adam.m.w_q, @adam.m.bias], [@adam.v.w_q, @adam.v.bias] grads(%{{.*}}, %{{.*}}) lr %{{.*}} step %{{.*}} beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<16x16xf32>, tensor<16xf32>
+  tg.multi_adam_update [@encoder.layer0.self_attn.w_q, @bias], [@adam.m.w_q, @adam.m.bias], [@adam.v.w_q, @adam.v.bias]
+      grads(%dw, %db) lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
+  return
+}

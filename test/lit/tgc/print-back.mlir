@@ -1,7 +1,7 @@
 // tgc parses a tg module, verifies it and prints it back (to stdout or -o).
-// RUN: tgc %s | FileCheck %s
+// RUN: tgc --emit=tg %s | FileCheck %s
 // RUN: tgc %s --emit=tg -o %t && FileCheck %s < %t
-// RUN: tgc %s | tgc - | FileCheck %s
+// RUN: tgc --emit=tg %s | tgc --emit=tg - | FileCheck %s
 
 tg.variable @w trainable init(xavier_uniform) : tensor<16x16xf32>
 

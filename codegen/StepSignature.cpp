@@ -1,0 +1,84 @@
+//===- StepSignature.cpp - reading @train_step's inputs and schedule -----===//
+#include "codegen/StepSignature.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+namespace tgc {
+
+static FailureOr<WarmupSchedule> readSchedule(ModuleOp module) {
+  auto attr = module->getAttrOfType<DictionaryAttr>("tg.schedule");
+  auto name = attr ? attr.getAs<StringAttr>("name") : StringAttr();
+  auto dModel = attr ? attr.getAs<IntegerAttr>("d_model") : IntegerAttr();
+  auto warmup = attr ? attr.getAs<IntegerAttr>("warmup") : IntegerAttr();
+  if (!name || name.getValue() != "warmup" || !dModel || !warmup ||
+      dModel.getInt() < 1 || warmup.getInt() < 1)
+    return module.emitError()
+           << "the module declares no usable learning-rate schedule: expected "
+              "tg.schedule = {name = \"warmup\", d_model = D, warmup = W} "
+              "with D, W >= 1";
+  WarmupSchedule schedule{dModel.getInt(), warmup.getInt(), 1.0};
+  if (auto factor = attr.getAs<FloatAttr>("factor"))
+    schedule.factor = factor.getValueAsDouble();
+  return schedule;
+}
+
+FailureOr<StepSignature> readStepSignature(ModuleOp module,
+                                           StringRef stepFunction) {
+  auto function = module.lookupSymbol<func::FuncOp>(stepFunction);
+  if (!function)
+    return module.emitError() << "no training step @" << stepFunction
+                              << " (run tg-training-pipeline first)";
+  FailureOr<WarmupSchedule> schedule = readSchedule(module);
+  if (failed(schedule))
+    return failure();
+
+  StepSignature s;
+  s.function = function;
+  s.schedule = *schedule;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
+    int *slot = llvm::StringSwitch<int *>(name ? name.getValue() : "")
+                    .Case("source_ids", &s.source)
+                    .Case("target_in_ids", &s.targetIn)
+                    .Case("target_out_ids", &s.targetOut)
+                    .Case("dropout_key", &s.key)
+                    .Case("lr", &s.lr)
+                    .Case("step", &s.step)
+                    .Default(nullptr);
+    if (!slot)
+      return function.emitError()
+             << "argument #" << i << " of @" << stepFunction
+             << " is not a training input (source_ids, target_in_ids, "
+                "target_out_ids, dropout_key, lr, step)";
+    *slot = static_cast<int>(i);
+  }
+  if (s.source < 0 || s.targetIn < 0 || s.targetOut < 0 || s.lr < 0 ||
+      s.step < 0)
+    return function.emitError()
+           << "@" << stepFunction << " must take source_ids, target_in_ids, "
+           << "target_out_ids, lr and step";
+
+  auto shapeOf = [&](int arg) {
+    return cast<RankedTensorType>(function.getArgument(arg).getType()).getShape();
+  };
+  ArrayRef<int64_t> source = shapeOf(s.source);
+  ArrayRef<int64_t> target = shapeOf(s.targetOut);
+  int64_t vocabulary = 0;
+  module.walk([&](tg::CrossEntropyOp op) {
+    vocabulary = op.getLogits().getType().getShape().back();
+  });
+  if (source.size() != 2 || target.size() != 2 || source[0] != target[0] ||
+      shapeOf(s.targetIn) != target || vocabulary == 0)
+    return function.emitError()
+           << "@" << stepFunction << " must take [batch, length] token ids "
+           << "and compute a cross-entropy loss";
+  s.shape = {source[0], source[1], target[1], static_cast<int32_t>(vocabulary)};
+  return s;
+}
+
+} // namespace tgc

@@ -1,0 +1,37 @@
+//===- StepSignature.h - what a compiled training step takes ---*- C++ -*-===//
+//
+// tg-training-pipeline makes @train_step(source_ids, target_in_ids,
+// target_out_ids, dropout_key, lr, step) -> (loss, tokens), arguments named
+// by `tg.name`, and the module carries its schedule (`tg.schedule`). Every
+// backend that runs the step (the interpreter's trainer, the C++ emitter)
+// reads both through here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_CODEGEN_STEPSIGNATURE_H
+#define TGC_CODEGEN_STEPSIGNATURE_H
+
+#include "runtime/Schedule.h"
+#include "runtime/Tasks.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace tgc {
+
+struct StepSignature {
+  mlir::func::FuncOp function;
+  WarmupSchedule schedule;
+  runtime::BatchShape shape{};
+  /// Argument positions; `key` is -1 when the step has no dropout.
+  int source = -1, targetIn = -1, targetOut = -1, key = -1, lr = -1, step = -1;
+};
+
+/// Fails with a diagnostic when `module` has no `stepFunction` with those
+/// arguments, no cross-entropy loss, or no usable warmup schedule.
+mlir::FailureOr<StepSignature>
+readStepSignature(mlir::ModuleOp module,
+                  llvm::StringRef stepFunction = "train_step");
+
+} // namespace tgc
+
+#endif // TGC_CODEGEN_STEPSIGNATURE_H

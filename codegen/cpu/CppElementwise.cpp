@@ -1,0 +1,180 @@
+//===- CppElementwise.cpp - elementwise ops and groups as one loop -------===//
+//
+// A single elementwise op and a tg.fused_elementwise group both become one
+// loop over the elements: inputs are loaded into locals, each op is one
+// scalar expression, results are stored last (so a result may share bytes
+// with an input: each element is read before it is written). The loop is
+// `omp parallel for simd` above a size where threads pay off.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cpu/EmitContext.h"
+
+#include "ir/TgOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace tgc::cpp {
+
+namespace {
+
+/// Element counts below this run on one thread (thread start-up costs
+/// more than the loop).
+constexpr int64_t kParallelThreshold = 1 << 15;
+
+class LoopWriter {
+public:
+  LoopWriter(EmitContext &context, raw_ostream &os)
+      : context(context), os(os) {}
+
+  /// Declares the pointer `name` to `value` before the loop.
+  LogicalResult declareInput(Value value, Value local) {
+    auto ptr = context.pointer(value);
+    if (failed(ptr))
+      return failure();
+    bool isKey = !llvm::cast<RankedTensorType>(value.getType())
+                      .getElementType()
+                      .isF32();
+    std::string name = "in" + std::to_string(inputs++);
+    os << "  const " << (isKey ? "int32_t" : "float") << " *" << name << " = "
+       << *ptr << ";\n";
+    if (isKey)
+      keys[local] = name;
+    else {
+      loads += "    const float " + local_(local) + " = " + name + "[i];\n";
+    }
+    return success();
+  }
+
+  LogicalResult declareOutput(Value value, Value local) {
+    auto ptr = context.pointer(value);
+    if (failed(ptr))
+      return failure();
+    std::string name = "out" + std::to_string(outputs++);
+    os << "  float *" << name << " = " << *ptr << ";\n";
+    stores += "    " + name + "[i] = " + local_(local) + ";\n";
+    return success();
+  }
+
+  /// The scalar expression of one elementwise op, as a local.
+  LogicalResult addOp(Operation *op) {
+    auto v = [&](unsigned i) { return local_(op->getOperand(i)); };
+    std::string expr;
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(op)
+            .Case([&](tg::AddOp) { return set(expr, v(0) + " + " + v(1)); })
+            .Case([&](tg::SubOp) { return set(expr, v(0) + " - " + v(1)); })
+            .Case([&](tg::MulOp) { return set(expr, v(0) + " * " + v(1)); })
+            .Case([&](tg::DivOp) { return set(expr, v(0) + " / " + v(1)); })
+            .Case([&](tg::NegOp) { return set(expr, "-" + v(0)); })
+            .Case([&](tg::ExpOp) { return set(expr, "std::exp(" + v(0) + ")"); })
+            .Case([&](tg::LogOp) { return set(expr, "std::log(" + v(0) + ")"); })
+            .Case([&](tg::SqrtOp) {
+              return set(expr, "std::sqrt(" + v(0) + ")");
+            })
+            .Case([&](tg::RsqrtOp) {
+              return set(expr, "1.0f / std::sqrt(" + v(0) + ")");
+            })
+            .Case([&](tg::ReluOp) {
+              return set(expr, v(0) + " > 0.0f ? " + v(0) + " : 0.0f");
+            })
+            .Case([&](tg::ScaleOp o) {
+              return set(expr, v(0) + " * " +
+                                   floatLiteral(o.getFactor().convertToFloat()));
+            })
+            .Case([&](tg::ReluGradOp) {
+              return set(expr, v(1) + " > 0.0f ? " + v(0) + " : 0.0f");
+            })
+            .Case([&](tg::DropoutOp o) {
+              return dropout(expr, v(0), o.getKey(), o.getRate(), o.getOpId());
+            })
+            .Case([&](tg::DropoutGradOp o) {
+              return dropout(expr, v(0), o.getKey(), o.getRate(), o.getOpId());
+            })
+            .Default([](Operation *o) {
+              return o->emitOpError() << "has no elementwise C++ form";
+            });
+    if (failed(result))
+      return failure();
+    body += "    const float " + local_(op->getResult(0)) + " = " + expr +
+            "; // " + op->getName().getStringRef().str() + "\n";
+    return success();
+  }
+
+  void finish(int64_t count) {
+    os << "  const int64_t n = " << count << ";\n";
+    os << "#pragma omp parallel for simd if (n >= " << kParallelThreshold
+       << ")\n";
+    os << "  for (int64_t i = 0; i < n; ++i) {\n"
+       << loads << body << stores << "  }\n";
+  }
+
+private:
+  static LogicalResult set(std::string &expr, std::string value) {
+    expr = std::move(value);
+    return success();
+  }
+
+  LogicalResult dropout(std::string &expr, const std::string &input,
+                        Value key, llvm::APFloat rate, uint64_t opId) {
+    auto it = keys.find(key);
+    if (it == keys.end())
+      return failure();
+    std::string name = "drop" + std::to_string(drops++);
+    os << "  const cpu::Dropout " << name << "{uint32_t(" << it->second
+       << "[0]), uint32_t(" << it->second << "[1]), " << opId << "u, "
+       << floatLiteral(rate.convertToFloat()) << "};\n";
+    expr = input + " * " + name + ".factor(uint64_t(i))";
+    return success();
+  }
+
+  std::string local_(Value value) {
+    auto [it, inserted] =
+        locals.try_emplace(value, "v" + std::to_string(locals.size()));
+    return it->second;
+  }
+
+  EmitContext &context;
+  raw_ostream &os;
+  llvm::DenseMap<Value, std::string> locals, keys;
+  std::string loads, body, stores;
+  int inputs = 0, outputs = 0, drops = 0;
+};
+
+} // namespace
+
+LogicalResult emitElementwise(Operation *op, EmitContext &context,
+                              raw_ostream &os) {
+  LoopWriter loop(context, os);
+  if (auto group = llvm::dyn_cast<tg::FusedElementwiseOp>(op)) {
+    Block &body = group.getBody().front();
+    for (auto [input, arg] : llvm::zip(group.getInputs(), body.getArguments()))
+      if (failed(loop.declareInput(input, arg)))
+        return failure();
+    for (auto [result, yielded] :
+         llvm::zip(group.getResults(), group.getYield().getValues()))
+      if (failed(loop.declareOutput(result, yielded)))
+        return failure();
+    for (Operation &inner : body.without_terminator())
+      if (failed(loop.addOp(&inner)))
+        return failure();
+    loop.finish(numElements(group.getResult(0)));
+    return success();
+  }
+  // A single op: its operands are the loop's inputs (a value used twice is
+  // loaded once).
+  llvm::SmallDenseSet<Value, 4> seen;
+  for (Value operand : op->getOperands())
+    if (seen.insert(operand).second &&
+        failed(loop.declareInput(operand, operand)))
+      return failure();
+  if (failed(loop.declareOutput(op->getResult(0), op->getResult(0))) ||
+      failed(loop.addOp(op)))
+    return failure();
+  loop.finish(numElements(op->getResult(0)));
+  return success();
+}
+
+} // namespace tgc::cpp

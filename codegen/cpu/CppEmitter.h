@@ -1,0 +1,26 @@
+//===- CppEmitter.h - the training step as a C++ source file ---*- C++ -*-===//
+//
+// Turns a planned training step (tg-training-pipeline, then tg-plan-memory)
+// into one C++ file: a function per op, named after it, with its MLIR
+// location in a comment; GEMMs and structured ops call runtime/cpu/Kernels.h,
+// elementwise ops and fused groups become one OpenMP loop each. The file
+// defines tgc::runtime::kCompiledModel (runtime/train/CompiledStep.h), which
+// the runtime's main drives.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_CODEGEN_CPU_CPPEMITTER_H
+#define TGC_CODEGEN_CPU_CPPEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tgc {
+
+/// Writes the C++ of `module`'s @train_step to `os`. Fails with a diagnostic
+/// at the offending op (an op the emitter does not know, a missing plan).
+mlir::LogicalResult emitCpp(mlir::ModuleOp module, llvm::StringRef modelName,
+                            llvm::raw_ostream &os);
+
+} // namespace tgc
+
+#endif // TGC_CODEGEN_CPU_CPPEMITTER_H

@@ -1,0 +1,312 @@
+//===- MemoryPlan.cpp - liveness, aliasing and greedy arena placement ----===//
+#include "passes/MemoryPlan.h"
+
+#include "ir/TgOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+
+namespace tgc {
+
+namespace {
+
+int64_t alignUp(int64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+/// Values that must share bytes (a reshape and its input, an in-place result
+/// and the operand it overwrites), with what the class needs.
+struct BufferClass {
+  int64_t bytes = 0;
+  int64_t start = std::numeric_limits<int64_t>::max(), end = -1;
+  bool external = false; ///< holds an argument, a load or a constant
+  bool gradient = false; ///< read by an Adam update
+  int64_t offset = -1;
+};
+
+class Planner {
+public:
+  explicit Planner(func::FuncOp function) : function(function) {}
+
+  FailureOr<MemoryPlan> run();
+
+private:
+  int id(Value value) { return ids.try_emplace(value, ids.size()).first->second; }
+  int find(int x) {
+    while (parent[x] != x)
+      x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  BufferClass &classOf(Value value) { return classes[find(ids.lookup(value))]; }
+  /// Merges the classes of `a` and `b`; the result keeps both lifetimes.
+  void unite(Value a, Value b);
+
+  LogicalResult collectValues(Block &block);
+  void computeLifetimes(Block &block);
+  void chooseInPlace(Block &block);
+  void place();
+  MemoryReport report(Block &block);
+
+  func::FuncOp function;
+  llvm::DenseMap<Value, int> ids;
+  std::vector<int> parent;
+  std::vector<BufferClass> classes;
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t scratchBytes = 0, gradientBytes = 0;
+};
+
+} // namespace
+
+static FailureOr<int64_t> bytesOf(Location loc, Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return emitError(loc) << "memory planning needs statically shaped "
+                             "tensors but found "
+                          << type;
+  Type element = tensor.getElementType();
+  if (!element.isF32() && !element.isSignlessInteger(32))
+    return emitError(loc) << "memory planning handles f32 and i32 tensors "
+                             "but found "
+                          << type;
+  return tensor.getNumElements() * 4;
+}
+
+void Planner::unite(Value a, Value b) {
+  int x = find(ids.lookup(a)), y = find(ids.lookup(b));
+  if (x == y)
+    return;
+  BufferClass &into = classes[x], &from = classes[y];
+  into.start = std::min(into.start, from.start);
+  into.end = std::max(into.end, from.end);
+  into.external |= from.external;
+  into.gradient |= from.gradient;
+  into.bytes = std::max(into.bytes, from.bytes);
+  parent[y] = x;
+}
+
+LogicalResult Planner::collectValues(Block &block) {
+  auto add = [&](Value value, bool external) -> LogicalResult {
+    FailureOr<int64_t> bytes = bytesOf(value.getLoc(), value.getType());
+    if (failed(bytes))
+      return failure();
+    int index = id(value);
+    parent.push_back(index);
+    classes.push_back(BufferClass{*bytes});
+    classes.back().external = external;
+    return success();
+  };
+  for (BlockArgument arg : block.getArguments())
+    if (failed(add(arg, /*external=*/true)))
+      return failure();
+  int64_t index = 0;
+  for (Operation &op : block) {
+    position[&op] = index++;
+    bool external = llvm::isa<tg::LoadOp, tg::ConstantOp>(op);
+    for (Value result : op.getResults())
+      if (failed(add(result, external)))
+        return failure();
+    if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(op))
+      unite(reshape.getInput(), reshape.getResult());
+  }
+  auto markGradient = [&](Value grad) { classOf(grad).gradient = true; };
+  for (Operation &op : block) {
+    if (auto adam = llvm::dyn_cast<tg::AdamUpdateOp>(op))
+      markGradient(adam.getGrad());
+    if (auto adam = llvm::dyn_cast<tg::MultiAdamUpdateOp>(op))
+      llvm::for_each(adam.getGrads(), markGradient);
+  }
+  return success();
+}
+
+void Planner::computeLifetimes(Block &block) {
+  for (Operation &op : block) {
+    int64_t at = position[&op];
+    for (Value result : op.getResults()) {
+      BufferClass &c = classOf(result);
+      c.start = std::min(c.start, at);
+      c.end = std::max(c.end, at);
+    }
+    // Nested regions (a fused group's body) read their inputs through
+    // the parent's operands; any other nested use counts at the parent.
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (operand.getParentBlock() == &block)
+          classOf(operand).end = std::max(classOf(operand).end, at);
+    });
+  }
+  for (BlockArgument arg : block.getArguments())
+    classOf(arg).start = 0;
+}
+
+void Planner::chooseInPlace(Block &block) {
+  for (Operation &op : block) {
+    bool elementwise = tg::isElementwiseFusible(&op) ||
+                       llvm::isa<tg::FusedElementwiseOp>(op);
+    if (!elementwise)
+      continue;
+    int64_t at = position[&op];
+    for (Value result : op.getResults()) {
+      if (classOf(result).gradient)
+        continue;
+      for (Value operand : op.getOperands()) {
+        BufferClass &c = classOf(operand);
+        if (operand.getType() != result.getType() || c.external ||
+            c.gradient || c.end != at)
+          continue;
+        unite(operand, result); // its end moves past `at`: used once
+        break;
+      }
+    }
+  }
+}
+
+void Planner::place() {
+  std::vector<int> roots, gradients;
+  for (int i = 0; i < static_cast<int>(classes.size()); ++i) {
+    if (find(i) != i || classes[i].external)
+      continue;
+    (classes[i].gradient ? gradients : roots).push_back(i);
+  }
+  llvm::stable_sort(roots, [&](int a, int b) {
+    if (classes[a].bytes != classes[b].bytes)
+      return classes[a].bytes > classes[b].bytes;
+    return classes[a].start < classes[b].start;
+  });
+  std::vector<int> placed;
+  for (int root : roots) {
+    BufferClass &c = classes[root];
+    std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) in bytes
+    for (int other : placed) {
+      const BufferClass &o = classes[other];
+      if (o.start <= c.end && c.start <= o.end)
+        busy.push_back({o.offset, o.offset + alignUp(o.bytes)});
+    }
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + alignUp(c.bytes) <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    c.offset = offset;
+    scratchBytes = std::max(scratchBytes, offset + alignUp(c.bytes));
+    placed.push_back(root);
+  }
+  // Gradients: one region after the reused part, in program order.
+  llvm::stable_sort(gradients, [&](int a, int b) {
+    return classes[a].start < classes[b].start;
+  });
+  for (int root : gradients) {
+    classes[root].offset = scratchBytes + gradientBytes;
+    gradientBytes += alignUp(classes[root].bytes);
+  }
+}
+
+MemoryReport Planner::report(Block &block) {
+  MemoryReport r;
+  auto module = function->getParentOfType<ModuleOp>();
+  module.walk([&](tg::VariableOp variable) {
+    int64_t bytes =
+        llvm::cast<RankedTensorType>(variable.getType()).getNumElements() * 4;
+    (variable.getTrainable() ? r.weights : r.optimizerState) += bytes;
+  });
+  for (BlockArgument arg : block.getArguments())
+    r.inputs += classOf(arg).bytes;
+  // The backward starts after the op that computes the loss (result 0).
+  int64_t boundary = -1;
+  auto ret = llvm::cast<func::ReturnOp>(block.getTerminator());
+  if (ret.getNumOperands() > 0)
+    if (Operation *loss = ret.getOperand(0).getDefiningOp())
+      boundary = position[loss];
+  for (int i = 0; i < static_cast<int>(classes.size()); ++i) {
+    const BufferClass &c = classes[i];
+    if (find(i) != i || c.external)
+      continue;
+    r.unplanned += alignUp(c.bytes);
+    if (!c.gradient && boundary >= 0 && c.start <= boundary &&
+        c.end > boundary)
+      r.savedActivations += alignUp(c.bytes);
+  }
+  r.gradients = gradientBytes;
+  r.arena = scratchBytes + gradientBytes;
+  r.scratch = scratchBytes - r.savedActivations;
+  return r;
+}
+
+FailureOr<MemoryPlan> Planner::run() {
+  if (!llvm::hasSingleElement(function.getBody()))
+    return function.emitError()
+           << "memory planning needs a function with one block";
+  Block &block = function.getBody().front();
+  if (failed(collectValues(block)))
+    return failure();
+  computeLifetimes(block);
+  chooseInPlace(block);
+  place();
+  MemoryPlan plan;
+  for (auto [value, index] : ids) {
+    const BufferClass &c = classes[find(index)];
+    if (!c.external && !llvm::isa<BlockArgument>(value))
+      plan.offsets[value] = c.offset;
+  }
+  plan.report = report(block);
+  return plan;
+}
+
+FailureOr<MemoryPlan> planMemory(func::FuncOp function) {
+  return Planner(function).run();
+}
+
+std::string MemoryReport::format() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto line = [&](llvm::StringRef what, int64_t bytes, llvm::StringRef note) {
+    os << llvm::format("  %-18s %14lld bytes  %9.2f MiB", what.str().c_str(),
+                       static_cast<long long>(bytes),
+                       static_cast<double>(bytes) / (1 << 20));
+    if (!note.empty())
+      os << "  " << note;
+    os << "\n";
+  };
+  line("weights", weights, "trainable variables");
+  line("optimizer state", optimizerState, "Adam moments");
+  line("gradients", gradients, "arena, own region");
+  line("saved activations", savedActivations,
+       "arena, live from the forward into the backward");
+  line("scratch", scratch, "arena, the rest (reused)");
+  line("inputs", inputs, "the batch, lr, step, dropout key");
+  line("arena", arena, "gradients + saved activations + scratch");
+  line("peak", peak(), "weights + optimizer state + arena + inputs");
+  os << llvm::format("  (the arena without reuse would be %.2f MiB)\n",
+                     static_cast<double>(unplanned) / (1 << 20));
+  return text;
+}
+
+FailureOr<MemoryReport> readMemoryReport(func::FuncOp function) {
+  auto dict = function->getAttrOfType<DictionaryAttr>(kMemoryAttr);
+  if (!dict)
+    return function.emitError()
+           << "has no memory plan (run tg-plan-memory first)";
+  MemoryReport r;
+  auto read = [&](llvm::StringRef key, int64_t &field) {
+    if (auto value = dict.getAs<IntegerAttr>(key))
+      field = value.getInt();
+  };
+  read("weights", r.weights);
+  read("optimizer_state", r.optimizerState);
+  read("gradients", r.gradients);
+  read("saved_activations", r.savedActivations);
+  read("scratch", r.scratch);
+  read("inputs", r.inputs);
+  read("arena", r.arena);
+  read("unplanned", r.unplanned);
+  return r;
+}
+
+} // namespace tgc

@@ -1,0 +1,59 @@
+//===- PlanMemory.cpp - tg-plan-memory -------------------------------------===//
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGPLANMEMORY
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+struct TgPlanMemoryPass : impl::TgPlanMemoryBase<TgPlanMemoryPass> {
+  using TgPlanMemoryBase::TgPlanMemoryBase;
+
+  void runOnOperation() override {
+    auto step = getOperation().lookupSymbol<func::FuncOp>(function);
+    if (!step) {
+      getOperation().emitError()
+          << "tg-plan-memory: no function @" << function << " to plan";
+      return signalPassFailure();
+    }
+    FailureOr<MemoryPlan> plan = planMemory(step);
+    if (failed(plan))
+      return signalPassFailure();
+
+    Builder b(&getContext());
+    for (Operation &op : step.getBody().front()) {
+      if (op.getNumResults() == 0)
+        continue;
+      SmallVector<int64_t> offsets;
+      for (Value result : op.getResults())
+        offsets.push_back(plan->offsets.contains(result) ? plan->offsets.lookup(result) : -1);
+      op.setAttr(kArenaOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
+    }
+    const MemoryReport &r = plan->report;
+    auto entry = [&](StringRef key, int64_t value) {
+      return b.getNamedAttr(key, b.getI64IntegerAttr(value));
+    };
+    step->setAttr(kMemoryAttr,
+                  b.getDictionaryAttr(
+                      {entry("weights", r.weights),
+                       entry("optimizer_state", r.optimizerState),
+                       entry("gradients", r.gradients),
+                       entry("saved_activations", r.savedActivations),
+                       entry("scratch", r.scratch), entry("inputs", r.inputs),
+                       entry("arena", r.arena),
+                       entry("unplanned", r.unplanned)}));
+    if (report)
+      step.emitRemark() << "tg-plan-memory:\n" << r.format();
+  }
+};
+
+} // namespace
+} // namespace tgc

@@ -1,0 +1,58 @@
+//===- CompiledStep.h - what generated code gives the runtime ---*- C++ -*-===//
+//
+// The contract between a training step that `tgc --emit=cpp` generated and
+// the runtime that drives it (TrainMain.cpp). The generated file defines
+// `tgc::runtime::kCompiledModel`; everything the runtime needs to allocate,
+// initialize, batch and schedule comes from it, so one runtime serves every
+// model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
+#define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
+
+#include <cstdint>
+
+namespace tgc::runtime {
+
+/// One tg.variable: where it lives in the state buffer and how to fill it.
+struct CompiledVariable {
+  const char *name;
+  int rank;
+  int64_t shape[8];
+  int64_t size;   ///< elements
+  int64_t offset; ///< in floats, from the state buffer's start
+  int32_t init;   ///< runtime::InitKind
+  double initScale;
+  bool trainable;
+};
+
+/// What one call of the step reads and writes.
+struct StepFrame {
+  float *state; ///< every variable, packed (CompiledVariable::offset)
+  char *arena;  ///< intermediates, CompiledModel::arenaBytes
+  const int32_t *sourceIds, *targetInIds, *targetOutIds; ///< [batch, length]
+  int32_t dropoutKey[2]; ///< (seed, step)
+  float lr;
+  int32_t step; ///< >= 1
+  float loss;   ///< out: the label-smoothed loss per target token
+  int32_t tokens; ///< out: the target tokens counted
+};
+
+struct CompiledModel {
+  const char *name; ///< the module's name, e.g. "transformer-tiny"
+  int64_t batchSize, sourceLength, targetLength, vocabulary;
+  /// The warmup schedule of the module's tg.schedule.
+  int64_t scheduleDModel, scheduleWarmup;
+  double scheduleFactor;
+  const CompiledVariable *variables;
+  int numVariables;
+  int64_t stateFloats;
+  int64_t arenaBytes;
+  void (*trainStep)(StepFrame &frame);
+};
+
+extern const CompiledModel kCompiledModel;
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_COMPILEDSTEP_H

@@ -1,0 +1,62 @@
+//===- ProgressLog.cpp - the training log line ----------------------------===//
+#include "runtime/train/ProgressLog.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <unistd.h>
+
+namespace tgc::runtime {
+
+ProgressLog::ProgressLog(int64_t steps, int64_t every)
+    : steps(steps), every(every), terminal(isatty(STDOUT_FILENO) != 0),
+      start(std::chrono::steady_clock::now()) {}
+
+ProgressLog::~ProgressLog() {
+  if (lossLog)
+    std::fclose(lossLog);
+}
+
+bool ProgressLog::openLossLog(const std::string &path) {
+  lossLog = std::fopen(path.c_str(), "w");
+  if (!lossLog)
+    std::fprintf(stderr, "error: cannot write %s: %s\n", path.c_str(),
+                 std::strerror(errno));
+  return lossLog != nullptr;
+}
+
+void ProgressLog::record(int64_t step, float loss, float lr, int32_t count) {
+  tokens += count;
+  if (lossLog)
+    std::fprintf(lossLog, "%lld %.9g %d\n", static_cast<long long>(step),
+                 loss, count);
+  if (step % every != 0 && step != steps && step != 1)
+    return;
+  double elapsed = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  double eta = elapsed / static_cast<double>(step) *
+               static_cast<double>(steps - step);
+  std::printf("%sstep %6lld/%lld  loss %.4f  ppl %8.3f  lr %.3e  tok/s %7.0f"
+              "  elapsed %6.1fs  eta %6.1fs%s",
+              terminal ? "\r" : "", static_cast<long long>(step),
+              static_cast<long long>(steps), loss, std::exp(loss), lr,
+              tokens / std::max(elapsed, 1e-9), elapsed, eta,
+              terminal ? "" : "\n");
+  std::fflush(stdout);
+}
+
+void ProgressLog::finish() {
+  double elapsed = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (terminal)
+    std::printf("\n");
+  std::printf("trained %lld steps in %.1fs: %.1f ms/step, %.0f target tok/s\n",
+              static_cast<long long>(steps), elapsed,
+              1000.0 * elapsed / static_cast<double>(steps),
+              tokens / std::max(elapsed, 1e-9));
+}
+
+} // namespace tgc::runtime

@@ -1,0 +1,40 @@
+//===- ProgressLog.h - the training log line --------------------*- C++ -*-===//
+//
+// Every K steps (and the first and last): step, loss, perplexity, learning
+// rate, target tokens/s, elapsed and ETA on one line. On a terminal the line
+// is rewritten in place; otherwise one plain line per report. Perplexity is
+// exp(label-smoothed loss), an upper bound of the model's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_PROGRESSLOG_H
+#define TGC_RUNTIME_TRAIN_PROGRESSLOG_H
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace tgc::runtime {
+
+class ProgressLog {
+public:
+  ProgressLog(int64_t steps, int64_t every);
+  ~ProgressLog();
+
+  /// Also writes "step loss tokens" (loss with 9 digits) per step to `path`.
+  bool openLossLog(const std::string &path);
+
+  void record(int64_t step, float loss, float lr, int32_t tokens);
+  /// Ends the progress line and prints the totals.
+  void finish();
+
+private:
+  int64_t steps, every, tokens = 0;
+  bool terminal;
+  std::FILE *lossLog = nullptr;
+  std::chrono::steady_clock::time_point start;
+};
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_PROGRESSLOG_H

@@ -1,0 +1,31 @@
+//===- BinaryBuilder.h - generated C++ -> a training binary ----*- C++ -*-===//
+//
+// Compiles the C++ of a training step with the host compiler and links it
+// with the runtime (runtime/train, runtime/cpu, OpenBLAS, OpenMP) into a
+// standalone program. The compiler is --cxx, else $TGC_CXX, else the one tgc
+// was built with.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TOOLS_DRIVER_BINARYBUILDER_H
+#define TGC_TOOLS_DRIVER_BINARYBUILDER_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace tgc {
+
+struct BinaryOptions {
+  std::string compiler;   ///< empty: $TGC_CXX or the build's compiler
+  bool keepSource = false; ///< keep <output>.cpp next to the binary
+  bool verbose = false;    ///< print the compile command
+};
+
+/// Writes `cppSource` to a file, compiles and links it into `output`.
+/// Reports problems on stderr ("tgc: ...") and returns false.
+bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
+                 const BinaryOptions &options);
+
+} // namespace tgc
+
+#endif // TGC_TOOLS_DRIVER_BINARYBUILDER_H
