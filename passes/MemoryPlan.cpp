@@ -25,6 +25,7 @@ int64_t alignUp(int64_t bytes) {
 struct BufferClass {
   int64_t bytes = 0;
   int64_t start = std::numeric_limits<int64_t>::max(), end = -1;
+  int64_t lastRead = -1; ///< last use by an op other than the return
   bool external = false; ///< holds an argument, a load or a constant
   bool gradient = false; ///< read by an Adam update
   int64_t offset = -1;
@@ -84,6 +85,7 @@ void Planner::unite(Value a, Value b) {
   BufferClass &into = classes[x], &from = classes[y];
   into.start = std::min(into.start, from.start);
   into.end = std::max(into.end, from.end);
+  into.lastRead = std::max(into.lastRead, from.lastRead);
   into.external |= from.external;
   into.gradient |= from.gradient;
   into.bytes = std::max(into.bytes, from.bytes);
@@ -134,10 +136,16 @@ void Planner::computeLifetimes(Block &block) {
     }
     // Nested regions (a fused group's body) read their inputs through
     // the parent's operands; any other nested use counts at the parent.
+    bool isReturn = llvm::isa<func::ReturnOp>(op);
     op.walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (operand.getParentBlock() == &block)
-          classOf(operand).end = std::max(classOf(operand).end, at);
+      for (Value operand : nested->getOperands()) {
+        if (operand.getParentBlock() != &block)
+          continue;
+        BufferClass &c = classOf(operand);
+        c.end = std::max(c.end, at);
+        if (!isReturn)
+          c.lastRead = std::max(c.lastRead, at);
+      }
     });
   }
   for (BlockArgument arg : block.getArguments())
@@ -229,8 +237,9 @@ MemoryReport Planner::report(Block &block) {
     if (find(i) != i || c.external)
       continue;
     r.unplanned += alignUp(c.bytes);
+    // Read after the loss is computed; returning the loss is not reading.
     if (!c.gradient && boundary >= 0 && c.start <= boundary &&
-        c.end > boundary)
+        c.lastRead > boundary)
       r.savedActivations += alignUp(c.bytes);
   }
   r.gradients = gradientBytes;
@@ -240,6 +249,10 @@ MemoryReport Planner::report(Block &block) {
 }
 
 FailureOr<MemoryPlan> Planner::run() {
+  if (function.isDeclaration())
+    return function.emitError() << "memory planning needs a function body, "
+                                   "but @"
+                                << function.getName() << " is a declaration";
   if (!llvm::hasSingleElement(function.getBody()))
     return function.emitError()
            << "memory planning needs a function with one block";
@@ -283,7 +296,9 @@ std::string MemoryReport::format() const {
   line("inputs", inputs, "the batch, lr, step, dropout key");
   line("arena", arena, "gradients + saved activations + scratch");
   line("peak", peak(), "weights + optimizer state + arena + inputs");
-  os << llvm::format("  (the arena without reuse would be %.2f MiB)\n",
+  os << llvm::format("  (the arena without reuse would be %lld bytes, "
+                     "%.2f MiB)\n",
+                     static_cast<long long>(unplanned),
                      static_cast<double>(unplanned) / (1 << 20));
   return text;
 }

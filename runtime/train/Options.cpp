@@ -1,7 +1,9 @@
 //===- Options.cpp - parsing a training binary's flags --------------------===//
 #include "runtime/train/Options.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cstdio>
 #include <string_view>
 
@@ -44,11 +46,23 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
     if (size_t eq = arg.find('='); eq != std::string_view::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
+    }
+    static constexpr std::string_view kFlags[] = {
+        "--task", "--steps", "--seed", "--log-every", "--dump-params",
+        "--loss-log"};
+    if (std::find(std::begin(kFlags), std::end(kFlags), arg) ==
+        std::end(kFlags)) {
+      std::fprintf(stderr, "error: unknown flag '%.*s'\n",
+                   static_cast<int>(arg.size()), arg.data());
+      std::fprintf(stderr, kUsage, argv[0]);
       return false;
+    }
+    if (!value.data()) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
+        return false;
+      }
+      value = argv[++i];
     }
     bool ok = true;
     if (arg == "--task") {
@@ -67,13 +81,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       ok = parseNumber(arg, value, options.logEvery, int64_t{1});
     } else if (arg == "--dump-params") {
       options.dumpParameters = value;
-    } else if (arg == "--loss-log") {
+    } else { // --loss-log, the last of kFlags
       options.lossLog = value;
-    } else {
-      std::fprintf(stderr, "error: unknown flag '%.*s'\n",
-                   static_cast<int>(arg.size()), arg.data());
-      std::fprintf(stderr, kUsage, argv[0]);
-      return false;
     }
     if (!ok)
       return false;

@@ -88,7 +88,8 @@ bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
   if (status != 0) {
     llvm::errs() << "tgc: compiling the generated step failed ("
                  << (error.empty() ? "exit " + std::to_string(status) : error)
-                 << "); command: " << llvm::join(args, " ") << "\n";
+                 << "); the generated source is kept at " << source.path
+                 << "; command: " << llvm::join(args, " ") << "\n";
     source.keep = true;
     return false;
   }

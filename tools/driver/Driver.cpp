@@ -95,8 +95,8 @@ cl::opt<EmitStage> emitStage(
                clEnumValN(EmitStage::Cpp, "cpp",
                           "the training step as C++ (after tg-plan-memory)"),
                clEnumValN(EmitStage::Binary, "binary",
-                          "a standalone training program (the default; "
-                          "needs -o)")),
+                          "a standalone training program (the default "
+                          "with -o; without -o tgc prints --emit=tg)")),
     cl::cat(tgcCategory));
 
 enum class Target { None, Interp };
@@ -436,6 +436,11 @@ int tgcMain(int argc, char **argv) {
   if (!module)
     return 1;
 
+  // A program cannot go to stdout: without --emit and -o (or with
+  // --target=interp), tgc prints the verified module instead.
+  if (!emitStage.getNumOccurrences() &&
+      (outputFilename == "-" || target == Target::Interp))
+    emitStage = EmitStage::Tg;
   bool compile = emitStage == EmitStage::Cpp ||
                  emitStage == EmitStage::Binary || memoryReport;
   if (target == Target::Interp && compile) {
@@ -445,8 +450,8 @@ int tgcMain(int argc, char **argv) {
   }
   if (emitStage == EmitStage::Binary && !memoryReport &&
       outputFilename == "-" && target == Target::None) {
-    llvm::errs() << "tgc: --emit=binary (the default) writes a program: give "
-                    "-o FILE, or --emit=tg|train|cpp to print a stage\n";
+    llvm::errs() << "tgc: --emit=binary writes a program: give -o FILE, or "
+                    "--emit=tg|train|cpp to print a stage\n";
     return 1;
   }
   if (emitStage == EmitStage::Fused || emitStage == EmitStage::Train ||

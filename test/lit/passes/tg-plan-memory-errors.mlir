@@ -1,0 +1,68 @@
+// tg-plan-memory's diagnostics: no step function to plan, and values the
+// arena cannot hold (a dynamic or unranked shape, an element type other than
+// f32 and i32, checked on arguments and op results alike), and a step that
+// is not one block. Module-level errors use an explicit `module` so that
+// they have a source line to match; the multi-block case needs an
+// unregistered terminator (the tools register no control-flow dialect).
+// RUN: tgc-opt --tg-plan-memory --split-input-file --verify-diagnostics --allow-unregistered-dialect %s
+
+// No @train_step (the pass's default function) in the module.
+// expected-error @+1 {{tg-plan-memory: no function @train_step to plan}}
+module {
+  func.func @loss(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A symbol @train_step that is not a function does not count.
+// expected-error @+1 {{tg-plan-memory: no function @train_step to plan}}
+module {
+  tg.variable @train_step trainable init(ones) : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{memory planning needs statically shaped tensors but found 'tensor<?x4xf32>'}}
+func.func @train_step(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{memory planning needs statically shaped tensors but found 'tensor<*xf32>'}}
+func.func @train_step(%x: tensor<*xf32>) -> tensor<*xf32> {
+  return %x : tensor<*xf32>
+}
+
+// -----
+
+// expected-error @+1 {{memory planning handles f32 and i32 tensors but found 'tensor<4xf16>'}}
+func.func @train_step(%x: tensor<4xf16>) -> tensor<4xf16> {
+  return %x : tensor<4xf16>
+}
+
+// -----
+
+// An op result is checked too (at the op).
+func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{memory planning handles f32 and i32 tensors but found 'tensor<4xi64>'}}
+  %y = "test.widen"(%x) : (tensor<4xf32>) -> tensor<4xi64>
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{memory planning needs a function with one block}}
+func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  "test.br"()[^bb1] : () -> ()
+^bb1:
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// A declaration has no block at all.
+// expected-error @+1 {{memory planning needs a function body, but @train_step is a declaration}}
+func.func private @train_step(tensor<4xf32>) -> tensor<4xf32>
