@@ -19,8 +19,9 @@ using namespace tgc::test;
 
 namespace {
 
-/// The tiny model's @loss after `fuse ? fusion + autodiff : autodiff`.
-OwningOpRef<ModuleOp> differentiatedTiny(TestContext &t, bool fuse) {
+/// The tiny model's forward module after the passes `addPasses` adds.
+template <typename AddPasses>
+OwningOpRef<ModuleOp> compiledTiny(TestContext &t, AddPasses addPasses) {
   models::TransformerConfig config = *models::transformerPreset("tiny");
   auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
     models::buildTransformer(b, config);
@@ -29,11 +30,18 @@ OwningOpRef<ModuleOp> differentiatedTiny(TestContext &t, bool fuse) {
   if (failed(built))
     return nullptr;
   PassManager pm(&t.context);
-  if (fuse)
-    buildForwardFusionPipeline(pm);
-  pm.addPass(createTgAutodiff());
+  addPasses(pm);
   EXPECT_TRUE(succeeded(pm.run(**built))) << ::testing::PrintToString(t.messages);
   return std::move(*built);
+}
+
+/// The tiny model's @loss after `fuse ? fusion + autodiff : autodiff`.
+OwningOpRef<ModuleOp> differentiatedTiny(TestContext &t, bool fuse) {
+  return compiledTiny(t, [&](PassManager &pm) {
+    if (fuse)
+      buildForwardFusionPipeline(pm);
+    pm.addPass(createTgAutodiff());
+  });
 }
 
 std::vector<HostTensor> tinyBatch() {
@@ -84,19 +92,11 @@ INSTANTIATE_TEST_SUITE_P(Precisions, FusedVsUnfused,
 
 /// The tiny model's training step, with or without every fusion pass.
 OwningOpRef<ModuleOp> trainingStepTiny(TestContext &t, bool fuse) {
-  models::TransformerConfig config = *models::transformerPreset("tiny");
-  auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
-    models::buildTransformer(b, config);
+  return compiledTiny(t, [&](PassManager &pm) {
+    TrainingPipelineOptions options;
+    options.fuse = fuse;
+    buildTrainingPipeline(pm, options);
   });
-  EXPECT_TRUE(succeeded(built));
-  if (failed(built))
-    return nullptr;
-  PassManager pm(&t.context);
-  TrainingPipelineOptions options;
-  options.fuse = fuse;
-  buildTrainingPipeline(pm, options);
-  EXPECT_TRUE(succeeded(pm.run(**built))) << ::testing::PrintToString(t.messages);
-  return std::move(*built);
 }
 
 class StepFusedVsUnfused : public ::testing::TestWithParam<Precision> {};
