@@ -242,6 +242,19 @@ int64_t vocabularyOf(mlir::ModuleOp module) {
   return vocabulary == INT64_MAX ? 2 : vocabulary;
 }
 
+/// Writes what `write` prints to -o (stdout by default); the exit code.
+int writeOutput(llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "tgc: " << error << "\n";
+    return 1;
+  }
+  write(output->os());
+  output->keep();
+  return 0;
+}
+
 /// Every variable of `module` as raw f32 in declaration order: the format
 /// generated binaries' --dump-params writes, for comparisons.
 bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
@@ -505,32 +518,18 @@ int tgcMain(int argc, char **argv) {
                          {compiler, keepSource, verbose})
                  ? 0
                  : 1;
-    std::string error;
-    auto output = mlir::openOutputFile(outputFilename, &error);
-    if (!output) {
-      llvm::errs() << "tgc: " << error << "\n";
-      return 1;
-    }
-    output->os() << cpp;
-    output->keep();
-    return 0;
+    return writeOutput([&](llvm::raw_ostream &os) { os << cpp; });
   }
   if (emitStage == EmitStage::Graph)
     return failed(writeGraphFile(*module, outputFilename)) ? 1 : 0;
 
-  std::string error;
-  auto output = mlir::openOutputFile(outputFilename, &error);
-  if (!output) {
-    llvm::errs() << "tgc: " << error << "\n";
-    return 1;
-  }
   mlir::OpPrintingFlags flags;
   if (printLocations.getNumOccurrences() ? printLocations : fromModel)
     flags.enableDebugInfo();
-  module->print(output->os(), flags);
-  output->os() << "\n";
-  output->keep();
-  return 0;
+  return writeOutput([&](llvm::raw_ostream &os) {
+    module->print(os, flags);
+    os << "\n";
+  });
 }
 
 } // namespace tgc
