@@ -22,6 +22,10 @@ struct TrainingPipelineOptions
                     llvm::cl::desc("Run the fusion passes (forward and "
                                    "training-step)"),
                     llvm::cl::init(true)};
+  Option<bool> predict{*this, "predict",
+                       llvm::cl::desc("Also derive @predict, the inference "
+                                      "logits a translator needs"),
+                       llvm::cl::init(false)};
   Option<bool> report{*this, "report",
                       llvm::cl::desc("The fusion passes report what they "
                                      "fused as remarks"),

@@ -93,6 +93,46 @@ def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::Module
   ];
 }
 
+def TgDerivePredict : Pass<"tg-derive-predict", "::mlir::ModuleOp"> {
+  let summary = "derives the inference function @predict from the loss function";
+  let description = [{
+    Translating needs the model's logits without dropout, for a batch of
+    sources and target prefixes. This pass clones the loss function into
+    `@predict`: every `tg.dropout` becomes the identity (inference), the
+    `tg.cross_entropy` that the first result comes from is dropped and the
+    logits it read are returned, and arguments nothing reads any more (the
+    target-out ids, the dropout key) are removed. It runs before fusion, so
+    `@predict` is fused and planned like the step.
+
+    Before:
+    ```mlir
+    func.func @loss(%src: tensor<2x5xi32>, %tin: tensor<2x5xi32>,
+                    %tout: tensor<2x5xi32>, %key: tensor<2xi32>)
+        -> (tensor<f32>, tensor<i32>) {
+      ...
+      %h = tg.dropout %e, %key rate 1.0e-01 op_id 0 : tensor<2x5x8xf32>
+      ...
+      %loss, %tokens = tg.cross_entropy %logits, %tout smoothing 1.0e-01 ignore 0 : ...
+      return %loss, %tokens : tensor<f32>, tensor<i32>
+    }
+    ```
+    After (added):
+    ```mlir
+    func.func @predict(%src: tensor<2x5xi32>, %tin: tensor<2x5xi32>)
+        -> tensor<2x5x12xf32> {
+      ...
+      return %logits : tensor<2x5x12xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"loss\"",
+           "the loss function to derive from">,
+    Option<"predictName", "predict-function", "std::string",
+           /*default=*/"\"predict\"", "the name of the derived function">,
+  ];
+}
+
 def TgAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   let summary = "reverse-mode gradients of a loss w.r.t. every trainable variable";
   let description = [{

@@ -25,6 +25,9 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report) {
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options) {
+  // From the unfused loss function, so @predict is fused like the step.
+  if (options.predict)
+    pm.addPass(createTgDerivePredict());
   if (options.fuse)
     buildForwardFusionPipeline(pm, options.report);
   // The loss's gradients w.r.t. every trainable variable, as extra results.

@@ -1,13 +1,22 @@
 //===- Tasks.h - built-in synthetic translation tasks -------------*- C++ -*-===//
 //
 // Small tasks a model can learn in minutes on a CPU, to show that training
-// works end to end: `copy` (output = input) and `reverse` (output = input
-// backwards). Batches are a pure function of (task, seed, batch index,
-// shapes), so every backend and a resumed run see the same data.
+// works end to end:
+//   copy     output = input (random symbols)
+//   reverse  output = input backwards
+//   digits   a number's decimal digits -> its English words, e.g.
+//            "1 0 1 7" -> "one thousand seventeen": lengths differ, zeros
+//            vanish and teens reorder ("1 7" -> "seventeen").
+// Batches are a pure function of (task, seed, batch index, shapes), so every
+// backend and a resumed run see the same data.
+//
+// Held out: a sentence whose source hashes to 0 mod 16 is never trained on;
+// the evaluation set is drawn from those only, so accuracy measures
+// generalization, not memory.
 //
 // Token ids: 0 pads, 1 begins and 2 ends a sentence, 3.. are symbols. A
-// sentence of n symbols s gives source = s EOS, target_in = BOS t,
-// target_out = t EOS (t the task's output), each padded to its length.
+// pair (s, t) gives source = s EOS, target_in = BOS t, target_out = t EOS,
+// each padded to its length.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TASKS_H
@@ -16,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,13 +36,18 @@ inline constexpr int32_t kBosId = 1;
 inline constexpr int32_t kEosId = 2;
 inline constexpr int32_t kFirstSymbolId = 3;
 
-enum class Task { Copy, Reverse };
+enum class Task { Copy, Reverse, Digits };
 
-/// "copy" / "reverse"; nullopt for anything else.
+/// "copy" / "reverse" / "digits"; nullopt for anything else.
 std::optional<Task> parseTask(std::string_view name);
 const char *taskName(Task task);
-/// Every task name, for messages: "copy, reverse".
+/// Every task name, for messages: "copy, reverse, digits".
 const char *taskNames();
+
+/// One sentence pair, symbols only (no BOS, EOS or padding).
+struct SentencePair {
+  std::vector<int32_t> source, target;
+};
 
 /// One batch in the training step's layout: row-major [batch, length] ids.
 struct Batch {
@@ -48,18 +63,34 @@ struct BatchShape {
   int32_t vocabulary;
 };
 
+/// Rows of `pairs` in the step's layout; each must fit (symbols + EOS within
+/// the lengths). Rows past pairs.size() are all padding.
+Batch packBatch(std::span<const SentencePair> pairs, const BatchShape &shape);
+
 /// The task's output for the symbols of one source sentence.
 std::vector<int32_t> taskOutput(Task task, std::span<const int32_t> symbols);
 
-/// Batch number `index` of `task` under `seed`. Sentence lengths are uniform
-/// in [1, min(sourceLength, targetLength) - 1], symbols uniform in
-/// [kFirstSymbolId, vocabulary). Needs vocabulary > kFirstSymbolId and
-/// lengths >= 2 (checked by the caller: see validateBatchShape).
+/// Whether `source` belongs to the held-out set (see the file comment).
+bool isHeldOut(std::span<const int32_t> source);
+
+/// Batch number `index` of `task` under `seed`: training pairs only.
+/// copy/reverse: lengths uniform in [1, min(sourceLength, targetLength) - 1],
+/// symbols uniform in [kFirstSymbolId, vocabulary). digits: the number of
+/// digits uniform in [1, the most that fit]. Needs validateBatchShape.
 Batch makeBatch(Task task, uint32_t seed, uint64_t index,
                 const BatchShape &shape);
 
-/// Why `shape` cannot hold a task's sentences, or empty when it can.
-std::string_view validateBatchShape(const BatchShape &shape);
+/// `count` distinct held-out pairs of `task` (fewer if the task has fewer),
+/// the same for every seed.
+std::vector<SentencePair> heldOutPairs(Task task, int64_t count,
+                                       const BatchShape &shape);
+
+/// Why `shape` cannot hold `task`'s sentences, or empty when it can.
+std::string validateBatchShape(Task task, const BatchShape &shape);
+
+/// How a token reads in samples: "7" and "seventeen" for digits, "s4" for
+/// the symbols of copy and reverse, "<eos>" and the like for the specials.
+std::string tokenText(Task task, int32_t id);
 
 } // namespace tgc::runtime
 

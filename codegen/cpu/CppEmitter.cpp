@@ -48,20 +48,9 @@ static bool isF32(Value value) {
 
 FailureOr<std::string> EmitContext::pointer(Value value) {
   if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
-    int n = static_cast<int>(arg.getArgNumber());
-    const StepSignature &s = signature;
-    if (n == s.source)
-      return std::string("f.sourceIds");
-    if (n == s.targetIn)
-      return std::string("f.targetInIds");
-    if (n == s.targetOut)
-      return std::string("f.targetOutIds");
-    if (n == s.key)
-      return std::string("f.dropoutKey");
-    if (n == s.lr)
-      return std::string("&f.lr");
-    if (n == s.step)
-      return std::string("&f.step");
+    unsigned n = arg.getArgNumber();
+    if (n < arguments.size() && !arguments[n].empty())
+      return arguments[n];
     return emitError(value.getLoc()) << "argument #" << n << " has no role";
   }
   Operation *def = value.getDefiningOp();
@@ -110,21 +99,51 @@ std::string shortName(Operation *op) {
   return op->getName().stripDialect().str();
 }
 
+/// The C++ expression of each argument of a step or predict function, by
+/// its `tg.name`; empty for an argument without a role.
+std::vector<std::string> argumentExpressions(func::FuncOp function) {
+  static const std::pair<StringRef, StringRef> kRoles[] = {
+      {"source_ids", "f.sourceIds"}, {"target_in_ids", "f.targetInIds"},
+      {"target_out_ids", "f.targetOutIds"}, {"dropout_key", "f.dropoutKey"},
+      {"lr", "&f.lr"}, {"step", "&f.step"}};
+  std::vector<std::string> expressions;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
+    std::string expression;
+    for (auto [role, text] : kRoles)
+      if (name && name.getValue() == role)
+        expression = text.str();
+    expressions.push_back(expression);
+  }
+  return expressions;
+}
+
+/// What the file's last part needs from each emitted function.
+struct EmittedFunction {
+  std::string entry; ///< "trainStep" or "predict"
+  SmallVector<std::string> calls;
+};
+
 class FileEmitter {
 public:
   FileEmitter(ModuleOp module, const StepSignature &signature,
               StringRef modelName, raw_ostream &os)
-      : module(module), signature(signature), modelName(modelName), os(os),
-        context(signature, variableOffsets) {}
+      : module(module), signature(signature), modelName(modelName), os(os) {}
 
   LogicalResult emit();
 
 private:
   LogicalResult layOutVariables();
-  void emitConstant(tg::ConstantOp op, int index);
-  LogicalResult emitOpFunction(Operation &op, int index);
-  LogicalResult emitReturn(func::ReturnOp ret);
-  void emitModel(int64_t arenaBytes);
+  /// The ops of `function` as C++ functions named `<prefix><N>_<op>`, then
+  /// `entry`, which calls them in order.
+  FailureOr<EmittedFunction> emitFunction(func::FuncOp function,
+                                          StringRef prefix, StringRef entry);
+  void emitConstant(tg::ConstantOp op, StringRef name,
+                    cpp::EmitContext &context);
+  LogicalResult emitReturn(func::ReturnOp ret, bool isStep,
+                           cpp::EmitContext &context, EmittedFunction &out);
+  void emitModel(const EmittedFunction &step, const EmittedFunction *predict,
+                 int64_t arenaBytes);
 
   ModuleOp module;
   const StepSignature &signature;
@@ -133,8 +152,6 @@ private:
   llvm::StringMap<int64_t> variableOffsets;
   SmallVector<tg::VariableOp> variables;
   int64_t stateFloats = 0;
-  cpp::EmitContext context;
-  SmallVector<std::string> calls;
 };
 
 LogicalResult FileEmitter::layOutVariables() {
@@ -151,10 +168,10 @@ LogicalResult FileEmitter::layOutVariables() {
   return success();
 }
 
-void FileEmitter::emitConstant(tg::ConstantOp op, int index) {
+void FileEmitter::emitConstant(tg::ConstantOp op, StringRef name,
+                               cpp::EmitContext &context) {
   auto dense = llvm::cast<DenseElementsAttr>(op.getValue());
   bool f32 = dense.getElementType().isF32();
-  std::string name = "kConstant" + std::to_string(index);
   os << "// tg.constant at " << describe(op.getLoc()) << "\n";
   os << "alignas(64) " << (f32 ? "float " : "int32_t ") << name << "["
      << dense.getNumElements() << "] = {";
@@ -166,46 +183,92 @@ void FileEmitter::emitConstant(tg::ConstantOp op, int index) {
     for (const APInt &x : dense.getValues<APInt>())
       os << (i++ ? ", " : "") << x.getSExtValue();
   os << "};\n\n";
-  context.setConstant(op.getResult(), name);
+  context.setConstant(op.getResult(), name.str());
 }
 
-LogicalResult FileEmitter::emitOpFunction(Operation &op, int index) {
-  std::string name = "op" + std::to_string(index) + "_" + shortName(&op);
-  std::string body;
-  llvm::raw_string_ostream bodyStream(body);
-  bool elementwise = tg::isElementwiseFusible(&op) ||
-                     llvm::isa<tg::FusedElementwiseOp>(op);
-  LogicalResult result =
-      elementwise ? cpp::emitElementwise(&op, context, bodyStream)
-                  : cpp::emitKernelCall(&op, context, bodyStream);
-  if (failed(result))
-    return failure();
-  os << "// " << op.getName() << " at " << describe(op.getLoc()) << "\n";
-  os << "static void " << name << "(StepFrame &f) {\n" << body << "}\n\n";
-  calls.push_back(name);
-  return success();
-}
-
-LogicalResult FileEmitter::emitReturn(func::ReturnOp ret) {
-  if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
-    return ret.emitOpError() << "of the step must return (loss[, tokens])";
-  auto loss = context.pointer(ret.getOperand(0));
-  if (failed(loss))
-    return failure();
-  std::string body = "  f.loss = *" + *loss + ";\n";
-  if (ret.getNumOperands() == 2) {
-    auto tokens = context.pointer(ret.getOperand(1));
-    if (failed(tokens))
+LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
+                                      cpp::EmitContext &context,
+                                      EmittedFunction &out) {
+  std::string body, comment;
+  if (isStep) {
+    if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
+      return ret.emitOpError() << "of the step must return (loss[, tokens])";
+    auto loss = context.pointer(ret.getOperand(0));
+    if (failed(loss))
       return failure();
-    body += "  f.tokens = *" + *tokens + ";\n";
+    body = "  f.loss = *" + *loss + ";\n";
+    if (ret.getNumOperands() == 2) {
+      auto tokens = context.pointer(ret.getOperand(1));
+      if (failed(tokens))
+        return failure();
+      body += "  f.tokens = *" + *tokens + ";\n";
+    }
+    comment = "the step's loss and token count";
+  } else {
+    if (ret.getNumOperands() != 1)
+      return ret.emitOpError() << "of @predict must return the logits";
+    auto logits = context.pointer(ret.getOperand(0));
+    if (failed(logits))
+      return failure();
+    body = "  f.logits = " + *logits + ";\n";
+    comment = "where the logits are, in the arena";
   }
-  os << "// func.return: the step's loss and token count\n"
-     << "static void finish(StepFrame &f) {\n" << body << "}\n\n";
-  calls.push_back("finish");
+  std::string name = isStep ? "finish" : "predict_finish";
+  os << "// func.return: " << comment << "\n"
+     << "static void " << name << "(StepFrame &f) {\n" << body << "}\n\n";
+  out.calls.push_back(name);
   return success();
 }
 
-void FileEmitter::emitModel(int64_t arenaBytes) {
+FailureOr<EmittedFunction>
+FileEmitter::emitFunction(func::FuncOp function, StringRef prefix,
+                          StringRef entry) {
+  bool isStep = function == signature.function;
+  EmittedFunction out;
+  out.entry = entry.str();
+  cpp::EmitContext context(argumentExpressions(function), variableOffsets);
+  std::string constantPrefix = isStep ? "kConstant" : "kPredictConstant";
+  int index = 0;
+  for (Operation &op : function.getBody().front()) {
+    ++index;
+    if (llvm::isa<tg::LoadOp, tg::ReshapeOp>(op))
+      continue; // aliases: the state, the input's bytes
+    if (auto constant = llvm::dyn_cast<tg::ConstantOp>(op)) {
+      if (!llvm::isa<DenseElementsAttr>(constant.getValue()))
+        return constant.emitOpError()
+               << "holds a non-dense constant, which the C++ emitter does "
+                  "not write";
+      emitConstant(constant, constantPrefix + std::to_string(index), context);
+      continue;
+    }
+    if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
+      if (failed(emitReturn(ret, isStep, context, out)))
+        return failure();
+      continue;
+    }
+    std::string name =
+        prefix.str() + std::to_string(index) + "_" + shortName(&op);
+    std::string body;
+    llvm::raw_string_ostream bodyStream(body);
+    bool elementwise = tg::isElementwiseFusible(&op) ||
+                       llvm::isa<tg::FusedElementwiseOp>(op);
+    if (failed(elementwise ? cpp::emitElementwise(&op, context, bodyStream)
+                           : cpp::emitKernelCall(&op, context, bodyStream)))
+      return failure();
+    os << "// " << op.getName() << " at " << describe(op.getLoc()) << "\n";
+    os << "static void " << name << "(StepFrame &f) {\n" << body << "}\n\n";
+    out.calls.push_back(name);
+  }
+  os << "void " << entry << "(StepFrame &f) {\n";
+  for (const std::string &call : out.calls)
+    os << "  " << call << "(f);\n";
+  os << "}\n\n";
+  return out;
+}
+
+void FileEmitter::emitModel(const EmittedFunction &step,
+                            const EmittedFunction *predict,
+                            int64_t arenaBytes) {
   os << "const CompiledVariable kVariables[] = {\n";
   for (tg::VariableOp v : variables) {
     auto type = llvm::cast<RankedTensorType>(v.getType());
@@ -217,11 +280,7 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
        << llvm::format("%.17g", scale) << ", "
        << (v.getTrainable() ? "true" : "false") << "},\n";
   }
-  os << "};\n\n";
-  os << "void trainStep(StepFrame &f) {\n";
-  for (const std::string &call : calls)
-    os << "  " << call << "(f);\n";
-  os << "}\n\n} // namespace\n\n";
+  os << "};\n\n} // namespace\n\n";
   const runtime::BatchShape &b = signature.shape;
   const WarmupSchedule &s = signature.schedule;
   os << "const CompiledModel tgc::runtime::kCompiledModel = {\n"
@@ -235,20 +294,37 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    kVariables, " << variables.size() << ", /*stateFloats=*/"
      << stateFloats << ",\n"
      << "    /*arenaBytes=*/" << arenaBytes << ",\n"
-     << "    &trainStep,\n};\n";
+     << "    &" << step.entry << ",\n"
+     << "    /*predict=*/" << (predict ? "&" + predict->entry : "nullptr")
+     << ",\n};\n";
 }
 
 LogicalResult FileEmitter::emit() {
   func::FuncOp step = signature.function;
-  FailureOr<MemoryReport> memory = readMemoryReport(step);
-  if (failed(memory) || failed(layOutVariables()))
+  auto predict = module.lookupSymbol<func::FuncOp>("predict");
+  if (failed(layOutVariables()))
     return failure();
+  // The step and @predict never run at once: they share one arena.
+  int64_t arena = 0;
+  for (func::FuncOp function : {step, predict}) {
+    if (!function)
+      continue;
+    FailureOr<MemoryReport> memory = readMemoryReport(function);
+    if (failed(memory))
+      return failure();
+    arena = std::max(arena, memory->arena);
+  }
 
   os << "// The training step of " << modelName << ", generated by tgc.\n"
      << "// Each function below is one op of @" << step.getName()
+     << (predict ? " or @predict" : "")
      << ", named after it and\n// commented with its source location; "
-        "trainStep() runs them in order.\n"
-     << "// Arena: " << memory->arena << " bytes (tg-plan-memory).\n"
+        "trainStep() runs the step's in order"
+     << (predict ? ",\n// predict() those of @predict (op functions "
+                   "prefixed predict_)"
+                 : "")
+     << ".\n"
+     << "// Arena: " << arena << " bytes (tg-plan-memory).\n"
      << "#include \"runtime/cpu/Kernels.h\"\n"
      << "#include \"runtime/train/CompiledStep.h\"\n\n"
      << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n"
@@ -259,28 +335,18 @@ LogicalResult FileEmitter::emit() {
      << "inline int32_t *I(StepFrame &f, int64_t offset) {\n"
      << "  return reinterpret_cast<int32_t *>(f.arena + offset);\n}\n\n";
 
-  int index = 0;
-  for (Operation &op : step.getBody().front()) {
-    ++index;
-    if (llvm::isa<tg::LoadOp, tg::ReshapeOp>(op))
-      continue; // aliases: the state, the input's bytes
-    if (auto constant = llvm::dyn_cast<tg::ConstantOp>(op)) {
-      if (!llvm::isa<DenseElementsAttr>(constant.getValue()))
-        return constant.emitOpError()
-               << "holds a non-dense constant, which the C++ emitter does "
-                  "not write";
-      emitConstant(constant, index);
-      continue;
-    }
-    if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
-      if (failed(emitReturn(ret)))
-        return failure();
-      continue;
-    }
-    if (failed(emitOpFunction(op, index)))
+  FailureOr<EmittedFunction> emittedStep = emitFunction(step, "op", "trainStep");
+  if (failed(emittedStep))
+    return failure();
+  std::optional<EmittedFunction> emittedPredict;
+  if (predict) {
+    FailureOr<EmittedFunction> emitted =
+        emitFunction(predict, "predict_op", "predict");
+    if (failed(emitted))
       return failure();
+    emittedPredict = std::move(*emitted);
   }
-  emitModel(memory->arena);
+  emitModel(*emittedStep, emittedPredict ? &*emittedPredict : nullptr, arena);
   return success();
 }
 

@@ -49,9 +49,9 @@ private:
 std::string b(bool value) { return value ? "true" : "false"; }
 
 /// "cpu::Dropout{uint32_t(K[0]), uint32_t(K[1]), op, rate}", or a disabled
-/// one without a key.
+/// one without a key or at rate 0 (inference).
 std::string dropout(Args &p, Value key, llvm::APFloat rate, uint64_t opId) {
-  if (!key)
+  if (!key || rate.isZero())
     return "cpu::Dropout{}";
   std::string k = p(key);
   return "cpu::Dropout{uint32_t(" + k + "[0]), uint32_t(" + k + "[1]), " +

@@ -10,6 +10,8 @@
 
 #include "codegen/StepSignature.h"
 
+#include <vector>
+
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -31,9 +33,10 @@ int64_t numElements(mlir::Value value);
 
 class EmitContext {
 public:
-  EmitContext(const StepSignature &signature,
+  /// `arguments[i]` is the expression of the function's argument #i.
+  EmitContext(std::vector<std::string> arguments,
               const llvm::StringMap<int64_t> &variableOffsets)
-      : signature(signature), offsets(variableOffsets) {}
+      : arguments(std::move(arguments)), offsets(variableOffsets) {}
 
   /// A pointer expression to `value`'s first element (float* or int32_t*),
   /// with a comment naming variables. Fails at the op that defines a value
@@ -51,9 +54,8 @@ public:
   }
   const llvm::StringMap<int64_t> &variableOffsets() const { return offsets; }
 
-  const StepSignature &signature;
-
 private:
+  std::vector<std::string> arguments;
   const llvm::StringMap<int64_t> &offsets;
   llvm::DenseMap<mlir::Value, std::string> constants;
 };

@@ -26,7 +26,7 @@ struct CompiledVariable {
   bool trainable;
 };
 
-/// What one call of the step reads and writes.
+/// What one call of the step (or of predict) reads and writes.
 struct StepFrame {
   float *state; ///< every variable, packed (CompiledVariable::offset)
   char *arena;  ///< intermediates, CompiledModel::arenaBytes
@@ -36,6 +36,9 @@ struct StepFrame {
   int32_t step; ///< >= 1
   float loss;   ///< out: the label-smoothed loss per target token
   int32_t tokens; ///< out: the target tokens counted
+  /// out of predict: [batch, targetLength, vocabulary] logits, in the arena
+  /// (valid until the next call).
+  const float *logits;
 };
 
 struct CompiledModel {
@@ -47,8 +50,11 @@ struct CompiledModel {
   const CompiledVariable *variables;
   int numVariables;
   int64_t stateFloats;
-  int64_t arenaBytes;
+  int64_t arenaBytes; ///< shared by the step and predict
   void (*trainStep)(StepFrame &frame);
+  /// Inference without dropout: reads sourceIds and targetInIds, sets
+  /// logits. nullptr when the module has no @predict.
+  void (*predict)(StepFrame &frame);
 };
 
 extern const CompiledModel kCompiledModel;

@@ -12,10 +12,28 @@ namespace tgc::runtime {
 namespace {
 
 const char *kUsage =
-    "usage: %s [--task copy|reverse] [--steps N] [--seed S] [--log-every K]\n"
-    "          [--dump-params FILE] [--loss-log FILE]\n"
-    "Trains the compiled model on a built-in task. Defaults: --task reverse\n"
-    "--steps 1000 --seed 1 --log-every 100.\n";
+    "usage: %s [options]\n"
+    "Trains the compiled model, then translates held-out sentences greedily.\n"
+    "data:\n"
+    "  --task copy|reverse|digits  a built-in task (default reverse)\n"
+    "  --train-source F --train-target F\n"
+    "                        parallel token-id files, one sentence per line\n"
+    "  --valid-source F --valid-target F\n"
+    "                        held-out token-id files for the accuracy\n"
+    "training:\n"
+    "  --steps N             train until step N (default 1000)\n"
+    "  --seed S              parameters, data order, dropout (default 1)\n"
+    "  --log-every K         a log line every K steps (default 100)\n"
+    "  --loss-log F          each step's loss and token count to F\n"
+    "checkpoints:\n"
+    "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
+    "                        --resume file); saved at the end and on Ctrl-C\n"
+    "  --save-every N        also save every N steps\n"
+    "  --resume F            continue from checkpoint F\n"
+    "evaluation:\n"
+    "  --eval-sentences N    held-out sentences to translate (default 256, 0 off)\n"
+    "  --samples N           translations to print (default 3)\n"
+    "  --dump-params F       every variable as raw f32 to F at the end\n";
 
 template <typename T>
 bool parseNumber(std::string_view flag, std::string_view text, T &out,
@@ -31,10 +49,82 @@ bool parseNumber(std::string_view flag, std::string_view text, T &out,
   return true;
 }
 
+/// Applies one known flag; false (with a message) when `value` is bad.
+bool applyFlag(std::string_view flag, std::string_view value,
+                              TrainOptions &o) {
+  auto text = [&](std::string &out) {
+    out = value;
+    return true;
+  };
+  if (flag == "--task") {
+    o.task = parseTask(value);
+    if (!o.task)
+      std::fprintf(stderr, "error: unknown task '%.*s' (known: %s)\n",
+                   static_cast<int>(value.size()), value.data(), taskNames());
+    return o.task.has_value();
+  }
+  if (flag == "--seed") {
+    uint32_t seed;
+    bool ok = parseNumber(flag, value, seed, uint32_t{0});
+    o.seed = seed;
+    return ok;
+  }
+  if (flag == "--steps")
+    return parseNumber(flag, value, o.steps, int64_t{1});
+  if (flag == "--log-every")
+    return parseNumber(flag, value, o.logEvery, int64_t{1});
+  if (flag == "--save-every")
+    return parseNumber(flag, value, o.saveEvery, int64_t{0});
+  if (flag == "--eval-sentences")
+    return parseNumber(flag, value, o.evalSentences, int64_t{0});
+  if (flag == "--samples")
+    return parseNumber(flag, value, o.samples, int64_t{0});
+  if (flag == "--train-source")
+    return text(o.trainSource);
+  if (flag == "--train-target")
+    return text(o.trainTarget);
+  if (flag == "--valid-source")
+    return text(o.validSource);
+  if (flag == "--valid-target")
+    return text(o.validTarget);
+  if (flag == "--checkpoint")
+    return text(o.checkpoint);
+  if (flag == "--resume")
+    return text(o.resume);
+  if (flag == "--dump-params")
+    return text(o.dumpParameters);
+  return text(o.lossLog); // --loss-log, the last in kFlags
+}
+
+/// The flags that only make sense together, and a task with files.
+bool checkCombinations(const TrainOptions &o) {
+  auto problem = [](const char *message) {
+    std::fprintf(stderr, "error: %s\n", message);
+    return false;
+  };
+  if (o.trainSource.empty() != o.trainTarget.empty())
+    return problem("--train-source and --train-target go together");
+  if (o.validSource.empty() != o.validTarget.empty())
+    return problem("--valid-source and --valid-target go together");
+  if (!o.validSource.empty() && o.trainSource.empty())
+    return problem("--valid-source needs --train-source (a task has its own "
+                   "held-out set)");
+  if (o.task && !o.trainSource.empty())
+    return problem("--task and --train-source exclude each other");
+  if (!o.checkpoint.empty() && o.checkpoint.back() == '/')
+    return problem("--checkpoint needs a file name, not a directory");
+  return true;
+}
+
 } // namespace
 
 bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
                        int &exitCode) {
+  static constexpr std::string_view kFlags[] = {
+      "--task", "--train-source", "--train-target", "--valid-source",
+      "--valid-target", "--steps", "--seed", "--log-every", "--loss-log",
+      "--checkpoint", "--save-every", "--resume", "--eval-sentences",
+      "--samples", "--dump-params"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;
@@ -43,51 +133,28 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       exitCode = 0;
       return false;
     }
-    if (size_t eq = arg.find('='); eq != std::string_view::npos) {
+    size_t eq = arg.find('=');
+    if (eq != std::string_view::npos) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    static constexpr std::string_view kFlags[] = {
-        "--task", "--steps", "--seed", "--log-every", "--dump-params",
-        "--loss-log"};
-    if (std::find(std::begin(kFlags), std::end(kFlags), arg) ==
-        std::end(kFlags)) {
+    if (std::find(std::begin(kFlags), std::end(kFlags), arg) == std::end(kFlags)) {
       std::fprintf(stderr, "error: unknown flag '%.*s'\n",
                    static_cast<int>(arg.size()), arg.data());
       std::fprintf(stderr, kUsage, argv[0]);
       return false;
     }
-    if (!value.data()) {
+    if (eq == std::string_view::npos) {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
         return false;
       }
       value = argv[++i];
     }
-    bool ok = true;
-    if (arg == "--task") {
-      std::optional<Task> task = parseTask(value);
-      if (!task) {
-        std::fprintf(stderr, "error: unknown task '%.*s' (known: %s)\n",
-                     static_cast<int>(value.size()), value.data(), taskNames());
-        return false;
-      }
-      options.task = *task;
-    } else if (arg == "--steps") {
-      ok = parseNumber(arg, value, options.steps, int64_t{1});
-    } else if (arg == "--seed") {
-      ok = parseNumber(arg, value, options.seed, uint32_t{0});
-    } else if (arg == "--log-every") {
-      ok = parseNumber(arg, value, options.logEvery, int64_t{1});
-    } else if (arg == "--dump-params") {
-      options.dumpParameters = value;
-    } else { // --loss-log, the last of kFlags
-      options.lossLog = value;
-    }
-    if (!ok)
+    if (!applyFlag(arg, value, options))
       return false;
   }
-  return true;
+  return checkCombinations(options);
 }
 
 } // namespace tgc::runtime

@@ -11,20 +11,32 @@
 namespace tgc::runtime {
 
 struct TrainOptions {
-  Task task = Task::Reverse;
+  /// A built-in task; unset means --train-* files, or `reverse` without them.
+  std::optional<Task> task;
+  /// Parallel token-id files (one sentence per line) instead of a task.
+  std::string trainSource, trainTarget, validSource, validTarget;
   int64_t steps = 1000;
-  uint32_t seed = 1;
+  /// Unset: 1, or the checkpoint's on --resume.
+  std::optional<uint32_t> seed;
   int64_t logEvery = 100;
+  /// Where checkpoints go; empty means "<program>.ckpt", or the --resume file.
+  std::string checkpoint;
+  /// Also save every N steps (0: only at the end and on SIGINT/SIGTERM).
+  int64_t saveEvery = 0;
+  std::string resume;
+  /// Held-out sentences to translate greedily after training (0: none).
+  int64_t evalSentences = 256;
+  /// How many of them to print as samples.
+  int64_t samples = 3;
   /// Where to write every variable (raw f32, declaration order) at the end.
   std::string dumpParameters;
   /// Where to write each step's loss and token count, one line per step.
   std::string lossLog;
 };
 
-/// Parses `--task T --steps N --seed S --log-every K --dump-params FILE
-/// --loss-log FILE` (also `--flag=value`) and `--help`. Returns false when
-/// the program should stop: after printing the help (`exitCode` 0) or a
-/// problem (`exitCode` 2).
+/// Parses the flags in kUsage (also `--flag=value`) and `--help`. Returns
+/// false when the program should stop: after printing the help (`exitCode`
+/// 0) or a problem (`exitCode` 2).
 bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
                        int &exitCode);
 

@@ -9,8 +9,8 @@
 
 namespace tgc::runtime {
 
-ProgressLog::ProgressLog(int64_t steps, int64_t every)
-    : steps(steps), every(every), terminal(isatty(STDOUT_FILENO) != 0),
+ProgressLog::ProgressLog(int64_t firstStep, int64_t lastStep, int64_t every)
+    : firstStep(firstStep), steps(lastStep), every(every), terminal(isatty(STDOUT_FILENO) != 0),
       start(std::chrono::steady_clock::now()) {}
 
 ProgressLog::~ProgressLog() {
@@ -28,15 +28,16 @@ bool ProgressLog::openLossLog(const std::string &path) {
 
 void ProgressLog::record(int64_t step, float loss, float lr, int32_t count) {
   tokens += count;
+  ++recorded;
   if (lossLog)
     std::fprintf(lossLog, "%lld %.9g %d\n", static_cast<long long>(step),
                  loss, count);
-  if (step % every != 0 && step != steps && step != 1)
+  if (step % every != 0 && step != steps && step != firstStep)
     return;
   double elapsed = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
-  double eta = elapsed / static_cast<double>(step) *
+  double eta = elapsed / static_cast<double>(recorded) *
                static_cast<double>(steps - step);
   std::printf("%sstep %6lld/%lld  loss %.4f  ppl %8.3f  lr %.3e  tok/s %7.0f"
               "  elapsed %6.1fs  eta %6.1fs%s",
@@ -54,8 +55,8 @@ void ProgressLog::finish() {
   if (terminal)
     std::printf("\n");
   std::printf("trained %lld steps in %.1fs: %.1f ms/step, %.0f target tok/s\n",
-              static_cast<long long>(steps), elapsed,
-              1000.0 * elapsed / static_cast<double>(steps),
+              static_cast<long long>(recorded), elapsed,
+              1000.0 * elapsed / static_cast<double>(std::max<int64_t>(recorded, 1)),
               tokens / std::max(elapsed, 1e-9));
 }
 

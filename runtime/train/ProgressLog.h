@@ -18,18 +18,20 @@ namespace tgc::runtime {
 
 class ProgressLog {
 public:
-  ProgressLog(int64_t steps, int64_t every);
+  /// Reports steps firstStep..lastStep (a resumed run starts past 1).
+  ProgressLog(int64_t firstStep, int64_t lastStep, int64_t every);
   ~ProgressLog();
 
   /// Also writes "step loss tokens" (loss with 9 digits) per step to `path`.
   bool openLossLog(const std::string &path);
 
   void record(int64_t step, float loss, float lr, int32_t tokens);
-  /// Ends the progress line and prints the totals.
+  /// Ends the progress line and prints the totals of the steps recorded
+  /// (fewer than planned when the run was interrupted).
   void finish();
 
 private:
-  int64_t steps, every, tokens = 0;
+  int64_t firstStep, steps, every, tokens = 0, recorded = 0;
   bool terminal;
   std::FILE *lossLog = nullptr;
   std::chrono::steady_clock::time_point start;

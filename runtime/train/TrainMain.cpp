@@ -1,140 +1,205 @@
 //===- TrainMain.cpp - main() of every generated training binary ---------===//
 //
 // Allocates the state and the arena the compiled model asks for, fills the
-// parameters from the seed (runtime/Initializers.h, as the interpreter
-// does), and runs the step on a built-in task's batches with the warmup
-// schedule, logging every --log-every steps.
+// parameters from the seed (runtime/Initializers.h, as the interpreter does)
+// or a checkpoint, runs the step on the data's batches with the warmup
+// schedule, logging every --log-every steps and saving checkpoints, and at
+// the end translates held-out sentences greedily with the compiled predict.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Initializers.h"
 #include "runtime/Schedule.h"
-#include "runtime/Tasks.h"
 #include "runtime/train/CompiledStep.h"
+#include "runtime/train/Interrupt.h"
+#include "runtime/train/ModelState.h"
 #include "runtime/train/Options.h"
 #include "runtime/train/ProgressLog.h"
+#include "runtime/train/TrainingData.h"
+#include "runtime/train/Translate.h"
 
-#include <cerrno>
-#include <chrono>
+#include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <span>
+#include <string>
 
 using namespace tgc;
 using namespace tgc::runtime;
 
 namespace {
 
-struct FreeDeleter {
-  void operator()(void *p) const { std::free(p); }
-};
-template <typename T> using Buffer = std::unique_ptr<T[], FreeDeleter>;
+struct Run {
+  const CompiledModel &model;
+  const TrainOptions &options;
+  TrainingData &data;
+  ModelState &memory;
+  std::string checkpointPath;
+  uint32_t seed = 1;
+  int64_t stepsDone = 0;
 
-/// 64-byte aligned, zero-filled storage for `bytes` bytes.
-template <typename T> Buffer<T> allocate(int64_t bytes) {
-  size_t rounded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded > 0 ? rounded : 64);
-  if (!p) {
-    std::fprintf(stderr, "error: cannot allocate %lld bytes\n",
-                 static_cast<long long>(bytes));
-    std::exit(1);
-  }
-  std::memset(p, 0, rounded);
-  return Buffer<T>(static_cast<T *>(p));
-}
-
-bool initializeState(const CompiledModel &model, float *state, uint32_t seed) {
-  for (int i = 0; i < model.numVariables; ++i) {
-    const CompiledVariable &v = model.variables[i];
-    std::span<const int64_t> shape(v.shape, static_cast<size_t>(v.rank));
-    if (!initializeTensor(state + v.offset, shape,
-                          static_cast<InitKind>(v.init), v.initScale, seed,
-                          v.name)) {
-      std::fprintf(stderr, "error: cannot initialize variable %s\n", v.name);
+  /// Restores --resume's checkpoint; false after a message.
+  bool resume() {
+    CheckpointInfo info;
+    std::vector<CheckpointTensor> tensors = memory.tensors();
+    if (std::string why = readCheckpoint(options.resume, info, tensors);
+        !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
       return false;
     }
+    if (info.data != data.describe()) {
+      std::fprintf(stderr,
+                   "error: checkpoint %s was trained on %s; this run would "
+                   "use %s\n",
+                   options.resume.c_str(), info.data.c_str(),
+                   data.describe().c_str());
+      return false;
+    }
+    if (options.seed && *options.seed != info.seed) {
+      std::fprintf(stderr,
+                   "error: checkpoint %s continues seed %u, not --seed %u\n",
+                   options.resume.c_str(), info.seed, *options.seed);
+      return false;
+    }
+    seed = info.seed;
+    stepsDone = info.step;
+    std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
+                static_cast<long long>(stepsDone));
+    return true;
   }
-  return true;
-}
 
-/// Every variable's values as raw little-endian f32, in declaration order.
-bool dumpParameters(const CompiledModel &model, const float *state,
-                    const std::string &path) {
-  std::FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file) {
-    std::fprintf(stderr, "error: cannot write %s: %s\n", path.c_str(),
-                 std::strerror(errno));
-    return false;
+  bool save(int64_t step) {
+    CheckpointInfo info{model.name, memory.configText(), step, seed,
+                        data.describe()};
+    std::vector<CheckpointTensor> tensors = memory.tensors();
+    if (std::string why = writeCheckpoint(checkpointPath, info, tensors);
+        !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return false;
+    }
+    std::printf("saved checkpoint %s at step %lld\n", checkpointPath.c_str(),
+                static_cast<long long>(step));
+    return true;
   }
-  bool ok = true;
-  for (int i = 0; i < model.numVariables && ok; ++i) {
-    const CompiledVariable &v = model.variables[i];
-    ok = std::fwrite(state + v.offset, sizeof(float),
-                     static_cast<size_t>(v.size), file) ==
-         static_cast<size_t>(v.size);
+
+  /// Trains up to --steps; returns the exit code, -1 to go on.
+  int train() {
+    WarmupSchedule schedule{model.scheduleDModel, model.scheduleWarmup,
+                            model.scheduleFactor};
+    ProgressLog log(stepsDone + 1, options.steps, options.logEvery);
+    if (!options.lossLog.empty() && !log.openLossLog(options.lossLog))
+      return 1;
+    installInterruptHandlers();
+    for (int64_t step = stepsDone + 1; step <= options.steps; ++step) {
+      Batch batch = data.batch(seed, static_cast<uint64_t>(step - 1));
+      StepFrame frame{};
+      frame.state = memory.state();
+      frame.arena = memory.arena();
+      frame.sourceIds = batch.source.data();
+      frame.targetInIds = batch.targetIn.data();
+      frame.targetOutIds = batch.targetOut.data();
+      frame.dropoutKey[0] = static_cast<int32_t>(seed);
+      frame.dropoutKey[1] = static_cast<int32_t>(step);
+      frame.lr = static_cast<float>(schedule.learningRate(step));
+      frame.step = static_cast<int32_t>(step);
+      model.trainStep(frame);
+      log.record(step, frame.loss, frame.lr, frame.tokens);
+      stepsDone = step;
+      if (int signal = pendingInterrupt()) {
+        log.finish();
+        bool saved = save(step);
+        std::fprintf(stderr, "interrupted by %s after step %lld%s%s\n",
+                     signal == SIGINT ? "SIGINT" : "SIGTERM",
+                     static_cast<long long>(step),
+                     saved ? "; continue with --resume " : "",
+                     saved ? checkpointPath.c_str() : "");
+        return 128 + signal;
+      }
+      if (options.saveEvery > 0 && step % options.saveEvery == 0 &&
+          step != options.steps && !save(step))
+        return 1;
+    }
+    log.finish();
+    return save(options.steps) ? -1 : 1;
   }
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok)
-    std::fprintf(stderr, "error: writing %s failed\n", path.c_str());
-  return ok;
-}
+
+  /// Greedy translations of held-out sentences: samples and exact match.
+  void evaluate() {
+    if (options.evalSentences == 0)
+      return;
+    if (!model.predict) {
+      std::printf("no evaluation: the model was compiled without @predict\n");
+      return;
+    }
+    std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
+    if (pairs.empty()) {
+      std::printf("no evaluation: no held-out sentences (give "
+                  "--valid-source and --valid-target)\n");
+      return;
+    }
+    std::vector<std::vector<int32_t>> outputs =
+        translateGreedy(model, memory.state(), memory.arena(), pairs);
+    auto text = [&](const std::vector<int32_t> &ids) {
+      std::string s;
+      for (int32_t id : ids)
+        s += (s.empty() ? "" : " ") + data.tokenText(id);
+      return s;
+    };
+    int64_t exact = 0;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      bool right = outputs[i] == pairs[i].target;
+      exact += right;
+      if (static_cast<int64_t>(i) < options.samples)
+        std::printf("  %s  ->  %s  [%s]\n", text(pairs[i].source).c_str(),
+                    text(outputs[i]).c_str(),
+                    right ? "ok" : ("expected " + text(pairs[i].target)).c_str());
+    }
+    std::printf("exact match on %zu held-out sentences (greedy): %lld/%zu = "
+                "%.1f%%\n",
+                pairs.size(), static_cast<long long>(exact), pairs.size(),
+                100.0 * exact / pairs.size());
+  }
+};
 
 } // namespace
 
 int main(int argc, char **argv) {
   const CompiledModel &model = kCompiledModel;
-  TrainOptions parsed;
+  TrainOptions options;
   int exitCode = 0;
-  if (!parseTrainOptions(argc, argv, parsed, exitCode))
+  if (!parseTrainOptions(argc, argv, options, exitCode))
     return exitCode;
-  const TrainOptions *options = &parsed;
   BatchShape shape{model.batchSize, model.sourceLength, model.targetLength,
                    static_cast<int32_t>(model.vocabulary)};
-  if (std::string_view why = validateBatchShape(shape); !why.empty()) {
-    std::fprintf(stderr, "error: the model cannot take task '%s': %.*s\n",
-                 taskName(options->task), static_cast<int>(why.size()),
-                 why.data());
+  std::unique_ptr<TrainingData> data = openTrainingData(options, shape);
+  if (!data)
     return 1;
-  }
 
-  Buffer<float> state = allocate<float>(model.stateFloats * 4);
-  Buffer<char> arena = allocate<char>(model.arenaBytes);
-  if (!initializeState(model, state.get(), options->seed))
+  ModelState memory(model);
+  Run run{model, options, *data, memory};
+  run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
+                       : !options.resume.empty()   ? options.resume
+                                                   : std::string(argv[0]) + ".ckpt";
+  run.seed = options.seed.value_or(1);
+  if (!options.resume.empty() ? !run.resume() : !memory.initialize(run.seed))
     return 1;
-  std::printf("%s: task %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
+  std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
               "arena %lld bytes (%.2f MiB)\n",
-              model.name, taskName(options->task),
-              static_cast<long long>(model.batchSize), options->seed,
-              static_cast<long long>(options->steps),
+              model.name, data->describe().c_str(),
+              static_cast<long long>(model.batchSize), run.seed,
+              static_cast<long long>(options.steps),
               model.stateFloats * 4.0 / (1 << 20),
               static_cast<long long>(model.arenaBytes),
               model.arenaBytes / double(1 << 20));
 
-  WarmupSchedule schedule{model.scheduleDModel, model.scheduleWarmup,
-                          model.scheduleFactor};
-  ProgressLog log(options->steps, options->logEvery);
-  if (!options->lossLog.empty() && !log.openLossLog(options->lossLog))
-    return 1;
-  for (int64_t step = 1; step <= options->steps; ++step) {
-    Batch batch = makeBatch(options->task, options->seed,
-                            static_cast<uint64_t>(step - 1), shape);
-    StepFrame frame{};
-    frame.state = state.get();
-    frame.arena = arena.get();
-    frame.sourceIds = batch.source.data();
-    frame.targetInIds = batch.targetIn.data();
-    frame.targetOutIds = batch.targetOut.data();
-    frame.dropoutKey[0] = static_cast<int32_t>(options->seed);
-    frame.dropoutKey[1] = static_cast<int32_t>(step);
-    frame.lr = static_cast<float>(schedule.learningRate(step));
-    frame.step = static_cast<int32_t>(step);
-    model.trainStep(frame);
-    log.record(step, frame.loss, frame.lr, frame.tokens);
+  if (run.stepsDone < options.steps) {
+    if (int code = run.train(); code >= 0)
+      return code;
+  } else {
+    std::printf("the checkpoint is at step %lld, --steps is %lld: nothing "
+                "to train\n",
+                static_cast<long long>(run.stepsDone),
+                static_cast<long long>(options.steps));
   }
-  log.finish();
-  if (!options->dumpParameters.empty() &&
-      !dumpParameters(model, state.get(), options->dumpParameters))
+  if (!options.dumpParameters.empty() &&
+      !memory.dumpParameters(options.dumpParameters))
     return 1;
+  run.evaluate();
   return 0;
 }

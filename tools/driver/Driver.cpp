@@ -292,7 +292,7 @@ int trainOnInterpreter(mlir::ModuleOp module) {
   if (failed(trainer))
     return 1;
   runtime::BatchShape shape = (*trainer)->batchShape();
-  if (std::string_view why = runtime::validateBatchShape(shape); !why.empty()) {
+  if (std::string why = runtime::validateBatchShape(*task, shape); !why.empty()) {
     llvm::errs() << "tgc: the model cannot take task '" << taskName
                  << "': " << why << "\n";
     return 1;
@@ -477,9 +477,12 @@ int tgcMain(int argc, char **argv) {
     options.fuse = fuse.getValue();
     options.report = passStatisticsRequested();
     if (compile) {
+      // The binary translates held-out sentences with @predict.
+      options.predict = true;
       buildTrainingPipeline(pm, options);
       // Last: the arena offsets the C++ emitter reads.
       pm.addPass(createTgPlanMemory());
+      pm.addPass(createTgPlanMemory({"predict", false}));
     } else if (emitStage == EmitStage::Train)
       buildTrainingPipeline(pm, options);
     else if (fuse)
@@ -502,6 +505,14 @@ int tgcMain(int argc, char **argv) {
       return 1;
     llvm::outs() << "memory of @train_step (planned by tg-plan-memory):\n"
                  << report->format();
+    if (auto predict = module->lookupSymbol<mlir::func::FuncOp>("predict")) {
+      mlir::FailureOr<MemoryReport> inference = readMemoryReport(predict);
+      if (mlir::failed(inference))
+        return 1;
+      llvm::outs() << "@predict (translation) needs an arena of "
+                   << inference->arena
+                   << " bytes; it shares the step's, which is the larger\n";
+    }
     return 0;
   }
   if (compile) {

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The model tgc compiles (models/Transformer.cpp), in PyTorch on the CPU.
+
+Post-LN encoder-decoder with one embedding matrix shared by source, target and
+the output projection, sinusoidal positions, dropout on embeddings+positions and
+every sublayer output, attention dropout, label-smoothed cross-entropy that
+ignores padding, Adam with the warmup schedule. Batches are the reverse task's,
+bit for bit (runtime/Tasks.cpp's SplitMix64 generator).
+
+Attention is written here with matmul + softmax rather than nn.MultiheadAttention
+/ nn.TransformerEncoderLayer: tgc's projections have no biases and its FFN has
+no dropout after the ReLU, and torch 1.13's TransformerEncoderLayer can express
+neither (no bias=False, one dropout for everything), so only a hand-written
+layer is the same model with the same parameter count. 1.13 has no
+F.scaled_dot_product_attention; matmul + softmax is what MultiheadAttention
+does on the CPU anyway.
+
+Run by bench/run.py; prints one JSON line with the parameter count and timings.
+"""
+import argparse
+import json
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import transformer_config
+
+PAD, BOS, EOS, FIRST_SYMBOL = 0, 1, 2, 3  # runtime/Tasks.h
+
+
+# --- batches: runtime/Tasks.cpp's makeBatch for the reverse task ------------
+
+MASK64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    def __init__(self, state):
+        self.state = state & MASK64
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def between(self, lo, hi):
+        return lo + self.next() % (hi - lo + 1)
+
+
+def reverse_batch(c, seed, index):
+    """(source, target_in, target_out) int64 [B, L] tensors, padded with 0."""
+    task_reverse = 1
+    rng = SplitMix64((seed << 32) ^ ((index * 0x2545F491) & MASK64) ^ (task_reverse << 62))
+    rows = ([], [], [])
+    for _ in range(c.batch_size):
+        n = rng.between(1, min(c.source_length, c.target_length) - 1)
+        symbols = [rng.between(FIRST_SYMBOL, c.vocab_size - 1) for _ in range(n)]
+        out = symbols[::-1]
+        for row, ids, length in zip(rows, (symbols + [EOS], [BOS] + out, out + [EOS]),
+                                    (c.source_length, c.target_length, c.target_length)):
+            row.append(ids + [PAD] * (length - len(ids)))
+    return tuple(torch.tensor(r, dtype=torch.long) for r in rows)
+
+
+# --- the model ---------------------------------------------------------------
+
+def xavier_linear(d_in, d_out, bias):
+    layer = nn.Linear(d_in, d_out, bias=bias)
+    nn.init.xavier_uniform_(layer.weight)
+    if bias:
+        nn.init.zeros_(layer.bias)
+    return layer
+
+
+class Attention(nn.Module):
+    """softmax(Q K^T / sqrt(d_k) + mask) V per head, then W^O; no biases."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.heads = c.num_heads
+        self.q, self.k, self.v, self.o = (xavier_linear(c.d_model, c.d_model, False)
+                                          for _ in range(4))
+        self.dropout = c.attention_dropout
+
+    def split(self, x):  # [B, L, d] -> [B, h, L, d_k]
+        b, n, d = x.shape
+        return x.view(b, n, self.heads, d // self.heads).transpose(1, 2)
+
+    def forward(self, queries, keys_values, mask):
+        q, k, v = self.split(self.q(queries)), self.split(self.k(keys_values)), \
+            self.split(self.v(keys_values))
+        scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(q.shape[-1])) + mask
+        p = F.dropout(scores.softmax(-1), self.dropout, self.training)
+        out = (p @ v).transpose(1, 2).reshape(queries.shape)
+        return self.o(out)
+
+
+class FeedForward(nn.Module):
+    """max(0, x W1 + b1) W2 + b2 (no dropout inside, as in tgc)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.w1 = xavier_linear(c.d_model, c.d_ff, True)
+        self.w2 = xavier_linear(c.d_ff, c.d_model, True)
+
+    def forward(self, x):
+        return self.w2(F.relu(self.w1(x)))
+
+
+class Sublayer(nn.Module):
+    """LayerNorm(x + Dropout(f(x))): the post-LN wrapper."""
+
+    def __init__(self, c, f):
+        super().__init__()
+        self.f, self.norm, self.dropout = f, nn.LayerNorm(c.d_model, eps=c.layer_norm_epsilon), c.dropout
+
+    def forward(self, x, *args):
+        return self.norm(x + F.dropout(self.f(x, *args), self.dropout, self.training))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = Sublayer(c, Attention(c))
+        self.ffn = Sublayer(c, FeedForward(c))
+
+    def forward(self, x, source_mask):
+        return self.ffn(self.self_attn(x, x, source_mask))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = Sublayer(c, Attention(c))
+        self.cross_attn = Sublayer(c, Attention(c))
+        self.ffn = Sublayer(c, FeedForward(c))
+
+    def forward(self, y, memory, source_mask, causal):
+        # Sublayer passes its input as the first argument: queries.
+        y = self.self_attn(y, y, causal)
+        y = self.cross_attn(y, memory, source_mask)
+        return self.ffn(y)
+
+
+class Transformer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.embedding = nn.Parameter(torch.randn(c.vocab_size, c.d_model) * c.d_model ** -0.5)
+        self.encoder = nn.ModuleList(EncoderLayer(c) for _ in range(c.encoder_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(c) for _ in range(c.decoder_layers))
+        length = max(c.source_length, c.target_length)
+        position = torch.arange(length).unsqueeze(1)
+        frequency = torch.exp(torch.arange(0, c.d_model, 2) * (-math.log(10000.0) / c.d_model))
+        pe = torch.zeros(length, c.d_model)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
+        self.register_buffer("positions", pe)
+        # Additive masks (0 / -1e9), as tgc's: fully masked rows stay finite.
+        t = c.target_length
+        self.register_buffer("causal", torch.full((t, t), -1e9).triu(1))
+
+    def embed(self, ids):
+        x = F.embedding(ids, self.embedding) * math.sqrt(self.c.d_model)
+        return F.dropout(x + self.positions[: ids.shape[1]], self.c.dropout, self.training)
+
+    def forward(self, source, target_in, target_out):
+        # [B, 1, 1, S] over the scores [B, h, Sq, S]
+        source_mask = (source == self.c.pad_id).float()[:, None, None, :] * -1e9
+        x = self.embed(source)
+        for layer in self.encoder:
+            x = layer(x, source_mask)
+        y = self.embed(target_in)
+        for layer in self.decoder:
+            y = layer(y, x, source_mask, self.causal)
+        logits = y @ self.embedding.t()  # tied output projection
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), target_out.view(-1),
+                               ignore_index=self.c.pad_id, label_smoothing=self.c.label_smoothing)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", required=True)
+    parser.add_argument("--config", help="text-format overrides (bench/configs/*.pbtxt)")
+    parser.add_argument("--steps", type=int, default=10, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    c = transformer_config.load(args.preset, args.config)
+    model = Transformer(c).train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(c.adam_beta1, c.adam_beta2),
+                                 eps=c.adam_epsilon)
+    # LambdaLR counts from 0; the schedule's first step is 1.
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda i: c.lr_factor * c.d_model ** -0.5 *
+        min((i + 1) ** -0.5, (i + 1) * c.warmup_steps ** -1.5))
+
+    # Batches are made before the clock starts: the Python generator is slow
+    # and not what is measured (tgc's C++ one costs microseconds per step).
+    batches = [reverse_batch(c, args.seed, i) for i in range(args.warmup + args.steps)]
+    tokens = 0
+    for i, (source, target_in, target_out) in enumerate(batches):
+        if i == args.warmup:
+            start = time.perf_counter()
+            tokens = 0
+        loss = model(source, target_in, target_out)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        tokens += int((target_out != c.pad_id).sum())
+    elapsed = time.perf_counter() - start
+    print(json.dumps({
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "step_ms": 1000.0 * elapsed / args.steps,
+        "tokens_per_s": tokens / elapsed,
+        "final_loss": float(loss),
+        "torch": torch.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+//===- Checkpoint.h - training checkpoints: save, verify, restore -*- C++ -*-===//
+//
+// A checkpoint is one file:
+//
+//   "TGCCKPT\n"            8 bytes, the magic
+//   u32 format version     kCheckpointVersion
+//   u32 metadata bytes     n
+//   u32 metadata crc32     of the next n bytes
+//   u32 zero
+//   metadata               proto::Checkpoint (Checkpoint.proto), n bytes
+//   zero padding           to a multiple of 64 bytes from the file's start
+//   data                   every tensor's raw little-endian f32 values
+//
+// Writing is atomic: the bytes go to "<path>.tmp", are flushed to disk, and
+// the temporary file is renamed over <path>, so a crash or a full disk
+// leaves the previous checkpoint as it was. Reading checks the magic, the
+// version, both kinds of checksums, the file's size and that the tensors are
+// exactly the model's (names and shapes) before it changes any of them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_CHECKPOINT_H
+#define TGC_RUNTIME_CHECKPOINT_H
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tgc::runtime {
+
+inline constexpr uint32_t kCheckpointVersion = 1;
+
+/// One tensor of the training state, in the caller's memory.
+struct CheckpointTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  float *data;
+};
+
+/// What a checkpoint records besides the tensors.
+struct CheckpointInfo {
+  std::string model;  ///< the compiled model's name
+  std::string config; ///< its shapes, optimizer and schedule, as text
+  int64_t step = 0;   ///< steps completed
+  uint32_t seed = 0;  ///< with `step`, the whole RNG state
+  std::string data;   ///< where batches came from, e.g. "task reverse"
+};
+
+/// Writes `info` and `tensors` to `path` atomically. Returns an empty string
+/// or what went wrong, naming the file.
+std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
+                            std::span<const CheckpointTensor> tensors);
+
+/// Reads `path` into `info` and the `tensors`, which must be exactly the
+/// checkpoint's (matched by name; shapes must agree). Returns an empty string
+/// or why the file was refused; on refusal nothing is written to `tensors`.
+std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
+                           std::span<const CheckpointTensor> tensors);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_CHECKPOINT_H
