@@ -15,6 +15,7 @@ packages=(
   libgtest-dev                              # unit tests
   libprotobuf-dev protobuf-compiler         # model configs (text format), graph files, checkpoints
   libopenblas-dev                           # OpenBLAS: the CPU GEMMs of generated training steps
+  zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
 )
 
 missing=()

@@ -25,6 +25,18 @@ using namespace tgc::runtime;
 
 namespace {
 
+/// Restores --resume's checkpoint into `memory`; false after a message.
+bool loadCheckpoint(const TrainOptions &options, ModelState &memory,
+                    CheckpointInfo &info) {
+  std::vector<CheckpointTensor> tensors = memory.tensors();
+  if (std::string why = readCheckpoint(options.resume, info, tensors);
+      !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return false;
+  }
+  return true;
+}
+
 struct Run {
   const CompiledModel &model;
   const TrainOptions &options;
@@ -34,15 +46,9 @@ struct Run {
   uint32_t seed = 1;
   int64_t stepsDone = 0;
 
-  /// Restores --resume's checkpoint; false after a message.
-  bool resume() {
-    CheckpointInfo info;
-    std::vector<CheckpointTensor> tensors = memory.tensors();
-    if (std::string why = readCheckpoint(options.resume, info, tensors);
-        !why.empty()) {
-      std::fprintf(stderr, "error: %s\n", why.c_str());
-      return false;
-    }
+  /// Continues `info`'s run if this one would see the same data; false
+  /// after a message.
+  bool resume(const CheckpointInfo &info) {
     if (info.data != data.describe()) {
       std::fprintf(stderr,
                    "error: checkpoint %s was trained on %s; this run would "
@@ -165,19 +171,28 @@ int main(int argc, char **argv) {
   int exitCode = 0;
   if (!parseTrainOptions(argc, argv, options, exitCode))
     return exitCode;
+  ModelState memory(model);
+  CheckpointInfo resumed;
+  if (!options.resume.empty()) {
+    if (!loadCheckpoint(options, memory, resumed))
+      return 1;
+    // Without data flags, a resumed run goes on with the checkpoint's task.
+    if (!options.task && options.trainSource.empty() &&
+        resumed.data.starts_with("task "))
+      options.task = parseTask(resumed.data.substr(5));
+  }
   BatchShape shape{model.batchSize, model.sourceLength, model.targetLength,
                    static_cast<int32_t>(model.vocabulary)};
   std::unique_ptr<TrainingData> data = openTrainingData(options, shape);
   if (!data)
     return 1;
 
-  ModelState memory(model);
   Run run{model, options, *data, memory};
   run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
                        : !options.resume.empty()   ? options.resume
                                                    : std::string(argv[0]) + ".ckpt";
   run.seed = options.seed.value_or(1);
-  if (!options.resume.empty() ? !run.resume() : !memory.initialize(run.seed))
+  if (!options.resume.empty() ? !run.resume(resumed) : !memory.initialize(run.seed))
     return 1;
   std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
               "arena %lld bytes (%.2f MiB)\n",
