@@ -14,7 +14,7 @@ packages=(
   lld                                       # ld.lld: links about 5x faster than GNU ld
   libgtest-dev                              # unit tests
   libprotobuf-dev protobuf-compiler         # model configs (text format), graph files, checkpoints
-  libopenblas-dev                           # OpenBLAS: the CPU GEMMs of generated training steps
+  libopenblas-dev libopenblas-openmp-dev    # OpenBLAS (OpenMP build): the CPU GEMMs of generated steps
   zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
 )
 
