@@ -62,32 +62,28 @@ struct Descriptor {
   }
 };
 
-bool writeAll(int fd, const void *data, size_t bytes) {
-  auto *p = static_cast<const char *>(data);
+/// Calls `io` (::read or ::write) until all `bytes` have moved; false on an
+/// error or an early end of file.
+template <typename Io, typename Byte>
+bool transferAll(Io io, int fd, Byte *data, size_t bytes) {
   while (bytes > 0) {
-    ssize_t n = ::write(fd, p, bytes);
+    ssize_t n = io(fd, data, bytes);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       return false;
-    p += n;
+    data += n;
     bytes -= static_cast<size_t>(n);
   }
   return true;
 }
 
+bool writeAll(int fd, const void *data, size_t bytes) {
+  return transferAll(::write, fd, static_cast<const char *>(data), bytes);
+}
+
 bool readAll(int fd, void *data, size_t bytes) {
-  auto *p = static_cast<char *>(data);
-  while (bytes > 0) {
-    ssize_t n = ::read(fd, p, bytes);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-  return true;
+  return transferAll(::read, fd, static_cast<char *>(data), bytes);
 }
 
 void putU32(char *at, uint32_t value) { std::memcpy(at, &value, 4); }
