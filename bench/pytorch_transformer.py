@@ -31,7 +31,7 @@ import transformer_config
 PAD, BOS, EOS, FIRST_SYMBOL = 0, 1, 2, 3  # runtime/Tasks.h
 
 
-# --- batches: runtime/Tasks.cpp's makeBatch for the reverse task ------------
+# --- batches: runtime/Tasks.cpp's makeBatch for the reverse task -----------
 
 MASK64 = (1 << 64) - 1
 
@@ -51,14 +51,24 @@ class SplitMix64:
         return lo + self.next() % (hi - lo + 1)
 
 
+def is_held_out(symbols):
+    """Tasks.cpp's isHeldOut: such sentences are never trained on."""
+    h = 0xCBF29CE484222325  # FNV-1a over the ids
+    for s in symbols:
+        h = ((h ^ s) * 0x100000001B3) & MASK64
+    return (h ^ (h >> 29)) % 16 == 0
+
+
 def reverse_batch(c, seed, index):
     """(source, target_in, target_out) int64 [B, L] tensors, padded with 0."""
     task_reverse = 1
     rng = SplitMix64((seed << 32) ^ ((index * 0x2545F491) & MASK64) ^ (task_reverse << 62))
     rows = ([], [], [])
-    for _ in range(c.batch_size):
+    while len(rows[0]) < c.batch_size:
         n = rng.between(1, min(c.source_length, c.target_length) - 1)
         symbols = [rng.between(FIRST_SYMBOL, c.vocab_size - 1) for _ in range(n)]
+        if is_held_out(symbols):
+            continue
         out = symbols[::-1]
         for row, ids, length in zip(rows, (symbols + [EOS], [BOS] + out, out + [EOS]),
                                     (c.source_length, c.target_length, c.target_length)):

@@ -73,8 +73,11 @@ def run_tgc(preset, config, steps, warmup, tmp, env):
     # The trainable variables' bytes: f32 parameters as the compiler counts them.
     parameters = int(re.search(r"weights\s+(\d+) bytes", report).group(1)) // 4
 
+    # No held-out translation after training; the final checkpoint (written
+    # after the timed steps) goes to the temporary directory.
     output, rss = run_child([exe, "--task", "reverse", "--steps", str(warmup + steps),
-                             "--log-every", str(warmup), "--loss-log", log], env)
+                             "--log-every", str(warmup), "--loss-log", log,
+                             "--eval-sentences", "0", "--checkpoint", exe + ".ckpt"], env)
     tok_s = {int(m.group(1)): float(m.group(2)) for m in
              re.finditer(r"step\s+(\d+)/\d+ .*?tok/s\s+(\S+)", output)}
     cumulative, total = {}, 0
@@ -102,6 +105,8 @@ def main():
     parser.add_argument("--steps", type=int, help="timed steps (default: per preset)")
     parser.add_argument("--warmup", type=int, help="untimed steps first, at least 1")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--omp-wait-policy", default="passive",
+                        help="OMP_WAIT_POLICY for both sides; '' leaves it unset (libgomp spins)")
     args = parser.parse_args()
     if args.warmup is not None and args.warmup < 1:
         parser.error("--warmup must be at least 1 (the log line at step W starts the clock)")
@@ -110,10 +115,16 @@ def main():
     python = torch_python()
 
     # Both sides get the same threads: OpenMP for tgc's kernels and PyTorch's
-    # ops, OpenBLAS (the same library on both sides) for the GEMMs.
+    # ops, OpenBLAS (the same pthreads build on both sides) for the GEMMs.
+    # Passive waiting: otherwise idle OpenMP workers spin while OpenBLAS's own
+    # threads want the same cores; on 2 cores that made steps 1.5-5x slower
+    # and erratic on both sides (small preset), and costs 5-20% elsewhere.
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                OPENBLAS_NUM_THREADS=str(args.threads))
-    rows, mismatch = [], False
+    env.pop("OMP_WAIT_POLICY", None)
+    if args.omp_wait_policy:
+        env["OMP_WAIT_POLICY"] = args.omp_wait_policy
+    rows, mismatch, load = [], False, os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tgc-bench-") as tmp:
         peak, detail = sgemm_peak(tmp, env)
         print(detail, end="", flush=True)
@@ -128,7 +139,10 @@ def main():
             mismatch |= tgc[0] != torch[0]
             rows.append((preset, c, tgc, torch))
 
-    print(f"\n{args.threads} threads; OpenBLAS sgemm peak {peak:.1f} GFLOP/s; "
+    # Other work on the machine slows both sides; the load average says how much there was.
+    print(f"\n{args.threads} threads, OMP_WAIT_POLICY={args.omp_wait_policy or '(unset)'}; "
+          f"OpenBLAS sgemm peak {peak:.1f} GFLOP/s; "
+          f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}; "
           "columns are tgc / PyTorch\n")
     header = ("preset", "parameters", "batch BxS/T", "train GFLOP", "ms/step",
               "tgc/PT", "target tok/s", "GFLOP/s", "% sgemm peak", "peak RSS MiB")
