@@ -115,10 +115,11 @@ def main():
     python = torch_python()
 
     # Both sides get the same threads: OpenMP for tgc's kernels and PyTorch's
-    # ops, OpenBLAS (the same pthreads build on both sides) for the GEMMs.
-    # Passive waiting: otherwise idle OpenMP workers spin while OpenBLAS's own
-    # threads want the same cores; on 2 cores that made steps 1.5-5x slower
-    # and erratic on both sides (small preset), and costs 5-20% elsewhere.
+    # ops, OpenBLAS for the GEMMs (tgc: its OpenMP build; PyTorch: its
+    # pthreads build). Passive waiting: otherwise idle OpenMP workers spin
+    # while OpenBLAS's threads or other programs want the same cores; on 2
+    # cores that made steps 1.5-15x slower and erratic (small preset); it
+    # costs 15-30% on tiny. See README.md.
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                OPENBLAS_NUM_THREADS=str(args.threads))
     env.pop("OMP_WAIT_POLICY", None)
