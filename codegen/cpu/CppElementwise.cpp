@@ -3,8 +3,10 @@
 // A single elementwise op and a tg.fused_elementwise group both become one
 // loop over the elements: inputs are loaded into locals, each op is one
 // scalar expression, results are stored last (so a result may share bytes
-// with an input: each element is read before it is written). The loop is
-// `omp parallel for simd` above a size where threads pay off.
+// with an input: each element is read before it is written). On the CPU the
+// loop is `omp parallel for simd` above a size where threads pay off; on
+// CUDA it is a kernel of one thread per element. Dropout sites are built on
+// the host from the key and passed by value.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cpu/EmitContext.h"
@@ -12,6 +14,7 @@
 #include "ir/TgOps.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -29,22 +32,27 @@ public:
   LoopWriter(EmitContext &context, raw_ostream &os)
       : context(context), os(os) {}
 
+  bool isCuda() const { return context.isCuda(); }
+
   /// Declares the pointer `name` to `value` before the loop.
   LogicalResult declareInput(Value value, Value local) {
-    auto ptr = context.pointer(value);
-    if (failed(ptr))
-      return failure();
     bool isKey = !llvm::cast<RankedTensorType>(value.getType())
                       .getElementType()
                       .isF32();
+    // A key is read on the host, to build the Dropout sites.
+    auto ptr = isKey ? context.hostPointer(value) : context.pointer(value);
+    if (failed(ptr))
+      return failure();
     std::string name = "in" + std::to_string(inputs++);
     os << "  const " << (isKey ? "int32_t" : "float") << " *" << name << " = "
        << *ptr << ";\n";
-    if (isKey)
+    if (isKey) {
       keys[local] = name;
-    else {
-      loads += "    const float " + local_(local) + " = " + name + "[i];\n";
+      return success();
     }
+    parameters.push_back("const float *" + name);
+    arguments.push_back(name);
+    loads += "    const float " + local_(local) + " = " + name + "[i];\n";
     return success();
   }
 
@@ -54,6 +62,8 @@ public:
       return failure();
     std::string name = "out" + std::to_string(outputs++);
     os << "  float *" << name << " = " << *ptr << ";\n";
+    parameters.push_back("float *" + name);
+    arguments.push_back(name);
     stores += "    " + name + "[i] = " + local_(local) + ";\n";
     return success();
   }
@@ -103,12 +113,27 @@ public:
     return success();
   }
 
-  void finish(int64_t count) {
+  /// Writes the loop (CPU) or the kernel to `kernels` and its launch (CUDA).
+  void finish(int64_t count, StringRef name, raw_ostream &kernels) {
     os << "  const int64_t n = " << count << ";\n";
-    os << "#pragma omp parallel for simd if (n >= " << kParallelThreshold
-       << ")\n";
-    os << "  for (int64_t i = 0; i < n; ++i) {\n"
-       << loads << body << stores << "  }\n";
+    if (!isCuda()) {
+      os << "#pragma omp parallel for simd if (n >= " << kParallelThreshold
+         << ")\n";
+      os << "  for (int64_t i = 0; i < n; ++i) {\n"
+         << loads << body << stores << "  }\n";
+      return;
+    }
+    parameters.push_back("int64_t n");
+    arguments.push_back("n");
+    kernels << "__global__ void " << name << "_kernel("
+            << llvm::join(parameters, ", ") << ") {\n"
+            << "  const int64_t i = blockIdx.x * int64_t(blockDim.x) + "
+               "threadIdx.x;\n"
+            << "  if (i < n) {\n"
+            << loads << body << stores << "  }\n}\n\n";
+    os << "  " << name << "_kernel<<<(n + 255) / 256, 256, 0, "
+       << "kernels::stream()>>>(" << llvm::join(arguments, ", ") << ");\n"
+       << "  TGC_CUDA_CHECK(cudaGetLastError());\n";
   }
 
 private:
@@ -123,9 +148,11 @@ private:
     if (it == keys.end())
       return failure();
     std::string name = "drop" + std::to_string(drops++);
-    os << "  const cpu::Dropout " << name << "{uint32_t(" << it->second
+    os << "  const kernels::Dropout " << name << "{uint32_t(" << it->second
        << "[0]), uint32_t(" << it->second << "[1]), " << opId << "u, "
        << floatLiteral(rate.convertToFloat()) << "};\n";
+    parameters.push_back("kernels::Dropout " + name);
+    arguments.push_back(name);
     expr = input + " * " + name + ".factor(uint64_t(i))";
     return success();
   }
@@ -140,13 +167,16 @@ private:
   raw_ostream &os;
   llvm::DenseMap<Value, std::string> locals, keys;
   std::string loads, body, stores;
+  /// The CUDA kernel's parameters and the launch's arguments.
+  SmallVector<std::string> parameters, arguments;
   int inputs = 0, outputs = 0, drops = 0;
 };
 
 } // namespace
 
-LogicalResult emitElementwise(Operation *op, EmitContext &context,
-                              raw_ostream &os) {
+LogicalResult emitElementwise(Operation *op, StringRef name,
+                              EmitContext &context, raw_ostream &os,
+                              raw_ostream &kernels) {
   LoopWriter loop(context, os);
   if (auto group = llvm::dyn_cast<tg::FusedElementwiseOp>(op)) {
     Block &body = group.getBody().front();
@@ -160,7 +190,7 @@ LogicalResult emitElementwise(Operation *op, EmitContext &context,
     for (Operation &inner : body.without_terminator())
       if (failed(loop.addOp(&inner)))
         return failure();
-    loop.finish(numElements(group.getResult(0)));
+    loop.finish(numElements(group.getResult(0)), name, kernels);
     return success();
   }
   // A single op: its operands are the loop's inputs (a value used twice is
@@ -173,7 +203,7 @@ LogicalResult emitElementwise(Operation *op, EmitContext &context,
   if (failed(loop.declareOutput(op->getResult(0), op->getResult(0))) ||
       failed(loop.addOp(op)))
     return failure();
-  loop.finish(numElements(op->getResult(0)));
+  loop.finish(numElements(op->getResult(0)), name, kernels);
   return success();
 }
 

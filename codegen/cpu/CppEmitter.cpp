@@ -55,13 +55,13 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
   }
   Operation *def = value.getDefiningOp();
   if (auto load = llvm::dyn_cast<tg::LoadOp>(def))
-    return "(f.state + " +
+    return "(" + stateBase() + " + " +
            std::to_string(variableOffset(load.getVariable())) +
            " /* @" + load.getVariable().str() + " */)";
   if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def))
     return pointer(reshape.getInput());
   if (auto it = constants.find(value); it != constants.end())
-    return it->second;
+    return isCuda() ? it->second.device : it->second.host;
   auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);
   unsigned index = llvm::cast<OpResult>(value).getResultNumber();
   if (!offsets || offsets.size() <= static_cast<int64_t>(index) ||
@@ -71,6 +71,32 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
            << " (run tg-plan-memory before emitting C++)";
   return std::string(isF32(value) ? "F(f, " : "I(f, ") +
          std::to_string(offsets[index]) + ")";
+}
+
+FailureOr<std::string> EmitContext::hostPointer(Value value) {
+  if (!isCuda())
+    return pointer(value);
+  if (auto it = constants.find(value); it != constants.end())
+    return it->second.host;
+  // The key is a host array in the frame on both targets: kernels get it
+  // inside a Dropout by value.
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value);
+      arg && arg.getArgNumber() < arguments.size() &&
+      arguments[arg.getArgNumber()] == "f.dropoutKey")
+    return arguments[arg.getArgNumber()];
+  return emitError(value.getLoc())
+         << "is read on the host (a dropout key or a loss gradient) but "
+            "lives on the GPU; only constants and the dropout key can be";
+}
+
+std::string EmitContext::copy(const std::string &target,
+                              const std::string &source, int64_t bytes) const {
+  if (isCuda())
+    return "  TGC_CUDA_CHECK(cudaMemcpyAsync(" + target + ", " + source + ", " +
+           std::to_string(bytes) +
+           ", cudaMemcpyDeviceToDevice, kernels::stream()));";
+  return "  std::memcpy(" + target + ", " + source + ", " +
+         std::to_string(bytes) + ");";
 }
 
 } // namespace cpp
@@ -99,18 +125,24 @@ std::string shortName(Operation *op) {
   return op->getName().stripDialect().str();
 }
 
-/// The C++ expression of each argument of a step or predict function, by
-/// its `tg.name`; empty for an argument without a role.
-std::vector<std::string> argumentExpressions(func::FuncOp function) {
-  static const std::pair<StringRef, StringRef> kRoles[] = {
-      {"source_ids", "f.sourceIds"}, {"target_in_ids", "f.targetInIds"},
-      {"target_out_ids", "f.targetOutIds"}, {"dropout_key", "f.dropoutKey"},
-      {"lr", "&f.lr"}, {"step", "&f.step"}};
+/// The expression of each argument of a step or predict function, by its
+/// `tg.name`; empty for an argument without a role. On CUDA the batch, lr
+/// and step are the device copies in `g`; the dropout key stays on the host.
+std::vector<std::string> argumentExpressions(func::FuncOp function,
+                                             cpp::Target target) {
+  bool cuda = target == cpp::Target::Cuda;
+  const std::pair<StringRef, StringRef> roles[] = {
+      {"source_ids", cuda ? "g.sourceIds" : "f.sourceIds"},
+      {"target_in_ids", cuda ? "g.targetInIds" : "f.targetInIds"},
+      {"target_out_ids", cuda ? "g.targetOutIds" : "f.targetOutIds"},
+      {"dropout_key", "f.dropoutKey"},
+      {"lr", cuda ? "g.lr" : "&f.lr"},
+      {"step", cuda ? "g.step" : "&f.step"}};
   std::vector<std::string> expressions;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
     auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
     std::string expression;
-    for (auto [role, text] : kRoles)
+    for (auto [role, text] : roles)
       if (name && name.getValue() == role)
         expression = text.str();
     expressions.push_back(expression);
@@ -127,14 +159,17 @@ struct EmittedFunction {
 class FileEmitter {
 public:
   FileEmitter(ModuleOp module, const StepSignature &signature,
-              StringRef modelName, raw_ostream &os)
-      : module(module), signature(signature), modelName(modelName), os(os) {}
+              StringRef modelName, cpp::Target target, raw_ostream &os)
+      : module(module), signature(signature), modelName(modelName),
+        target(target), os(os) {}
 
   LogicalResult emit();
 
 private:
+  bool isCuda() const { return target == cpp::Target::Cuda; }
   LogicalResult layOutVariables();
-  /// The ops of `function` as C++ functions named `<prefix><N>_<op>`, then
+  void emitHeader(func::FuncOp step, func::FuncOp predict, int64_t arena);
+  /// The ops of `function` as functions named `<prefix><N>_<op>`, then
   /// `entry`, which calls them in order.
   FailureOr<EmittedFunction> emitFunction(func::FuncOp function,
                                           StringRef prefix, StringRef entry);
@@ -142,16 +177,20 @@ private:
                     cpp::EmitContext &context);
   LogicalResult emitReturn(func::ReturnOp ret, bool isStep,
                            cpp::EmitContext &context, EmittedFunction &out);
+  void emitDeviceHooks(int64_t arenaBytes);
   void emitModel(const EmittedFunction &step, const EmittedFunction *predict,
                  int64_t arenaBytes);
 
   ModuleOp module;
   const StepSignature &signature;
   StringRef modelName;
+  cpp::Target target;
   raw_ostream &os;
   llvm::StringMap<int64_t> variableOffsets;
   SmallVector<tg::VariableOp> variables;
   int64_t stateFloats = 0;
+  /// CUDA: the constants to copy to the device, "dConstantN = ...(kConstantN)".
+  SmallVector<std::string> constantUploads;
 };
 
 LogicalResult FileEmitter::layOutVariables() {
@@ -159,13 +198,52 @@ LogicalResult FileEmitter::layOutVariables() {
     auto type = llvm::cast<RankedTensorType>(variable.getType());
     if (!type.getElementType().isF32())
       return variable.emitOpError()
-             << "is not f32; the C++ backend keeps f32 state only";
+             << "is not f32; the generated programs keep f32 state only";
     variableOffsets[variable.getSymName()] = stateFloats;
     variables.push_back(variable);
     // 16 floats: each variable starts on a cache line.
     stateFloats += (type.getNumElements() + 15) / 16 * 16;
   }
   return success();
+}
+
+void FileEmitter::emitHeader(func::FuncOp step, func::FuncOp predict,
+                             int64_t arena) {
+  os << "// The training step of " << modelName << ", generated by tgc"
+     << (isCuda() ? " for CUDA" : "") << ".\n"
+     << "// Each function below is one op of @" << step.getName()
+     << (predict ? " or @predict" : "")
+     << ", named after it and\n// commented with its source location; "
+        "trainStep() runs the step's in order"
+     << (predict ? ",\n// predict() those of @predict (op functions "
+                   "prefixed predict_)"
+                 : "")
+     << ".\n"
+     << "// Arena: " << arena << " bytes (tg-plan-memory).\n";
+  if (isCuda())
+    os << "// Everything lives on the GPU (runtime/cuda/DeviceStep.h: g); "
+          "elementwise ops\n// and groups are kernels of their own, the rest "
+          "calls runtime/cuda/Kernels.h.\n"
+       << "#include \"runtime/cuda/DeviceStep.h\"\n"
+       << "#include \"runtime/cuda/Kernels.h\"\n";
+  else
+    os << "#include \"runtime/cpu/Kernels.h\"\n";
+  os << "#include \"runtime/train/CompiledStep.h\"\n\n"
+     << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n"
+     << "using namespace tgc;\nusing namespace tgc::runtime;\n"
+     << "namespace kernels = tgc::" << (isCuda() ? "cuda" : "cpu") << ";\n\n"
+     << "namespace {\n\n";
+  if (isCuda())
+    os << "cuda::DeviceFrame &g = cuda::deviceFrame();\n\n"
+       << "inline float *F(StepFrame &, int64_t offset) {\n"
+       << "  return reinterpret_cast<float *>(g.arena + offset);\n}\n"
+       << "inline int32_t *I(StepFrame &, int64_t offset) {\n"
+       << "  return reinterpret_cast<int32_t *>(g.arena + offset);\n}\n\n";
+  else
+    os << "inline float *F(StepFrame &f, int64_t offset) {\n"
+       << "  return reinterpret_cast<float *>(f.arena + offset);\n}\n"
+       << "inline int32_t *I(StepFrame &f, int64_t offset) {\n"
+       << "  return reinterpret_cast<int32_t *>(f.arena + offset);\n}\n\n";
 }
 
 void FileEmitter::emitConstant(tg::ConstantOp op, StringRef name,
@@ -182,8 +260,20 @@ void FileEmitter::emitConstant(tg::ConstantOp op, StringRef name,
   else
     for (const APInt &x : dense.getValues<APInt>())
       os << (i++ ? ", " : "") << x.getSExtValue();
-  os << "};\n\n";
-  context.setConstant(op.getResult(), name.str());
+  os << "};\n";
+  std::string device;
+  if (isCuda()) {
+    // The kernels read it from device memory; the host keeps its copy for
+    // dropout keys and the loss gradient's seed.
+    device = "d" + name.drop_front().str();
+    std::string type = f32 ? "float" : "int32_t";
+    os << type << " *" << device << "; // on the device (openDevice)\n";
+    constantUploads.push_back(device + " = reinterpret_cast<" + type +
+                              " *>(cuda::uploadConstant(" + name.str() +
+                              ", sizeof " + name.str() + "));");
+  }
+  os << "\n";
+  context.setConstant(op.getResult(), name.str(), device);
 }
 
 LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
@@ -196,13 +286,18 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
     auto loss = context.pointer(ret.getOperand(0));
     if (failed(loss))
       return failure();
-    body = "  f.loss = *" + *loss + ";\n";
+    std::string tokens = "nullptr";
     if (ret.getNumOperands() == 2) {
-      auto tokens = context.pointer(ret.getOperand(1));
-      if (failed(tokens))
+      auto found = context.pointer(ret.getOperand(1));
+      if (failed(found))
         return failure();
-      body += "  f.tokens = *" + *tokens + ";\n";
+      tokens = *found;
     }
+    if (isCuda())
+      body = "  cuda::downloadLoss(" + *loss + ", " + tokens + ", f);\n";
+    else
+      body = "  f.loss = *" + *loss + ";\n" +
+             (tokens == "nullptr" ? "" : "  f.tokens = *" + tokens + ";\n");
     comment = "the step's loss and token count";
   } else {
     if (ret.getNumOperands() != 1)
@@ -210,8 +305,14 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
     auto logits = context.pointer(ret.getOperand(0));
     if (failed(logits))
       return failure();
-    body = "  f.logits = " + *logits + ";\n";
-    comment = "where the logits are, in the arena";
+    if (isCuda()) {
+      body = "  f.logits = cuda::downloadLogits(" + *logits + ", " +
+             std::to_string(cpp::numElements(ret.getOperand(0))) + ");\n";
+      comment = "the logits, copied to the host";
+    } else {
+      body = "  f.logits = " + *logits + ";\n";
+      comment = "where the logits are, in the arena";
+    }
   }
   std::string name = isStep ? "finish" : "predict_finish";
   os << "// func.return: " << comment << "\n"
@@ -226,7 +327,17 @@ FileEmitter::emitFunction(func::FuncOp function, StringRef prefix,
   bool isStep = function == signature.function;
   EmittedFunction out;
   out.entry = entry.str();
-  cpp::EmitContext context(argumentExpressions(function), variableOffsets);
+  if (isCuda()) {
+    // The batch, lr and step go to the device before the first op.
+    const runtime::BatchShape &b = signature.shape;
+    std::string name = isStep ? "upload_inputs" : "predict_upload_inputs";
+    os << "static void " << name << "(StepFrame &f) {\n"
+       << "  cuda::uploadInputs(f, " << b.batchSize * b.sourceLength << ", "
+       << b.batchSize * b.targetLength << ");\n}\n\n";
+    out.calls.push_back(name);
+  }
+  cpp::EmitContext context(target, argumentExpressions(function, target),
+                           variableOffsets);
   std::string constantPrefix = isStep ? "kConstant" : "kPredictConstant";
   int index = 0;
   for (Operation &op : function.getBody().front()) {
@@ -236,8 +347,8 @@ FileEmitter::emitFunction(func::FuncOp function, StringRef prefix,
     if (auto constant = llvm::dyn_cast<tg::ConstantOp>(op)) {
       if (!llvm::isa<DenseElementsAttr>(constant.getValue()))
         return constant.emitOpError()
-               << "holds a non-dense constant, which the C++ emitter does "
-                  "not write";
+               << "holds a non-dense constant, which the emitter does not "
+                  "write";
       emitConstant(constant, constantPrefix + std::to_string(index), context);
       continue;
     }
@@ -248,15 +359,17 @@ FileEmitter::emitFunction(func::FuncOp function, StringRef prefix,
     }
     std::string name =
         prefix.str() + std::to_string(index) + "_" + shortName(&op);
-    std::string body;
-    llvm::raw_string_ostream bodyStream(body);
+    std::string body, kernels;
+    llvm::raw_string_ostream bodyStream(body), kernelStream(kernels);
     bool elementwise = tg::isElementwiseFusible(&op) ||
                        llvm::isa<tg::FusedElementwiseOp>(op);
-    if (failed(elementwise ? cpp::emitElementwise(&op, context, bodyStream)
+    if (failed(elementwise ? cpp::emitElementwise(&op, name, context,
+                                                  bodyStream, kernelStream)
                            : cpp::emitKernelCall(&op, context, bodyStream)))
       return failure();
-    os << "// " << op.getName() << " at " << describe(op.getLoc()) << "\n";
-    os << "static void " << name << "(StepFrame &f) {\n" << body << "}\n\n";
+    os << "// " << op.getName() << " at " << describe(op.getLoc()) << "\n"
+       << kernels << "static void " << name << "(StepFrame &f) {\n"
+       << body << "}\n\n";
     out.calls.push_back(name);
   }
   os << "void " << entry << "(StepFrame &f) {\n";
@@ -264,6 +377,27 @@ FileEmitter::emitFunction(func::FuncOp function, StringRef prefix,
     os << "  " << call << "(f);\n";
   os << "}\n\n";
   return out;
+}
+
+void FileEmitter::emitDeviceHooks(int64_t arenaBytes) {
+  const runtime::BatchShape &b = signature.shape;
+  os << "bool openDevice(std::string &why) {\n"
+     << "  const cuda::DeviceSizes sizes{/*stateFloats=*/" << stateFloats
+     << ", /*arenaBytes=*/" << arenaBytes << ",\n"
+     << "      /*sourceIds=*/" << b.batchSize * b.sourceLength
+     << ", /*targetIds=*/" << b.batchSize * b.targetLength
+     << ", /*logitsFloats=*/"
+     << b.batchSize * b.targetLength * int64_t{b.vocabulary} << "};\n"
+     << "  if (!cuda::openDevice(sizes, why))\n    return false;\n";
+  for (const std::string &upload : constantUploads)
+    os << "  " << upload << "\n";
+  os << "  return true;\n}\n\n"
+     << "void uploadState(const float *state) { cuda::uploadState(state, "
+     << stateFloats << "); }\n"
+     << "void downloadState(float *state) { cuda::downloadState(state, "
+     << stateFloats << "); }\n\n"
+     << "const DeviceHooks kDevice = {&openDevice, &uploadState, "
+        "&downloadState};\n\n";
 }
 
 void FileEmitter::emitModel(const EmittedFunction &step,
@@ -280,7 +414,10 @@ void FileEmitter::emitModel(const EmittedFunction &step,
        << llvm::format("%.17g", scale) << ", "
        << (v.getTrainable() ? "true" : "false") << "},\n";
   }
-  os << "};\n\n} // namespace\n\n";
+  os << "};\n\n";
+  if (isCuda())
+    emitDeviceHooks(arenaBytes);
+  os << "} // namespace\n\n";
   const runtime::BatchShape &b = signature.shape;
   const WarmupSchedule &s = signature.schedule;
   os << "const CompiledModel tgc::runtime::kCompiledModel = {\n"
@@ -296,7 +433,8 @@ void FileEmitter::emitModel(const EmittedFunction &step,
      << "    /*arenaBytes=*/" << arenaBytes << ",\n"
      << "    &" << step.entry << ",\n"
      << "    /*predict=*/" << (predict ? "&" + predict->entry : "nullptr")
-     << ",\n};\n";
+     << ",\n"
+     << "    /*device=*/" << (isCuda() ? "&kDevice" : "nullptr") << ",\n};\n";
 }
 
 LogicalResult FileEmitter::emit() {
@@ -314,27 +452,7 @@ LogicalResult FileEmitter::emit() {
       return failure();
     arena = std::max(arena, memory->arena);
   }
-
-  os << "// The training step of " << modelName << ", generated by tgc.\n"
-     << "// Each function below is one op of @" << step.getName()
-     << (predict ? " or @predict" : "")
-     << ", named after it and\n// commented with its source location; "
-        "trainStep() runs the step's in order"
-     << (predict ? ",\n// predict() those of @predict (op functions "
-                   "prefixed predict_)"
-                 : "")
-     << ".\n"
-     << "// Arena: " << arena << " bytes (tg-plan-memory).\n"
-     << "#include \"runtime/cpu/Kernels.h\"\n"
-     << "#include \"runtime/train/CompiledStep.h\"\n\n"
-     << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n"
-     << "using namespace tgc;\nusing namespace tgc::runtime;\n\n"
-     << "namespace {\n\n"
-     << "inline float *F(StepFrame &f, int64_t offset) {\n"
-     << "  return reinterpret_cast<float *>(f.arena + offset);\n}\n"
-     << "inline int32_t *I(StepFrame &f, int64_t offset) {\n"
-     << "  return reinterpret_cast<int32_t *>(f.arena + offset);\n}\n\n";
-
+  emitHeader(step, predict, arena);
   FailureOr<EmittedFunction> emittedStep = emitFunction(step, "op", "trainStep");
   if (failed(emittedStep))
     return failure();
@@ -356,7 +474,16 @@ LogicalResult emitCpp(ModuleOp module, StringRef modelName, raw_ostream &os) {
   FailureOr<StepSignature> signature = readStepSignature(module);
   if (failed(signature))
     return failure();
-  return FileEmitter(module, *signature, modelName, os).emit();
+  return FileEmitter(module, *signature, modelName, cpp::Target::Cpu, os)
+      .emit();
+}
+
+LogicalResult emitCuda(ModuleOp module, StringRef modelName, raw_ostream &os) {
+  FailureOr<StepSignature> signature = readStepSignature(module);
+  if (failed(signature))
+    return failure();
+  return FileEmitter(module, *signature, modelName, cpp::Target::Cuda, os)
+      .emit();
 }
 
 } // namespace tgc

@@ -16,10 +16,18 @@
 
 namespace tgc {
 
-/// Writes the C++ of `module`'s @train_step to `os`. Fails with a diagnostic
-/// at the offending op (an op the emitter does not know, a missing plan).
+/// Writes the C++ of `module`'s @train_step (and @predict) to `os`. Fails
+/// with a diagnostic at the offending op (an op the emitter does not know, a
+/// missing plan).
 mlir::LogicalResult emitCpp(mlir::ModuleOp module, llvm::StringRef modelName,
                             llvm::raw_ostream &os);
+
+/// The same program as CUDA C++ (`tgc --target cuda --emit=cuda`): state,
+/// arena and inputs on the GPU, elementwise ops and groups as kernels of
+/// their own, the other ops calling runtime/cuda/Kernels.h (cuBLAS GEMMs,
+/// tiled attention, one kernel per fused op).
+mlir::LogicalResult emitCuda(mlir::ModuleOp module, llvm::StringRef modelName,
+                             llvm::raw_ostream &os);
 
 } // namespace tgc
 

@@ -29,32 +29,33 @@ class Args {
 public:
   explicit Args(EmitContext &context) : context(context) {}
 
+  /// Where `value` is for the kernels (device memory on CUDA).
   std::string operator()(Value value) {
-    if (!value)
-      return "nullptr";
-    auto ptr = context.pointer(value);
-    if (failed(ptr)) {
-      ok = false;
-      return "";
-    }
-    return *ptr;
+    return value ? take(context.pointer(value)) : "nullptr";
   }
+  /// Where the host reads `value` (a dropout key, a constant).
+  std::string host(Value value) { return take(context.hostPointer(value)); }
 
   bool ok = true;
 
 private:
+  std::string take(FailureOr<std::string> ptr) {
+    ok = ok && succeeded(ptr);
+    return succeeded(ptr) ? *ptr : "";
+  }
+
   EmitContext &context;
 };
 
 std::string b(bool value) { return value ? "true" : "false"; }
 
-/// "cpu::Dropout{uint32_t(K[0]), uint32_t(K[1]), op, rate}", or a disabled
+/// "kernels::Dropout{uint32_t(K[0]), uint32_t(K[1]), op, rate}", or a disabled
 /// one without a key or at rate 0 (inference).
 std::string dropout(Args &p, Value key, llvm::APFloat rate, uint64_t opId) {
   if (!key || rate.isZero())
-    return "cpu::Dropout{}";
-  std::string k = p(key);
-  return "cpu::Dropout{uint32_t(" + k + "[0]), uint32_t(" + k + "[1]), " +
+    return "kernels::Dropout{}";
+  std::string k = p.host(key);
+  return "kernels::Dropout{uint32_t(" + k + "[0]), uint32_t(" + k + "[1]), " +
          std::to_string(opId) + "u, " + floatLiteral(rate.convertToFloat()) +
          "}";
 }
@@ -63,11 +64,11 @@ template <typename AttentionLike>
 std::string attentionSetup(Args &p, AttentionLike op) {
   auto q = shapeOf(op.getQuery()), k = shapeOf(op.getKeyIn()),
        v = shapeOf(op.getValue());
-  std::string s = "  const cpu::AttentionShape shape{" +
+  std::string s = "  const kernels::AttentionShape shape{" +
                   std::to_string(q[0]) + ", " + std::to_string(q[1]) + ", " +
                   std::to_string(q[2]) + ", " + std::to_string(k[2]) + ", " +
                   std::to_string(q[3]) + ", " + std::to_string(v[3]) + "};\n";
-  s += "  cpu::AttentionConfig config;\n";
+  s += "  kernels::AttentionConfig config;\n";
   if (op.getMask())
     s += "  config.mask = " + p(op.getMask()) + ";\n";
   s += "  config.causal = " + b(op.getCausal()) + ";\n";
@@ -94,16 +95,17 @@ std::string reduction(Args &p, Operation *op, Value input,
              (llvm::is_contained(dims, d) ? "true" : "false");
   flags += "}";
   return "  const int64_t shape[] = " + arrayLiteral(shape) +
-         ";\n  const bool reduced[] = " + flags + ";\n  cpu::reduce(" +
+         ";\n  const bool reduced[] = " + flags + ";\n  kernels::reduce(" +
          p(input) + ", " + p(op->getResult(0)) + ", shape, " +
-         std::to_string(shape.size()) + ", reduced, cpu::Reduction::" + kind +
+         std::to_string(shape.size()) + ", reduced, kernels::Reduction::" + kind +
          ");\n";
 }
 
 std::string adamEntry(Args &p, const llvm::StringMap<int64_t> &offsets,
+                      const std::string &stateBase,
                       StringRef param, StringRef m, StringRef v, Value grad) {
   auto state = [&](StringRef name) {
-    return "f.state + " + std::to_string(offsets.lookup(name));
+    return stateBase + " + " + std::to_string(offsets.lookup(name));
   };
   return "      {" + state(param) + ", " + state(m) + ", " + state(v) + ", " +
          p(grad) + ", " + std::to_string(numElements(grad)) + "}, // @" +
@@ -123,9 +125,10 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
   auto adamCall = [&](std::string entries, int count, Value lr, Value step,
                       llvm::APFloat beta1, llvm::APFloat beta2,
                       llvm::APFloat epsilon) {
-    return call("  const cpu::AdamTensor tensors[] = {\n" + entries +
-                "  };\n  cpu::adamUpdate(tensors, " + std::to_string(count) +
-                ", *" + p(lr) + ", *" + p(step) + ", " +
+    return call("  const kernels::AdamTensor tensors[] = {\n" + entries +
+                "  };\n  kernels::adamUpdate(tensors, " + std::to_string(count) +
+                ", " + context.scalarArgument(p(lr)) + ", " +
+                context.scalarArgument(p(step)) + ", " +
                 floatLiteral(beta1.convertToFloat()) + ", " +
                 floatLiteral(beta2.convertToFloat()) + ", " +
                 floatLiteral(epsilon.convertToFloat()) + ");\n");
@@ -140,7 +143,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
             int64_t k = o.getTransposeLhs() ? lhs[rank - 2] : lhs[rank - 1];
             int64_t n = o.getTransposeRhs() ? rhs[rhs.size() - 2] : rhs.back();
             bool shared = rhs.size() == 2 && rank > 2;
-            return call("  cpu::matmul(" + p(o.getLhs()) + ", " +
+            return call("  kernels::matmul(" + p(o.getLhs()) + ", " +
                         p(o.getRhs()) + ", " + p(o.getResult()) + ", " +
                         std::to_string(product(lhs.drop_back(2))) + ", " +
                         std::to_string(m) + ", " + std::to_string(n) + ", " +
@@ -150,7 +153,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
           })
           .Case([&](tg::LinearOp o) {
             auto weight = shapeOf(o.getWeight());
-            return call("  cpu::linear(" + p(o.getInput()) + ", " +
+            return call("  kernels::linear(" + p(o.getInput()) + ", " +
                         p(o.getWeight()) + ", " + p(o.getBias()) + ", " +
                         p(o.getResult()) + ", " +
                         std::to_string(numElements(o.getInput()) / weight[0]) +
@@ -163,7 +166,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
             return call("  const int64_t shape[] = " + arrayLiteral(shape) +
                         ";\n  const int64_t permutation[] = " +
                         arrayLiteral(o.getPermutation()) +
-                        ";\n  cpu::transpose(" + p(o.getInput()) + ", " +
+                        ";\n  kernels::transpose(" + p(o.getInput()) + ", " +
                         p(o.getResult()) + ", shape, permutation, " +
                         std::to_string(shape.size()) + ");\n");
           })
@@ -178,7 +181,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                               arrayLiteral(o.getDims()) +
                               ";\n  const int64_t inputShape[] = " +
                               arrayLiteral(input) + ";\n") +
-                "  cpu::broadcast(" + p(o.getInput()) + ", " +
+                "  kernels::broadcast(" + p(o.getInput()) + ", " +
                 p(o.getResult()) + ", shape, " + std::to_string(shape.size()) +
                 (scalar ? ", nullptr, nullptr, 0" : ", dims, inputShape, " +
                           std::to_string(input.size())) + ");\n");
@@ -194,14 +197,14 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
           })
           .Case([&](tg::EmbeddingOp o) {
             auto table = shapeOf(o.getTable());
-            return call("  cpu::embedding(" + p(o.getTable()) + ", " +
+            return call("  kernels::embedding(" + p(o.getTable()) + ", " +
                         p(o.getIds()) + ", " + p(o.getResult()) + ", " +
                         std::to_string(numElements(o.getIds())) + ", " +
                         std::to_string(table[1]) + ");\n");
           })
           .Case([&](tg::EmbeddingGradOp o) {
             auto table = shapeOf(o.getResult());
-            return call("  cpu::embeddingGrad(" + p(o.getGrad()) + ", " +
+            return call("  kernels::embeddingGrad(" + p(o.getGrad()) + ", " +
                         p(o.getIds()) + ", " + p(o.getResult()) + ", " +
                         std::to_string(numElements(o.getIds())) + ", " +
                         std::to_string(table[1]) + ", " +
@@ -209,18 +212,18 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
           })
           .Case([&](tg::PositionalEncodingOp o) {
             auto shape = shapeOf(o.getResult());
-            return call("  cpu::positionalEncoding(" + p(o.getResult()) +
+            return call("  kernels::positionalEncoding(" + p(o.getResult()) +
                         ", " + std::to_string(shape[0]) + ", " +
                         std::to_string(shape[1]) + ");\n");
           })
           .Case([&](tg::PaddingMaskOp o) {
-            return call("  cpu::paddingMask(" + p(o.getIds()) + ", " +
+            return call("  kernels::paddingMask(" + p(o.getIds()) + ", " +
                         p(o.getResult()) + ", " +
                         std::to_string(numElements(o.getIds())) + ", " +
                         std::to_string(o.getPadIdAttr().getInt()) + ");\n");
           })
           .Case([&](tg::CausalMaskOp o) {
-            return call("  cpu::causalMask(" + p(o.getResult()) + ", " +
+            return call("  kernels::causalMask(" + p(o.getResult()) + ", " +
                         std::to_string(shapeOf(o.getResult())[0]) + ");\n");
           })
           .Case([&](tg::SoftmaxOp o) -> LogicalResult {
@@ -228,7 +231,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
               return o.emitOpError()
                      << "is over axis " << o.getAxis()
                      << "; the C++ backend supports the last axis only";
-            return call("  cpu::softmax(" + p(o.getInput()) + ", " +
+            return call("  kernels::softmax(" + p(o.getInput()) + ", " +
                         p(o.getResult()) + ", " + rowsWidth(o.getInput()) +
                         ");\n");
           })
@@ -237,19 +240,19 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
               return o.emitOpError()
                      << "is over axis " << o.getAxis()
                      << "; the C++ backend supports the last axis only";
-            return call("  cpu::softmaxGrad(" + p(o.getOutput()) + ", " +
+            return call("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +
                         p(o.getGrad()) + ", " + p(o.getResult()) + ", " +
                         rowsWidth(o.getOutput()) + ");\n");
           })
           .Case([&](tg::LayerNormOp o) {
-            return call("  cpu::layerNorm(" + p(o.getInput()) + ", " +
+            return call("  kernels::layerNorm(" + p(o.getInput()) + ", " +
                         p(o.getGamma()) + ", " + p(o.getBeta()) + ", " +
                         p(o.getResult()) + ", nullptr, nullptr, " +
                         rowsWidth(o.getInput()) + ", " +
                         floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
           })
           .Case([&](tg::LayerNormGradOp o) {
-            return call("  cpu::layerNormGrad(" + p(o.getGrad()) + ", " +
+            return call("  kernels::layerNormGrad(" + p(o.getGrad()) + ", " +
                         p(o.getInput()) + ", " + p(o.getGamma()) + ", " +
                         p(o.getInputGrad()) + ", " + p(o.getGammaGrad()) +
                         ", " + p(o.getBetaGrad()) + ", " +
@@ -257,7 +260,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
           })
           .Case([&](tg::ResidualLayerNormOp o) {
-            return call("  cpu::residualLayerNorm(" + p(o.getResidual()) +
+            return call("  kernels::residualLayerNorm(" + p(o.getResidual()) +
                         ", " + p(o.getSublayer()) + ", " + p(o.getGamma()) +
                         ", " + p(o.getBeta()) + ", " + p(o.getResult()) +
                         ", " + p(o.getMean()) + ", " + p(o.getRstd()) + ", " +
@@ -267,7 +270,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         ");\n");
           })
           .Case([&](tg::ResidualLayerNormGradOp o) {
-            return call("  cpu::residualLayerNormGrad(" + p(o.getGrad()) +
+            return call("  kernels::residualLayerNormGrad(" + p(o.getGrad()) +
                         ", " + p(o.getResidual()) + ", " + p(o.getSublayer()) +
                         ", " + p(o.getGamma()) + ", " + p(o.getMean()) + ", " +
                         p(o.getRstd()) + ", " + p(o.getResidualGrad()) + ", " +
@@ -278,13 +281,13 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         ");\n");
           })
           .Case([&](tg::AttentionOp o) {
-            return call(attentionSetup(p, o) + "  cpu::attention(" +
+            return call(attentionSetup(p, o) + "  kernels::attention(" +
                         p(o.getQuery()) + ", " + p(o.getKeyIn()) + ", " +
                         p(o.getValue()) + ", " + p(o.getOutput()) + ", " +
                         p(o.getLse()) + ", shape, config);\n");
           })
           .Case([&](tg::AttentionGradOp o) {
-            return call(attentionSetup(p, o) + "  cpu::attentionGrad(" +
+            return call(attentionSetup(p, o) + "  kernels::attentionGrad(" +
                         p(o.getGrad()) + ", " + p(o.getQuery()) + ", " +
                         p(o.getKeyIn()) + ", " + p(o.getValue()) + ", " +
                         p(o.getOutput()) + ", " + p(o.getLse()) + ", " +
@@ -292,7 +295,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         p(o.getValueGrad()) + ", shape, config);\n");
           })
           .Case([&](tg::CrossEntropyOp o) {
-            return call("  cpu::crossEntropy(" + p(o.getLogits()) + ", " +
+            return call("  kernels::crossEntropy(" + p(o.getLogits()) + ", " +
                         p(o.getTargets()) + ", " + p(o.getLoss()) + ", " +
                         p(o.getTokens()) + ", " + rowsWidth(o.getLogits()) +
                         ", " +
@@ -302,7 +305,10 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         ");\n");
           })
           .Case([&](tg::CrossEntropyGradOp o) {
-            return call("  cpu::crossEntropyGrad(*" + p(o.getLossGrad()) +
+            auto lossGrad = context.hostPointer(o.getLossGrad());
+            if (failed(lossGrad))
+              return failure();
+            return call("  kernels::crossEntropyGrad(*" + *lossGrad +
                         ", " + p(o.getLogits()) + ", " + p(o.getTargets()) +
                         ", " + p(o.getResult()) + ", " +
                         rowsWidth(o.getLogits()) + ", " +
@@ -312,14 +318,15 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         ");\n");
           })
           .Case([&](tg::StoreOp o) {
-            return call("  std::memcpy(f.state + " +
-                        std::to_string(context.variableOffset(o.getVariable())) +
-                        ", " + p(o.getValue()) + ", " +
-                        std::to_string(numElements(o.getValue()) * 4) +
-                        "); // @" + o.getVariable().str() + "\n");
+            std::string target =
+                context.stateBase() + " + " +
+                std::to_string(context.variableOffset(o.getVariable()));
+            return call(context.copy(target, p(o.getValue()),
+                                     numElements(o.getValue()) * 4) +
+                        " // @" + o.getVariable().str() + "\n");
           })
           .Case([&](tg::AdamUpdateOp o) {
-            return adamCall(adamEntry(p, context.variableOffsets(),
+            return adamCall(adamEntry(p, context.variableOffsets(), context.stateBase(),
                                       o.getParam(), o.getMoment1(),
                                       o.getMoment2(), o.getGrad()),
                             1, o.getLr(), o.getStep(), o.getBeta1(),
@@ -333,7 +340,7 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
             for (auto [param, m, v, grad] :
                  llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(),
                            o.getGrads()))
-              entries += adamEntry(p, context.variableOffsets(), name(param),
+              entries += adamEntry(p, context.variableOffsets(), context.stateBase(), name(param),
                                    name(m), name(v), grad);
             return adamCall(entries, static_cast<int>(o.getGrads().size()),
                             o.getLr(), o.getStep(), o.getBeta1(),

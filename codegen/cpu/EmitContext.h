@@ -31,22 +31,50 @@ std::string arrayLiteral(llvm::ArrayRef<int64_t> values);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 int64_t numElements(mlir::Value value);
 
+/// What the generated program runs on. The op-level emitters write the same
+/// calls (`kernels::` is runtime/cpu's or runtime/cuda's namespace) and ask
+/// the context where the differences are.
+enum class Target { Cpu, Cuda };
+
 class EmitContext {
 public:
   /// `arguments[i]` is the expression of the function's argument #i.
-  EmitContext(std::vector<std::string> arguments,
+  EmitContext(Target target, std::vector<std::string> arguments,
               const llvm::StringMap<int64_t> &variableOffsets)
-      : arguments(std::move(arguments)), offsets(variableOffsets) {}
+      : target(target), arguments(std::move(arguments)),
+        offsets(variableOffsets) {}
+
+  Target getTarget() const { return target; }
+  bool isCuda() const { return target == Target::Cuda; }
 
   /// A pointer expression to `value`'s first element (float* or int32_t*),
   /// with a comment naming variables. Fails at the op that defines a value
   /// the plan did not place.
   mlir::FailureOr<std::string> pointer(mlir::Value value);
 
-  /// Registers a constant emitted as static array `name`.
-  void setConstant(mlir::Value value, std::string name) {
-    constants[value] = std::move(name);
+  /// Where the host reads `value`: the same as pointer() on the CPU; on
+  /// CUDA only constants and the dropout key have a host copy.
+  mlir::FailureOr<std::string> hostPointer(mlir::Value value);
+
+  /// Registers a constant emitted as static array `name` (on CUDA also
+  /// copied to the device, `deviceName`).
+  void setConstant(mlir::Value value, std::string name,
+                   std::string deviceName = {}) {
+    constants[value] = {std::move(name), std::move(deviceName)};
   }
+
+  /// The state buffer's base pointer expression.
+  std::string stateBase() const { return isCuda() ? "g.state" : "f.state"; }
+
+  /// A kernel argument taking scalar input `pointer` (lr, step): its value
+  /// on the CPU, the device pointer itself on CUDA.
+  std::string scalarArgument(const std::string &pointer) const {
+    return isCuda() ? pointer : "*" + pointer;
+  }
+
+  /// A statement copying `bytes` from `source` to `target` (same memory).
+  std::string copy(const std::string &target, const std::string &source,
+                   int64_t bytes) const;
 
   /// Offset, in floats, of variable `name` in the state buffer.
   int64_t variableOffset(llvm::StringRef name) const {
@@ -55,14 +83,21 @@ public:
   const llvm::StringMap<int64_t> &variableOffsets() const { return offsets; }
 
 private:
+  struct Constant {
+    std::string host, device;
+  };
+  Target target;
   std::vector<std::string> arguments;
   const llvm::StringMap<int64_t> &offsets;
-  llvm::DenseMap<mlir::Value, std::string> constants;
+  llvm::DenseMap<mlir::Value, Constant> constants;
 };
 
-/// Writes the body of the function for elementwise op or group `op`.
-mlir::LogicalResult emitElementwise(mlir::Operation *op, EmitContext &context,
-                                    llvm::raw_ostream &os);
+/// Writes the body of the function `name` for elementwise op or group `op`:
+/// on the CPU one OpenMP loop; on CUDA a launch of a kernel `<name>_kernel`
+/// whose definition goes to `kernels` (file scope, before the function).
+mlir::LogicalResult emitElementwise(mlir::Operation *op, llvm::StringRef name,
+                                    EmitContext &context, llvm::raw_ostream &os,
+                                    llvm::raw_ostream &kernels);
 
 /// Writes the body of the function for an op that calls a kernel. Returns
 /// failure with a diagnostic for an op it does not know.

@@ -11,6 +11,7 @@
 #define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 
 #include <cstdint>
+#include <string>
 
 namespace tgc::runtime {
 
@@ -41,6 +42,17 @@ struct StepFrame {
   const float *logits;
 };
 
+/// How the runtime reaches a model that runs on a GPU; null for the CPU.
+/// The state lives on the device: the runtime's host copy is uploaded after
+/// initialization or a resume and downloaded before a checkpoint or a dump,
+/// so checkpoints are the same files on both.
+struct DeviceHooks {
+  /// Selects the device and allocates; false with the reason (no GPU).
+  bool (*open)(std::string &why);
+  void (*upload)(const float *state);
+  void (*download)(float *state);
+};
+
 struct CompiledModel {
   const char *name; ///< the module's name, e.g. "transformer-tiny"
   int64_t batchSize, sourceLength, targetLength, vocabulary;
@@ -55,6 +67,7 @@ struct CompiledModel {
   /// Inference without dropout: reads sourceIds and targetInIds, sets
   /// logits. nullptr when the module has no @predict.
   void (*predict)(StepFrame &frame);
+  const DeviceHooks *device;
 };
 
 extern const CompiledModel kCompiledModel;

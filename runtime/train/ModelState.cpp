@@ -30,7 +30,9 @@ void *allocate(int64_t bytes) {
 ModelState::ModelState(const CompiledModel &model)
     : model(model),
       stateBuffer(static_cast<float *>(allocate(model.stateFloats * 4))),
-      arenaBuffer(static_cast<char *>(allocate(model.arenaBytes))) {}
+      // A GPU model keeps its arena on the device.
+      arenaBuffer(static_cast<char *>(
+          allocate(model.device ? 0 : model.arenaBytes))) {}
 
 bool ModelState::initialize(uint32_t seed) {
   for (int i = 0; i < model.numVariables; ++i) {

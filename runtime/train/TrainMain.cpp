@@ -71,6 +71,8 @@ struct Run {
   }
 
   bool save(int64_t step) {
+    if (model.device)
+      model.device->download(memory.state());
     CheckpointInfo info{model.name, memory.configText(), step, seed,
                         data.describe()};
     std::vector<CheckpointTensor> tensors = memory.tensors();
@@ -171,6 +173,14 @@ int main(int argc, char **argv) {
   int exitCode = 0;
   if (!parseTrainOptions(argc, argv, options, exitCode))
     return exitCode;
+  if (model.device) {
+    std::string why;
+    if (!model.device->open(why)) {
+      std::fprintf(stderr, "error: no usable GPU (%s); %s needs one\n",
+                   why.c_str(), model.name);
+      return 1;
+    }
+  }
   ModelState memory(model);
   CheckpointInfo resumed;
   if (!options.resume.empty()) {
@@ -194,6 +204,8 @@ int main(int argc, char **argv) {
   run.seed = options.seed.value_or(1);
   if (!options.resume.empty() ? !run.resume(resumed) : !memory.initialize(run.seed))
     return 1;
+  if (model.device)
+    model.device->upload(memory.state());
   std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
               "arena %lld bytes (%.2f MiB)\n",
               model.name, data->describe().c_str(),
@@ -212,9 +224,12 @@ int main(int argc, char **argv) {
                 static_cast<long long>(run.stepsDone),
                 static_cast<long long>(options.steps));
   }
-  if (!options.dumpParameters.empty() &&
-      !memory.dumpParameters(options.dumpParameters))
-    return 1;
+  if (!options.dumpParameters.empty()) {
+    if (model.device)
+      model.device->download(memory.state());
+    if (!memory.dumpParameters(options.dumpParameters))
+      return 1;
+  }
   run.evaluate();
   return 0;
 }

@@ -16,3 +16,8 @@ config.environment["PATH"] = os.pathsep.join(
 import sys
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%tgc_src", config.tgc_source_dir))
+
+# Tests that build --target=cuda programs need a tgc built with nvcc; they
+# run without a GPU (the programs must then say so and stop).
+if getattr(config, "tgc_have_cuda", False):
+    config.available_features.add("cuda")

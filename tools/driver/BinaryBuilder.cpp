@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <iterator>
 #include <vector>
 
 namespace tgc {
@@ -34,51 +35,49 @@ struct TemporaryFile {
   }
 };
 
-} // namespace
 
-bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
-                 const BinaryOptions &options) {
-  TemporaryFile source;
+/// Writes `source` where the options say (next to the output, or a
+/// temporary file), compiles it with `compiler` and `flags`, and links
+/// `libraries`. Keeps the source when compiling fails.
+bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
+                    llvm::StringRef output, const std::string &compiler,
+                    const std::vector<std::string> &flags,
+                    const std::vector<std::string> &libraries,
+                    const BinaryOptions &options) {
+  TemporaryFile file;
   if (options.keepSource) {
-    source.path = (output + ".cpp").str();
-    source.keep = true;
+    file.path = (output + "." + extension).str();
+    file.keep = true;
   } else {
     llvm::SmallString<128> path;
     if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("tgc-step", "cpp", path)) {
+            llvm::sys::fs::createTemporaryFile("tgc-step", extension, path)) {
       llvm::errs() << "tgc: cannot create a temporary file: " << ec.message()
                    << "\n";
       return false;
     }
-    source.path = path.str().str();
+    file.path = path.str().str();
   }
   {
     std::error_code ec;
-    llvm::raw_fd_ostream os(source.path, ec);
+    llvm::raw_fd_ostream os(file.path, ec);
     if (ec) {
-      llvm::errs() << "tgc: cannot write " << source.path << ": "
+      llvm::errs() << "tgc: cannot write " << file.path << ": "
                    << ec.message() << "\n";
       return false;
     }
-    os << cppSource;
+    os << source;
   }
 
-  std::string compiler = chooseCompiler(options);
   auto program = llvm::sys::findProgramByName(compiler);
   if (!program) {
-    llvm::errs() << "tgc: C++ compiler '" << compiler
-                 << "' not found (set --cxx or TGC_CXX)\n";
+    llvm::errs() << "tgc: compiler '" << compiler << "' not found\n";
     return false;
   }
-  std::vector<std::string> args = {*program,     "-std=c++20", "-O3",
-                                   "-march=native", "-fno-math-errno",
-                                   "-I" + std::string(kSourceDir),
-                                   source.path, "-o", output.str()};
-  for (const char *library : kRuntimeLibraries)
-    args.push_back(library);
-  for (llvm::StringRef flag : llvm::split(kCpuLinkFlags, ';'))
-    if (!flag.empty())
-      args.push_back(flag.str());
+  std::vector<std::string> args = {*program};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {file.path, "-o", output.str()});
+  args.insert(args.end(), libraries.begin(), libraries.end());
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   if (options.verbose)
     llvm::errs() << "tgc: " << llvm::join(args, " ") << "\n";
@@ -88,12 +87,65 @@ bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
   if (status != 0) {
     llvm::errs() << "tgc: compiling the generated step failed ("
                  << (error.empty() ? "exit " + std::to_string(status) : error)
-                 << "); the generated source is kept at " << source.path
+                 << "); the generated source is kept at " << file.path
                  << "; command: " << llvm::join(args, " ") << "\n";
-    source.keep = true;
+    file.keep = true;
     return false;
   }
   return true;
+}
+
+/// The runtime archives, then the semicolon-separated `linkFlags`.
+std::vector<std::string> runtimeLibraries(llvm::StringRef linkFlags) {
+  std::vector<std::string> libraries(std::begin(kRuntimeLibraries),
+                                     std::end(kRuntimeLibraries));
+  for (llvm::StringRef flag : llvm::split(linkFlags, ';'))
+    if (!flag.empty())
+      libraries.push_back(flag.str());
+  return libraries;
+}
+
+} // namespace
+
+bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
+                 const BinaryOptions &options) {
+  return compileAndLink(cppSource, "cpp", output, chooseCompiler(options),
+                        {"-std=c++20", "-O3", "-march=native",
+                         "-fno-math-errno", "-I" + std::string(kSourceDir)},
+                        runtimeLibraries(kCpuLinkFlags), options);
+}
+
+bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
+                     const BinaryOptions &options) {
+  if (!kHaveCuda) {
+    llvm::errs() << "tgc: this tgc was built without CUDA (no nvcc at "
+                    "configure time); --target=cuda cannot build programs\n";
+    return false;
+  }
+  std::string compiler = options.compiler;
+  if (compiler.empty()) {
+    const char *env = std::getenv("TGC_NVCC");
+    compiler = env && *env ? env : kNvcc;
+  }
+  std::vector<std::string> flags = {"-std=c++20", "-O3",
+                                    "-I" + std::string(kSourceDir)};
+  for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ',')) {
+    arch = arch.trim();
+    if (arch.empty() || !llvm::all_of(arch, llvm::isDigit)) {
+      llvm::errs() << "tgc: --cuda-arch wants numbers like 80,90, not '"
+                   << options.cudaArchitectures << "'\n";
+      return false;
+    }
+    flags.push_back(("-gencode=arch=compute_" + arch + ",code=sm_" + arch).str());
+  }
+  std::vector<std::string> libraries;
+  for (llvm::StringRef library : llvm::split(kCudaLibraries, ';'))
+    if (!library.empty())
+      libraries.push_back(library.str());
+  for (const std::string &library : runtimeLibraries(kCudaLinkFlags))
+    libraries.push_back(library);
+  return compileAndLink(cuSource, "cu", output, compiler, flags, libraries,
+                        options);
 }
 
 } // namespace tgc

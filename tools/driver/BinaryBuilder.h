@@ -16,15 +16,24 @@
 namespace tgc {
 
 struct BinaryOptions {
-  std::string compiler;   ///< empty: $TGC_CXX or the build's compiler
+  /// empty: $TGC_CXX or the build's compiler ($TGC_NVCC or nvcc for CUDA)
+  std::string compiler;
   bool keepSource = false; ///< keep <output>.cpp next to the binary
   bool verbose = false;    ///< print the compile command
+  /// CUDA: the GPU architectures, "80,90" for sm_80 and sm_90.
+  std::string cudaArchitectures = "80,90";
 };
 
 /// Writes `cppSource` to a file, compiles and links it into `output`.
 /// Reports problems on stderr ("tgc: ...") and returns false.
 bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
                  const BinaryOptions &options);
+
+/// The same for a CUDA step (.cu): compiled by nvcc for each architecture,
+/// linked with runtime/cuda, cuBLAS and the CUDA runtime. Fails with a
+/// message when tgc was built without CUDA.
+bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
+                     const BinaryOptions &options);
 
 } // namespace tgc
 

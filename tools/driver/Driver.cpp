@@ -78,7 +78,7 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(tgcCategory));
 
-enum class EmitStage { Graph, Tg, Fused, Train, Cpp, Binary };
+enum class EmitStage { Graph, Tg, Fused, Train, Cpp, Cuda, Binary };
 
 cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Binary),
@@ -94,21 +94,39 @@ cl::opt<EmitStage> emitStage(
                           "(forward, gradients, Adam)"),
                clEnumValN(EmitStage::Cpp, "cpp",
                           "the training step as C++ (after tg-plan-memory)"),
+               clEnumValN(EmitStage::Cuda, "cuda",
+                          "the training step as CUDA C++ (--target=cuda)"),
                clEnumValN(EmitStage::Binary, "binary",
                           "a standalone training program (the default "
                           "with -o; without -o tgc prints --emit=tg)")),
     cl::cat(tgcCategory));
 
-enum class Target { None, Interp };
+enum class Target { None, Interp, Cuda };
 
 cl::opt<Target> target(
-    "target", cl::desc("Run the module instead of writing it"),
+    "target",
+    cl::desc("What runs the module (default: a CPU program, or tgc itself "
+             "printing a stage)"),
     cl::init(Target::None),
     cl::values(clEnumValN(Target::Interp, "interp",
                           "the reference interpreter: --emit=tg runs the "
                           "function once on a synthetic batch, --emit=train "
-                          "trains for --steps on --task")),
+                          "trains for --steps on --task"),
+               clEnumValN(Target::Cuda, "cuda",
+                          "an NVIDIA GPU: --emit=cuda writes the .cu, -o "
+                          "builds the GPU training program with nvcc")),
     cl::cat(tgcCategory));
+
+cl::opt<std::string> nvcc(
+    "nvcc", cl::desc("CUDA compiler for --target=cuda (default: $TGC_NVCC, "
+                     "else nvcc on PATH)"),
+    cl::value_desc("path"), cl::cat(tgcCategory));
+
+cl::opt<std::string> cudaArchitectures(
+    "cuda-arch",
+    cl::desc("GPU architectures of --target=cuda programs, comma-separated "
+             "(default 80,90: sm_80 and sm_90)"),
+    cl::init("80,90"), cl::value_desc("list"), cl::cat(tgcCategory));
 
 cl::opt<bool> fuse("fuse",
                    cl::desc("Run the fusion passes (--fuse=false compiles the "
@@ -454,7 +472,15 @@ int tgcMain(int argc, char **argv) {
   if (!emitStage.getNumOccurrences() &&
       (outputFilename == "-" || target == Target::Interp))
     emitStage = EmitStage::Tg;
-  bool compile = emitStage == EmitStage::Cpp ||
+  if (emitStage == EmitStage::Cuda && target != Target::Cuda) {
+    llvm::errs() << "tgc: --emit=cuda needs --target=cuda\n";
+    return 1;
+  }
+  if (emitStage == EmitStage::Cpp && target == Target::Cuda) {
+    llvm::errs() << "tgc: --target=cuda writes --emit=cuda, not --emit=cpp\n";
+    return 1;
+  }
+  bool compile = emitStage == EmitStage::Cpp || emitStage == EmitStage::Cuda ||
                  emitStage == EmitStage::Binary || memoryReport;
   if (target == Target::Interp && compile) {
     llvm::errs() << "tgc: --target=interp runs --emit=tg or --emit=train, "
@@ -462,7 +488,7 @@ int tgcMain(int argc, char **argv) {
     return 1;
   }
   if (emitStage == EmitStage::Binary && !memoryReport &&
-      outputFilename == "-" && target == Target::None) {
+      outputFilename == "-" && target != Target::Interp) {
     llvm::errs() << "tgc: --emit=binary writes a program: give -o FILE, or "
                     "--emit=tg|train|cpp to print a stage\n";
     return 1;
@@ -520,15 +546,21 @@ int tgcMain(int argc, char **argv) {
                                        (presetName.empty() ? std::string("default")
                                                            : presetName.getValue())
                                  : llvm::sys::path::stem(inputFilename).str();
+    bool cuda = target == Target::Cuda;
     std::string cpp;
     llvm::raw_string_ostream cppStream(cpp);
-    if (mlir::failed(emitCpp(*module, name, cppStream)))
+    if (mlir::failed(cuda ? emitCuda(*module, name, cppStream)
+                          : emitCpp(*module, name, cppStream)))
       return 1;
-    if (emitStage == EmitStage::Binary)
-      return buildBinary(cpp, outputFilename,
-                         {compiler, keepSource, verbose})
-                 ? 0
-                 : 1;
+    if (emitStage == EmitStage::Binary) {
+      BinaryOptions options{compiler, keepSource, verbose};
+      if (cuda) {
+        options.compiler = nvcc;
+        options.cudaArchitectures = cudaArchitectures;
+        return buildCudaBinary(cpp, outputFilename, options) ? 0 : 1;
+      }
+      return buildBinary(cpp, outputFilename, options) ? 0 : 1;
+    }
     return writeOutput([&](llvm::raw_ostream &os) { os << cpp; });
   }
   if (emitStage == EmitStage::Graph)

@@ -1,0 +1,66 @@
+//===- DeviceStep.h - where a generated CUDA step keeps its data -*- C++ -*-===//
+//
+// A generated CUDA training step (codegen `--target cuda`) keeps the state,
+// the arena, its inputs and its constants in device memory, in the one
+// DeviceFrame below; the runtime's main() reaches it through the hooks the
+// generated file fills in (runtime/train/CompiledStep.h: DeviceHooks).
+// Plain C++: generated .cu files and g++-compiled runtime code include it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_CUDA_DEVICESTEP_H
+#define TGC_RUNTIME_CUDA_DEVICESTEP_H
+
+#include "runtime/train/CompiledStep.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tgc::cuda {
+
+struct DeviceFrame {
+  float *state = nullptr;
+  char *arena = nullptr;
+  /// The batch ([batch, length] each), the learning rate and the step,
+  /// uploaded by uploadInputs() at the start of every call.
+  int32_t *sourceIds = nullptr, *targetInIds = nullptr, *targetOutIds = nullptr;
+  float *lr = nullptr;
+  int32_t *step = nullptr;
+  /// Pinned host buffer predict's logits are downloaded into.
+  float *hostLogits = nullptr;
+};
+
+/// The process's one device frame.
+DeviceFrame &deviceFrame();
+
+/// What a model needs on the device.
+struct DeviceSizes {
+  int64_t stateFloats, arenaBytes, sourceIds, targetIds, logitsFloats;
+};
+
+/// Picks device 0, creates the stream, allocates everything in `sizes`. Any
+/// CUDA error means "no usable GPU": returns false with the reason.
+bool openDevice(const DeviceSizes &sizes, std::string &why);
+
+/// A device copy of a host constant (generated files upload theirs once).
+float *uploadConstant(const void *host, size_t bytes);
+
+/// State between host and device (whole buffer, synchronous).
+void uploadState(const float *host, int64_t floats);
+void downloadState(float *host, int64_t floats);
+
+/// Copies the frame's ids (those not null), lr and step to the device.
+void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
+                  int64_t targetIds);
+
+/// Reads `floats` logits at device address `logits` into the pinned host
+/// buffer and returns it (synchronous).
+const float *downloadLogits(const float *logits, int64_t floats);
+
+/// Reads the step's loss and token count (synchronous).
+void downloadLoss(const float *loss, const int32_t *tokens,
+                  runtime::StepFrame &frame);
+
+} // namespace tgc::cuda
+
+#endif // TGC_RUNTIME_CUDA_DEVICESTEP_H
