@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The checks of the CUDA backend that need a GPU (the test suite only
+# compiles and links GPU programs). Run from the repository root on a machine
+# with an NVIDIA GPU after the README's build:
+#
+#   test/gpu/run_gpu_checks.sh [build-dir]
+#
+# 1. runtime/cuda's kernels against the CPU kernels (ctest -R '^cuda\.');
+# 2. the compiled tiny step on the GPU against the CPU binary: 3 steps of
+#    reverse with dropout on, losses and all state within 1e-4;
+# 3. tiny learns reverse on the GPU (exact match on held-out sentences);
+# 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
+# 5. base at a 25k-token batch: tokens/s of tgc and of PyTorch on the GPU.
+set -euo pipefail
+build=${1:-build}
+tgc=$build/bin/tgc
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+compare=test/lit/tgc/Inputs/compare_runs.py
+say() { printf '\n== %s\n' "$*"; }
+
+say "1. CUDA kernels vs CPU kernels"
+ctest --test-dir "$build" -R '^cuda\.' --output-on-failure
+
+say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
+$tgc --model transformer --preset tiny -o "$work/cpu"
+$tgc --model transformer --preset tiny --target=cuda -o "$work/gpu"
+common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
+"$work/cpu" "${common[@]}" --loss-log "$work/cpu.loss" --dump-params "$work/cpu.params" --checkpoint "$work/cpu3.ckpt"
+"$work/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
+python3 $compare "$work/gpu.loss" "$work/cpu.loss" "$work/gpu.params" "$work/cpu.params" 1e-4
+
+say "3. tiny-train learns reverse on the GPU"
+$tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt --target=cuda -o "$work/gpu16"
+"$work/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
+grep -E "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
+
+say "4. checkpoints: GPU -> CPU and CPU -> GPU"
+more=(--steps 6 --eval-sentences 0)
+"$work/cpu" "${more[@]}" --task reverse --seed 5 --loss-log "$work/cpu6.loss" --dump-params "$work/cpu6.params" --checkpoint "$work/cpu6.ckpt"
+"$work/cpu" "${more[@]}" --resume "$work/gpu3.ckpt" --checkpoint "$work/g2c.ckpt" --loss-log "$work/g2c.loss" --dump-params "$work/g2c.params"
+"$work/gpu" "${more[@]}" --resume "$work/cpu3.ckpt" --checkpoint "$work/c2g.ckpt" --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
+tail -n 3 "$work/cpu6.loss" > "$work/cpu6-last.loss"
+python3 $compare "$work/g2c.loss" "$work/cpu6-last.loss" "$work/g2c.params" "$work/cpu6.params" 1e-4
+python3 $compare "$work/c2g.loss" "$work/cpu6-last.loss" "$work/c2g.params" "$work/cpu6.params" 1e-4
+
+say "5. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch"
+$tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda -o "$work/base"
+"$work/base" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"
+python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5
