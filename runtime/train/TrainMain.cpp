@@ -145,8 +145,11 @@ struct Run {
         translateGreedy(model, memory.state(), memory.arena(), pairs);
     auto text = [&](const std::vector<int32_t> &ids) {
       std::string s;
-      for (int32_t id : ids)
-        s += (s.empty() ? "" : " ") + data.tokenText(id);
+      for (int32_t id : ids) {
+        if (!s.empty())
+          s += ' ';
+        s += data.tokenText(id);
+      }
       return s;
     };
     int64_t exact = 0;

@@ -16,8 +16,11 @@ std::string words(const std::string &number) {
   for (char c : number)
     digits.push_back(kFirstSymbolId + (c - '0'));
   std::string text;
-  for (int32_t id : taskOutput(Task::Digits, digits))
-    text += (text.empty() ? "" : " ") + tokenText(Task::Digits, id);
+  for (int32_t id : taskOutput(Task::Digits, digits)) {
+    if (!text.empty())
+      text += ' ';
+    text += tokenText(Task::Digits, id);
+  }
   return text;
 }
 
