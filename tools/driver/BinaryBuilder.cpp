@@ -127,7 +127,8 @@ bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
     const char *env = std::getenv("TGC_NVCC");
     compiler = env && *env ? env : kNvcc;
   }
-  std::vector<std::string> flags = {"-std=c++20", "-O3",
+  // The shared CUDA runtime, as runtime/cuda's archive was built for.
+  std::vector<std::string> flags = {"-std=c++20", "-O3", "-cudart=shared",
                                     "-I" + std::string(kSourceDir)};
   for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ',')) {
     arch = arch.trim();
