@@ -17,29 +17,18 @@
 #ifndef TGC_RUNTIME_CPU_KERNELS_H
 #define TGC_RUNTIME_CPU_KERNELS_H
 
-#include "runtime/Philox.h"
+#include "runtime/KernelTypes.h"
 
 #include <cstdint>
 
 namespace tgc::cpu {
 
-/// One dropout site (runtime/Philox.h); rate 0 keeps everything.
-struct Dropout {
-  uint32_t seed = 0, step = 0, opId = 0;
-  float rate = 0.0f;
-
-  /// What dropout multiplies element `index` by: 0 or 1 / (1 - rate).
-  float factor(uint64_t index) const {
-    if (rate <= 0.0f)
-      return 1.0f;
-    return runtime::dropoutKeep(seed, step, opId, index, rate)
-               ? 1.0f / (1.0f - rate)
-               : 0.0f;
-  }
-};
-
-/// What masks add to a hidden score (as the interpreter's kMaskedScore).
-inline constexpr float kMaskedScore = -1e9f;
+using runtime::AdamTensor;
+using runtime::AttentionConfig;
+using runtime::AttentionShape;
+using runtime::Dropout;
+using runtime::kMaskedScore;
+using runtime::Reduction;
 
 //===--- Gemm.cpp ---------------------------------------------------------===//
 
@@ -72,7 +61,6 @@ void broadcast(const float *input, float *out, const int64_t *resultShape,
                int resultRank, const int64_t *dims, const int64_t *inputShape,
                int inputRank);
 
-enum class Reduction { Sum, Max, Mean };
 /// Reduces `input` over the dimensions flagged in `reduced` (one flag per
 /// input dimension) into out, laid out as the input without those
 /// dimensions. rank <= 8.
@@ -127,16 +115,6 @@ void residualLayerNormGrad(const float *grad, const float *residual,
 
 //===--- Attention.cpp ----------------------------------------------------===//
 
-/// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv], mask [B, Sk] or null.
-struct AttentionShape {
-  int64_t batch, heads, queries, keys, keyDim, valueDim;
-};
-struct AttentionConfig {
-  const float *mask = nullptr;
-  bool causal = false;
-  float scale = 1.0f;
-  Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
-};
 
 /// out [B, H, Sq, Dv] and lse [B, H, Sq]. Tiled with an online softmax
 /// (FlashAttention): per (b, h) and block of queries, blocks of keys update a
@@ -164,12 +142,6 @@ void crossEntropyGrad(float lossGrad, const float *logits,
 
 //===--- Adam.cpp ---------------------------------------------------------===//
 
-/// One tensor of a (multi-tensor) Adam update.
-struct AdamTensor {
-  float *param, *moment1, *moment2;
-  const float *grad;
-  int64_t size;
-};
 /// Bias-corrected Adam on every tensor in one parallel pass (step >= 1).
 void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
                 float beta1, float beta2, float epsilon);

@@ -21,7 +21,7 @@
 #ifndef TGC_RUNTIME_CUDA_KERNELS_H
 #define TGC_RUNTIME_CUDA_KERNELS_H
 
-#include "runtime/Philox.h"
+#include "runtime/KernelTypes.h"
 
 #include <cstdint>
 #include <cuda_runtime.h>
@@ -41,24 +41,12 @@ cudaStream_t stream();
 void check(cudaError_t status, const char *file, int line);
 #define TGC_CUDA_CHECK(expr) ::tgc::cuda::check((expr), __FILE__, __LINE__)
 
-/// One dropout site (runtime/Philox.h); rate 0 keeps everything. Passed to
-/// kernels by value; factor() runs on the host and on the device.
-struct Dropout {
-  uint32_t seed = 0, step = 0, opId = 0;
-  float rate = 0.0f;
-
-  /// What dropout multiplies element `index` by: 0 or 1 / (1 - rate).
-  TGC_HOST_DEVICE float factor(uint64_t index) const {
-    if (rate <= 0.0f)
-      return 1.0f;
-    return runtime::dropoutKeep(seed, step, opId, index, rate)
-               ? 1.0f / (1.0f - rate)
-               : 0.0f;
-  }
-};
-
-/// What masks add to a hidden score (as the interpreter's kMaskedScore).
-inline constexpr float kMaskedScore = -1e9f;
+using runtime::AdamTensor; ///< device pointers
+using runtime::AttentionConfig; ///< mask: a device pointer
+using runtime::AttentionShape;
+using runtime::Dropout;
+using runtime::kMaskedScore;
+using runtime::Reduction;
 
 //===--- Gemm.cu ----------------------------------------------------------===//
 
@@ -106,7 +94,6 @@ void causalMask(float *out, int64_t size);
 
 //===--- Reduce.cu --------------------------------------------------------===//
 
-enum class Reduction { Sum, Max, Mean };
 /// Reduces `input` over the dimensions flagged in `reduced` (one host flag
 /// per input dimension) into out, laid out as the input without those
 /// dimensions. rank <= 8. Accumulates in double.
@@ -146,16 +133,6 @@ void residualLayerNormGrad(const float *grad, const float *residual,
 
 //===--- Attention.cu, AttentionGrad.cu -----------------------------------===//
 
-/// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv], mask [B, Sk] or null.
-struct AttentionShape {
-  int64_t batch, heads, queries, keys, keyDim, valueDim;
-};
-struct AttentionConfig {
-  const float *mask = nullptr; ///< device pointer
-  bool causal = false;
-  float scale = 1.0f;
-  Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
-};
 
 /// out [B, H, Sq, Dv] and lse [B, H, Sq]. One thread block per (b, h) and
 /// block of queries runs an online softmax over tiles of keys in shared
@@ -185,12 +162,6 @@ void crossEntropyGrad(float lossGrad, const float *logits,
 
 //===--- Adam.cu ----------------------------------------------------------===//
 
-/// One tensor of a (multi-tensor) Adam update: device pointers.
-struct AdamTensor {
-  float *param, *moment1, *moment2;
-  const float *grad;
-  int64_t size;
-};
 /// Bias-corrected Adam on every tensor in one launch (step >= 1). `tensors`
 /// is a host array (copied before the call returns); lr and step are
 /// DEVICE scalars.
