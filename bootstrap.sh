@@ -16,6 +16,7 @@ packages=(
   libprotobuf-dev protobuf-compiler         # model configs (text format), graph files, checkpoints
   libopenblas-dev libopenblas-openmp-dev    # OpenBLAS (OpenMP build): the CPU GEMMs of generated steps
   zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
+  libsentencepiece-dev pkgconf              # SentencePiece (found with pkg-config): BPE vocabularies of real corpora (tgc-data)
 )
 
 missing=()

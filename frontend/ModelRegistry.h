@@ -22,6 +22,10 @@ struct ModelOptions {
   std::string preset;
   /// Protobuf text file whose fields override the preset's; may be empty.
   std::string configFile;
+  /// Overrides of the batch shape and the vocabulary, applied last (0: the
+  /// config's): one model is built per bucket of `tgc --buckets`, and
+  /// `--corpus` sets the vocabulary from the data.
+  int64_t batchSize = 0, sourceLength = 0, targetLength = 0, vocabulary = 0;
 };
 
 struct ModelDefinition {

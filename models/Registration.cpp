@@ -34,6 +34,14 @@ buildTransformerModel(MLIRContext &context, const ModelOptions &options) {
     }
     config->MergeFrom(overrides);
   }
+  if (options.batchSize)
+    config->set_batch_size(options.batchSize);
+  if (options.sourceLength)
+    config->set_source_length(options.sourceLength);
+  if (options.targetLength)
+    config->set_target_length(options.targetLength);
+  if (options.vocabulary)
+    config->set_vocab_size(options.vocabulary);
   if (auto message = validateTransformerConfig(*config))
     return error(options.configFile.empty()
                      ? "transformer preset '" + options.preset + "': " + *message

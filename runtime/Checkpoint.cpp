@@ -113,6 +113,8 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.mutable_rng()->set_seed(info.seed);
   metadata.mutable_rng()->set_next_step(info.step);
   metadata.set_data(info.data);
+  if (info.bestBleu >= 0)
+    metadata.set_best_bleu(info.bestBleu);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -249,6 +251,7 @@ std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
   info.step = metadata.step();
   info.seed = metadata.rng().seed();
   info.data = metadata.data();
+  info.bestBleu = metadata.has_best_bleu() ? metadata.best_bleu() : -1;
   return {};
 }
 

@@ -44,6 +44,7 @@ struct CheckpointInfo {
   int64_t step = 0;   ///< steps completed
   uint32_t seed = 0;  ///< with `step`, the whole RNG state
   std::string data;   ///< where batches came from, e.g. "task reverse"
+  double bestBleu = -1; ///< best validation BLEU so far; -1 before any
 };
 
 /// Writes `info` and `tensors` to `path` atomically. Returns an empty string

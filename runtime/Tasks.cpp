@@ -131,6 +131,11 @@ int64_t Batch::targetTokens() const {
                        [](int32_t id) { return id != kPadId; });
 }
 
+int64_t Batch::sourceTokens() const {
+  return std::count_if(source.begin(), source.end(),
+                       [](int32_t id) { return id != kPadId; });
+}
+
 std::vector<int32_t> taskOutput(Task task, std::span<const int32_t> symbols) {
   if (task == Task::Digits)
     return numberWords(symbols);
@@ -171,7 +176,7 @@ std::string validateBatchShape(Task task, const BatchShape &shape) {
   return {};
 }
 
-Batch packBatch(std::span<const SentencePair> pairs, const BatchShape &shape) {
+Batch emptyBatch(const BatchShape &shape) {
   Batch batch;
   batch.batchSize = shape.batchSize;
   batch.sourceLength = shape.sourceLength;
@@ -179,16 +184,25 @@ Batch packBatch(std::span<const SentencePair> pairs, const BatchShape &shape) {
   batch.source.assign(shape.batchSize * shape.sourceLength, kPadId);
   batch.targetIn.assign(shape.batchSize * shape.targetLength, kPadId);
   batch.targetOut.assign(shape.batchSize * shape.targetLength, kPadId);
-  for (size_t row = 0; row < pairs.size(); ++row) {
-    const SentencePair &p = pairs[row];
-    auto source = batch.source.begin() + row * shape.sourceLength;
-    *std::copy(p.source.begin(), p.source.end(), source) = kEosId;
-    auto targetIn = batch.targetIn.begin() + row * shape.targetLength;
-    targetIn[0] = kBosId;
-    std::copy(p.target.begin(), p.target.end(), targetIn + 1);
-    auto targetOut = batch.targetOut.begin() + row * shape.targetLength;
-    *std::copy(p.target.begin(), p.target.end(), targetOut) = kEosId;
-  }
+  return batch;
+}
+
+void packRow(Batch &batch, int64_t row, std::span<const int32_t> source,
+             std::span<const int32_t> target) {
+  auto sourceRow = batch.source.begin() + row * batch.sourceLength;
+  *std::copy(source.begin(), source.end(), sourceRow) = kEosId;
+  auto targetIn = batch.targetIn.begin() + row * batch.targetLength;
+  targetIn[0] = kBosId;
+  std::copy(target.begin(), target.end(), targetIn + 1);
+  auto targetOut = batch.targetOut.begin() + row * batch.targetLength;
+  *std::copy(target.begin(), target.end(), targetOut) = kEosId;
+}
+
+Batch packBatch(std::span<const SentencePair> pairs, const BatchShape &shape) {
+  Batch batch = emptyBatch(shape);
+  for (size_t row = 0; row < pairs.size(); ++row)
+    packRow(batch, static_cast<int64_t>(row), pairs[row].source,
+            pairs[row].target);
   return batch;
 }
 

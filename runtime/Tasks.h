@@ -56,12 +56,24 @@ struct Batch {
 
   /// Non-padding positions of targetOut: the tokens the loss averages over.
   int64_t targetTokens() const;
+  /// Non-padding positions of source.
+  int64_t sourceTokens() const;
+  /// Source and target positions in all (padding included).
+  int64_t slots() const { return batchSize * (sourceLength + targetLength); }
 };
 
 struct BatchShape {
   int64_t batchSize, sourceLength, targetLength;
   int32_t vocabulary;
 };
+
+/// Writes one pair into row `row` of `batch` (which starts all padding):
+/// source EOS, BOS target, target EOS. The pair must fit.
+void packRow(Batch &batch, int64_t row, std::span<const int32_t> source,
+             std::span<const int32_t> target);
+
+/// An all-padding batch of `shape`.
+Batch emptyBatch(const BatchShape &shape);
 
 /// Rows of `pairs` in the step's layout; each must fit (symbols + EOS within
 /// the lengths). Rows past pairs.size() are all padding.

@@ -14,19 +14,34 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
+#include <string>
+
 namespace tgc {
 
-/// Writes the C++ of `module`'s @train_step (and @predict) to `os`. Fails
-/// with a diagnostic at the offending op (an op the emitter does not know, a
-/// missing plan).
-mlir::LogicalResult emitCpp(mlir::ModuleOp module, llvm::StringRef modelName,
+/// What the generated file records about the model besides its modules.
+struct CompiledModelInfo {
+  std::string name; ///< "transformer-tiny"
+  /// FNV-1a of the vocabulary the model was compiled for (tgc --corpus); 0
+  /// when none, and then the binary accepts any data of its vocabulary size.
+  uint64_t vocabularyHash = 0;
+};
+
+/// Writes the C++ of each bucket's @train_step (and @predict) to `os`: one
+/// planned module per static shape (batch, source length, target length),
+/// sharing the variables, the state and one arena. Fails with a diagnostic
+/// at the offending op (an op the emitter does not know, a missing plan,
+/// buckets whose variables differ).
+mlir::LogicalResult emitCpp(llvm::ArrayRef<mlir::ModuleOp> buckets,
+                            const CompiledModelInfo &info,
                             llvm::raw_ostream &os);
 
 /// The same program as CUDA C++ (`tgc --target cuda --emit=cuda`): state,
 /// arena and inputs on the GPU, elementwise ops and groups as kernels of
 /// their own, the other ops calling runtime/cuda/Kernels.h (cuBLAS GEMMs,
 /// tiled attention, one kernel per fused op).
-mlir::LogicalResult emitCuda(mlir::ModuleOp module, llvm::StringRef modelName,
+mlir::LogicalResult emitCuda(llvm::ArrayRef<mlir::ModuleOp> buckets,
+                             const CompiledModelInfo &info,
                              llvm::raw_ostream &os);
 
 } // namespace tgc

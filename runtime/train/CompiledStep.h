@@ -53,20 +53,31 @@ struct DeviceHooks {
   void (*download)(float *state);
 };
 
+/// One static shape the model was compiled for (`tgc --buckets`); every
+/// bucket reads and writes the same state and arena.
+struct CompiledBucket {
+  int64_t batchSize, sourceLength, targetLength;
+  void (*trainStep)(StepFrame &frame);
+  /// Inference without dropout: reads sourceIds and targetInIds, sets
+  /// logits. nullptr when the module has no @predict.
+  void (*predict)(StepFrame &frame);
+};
+
 struct CompiledModel {
   const char *name; ///< the module's name, e.g. "transformer-tiny"
-  int64_t batchSize, sourceLength, targetLength, vocabulary;
+  int64_t vocabulary;
+  /// FNV-1a of the SentencePiece model it was compiled for; 0: any.
+  uint64_t vocabularyHash;
   /// The warmup schedule of the module's tg.schedule.
   int64_t scheduleDModel, scheduleWarmup;
   double scheduleFactor;
   const CompiledVariable *variables;
   int numVariables;
   int64_t stateFloats;
-  int64_t arenaBytes; ///< shared by the step and predict
-  void (*trainStep)(StepFrame &frame);
-  /// Inference without dropout: reads sourceIds and targetInIds, sets
-  /// logits. nullptr when the module has no @predict.
-  void (*predict)(StepFrame &frame);
+  int64_t arenaBytes; ///< shared by every bucket's step and predict
+  /// In the order tgc was given them; the last is the largest.
+  const CompiledBucket *buckets;
+  int numBuckets;
   const DeviceHooks *device;
 };
 

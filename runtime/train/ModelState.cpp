@@ -59,14 +59,19 @@ std::vector<CheckpointTensor> ModelState::tensors() {
 }
 
 std::string ModelState::configText() const {
+  std::string buckets;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    buckets += (b ? ", " : "") + std::to_string(bucket.batchSize) + "x" +
+               std::to_string(bucket.sourceLength) + "x" +
+               std::to_string(bucket.targetLength);
+  }
   char text[512];
   std::snprintf(text, sizeof text,
-                "model %s; batch %lld, source length %lld, target length "
-                "%lld, vocabulary %lld; %d variables; schedule warmup "
-                "d_model %lld, warmup %lld, factor %.17g",
-                model.name, static_cast<long long>(model.batchSize),
-                static_cast<long long>(model.sourceLength),
-                static_cast<long long>(model.targetLength),
+                "model %s; buckets (batch x source x target) %s; vocabulary "
+                "%lld; %d variables; schedule warmup d_model %lld, warmup "
+                "%lld, factor %.17g",
+                model.name, buckets.c_str(),
                 static_cast<long long>(model.vocabulary), model.numVariables,
                 static_cast<long long>(model.scheduleDModel),
                 static_cast<long long>(model.scheduleWarmup),

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <string>
 #include <iterator>
 #include <cstdio>
 #include <string_view>
@@ -13,9 +15,13 @@ namespace {
 
 const char *kUsage =
     "usage: %s [options]\n"
-    "Trains the compiled model, then translates held-out sentences greedily.\n"
+    "Trains the compiled model, then translates held-out sentences greedily;\n"
+    "or, with --translate, translates text with beam search.\n"
     "data:\n"
     "  --task copy|reverse|digits  a built-in task (default reverse)\n"
+    "  --train-data F.tok    a corpus written by tgc-data encode\n"
+    "  --valid-data F.tok    its validation set\n"
+    "  --vocab F.model       the SentencePiece model: detokenized samples and BLEU\n"
     "  --train-source F --train-target F\n"
     "                        parallel token-id files, one sentence per line\n"
     "  --valid-source F --valid-target F\n"
@@ -25,6 +31,9 @@ const char *kUsage =
     "  --seed S              parameters, data order, dropout (default 1)\n"
     "  --log-every K         a log line every K steps (default 100)\n"
     "  --loss-log F          each step's loss and token count to F\n"
+    "  --valid-every K       every K steps: validation loss, perplexity and\n"
+    "                        greedy BLEU; the best checkpoint by BLEU is kept\n"
+    "                        as <checkpoint>.best (default 0: off)\n"
     "checkpoints:\n"
     "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
     "                        --resume file); saved at the end and on Ctrl-C\n"
@@ -33,7 +42,12 @@ const char *kUsage =
     "evaluation:\n"
     "  --eval-sentences N    held-out sentences to translate (default 256, 0 off)\n"
     "  --samples N           translations to print (default 3)\n"
-    "  --dump-params F       every variable as raw f32 to F at the end\n";
+    "  --dump-params F       every variable as raw f32 to F at the end\n"
+    "translation (needs --resume and --vocab):\n"
+    "  --translate F         translate F's lines (- for stdin), write text\n"
+    "  --output F            where to write them (default stdout)\n"
+    "  --beam K              beam size (default 4; 1 is greedy)\n"
+    "  --alpha A             length penalty ((5+|Y|)/6)^A (default 0.6)\n";
 
 template <typename T>
 bool parseNumber(std::string_view flag, std::string_view text, T &out,
@@ -79,6 +93,31 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return parseNumber(flag, value, o.evalSentences, int64_t{0});
   if (flag == "--samples")
     return parseNumber(flag, value, o.samples, int64_t{0});
+  if (flag == "--alpha") {
+    std::string copy(value);
+    char *end = nullptr;
+    o.alpha = std::strtod(copy.c_str(), &end);
+    if (copy.empty() || *end != '\0' || !(o.alpha >= 0)) {
+      std::fprintf(stderr, "error: --alpha needs a number >= 0, not '%s'\n",
+                   copy.c_str());
+      return false;
+    }
+    return true;
+  }
+  if (flag == "--beam")
+    return parseNumber(flag, value, o.beam, int64_t{1});
+  if (flag == "--valid-every")
+    return parseNumber(flag, value, o.validEvery, int64_t{0});
+  if (flag == "--train-data")
+    return text(o.trainData);
+  if (flag == "--valid-data")
+    return text(o.validData);
+  if (flag == "--vocab")
+    return text(o.vocabulary);
+  if (flag == "--translate")
+    return text(o.translate);
+  if (flag == "--output")
+    return text(o.output);
   if (flag == "--train-source")
     return text(o.trainSource);
   if (flag == "--train-target")
@@ -93,7 +132,7 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return text(o.resume);
   if (flag == "--dump-params")
     return text(o.dumpParameters);
-  return text(o.lossLog); // --loss-log, the last in kFlags
+  return text(o.lossLog); // --loss-log: kFlags has no other flag left
 }
 
 /// The flags that only make sense together, and a task with files.
@@ -111,6 +150,15 @@ bool checkCombinations(const TrainOptions &o) {
                    "held-out set)");
   if (o.task && !o.trainSource.empty())
     return problem("--task and --train-source exclude each other");
+  if (!o.trainData.empty() && (o.task || !o.trainSource.empty()))
+    return problem("--train-data excludes --task and --train-source");
+  if (!o.validData.empty() && o.trainData.empty())
+    return problem("--valid-data needs --train-data");
+  if (!o.translate.empty() && (o.resume.empty() || o.vocabulary.empty()))
+    return problem("--translate needs --resume (the trained model) and "
+                   "--vocab (its SentencePiece model)");
+  if (!o.output.empty() && o.translate.empty())
+    return problem("--output goes with --translate");
   if (!o.checkpoint.empty() && o.checkpoint.back() == '/')
     return problem("--checkpoint needs a file name, not a directory");
   return true;
@@ -124,7 +172,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--task", "--train-source", "--train-target", "--valid-source",
       "--valid-target", "--steps", "--seed", "--log-every", "--loss-log",
       "--checkpoint", "--save-every", "--resume", "--eval-sentences",
-      "--samples", "--dump-params"};
+      "--samples", "--dump-params", "--train-data", "--valid-data", "--vocab",
+      "--valid-every", "--translate", "--output", "--beam", "--alpha"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -15,6 +15,14 @@ struct TrainOptions {
   std::optional<Task> task;
   /// Parallel token-id files (one sentence per line) instead of a task.
   std::string trainSource, trainTarget, validSource, validTarget;
+  /// Corpora written by tgc-data encode, and their SentencePiece model.
+  std::string trainData, validData, vocabulary;
+  /// Validation (loss, perplexity, greedy BLEU) every N steps; 0: off.
+  int64_t validEvery = 0;
+  /// Translation mode: the text to translate ("-": stdin) and where to.
+  std::string translate, output;
+  int64_t beam = 4;
+  double alpha = 0.6;
   int64_t steps = 1000;
   /// Unset: 1, or the checkpoint's on --resume.
   std::optional<uint32_t> seed;

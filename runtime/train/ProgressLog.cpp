@@ -26,8 +26,11 @@ bool ProgressLog::openLossLog(const std::string &path) {
   return lossLog != nullptr;
 }
 
-void ProgressLog::record(int64_t step, float loss, float lr, int32_t count) {
+void ProgressLog::record(int64_t step, float loss, float lr, int32_t count,
+                         int64_t batchPadded, int64_t batchSlots) {
   tokens += count;
+  padded += batchPadded;
+  slots += batchSlots;
   ++recorded;
   if (lossLog)
     std::fprintf(lossLog, "%lld %.9g %d\n", static_cast<long long>(step),
@@ -40,11 +43,13 @@ void ProgressLog::record(int64_t step, float loss, float lr, int32_t count) {
   double eta = elapsed / static_cast<double>(recorded) *
                static_cast<double>(steps - step);
   std::printf("%sstep %6lld/%lld  loss %.4f  ppl %8.3f  lr %.3e  tok/s %7.0f"
-              "  elapsed %6.1fs  eta %6.1fs%s",
+              "  pad %4.1f%%  elapsed %6.1fs  eta %6.1fs%s",
               terminal ? "\r" : "", static_cast<long long>(step),
               static_cast<long long>(steps), loss, std::exp(loss), lr,
-              tokens / std::max(elapsed, 1e-9), elapsed, eta,
-              terminal ? "" : "\n");
+              tokens / std::max(elapsed, 1e-9),
+              100.0 * static_cast<double>(padded) /
+                  static_cast<double>(std::max<int64_t>(slots, 1)),
+              elapsed, eta, terminal ? "" : "\n");
   std::fflush(stdout);
 }
 

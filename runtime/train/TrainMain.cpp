@@ -3,10 +3,13 @@
 // Allocates the state and the arena the compiled model asks for, fills the
 // parameters from the seed (runtime/Initializers.h, as the interpreter does)
 // or a checkpoint, runs the step on the data's batches with the warmup
-// schedule, logging every --log-every steps and saving checkpoints, and at
-// the end translates held-out sentences greedily with the compiled predict.
+// schedule, logging every --log-every steps, validating every --valid-every
+// steps and saving checkpoints, and at the end translates held-out sentences
+// greedily with the compiled predict. With --translate it translates text
+// with beam search instead (TranslateText.h).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Bleu.h"
 #include "runtime/Schedule.h"
 #include "runtime/train/CompiledStep.h"
 #include "runtime/train/Interrupt.h"
@@ -15,8 +18,11 @@
 #include "runtime/train/ProgressLog.h"
 #include "runtime/train/TrainingData.h"
 #include "runtime/train/Translate.h"
+#include "runtime/train/TranslateText.h"
 
+#include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 
@@ -37,6 +43,20 @@ bool loadCheckpoint(const TrainOptions &options, ModelState &memory,
   return true;
 }
 
+/// The bucket `batch` was packed for.
+const CompiledBucket *bucketOf(const CompiledModel &model, const Batch &batch) {
+  for (int b = 0; b < model.numBuckets; ++b)
+    if (model.buckets[b].batchSize == batch.batchSize &&
+        model.buckets[b].sourceLength == batch.sourceLength &&
+        model.buckets[b].targetLength == batch.targetLength)
+      return &model.buckets[b];
+  std::fprintf(stderr, "internal error: no bucket of shape %lldx%lldx%lld\n",
+               static_cast<long long>(batch.batchSize),
+               static_cast<long long>(batch.sourceLength),
+               static_cast<long long>(batch.targetLength));
+  std::abort();
+}
+
 struct Run {
   const CompiledModel &model;
   const TrainOptions &options;
@@ -45,6 +65,7 @@ struct Run {
   std::string checkpointPath;
   uint32_t seed = 1;
   int64_t stepsDone = 0;
+  double bestBleu = -1; ///< of the validations so far, also before a resume
 
   /// Continues `info`'s run if this one would see the same data; false
   /// after a message.
@@ -65,25 +86,54 @@ struct Run {
     }
     seed = info.seed;
     stepsDone = info.step;
+    bestBleu = info.bestBleu;
     std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
                 static_cast<long long>(stepsDone));
     return true;
   }
 
-  bool save(int64_t step) {
+  bool save(int64_t step, const std::string &path) {
     if (model.device)
       model.device->download(memory.state());
     CheckpointInfo info{model.name, memory.configText(), step, seed,
-                        data.describe()};
+                        data.describe(), bestBleu};
     std::vector<CheckpointTensor> tensors = memory.tensors();
-    if (std::string why = writeCheckpoint(checkpointPath, info, tensors);
-        !why.empty()) {
+    if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
       std::fprintf(stderr, "error: %s\n", why.c_str());
       return false;
     }
-    std::printf("saved checkpoint %s at step %lld\n", checkpointPath.c_str(),
+    std::printf("saved checkpoint %s at step %lld\n", path.c_str(),
                 static_cast<long long>(step));
     return true;
+  }
+  bool save(int64_t step) { return save(step, checkpointPath); }
+
+  /// Validation loss, perplexity and greedy BLEU on the held-out pairs;
+  /// keeps <checkpoint>.best when BLEU improves. False when a save failed.
+  bool validate(int64_t step) {
+    std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
+    if (pairs.empty() || !model.buckets[0].predict)
+      return true;
+    ValidationLoss loss =
+        validationLoss(model, memory.state(), memory.arena(), pairs);
+    std::vector<std::vector<int32_t>> outputs =
+        translateGreedy(model, memory.state(), memory.arena(), pairs);
+    std::vector<std::vector<int32_t>> targets;
+    for (const SentencePair &pair : pairs)
+      targets.push_back(pair.target);
+    std::vector<std::string> hypotheses, references;
+    if (!data.texts(outputs, hypotheses) || !data.texts(targets, references))
+      return false;
+    BleuScore bleu = corpusBleu(hypotheses, references);
+    std::printf("valid step %lld: loss %.4f  ppl %.3f  on %lld tokens; "
+                "greedy %s\n",
+                static_cast<long long>(step), loss.perTokenLoss(),
+                std::exp(loss.perTokenLoss()),
+                static_cast<long long>(loss.tokens), bleu.format().c_str());
+    if (bleu.score <= bestBleu)
+      return true;
+    bestBleu = bleu.score;
+    return save(step, checkpointPath + ".best");
   }
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
@@ -96,6 +146,7 @@ struct Run {
     installInterruptHandlers();
     for (int64_t step = stepsDone + 1; step <= options.steps; ++step) {
       Batch batch = data.batch(seed, static_cast<uint64_t>(step - 1));
+      const CompiledBucket *bucket = bucketOf(model, batch);
       StepFrame frame{};
       frame.state = memory.state();
       frame.arena = memory.arena();
@@ -106,8 +157,10 @@ struct Run {
       frame.dropoutKey[1] = static_cast<int32_t>(step);
       frame.lr = static_cast<float>(schedule.learningRate(step));
       frame.step = static_cast<int32_t>(step);
-      model.trainStep(frame);
-      log.record(step, frame.loss, frame.lr, frame.tokens);
+      bucket->trainStep(frame);
+      log.record(step, frame.loss, frame.lr, frame.tokens,
+                 batch.slots() - batch.sourceTokens() - batch.targetTokens(),
+                 batch.slots());
       stepsDone = step;
       if (int signal = pendingInterrupt()) {
         log.finish();
@@ -119,6 +172,10 @@ struct Run {
                      saved ? checkpointPath.c_str() : "");
         return 128 + signal;
       }
+      if (options.validEvery > 0 &&
+          (step % options.validEvery == 0 || step == options.steps) &&
+          !validate(step))
+        return 1;
       if (options.saveEvery > 0 && step % options.saveEvery == 0 &&
           step != options.steps && !save(step))
         return 1;
@@ -131,7 +188,7 @@ struct Run {
   void evaluate() {
     if (options.evalSentences == 0)
       return;
-    if (!model.predict) {
+    if (!model.buckets[0].predict) {
       std::printf("no evaluation: the model was compiled without @predict\n");
       return;
     }
@@ -143,28 +200,31 @@ struct Run {
     }
     std::vector<std::vector<int32_t>> outputs =
         translateGreedy(model, memory.state(), memory.arena(), pairs);
-    auto text = [&](const std::vector<int32_t> &ids) {
-      std::string s;
-      for (int32_t id : ids) {
-        if (!s.empty())
-          s += ' ';
-        s += data.tokenText(id);
-      }
-      return s;
-    };
+    std::vector<std::vector<int32_t>> sources, targets;
+    for (const SentencePair &pair : pairs) {
+      sources.push_back(pair.source);
+      targets.push_back(pair.target);
+    }
+    std::vector<std::string> sourceText, outputText, targetText;
+    if (!data.texts(sources, sourceText) || !data.texts(outputs, outputText) ||
+        !data.texts(targets, targetText))
+      return;
     int64_t exact = 0;
     for (size_t i = 0; i < pairs.size(); ++i) {
       bool right = outputs[i] == pairs[i].target;
       exact += right;
       if (static_cast<int64_t>(i) < options.samples)
-        std::printf("  %s  ->  %s  [%s]\n", text(pairs[i].source).c_str(),
-                    text(outputs[i]).c_str(),
-                    right ? "ok" : ("expected " + text(pairs[i].target)).c_str());
+        std::printf("  %s  ->  %s  [%s]\n", sourceText[i].c_str(),
+                    outputText[i].c_str(),
+                    right ? "ok" : ("expected " + targetText[i]).c_str());
     }
     std::printf("exact match on %zu held-out sentences (greedy): %lld/%zu = "
                 "%.1f%%\n",
                 pairs.size(), static_cast<long long>(exact), pairs.size(),
                 100.0 * exact / pairs.size());
+    if (data.hasVocabulary())
+      std::printf("greedy %s\n",
+                  corpusBleu(outputText, targetText).format().c_str());
   }
 };
 
@@ -194,9 +254,12 @@ int main(int argc, char **argv) {
         resumed.data.starts_with("task "))
       options.task = parseTask(resumed.data.substr(5));
   }
-  BatchShape shape{model.batchSize, model.sourceLength, model.targetLength,
-                   static_cast<int32_t>(model.vocabulary)};
-  std::unique_ptr<TrainingData> data = openTrainingData(options, shape);
+  if (!options.translate.empty()) {
+    if (model.device)
+      model.device->upload(memory.state());
+    return translateText(model, options, memory);
+  }
+  std::unique_ptr<TrainingData> data = openTrainingData(options, model);
   if (!data)
     return 1;
 
@@ -212,7 +275,8 @@ int main(int argc, char **argv) {
   std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
               "arena %lld bytes (%.2f MiB)\n",
               model.name, data->describe().c_str(),
-              static_cast<long long>(model.batchSize), run.seed,
+              static_cast<long long>(model.buckets[model.numBuckets - 1].batchSize),
+              run.seed,
               static_cast<long long>(options.steps),
               model.stateFloats * 4.0 / (1 << 20),
               static_cast<long long>(model.arenaBytes),

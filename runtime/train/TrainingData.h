@@ -1,18 +1,23 @@
 //===- TrainingData.h - where a training binary's batches come from -*- C++ -*-===//
 //
-// A built-in task (runtime/Tasks.h) or a user's parallel token-id files
-// (runtime/TokenFiles.h). Either way batch number i is a pure function of
-// (seed, i), so a resumed run sees exactly the batches it would have seen.
-// Files are visited in a new random order every epoch.
+// A built-in task (runtime/Tasks.h), a user's parallel token-id files
+// (runtime/TokenFiles.h) or a corpus encoded by tgc-data
+// (runtime/TokenCorpus.h). Tasks fill the largest bucket; corpora are
+// batched by token budget into the compiled buckets (Batcher.h). Either way
+// batch number i is a pure function of (seed, i), so a resumed run sees
+// exactly the batches it would have seen.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_TRAININGDATA_H
 #define TGC_RUNTIME_TRAIN_TRAININGDATA_H
 
 #include "runtime/Tasks.h"
+#include "runtime/train/CompiledStep.h"
 #include "runtime/train/Options.h"
+#include "runtime/train/VocabularyTool.h"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,20 +26,30 @@ namespace tgc::runtime {
 class TrainingData {
 public:
   virtual ~TrainingData() = default;
-  /// The training batch number `index` (0-based).
+  /// The training batch number `index` (0-based), in one bucket's shape.
   virtual Batch batch(uint32_t seed, uint64_t index) = 0;
   /// Up to `count` held-out pairs, the same in every run.
   virtual std::vector<SentencePair> heldOut(int64_t count) = 0;
   /// "task reverse", or the files: what a checkpoint records.
   virtual std::string describe() const = 0;
-  /// How token `id` reads in a sample.
-  virtual std::string tokenText(int32_t id) const = 0;
+  /// How sentences read: detokenized text with a vocabulary, else their
+  /// tokens ("7 seventeen", "s4 s9", "17 4 230"). False after a message
+  /// when the vocabulary's tool failed.
+  virtual bool texts(const std::vector<std::vector<int32_t>> &sentences,
+                     std::vector<std::string> &out) const = 0;
+  /// Whether text() is detokenized text that BLEU can score.
+  virtual bool hasVocabulary() const { return false; }
 };
 
-/// The data `options` ask for, for a model of `shape`; nullptr after
-/// printing why not (an unusable task, a bad file).
+/// The data `options` ask for, for `model`; nullptr after printing why not
+/// (an unusable task, a bad file, another vocabulary).
 std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
-                                               const BatchShape &shape);
+                                               const CompiledModel &model);
+
+/// Loads --vocab and checks it is the one the model was compiled for; null
+/// after a message.
+std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,
+                                               const CompiledModel &model);
 
 } // namespace tgc::runtime
 

@@ -1,55 +1,276 @@
-//===- Translate.cpp - greedy decoding with the compiled @predict --------===//
+//===- Translate.cpp - decoding and validation with the compiled @predict -===//
 #include "runtime/train/Translate.h"
 
+#include "runtime/train/Batcher.h"
+
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
 
 namespace tgc::runtime {
+namespace {
+
+BatchShape shapeOf(const CompiledModel &model, const CompiledBucket &bucket) {
+  return {bucket.batchSize, bucket.sourceLength, bucket.targetLength,
+          static_cast<int32_t>(model.vocabulary)};
+}
+
+/// Calls the bucket's predict on `batch`; the logits stay valid until the
+/// next call.
+const float *predict(const CompiledBucket &bucket, float *state, char *arena,
+                     const Batch &batch) {
+  StepFrame frame{};
+  frame.state = state;
+  frame.arena = arena;
+  frame.sourceIds = batch.source.data();
+  frame.targetInIds = batch.targetIn.data();
+  bucket.predict(frame);
+  return frame.logits;
+}
+
+/// Indices of `count` sources grouped by their bucket, in input order;
+/// sources too long for every bucket are left out.
+template <typename SourceOf>
+std::map<int, std::vector<size_t>> groupByBucket(const CompiledModel &model,
+                                                 size_t count,
+                                                 SourceOf sourceOf) {
+  std::map<int, std::vector<size_t>> groups;
+  for (size_t i = 0; i < count; ++i)
+    if (int bucket = bucketFor(model, sourceOf(i).size(), 0); bucket >= 0)
+      groups[bucket].push_back(i);
+  return groups;
+}
+
+/// log(sum(exp(logits))) over the whole vocabulary, in double.
+double logSumExp(const float *logits, int64_t vocabulary) {
+  float max = *std::max_element(logits, logits + vocabulary);
+  double sum = 0;
+  for (int64_t id = 0; id < vocabulary; ++id)
+    sum += std::exp(static_cast<double>(logits[id]) - max);
+  return max + std::log(sum);
+}
+
+struct Hypothesis {
+  std::vector<int32_t> tokens;
+  double score = 0; ///< sum of log-probabilities
+};
+
+struct Candidate {
+  double score;
+  int hypothesis;
+  int32_t id;
+};
+
+/// The beam search state of one sentence.
+struct SentenceBeam {
+  std::vector<Hypothesis> live{Hypothesis{}};
+  std::vector<Hypothesis> finished;
+  bool done = false;
+};
+
+double lengthPenalty(size_t length, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+/// One step of one sentence: `logits(j)` gives the next-token logits of
+/// live hypothesis j. `last`: no position follows, so everything ends.
+void advance(SentenceBeam &sentence, int64_t beam, double alpha,
+             int64_t vocabulary, bool last,
+             const std::function<const float *(int)> &logits) {
+  std::vector<Candidate> candidates;
+  for (int j = 0; j < static_cast<int>(sentence.live.size()); ++j) {
+    const float *row = logits(j);
+    double normalizer = logSumExp(row, vocabulary);
+    for (int32_t id = kEosId; id < vocabulary; ++id)
+      candidates.push_back({sentence.live[j].score + row[id] - normalizer, j, id});
+  }
+  // Best first; ties by hypothesis, then the smaller id (as greedy's argmax).
+  size_t keep = std::min(candidates.size(), static_cast<size_t>(2 * beam));
+  std::partial_sort(candidates.begin(), candidates.begin() + keep,
+                    candidates.end(), [](const Candidate &a, const Candidate &b) {
+                      if (a.score != b.score)
+                        return a.score > b.score;
+                      if (a.hypothesis != b.hypothesis)
+                        return a.hypothesis < b.hypothesis;
+                      return a.id < b.id;
+                    });
+  std::vector<Hypothesis> next;
+  for (size_t rank = 0; rank < keep && static_cast<int64_t>(next.size()) < beam;
+       ++rank) {
+    const Candidate &c = candidates[rank];
+    Hypothesis h{sentence.live[c.hypothesis].tokens, c.score};
+    if (c.id == kEosId) {
+      // EOS counts only among the beam's best, so beam 1 is greedy.
+      if (static_cast<int64_t>(rank) < beam)
+        sentence.finished.push_back(std::move(h));
+      continue;
+    }
+    h.tokens.push_back(c.id);
+    next.push_back(std::move(h));
+  }
+  if (last) {
+    for (Hypothesis &h : next)
+      sentence.finished.push_back(std::move(h));
+    next.clear();
+  }
+  sentence.live = std::move(next);
+  sentence.done = sentence.live.empty() ||
+                  static_cast<int64_t>(sentence.finished.size()) >= beam;
+}
+
+/// The finished hypothesis with the best length-normalized score (length
+/// with EOS).
+std::vector<int32_t> best(const SentenceBeam &sentence, double alpha) {
+  const Hypothesis *winner = nullptr;
+  double winnerScore = -std::numeric_limits<double>::infinity();
+  for (const Hypothesis &h : sentence.finished) {
+    double score = h.score / lengthPenalty(h.tokens.size() + 1, alpha);
+    if (!winner || score > winnerScore)
+      winner = &h, winnerScore = score;
+  }
+  return winner ? winner->tokens : std::vector<int32_t>{};
+}
+
+} // namespace
 
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
                 std::span<const SentencePair> pairs) {
-  BatchShape shape{model.batchSize, model.sourceLength, model.targetLength,
-                   static_cast<int32_t>(model.vocabulary)};
   std::vector<std::vector<int32_t>> outputs(pairs.size());
-  for (size_t first = 0; first < pairs.size(); first += model.batchSize) {
-    size_t rows = std::min<size_t>(model.batchSize, pairs.size() - first);
-    // Sources only: the targets are what we are about to produce.
-    std::vector<SentencePair> sources(rows);
-    for (size_t r = 0; r < rows; ++r)
-      sources[r].source = pairs[first + r].source;
-    Batch batch = packBatch(sources, shape);
-    std::vector<bool> done(rows, false);
-    for (int64_t t = 0; t < model.targetLength; ++t) {
-      StepFrame frame{};
-      frame.state = state;
-      frame.arena = arena;
-      frame.sourceIds = batch.source.data();
-      frame.targetInIds = batch.targetIn.data();
-      model.predict(frame);
-      bool all = true;
-      for (size_t r = 0; r < rows; ++r) {
-        if (done[r])
-          continue;
-        const float *logits =
-            frame.logits + (r * model.targetLength + t) * model.vocabulary;
-        int32_t best = kEosId;
-        for (int32_t id = kEosId; id < model.vocabulary; ++id)
-          if (logits[id] > logits[best])
-            best = id;
-        if (best == kEosId) {
-          done[r] = true;
-          continue;
+  auto groups = groupByBucket(model, pairs.size(),
+                              [&](size_t i) { return pairs[i].source; });
+  for (const auto &[bucketIndex, members] : groups) {
+    const CompiledBucket &bucket = model.buckets[bucketIndex];
+    for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+      size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
+      // Sources only: the targets are what we are about to produce.
+      Batch batch = emptyBatch(shapeOf(model, bucket));
+      for (size_t r = 0; r < rows; ++r)
+        packRow(batch, static_cast<int64_t>(r), pairs[members[first + r]].source, {});
+      std::vector<bool> done(rows, false);
+      for (int64_t t = 0; t < bucket.targetLength; ++t) {
+        const float *logits = predict(bucket, state, arena, batch);
+        bool all = true;
+        for (size_t r = 0; r < rows; ++r) {
+          if (done[r])
+            continue;
+          const float *row =
+              logits + (r * bucket.targetLength + t) * model.vocabulary;
+          int32_t chosen = kEosId;
+          for (int32_t id = kEosId; id < model.vocabulary; ++id)
+            if (row[id] > row[chosen])
+              chosen = id;
+          if (chosen == kEosId) {
+            done[r] = true;
+            continue;
+          }
+          outputs[members[first + r]].push_back(chosen);
+          if (t + 1 < bucket.targetLength)
+            batch.targetIn[r * bucket.targetLength + t + 1] = chosen;
+          all = false;
         }
-        outputs[first + r].push_back(best);
-        if (t + 1 < model.targetLength)
-          batch.targetIn[r * model.targetLength + t + 1] = best;
-        all = false;
+        if (all)
+          break;
       }
-      if (all)
-        break;
     }
   }
   return outputs;
+}
+
+std::vector<std::vector<int32_t>>
+translateBeam(const CompiledModel &model, float *state, char *arena,
+              std::span<const std::vector<int32_t>> sources,
+              const BeamOptions &options, std::string &error) {
+  std::vector<std::vector<int32_t>> outputs(sources.size());
+  auto groups = groupByBucket(model, sources.size(),
+                              [&](size_t i) -> const std::vector<int32_t> & {
+                                return sources[i];
+                              });
+  const int64_t beam = options.beam;
+  for (const auto &[bucketIndex, members] : groups) {
+    const CompiledBucket &bucket = model.buckets[bucketIndex];
+    if (beam > bucket.batchSize) {
+      error = "beam " + std::to_string(beam) + " exceeds the batch of bucket " +
+              std::to_string(bucket.batchSize) + "x" +
+              std::to_string(bucket.sourceLength) + "x" +
+              std::to_string(bucket.targetLength);
+      return {};
+    }
+    // Each sentence takes `beam` rows of the batch.
+    size_t perCall = static_cast<size_t>(bucket.batchSize / beam);
+    for (size_t first = 0; first < members.size(); first += perCall) {
+      size_t count = std::min(perCall, members.size() - first);
+      std::vector<SentenceBeam> sentences(count);
+      Batch batch = emptyBatch(shapeOf(model, bucket));
+      for (int64_t t = 0; t < bucket.targetLength; ++t) {
+        // Row s * beam + j holds live hypothesis j of sentence s.
+        for (size_t s = 0; s < count; ++s)
+          for (int64_t j = 0; j < beam; ++j) {
+            int64_t row = static_cast<int64_t>(s) * beam + j;
+            std::fill_n(batch.targetIn.begin() + row * bucket.targetLength,
+                        bucket.targetLength, kPadId);
+            std::fill_n(batch.source.begin() + row * bucket.sourceLength,
+                        bucket.sourceLength, kPadId);
+            if (sentences[s].done ||
+                j >= static_cast<int64_t>(sentences[s].live.size()))
+              continue;
+            packRow(batch, row, sources[members[first + s]],
+                    sentences[s].live[j].tokens);
+          }
+        const float *logits = predict(bucket, state, arena, batch);
+        bool all = true;
+        for (size_t s = 0; s < count; ++s) {
+          if (sentences[s].done)
+            continue;
+          advance(sentences[s], beam, options.alpha, model.vocabulary,
+                  t + 1 == bucket.targetLength, [&](int j) {
+                    int64_t row = static_cast<int64_t>(s) * beam + j;
+                    return logits + (row * bucket.targetLength + t) *
+                                        model.vocabulary;
+                  });
+          all = all && sentences[s].done;
+        }
+        if (all)
+          break;
+      }
+      for (size_t s = 0; s < count; ++s)
+        outputs[members[first + s]] = best(sentences[s], options.alpha);
+    }
+  }
+  return outputs;
+}
+
+ValidationLoss validationLoss(const CompiledModel &model, float *state,
+                              char *arena, std::span<const SentencePair> pairs) {
+  ValidationLoss total;
+  std::map<int, std::vector<size_t>> groups;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (int bucket = bucketFor(model, pairs[i].source.size(),
+                               pairs[i].target.size());
+        bucket >= 0)
+      groups[bucket].push_back(i);
+  for (const auto &[bucketIndex, members] : groups) {
+    const CompiledBucket &bucket = model.buckets[bucketIndex];
+    for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+      size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
+      Batch batch = emptyBatch(shapeOf(model, bucket));
+      for (size_t r = 0; r < rows; ++r)
+        packRow(batch, static_cast<int64_t>(r), pairs[members[first + r]].source,
+                pairs[members[first + r]].target);
+      const float *logits = predict(bucket, state, arena, batch);
+      for (int64_t p = 0; p < bucket.batchSize * bucket.targetLength; ++p) {
+        int32_t id = batch.targetOut[p];
+        if (id == kPadId)
+          continue;
+        const float *row = logits + p * model.vocabulary;
+        total.nll += logSumExp(row, model.vocabulary) - row[id];
+        ++total.tokens;
+      }
+    }
+  }
+  return total;
 }
 
 } // namespace tgc::runtime

@@ -1,11 +1,20 @@
-//===- Translate.h - greedy decoding with the compiled @predict -*- C++ -*-===//
+//===- Translate.h - decoding and validation with the compiled @predict -*- C++ -*-===//
 //
-// Translates sentence pairs' sources one batch at a time: the target starts
-// as BOS; each call of predict() gives the logits of every position, the
-// most likely token at the next position is appended (padding and BOS are
-// never chosen), and a row stops at EOS or at the target length. The causal
-// mask makes the logits of position t depend on positions <= t only, so the
-// padding after the prefix does not change them.
+// @predict gives the logits of every target position for a batch of
+// sources and target prefixes (BOS, then the tokens chosen so far). The
+// causal mask makes position t depend on positions <= t only, so the padding
+// after a prefix does not change them. Each sentence uses the smallest
+// bucket whose source length holds it.
+//
+// Greedy decoding appends the most likely token (padding and BOS are never
+// chosen) until EOS or the bucket's target length. Beam search keeps the
+// `beam` best prefixes per sentence by log-probability; a prefix ends when
+// EOS is among the `beam` best candidates, and the finished ones compete by
+// score / lp, lp = ((5 + length) / 6)^alpha (Wu et al. 2016, as the paper
+// does with beam 4, alpha 0.6; length counts EOS). With beam 1 it is greedy
+// decoding.
+//
+// Both recompute the whole prefix per token (no key/value cache yet).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_TRANSLATE_H
@@ -15,14 +24,39 @@
 #include "runtime/train/CompiledStep.h"
 
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tgc::runtime {
 
-/// The greedy output (symbols, without EOS) for each pair's source.
+/// The greedy output (symbols, without EOS) for each pair's source; each
+/// source must fit a bucket.
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
                 std::span<const SentencePair> pairs);
+
+struct BeamOptions {
+  int64_t beam = 4;
+  double alpha = 0.6;
+};
+
+/// Beam search outputs for `sources` (symbols each, fitting a bucket's
+/// source length). Fails with a message when the beam exceeds a bucket's
+/// batch.
+std::vector<std::vector<int32_t>>
+translateBeam(const CompiledModel &model, float *state, char *arena,
+              std::span<const std::vector<int32_t>> sources,
+              const BeamOptions &options, std::string &error);
+
+/// Negative log-likelihood of the pairs' targets (plain, no label
+/// smoothing) and the tokens it sums over (symbols + EOS).
+struct ValidationLoss {
+  double nll = 0;
+  int64_t tokens = 0;
+  double perTokenLoss() const { return tokens ? nll / tokens : 0.0; }
+};
+ValidationLoss validationLoss(const CompiledModel &model, float *state,
+                              char *arena, std::span<const SentencePair> pairs);
 
 } // namespace tgc::runtime
 

@@ -9,6 +9,7 @@
 
 #include "codegen/Interpreter.h"
 #include "codegen/InterpreterTrainer.h"
+#include "codegen/StepSignature.h"
 #include "codegen/cpu/CppEmitter.h"
 #include "frontend/GraphFile.h"
 #include "frontend/ModelRegistry.h"
@@ -17,7 +18,9 @@
 #include "passes/Passes.h"
 #include "runtime/Tasks.h"
 #include "tools/InitAll.h"
+#include "runtime/TokenCorpus.h"
 #include "tools/driver/BinaryBuilder.h"
+#include "tools/driver/Buckets.h"
 #include "tools/driver/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -69,6 +72,31 @@ cl::opt<std::string> configFile(
     "config",
     cl::desc("Protobuf text file overriding the preset's fields"),
     cl::value_desc("file.pbtxt"), cl::cat(tgcCategory));
+
+cl::opt<std::string> bucketList(
+    "buckets",
+    cl::desc("Compile the model for several static shapes sharing its state "
+             "and arena: comma-separated BATCHxSOURCExTARGET, or "
+             "SOURCExTARGET with the batch from --max-tokens (default: the "
+             "config's one shape, or buckets fitted to --corpus)"),
+    cl::value_desc("list"), cl::cat(tgcCategory));
+
+cl::opt<int64_t> maxTokens(
+    "max-tokens",
+    cl::desc("Token budget of one batch: a bucket's batch is this divided "
+             "by its longer length"),
+    cl::init(0), cl::cat(tgcCategory));
+
+cl::opt<std::string> corpusFile(
+    "corpus",
+    cl::desc("A training corpus written by tgc-data encode: the vocabulary "
+             "(size and hash) comes from it and, without --buckets, "
+             "--bucket-count buckets fitted to its lengths"),
+    cl::value_desc("file.tok"), cl::cat(tgcCategory));
+
+cl::opt<int> bucketCount("bucket-count",
+                         cl::desc("Buckets to fit to --corpus (default 4)"),
+                         cl::init(4), cl::cat(tgcCategory));
 
 cl::opt<bool> listModels("list-models",
                          cl::desc("List the registered models and presets"),
@@ -216,7 +244,45 @@ void printModels(llvm::raw_ostream &os) {
        << " (default " << model->defaultPreset << ")\n";
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context) {
+/// What --corpus says about the model: its vocabulary and its buckets.
+struct CorpusFacts {
+  int64_t vocabulary = 0;
+  uint64_t vocabularyHash = 0;
+  std::vector<BucketShape> buckets;
+};
+
+bool readCorpusFacts(CorpusFacts &facts) {
+  std::string error;
+  std::optional<runtime::TokenCorpus> corpus =
+      runtime::TokenCorpus::open(corpusFile, error);
+  if (!corpus) {
+    llvm::errs() << "tgc: " << error << "\n";
+    return false;
+  }
+  facts.vocabulary = corpus->vocabularySize();
+  facts.vocabularyHash = corpus->vocabularyHash();
+  if (!bucketList.empty())
+    return true;
+  if (maxTokens <= 0) {
+    llvm::errs() << "tgc: --corpus fits buckets to the data: give "
+                    "--max-tokens (or --buckets)\n";
+    return false;
+  }
+  std::vector<PairLength> lengths;
+  for (size_t i = 0; i < corpus->size(); ++i)
+    lengths.push_back({static_cast<int64_t>(corpus->source(i).size()) + 1,
+                       static_cast<int64_t>(corpus->target(i).size()) + 1});
+  facts.buckets = bucketsForCorpus(lengths, bucketCount, maxTokens);
+  if (facts.buckets.empty()) {
+    llvm::errs() << "tgc: " << corpusFile << " has no sentence pairs\n";
+    return false;
+  }
+  return true;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+buildModel(mlir::MLIRContext &context, const BucketShape *bucket,
+           int64_t vocabulary) {
   const ModelDefinition *model = lookupModel(modelName);
   if (!model) {
     std::vector<std::string> names;
@@ -228,6 +294,12 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context) {
   }
   ModelOptions options{presetName.empty() ? model->defaultPreset : presetName,
                        configFile};
+  options.vocabulary = vocabulary;
+  if (bucket) {
+    options.batchSize = bucket->batch;
+    options.sourceLength = bucket->sourceLength;
+    options.targetLength = bucket->targetLength;
+  }
   auto module = model->build(context, options);
   if (failed(module))
     return nullptr;
@@ -289,6 +361,29 @@ bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
       float f = static_cast<float>(x);
       os.write(reinterpret_cast<const char *>(&f), sizeof f);
     }
+  return true;
+}
+
+/// Prints tg-plan-memory's report of @train_step (and @predict's arena).
+bool printMemoryReport(mlir::ModuleOp module) {
+  auto step = module.lookupSymbol<mlir::func::FuncOp>("train_step");
+  if (!step) {
+    llvm::errs() << "tgc: the module has no @train_step\n";
+    return false;
+  }
+  mlir::FailureOr<MemoryReport> report = readMemoryReport(step);
+  if (mlir::failed(report))
+    return false;
+  llvm::outs() << "memory of @train_step (planned by tg-plan-memory):\n"
+               << report->format();
+  if (auto predict = module.lookupSymbol<mlir::func::FuncOp>("predict")) {
+    mlir::FailureOr<MemoryReport> inference = readMemoryReport(predict);
+    if (mlir::failed(inference))
+      return false;
+    llvm::outs() << "@predict (translation) needs an arena of "
+                 << inference->arena
+                 << " bytes; it shares the step's, which is the larger\n";
+  }
   return true;
 }
 
@@ -462,10 +557,37 @@ int tgcMain(int argc, char **argv) {
         return mlir::success();
       });
 
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      fromModel ? buildModel(context) : readModule(context, sourceMgr);
-  if (!module)
+  CorpusFacts corpus;
+  if (!corpusFile.empty() && !readCorpusFacts(corpus))
     return 1;
+  std::vector<BucketShape> buckets = corpus.buckets;
+  if (!bucketList.empty()) {
+    if (std::string why = parseBuckets(bucketList, maxTokens, buckets);
+        !why.empty()) {
+      llvm::errs() << "tgc: --buckets: " << why << "\n";
+      return 1;
+    }
+  }
+  if (!fromModel && (!buckets.empty() || !corpusFile.empty())) {
+    llvm::errs() << "tgc: --buckets and --corpus apply to --model only\n";
+    return 1;
+  }
+  if (buckets.size() > 1 && target == Target::Interp) {
+    llvm::errs() << "tgc: --target=interp runs one shape; give one bucket\n";
+    return 1;
+  }
+
+  // One module per bucket; a file or a model without buckets is one.
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  if (!fromModel)
+    modules.push_back(readModule(context, sourceMgr));
+  else if (buckets.empty())
+    modules.push_back(buildModel(context, nullptr, corpus.vocabulary));
+  for (const BucketShape &bucket : buckets)
+    modules.push_back(buildModel(context, &bucket, corpus.vocabulary));
+  for (const auto &module : modules)
+    if (!module)
+      return 1;
 
   // A program cannot go to stdout: without --emit and -o (or with
   // --target=interp), tgc prints the verified module instead.
@@ -495,62 +617,78 @@ int tgcMain(int argc, char **argv) {
   }
   if (emitStage == EmitStage::Fused || emitStage == EmitStage::Train ||
       compile) {
-    mlir::PassManager pm(&context);
-    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
-      return 1;
-    mlir::applyDefaultTimingPassManagerCLOptions(pm);
-    TrainingPipelineOptions options;
-    options.fuse = fuse.getValue();
-    options.report = passStatisticsRequested();
-    if (compile) {
-      // The binary translates held-out sentences with @predict.
-      options.predict = true;
-      buildTrainingPipeline(pm, options);
-      // Last: the arena offsets the C++ emitter reads.
-      pm.addPass(createTgPlanMemory());
-      pm.addPass(createTgPlanMemory({"predict", false}));
-    } else if (emitStage == EmitStage::Train)
-      buildTrainingPipeline(pm, options);
-    else if (fuse)
-      buildForwardFusionPipeline(pm, options.report);
-    if (mlir::failed(pm.run(*module)))
-      return 1;
+    for (auto &module : modules) {
+      mlir::PassManager pm(&context);
+      if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+        return 1;
+      mlir::applyDefaultTimingPassManagerCLOptions(pm);
+      TrainingPipelineOptions options;
+      options.fuse = fuse.getValue();
+      options.report = passStatisticsRequested();
+      if (compile) {
+        // The binary translates held-out sentences with @predict.
+        options.predict = true;
+        buildTrainingPipeline(pm, options);
+        // Last: the arena offsets the C++ emitter reads.
+        pm.addPass(createTgPlanMemory());
+        pm.addPass(createTgPlanMemory({"predict", false}));
+      } else if (emitStage == EmitStage::Train)
+        buildTrainingPipeline(pm, options);
+      else if (fuse)
+        buildForwardFusionPipeline(pm, options.report);
+      if (mlir::failed(pm.run(*module)))
+        return 1;
+    }
+  }
+  // A model that ignored the bucket's shape would break the shared arena's
+  // and the runtime's assumptions.
+  if (compile && !buckets.empty()) {
+    for (auto [bucket, module] : llvm::zip(buckets, modules)) {
+      mlir::FailureOr<StepSignature> signature = readStepSignature(*module);
+      if (mlir::failed(signature))
+        return 1;
+      const runtime::BatchShape &shape = signature->shape;
+      if (shape.batchSize != bucket.batch ||
+          shape.sourceLength != bucket.sourceLength ||
+          shape.targetLength != bucket.targetLength) {
+        llvm::errs() << "tgc: model '" << modelName << "' built "
+                     << shape.batchSize << "x" << shape.sourceLength << "x"
+                     << shape.targetLength << " for bucket " << bucket.text()
+                     << "; it ignores bucket shapes\n";
+        return 1;
+      }
+    }
   }
 
+  mlir::ModuleOp module = *modules.front();
   if (target == Target::Interp)
-    return emitStage == EmitStage::Train ? trainOnInterpreter(*module)
-                                         : runInterpreter(*module);
+    return emitStage == EmitStage::Train ? trainOnInterpreter(module)
+                                         : runInterpreter(module);
   if (memoryReport) {
-    auto step = module->lookupSymbol<mlir::func::FuncOp>("train_step");
-    if (!step) {
-      llvm::errs() << "tgc: the module has no @train_step\n";
-      return 1;
-    }
-    mlir::FailureOr<MemoryReport> report = readMemoryReport(step);
-    if (mlir::failed(report))
-      return 1;
-    llvm::outs() << "memory of @train_step (planned by tg-plan-memory):\n"
-                 << report->format();
-    if (auto predict = module->lookupSymbol<mlir::func::FuncOp>("predict")) {
-      mlir::FailureOr<MemoryReport> inference = readMemoryReport(predict);
-      if (mlir::failed(inference))
+    for (auto [index, bucketModule] : llvm::enumerate(modules)) {
+      if (modules.size() > 1)
+        llvm::outs() << (index ? "\n" : "") << "bucket "
+                     << buckets[index].text() << ":\n";
+      if (!printMemoryReport(*bucketModule))
         return 1;
-      llvm::outs() << "@predict (translation) needs an arena of "
-                   << inference->arena
-                   << " bytes; it shares the step's, which is the larger\n";
     }
     return 0;
   }
   if (compile) {
-    std::string name = fromModel ? modelName + "-" +
-                                       (presetName.empty() ? std::string("default")
-                                                           : presetName.getValue())
-                                 : llvm::sys::path::stem(inputFilename).str();
+    CompiledModelInfo info;
+    info.name = fromModel ? modelName + "-" +
+                                (presetName.empty() ? std::string("default")
+                                                    : presetName.getValue())
+                          : llvm::sys::path::stem(inputFilename).str();
+    info.vocabularyHash = corpus.vocabularyHash;
+    std::vector<mlir::ModuleOp> bucketModules;
+    for (auto &bucketModule : modules)
+      bucketModules.push_back(*bucketModule);
     bool cuda = target == Target::Cuda;
     std::string cpp;
     llvm::raw_string_ostream cppStream(cpp);
-    if (mlir::failed(cuda ? emitCuda(*module, name, cppStream)
-                          : emitCpp(*module, name, cppStream)))
+    if (mlir::failed(cuda ? emitCuda(bucketModules, info, cppStream)
+                          : emitCpp(bucketModules, info, cppStream)))
       return 1;
     if (emitStage == EmitStage::Binary) {
       BinaryOptions options{compiler, keepSource, verbose};
@@ -563,15 +701,24 @@ int tgcMain(int argc, char **argv) {
     }
     return writeOutput([&](llvm::raw_ostream &os) { os << cpp; });
   }
-  if (emitStage == EmitStage::Graph)
-    return failed(writeGraphFile(*module, outputFilename)) ? 1 : 0;
+  if (emitStage == EmitStage::Graph) {
+    if (modules.size() > 1) {
+      llvm::errs() << "tgc: --emit=graph writes one shape; give one bucket\n";
+      return 1;
+    }
+    return failed(writeGraphFile(module, outputFilename)) ? 1 : 0;
+  }
 
   mlir::OpPrintingFlags flags;
   if (printLocations.getNumOccurrences() ? printLocations : fromModel)
     flags.enableDebugInfo();
   return writeOutput([&](llvm::raw_ostream &os) {
-    module->print(os, flags);
-    os << "\n";
+    for (auto [index, bucketModule] : llvm::enumerate(modules)) {
+      if (modules.size() > 1)
+        os << "// bucket " << buckets[index].text() << "\n";
+      bucketModule->print(os, flags);
+      os << "\n";
+    }
   });
 }
 

@@ -1,0 +1,49 @@
+//===- AtomicFile.h - files that appear whole or not at all -------*- C++ -*-===//
+//
+// Writes go to "<path>.tmp" through a buffer; commit() flushes the file to
+// disk and renames it over <path>, so a crash, a full disk or an error
+// leaves whatever <path> held before. A file never committed is removed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_ATOMICFILE_H
+#define TGC_RUNTIME_ATOMICFILE_H
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tgc::runtime {
+
+class AtomicFile {
+public:
+  /// Creates "<path>.tmp"; check error() before writing.
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile &) = delete;
+  AtomicFile &operator=(const AtomicFile &) = delete;
+
+  /// Appends bytes; a failure is kept for error() and commit().
+  void write(const void *data, size_t bytes);
+  void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
+
+  /// Flushes, syncs and renames into place. Returns an empty string or
+  /// "cannot write <path>: ..." (then <path> is as it was).
+  std::string commit();
+
+  /// The first failure so far, as commit() would report it; empty if none.
+  const std::string &error() const { return error_; }
+
+private:
+  void flush();
+  void fail(const char *what);
+
+  std::string path_, temporary_, error_;
+  std::vector<char> buffer_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_ATOMICFILE_H

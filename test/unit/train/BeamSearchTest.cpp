@@ -1,0 +1,142 @@
+//===- BeamSearchTest.cpp - beam search against greedy decoding ----------===//
+//
+// Stand-in models: predict() computes each position's logits from the source
+// and the prefix before it (as the causal mask makes a real model do), so
+// the search can be checked without training one.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/Translate.h"
+
+#include "runtime/SplitMix64.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+using namespace tgc::runtime;
+
+namespace {
+
+constexpr int64_t kVocabulary = 12;
+constexpr int64_t kBatch = 8, kSourceLength = 6, kTargetLength = 7;
+float gLogits[kBatch * kTargetLength * kVocabulary];
+
+/// Logits of one position from a hash of (source row, prefix): a model
+/// whose choices depend on everything it may see, and nothing else.
+void hashedPredict(StepFrame &frame) {
+  for (int64_t r = 0; r < kBatch; ++r)
+    for (int64_t t = 0; t < kTargetLength; ++t) {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t s = 0; s < kSourceLength; ++s)
+        h = (h ^ static_cast<uint64_t>(frame.sourceIds[r * kSourceLength + s])) * 1099511628211ull;
+      for (int64_t p = 0; p <= t; ++p)
+        h = (h ^ static_cast<uint64_t>(frame.targetInIds[r * kTargetLength + p] + 100)) * 1099511628211ull;
+      SplitMix64 rng(h);
+      for (int64_t v = 0; v < kVocabulary; ++v)
+        gLogits[(r * kTargetLength + t) * kVocabulary + v] =
+            static_cast<float>(rng.next() % 6001) / 1000.0f - 3.0f;
+    }
+  frame.logits = gLogits;
+}
+
+/// Tokens a=3, b=4. Greedy takes a (0.6), then a (0.35), then EOS: 0.21.
+/// "b" EOS has 0.4 * 0.9 = 0.36: a beam of 2 finds it.
+void trapPredict(StepFrame &frame) {
+  std::fill(std::begin(gLogits), std::end(gLogits), -1e9f);
+  for (int64_t r = 0; r < kBatch; ++r)
+    for (int64_t t = 0; t < kTargetLength; ++t) {
+      const int32_t *prefix = frame.targetInIds + r * kTargetLength + 1;
+      std::map<int32_t, float> p;
+      if (t == 0)
+        p = {{3, 0.6f}, {4, 0.4f}};
+      else if (t == 1 && prefix[0] == 3)
+        p = {{kEosId, 0.3f}, {3, 0.35f}, {4, 0.35f}};
+      else if (t == 1 && prefix[0] == 4)
+        p = {{kEosId, 0.9f}, {3, 0.05f}, {4, 0.05f}};
+      else
+        p = {{kEosId, 1.0f}};
+      for (auto [id, probability] : p)
+        gLogits[(r * kTargetLength + t) * kVocabulary + id] = std::log(probability);
+    }
+  frame.logits = gLogits;
+}
+
+CompiledBucket gBucket{kBatch, kSourceLength, kTargetLength, nullptr, nullptr};
+
+CompiledModel standIn(void (*predict)(StepFrame &)) {
+  gBucket.predict = predict;
+  CompiledModel model{};
+  model.name = "stand-in";
+  model.vocabulary = kVocabulary;
+  model.buckets = &gBucket;
+  model.numBuckets = 1;
+  return model;
+}
+
+TEST(BeamSearch, BeamOneIsGreedy) {
+  CompiledModel model = standIn(&hashedPredict);
+  SplitMix64 rng(11);
+  std::vector<SentencePair> pairs;
+  std::vector<std::vector<int32_t>> sources;
+  for (int i = 0; i < 60; ++i) {
+    std::vector<int32_t> source(1 + rng.next() % (kSourceLength - 1));
+    for (int32_t &id : source)
+      id = static_cast<int32_t>(kFirstSymbolId + rng.next() % (kVocabulary - kFirstSymbolId));
+    pairs.push_back({source, {}});
+    sources.push_back(source);
+  }
+  std::vector<std::vector<int32_t>> greedy =
+      translateGreedy(model, nullptr, nullptr, pairs);
+  std::string error;
+  std::vector<std::vector<int32_t>> beam =
+      translateBeam(model, nullptr, nullptr, sources, {1, 0.6}, error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(beam, greedy);
+  // Some outputs end at EOS, some run to the target length: both paths of
+  // the search are covered.
+  size_t full = std::count_if(greedy.begin(), greedy.end(), [](const auto &o) {
+    return static_cast<int64_t>(o.size()) == kTargetLength;
+  });
+  EXPECT_GT(full, 0u);
+  EXPECT_LT(full, greedy.size());
+}
+
+TEST(BeamSearch, WiderBeamFindsTheLikelierSentence) {
+  CompiledModel model = standIn(&trapPredict);
+  std::vector<std::vector<int32_t>> sources = {{5}, {6, 7}, {8}};
+  std::string error;
+  auto greedy = translateBeam(model, nullptr, nullptr, sources, {1, 0.0}, error);
+  auto beam2 = translateBeam(model, nullptr, nullptr, sources, {2, 0.0}, error);
+  auto beam4 = translateBeam(model, nullptr, nullptr, sources, {4, 0.0}, error);
+  ASSERT_EQ(error, "");
+  for (size_t i = 0; i < sources.size(); ++i) {
+    EXPECT_EQ(greedy[i], (std::vector<int32_t>{3, 3}));
+    EXPECT_EQ(beam2[i], (std::vector<int32_t>{4}));
+    EXPECT_EQ(beam4[i], (std::vector<int32_t>{4}));
+  }
+}
+
+TEST(BeamSearch, LengthPenaltyFavoursLongerSentences) {
+  // "a a" EOS: log 0.21 over 3 tokens; "b" EOS: log 0.36 over 2. With
+  // lp = ((5 + n) / 6)^alpha, alpha 0 prefers "b"; a large alpha divides
+  // the longer sentence's (negative) score by more and prefers "a a".
+  CompiledModel model = standIn(&trapPredict);
+  std::vector<std::vector<int32_t>> sources = {{5}};
+  std::string error;
+  double a = std::log(0.21) / std::pow(8.0 / 6.0, 4.0);
+  double b = std::log(0.36) / std::pow(7.0 / 6.0, 4.0);
+  ASSERT_GT(a, b); // the expectation below, by hand
+  auto longer = translateBeam(model, nullptr, nullptr, sources, {4, 4.0}, error);
+  EXPECT_EQ(longer[0], (std::vector<int32_t>{3, 3}));
+}
+
+TEST(BeamSearch, BeamWiderThanTheBatchIsRefused) {
+  CompiledModel model = standIn(&hashedPredict);
+  std::vector<std::vector<int32_t>> sources = {{5}};
+  std::string error;
+  translateBeam(model, nullptr, nullptr, sources, {9, 0.6}, error);
+  EXPECT_EQ(error, "beam 9 exceeds the batch of bucket 8x6x7");
+}
+
+} // namespace

@@ -1,0 +1,46 @@
+//===- Buckets.h - the static shapes one model is compiled for ---*- C++ -*-===//
+//
+// Shapes are static, so a corpus of varied lengths is served by a few
+// buckets, each a (batch, source length, target length) the model is
+// compiled for; the runtime packs every batch into the smallest bucket that
+// fits it. A bucket's batch comes from a token budget (--max-tokens, like
+// fairseq's): batch = budget / max(source length, target length).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TOOLS_DRIVER_BUCKETS_H
+#define TGC_TOOLS_DRIVER_BUCKETS_H
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tgc {
+
+struct BucketShape {
+  int64_t batch, sourceLength, targetLength;
+  std::string text() const; ///< "32x16x16"
+};
+
+/// Parses --buckets: comma-separated "BATCHxSOURCExTARGET", or
+/// "SOURCExTARGET" with the batch from `maxTokens` (0: not given). Sorted
+/// by size, duplicates refused. Returns an empty string or the problem.
+std::string parseBuckets(std::string_view text, int64_t maxTokens,
+                         std::vector<BucketShape> &buckets);
+
+/// Lengths of one training pair as the step sees them: source symbols +
+/// EOS, target symbols + BOS (or EOS).
+struct PairLength {
+  int64_t source, target;
+};
+
+/// `count` buckets for a corpus: the pairs sorted by their longer side are
+/// cut at equal quantiles and each part gets the lengths of its longest
+/// pair, rounded up to a multiple of 8. Fewer when parts coincide.
+std::vector<BucketShape> bucketsForCorpus(std::span<const PairLength> pairs,
+                                          int count, int64_t maxTokens);
+
+} // namespace tgc
+
+#endif // TGC_TOOLS_DRIVER_BUCKETS_H

@@ -1,0 +1,24 @@
+//===- Commands.h - tgc-data's subcommands beyond the data formats -*- C++ -*-===//
+#ifndef TGC_TOOLS_TGCDATA_COMMANDS_H
+#define TGC_TOOLS_TGCDATA_COMMANDS_H
+
+#include "llvm/Support/CommandLine.h"
+
+namespace tgc::data {
+
+extern llvm::cl::OptionCategory dataCategory;
+
+/// `tgc-data sample`: a generated parallel text corpus (Sample.cpp).
+extern llvm::cl::SubCommand sampleCommand;
+int runSample();
+
+/// `tgc-data bleu`: corpus BLEU of a translation file (Score.cpp).
+extern llvm::cl::SubCommand bleuCommand;
+int runBleu();
+
+/// Prints "error: message" and returns 1.
+int fail(const std::string &message);
+
+} // namespace tgc::data
+
+#endif // TGC_TOOLS_TGCDATA_COMMANDS_H

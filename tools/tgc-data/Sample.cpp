@@ -1,0 +1,117 @@
+//===- Sample.cpp - tgc-data sample: a parallel corpus to try tgc on ------===//
+//
+// Numbers as written and as said: "1,017" -> "one thousand seventeen", the
+// built-in digits task (runtime/Tasks.h) as plain text. Tokenized with BPE
+// it is a small translation problem with real subwords, reordering (teens)
+// and length changes. Numbers whose digits hash to the held-out set (one in
+// 16) never appear in --split train; valid and test take them, split by
+// parity, so the three are disjoint.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/tgc-data/Commands.h"
+
+#include "runtime/SplitMix64.h"
+#include "runtime/Tasks.h"
+
+#include <fstream>
+#include <set>
+
+namespace cl = llvm::cl;
+using namespace tgc::runtime;
+
+namespace tgc::data {
+
+cl::SubCommand sampleCommand("sample",
+                             "Generate a parallel text corpus (numbers as "
+                             "digits -> as words)");
+
+namespace {
+
+enum class Split { Train, Valid, Test };
+
+cl::opt<int64_t> samplePairs("pairs", cl::desc("Sentence pairs to write"),
+                             cl::init(1000), cl::sub(sampleCommand),
+                             cl::cat(dataCategory));
+cl::opt<uint64_t> sampleSeed("seed", cl::desc("Random seed (default 1)"),
+                             cl::init(1), cl::sub(sampleCommand),
+                             cl::cat(dataCategory));
+cl::opt<int> sampleDigits("max-digits",
+                          cl::desc("Longest number, in digits (1-9, default 6)"),
+                          cl::init(6), cl::sub(sampleCommand),
+                          cl::cat(dataCategory));
+cl::opt<Split> sampleSplit(
+    "split", cl::desc("Which part of the data"), cl::init(Split::Train),
+    cl::values(clEnumValN(Split::Train, "train", "training pairs (default)"),
+               clEnumValN(Split::Valid, "valid", "held-out, even numbers"),
+               clEnumValN(Split::Test, "test", "held-out, odd numbers")),
+    cl::sub(sampleCommand), cl::cat(dataCategory));
+cl::opt<std::string> samplePrefix("o",
+                                  cl::desc("Writes PREFIX.src and PREFIX.tgt"),
+                                  cl::value_desc("PREFIX"), cl::Required,
+                                  cl::sub(sampleCommand), cl::cat(dataCategory));
+
+/// "1,234,567": digits grouped by thousands, as English text writes them.
+std::string written(const std::string &digits) {
+  std::string text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+} // namespace
+
+int runSample() {
+  if (sampleDigits < 1 || sampleDigits > 9)
+    return fail("--max-digits must be 1 to 9");
+  if (samplePairs < 1)
+    return fail("--pairs must be at least 1");
+  // Held-out numbers are one in 16 and half go to each of valid and test.
+  int64_t available = 0;
+  for (int64_t digits = 1, count = 10; digits <= sampleDigits;
+       ++digits, count = count == 10 ? 90 : count * 10)
+    available += count;
+  if (sampleSplit != Split::Train)
+    available /= 40; // a safe lower bound of what the hash leaves
+  if (samplePairs > available)
+    return fail("--pairs " + std::to_string(samplePairs) + " is more than the " +
+                "distinct numbers of --max-digits " +
+                std::to_string(sampleDigits) + " can give this split");
+
+  SplitMix64 rng(sampleSeed.getValue() * 0x9e3779b97f4a7c15ull + 17);
+  std::set<std::string> seen;
+  std::ofstream source(samplePrefix + ".src"), target(samplePrefix + ".tgt");
+  if (!source || !target)
+    return fail("cannot write " + samplePrefix + ".src and .tgt");
+  while (static_cast<int64_t>(seen.size()) < samplePairs) {
+    int digits = 1 + static_cast<int>(rng.next() % sampleDigits);
+    std::string number(1, static_cast<char>('0' + (digits == 1 ? rng.next() % 10
+                                                               : 1 + rng.next() % 9)));
+    for (int d = 1; d < digits; ++d)
+      number += static_cast<char>('0' + rng.next() % 10);
+    std::vector<int32_t> symbols;
+    for (char c : number)
+      symbols.push_back(kFirstSymbolId + (c - '0'));
+    bool heldOut = isHeldOut(symbols);
+    bool even = (number.back() - '0') % 2 == 0;
+    Split split = !heldOut ? Split::Train : even ? Split::Valid : Split::Test;
+    if (split != sampleSplit || !seen.insert(number).second)
+      continue;
+    std::string words;
+    for (int32_t id : taskOutput(Task::Digits, symbols))
+      words += (words.empty() ? "" : " ") + tokenText(Task::Digits, id);
+    source << written(number) << '\n';
+    target << words << '\n';
+  }
+  source.close();
+  target.close();
+  if (!source || !target)
+    return fail("writing " + samplePrefix + ".src and .tgt failed");
+  llvm::outs() << samplePrefix << ".src + " << samplePrefix << ".tgt: "
+               << samplePairs << " pairs\n";
+  return 0;
+}
+
+} // namespace tgc::data

@@ -1,0 +1,373 @@
+//===- tgc-data.cpp - real translation data: BPE vocabularies, .tok files -===//
+//
+//   tgc-data vocab --size N -o PREFIX SRC_TEXT TGT_TEXT
+//   tgc-data encode --vocab PREFIX.model --source S --target T
+//                   [--max-length L] -o OUT.tok
+//   tgc-data encode --vocab PREFIX.model --ids      (text from stdin)
+//   tgc-data decode --vocab PREFIX.model FILE.tok [--side source|target]
+//   tgc-data decode --vocab PREFIX.model --ids      (ids from stdin)
+//   tgc-data info FILE.tok
+//   tgc-data sample [--split train|valid|test] --pairs N -o PREFIX
+//   tgc-data bleu --ref REFERENCE TRANSLATIONS
+//
+// Text is UTF-8, one sentence a line (a CRLF line ending counts as '\n').
+// encode's rules, also in --help (kOverview):
+//   refused, nothing written: a file that cannot be read, invalid UTF-8
+//     (file:line:column and the byte), source and target of different line
+//     counts (both files and counts);
+//   skipped and counted: a pair with an empty or whitespace-only side (ASCII
+//     space, tab, CR, VT, FF), a pair with a side of more than --max-length
+//     tokens; the first 5 of each kind are warnings at file:line of the side
+//     at fault, the summary line counts them all.
+// Every error is "error: ..." on stderr naming the file (and line), exit 1.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/TokenCorpus.h"
+#include "runtime/Vocabulary.h"
+#include "tools/tgc-data/Commands.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <charconv>
+#include <iostream>
+#include <iterator>
+
+namespace cl = llvm::cl;
+using namespace tgc::runtime;
+using namespace tgc::data;
+
+cl::OptionCategory tgc::data::dataCategory("tgc-data options");
+
+namespace {
+
+constexpr const char *kOverview =
+    "tgc-data: real translation data for tgc\n\n"
+    "  vocab   trains one SentencePiece BPE vocabulary over all the given text\n"
+    "          (source and target: the paper's shared vocabulary); ids 0-2 are\n"
+    "          pad, BOS, EOS, 3 unknown; byte fallback makes text -> ids ->\n"
+    "          text lossless, so --size must be at least 260 + the distinct\n"
+    "          characters of the text.\n"
+    "  encode  writes a parallel text corpus (one sentence a line, paired by\n"
+    "          line number) as a .tok file of token ids. Refused, nothing\n"
+    "          written: an unreadable file, invalid UTF-8 (file:line:column),\n"
+    "          files of different line counts. Skipped and counted: a pair\n"
+    "          with an empty or whitespace-only side (ASCII whitespace), or\n"
+    "          with a side longer than --max-length tokens (the first 5 of\n"
+    "          each kind are warnings at file:line). With --ids: the ids of\n"
+    "          each stdin line of text, one line each (for training binaries\n"
+    "          and round-trip checks).\n"
+    "  decode  writes the text of a .tok file's source or target side, one\n"
+    "          line a pair (refusing a .tok encoded with another vocabulary),\n"
+    "          or with --ids the text of each stdin line of ids.\n"
+    "  info    pairs, tokens, vocabulary and sentence lengths of a .tok file.\n"
+    "  sample  writes a generated parallel corpus to try tgc on: numbers as\n"
+    "          digits (\"1,017\") and as words (\"one thousand seventeen\").\n"
+    "  bleu    corpus BLEU of translations against references, as sacreBLEU\n"
+    "          computes it by default (13a tokens, exp smoothing).\n"
+    "\nText is UTF-8, one sentence a line; a CRLF line ending counts as one.\n"
+    "Every error is \"error: ...\" on stderr naming the file, exit status 1.\n";
+
+
+cl::SubCommand vocabCommand("vocab", "Train a joint BPE vocabulary");
+cl::SubCommand encodeCommand("encode", "Encode a parallel text corpus as .tok");
+cl::SubCommand decodeCommand("decode", "Write the text of a .tok file or of ids");
+cl::SubCommand infoCommand("info", "Describe a .tok file");
+
+cl::opt<int> vocabSize("size",
+                       cl::desc("Ids in the vocabulary (the 4 special ids and "
+                                "256 byte pieces included)"),
+                       cl::value_desc("N"), cl::Required, cl::sub(vocabCommand),
+                       cl::cat(dataCategory));
+cl::opt<std::string> vocabPrefix("o",
+                                 cl::desc("Writes PREFIX.model and PREFIX.vocab"),
+                                 cl::value_desc("PREFIX"), cl::Required,
+                                 cl::sub(vocabCommand), cl::cat(dataCategory));
+cl::list<std::string> vocabTexts(cl::Positional, cl::OneOrMore,
+                                 cl::desc("<source text> <target text> ..."),
+                                 cl::sub(vocabCommand), cl::cat(dataCategory));
+
+cl::opt<std::string> encodeVocab("vocab", cl::desc("The vocabulary"),
+                                 cl::value_desc("PREFIX.model"), cl::Required,
+                                 cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::opt<std::string> encodeSource("source", cl::desc("Source sentences"),
+                                  cl::value_desc("text file"),
+                                  cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::opt<std::string> encodeTarget("target", cl::desc("Target sentences"),
+                                  cl::value_desc("text file"),
+                                  cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::opt<unsigned> maxLength("max-length",
+                            cl::desc("Skip pairs with a side longer than this "
+                                     "many tokens (default 256)"),
+                            cl::value_desc("L"), cl::init(256),
+                            cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::opt<std::string> encodeOutput("o", cl::desc("The .tok file to write"),
+                                  cl::value_desc("OUT.tok"),
+                                  cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::opt<bool> encodeIds("ids",
+                        cl::desc("Write the ids of each line of text read "
+                                 "from stdin instead of a .tok file"),
+                        cl::sub(encodeCommand), cl::cat(dataCategory));
+
+cl::opt<std::string> decodeVocab("vocab", cl::desc("The vocabulary"),
+                                 cl::value_desc("PREFIX.model"), cl::Required,
+                                 cl::sub(decodeCommand), cl::cat(dataCategory));
+cl::opt<std::string> decodeInput(cl::Positional, cl::desc("[<FILE.tok>]"),
+                                 cl::sub(decodeCommand), cl::cat(dataCategory));
+enum class Side { Source, Target };
+cl::opt<Side> decodeSide("side", cl::desc("Which side of FILE.tok to write"),
+                         cl::init(Side::Source),
+                         cl::values(clEnumValN(Side::Source, "source", "sources (default)"),
+                                    clEnumValN(Side::Target, "target", "targets")),
+                         cl::sub(decodeCommand), cl::cat(dataCategory));
+cl::opt<bool> decodeIds("ids",
+                        cl::desc("Read lines of space-separated ids from stdin "
+                                 "instead of a .tok file (0-2 decode to nothing)"),
+                        cl::sub(decodeCommand), cl::cat(dataCategory));
+
+cl::opt<std::string> infoInput(cl::Positional, cl::desc("<FILE.tok>"),
+                               cl::Required, cl::sub(infoCommand),
+                               cl::cat(dataCategory));
+
+int runVocab() {
+  if (std::string error = trainVocabulary(vocabTexts, vocabSize, vocabPrefix);
+      !error.empty())
+    return fail(error);
+  std::string error;
+  std::unique_ptr<Vocabulary> vocabulary =
+      Vocabulary::load(vocabPrefix + ".model", error);
+  if (!vocabulary)
+    return fail(error);
+  llvm::outs() << vocabulary->path() << ": " << vocabulary->size()
+               << " ids (BPE over " << vocabTexts.size()
+               << (vocabTexts.size() == 1 ? " file" : " files") << "), hash "
+               << hashText(vocabulary->hash()) << "\n";
+  return 0;
+}
+
+bool isBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\v\f") == std::string_view::npos;
+}
+
+/// The ids of each stdin line of text, or an error; all output waits for
+/// the last line so that an error leaves none.
+int encodeStdinText(const Vocabulary &vocabulary) {
+  std::string input{std::istreambuf_iterator<char>(std::cin), {}};
+  if (std::string bad = checkUtf8(input); !bad.empty())
+    return fail("<stdin>:" + bad);
+  std::string output;
+  for (std::string_view line : splitLines(input)) {
+    const char *separator = "";
+    for (int32_t id : vocabulary.encode(line)) {
+      output += separator;
+      output += std::to_string(id);
+      separator = " ";
+    }
+    output += "\n";
+  }
+  llvm::outs() << output;
+  return 0;
+}
+
+int runEncode() {
+  bool files = !encodeSource.empty() || !encodeTarget.empty() || !encodeOutput.empty();
+  if (encodeIds == files)
+    return fail("encode reads --source, --target and writes -o, or with --ids "
+                "reads stdin: give one of them");
+  if (!encodeIds && (encodeSource.empty() || encodeTarget.empty() ||
+                     encodeOutput.empty()))
+    return fail("encode needs --source, --target and -o");
+  if (maxLength < 1)
+    return fail("--max-length must be at least 1");
+  std::string error;
+  std::unique_ptr<Vocabulary> vocabulary = Vocabulary::load(encodeVocab, error);
+  if (!vocabulary)
+    return fail(error);
+  if (encodeIds)
+    return encodeStdinText(*vocabulary);
+  const std::string *paths[2] = {&encodeSource.getValue(), &encodeTarget.getValue()};
+  std::string texts[2];
+  std::vector<std::string_view> lines[2];
+  for (int side = 0; side < 2; ++side) {
+    if (error = readFile(*paths[side], texts[side]); !error.empty())
+      return fail(error);
+    if (error = checkUtf8(texts[side]); !error.empty())
+      return fail(*paths[side] + ":" + error);
+    lines[side] = splitLines(texts[side]);
+  }
+  if (lines[0].size() != lines[1].size())
+    return fail("the parallel files have different line counts: " + *paths[0] +
+                " has " + std::to_string(lines[0].size()) + ", " + *paths[1] +
+                " has " + std::to_string(lines[1].size()));
+
+  constexpr int kWarningsPerKind = 5;
+  int64_t skippedEmpty = 0, skippedLong = 0;
+  uint64_t tokens[2] = {0, 0};
+  std::vector<SentencePair> pairs;
+  for (size_t i = 0; i < lines[0].size(); ++i) {
+    auto warn = [&](int side, int64_t count, const std::string &why) {
+      if (count <= kWarningsPerKind)
+        llvm::errs() << "warning: " << *paths[side] << ":" << i + 1
+                     << ": skipped: " << why << "\n";
+    };
+    if (isBlank(lines[0][i]) || isBlank(lines[1][i])) {
+      warn(isBlank(lines[0][i]) ? 0 : 1, ++skippedEmpty,
+           "empty or whitespace-only sentence");
+      continue;
+    }
+    SentencePair pair{vocabulary->encode(lines[0][i]), vocabulary->encode(lines[1][i])};
+    size_t lengths[2] = {pair.source.size(), pair.target.size()};
+    if (lengths[0] > maxLength || lengths[1] > maxLength) {
+      int side = lengths[0] > maxLength ? 0 : 1;
+      warn(side, ++skippedLong,
+           std::to_string(lengths[side]) + " tokens, more than --max-length " +
+               std::to_string(maxLength));
+      continue;
+    }
+    tokens[0] += lengths[0];
+    tokens[1] += lengths[1];
+    pairs.push_back(std::move(pair));
+  }
+  if (error = writeTokenCorpus(encodeOutput, vocabulary->size(),
+                               vocabulary->hash(), pairs);
+      !error.empty())
+    return fail(error);
+  llvm::outs() << encodeOutput << ": " << pairs.size() << " pairs (skipped "
+               << skippedEmpty << " empty, " << skippedLong << " longer than "
+               << maxLength << " tokens), " << tokens[0] << " + " << tokens[1]
+               << " tokens, vocabulary " << vocabulary->path() << " ("
+               << vocabulary->size() << " ids, hash "
+               << hashText(vocabulary->hash()) << ")\n";
+  return 0;
+}
+
+/// The text of each stdin line of ids, or an error at <stdin>:line; all
+/// output waits for the last line so that an error leaves none.
+int decodeStdinIds(const Vocabulary &vocabulary) {
+  std::string text, line;
+  for (int64_t number = 1; std::getline(std::cin, line); ++number) {
+    std::vector<int32_t> ids;
+    for (std::string_view rest = line; !rest.empty();) {
+      size_t start = rest.find_first_not_of(" \t\r");
+      if (start == std::string_view::npos)
+        break;
+      rest.remove_prefix(start);
+      std::string_view word = rest.substr(0, rest.find_first_of(" \t\r"));
+      rest.remove_prefix(word.size());
+      int64_t id = -1;
+      auto [stop, bad] = std::from_chars(word.data(), word.data() + word.size(), id);
+      std::string where = "<stdin>:" + std::to_string(number) + ": ";
+      if (bad != std::errc() || stop != word.data() + word.size())
+        return fail(where + "'" + std::string(word) + "' is not a token id");
+      if (id < 0 || id >= vocabulary.size())
+        return fail(where + "id " + std::string(word) + " is outside [0, " +
+                    std::to_string(vocabulary.size()) + ") of " +
+                    vocabulary.path());
+      ids.push_back(static_cast<int32_t>(id));
+    }
+    text += vocabulary.decode(ids) + "\n";
+  }
+  llvm::outs() << text;
+  return 0;
+}
+
+int runDecode() {
+  if (decodeIds == !decodeInput.empty())
+    return fail("decode reads either a .tok file or, with --ids, stdin: give "
+                "one of them");
+  std::string error;
+  std::unique_ptr<Vocabulary> vocabulary = Vocabulary::load(decodeVocab, error);
+  if (!vocabulary)
+    return fail(error);
+  if (decodeIds)
+    return decodeStdinIds(*vocabulary);
+  std::optional<TokenCorpus> corpus = TokenCorpus::open(decodeInput, error);
+  if (!corpus)
+    return fail(error);
+  if (error = checkVocabulary(*corpus, vocabulary->hash(), vocabulary->size(),
+                              vocabulary->path());
+      !error.empty())
+    return fail(error);
+  for (size_t i = 0; i < corpus->size(); ++i)
+    llvm::outs() << vocabulary->decode(decodeSide == Side::Source
+                                           ? corpus->source(i)
+                                           : corpus->target(i))
+                 << "\n";
+  return 0;
+}
+
+/// "mean 12.4, max 57; 50% <= 11, 90% <= 20, 99% <= 40 tokens"
+std::string lengthSummary(const TokenCorpus &corpus, Side side) {
+  std::vector<uint64_t> counts; // counts[n]: sentences of n tokens
+  uint64_t total = 0;
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    size_t n = (side == Side::Source ? corpus.source(i) : corpus.target(i)).size();
+    if (n >= counts.size())
+      counts.resize(n + 1);
+    ++counts[n];
+    total += n;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  double mean = corpus.size() ? double(total) / double(corpus.size()) : 0.0;
+  os << llvm::format("mean %.1f, max %zu", mean, counts.empty() ? 0 : counts.size() - 1);
+  const char *separator = "; ";
+  for (int percent : {50, 90, 99}) {
+    // The smallest length that at least `percent`% of sentences do not exceed.
+    uint64_t seen = 0, length = 0;
+    while (length < counts.size() &&
+           (seen += counts[length]) * 100 < percent * corpus.size())
+      ++length;
+    os << separator << percent << "% <= " << length;
+    separator = ", ";
+  }
+  os << " tokens";
+  return text;
+}
+
+int runInfo() {
+  std::string error;
+  std::optional<TokenCorpus> corpus = TokenCorpus::open(infoInput, error);
+  if (!corpus)
+    return fail(error);
+  llvm::outs() << corpus->path() << ": " << corpus->size() << " pairs, "
+               << corpus->sourceTokens() << " + " << corpus->targetTokens()
+               << " tokens\n"
+               << "vocabulary: " << corpus->vocabularySize() << " ids, hash "
+               << hashText(corpus->vocabularyHash()) << "\n"
+               << "source lengths: " << lengthSummary(*corpus, Side::Source) << "\n"
+               << "target lengths: " << lengthSummary(*corpus, Side::Target) << "\n";
+  return 0;
+}
+
+} // namespace
+
+int tgc::data::fail(const std::string &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &vocabCommand,
+                              &encodeCommand, &decodeCommand, &infoCommand,
+                              &sampleCommand, &bleuCommand})
+    cl::HideUnrelatedOptions(dataCategory, *sub);
+  cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (vocabCommand)
+    return runVocab();
+  if (encodeCommand)
+    return runEncode();
+  if (decodeCommand)
+    return runDecode();
+  if (infoCommand)
+    return runInfo();
+  if (sampleCommand)
+    return runSample();
+  if (bleuCommand)
+    return runBleu();
+  return fail("give a command: vocab, encode, decode, info, sample or bleu "
+              "(--help says more)");
+}
