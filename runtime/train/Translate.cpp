@@ -30,15 +30,32 @@ const float *predict(const CompiledBucket &bucket, float *state, char *arena,
   return frame.logits;
 }
 
-/// Indices of `count` sources grouped by their bucket, in input order;
-/// sources too long for every bucket are left out.
+/// The bucket to decode a source of `symbols` in: the output's length is
+/// unknown, so the longest target among those that hold the source, then
+/// the smallest. -1 when none holds it.
+int decodingBucket(const CompiledModel &model, size_t symbols) {
+  int best = -1;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    if (static_cast<int64_t>(symbols) + 1 > bucket.sourceLength)
+      continue;
+    if (best < 0 || bucket.targetLength > model.buckets[best].targetLength ||
+        (bucket.targetLength == model.buckets[best].targetLength &&
+         bucket.sourceLength < model.buckets[best].sourceLength))
+      best = b;
+  }
+  return best;
+}
+
+/// Indices of `count` sources grouped by their decoding bucket, in input
+/// order; sources too long for every bucket are left out.
 template <typename SourceOf>
 std::map<int, std::vector<size_t>> groupByBucket(const CompiledModel &model,
                                                  size_t count,
                                                  SourceOf sourceOf) {
   std::map<int, std::vector<size_t>> groups;
   for (size_t i = 0; i < count; ++i)
-    if (int bucket = bucketFor(model, sourceOf(i).size(), 0); bucket >= 0)
+    if (int bucket = decodingBucket(model, sourceOf(i).size()); bucket >= 0)
       groups[bucket].push_back(i);
   return groups;
 }
@@ -75,9 +92,10 @@ double lengthPenalty(size_t length, double alpha) {
 }
 
 /// One step of one sentence: `logits(j)` gives the next-token logits of
-/// live hypothesis j. `last`: no position follows, so everything ends.
+/// live hypothesis j. `last`: no position follows, so everything ends;
+/// `maxLength`: the most symbols an output can have.
 void advance(SentenceBeam &sentence, int64_t beam, double alpha,
-             int64_t vocabulary, bool last,
+             int64_t vocabulary, bool last, int64_t maxLength,
              const std::function<const float *(int)> &logits) {
   std::vector<Candidate> candidates;
   for (int j = 0; j < static_cast<int>(sentence.live.size()); ++j) {
@@ -111,13 +129,24 @@ void advance(SentenceBeam &sentence, int64_t beam, double alpha,
     next.push_back(std::move(h));
   }
   if (last) {
+    // The best live ones end here too, while the beam has room.
     for (Hypothesis &h : next)
-      sentence.finished.push_back(std::move(h));
+      if (static_cast<int64_t>(sentence.finished.size()) < beam)
+        sentence.finished.push_back(std::move(h));
     next.clear();
   }
   sentence.live = std::move(next);
-  sentence.done = sentence.live.empty() ||
-                  static_cast<int64_t>(sentence.finished.size()) >= beam;
+  // Done when no live prefix can still win: log-probabilities only fall as
+  // a prefix grows, so the best live one ends no better than its score over
+  // the largest length penalty.
+  sentence.done = sentence.live.empty();
+  if (!sentence.done && !sentence.finished.empty()) {
+    double bound = sentence.live.front().score /
+                   lengthPenalty(static_cast<size_t>(maxLength) + 1, alpha);
+    for (const Hypothesis &h : sentence.finished)
+      if (h.score / lengthPenalty(h.tokens.size() + 1, alpha) >= bound)
+        sentence.done = true;
+  }
 }
 
 /// The finished hypothesis with the best length-normalized score (length
@@ -225,7 +254,8 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
           if (sentences[s].done)
             continue;
           advance(sentences[s], beam, options.alpha, model.vocabulary,
-                  t + 1 == bucket.targetLength, [&](int j) {
+                  t + 1 == bucket.targetLength, bucket.targetLength,
+                  [&](int j) {
                     int64_t row = static_cast<int64_t>(s) * beam + j;
                     return logits + (row * bucket.targetLength + t) *
                                         model.vocabulary;

@@ -3,16 +3,19 @@
 // @predict gives the logits of every target position for a batch of
 // sources and target prefixes (BOS, then the tokens chosen so far). The
 // causal mask makes position t depend on positions <= t only, so the padding
-// after a prefix does not change them. Each sentence uses the smallest
-// bucket whose source length holds it.
+// after a prefix does not change them. A sentence is decoded in the bucket
+// with the longest target among those whose source length holds it (the
+// output's length is not known before); validation loss uses the smallest
+// bucket that holds the pair.
 //
 // Greedy decoding appends the most likely token (padding and BOS are never
 // chosen) until EOS or the bucket's target length. Beam search keeps the
 // `beam` best prefixes per sentence by log-probability; a prefix ends when
 // EOS is among the `beam` best candidates, and the finished ones compete by
 // score / lp, lp = ((5 + length) / 6)^alpha (Wu et al. 2016, as the paper
-// does with beam 4, alpha 0.6; length counts EOS). With beam 1 it is greedy
-// decoding.
+// does with beam 4, alpha 0.6; length counts EOS). A sentence stops when a
+// finished one beats the best live prefix's bound (its score over the
+// largest lp). With beam 1 it is greedy decoding.
 //
 // Both recompute the whole prefix per token (no key/value cache yet).
 //
