@@ -283,8 +283,8 @@ std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
                                            std::move(vocabulary));
   Batcher &batcher = data->batches();
   if (batcher.kept() == 0) {
-    std::fprintf(stderr, "error: %s has no pair that fits the model's "
-                 "buckets (%s)\n", files.c_str(), bucketList(model).c_str());
+    std::fprintf(stderr, "error: %s: no pair fits the model's buckets (%s)\n",
+                 files.c_str(), bucketList(model).c_str());
     return nullptr;
   }
   std::printf("batches: %zu pairs in %d bucket%s (%s, batch x source x "
