@@ -46,6 +46,17 @@ int bucketFor(const CompiledModel &model, size_t sourceSymbols,
   return best;
 }
 
+std::string describeBuckets(const CompiledModel &model) {
+  std::string text;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    text += (b ? ", " : "") + std::to_string(bucket.batchSize) + "x" +
+            std::to_string(bucket.sourceLength) + "x" +
+            std::to_string(bucket.targetLength);
+  }
+  return text;
+}
+
 std::vector<PlannedBatch> planEpoch(const CompiledModel &model,
                                     const PairList &pairs,
                                     std::span<const uint32_t> indices,

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tgc::runtime {
@@ -38,6 +39,9 @@ public:
 /// symbol counts (plus EOS / BOS); -1 when none does.
 int bucketFor(const CompiledModel &model, size_t sourceSymbols,
               size_t targetSymbols);
+
+/// "40x16x16, 26x16x24": the model's buckets, batch x source x target.
+std::string describeBuckets(const CompiledModel &model);
 
 /// One planned batch: its bucket and the pairs of its rows.
 struct PlannedBatch {

@@ -1,6 +1,8 @@
 //===- ModelState.cpp - a compiled model's memory -------------------------===//
 #include "runtime/train/ModelState.h"
 
+#include "runtime/train/Batcher.h"
+
 #include "runtime/Initializers.h"
 
 #include <cerrno>
@@ -59,13 +61,7 @@ std::vector<CheckpointTensor> ModelState::tensors() {
 }
 
 std::string ModelState::configText() const {
-  std::string buckets;
-  for (int b = 0; b < model.numBuckets; ++b) {
-    const CompiledBucket &bucket = model.buckets[b];
-    buckets += (b ? ", " : "") + std::to_string(bucket.batchSize) + "x" +
-               std::to_string(bucket.sourceLength) + "x" +
-               std::to_string(bucket.targetLength);
-  }
+  std::string buckets = describeBuckets(model);
   char text[512];
   std::snprintf(text, sizeof text,
                 "model %s; buckets (batch x source x target) %s; vocabulary "

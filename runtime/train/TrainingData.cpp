@@ -186,17 +186,6 @@ std::vector<SentencePair> fittingPairs(const CompiledModel &model,
   return kept;
 }
 
-std::string bucketList(const CompiledModel &model) {
-  std::string s;
-  for (int b = 0; b < model.numBuckets; ++b) {
-    const CompiledBucket &bucket = model.buckets[b];
-    s += (b ? ", " : "") + std::to_string(bucket.batchSize) + "x" +
-         std::to_string(bucket.sourceLength) + "x" +
-         std::to_string(bucket.targetLength);
-  }
-  return s;
-}
-
 } // namespace
 
 std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,
@@ -284,13 +273,13 @@ std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
   Batcher &batcher = data->batches();
   if (batcher.kept() == 0) {
     std::fprintf(stderr, "error: %s: no pair fits the model's buckets (%s)\n",
-                 files.c_str(), bucketList(model).c_str());
+                 files.c_str(), describeBuckets(model).c_str());
     return nullptr;
   }
   std::printf("batches: %zu pairs in %d bucket%s (%s, batch x source x "
               "target)%s; padding %.1f%% of the first epoch's positions\n",
               batcher.kept(), model.numBuckets, model.numBuckets > 1 ? "s" : "",
-              bucketList(model).c_str(),
+              describeBuckets(model).c_str(),
               batcher.skipped()
                   ? (", skipped " + std::to_string(batcher.skipped()) +
                      " longer than every bucket").c_str()
