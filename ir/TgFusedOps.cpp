@@ -21,8 +21,8 @@ struct AttentionShape {
 /// the shape they agree on.
 static FailureOr<AttentionShape>
 verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
-                        Value mask, Value rngKey, bool causal, float scale,
-                        float dropoutRate, int64_t opId) {
+                        Value mask, Value rngKey, Value position, bool causal,
+                        float scale, float dropoutRate, int64_t opId) {
   if (failed(expectRank(op, "query", query, 4)) ||
       failed(expectRank(op, "key", key, 4)) ||
       failed(expectRank(op, "value", value, 4)))
@@ -40,10 +40,17 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
            << " but is " << formatShape(v);
   if (mask && failed(expectShape(op, "mask ([B, Sk])", mask, {s.batch, s.keys})))
     return failure();
-  if (causal && s.queries != s.keys)
+  if (position && !causal)
+    return op->emitOpError() << "a position (one decoding step over a key "
+                                "cache) needs causal attention";
+  if (causal && !position && s.queries != s.keys)
     return op->emitOpError() << "causal attention needs as many queries as "
                                 "keys but has "
                              << s.queries << " and " << s.keys;
+  if (position && s.queries > s.keys)
+    return op->emitOpError() << "a decoding step's " << s.queries
+                             << " queries exceed its cache of " << s.keys
+                             << " keys";
   if (failed(verifyPositive(op, "scale", scale)) ||
       failed(verifyRate(op, "dropout rate", dropoutRate)) ||
       failed(verifyOpId(op, opId)))
@@ -57,7 +64,7 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
 LogicalResult AttentionOp::verify() {
   auto s = verifyAttentionOperands(
       *this, getQuery(), getKeyIn(), getValue(), getMask(), getRngKey(),
-      getCausal(), getScale().convertToFloat(),
+      getPosition(), getCausal(), getScale().convertToFloat(),
       getDropoutRate().convertToFloat(), getOpId());
   if (failed(s))
     return failure();
@@ -70,7 +77,7 @@ LogicalResult AttentionOp::verify() {
 LogicalResult AttentionGradOp::verify() {
   auto s = verifyAttentionOperands(
       *this, getQuery(), getKeyIn(), getValue(), getMask(), getRngKey(),
-      getCausal(), getScale().convertToFloat(),
+      /*position=*/nullptr, getCausal(), getScale().convertToFloat(),
       getDropoutRate().convertToFloat(), getOpId());
   if (failed(s))
     return failure();

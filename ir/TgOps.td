@@ -31,21 +31,26 @@ def TG_VariableOp : TG_Op<"variable", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     - `xavier_uniform`: Uniform(-a, a) with a = sqrt(6 / (fan_in + fan_out)),
       fans taken from the last two dimensions (rank >= 2).
 
-    `trainable` marks the parameters that autodiff differentiates.
+    `trainable` marks the parameters that autodiff differentiates. `cache`
+    marks decoding state that `tg-derive-decoder` adds (encoder outputs,
+    self-attention keys and values): it belongs to one shape, is never
+    trained and never checkpointed.
 
     ```mlir
     tg.variable @encoder.layer0.self_attn.w_q trainable init(xavier_uniform) : tensor<512x512xf32>
     tg.variable @embedding trainable init(normal, 0.0441941738) : tensor<37000x512xf32>
     tg.variable @adam.m.embedding init(zeros) : tensor<37000x512xf32>
+    tg.variable @decode.decoder.layer0.self_attn.keys cache init(zeros) : tensor<8x8x64x64xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<AnyType>:$type,
                        TG_InitKind:$init,
                        OptionalAttr<F64Attr>:$init_scale,
-                       UnitAttr:$trainable);
+                       UnitAttr:$trainable,
+                       UnitAttr:$cache);
   let assemblyFormat = [{
-    $sym_name (`trainable` $trainable^)? `init` `(` $init (`,` $init_scale^)? `)`
+    $sym_name (`trainable` $trainable^)? (`cache` $cache^)? `init` `(` $init (`,` $init_scale^)? `)`
     attr-dict `:` $type
   }];
   let builders = [
@@ -56,7 +61,8 @@ def TG_VariableOp : TG_Op<"variable", [Symbol, HasParent<"::mlir::ModuleOp">]> {
             ::mlir::TypeAttr::get(type),
             InitKindAttr::get($_builder.getContext(), init),
             scale ? $_builder.getF64FloatAttr(*scale) : ::mlir::FloatAttr(),
-            trainable ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
+            trainable ? $_builder.getUnitAttr() : ::mlir::UnitAttr(),
+            ::mlir::UnitAttr());
     }]>
   ];
   let extraClassDeclaration = [{
@@ -96,6 +102,29 @@ def TG_StoreOp : TG_Op<"store", [DeclareOpInterfaceMethods<SymbolUserOpInterface
   }];
   let arguments = (ins TG_AnyTensor:$value, FlatSymbolRefAttr:$variable);
   let assemblyFormat = "$value `,` $variable attr-dict `:` type($value)";
+}
+
+def TG_StoreSliceOp : TG_Op<"store_slice", [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+                                           MemoryEffects<[MemWrite]>]> {
+  let summary = "overwrites positions [index, index + L) of a variable along one axis";
+  let description = [{
+    Writes `value`, whose shape is the variable's with `L` at `axis`, into
+    the variable at positions `index .. index + L - 1` of that axis, in place;
+    the rest of the variable keeps its value. `index` is a runtime scalar and
+    must leave the slice inside the variable. An incremental decoder appends
+    each step's keys and values to its caches with it.
+
+    ```mlir
+    tg.store_slice %k, @decode.decoder.layer0.self_attn.keys[%position] axis 2
+        : tensor<8x8x1x64xf32>
+    ```
+  }];
+  let arguments = (ins TG_AnyTensor:$value, FlatSymbolRefAttr:$variable,
+                       TG_IntScalar:$index, I64Attr:$axis);
+  let assemblyFormat = [{
+    $value `,` $variable `[` $index `]` `axis` $axis attr-dict `:` type($value)
+  }];
+  let hasVerifier = 1;
 }
 
 def TG_ConstantOp : TG_Op<"constant", [ConstantLike, Pure,
@@ -564,14 +593,25 @@ def TG_PositionalEncodingOp : TG_Op<"positional_encoding", [Pure]> {
   let summary = "sinusoidal positional encoding table";
   let description = [{
     A `[T, D]` tensor with `PE[pos, 2i] = sin(pos / 10000^(2i/D))` and
-    `PE[pos, 2i+1] = cos(pos / 10000^(2i/D))`; `D` is even.
+    `PE[pos, 2i+1] = cos(pos / 10000^(2i/D))`; `D` is even. With `offset`
+    (a runtime scalar, as in one decoding step) row `r` is position
+    `offset + r`; without, position `r`.
 
     ```mlir
     %pe = tg.positional_encoding : tensor<7x16xf32>
+    %row = tg.positional_encoding offset %position : tensor<1x16xf32>
     ```
   }];
+  let arguments = (ins Optional<TG_IntScalar>:$offset);
   let results = (outs TG_FloatTensor:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result), [{
+      build($_builder, $_state, result, ::mlir::Value());
+    }]>
+  ];
+  let assemblyFormat = [{
+    (`offset` $offset^)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 
@@ -637,7 +677,10 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `q : [B, H, Sq, Dk]`, `k : [B, H, Sk, Dk]`, `v : [B, H, Sk, Dv]`.
     `mask`, if present, is an additive `[B, Sk]` key-padding mask (see
     `tg.padding_mask`); `causal` hides keys after the query (needs `Sq == Sk`).
-    A `dropout_rate > 0` needs a `key`.
+    A `dropout_rate > 0` needs a `key`. With `position` (a runtime scalar;
+    needs `causal` and `Sq <= Sk`) query `i` sits at position `position + i`
+    of a key/value cache of `Sk` positions and sees keys `0 .. position + i`:
+    one step of an incremental decoder.
 
     Besides `out : [B, H, Sq, Dv]` it returns `lse : [B, H, Sq]`, the
     log-sum-exp of each score row, which is all `tg.attention_grad` needs to
@@ -653,6 +696,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key_in,
                        TG_FloatTensor:$value,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
+                       Optional<TG_IntScalar>:$position,
                        UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,
                        I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$lse);
@@ -661,18 +705,20 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
                    "::mlir::Value":$value, "::mlir::Value":$mask,
                    "::mlir::Value":$rngKey, "bool":$causal, "float":$scale,
-                   "float":$dropoutRate, "int64_t":$opId), [{
+                   "float":$dropoutRate, "int64_t":$opId,
+                   CArg<"::mlir::Value", "{}">:$position), [{
       auto q = ::llvm::cast<::mlir::RankedTensorType>(query.getType());
       auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
       ::llvm::SmallVector<int64_t> outShape(q.getShape());
       outShape.back() = v.getShape().back();
       build($_builder, $_state, q.clone(outShape), rowStatisticsType(q), query,
-            key, value, mask, rngKey, causal, ::llvm::APFloat(scale),
+            key, value, mask, rngKey, position, causal, ::llvm::APFloat(scale),
             ::llvm::APFloat(dropoutRate), static_cast<uint64_t>(opId));
     }]>
   ];
   let assemblyFormat = [{
     $query `,` $key_in `,` $value (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
+    (`position` $position^)?
     `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];

@@ -42,6 +42,8 @@ LogicalResult VariableOp::verify() {
     return emitOpError() << "an i32 variable can only be initialized with "
                             "zeros or ones, not "
                          << stringifyInitKind(init);
+  if (getTrainable() && getCache())
+    return emitOpError() << "a decoding cache cannot be trainable";
   if (getTrainable() && !element.isF32())
     return emitOpError() << "a trainable variable must be f32 but is "
                          << element;
@@ -75,6 +77,38 @@ LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult StoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyVariableUse(*this, symbolTable, getVariableAttr(),
                            getValue().getType(), "variable");
+}
+
+LogicalResult StoreSliceOp::verify() {
+  auto shape = shapeOf(getValue());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return emitOpError() << "axis " << axis << " is outside the value's "
+                         << formatShape(shape);
+  return success();
+}
+
+LogicalResult
+StoreSliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto variable = symbolTable.lookupNearestSymbolFrom<VariableOp>(
+      *this, getVariableAttr().getAttr());
+  if (!variable)
+    return emitOpError() << "variable " << getVariableAttr()
+                         << " is not a tg.variable";
+  auto type = variable.getTensorType();
+  auto value = llvm::cast<RankedTensorType>(getValue().getType());
+  auto slice = llvm::to_vector(type.getShape());
+  int64_t axis = getAxis();
+  if (axis < type.getRank())
+    slice[axis] = value.getShape()[axis];
+  if (value.getElementType() != type.getElementType() ||
+      value.getRank() != type.getRank() ||
+      value.getShape() != ArrayRef<int64_t>(slice) ||
+      value.getShape()[axis] > type.getShape()[axis])
+    return emitOpError() << "value " << formatShape(value.getShape())
+                         << " is not a slice along axis " << axis << " of "
+                         << getVariableAttr() << " " << type;
+  return success();
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }

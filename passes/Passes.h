@@ -24,7 +24,9 @@ struct TrainingPipelineOptions
                     llvm::cl::init(true)};
   Option<bool> predict{*this, "predict",
                        llvm::cl::desc("Also derive @predict, the inference "
-                                      "logits a translator needs"),
+                                      "logits a translator needs, and (with "
+                                      "fuse) its incremental decoder "
+                                      "@encode and @decode_step"),
                        llvm::cl::init(false)};
   Option<bool> report{*this, "report",
                       llvm::cl::desc("The fusion passes report what they "

@@ -93,6 +93,56 @@ def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::Module
   ];
 }
 
+def TgDeriveDecoder : Pass<"tg-derive-decoder", "::mlir::ModuleOp"> {
+  let summary = "derives an incremental decoder (@encode, @decode_step) from @predict";
+  let description = [{
+    @predict recomputes every target position for each new token; beam
+    search and greedy decoding need only the newest one. This pass splits
+    the fused @predict into
+
+    - `@encode(source_ids)`: the ops that depend on the source only; it
+      stores each of their values that the decoder reads (cross-attention
+      keys and values, the source padding mask) in a `cache` variable;
+    - `@decode_step(target_in_ids [B, 1], position) -> logits [B, 1, V]`:
+      the ops that depend on the target, for one position. Each causal
+      self-attention appends its key and value rows to `cache` variables
+      with `tg.store_slice` and attends to the cache up to `position`;
+      positional encodings are computed for that position only.
+
+    Every cache has the batch as its first dimension, so a beam search can
+    reorder them row by row. It runs after forward fusion (attention must be
+    `tg.attention`) and before the step fusion passes, which then fuse the
+    new functions too. Ops it has no rule for are reported.
+
+    Before (decoder self-attention of @predict):
+    ```mlir
+    %o, %lse = tg.attention %q, %k, %v causal scale 0.35 dropout 0.0 op_id 0
+        : (tensor<2x4x6x8xf32>, ...) -> (tensor<2x4x6x8xf32>, tensor<2x4x6xf32>)
+    ```
+    After (in @decode_step):
+    ```mlir
+    tg.store_slice %k1, @decode.decoder.layer0.self_attn.keys[%position] axis 2
+        : tensor<2x4x1x8xf32>
+    tg.store_slice %v1, @decode.decoder.layer0.self_attn.values[%position] axis 2
+        : tensor<2x4x1x8xf32>
+    %kc = tg.load @decode.decoder.layer0.self_attn.keys : tensor<2x4x6x8xf32>
+    %vc = tg.load @decode.decoder.layer0.self_attn.values : tensor<2x4x6x8xf32>
+    %o1, %lse1 = tg.attention %q1, %kc, %vc causal position %position
+        scale 0.35 dropout 0.0 op_id 0
+        : (tensor<2x4x1x8xf32>, tensor<2x4x6x8xf32>, tensor<2x4x6x8xf32>, tensor<i32>)
+          -> (tensor<2x4x1x8xf32>, tensor<2x4x1xf32>)
+    ```
+  }];
+  let options = [
+    Option<"predictName", "predict-function", "std::string",
+           /*default=*/"\"predict\"", "the inference function to split">,
+    Option<"encodeName", "encode-function", "std::string",
+           /*default=*/"\"encode\"", "the name of the derived encoder">,
+    Option<"stepName", "step-function", "std::string",
+           /*default=*/"\"decode_step\"", "the name of the derived one-position decoder">,
+  ];
+}
+
 def TgDerivePredict : Pass<"tg-derive-predict", "::mlir::ModuleOp"> {
   let summary = "derives the inference function @predict from the loss function";
   let description = [{

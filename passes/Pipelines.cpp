@@ -30,6 +30,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
     pm.addPass(createTgDerivePredict());
   if (options.fuse)
     buildForwardFusionPipeline(pm, options.report);
+  // From the fused @predict (it needs tg.attention), before step fusion so
+  // the decoder's functions are fused too.
+  if (options.predict && options.fuse)
+    pm.addPass(createTgDeriveDecoder());
   // The loss's gradients w.r.t. every trainable variable, as extra results.
   pm.addPass(createTgAutodiff());
   // Adam in the graph: the function becomes @train_step(batch..., lr, step).

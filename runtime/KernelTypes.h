@@ -44,6 +44,9 @@ struct AttentionShape {
 struct AttentionConfig {
   const float *mask = nullptr;
   bool causal = false;
+  /// Causal decoding step: query i sits at position causalOffset + i of
+  /// the key cache, so it sees keys 0 .. causalOffset + i.
+  int64_t causalOffset = 0;
   float scale = 1.0f;
   Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
 };

@@ -48,7 +48,7 @@ static std::vector<double> scoreRow(const HostTensor &q, const HostTensor &k,
     double s = config.scale * dot;
     if (config.mask)
       s += (*config.mask)[b * d.keys + j];
-    if (config.causal && j > i)
+    if (config.causal && j > config.causalOffset + i)
       s += kMaskedScore;
     scores[j] = s;
   }

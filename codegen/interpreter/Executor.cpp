@@ -13,6 +13,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -113,6 +114,9 @@ LogicalResult Executor::execute(Operation *op) {
     if (o.getMask())
       config.mask = &get(o.getMask());
     config.causal = o.getCausal();
+    if constexpr (std::is_same_v<decltype(o), tg::AttentionOp>)
+      if (o.getPosition())
+        config.causalOffset = static_cast<int64_t>(get(o.getPosition())[0]);
     config.scale = f32Attr(o.getScale());
     if (o.getRngKey())
       config.dropout = streamOf(
@@ -150,6 +154,28 @@ LogicalResult Executor::execute(Operation *op) {
       })
       .Case([&](tg::StoreOp o) {
         variable(o.getVariable()) = get(o.getValue());
+        return success();
+      })
+      .Case([&](tg::StoreSliceOp o) -> LogicalResult {
+        HostTensor &target = variable(o.getVariable());
+        const HostTensor &value = get(o.getValue());
+        int64_t axis = o.getAxis();
+        int64_t index = static_cast<int64_t>(get(o.getIndex())[0]);
+        int64_t length = value.shape[axis], extent = target.shape[axis];
+        if (index < 0 || index + length > extent)
+          return o.emitOpError()
+                 << "index " << index << " puts a slice of " << length
+                 << " outside the " << extent << " positions of @"
+                 << o.getVariable();
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < axis; ++d)
+          outer *= value.shape[d];
+        for (int64_t d = axis + 1; d < static_cast<int64_t>(value.shape.size()); ++d)
+          inner *= value.shape[d];
+        for (int64_t o2 = 0; o2 < outer; ++o2)
+          for (int64_t i = 0; i < length * inner; ++i)
+            target[(o2 * extent + index) * inner + i] =
+                value[o2 * length * inner + i];
         return success();
       })
       .Case([&](tg::ConstantOp o) -> LogicalResult {
@@ -307,7 +333,9 @@ LogicalResult Executor::execute(Operation *op) {
       })
       .Case([&](tg::PositionalEncodingOp o) {
         auto shape = shapeOf(o.getResult());
-        bind(o.getResult(), positionalEncoding(shape[0], shape[1]));
+        int64_t first =
+            o.getOffset() ? static_cast<int64_t>(get(o.getOffset())[0]) : 0;
+        bind(o.getResult(), positionalEncoding(shape[0], shape[1], first));
         return success();
       })
       // Loss.

@@ -88,6 +88,7 @@ residualLayerNormGrad(const HostTensor &grad, const HostTensor &residual,
 struct AttentionConfig {
   const HostTensor *mask = nullptr; ///< additive [B, Sk], or none
   bool causal = false;
+  int64_t causalOffset = 0; ///< query i sits at position causalOffset + i
   double scale = 1.0;
   DropoutStream dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
 };
@@ -110,7 +111,9 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
 
 HostTensor causalMask(int64_t size);
 HostTensor paddingMask(const HostTensor &ids, int64_t padId);
-HostTensor positionalEncoding(int64_t positions, int64_t width);
+/// Rows for positions first .. first + positions - 1.
+HostTensor positionalEncoding(int64_t positions, int64_t width,
+                              int64_t first = 0);
 
 struct CrossEntropyResult {
   HostTensor loss, tokens;

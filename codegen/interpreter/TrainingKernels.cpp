@@ -21,11 +21,12 @@ HostTensor paddingMask(const HostTensor &ids, int64_t padId) {
   return result;
 }
 
-HostTensor positionalEncoding(int64_t positions, int64_t width) {
+HostTensor positionalEncoding(int64_t positions, int64_t width,
+                              int64_t first) {
   HostTensor result({positions, width});
   for (int64_t pos = 0; pos < positions; ++pos)
     for (int64_t i = 0; 2 * i < width; ++i) {
-      double angle = static_cast<double>(pos) /
+      double angle = static_cast<double>(first + pos) /
                      std::pow(10000.0, static_cast<double>(2 * i) /
                                            static_cast<double>(width));
       result[pos * width + 2 * i] = std::sin(angle);

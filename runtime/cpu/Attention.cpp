@@ -51,7 +51,8 @@ static Head headOf(const float *q, const float *k, const float *v,
 /// starting at i0 with nq rows.
 static int64_t keyEnd(const AttentionShape &s, const AttentionConfig &config,
                       int64_t i0, int64_t nq) {
-  return config.causal ? std::min(s.keys, i0 + nq) : s.keys;
+  return config.causal ? std::min(s.keys, config.causalOffset + i0 + nq)
+                       : s.keys;
 }
 
 static float dot(const float *a, const float *b, int64_t n) {
@@ -75,7 +76,7 @@ static void tileScores(const Head &head, const AttentionShape &s,
       float score = config.scale * dot(qi, head.k + key * s.keyDim, s.keyDim);
       if (head.mask)
         score += head.mask[key];
-      if (config.causal && key > query)
+      if (config.causal && key > config.causalOffset + query)
         score += kMaskedScore;
       row[j] = score;
     }

@@ -228,18 +228,27 @@ void embeddingGrad(const float *grad, const int32_t *ids, float *out,
   }
 }
 
-void positionalEncoding(float *out, int64_t positions, int64_t width) {
+void positionalEncoding(float *out, int64_t positions, int64_t width,
+                        int64_t first) {
   // Double angles: pos / 10000^(2i/width) reaches thousands of radians,
   // where a float angle would be off by more than float's sin precision.
   for (int64_t pos = 0; pos < positions; ++pos)
     for (int64_t i = 0; 2 * i < width; ++i) {
-      double angle = static_cast<double>(pos) /
+      double angle = static_cast<double>(first + pos) /
                      std::pow(10000.0, static_cast<double>(2 * i) /
                                            static_cast<double>(width));
       out[pos * width + 2 * i] = static_cast<float>(std::sin(angle));
       if (2 * i + 1 < width)
         out[pos * width + 2 * i + 1] = static_cast<float>(std::cos(angle));
     }
+}
+
+void storeSlice(float *target, const float *value, int64_t outer,
+                int64_t length, int64_t extent, int64_t inner, int64_t index) {
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(target + (o * extent + index) * inner,
+                value + o * length * inner,
+                static_cast<size_t>(length * inner) * sizeof(float));
 }
 
 void paddingMask(const int32_t *ids, float *out, int64_t count, int32_t padId) {

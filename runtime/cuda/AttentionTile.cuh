@@ -39,7 +39,7 @@ __device__ inline Head headOf(const float *q, const float *k, const float *v,
 __device__ inline int64_t keyEnd(const AttentionShape &s,
                                  const AttentionConfig &config, int64_t i0,
                                  int64_t nq) {
-  return config.causal ? min(s.keys, i0 + nq) : s.keys;
+  return config.causal ? min(s.keys, config.causalOffset + i0 + nq) : s.keys;
 }
 
 /// Copies `count` rows of `width` floats (contiguous in global memory) to
@@ -64,7 +64,7 @@ __device__ inline float score(const float *queryRow, const float *keyRow,
   float s = config.scale * dot(queryRow, keyRow, keyDim);
   if (head.mask)
     s += head.mask[key];
-  if (config.causal && key > query)
+  if (config.causal && key > config.causalOffset + query)
     s += kMaskedScore;
   return s;
 }

@@ -85,8 +85,14 @@ void embedding(const float *table, const int32_t *ids, float *out,
 void embeddingGrad(const float *grad, const int32_t *ids, float *out,
                    int64_t rows, int64_t width, int64_t vocab);
 
-/// Sinusoidal positions [positions, width] (sin on even, cos on odd columns).
-void positionalEncoding(float *out, int64_t positions, int64_t width);
+/// Sinusoidal positions [positions, width] (sin on even, cos on odd columns)
+/// of positions first .. first + positions - 1.
+void positionalEncoding(float *out, int64_t positions, int64_t width,
+                        int64_t first = 0);
+/// Copies `value` [outer, length, inner] into positions index .. index +
+/// length - 1 of `target` [outer, extent, inner].
+void storeSlice(float *target, const float *value, int64_t outer,
+                int64_t length, int64_t extent, int64_t inner, int64_t index);
 /// out[i] = ids[i] == padId ? kMaskedScore : 0.
 void paddingMask(const int32_t *ids, float *out, int64_t count, int32_t padId);
 /// out [size, size]: kMaskedScore above the diagonal, 0 elsewhere.

@@ -137,13 +137,13 @@ void embeddingGrad(const float *grad, const int32_t *ids, float *out,
 }
 
 __global__ void positionalEncodingKernel(float *out, int64_t positions,
-                                         int64_t width) {
+                                         int64_t width, int64_t first) {
   // One thread per (position, pair of columns). Double angles, as the CPU:
   // pos / 10000^(2i/width) reaches thousands of radians.
   int64_t pairs = (width + 1) / 2;
   TGC_GRID_STRIDE(x, positions * pairs) {
     int64_t pos = x / pairs, i = x % pairs;
-    double angle = static_cast<double>(pos) /
+    double angle = static_cast<double>(first + pos) /
                    pow(10000.0, static_cast<double>(2 * i) /
                                     static_cast<double>(width));
     out[pos * width + 2 * i] = static_cast<float>(sin(angle));
@@ -152,13 +152,24 @@ __global__ void positionalEncodingKernel(float *out, int64_t positions,
   }
 }
 
-void positionalEncoding(float *out, int64_t positions, int64_t width) {
+void positionalEncoding(float *out, int64_t positions, int64_t width,
+                        int64_t first) {
   int64_t count = positions * ((width + 1) / 2);
   if (count == 0)
     return;
   positionalEncodingKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
-      out, positions, width);
+      out, positions, width, first);
   TGC_CUDA_CHECK_LAUNCH();
+}
+
+void storeSlice(float *target, const float *value, int64_t outer,
+                int64_t length, int64_t extent, int64_t inner, int64_t index) {
+  // One 2-D copy: `outer` rows of length * inner floats.
+  size_t row = static_cast<size_t>(length * inner) * sizeof(float);
+  TGC_CUDA_CHECK(cudaMemcpy2DAsync(
+      target + index * inner, static_cast<size_t>(extent * inner) * sizeof(float),
+      value, row, row, static_cast<size_t>(outer), cudaMemcpyDeviceToDevice,
+      stream()));
 }
 
 __global__ void paddingMaskKernel(const int32_t *ids, float *out,

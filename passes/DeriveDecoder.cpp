@@ -1,0 +1,569 @@
+//===- DeriveDecoder.cpp - tg-derive-decoder ------------------------------===//
+//
+// Splits @predict(source, target prefix) -> logits into an incremental
+// decoder:
+//
+//   @encode(source)                  runs what depends on the source only and
+//                                    stores what the decoder reads of it
+//                                    (cross-attention keys/values, the source
+//                                    padding mask) into cache variables;
+//   @decode_step(ids [B,1], position) -> logits [B,1,V]
+//                                    runs what depends on the target for one
+//                                    position, appending its self-attention
+//                                    keys/values to caches.
+//
+// Values are sorted by what they depend on: the target ids ("target" ops,
+// rewritten to one position), the source only ("source" values, cached by
+// @encode when a target op reads them), or neither (loads, constants,
+// positional encodings: recomputed in @decode_step, for one position where
+// they have one). A target value's "time axis" is the dimension that indexes
+// target positions; each op kind says how it moves from operands to results.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGDERIVEDECODER
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kNoAxis = -1;
+
+/// The time axes of an op's operands and results.
+struct OpAxes {
+  SmallVector<int64_t> operands, results;
+};
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
+int64_t rankOf(Value value) { return static_cast<int64_t>(shapeOf(value).size()); }
+
+/// `value`'s type with length 1 at `axis` (unchanged without one).
+RankedTensorType onePosition(Value value, int64_t axis) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  if (axis == kNoAxis)
+    return type;
+  auto shape = llvm::to_vector(type.getShape());
+  shape[axis] = 1;
+  return type.clone(shape);
+}
+
+/// The dimension of `to` that holds dimension `axis` of `from` for a
+/// row-major reshape, or kNoAxis when the reshape merges or splits it.
+int64_t reshapeAxis(ArrayRef<int64_t> from, ArrayRef<int64_t> to, int64_t axis) {
+  int64_t before = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    before *= from[d];
+  int64_t prefix = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(to.size()); ++d) {
+    if (prefix == before && to[d] == from[axis])
+      return d;
+    prefix *= to[d];
+  }
+  return kNoAxis;
+}
+
+/// The variable read by the GEMM that `value` comes from (through reshapes
+/// and transposes): "decoder.layer0.cross_attn.w_k", or "".
+StringRef weightName(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (llvm::isa<tg::ReshapeOp, tg::TransposeOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    Value weight;
+    if (auto matmul = llvm::dyn_cast<tg::MatmulOp>(def))
+      weight = matmul.getRhs();
+    else if (auto linear = llvm::dyn_cast<tg::LinearOp>(def))
+      weight = linear.getWeight();
+    if (auto load = weight ? weight.getDefiningOp<tg::LoadOp>() : nullptr)
+      return load.getVariable();
+    return "";
+  }
+  return "";
+}
+
+/// "decoder.layer0.cross_attn" for its w_k: the layer a cache belongs to.
+std::string layerOf(Value value) {
+  StringRef weight = weightName(value);
+  return weight.contains('.') ? weight.rsplit('.').first.str() : "";
+}
+
+class DecoderBuilder {
+public:
+  DecoderBuilder(ModuleOp module, func::FuncOp predict)
+      : module(module), predict(predict), symbols(module),
+        builder(module.getContext()) {}
+
+  LogicalResult build(StringRef encodeName, StringRef stepName);
+
+private:
+  LogicalResult classify();
+  LogicalResult rewrite(Operation *op);
+  LogicalResult rewriteSelfAttention(tg::AttentionOp op);
+  FailureOr<OpAxes> axesOf(Operation *op, int64_t axis);
+  /// `value` of @predict as @decode_step sees it, with time axis `axis`.
+  FailureOr<Value> operand(Value value, int64_t axis, Operation *user);
+  /// Recomputes value (depending on neither input) in @decode_step.
+  FailureOr<Value> recompute(Value value, int64_t axis);
+  /// Clones `op` into @decode_step with `operands`, its results cut to one
+  /// position at `resultAxes`.
+  Operation *cloneAt(Operation *op, ArrayRef<Value> operands,
+                     ArrayRef<int64_t> resultAxes);
+  tg::VariableOp declareCache(StringRef name, Type type);
+  Value loadCache(tg::VariableOp cache, Location loc);
+  LogicalResult buildEncode(StringRef encodeName);
+
+  ModuleOp module;
+  func::FuncOp predict, step;
+  SymbolTable symbols;
+  OpBuilder builder;
+  Value source, target;        ///< @predict's id arguments
+  Value stepIds, position;     ///< @decode_step's arguments
+  int64_t batch = 0, targetLength = 0;
+  llvm::DenseSet<Value> targetValues, sourceValues;
+  DenseMap<Value, Value> mapped;       ///< target values -> @decode_step
+  DenseMap<Value, int64_t> timeAxis;   ///< of target values
+  std::map<std::pair<void *, int64_t>, Value> recomputed;
+  /// Source values a target op reads, and the caches @encode stores them in.
+  SmallVector<std::pair<Value, tg::VariableOp>> encoderOutputs;
+  DenseMap<Value, tg::VariableOp> cacheOf;
+  Operation *lastVariable = nullptr;
+};
+
+LogicalResult DecoderBuilder::classify() {
+  for (BlockArgument arg : predict.getArguments()) {
+    auto name = predict.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tg.name");
+    if (name && name.getValue() == "source_ids")
+      source = arg;
+    else if (name && name.getValue() == "target_in_ids")
+      target = arg;
+  }
+  if (!source || !target)
+    return predict.emitError()
+           << "tg-derive-decoder: @" << predict.getSymName()
+           << " needs arguments named source_ids and target_in_ids";
+  auto targetShape = shapeOf(target);
+  if (targetShape.size() != 2)
+    return predict.emitError() << "tg-derive-decoder: target_in_ids must be "
+                                  "[batch, length]";
+  batch = targetShape[0];
+  targetLength = targetShape[1];
+  sourceValues.insert(source);
+  targetValues.insert(target);
+  for (Operation &op : predict.getBody().front()) {
+    auto reads = [&](const llvm::DenseSet<Value> &set) {
+      return llvm::any_of(op.getOperands(), [&](Value v) { return set.contains(v); });
+    };
+    if (reads(targetValues))
+      targetValues.insert(op.getResults().begin(), op.getResults().end());
+    else if (reads(sourceValues))
+      sourceValues.insert(op.getResults().begin(), op.getResults().end());
+  }
+  return success();
+}
+
+FailureOr<OpAxes> DecoderBuilder::axesOf(Operation *op, int64_t axis) {
+  OpAxes axes;
+  auto all = [&](int64_t a) {
+    axes.operands.assign(op->getNumOperands(), a);
+    axes.results.assign(op->getNumResults(), a);
+    return axes;
+  };
+  auto unsupported = [&](const Twine &why) -> FailureOr<OpAxes> {
+    return op->emitOpError() << "cannot run one target position at a time: "
+                             << why;
+  };
+  bool notLast = axis < rankOf(op->getResult(0)) - 1;
+  return llvm::TypeSwitch<Operation *, FailureOr<OpAxes>>(op)
+      .Case([&](tg::LayerNormOp) -> FailureOr<OpAxes> {
+        if (!notLast)
+          return unsupported("it normalizes over positions");
+        return OpAxes{{axis, kNoAxis, kNoAxis}, {axis}};
+      })
+      .Case([&](tg::ResidualLayerNormOp o) -> FailureOr<OpAxes> {
+        if (!notLast)
+          return unsupported("it normalizes over positions");
+        OpAxes a = all(axis);
+        a.operands.assign(o->getNumOperands(), kNoAxis);
+        a.operands[0] = a.operands[1] = axis; // residual, sublayer
+        return a;
+      })
+      .Case([&](tg::LinearOp o) -> FailureOr<OpAxes> {
+        if (!targetValues.contains(o.getInput()) || !notLast)
+          return unsupported("positions must be rows of its input");
+        OpAxes a = all(kNoAxis);
+        a.operands[0] = a.results[0] = axis;
+        return a;
+      })
+      .Case([&](tg::MatmulOp o) -> FailureOr<OpAxes> {
+        if (targetValues.contains(o.getRhs()) || o.getTransposeLhs() ||
+            axis >= rankOf(o.getLhs()) - 1)
+          return unsupported("positions must be rows of its left operand");
+        return OpAxes{{axis, kNoAxis}, {axis}};
+      })
+      .Case([&](tg::ReshapeOp o) -> FailureOr<OpAxes> {
+        int64_t to = reshapeAxis(shapeOf(o.getInput()), shapeOf(o.getResult()), axis);
+        if (to == kNoAxis)
+          return unsupported("it merges or splits the positions");
+        return OpAxes{{axis}, {to}};
+      })
+      .Case([&](tg::TransposeOp o) -> FailureOr<OpAxes> {
+        auto perm = o.getPermutation();
+        int64_t to = std::find(perm.begin(), perm.end(), axis) - perm.begin();
+        return OpAxes{{axis}, {to}};
+      })
+      .Case([&](tg::BroadcastOp o) -> FailureOr<OpAxes> {
+        return OpAxes{{axis}, {o.getDims()[axis]}};
+      })
+      .Case([&](tg::EmbeddingOp) -> FailureOr<OpAxes> {
+        return OpAxes{{kNoAxis, axis}, {axis}};
+      })
+      .Case([&](tg::SoftmaxOp o) -> FailureOr<OpAxes> {
+        if (static_cast<int64_t>(o.getAxis()) == axis)
+          return unsupported("it normalizes over positions");
+        return all(axis);
+      })
+      .Case([&](tg::AttentionOp o) -> FailureOr<OpAxes> {
+        if (o.getCausal() || !targetValues.contains(o.getQuery()) || axis != 2)
+          return unsupported("only queries may come from the target here");
+        OpAxes a = all(kNoAxis);
+        a.operands[0] = a.results[0] = a.results[1] = 2;
+        return a;
+      })
+      .Default([&](Operation *o) -> FailureOr<OpAxes> {
+        if (o->hasTrait<OpTrait::Elementwise>() ||
+            llvm::isa<tg::ScaleOp>(o))
+          return all(axis);
+        return unsupported("no rule for this op");
+      });
+}
+
+Operation *DecoderBuilder::cloneAt(Operation *op, ArrayRef<Value> operands,
+                                   ArrayRef<int64_t> resultAxes) {
+  IRMapping mapping;
+  mapping.map(op->getOperands(), operands);
+  Operation *clone = builder.clone(*op, mapping);
+  for (auto [result, axis] : llvm::zip(clone->getResults(), resultAxes))
+    result.setType(onePosition(result, axis));
+  return clone;
+}
+
+tg::VariableOp DecoderBuilder::declareCache(StringRef name, Type type) {
+  OpBuilder::InsertionGuard guard(builder);
+  if (lastVariable)
+    builder.setInsertionPointAfter(lastVariable);
+  else
+    builder.setInsertionPoint(predict);
+  std::string unique = ("decode." + name).str();
+  for (int n = 1; symbols.lookup(unique); ++n)
+    unique = ("decode." + name + "." + Twine(n)).str();
+  auto cache = builder.create<tg::VariableOp>(
+      predict.getLoc(), unique, llvm::cast<RankedTensorType>(type),
+      tg::InitKind::zeros, std::nullopt, /*trainable=*/false);
+  cache.setCache(true);
+  symbols.insert(cache);
+  lastVariable = cache;
+  return cache;
+}
+
+Value DecoderBuilder::loadCache(tg::VariableOp cache, Location loc) {
+  return builder.create<tg::LoadOp>(loc, cache.getType(), cache.getSymName());
+}
+
+FailureOr<Value> DecoderBuilder::recompute(Value value, int64_t axis) {
+  auto key = std::make_pair(value.getAsOpaquePointer(), axis);
+  if (auto it = recomputed.find(key); it != recomputed.end())
+    return it->second;
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return predict.emitError()
+           << "tg-derive-decoder: argument #"
+           << llvm::cast<BlockArgument>(value).getArgNumber()
+           << " is neither source_ids nor target_in_ids";
+  auto fail = [&]() -> FailureOr<Value> {
+    return def->emitOpError()
+           << "cannot be recomputed for one target position (its dimension "
+           << axis << " indexes positions)";
+  };
+  SmallVector<int64_t> operandAxes(def->getNumOperands(), kNoAxis);
+  if (axis == kNoAxis) {
+    // Unchanged: recompute its operands as they are, then it.
+  } else if (auto pe = llvm::dyn_cast<tg::PositionalEncodingOp>(def)) {
+    if (axis != 0 || pe.getOffset())
+      return fail();
+    Value row = builder.create<tg::PositionalEncodingOp>(
+        pe.getLoc(), onePosition(value, 0), position);
+    return recomputed[key] = row;
+  } else if (auto broadcast = llvm::dyn_cast<tg::BroadcastOp>(def)) {
+    // The operand dimension that becomes `axis`, if it is not replicated.
+    auto dims = broadcast.getDims();
+    for (auto [i, dim] : llvm::enumerate(dims))
+      if (dim == axis && shapeOf(broadcast.getInput())[i] != 1)
+        operandAxes[i] = static_cast<int64_t>(i);
+  } else if (auto transpose = llvm::dyn_cast<tg::TransposeOp>(def)) {
+    operandAxes[0] = transpose.getPermutation()[axis];
+  } else if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def)) {
+    operandAxes[0] = reshapeAxis(shapeOf(reshape.getResult()),
+                                 shapeOf(reshape.getInput()), axis);
+    if (operandAxes[0] == kNoAxis)
+      return fail();
+  } else if (auto constant = llvm::dyn_cast<tg::ConstantOp>(def)) {
+    auto dense = llvm::dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (!dense)
+      return fail();
+    auto type = onePosition(value, axis);
+    Value splat = builder.create<tg::ConstantOp>(
+        constant.getLoc(), type,
+        DenseElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+    return recomputed[key] = splat;
+  } else if (def->hasTrait<OpTrait::Elementwise>() ||
+             llvm::isa<tg::ScaleOp>(def)) {
+    operandAxes.assign(def->getNumOperands(), axis);
+  } else {
+    return fail();
+  }
+  SmallVector<Value> operands;
+  for (auto [input, inputAxis] : llvm::zip(def->getOperands(), operandAxes)) {
+    FailureOr<Value> recomputedInput = recompute(input, inputAxis);
+    if (failed(recomputedInput))
+      return failure();
+    operands.push_back(*recomputedInput);
+  }
+  SmallVector<int64_t> resultAxes(def->getNumResults(), kNoAxis);
+  resultAxes[llvm::cast<OpResult>(value).getResultNumber()] = axis;
+  Operation *clone = cloneAt(def, operands, resultAxes);
+  for (auto [original, copy] : llvm::zip(def->getResults(), clone->getResults()))
+    recomputed[{original.getAsOpaquePointer(),
+                original == value ? axis : kNoAxis}] = copy;
+  return clone->getResult(llvm::cast<OpResult>(value).getResultNumber());
+}
+
+FailureOr<Value> DecoderBuilder::operand(Value value, int64_t axis,
+                                         Operation *user) {
+  if (targetValues.contains(value)) {
+    if (timeAxis.lookup(value) != axis)
+      return user->emitOpError()
+             << "reads target positions along dimension "
+             << timeAxis.lookup(value) << " where dimension " << axis
+             << " was expected";
+    return mapped.lookup(value);
+  }
+  if (!sourceValues.contains(value))
+    return recompute(value, axis);
+  if (axis != kNoAxis)
+    return user->emitOpError() << "combines target positions with a value of "
+                                  "the source along dimension "
+                               << axis;
+  tg::VariableOp cache = cacheOf.lookup(value);
+  if (!cache) {
+    auto type = llvm::cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 0 || type.getShape()[0] != batch)
+      return user->emitOpError()
+             << "reads a value of the source without the batch as its first "
+                "dimension ("
+             << type << "); the decoder's caches must be rows per sentence";
+    std::string name;
+    if (value.getDefiningOp<tg::PaddingMaskOp>())
+      name = "source_padding_mask";
+    else {
+      auto attention = llvm::dyn_cast<tg::AttentionOp>(user);
+      std::string role = !attention                        ? "encoder_output"
+                         : value == attention.getKeyIn()   ? "keys"
+                         : value == attention.getValue()   ? "values"
+                                                           : "mask";
+      std::string layer = layerOf(value);
+      name = layer.empty() ? role : layer + "." + role;
+    }
+    cache = declareCache(name, type);
+    cacheOf[value] = cache;
+    encoderOutputs.push_back({value, cache});
+  }
+  return loadCache(cache, value.getLoc());
+}
+
+LogicalResult DecoderBuilder::rewriteSelfAttention(tg::AttentionOp op) {
+  if (!op.getCausal() || op.getMask() || op.getDropoutRate().convertToFloat() != 0)
+    return op.emitOpError() << "cannot run one target position at a time: "
+                               "self-attention over the target must be "
+                               "causal, unmasked and without dropout";
+  SmallVector<Value> qkv;
+  for (Value v : {op.getQuery(), op.getKeyIn(), op.getValue()}) {
+    FailureOr<Value> mappedValue = operand(v, 2, op);
+    if (failed(mappedValue))
+      return failure();
+    qkv.push_back(*mappedValue);
+  }
+  // Each step appends its key and value at `position`; the query attends to
+  // the cache up to there.
+  std::string layer = layerOf(op.getKeyIn());
+  std::string prefix = layer.empty() ? "self_attention" : layer;
+  Location loc = op.getLoc();
+  SmallVector<Value> caches;
+  const Value inputs[] = {op.getKeyIn(), op.getValue()};
+  const char *roles[] = {"keys", "values"};
+  for (int i = 0; i < 2; ++i) {
+    tg::VariableOp cache =
+        declareCache(prefix + "." + roles[i], inputs[i].getType());
+    Value row = qkv[1 + i];
+    builder.create<tg::StoreSliceOp>(
+        loc, row, FlatSymbolRefAttr::get(cache.getSymNameAttr()), position,
+        builder.getI64IntegerAttr(2));
+    caches.push_back(loadCache(cache, loc));
+  }
+  auto attention = builder.create<tg::AttentionOp>(
+      loc, qkv[0], caches[0], caches[1], Value(), Value(), /*causal=*/true,
+      op.getScale().convertToFloat(), 0.0f, op.getOpId(), position);
+  for (auto [original, result] : llvm::zip(op.getResults(), attention.getResults())) {
+    mapped[original] = result;
+    timeAxis[original] = 2;
+  }
+  return success();
+}
+
+LogicalResult DecoderBuilder::rewrite(Operation *op) {
+  Value first = *llvm::find_if(op->getOperands(), [&](Value v) {
+    return targetValues.contains(v);
+  });
+  int64_t axis = timeAxis.lookup(first);
+  if (auto attention = llvm::dyn_cast<tg::AttentionOp>(op);
+      attention && targetValues.contains(attention.getKeyIn()))
+    return rewriteSelfAttention(attention);
+  FailureOr<OpAxes> axes = axesOf(op, axis);
+  if (failed(axes))
+    return failure();
+  SmallVector<Value> operands;
+  for (auto [input, inputAxis] : llvm::zip(op->getOperands(), axes->operands)) {
+    FailureOr<Value> value = operand(input, inputAxis, op);
+    if (failed(value))
+      return failure();
+    operands.push_back(*value);
+  }
+  Operation *clone = cloneAt(op, operands, axes->results);
+  for (auto [original, result, resultAxis] :
+       llvm::zip(op->getResults(), clone->getResults(), axes->results)) {
+    if (resultAxis == kNoAxis || shapeOf(original)[resultAxis] != targetLength)
+      return op->emitOpError()
+             << "cannot run one target position at a time: its result "
+             << original.getType() << " has no dimension of the target length "
+             << targetLength << " where positions should be";
+    mapped[original] = result;
+    timeAxis[original] = resultAxis;
+  }
+  return success();
+}
+
+LogicalResult DecoderBuilder::buildEncode(StringRef encodeName) {
+  IRMapping mapping;
+  auto encode = llvm::cast<func::FuncOp>(predict->clone(mapping));
+  encode.setSymName(encodeName);
+  builder.setInsertionPointAfter(predict);
+  builder.insert(encode);
+  Block &body = encode.getBody().front();
+  Operation *ret = body.getTerminator();
+  OpBuilder b(ret);
+  for (auto [value, cache] : encoderOutputs)
+    b.create<tg::StoreOp>(value.getLoc(), mapping.lookup(value),
+                          cache.getSymName());
+  b.create<func::ReturnOp>(ret->getLoc());
+  ret->erase();
+  // What reads the target goes; what it alone needed, too.
+  for (Operation &op : llvm::reverse(predict.getBody().front().without_terminator()))
+    if (op.getNumResults() && targetValues.contains(op.getResult(0)))
+      mapping.lookup(op.getResult(0)).getDefiningOp()->erase();
+  IRRewriter rewriter(module.getContext());
+  (void)runRegionDCE(rewriter, encode.getBody());
+  llvm::BitVector unused(body.getNumArguments());
+  for (BlockArgument arg : body.getArguments())
+    if (arg.use_empty())
+      unused.set(arg.getArgNumber());
+  encode.eraseArguments(unused);
+  encode.setType(b.getFunctionType(body.getArgumentTypes(), {}));
+  return success();
+}
+
+LogicalResult DecoderBuilder::build(StringRef encodeName, StringRef stepName) {
+  if (failed(classify()))
+    return failure();
+  // Caches are declared after the last variable.
+  for (auto variable : module.getOps<tg::VariableOp>())
+    lastVariable = variable;
+
+  // @decode_step(ids [B, 1], position) -> logits [B, 1, V].
+  MLIRContext *context = module.getContext();
+  auto ret = llvm::cast<func::ReturnOp>(predict.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1 || !targetValues.contains(ret.getOperand(0)))
+    return predict.emitError() << "tg-derive-decoder: @" << predict.getSymName()
+                               << " must return logits computed from the "
+                                  "target";
+  auto idsType = onePosition(target, 1);
+  auto positionType = RankedTensorType::get({}, IntegerType::get(context, 32));
+  builder.setInsertionPointAfter(predict);
+  step = builder.create<func::FuncOp>(
+      predict.getLoc(), stepName,
+      builder.getFunctionType({idsType, positionType}, {}));
+  step.setArgAttr(0, "tg.name", builder.getStringAttr("target_in_ids"));
+  step.setArgAttr(1, "tg.name", builder.getStringAttr("position"));
+  Block *entry = step.addEntryBlock();
+  stepIds = entry->getArgument(0);
+  position = entry->getArgument(1);
+  mapped[target] = stepIds;
+  timeAxis[target] = 1;
+
+  builder.setInsertionPointToEnd(entry);
+  for (Operation &op : predict.getBody().front().without_terminator())
+    if (op.getNumResults() && targetValues.contains(op.getResult(0)) &&
+        failed(rewrite(&op)))
+      return failure();
+  Value logits = mapped.lookup(ret.getOperand(0));
+  if (timeAxis.lookup(ret.getOperand(0)) != 1)
+    return ret.emitOpError() << "tg-derive-decoder: the logits must be "
+                                "[batch, positions, vocabulary]";
+  builder.create<func::ReturnOp>(ret.getLoc(), logits);
+  step.setType(builder.getFunctionType(entry->getArgumentTypes(),
+                                       {logits.getType()}));
+  return buildEncode(encodeName);
+}
+
+struct TgDeriveDecoderPass : impl::TgDeriveDecoderBase<TgDeriveDecoderPass> {
+  using TgDeriveDecoderBase::TgDeriveDecoderBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto predict = module.lookupSymbol<func::FuncOp>(predictName);
+    if (!predict) {
+      module.emitError() << "tg-derive-decoder: no function @" << predictName;
+      return signalPassFailure();
+    }
+    for (StringRef name : {StringRef(encodeName), StringRef(stepName)})
+      if (module.lookupSymbol(name)) {
+        module.emitError() << "tg-derive-decoder: the module already has a @"
+                           << name;
+        return signalPassFailure();
+      }
+    if (failed(DecoderBuilder(module, predict).build(encodeName, stepName)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace tgc
