@@ -55,9 +55,7 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
   }
   Operation *def = value.getDefiningOp();
   if (auto load = llvm::dyn_cast<tg::LoadOp>(def))
-    return "(" + stateBase() + " + " +
-           std::to_string(variableOffset(load.getVariable())) +
-           " /* @" + load.getVariable().str() + " */)";
+    return "(" + variableAddress(load.getVariable()) + ")";
   if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def))
     return pointer(reshape.getInput());
   if (auto it = constants.find(value); it != constants.end())
@@ -71,6 +69,25 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
            << " (run tg-plan-memory before emitting C++)";
   return std::string(isF32(value) ? "F(f, " : "I(f, ") +
          std::to_string(offsets[index]) + ")";
+}
+
+std::string EmitContext::variableAddress(StringRef name) const {
+  auto cache = cacheOffsets.find(name);
+  std::string base = cache != cacheOffsets.end()
+                         ? "f.cache + " + std::to_string(cache->second)
+                         : stateBase() + " + " +
+                               std::to_string(variableOffset(name));
+  return base + " /* @" + name.str() + " */";
+}
+
+FailureOr<std::string> EmitContext::position(Value value) {
+  auto arg = llvm::dyn_cast<BlockArgument>(value);
+  if (arg && arg.getArgNumber() < arguments.size() &&
+      arguments[arg.getArgNumber()] == "&f.position")
+    return std::string("f.position");
+  return emitError(value.getLoc())
+         << "is used as a decoding position but is not the function's "
+            "'position' argument";
 }
 
 FailureOr<std::string> EmitContext::hostPointer(Value value) {
@@ -137,7 +154,8 @@ std::vector<std::string> argumentExpressions(func::FuncOp function,
       {"target_out_ids", cuda ? "g.targetOutIds" : "f.targetOutIds"},
       {"dropout_key", "f.dropoutKey"},
       {"lr", cuda ? "g.lr" : "&f.lr"},
-      {"step", cuda ? "g.step" : "&f.step"}};
+      {"step", cuda ? "g.step" : "&f.step"},
+      {"position", "&f.position"}};
   std::vector<std::string> expressions;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
     auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
@@ -150,15 +168,59 @@ std::vector<std::string> argumentExpressions(func::FuncOp function,
   return expressions;
 }
 
-/// One compiled shape: its module (planned @train_step, maybe @predict).
+/// The functions a bucket may have, and what the generated code calls them.
+enum class FunctionKind { Step, Predict, Encode, DecodeStep };
+
+struct FunctionNames {
+  const char *entry, *opPrefix, *constantPrefix, *finish;
+};
+
+FunctionNames namesOf(FunctionKind kind) {
+  switch (kind) {
+  case FunctionKind::Step:
+    return {"trainStep", "op", "kConstant", "finish"};
+  case FunctionKind::Predict:
+    return {"predict", "predict_op", "kPredictConstant", "predict_finish"};
+  case FunctionKind::Encode:
+    return {"encode", "encode_op", "kEncodeConstant", "encode_finish"};
+  case FunctionKind::DecodeStep:
+    return {"decodeStep", "decode_op", "kDecodeConstant", "decode_finish"};
+  }
+  return {};
+}
+
+/// One compiled shape: its module (planned @train_step, maybe @predict and
+/// the incremental decoder @encode, @decode_step with its caches).
 struct Bucket {
   ModuleOp module;
   StepSignature signature;
-  func::FuncOp predict;
+  func::FuncOp predict, encode, decodeStep;
   /// "bucket_32x16x16": the C++ namespace of its functions; empty when the
   /// model has a single shape.
   std::string scope;
+  /// The decoding caches, packed in StepFrame::cache.
+  SmallVector<tg::VariableOp> caches;
+  llvm::StringMap<int64_t> cacheOffsets;
+  int64_t cacheFloats = 0;
+
+  func::FuncOp function(FunctionKind kind) const {
+    switch (kind) {
+    case FunctionKind::Step:
+      return signature.function;
+    case FunctionKind::Predict:
+      return predict;
+    case FunctionKind::Encode:
+      return encode;
+    case FunctionKind::DecodeStep:
+      return decodeStep;
+    }
+    return {};
+  }
 };
+
+constexpr FunctionKind kFunctionKinds[] = {
+    FunctionKind::Step, FunctionKind::Predict, FunctionKind::Encode,
+    FunctionKind::DecodeStep};
 
 /// `scope::name`, or `name` at file level.
 std::string qualified(const Bucket &bucket, StringRef name) {
@@ -176,17 +238,19 @@ public:
 private:
   bool isCuda() const { return target == cpp::Target::Cuda; }
   LogicalResult layOutVariables();
+  /// Packs the bucket's decoding caches (each cache-line aligned).
+  LogicalResult layOutCaches(Bucket &bucket);
   /// Every bucket declares the same variables (their shapes never depend
   /// on the batch), so they share one state buffer.
   LogicalResult checkSameVariables(ModuleOp other);
   void emitHeader(int64_t arena);
   /// The ops of `function` as functions named `<prefix><N>_<op>`, then
   /// `entry`, which calls them in order.
-  LogicalResult emitFunction(const Bucket &bucket, func::FuncOp function,
-                             StringRef prefix, StringRef entry);
+  LogicalResult emitFunction(const Bucket &bucket, FunctionKind kind);
+  void emitCaches(const Bucket &bucket);
   void emitConstant(tg::ConstantOp op, StringRef name, const Bucket &bucket,
                     cpp::EmitContext &context);
-  LogicalResult emitReturn(func::ReturnOp ret, bool isStep,
+  LogicalResult emitReturn(func::ReturnOp ret, FunctionKind kind,
                            cpp::EmitContext &context,
                            SmallVector<std::string> &calls);
   void emitDeviceHooks(int64_t arenaBytes);
@@ -203,8 +267,17 @@ private:
   SmallVector<std::string> constantUploads;
 };
 
+/// The variables that make up the model's state: all but decoding caches.
+SmallVector<tg::VariableOp> stateVariables(ModuleOp module) {
+  SmallVector<tg::VariableOp> state;
+  for (auto variable : module.getOps<tg::VariableOp>())
+    if (!variable.getCache())
+      state.push_back(variable);
+  return state;
+}
+
 LogicalResult FileEmitter::checkSameVariables(ModuleOp other) {
-  auto theirs = llvm::to_vector(other.getOps<tg::VariableOp>());
+  SmallVector<tg::VariableOp> theirs = stateVariables(other);
   if (theirs.size() != variables.size())
     return other.emitError() << "declares " << theirs.size()
                              << " variables, the first bucket "
@@ -222,7 +295,7 @@ LogicalResult FileEmitter::checkSameVariables(ModuleOp other) {
 }
 
 LogicalResult FileEmitter::layOutVariables() {
-  for (auto variable : buckets.front().module.getOps<tg::VariableOp>()) {
+  for (tg::VariableOp variable : stateVariables(buckets.front().module)) {
     auto type = llvm::cast<RankedTensorType>(variable.getType());
     if (!type.getElementType().isF32())
       return variable.emitOpError()
@@ -231,6 +304,21 @@ LogicalResult FileEmitter::layOutVariables() {
     variables.push_back(variable);
     // 16 floats: each variable starts on a cache line.
     stateFloats += (type.getNumElements() + 15) / 16 * 16;
+  }
+  return success();
+}
+
+LogicalResult FileEmitter::layOutCaches(Bucket &bucket) {
+  for (auto variable : bucket.module.getOps<tg::VariableOp>()) {
+    if (!variable.getCache())
+      continue;
+    RankedTensorType type = variable.getTensorType();
+    if (!type.getElementType().isF32())
+      return variable.emitOpError()
+             << "is not f32; the generated programs keep f32 caches only";
+    bucket.cacheOffsets[variable.getSymName()] = bucket.cacheFloats;
+    bucket.caches.push_back(variable);
+    bucket.cacheFloats += (type.getNumElements() + 15) / 16 * 16;
   }
   return success();
 }
@@ -247,6 +335,10 @@ void FileEmitter::emitHeader(int64_t arena) {
                    "prefixed predict_)"
                  : "")
      << ".\n";
+  if (buckets.front().decodeStep)
+    os << "// encode() and decodeStep() are the incremental decoder "
+          "(tg-derive-decoder):\n// op functions prefixed encode_ and "
+          "decode_; their caches are in f.cache.\n";
   if (buckets.size() > 1)
     os << "// One namespace per bucket (batch x source x target length); "
           "all share the\n// state and the arena.\n";
@@ -310,11 +402,17 @@ void FileEmitter::emitConstant(tg::ConstantOp op, StringRef name,
   context.setConstant(op.getResult(), name.str(), device);
 }
 
-LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
+LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, FunctionKind kind,
                                       cpp::EmitContext &context,
                                       SmallVector<std::string> &calls) {
   std::string body, comment;
-  if (isStep) {
+  if (kind == FunctionKind::Encode) {
+    // Its results are the caches it stored.
+    if (ret.getNumOperands() != 0)
+      return ret.emitOpError() << "of @encode must return nothing";
+    return success();
+  }
+  if (kind == FunctionKind::Step) {
     if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
       return ret.emitOpError() << "of the step must return (loss[, tokens])";
     auto loss = context.pointer(ret.getOperand(0));
@@ -335,7 +433,7 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
     comment = "the step's loss and token count";
   } else {
     if (ret.getNumOperands() != 1)
-      return ret.emitOpError() << "of @predict must return the logits";
+      return ret.emitOpError() << "must return the logits";
     auto logits = context.pointer(ret.getOperand(0));
     if (failed(logits))
       return failure();
@@ -348,7 +446,7 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
       comment = "where the logits are, in the arena";
     }
   }
-  std::string name = isStep ? "finish" : "predict_finish";
+  std::string name = namesOf(kind).finish;
   os << "// func.return: " << comment << "\n"
      << "static void " << name << "(StepFrame &f) {\n" << body << "}\n\n";
   calls.push_back(name);
@@ -356,9 +454,11 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, bool isStep,
 }
 
 LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
-                                        func::FuncOp function,
-                                        StringRef prefix, StringRef entry) {
-  bool isStep = function == bucket.signature.function;
+                                        FunctionKind kind) {
+  func::FuncOp function = bucket.function(kind);
+  bool isStep = kind == FunctionKind::Step;
+  FunctionNames names = namesOf(kind);
+  StringRef prefix = names.opPrefix, entry = names.entry;
   SmallVector<std::string> calls;
   if (isCuda()) {
     // The batch, lr and step go to the device before the first op.
@@ -370,8 +470,8 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
     calls.push_back(name);
   }
   cpp::EmitContext context(target, argumentExpressions(function, target),
-                           variableOffsets);
-  std::string constantPrefix = isStep ? "kConstant" : "kPredictConstant";
+                           variableOffsets, bucket.cacheOffsets);
+  std::string constantPrefix = names.constantPrefix;
   int index = 0;
   for (Operation &op : function.getBody().front()) {
     ++index;
@@ -387,7 +487,7 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
       continue;
     }
     if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
-      if (failed(emitReturn(ret, isStep, context, calls)))
+      if (failed(emitReturn(ret, kind, context, calls)))
         return failure();
       continue;
     }
@@ -453,14 +553,24 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
        << (v.getTrainable() ? "true" : "false") << "},\n";
   }
   os << "};\n\n";
-  os << "// batch, source length, target length, train step, predict\n"
+  os << "// batch, source length, target length, train step, predict, "
+        "encode, decode step,\n// caches, their count and floats\n"
      << "const CompiledBucket kBuckets[] = {\n";
+  auto address = [&](const Bucket &bucket, func::FuncOp function,
+                     StringRef name) {
+    return function ? "&" + qualified(bucket, name) : std::string("nullptr");
+  };
   for (const Bucket &bucket : buckets) {
     const runtime::BatchShape &b = bucket.signature.shape;
+    bool decoder = static_cast<bool>(bucket.decodeStep);
     os << "    {" << b.batchSize << ", " << b.sourceLength << ", "
        << b.targetLength << ", &" << qualified(bucket, "trainStep") << ", "
-       << (bucket.predict ? "&" + qualified(bucket, "predict") : "nullptr")
-       << "},\n";
+       << address(bucket, bucket.predict, "predict") << ",\n     "
+       << address(bucket, bucket.encode, "encode") << ", "
+       << address(bucket, bucket.decodeStep, "decodeStep") << ", "
+       << (decoder ? qualified(bucket, "kCaches") : "nullptr") << ", "
+       << (decoder ? bucket.caches.size() : 0) << ", "
+       << (decoder ? bucket.cacheFloats : 0) << "},\n";
   }
   os << "};\n\n";
   if (isCuda())
@@ -482,17 +592,38 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    /*device=*/" << (isCuda() ? "&kDevice" : "nullptr") << ",\n};\n";
 }
 
+void FileEmitter::emitCaches(const Bucket &bucket) {
+  os << "// The decoding caches in f.cache: name, offset, size, per "
+        "hypothesis.\n"
+     << "const CompiledCache kCaches[] = {\n";
+  for (tg::VariableOp cache : bucket.caches) {
+    bool appended = false;
+    func::FuncOp decodeStep = bucket.decodeStep;
+    decodeStep.walk([&](tg::StoreSliceOp store) {
+      appended |= store.getVariable() == cache.getSymName();
+    });
+    os << "    {\"" << cache.getSymName() << "\", "
+       << bucket.cacheOffsets.lookup(cache.getSymName()) << ", "
+       << cache.getTensorType().getNumElements() << ", "
+       << (appended ? "true" : "false") << "},\n";
+  }
+  os << "};\n\n";
+}
+
 LogicalResult FileEmitter::emit() {
   if (failed(layOutVariables()))
     return failure();
-  // The step and @predict of every bucket never run at once: they share one
-  // arena, the largest.
+  // The functions of every bucket never run at once: they share one arena,
+  // the largest. What @encode leaves for @decode_step is in the caches.
   int64_t arena = 0;
-  for (const Bucket &bucket : buckets) {
+  for (Bucket &bucket : buckets) {
     if (bucket.module != buckets.front().module &&
         failed(checkSameVariables(bucket.module)))
       return failure();
-    for (func::FuncOp function : {bucket.signature.function, bucket.predict}) {
+    if (bucket.decodeStep && failed(layOutCaches(bucket)))
+      return failure();
+    for (FunctionKind kind : kFunctionKinds) {
+      func::FuncOp function = bucket.function(kind);
       if (!function)
         continue;
       FailureOr<MemoryReport> memory = readMemoryReport(function);
@@ -505,12 +636,11 @@ LogicalResult FileEmitter::emit() {
   for (const Bucket &bucket : buckets) {
     if (!bucket.scope.empty())
       os << "namespace " << bucket.scope << " {\n\n";
-    if (failed(emitFunction(bucket, bucket.signature.function, "op",
-                            "trainStep")))
-      return failure();
-    if (bucket.predict &&
-        failed(emitFunction(bucket, bucket.predict, "predict_op", "predict")))
-      return failure();
+    for (FunctionKind kind : kFunctionKinds)
+      if (bucket.function(kind) && failed(emitFunction(bucket, kind)))
+        return failure();
+    if (bucket.decodeStep)
+      emitCaches(bucket);
     if (!bucket.scope.empty())
       os << "} // namespace " << bucket.scope << "\n\n";
   }
@@ -531,8 +661,18 @@ LogicalResult emitFile(ArrayRef<ModuleOp> modules, const CompiledModelInfo &info
       scope = "bucket_" + std::to_string(b.batchSize) + "x" +
               std::to_string(b.sourceLength) + "x" +
               std::to_string(b.targetLength);
-    buckets.push_back({module, *signature,
-                       module.lookupSymbol<func::FuncOp>("predict"), scope});
+    Bucket bucket{module, *signature,
+                  module.lookupSymbol<func::FuncOp>("predict")};
+    bucket.scope = scope;
+    // The GPU program decodes with @predict for now.
+    if (target == cpp::Target::Cpu) {
+      bucket.encode = module.lookupSymbol<func::FuncOp>("encode");
+      bucket.decodeStep = module.lookupSymbol<func::FuncOp>("decode_step");
+      if (static_cast<bool>(bucket.encode) != static_cast<bool>(bucket.decodeStep))
+        return module.emitError()
+               << "has only one of @encode and @decode_step";
+    }
+    buckets.push_back(std::move(bucket));
   }
   return FileEmitter(std::move(buckets), info, target, os).emit();
 }

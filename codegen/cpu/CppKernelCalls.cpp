@@ -9,9 +9,11 @@
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -35,6 +37,8 @@ public:
   }
   /// Where the host reads `value` (a dropout key, a constant).
   std::string host(Value value) { return take(context.hostPointer(value)); }
+  /// The decoding position (a host int).
+  std::string position(Value value) { return take(context.position(value)); }
 
   bool ok = true;
 
@@ -72,6 +76,9 @@ std::string attentionSetup(Args &p, AttentionLike op) {
   if (op.getMask())
     s += "  config.mask = " + p(op.getMask()) + ";\n";
   s += "  config.causal = " + b(op.getCausal()) + ";\n";
+  if constexpr (std::is_same_v<AttentionLike, tg::AttentionOp>)
+    if (op.getPosition())
+      s += "  config.causalOffset = " + p.position(op.getPosition()) + ";\n";
   s += "  config.scale = " + floatLiteral(op.getScale().convertToFloat()) +
        ";\n";
   s += "  config.dropout = " +
@@ -212,9 +219,11 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
           })
           .Case([&](tg::PositionalEncodingOp o) {
             auto shape = shapeOf(o.getResult());
+            std::string first =
+                o.getOffset() ? ", " + p.position(o.getOffset()) : "";
             return call("  kernels::positionalEncoding(" + p(o.getResult()) +
                         ", " + std::to_string(shape[0]) + ", " +
-                        std::to_string(shape[1]) + ");\n");
+                        std::to_string(shape[1]) + first + ");\n");
           })
           .Case([&](tg::PaddingMaskOp o) {
             return call("  kernels::paddingMask(" + p(o.getIds()) + ", " +
@@ -318,12 +327,25 @@ LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                         ");\n");
           })
           .Case([&](tg::StoreOp o) {
-            std::string target =
-                context.stateBase() + " + " +
-                std::to_string(context.variableOffset(o.getVariable()));
-            return call(context.copy(target, p(o.getValue()),
+            return call(context.copy(context.variableAddress(o.getVariable()),
+                                     p(o.getValue()),
                                      numElements(o.getValue()) * 4) +
-                        " // @" + o.getVariable().str() + "\n");
+                        "\n");
+          })
+          .Case([&](tg::StoreSliceOp o) {
+            auto shape = shapeOf(o.getValue());
+            int64_t axis = o.getAxis();
+            auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
+                o, o.getVariableAttr());
+            int64_t extent = variable.getTensorType().getShape()[axis];
+            return call("  kernels::storeSlice(" +
+                        context.variableAddress(o.getVariable()) + ", " +
+                        p(o.getValue()) + ", " +
+                        std::to_string(product(shape.take_front(axis))) + ", " +
+                        std::to_string(shape[axis]) + ", " +
+                        std::to_string(extent) + ", " +
+                        std::to_string(product(shape.drop_front(axis + 1))) +
+                        ", " + p.position(o.getIndex()) + ");\n");
           })
           .Case([&](tg::AdamUpdateOp o) {
             return adamCall(adamEntry(p, context.variableOffsets(), context.stateBase(),

@@ -38,11 +38,14 @@ enum class Target { Cpu, Cuda };
 
 class EmitContext {
 public:
-  /// `arguments[i]` is the expression of the function's argument #i.
+  /// `arguments[i]` is the expression of the function's argument #i;
+  /// `cacheOffsets` places the bucket's decoding caches (tg.variable cache)
+  /// in the frame's cache buffer.
   EmitContext(Target target, std::vector<std::string> arguments,
-              const llvm::StringMap<int64_t> &variableOffsets)
+              const llvm::StringMap<int64_t> &variableOffsets,
+              const llvm::StringMap<int64_t> &cacheOffsets)
       : target(target), arguments(std::move(arguments)),
-        offsets(variableOffsets) {}
+        offsets(variableOffsets), cacheOffsets(cacheOffsets) {}
 
   Target getTarget() const { return target; }
   bool isCuda() const { return target == Target::Cuda; }
@@ -65,6 +68,14 @@ public:
 
   /// The state buffer's base pointer expression.
   std::string stateBase() const { return isCuda() ? "g.state" : "f.state"; }
+
+  /// Where variable `name` starts: in the state buffer, or for a decoding
+  /// cache in the cache buffer; with a comment naming it.
+  std::string variableAddress(llvm::StringRef name) const;
+
+  /// The host expression of a decoding function's `position` argument
+  /// (an int32_t); fails for any other value.
+  mlir::FailureOr<std::string> position(mlir::Value value);
 
   /// A kernel argument taking scalar input `pointer` (lr, step): its value
   /// on the CPU, the device pointer itself on CUDA.
@@ -89,6 +100,7 @@ private:
   Target target;
   std::vector<std::string> arguments;
   const llvm::StringMap<int64_t> &offsets;
+  const llvm::StringMap<int64_t> &cacheOffsets;
   llvm::DenseMap<mlir::Value, Constant> constants;
 };
 

@@ -37,9 +37,27 @@ struct StepFrame {
   int32_t step; ///< >= 1
   float loss;   ///< out: the label-smoothed loss per target token
   int32_t tokens; ///< out: the target tokens counted
-  /// out of predict: [batch, targetLength, vocabulary] logits, in the arena
-  /// (valid until the next call).
+  /// out of predict: [batch, targetLength, vocabulary] logits; of
+  /// decodeStep: [batch, 1, vocabulary]. In the arena (valid until the next
+  /// call).
   const float *logits;
+  /// The bucket's decoding caches (CompiledBucket::cacheFloats): encode
+  /// fills them, decodeStep reads them and appends to them.
+  float *cache;
+  /// decodeStep: the target position whose ids are in targetInIds [batch, 1].
+  int32_t position;
+};
+
+/// One decoding cache of a bucket (a `tg.variable cache`), in
+/// StepFrame::cache. Its first dimension is the batch.
+struct CompiledCache {
+  const char *name;
+  int64_t offset; ///< in floats, from the cache buffer's start
+  int64_t size;   ///< elements
+  /// Appended to per position (self-attention keys and values): its rows
+  /// follow their hypotheses when beam search reorders them. The others
+  /// (the encoder's) are the same for every hypothesis of a sentence.
+  bool perHypothesis;
 };
 
 /// How the runtime reaches a model that runs on a GPU; null for the CPU.
@@ -61,6 +79,15 @@ struct CompiledBucket {
   /// Inference without dropout: reads sourceIds and targetInIds, sets
   /// logits. nullptr when the module has no @predict.
   void (*predict)(StepFrame &frame);
+  /// The incremental decoder (tg-derive-decoder); nullptr without one (an
+  /// unfused or CUDA build decodes with predict). encode reads sourceIds
+  /// and fills the cache; decodeStep reads targetInIds [batch, 1] and
+  /// position, sets logits.
+  void (*encode)(StepFrame &frame);
+  void (*decodeStep)(StepFrame &frame);
+  const CompiledCache *caches;
+  int numCaches;
+  int64_t cacheFloats;
 };
 
 struct CompiledModel {

@@ -47,7 +47,13 @@ const char *kUsage =
     "  --translate F         translate F's lines (- for stdin), write text\n"
     "  --output F            where to write them (default stdout)\n"
     "  --beam K              beam size (default 4; 1 is greedy)\n"
-    "  --alpha A             length penalty ((5+|Y|)/6)^A (default 0.6)\n";
+    "  --alpha A             length penalty ((5+|Y|)/6)^A (default 0.6)\n"
+    "  --search beam|greedy  the search (default beam)\n"
+    "decoding (translation, validation, evaluation):\n"
+    "  --decoder incremental|full\n"
+    "                        incremental: the compiled decoder step with cached\n"
+    "                        keys and values (default, where compiled); full:\n"
+    "                        recompute the whole prefix per token\n";
 
 template <typename T>
 bool parseNumber(std::string_view flag, std::string_view text, T &out,
@@ -106,6 +112,20 @@ bool applyFlag(std::string_view flag, std::string_view value,
   }
   if (flag == "--beam")
     return parseNumber(flag, value, o.beam, int64_t{1});
+  auto choice = [&](const char *a, const char *b, bool &isB) {
+    if (value != a && value != b) {
+      std::fprintf(stderr, "error: %.*s needs %s or %s, not '%.*s'\n",
+                   static_cast<int>(flag.size()), flag.data(), a, b,
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    isB = value == b;
+    return true;
+  };
+  if (flag == "--search")
+    return choice("beam", "greedy", o.greedy);
+  if (flag == "--decoder")
+    return choice("incremental", "full", o.fullDecoding);
   if (flag == "--valid-every")
     return parseNumber(flag, value, o.validEvery, int64_t{0});
   if (flag == "--train-data")
@@ -173,7 +193,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--valid-target", "--steps", "--seed", "--log-every", "--loss-log",
       "--checkpoint", "--save-every", "--resume", "--eval-sentences",
       "--samples", "--dump-params", "--train-data", "--valid-data", "--vocab",
-      "--valid-every", "--translate", "--output", "--beam", "--alpha"};
+      "--valid-every", "--translate", "--output", "--beam", "--alpha",
+      "--search", "--decoder"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -23,6 +23,11 @@ struct TrainOptions {
   std::string translate, output;
   int64_t beam = 4;
   double alpha = 0.6;
+  /// --translate with greedy search instead of beam search.
+  bool greedy = false;
+  /// Recompute whole prefixes with @predict instead of the incremental
+  /// decoder (for comparisons; both give the same tokens).
+  bool fullDecoding = false;
   int64_t steps = 1000;
   /// Unset: 1, or the checkpoint's on --resume.
   std::optional<uint32_t> seed;

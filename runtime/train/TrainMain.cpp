@@ -106,6 +106,9 @@ struct Run {
                 static_cast<long long>(step));
     return true;
   }
+  Decoding decoding() const {
+    return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
+  }
   bool save(int64_t step) { return save(step, checkpointPath); }
 
   /// Validation loss, perplexity and greedy BLEU on the held-out pairs;
@@ -117,7 +120,8 @@ struct Run {
     ValidationLoss loss =
         validationLoss(model, memory.state(), memory.arena(), pairs);
     std::vector<std::vector<int32_t>> outputs =
-        translateGreedy(model, memory.state(), memory.arena(), pairs);
+        translateGreedy(model, memory.state(), memory.arena(), pairs,
+                        decoding());
     std::vector<std::vector<int32_t>> targets;
     for (const SentencePair &pair : pairs)
       targets.push_back(pair.target);
@@ -199,7 +203,8 @@ struct Run {
       return;
     }
     std::vector<std::vector<int32_t>> outputs =
-        translateGreedy(model, memory.state(), memory.arena(), pairs);
+        translateGreedy(model, memory.state(), memory.arena(), pairs,
+                        decoding());
     std::vector<std::vector<int32_t>> sources, targets;
     for (const SentencePair &pair : pairs) {
       sources.push_back(pair.source);

@@ -30,6 +30,108 @@ const float *predict(const CompiledBucket &bucket, float *state, char *arena,
   return frame.logits;
 }
 
+/// The next-token logits of every row of one bucket's batch: @decode_step on
+/// each row's newest token with the caches, or @predict on whole prefixes.
+class RowDecoder {
+public:
+  RowDecoder(const CompiledModel &model, const CompiledBucket &bucket,
+             float *state, char *arena, Decoding decoding)
+      : bucket(bucket), vocabulary(model.vocabulary), state(state),
+        arena(arena),
+        incremental(decoding == Decoding::Incremental && bucket.decodeStep),
+        batch(emptyBatch(shapeOf(model, bucket))) {
+    if (incremental) {
+      cache.assign(static_cast<size_t>(bucket.cacheFloats), 0.0f);
+      stepIds.assign(static_cast<size_t>(bucket.batchSize), kPadId);
+    }
+  }
+
+  /// Row `row` translates `source`; call encode() when all are set.
+  void setSource(int64_t row, std::span<const int32_t> source) {
+    packRow(batch, row, source, {});
+  }
+
+  void encode() {
+    if (!incremental)
+      return;
+    StepFrame frame = makeFrame();
+    frame.sourceIds = batch.source.data();
+    bucket.encode(frame);
+  }
+
+  /// Logits of position `t` for every row, whose prefix (the symbols after
+  /// BOS, t of them) is `prefixes[row]`, or null for a row nobody reads.
+  /// Row r's are at result + r * rowStride().
+  const float *next(int64_t t, std::span<const std::vector<int32_t> *const> prefixes) {
+    if (!incremental) {
+      for (int64_t r = 0; r < bucket.batchSize; ++r) {
+        std::fill_n(batch.targetIn.begin() + r * bucket.targetLength,
+                    bucket.targetLength, kPadId);
+        if (prefixes[r])
+          packRow(batch, r, rowSource(r), *prefixes[r]);
+      }
+      return predict(bucket, state, arena, batch) + t * vocabulary;
+    }
+    for (int64_t r = 0; r < bucket.batchSize; ++r)
+      stepIds[r] = !prefixes[r]          ? kPadId
+                   : prefixes[r]->empty() ? kBosId
+                                         : prefixes[r]->back();
+    StepFrame frame = makeFrame();
+    frame.targetInIds = stepIds.data();
+    frame.position = static_cast<int32_t>(t);
+    bucket.decodeStep(frame);
+    return frame.logits;
+  }
+
+  int64_t rowStride() const {
+    return incremental ? vocabulary : bucket.targetLength * vocabulary;
+  }
+
+  /// Row r continues the prefix of row parents[r] (beam search): the
+  /// per-hypothesis caches' rows follow.
+  void reorder(std::span<const int64_t> parents) {
+    if (!incremental)
+      return;
+    std::vector<float> copy;
+    for (int c = 0; c < bucket.numCaches; ++c) {
+      const CompiledCache &entry = bucket.caches[c];
+      if (!entry.perHypothesis)
+        continue;
+      float *rows = cache.data() + entry.offset;
+      int64_t width = entry.size / bucket.batchSize;
+      copy.assign(rows, rows + entry.size);
+      for (int64_t r = 0; r < bucket.batchSize; ++r)
+        if (parents[r] != r)
+          std::copy_n(copy.data() + parents[r] * width, width, rows + r * width);
+    }
+  }
+
+private:
+  StepFrame makeFrame() {
+    StepFrame frame{};
+    frame.state = state;
+    frame.arena = arena;
+    frame.cache = cache.data();
+    return frame;
+  }
+
+  /// The source symbols packed in row r (up to EOS).
+  std::span<const int32_t> rowSource(int64_t r) const {
+    auto begin = batch.source.begin() + r * bucket.sourceLength;
+    auto end = std::find(begin, begin + bucket.sourceLength, kEosId);
+    return {&*begin, static_cast<size_t>(end - begin)};
+  }
+
+  const CompiledBucket &bucket;
+  int64_t vocabulary;
+  float *state;
+  char *arena;
+  bool incremental;
+  Batch batch;
+  std::vector<float> cache;
+  std::vector<int32_t> stepIds;
+};
+
 /// The bucket to decode a source of `symbols` in: the output's length is
 /// unknown, so the longest target among those that hold the source, then
 /// the smallest. -1 when none holds it.
@@ -72,6 +174,7 @@ double logSumExp(const float *logits, int64_t vocabulary) {
 struct Hypothesis {
   std::vector<int32_t> tokens;
   double score = 0; ///< sum of log-probabilities
+  int parent = 0;   ///< the live hypothesis of the last step it extends
 };
 
 struct Candidate {
@@ -118,7 +221,7 @@ void advance(SentenceBeam &sentence, int64_t beam, double alpha,
   for (size_t rank = 0; rank < keep && static_cast<int64_t>(next.size()) < beam;
        ++rank) {
     const Candidate &c = candidates[rank];
-    Hypothesis h{sentence.live[c.hypothesis].tokens, c.score};
+    Hypothesis h{sentence.live[c.hypothesis].tokens, c.score, c.hypothesis};
     if (c.id == kEosId) {
       // EOS counts only among the beam's best, so beam 1 is greedy.
       if (static_cast<int64_t>(rank) < beam)
@@ -166,7 +269,7 @@ std::vector<int32_t> best(const SentenceBeam &sentence, double alpha) {
 
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
-                std::span<const SentencePair> pairs) {
+                std::span<const SentencePair> pairs, Decoding decoding) {
   std::vector<std::vector<int32_t>> outputs(pairs.size());
   auto groups = groupByBucket(model, pairs.size(),
                               [&](size_t i) { return pairs[i].source; });
@@ -174,30 +277,30 @@ translateGreedy(const CompiledModel &model, float *state, char *arena,
     const CompiledBucket &bucket = model.buckets[bucketIndex];
     for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
       size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
-      // Sources only: the targets are what we are about to produce.
-      Batch batch = emptyBatch(shapeOf(model, bucket));
+      RowDecoder decoder(model, bucket, state, arena, decoding);
       for (size_t r = 0; r < rows; ++r)
-        packRow(batch, static_cast<int64_t>(r), pairs[members[first + r]].source, {});
-      std::vector<bool> done(rows, false);
+        decoder.setSource(static_cast<int64_t>(r), pairs[members[first + r]].source);
+      decoder.encode();
+      // Row r's prefix is its output so far; null once it has ended.
+      std::vector<const std::vector<int32_t> *> prefixes(bucket.batchSize, nullptr);
+      for (size_t r = 0; r < rows; ++r)
+        prefixes[r] = &outputs[members[first + r]];
       for (int64_t t = 0; t < bucket.targetLength; ++t) {
-        const float *logits = predict(bucket, state, arena, batch);
+        const float *logits = decoder.next(t, prefixes);
         bool all = true;
         for (size_t r = 0; r < rows; ++r) {
-          if (done[r])
+          if (!prefixes[r])
             continue;
-          const float *row =
-              logits + (r * bucket.targetLength + t) * model.vocabulary;
+          const float *row = logits + r * decoder.rowStride();
           int32_t chosen = kEosId;
           for (int32_t id = kEosId; id < model.vocabulary; ++id)
             if (row[id] > row[chosen])
               chosen = id;
           if (chosen == kEosId) {
-            done[r] = true;
+            prefixes[r] = nullptr;
             continue;
           }
           outputs[members[first + r]].push_back(chosen);
-          if (t + 1 < bucket.targetLength)
-            batch.targetIn[r * bucket.targetLength + t + 1] = chosen;
           all = false;
         }
         if (all)
@@ -227,43 +330,42 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
               std::to_string(bucket.targetLength);
       return {};
     }
-    // Each sentence takes `beam` rows of the batch.
+    // Row s * beam + j holds live hypothesis j of sentence s.
     size_t perCall = static_cast<size_t>(bucket.batchSize / beam);
     for (size_t first = 0; first < members.size(); first += perCall) {
       size_t count = std::min(perCall, members.size() - first);
       std::vector<SentenceBeam> sentences(count);
-      Batch batch = emptyBatch(shapeOf(model, bucket));
+      RowDecoder decoder(model, bucket, state, arena, options.decoding);
+      for (size_t s = 0; s < count; ++s)
+        for (int64_t j = 0; j < beam; ++j)
+          decoder.setSource(static_cast<int64_t>(s) * beam + j,
+                            sources[members[first + s]]);
+      decoder.encode();
+      std::vector<const std::vector<int32_t> *> prefixes(bucket.batchSize);
+      std::vector<int64_t> parents(bucket.batchSize);
       for (int64_t t = 0; t < bucket.targetLength; ++t) {
-        // Row s * beam + j holds live hypothesis j of sentence s.
+        std::fill(prefixes.begin(), prefixes.end(), nullptr);
         for (size_t s = 0; s < count; ++s)
-          for (int64_t j = 0; j < beam; ++j) {
-            int64_t row = static_cast<int64_t>(s) * beam + j;
-            std::fill_n(batch.targetIn.begin() + row * bucket.targetLength,
-                        bucket.targetLength, kPadId);
-            std::fill_n(batch.source.begin() + row * bucket.sourceLength,
-                        bucket.sourceLength, kPadId);
-            if (sentences[s].done ||
-                j >= static_cast<int64_t>(sentences[s].live.size()))
-              continue;
-            packRow(batch, row, sources[members[first + s]],
-                    sentences[s].live[j].tokens);
-          }
-        const float *logits = predict(bucket, state, arena, batch);
+          for (size_t j = 0; !sentences[s].done && j < sentences[s].live.size(); ++j)
+            prefixes[s * beam + j] = &sentences[s].live[j].tokens;
+        const float *logits = decoder.next(t, prefixes);
         bool all = true;
+        for (int64_t r = 0; r < bucket.batchSize; ++r)
+          parents[r] = r;
         for (size_t s = 0; s < count; ++s) {
           if (sentences[s].done)
             continue;
+          int64_t base = static_cast<int64_t>(s) * beam;
           advance(sentences[s], beam, options.alpha, model.vocabulary,
                   t + 1 == bucket.targetLength, bucket.targetLength,
-                  [&](int j) {
-                    int64_t row = static_cast<int64_t>(s) * beam + j;
-                    return logits + (row * bucket.targetLength + t) *
-                                        model.vocabulary;
-                  });
+                  [&](int j) { return logits + (base + j) * decoder.rowStride(); });
+          for (size_t j = 0; j < sentences[s].live.size(); ++j)
+            parents[base + j] = base + sentences[s].live[j].parent;
           all = all && sentences[s].done;
         }
         if (all)
           break;
+        decoder.reorder(parents);
       }
       for (size_t s = 0; s < count; ++s)
         outputs[members[first + s]] = best(sentences[s], options.alpha);

@@ -17,7 +17,11 @@
 // finished one beats the best live prefix's bound (its score over the
 // largest lp). With beam 1 it is greedy decoding.
 //
-// Both recompute the whole prefix per token (no key/value cache yet).
+// Both run the incremental decoder when the model has one (@encode once per
+// batch, then @decode_step on each row's newest token; beam search moves
+// the self-attention caches' rows with their hypotheses), else @predict on
+// every whole prefix per token. Decoding::Full forces the latter; both
+// give the same tokens.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_TRANSLATE_H
@@ -32,15 +36,23 @@
 
 namespace tgc::runtime {
 
+/// How the next token's logits are computed.
+enum class Decoding {
+  Incremental, ///< @decode_step with caches (if compiled; else Full)
+  Full,        ///< @predict over the whole prefix, per token
+};
+
 /// The greedy output (symbols, without EOS) for each pair's source; each
 /// source must fit a bucket.
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
-                std::span<const SentencePair> pairs);
+                std::span<const SentencePair> pairs,
+                Decoding decoding = Decoding::Incremental);
 
 struct BeamOptions {
   int64_t beam = 4;
   double alpha = 0.6;
+  Decoding decoding = Decoding::Incremental;
 };
 
 /// Beam search outputs for `sources` (symbols each, fitting a bucket's

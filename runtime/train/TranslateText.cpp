@@ -57,9 +57,20 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   }
 
   auto start = std::chrono::steady_clock::now();
-  BeamOptions beam{options.beam, options.alpha};
-  std::vector<std::vector<int32_t>> outputs = translateBeam(
-      model, memory.state(), memory.arena(), sources, beam, error);
+  Decoding decoding =
+      options.fullDecoding ? Decoding::Full : Decoding::Incremental;
+  std::vector<std::vector<int32_t>> outputs;
+  if (options.greedy) {
+    std::vector<SentencePair> pairs;
+    for (std::vector<int32_t> &source : sources)
+      pairs.push_back({std::move(source), {}});
+    outputs = translateGreedy(model, memory.state(), memory.arena(), pairs,
+                              decoding);
+  } else {
+    BeamOptions beam{options.beam, options.alpha, decoding};
+    outputs = translateBeam(model, memory.state(), memory.arena(), sources,
+                            beam, error);
+  }
   if (!error.empty()) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
@@ -89,11 +100,16 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
     std::fprintf(stderr, "error: cannot write %s\n", options.output.c_str());
     return 1;
   }
+  std::string search =
+      options.greedy ? std::string("greedy search")
+                     : "beam " + std::to_string(options.beam) + ", alpha " +
+                           std::to_string(options.alpha).substr(0, 4);
+  bool incremental = !options.fullDecoding && model.buckets[0].decodeStep;
   std::fprintf(stderr,
-               "translated %zu lines (%lld tokens) in %.2fs with beam %lld, "
-               "alpha %.2f%s\n",
+               "translated %zu lines (%lld tokens) in %.2fs with %s, %s "
+               "decoder%s\n",
                outputs.size(), static_cast<long long>(tokens), seconds,
-               static_cast<long long>(options.beam), options.alpha,
+               search.c_str(), incremental ? "incremental" : "full-prefix",
                cut ? (", " + std::to_string(cut) + " lines cut").c_str() : "");
   return 0;
 }

@@ -364,7 +364,8 @@ bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
   return true;
 }
 
-/// Prints tg-plan-memory's report of @train_step (and @predict's arena).
+/// Prints tg-plan-memory's report of @train_step (and the arenas of
+/// @predict and the incremental decoder, and its caches).
 bool printMemoryReport(mlir::ModuleOp module) {
   auto step = module.lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!step) {
@@ -383,6 +384,24 @@ bool printMemoryReport(mlir::ModuleOp module) {
     llvm::outs() << "@predict (translation) needs an arena of "
                  << inference->arena
                  << " bytes; it shares the step's, which is the larger\n";
+  }
+  auto encode = module.lookupSymbol<mlir::func::FuncOp>("encode");
+  auto decodeStep = module.lookupSymbol<mlir::func::FuncOp>("decode_step");
+  if (encode && decodeStep) {
+    mlir::FailureOr<MemoryReport> encoder = readMemoryReport(encode);
+    mlir::FailureOr<MemoryReport> decoder = readMemoryReport(decodeStep);
+    if (mlir::failed(encoder) || mlir::failed(decoder))
+      return false;
+    int64_t caches = 0, cacheBytes = 0;
+    for (auto variable : module.getOps<tg::VariableOp>())
+      if (variable.getCache()) {
+        ++caches;
+        cacheBytes += variable.getTensorType().getNumElements() * 4;
+      }
+    llvm::outs() << "incremental decoder: @encode needs an arena of "
+                 << encoder->arena << " bytes, @decode_step " << decoder->arena
+                 << " (both share the step's); " << caches << " caches of "
+                 << cacheBytes << " bytes in all\n";
   }
   return true;
 }
@@ -632,6 +651,10 @@ int tgcMain(int argc, char **argv) {
         // Last: the arena offsets the C++ emitter reads.
         pm.addPass(createTgPlanMemory());
         pm.addPass(createTgPlanMemory({"predict", false}));
+        if (options.fuse) {
+          pm.addPass(createTgPlanMemory({"encode", false}));
+          pm.addPass(createTgPlanMemory({"decode_step", false}));
+        }
       } else if (emitStage == EmitStage::Train)
         buildTrainingPipeline(pm, options);
       else if (fuse)

@@ -1,0 +1,161 @@
+//===- DecoderPassTest.cpp - incremental decoder vs @predict --------------===//
+//
+// tg-derive-decoder's @encode + @decode_step, run position by position, give
+// the logits @predict gives for the whole prefix, on the tiny Transformer
+// compiled as a binary is (the training pipeline with @predict), with
+// random parameters and source and target lengths that differ. The
+// reference interpreter runs both; its variables hold the caches between
+// calls, as the generated code's cache buffer does.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/passes/GradientCheck.h"
+
+#include "models/Transformer.h"
+
+#include <random>
+
+using namespace mlir;
+using namespace tgc;
+using namespace tgc::test;
+
+namespace {
+
+constexpr int64_t kBatch = 3, kSource = 5, kTarget = 7;
+
+OwningOpRef<ModuleOp> compiledTinyWithDecoder(TestContext &t) {
+  models::TransformerConfig config = *models::transformerPreset("tiny");
+  config.set_batch_size(kBatch);
+  config.set_source_length(kSource);
+  config.set_target_length(kTarget);
+  auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
+    models::buildTransformer(b, config);
+  });
+  EXPECT_TRUE(succeeded(built));
+  if (failed(built))
+    return nullptr;
+  PassManager pm(&t.context);
+  TrainingPipelineOptions options;
+  options.predict = true;
+  buildTrainingPipeline(pm, options);
+  EXPECT_TRUE(succeeded(pm.run(**built))) << ::testing::PrintToString(t.messages);
+  return std::move(*built);
+}
+
+/// Ids in [4, vocabulary); row r of the source has r trailing pads.
+HostTensor randomIds(int64_t rows, int64_t length, int64_t vocabulary,
+                     bool padded, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> id(4, static_cast<int>(vocabulary) - 1);
+  HostTensor ids = HostTensor::i32({rows, length}, {});
+  ids.data.resize(rows * length);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < length; ++i)
+      ids[r * length + i] = padded && i >= length - r ? 0 : id(rng);
+  return ids;
+}
+
+TEST(DecoderPass, StructureOfTheDerivedFunctions) {
+  TestContext t;
+  OwningOpRef<ModuleOp> module = compiledTinyWithDecoder(t);
+  ASSERT_TRUE(module);
+  auto encode = module->lookupSymbol<func::FuncOp>("encode");
+  auto step = module->lookupSymbol<func::FuncOp>("decode_step");
+  ASSERT_TRUE(encode && step);
+  EXPECT_EQ(encode.getNumArguments(), 1u);
+  EXPECT_EQ(encode.getNumResults(), 0u);
+  // Two decoder layers: per layer a self-attention key and value cache,
+  // cross-attention keys and values; one source padding mask.
+  int caches = 0;
+  for (auto variable : module->getOps<tg::VariableOp>())
+    if (variable.getCache()) {
+      ++caches;
+      EXPECT_EQ(variable.getTensorType().getShape()[0], kBatch)
+          << variable.getSymName().str();
+    }
+  EXPECT_EQ(caches, 9);
+  int appends = 0, attentions = 0;
+  step.walk([&](tg::StoreSliceOp) { ++appends; });
+  step.walk([&](tg::AttentionOp attention) {
+    ++attentions;
+    EXPECT_EQ(llvm::cast<RankedTensorType>(attention.getQuery().getType())
+                  .getShape()[2],
+              1);
+  });
+  EXPECT_EQ(appends, 4);
+  EXPECT_EQ(attentions, 4);
+  // The encoder is not rerun per token: no source-length tensor other than
+  // the cached ones (loaded) is computed by @decode_step.
+  step.walk([&](Operation *op) {
+    if (llvm::isa<tg::LoadOp>(op))
+      return;
+    for (Type type : op->getResultTypes()) {
+      auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+      for (int64_t d = 1; tensor && d < tensor.getRank(); ++d)
+        EXPECT_NE(tensor.getShape()[d], kSource)
+            << op->getName().getStringRef().str() << " computes a tensor "
+            << "with the source's length";
+    }
+  });
+}
+
+class DecoderMatchesPredict : public ::testing::TestWithParam<Precision> {};
+
+TEST_P(DecoderMatchesPredict, LogitsOfEveryPosition) {
+  TestContext t;
+  OwningOpRef<ModuleOp> module = compiledTinyWithDecoder(t);
+  ASSERT_TRUE(module);
+  Interpreter interp(*module, GetParam());
+  interp.initializeVariables(5);
+  int64_t vocabulary = models::transformerPreset("tiny")->vocab_size();
+  std::mt19937 rng(11);
+  HostTensor source = randomIds(kBatch, kSource, vocabulary, true, rng);
+  HostTensor target = randomIds(kBatch, kTarget, vocabulary, false, rng);
+  for (int64_t r = 0; r < kBatch; ++r)
+    target[r * kTarget] = 1; // BOS
+
+  auto full = interp.run("predict", {source, target});
+  ASSERT_TRUE(succeeded(full)) << ::testing::PrintToString(t.messages);
+  const HostTensor &logits = full->front();
+  ASSERT_TRUE(succeeded(interp.run("encode", {source})))
+      << ::testing::PrintToString(t.messages);
+
+  // f64: the same sums in another order. f32: every value rounds to float.
+  double tolerance = GetParam() == Precision::F64 ? 1e-10 : 1e-4;
+  for (int64_t position = 0; position < kTarget; ++position) {
+    HostTensor ids = HostTensor::i32({kBatch, 1}, {});
+    for (int64_t r = 0; r < kBatch; ++r)
+      ids.data.push_back(target[r * kTarget + position]);
+    auto one = interp.run("decode_step",
+                          {ids, HostTensor::i32({}, {double(position)})});
+    ASSERT_TRUE(succeeded(one)) << ::testing::PrintToString(t.messages);
+    ASSERT_EQ(one->front().shape, (std::vector<int64_t>{kBatch, 1, vocabulary}));
+    double worst = 0;
+    for (int64_t r = 0; r < kBatch; ++r)
+      for (int64_t v = 0; v < vocabulary; ++v)
+        worst = std::max(worst,
+                         std::abs(one->front()[r * vocabulary + v] -
+                                  logits[(r * kTarget + position) * vocabulary + v]));
+    EXPECT_LT(worst, tolerance) << "position " << position;
+  }
+}
+
+TEST(DecoderPass, PositionOutsideTheCacheIsRefused) {
+  TestContext t;
+  OwningOpRef<ModuleOp> module = compiledTinyWithDecoder(t);
+  ASSERT_TRUE(module);
+  Interpreter interp(*module, Precision::F32);
+  interp.initializeVariables(1);
+  HostTensor ids = HostTensor::i32({kBatch, 1}, {1, 1, 1});
+  auto result = interp.run("decode_step", {ids, HostTensor::i32({}, {double(kTarget)})});
+  EXPECT_TRUE(failed(result));
+  EXPECT_NE(::testing::PrintToString(t.messages).find("outside the 7 positions"),
+            std::string::npos)
+      << ::testing::PrintToString(t.messages);
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, DecoderMatchesPredict,
+                         ::testing::Values(Precision::F64, Precision::F32),
+                         [](const auto &info) {
+                           return info.param == Precision::F64 ? "F64" : "F32";
+                         });
+
+} // namespace
