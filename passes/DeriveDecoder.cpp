@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
@@ -115,6 +116,8 @@ public:
         builder(module.getContext()) {}
 
   LogicalResult build(StringRef encodeName, StringRef stepName);
+  /// Removes what a failed build() added.
+  void rollBack();
 
 private:
   LogicalResult classify();
@@ -130,6 +133,7 @@ private:
   Operation *cloneAt(Operation *op, ArrayRef<Value> operands,
                      ArrayRef<int64_t> resultAxes);
   tg::VariableOp declareCache(StringRef name, Type type);
+  SmallVector<tg::VariableOp> declaredCaches;
   Value loadCache(tg::VariableOp cache, Location loc);
   LogicalResult buildEncode(StringRef encodeName);
 
@@ -158,17 +162,19 @@ LogicalResult DecoderBuilder::classify() {
     else if (name && name.getValue() == "target_in_ids")
       target = arg;
   }
-  if (!source || !target)
+  // A decoder-only model has no source: nothing to encode.
+  if (!target)
     return predict.emitError()
            << "tg-derive-decoder: @" << predict.getSymName()
-           << " needs arguments named source_ids and target_in_ids";
+           << " needs an argument named target_in_ids";
   auto targetShape = shapeOf(target);
   if (targetShape.size() != 2)
     return predict.emitError() << "tg-derive-decoder: target_in_ids must be "
                                   "[batch, length]";
   batch = targetShape[0];
   targetLength = targetShape[1];
-  sourceValues.insert(source);
+  if (source)
+    sourceValues.insert(source);
   targetValues.insert(target);
   for (Operation &op : predict.getBody().front()) {
     auto reads = [&](const llvm::DenseSet<Value> &set) {
@@ -282,6 +288,7 @@ tg::VariableOp DecoderBuilder::declareCache(StringRef name, Type type) {
       tg::InitKind::zeros, std::nullopt, /*trainable=*/false);
   cache.setCache(true);
   symbols.insert(cache);
+  declaredCaches.push_back(cache);
   lastVariable = cache;
   return cache;
 }
@@ -544,6 +551,13 @@ LogicalResult DecoderBuilder::build(StringRef encodeName, StringRef stepName) {
   return buildEncode(encodeName);
 }
 
+void DecoderBuilder::rollBack() {
+  if (step)
+    step.erase();
+  for (tg::VariableOp cache : declaredCaches)
+    cache.erase();
+}
+
 struct TgDeriveDecoderPass : impl::TgDeriveDecoderBase<TgDeriveDecoderPass> {
   using TgDeriveDecoderBase::TgDeriveDecoderBase;
 
@@ -560,8 +574,30 @@ struct TgDeriveDecoderPass : impl::TgDeriveDecoderBase<TgDeriveDecoderPass> {
                            << name;
         return signalPassFailure();
       }
-    if (failed(DecoderBuilder(module, predict).build(encodeName, stepName)))
-      return signalPassFailure();
+    DecoderBuilder decoder(module, predict);
+    if (required) {
+      if (failed(decoder.build(encodeName, stepName)))
+        signalPassFailure();
+      return;
+    }
+    // Optional: why it cannot be split becomes a warning, and the module
+    // is left as it was (decoding then recomputes whole prefixes).
+    std::string why;
+    LogicalResult built = success();
+    {
+      ScopedDiagnosticHandler capture(&getContext(), [&](Diagnostic &d) {
+        if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
+          why = d.str();
+        return success();
+      });
+      built = decoder.build(encodeName, stepName);
+    }
+    if (failed(built)) {
+      decoder.rollBack();
+      predict.emitWarning() << "no incremental decoder (decoding recomputes "
+                               "every prefix with @"
+                            << predictName << "): " << why;
+    }
   }
 };
 

@@ -220,6 +220,10 @@ MemoryReport Planner::report(Block &block) {
   MemoryReport r;
   auto module = function->getParentOfType<ModuleOp>();
   module.walk([&](tg::VariableOp variable) {
+    // Decoding caches are allocated only while translating (reported with
+    // the incremental decoder).
+    if (variable.getCache())
+      return;
     int64_t bytes =
         llvm::cast<RankedTensorType>(variable.getType()).getNumElements() * 4;
     (variable.getTrainable() ? r.weights : r.optimizerState) += bytes;

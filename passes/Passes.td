@@ -140,6 +140,10 @@ def TgDeriveDecoder : Pass<"tg-derive-decoder", "::mlir::ModuleOp"> {
            /*default=*/"\"encode\"", "the name of the derived encoder">,
     Option<"stepName", "step-function", "std::string",
            /*default=*/"\"decode_step\"", "the name of the derived one-position decoder">,
+    Option<"required", "required", "bool", /*default=*/"true",
+           "fail when @predict cannot be split; false: warn and leave the "
+           "module unchanged (the training pipeline, whose programs then "
+           "decode with @predict)">,
   ];
 }
 

@@ -33,7 +33,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // From the fused @predict (it needs tg.attention), before step fusion so
   // the decoder's functions are fused too.
   if (options.predict && options.fuse)
-    pm.addPass(createTgDeriveDecoder());
+    pm.addPass(createTgDeriveDecoder({"predict", "encode", "decode_step",
+                                      /*required=*/false}));
   // The loss's gradients w.r.t. every trainable variable, as extra results.
   pm.addPass(createTgAutodiff());
   // Adam in the graph: the function becomes @train_step(batch..., lr, step).

@@ -562,15 +562,14 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
   };
   for (const Bucket &bucket : buckets) {
     const runtime::BatchShape &b = bucket.signature.shape;
-    bool decoder = static_cast<bool>(bucket.decodeStep);
+    bool caches = bucket.decodeStep && !bucket.caches.empty();
     os << "    {" << b.batchSize << ", " << b.sourceLength << ", "
        << b.targetLength << ", &" << qualified(bucket, "trainStep") << ", "
        << address(bucket, bucket.predict, "predict") << ",\n     "
        << address(bucket, bucket.encode, "encode") << ", "
        << address(bucket, bucket.decodeStep, "decodeStep") << ", "
-       << (decoder ? qualified(bucket, "kCaches") : "nullptr") << ", "
-       << (decoder ? bucket.caches.size() : 0) << ", "
-       << (decoder ? bucket.cacheFloats : 0) << "},\n";
+       << (caches ? qualified(bucket, "kCaches") : "nullptr") << ", "
+       << bucket.caches.size() << ", " << bucket.cacheFloats << "},\n";
   }
   os << "};\n\n";
   if (isCuda())
@@ -639,7 +638,7 @@ LogicalResult FileEmitter::emit() {
     for (FunctionKind kind : kFunctionKinds)
       if (bucket.function(kind) && failed(emitFunction(bucket, kind)))
         return failure();
-    if (bucket.decodeStep)
+    if (!bucket.caches.empty())
       emitCaches(bucket);
     if (!bucket.scope.empty())
       os << "} // namespace " << bucket.scope << "\n\n";

@@ -651,16 +651,21 @@ int tgcMain(int argc, char **argv) {
         // Last: the arena offsets the C++ emitter reads.
         pm.addPass(createTgPlanMemory());
         pm.addPass(createTgPlanMemory({"predict", false}));
-        if (options.fuse) {
-          pm.addPass(createTgPlanMemory({"encode", false}));
-          pm.addPass(createTgPlanMemory({"decode_step", false}));
-        }
       } else if (emitStage == EmitStage::Train)
         buildTrainingPipeline(pm, options);
       else if (fuse)
         buildForwardFusionPipeline(pm, options.report);
       if (mlir::failed(pm.run(*module)))
         return 1;
+      // The incremental decoder, where tg-derive-decoder could split
+      // @predict (it warns where it could not).
+      if (compile && module->lookupSymbol("decode_step")) {
+        mlir::PassManager plan(&context);
+        plan.addPass(createTgPlanMemory({"encode", false}));
+        plan.addPass(createTgPlanMemory({"decode_step", false}));
+        if (mlir::failed(plan.run(*module)))
+          return 1;
+      }
     }
   }
   // A model that ignored the bucket's shape would break the shared arena's

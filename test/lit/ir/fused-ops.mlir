@@ -61,3 +61,11 @@ func.func @linear(%x: tensor<2x7x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64
   %y = tg.linear %h, %w2, %b2 : tensor<2x7x64xf32>, tensor<64x16xf32>, tensor<16xf32> -> tensor<2x7x16xf32>
   return %y : tensor<2x7x16xf32>
 }
+
+// One incremental decoding step: a query at `position` over a key cache.
+// CHECK-LABEL: func.func @attention_decoding_step(
+func.func @attention_decoding_step(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %position: tensor<i32>) -> tensor<2x4x1x8xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} causal position %{{[a-z_0-9]+}} scale 0.353553385 dropout 0.000000e+00 op_id 3 : (tensor<2x4x1x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x1x8xf32>, tensor<2x4x1xf32>)
+  %o, %lse = tg.attention %q, %k, %v causal position %position scale 0.353553385 dropout 0.0 op_id 3 : (tensor<2x4x1x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x1x8xf32>, tensor<2x4x1xf32>)
+  return %o : tensor<2x4x1x8xf32>
+}

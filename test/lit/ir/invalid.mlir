@@ -164,6 +164,32 @@ func.func @load_type_mismatch() -> tensor<16x8xf32> {
 
 // -----
 
+// tg.variable: a decoding cache is not trained.
+// expected-error @+1 {{a decoding cache cannot be trainable}}
+tg.variable @decode.keys trainable cache init(zeros) : tensor<2x4x7x8xf32>
+
+// -----
+
+// tg.store_slice: the axis is one of the value's.
+tg.variable @decode.keys cache init(zeros) : tensor<2x4x7x8xf32>
+func.func @store_slice_axis(%k: tensor<2x4x1x8xf32>, %position: tensor<i32>) {
+  // expected-error @+1 {{axis 4 is outside the value's [2, 4, 1, 8]}}
+  tg.store_slice %k, @decode.keys[%position] axis 4 : tensor<2x4x1x8xf32>
+  return
+}
+
+// -----
+
+// tg.store_slice: the value is the variable's shape but along the axis.
+tg.variable @decode.keys cache init(zeros) : tensor<2x4x7x8xf32>
+func.func @store_slice_shape(%k: tensor<2x4x1x6xf32>, %position: tensor<i32>) {
+  // expected-error @+1 {{value [2, 4, 1, 6] is not a slice along axis 2 of @decode.keys 'tensor<2x4x7x8xf32>'}}
+  tg.store_slice %k, @decode.keys[%position] axis 2 : tensor<2x4x1x6xf32>
+  return
+}
+
+// -----
+
 // tg.store: the symbol must be defined.
 func.func @store_undefined(%next: tensor<i32>) {
   // expected-error @+1 {{variable @step is not defined}}
@@ -1668,5 +1694,25 @@ tg.variable @adam.v.u init(zeros) : tensor<4x4xf32>
 func.func @multi_adam_shared_moment(%dw: tensor<4x4xf32>, %du: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>) {
   // expected-error @+1 {{uses variable @adam.m.w in more than one entry (or role)}}
   tg.multi_adam_update [@w, @u], [@adam.m.w, @adam.m.w], [@adam.v.w, @adam.v.u] grads(%dw, %du) lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<4x4xf32>, tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// tg.attention: a decoding position needs causal attention.
+func.func @attention_position_not_causal(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %position: tensor<i32>) {
+  // expected-error @+1 {{a position (one decoding step over a key cache) needs causal attention}}
+  %o, %lse = tg.attention %q, %k, %v position %position scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x1x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x1x8xf32>, tensor<2x4x1xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: a decoding step's queries fit in its key cache.
+func.func @attention_position_cache(%q: tensor<2x4x8x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %position: tensor<i32>) {
+  // expected-error @+1 {{a decoding step's 8 queries exceed its cache of 7 keys}}
+  %o, %lse = tg.attention %q, %k, %v causal position %position scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x8x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8xf32>)
   return
 }

@@ -15,6 +15,15 @@ tg.variable @adam.m.w_q init(zeros) : tensor<16x16xf32>
 tg.variable @adam.v.w_q init(zeros) : tensor<16x16xf32>
 // CHECK: tg.variable @step init(zeros) : tensor<i32>
 tg.variable @step init(zeros) : tensor<i32>
+// CHECK: tg.variable @decode.keys cache init(zeros) : tensor<2x4x7x8xf32>
+tg.variable @decode.keys cache init(zeros) : tensor<2x4x7x8xf32>
+
+// CHECK-LABEL: func.func @store_slice
+func.func @store_slice(%k: tensor<2x4x1x8xf32>, %position: tensor<i32>) {
+  // CHECK-NEXT: tg.store_slice %{{.*}}, @decode.keys[%{{.*}}] axis 2 : tensor<2x4x1x8xf32>
+  tg.store_slice %k, @decode.keys[%position] axis 2 : tensor<2x4x1x8xf32>
+  return
+}
 
 // CHECK-LABEL: func.func @load_store
 func.func @load_store(%next: tensor<i32>) -> tensor<16x16xf32> {

@@ -114,6 +114,13 @@ func.func @masks_and_positions(%src: tensor<2x7xi32>) -> (tensor<7x7xf32>, tenso
   return %causal, %pad, %pe : tensor<7x7xf32>, tensor<2x7xf32>, tensor<7x16xf32>
 }
 
+// CHECK-LABEL: func.func @position_row(
+func.func @position_row(%position: tensor<i32>) -> tensor<1x16xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.positional_encoding offset %{{[a-z_0-9]+}} : tensor<1x16xf32>
+  %pe = tg.positional_encoding offset %position : tensor<1x16xf32>
+  return %pe : tensor<1x16xf32>
+}
+
 // CHECK-LABEL: func.func @loss(
 func.func @loss(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<2x7x100xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.cross_entropy %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>

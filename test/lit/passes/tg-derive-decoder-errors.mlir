@@ -1,0 +1,35 @@
+// tg-derive-decoder's refusals: each names the op (or function) it cannot
+// split.
+// RUN: tgc-opt --tg-derive-decoder --split-input-file --verify-diagnostics %s
+
+// Without @predict there is nothing to split.
+// expected-error @+1 {{tg-derive-decoder: no function @predict}}
+module {
+}
+
+// -----
+
+// A reduction over the target positions has no one-position form.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x10xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %l = tg.matmul %x, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
+    // expected-error @+1 {{'tg.reduce_sum' op cannot run one target position at a time: no rule for this op}}
+    %r = tg.reduce_sum %l dims [1] : tensor<2x4x10xf32> -> tensor<2x10xf32>
+    return %r : tensor<2x10xf32>
+  }
+}
+
+// -----
+
+// Unfused attention (scores between target positions) must be fused first.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x4xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    // expected-error @+1 {{'tg.matmul' op cannot run one target position at a time: positions must be rows of its left operand}}
+    %s = tg.matmul %x, %x transpose_rhs : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+    return %s : tensor<2x4x4xf32>
+  }
+}
