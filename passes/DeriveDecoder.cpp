@@ -384,6 +384,10 @@ FailureOr<Value> DecoderBuilder::operand(Value value, int64_t axis,
   tg::VariableOp cache = cacheOf.lookup(value);
   if (!cache) {
     auto type = llvm::cast<RankedTensorType>(value.getType());
+    if (!type.getElementType().isF32())
+      return user->emitOpError()
+             << "reads a value of the source that is not f32 (" << type
+             << "); the decoder's caches hold f32";
     if (type.getRank() == 0 || type.getShape()[0] != batch)
       return user->emitOpError()
              << "reads a value of the source without the batch as its first "

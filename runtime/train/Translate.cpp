@@ -65,10 +65,12 @@ public:
   const float *next(int64_t t, std::span<const std::vector<int32_t> *const> prefixes) {
     if (!incremental) {
       for (int64_t r = 0; r < bucket.batchSize; ++r) {
-        std::fill_n(batch.targetIn.begin() + r * bucket.targetLength,
-                    bucket.targetLength, kPadId);
-        if (prefixes[r])
-          packRow(batch, r, rowSource(r), *prefixes[r]);
+        auto row = batch.targetIn.begin() + r * bucket.targetLength;
+        std::fill_n(row, bucket.targetLength, kPadId);
+        if (!prefixes[r])
+          continue;
+        row[0] = kBosId;
+        std::copy(prefixes[r]->begin(), prefixes[r]->end(), row + 1);
       }
       return predict(bucket, state, arena, batch) + t * vocabulary;
     }
@@ -113,13 +115,6 @@ private:
     frame.arena = arena;
     frame.cache = cache.data();
     return frame;
-  }
-
-  /// The source symbols packed in row r (up to EOS).
-  std::span<const int32_t> rowSource(int64_t r) const {
-    auto begin = batch.source.begin() + r * bucket.sourceLength;
-    auto end = std::find(begin, begin + bucket.sourceLength, kEosId);
-    return {&*begin, static_cast<size_t>(end - begin)};
   }
 
   const CompiledBucket &bucket;
