@@ -2,7 +2,8 @@
 //
 // Stand-in models: predict() computes each position's logits from the source
 // and the prefix before it (as the causal mask makes a real model do), so
-// the search can be checked without training one.
+// the search can be checked without training one; one of them also as an
+// incremental decoder with caches.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Translate.h"
@@ -37,6 +38,39 @@ void hashedPredict(StepFrame &frame) {
         gLogits[(r * kTargetLength + t) * kVocabulary + v] =
             static_cast<float>(rng.next() % 6001) / 1000.0f - 3.0f;
     }
+  frame.logits = gLogits;
+}
+
+/// The same model as an incremental decoder: encode copies the sources into
+/// one cache, decodeStep appends each row's token to a per-hypothesis
+/// history cache and hashes what the two hold, so its logits equal
+/// hashedPredict's only if beam search moves the history rows with their
+/// hypotheses.
+constexpr int64_t kHistory = kBatch * kSourceLength;
+float gCache[kBatch * (kSourceLength + kTargetLength)];
+const CompiledCache kStandInCaches[] = {
+    {"source", 0, kBatch * kSourceLength, false},
+    {"history", kHistory, kBatch * kTargetLength, true}};
+
+void hashedEncode(StepFrame &frame) {
+  for (int64_t i = 0; i < kBatch * kSourceLength; ++i)
+    frame.cache[i] = static_cast<float>(frame.sourceIds[i]);
+}
+
+void hashedDecodeStep(StepFrame &frame) {
+  for (int64_t r = 0; r < kBatch; ++r) {
+    float *history = frame.cache + kHistory + r * kTargetLength;
+    history[frame.position] = static_cast<float>(frame.targetInIds[r]);
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t s = 0; s < kSourceLength; ++s)
+      h = (h ^ static_cast<uint64_t>(frame.cache[r * kSourceLength + s])) * 1099511628211ull;
+    for (int64_t p = 0; p <= frame.position; ++p)
+      h = (h ^ static_cast<uint64_t>(static_cast<int32_t>(history[p]) + 100)) * 1099511628211ull;
+    SplitMix64 rng(h);
+    for (int64_t v = 0; v < kVocabulary; ++v)
+      gLogits[r * kVocabulary + v] =
+          static_cast<float>(rng.next() % 6001) / 1000.0f - 3.0f;
+  }
   frame.logits = gLogits;
 }
 
@@ -100,6 +134,47 @@ TEST(BeamSearch, BeamOneIsGreedy) {
   });
   EXPECT_GT(full, 0u);
   EXPECT_LT(full, greedy.size());
+}
+
+TEST(BeamSearch, IncrementalDecoderGivesTheFullDecodersTokens) {
+  CompiledModel model = standIn(&hashedPredict);
+  SplitMix64 rng(5);
+  std::vector<SentencePair> pairs;
+  std::vector<std::vector<int32_t>> sources;
+  for (int i = 0; i < 40; ++i) {
+    std::vector<int32_t> source(1 + rng.next() % (kSourceLength - 1));
+    for (int32_t &id : source)
+      id = static_cast<int32_t>(kFirstSymbolId + rng.next() % (kVocabulary - kFirstSymbolId));
+    pairs.push_back({source, {}});
+    sources.push_back(source);
+  }
+  auto decode = [&](Decoding decoding) {
+    std::string error;
+    std::vector<std::vector<std::vector<int32_t>>> outputs;
+    outputs.push_back(translateGreedy(model, nullptr, nullptr, pairs, decoding));
+    for (int64_t beam : {1, 2, 4})
+      outputs.push_back(translateBeam(model, nullptr, nullptr, sources,
+                                      {beam, 0.6, decoding}, error));
+    EXPECT_EQ(error, "");
+    return outputs;
+  };
+  auto full = decode(Decoding::Full);
+  gBucket.encode = &hashedEncode;
+  gBucket.decodeStep = &hashedDecodeStep;
+  gBucket.caches = kStandInCaches;
+  gBucket.numCaches = 2;
+  gBucket.cacheFloats = std::size(gCache);
+  auto incremental = decode(Decoding::Incremental);
+  // Decoding::Full ignores the decoder even where there is one.
+  auto fullAgain = decode(Decoding::Full);
+  gBucket.encode = gBucket.decodeStep = nullptr;
+  gBucket.caches = nullptr;
+  gBucket.numCaches = 0;
+  gBucket.cacheFloats = 0;
+  EXPECT_EQ(incremental, full);
+  EXPECT_EQ(fullAgain, full);
+  // Beam 4 differs from greedy on some sentence: hypotheses did change rows.
+  EXPECT_NE(full[3], full[0]);
 }
 
 TEST(BeamSearch, WiderBeamFindsTheLikelierSentence) {
