@@ -92,7 +92,10 @@ public:
   /// Row r continues the prefix of row parents[r] (beam search): the
   /// per-hypothesis caches' rows follow.
   void reorder(std::span<const int64_t> parents) {
-    if (!incremental)
+    bool moved = false;
+    for (int64_t r = 0; r < bucket.batchSize; ++r)
+      moved |= parents[r] != r;
+    if (!incremental || !moved)
       return;
     std::vector<float> copy;
     for (int c = 0; c < bucket.numCaches; ++c) {
