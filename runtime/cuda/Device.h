@@ -1,7 +1,7 @@
 //===- Device.h - what the CUDA kernel files share -------------*- C++ -*-===//
 //
 // Internal to TgcCudaKernels (generated code includes Kernels.h only): the
-// cuBLAS handle and its error check, per-call device scratch memory, and
+// cuBLAS and cuBLASLt handles and their error check, per-call device scratch memory, and
 // launch sizes.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 namespace tgc::cuda {
@@ -25,6 +26,9 @@ void check(cublasStatus_t status, const char *file, int line);
 
 /// The process's cuBLAS handle, created on first use, bound to stream().
 cublasHandle_t cublas();
+/// The process's cuBLASLt handle, created on first use (cuBLASLt takes the
+/// stream per call).
+cublasLtHandle_t cublasLt();
 
 /// Device memory for one call's intermediate values (partial sums, a copied
 /// table), from CUDA's stream-ordered pool: allocated on stream() and given

@@ -1,4 +1,7 @@
-//===- Gemm.cu - matmul and linear on cuBLAS -------------------------===//
+//===- Gemm.cu - matmul on cuBLAS, linear on cuBLASLt ----------------===//
+//
+// Both in full f32 (CUBLAS_COMPUTE_32F, no TF32). linear's bias and ReLU are
+// cuBLASLt's fused epilogue: no second pass over the output.
 //
 // cuBLAS is column-major; a row-major [r, c] matrix is the column-major
 // [c, r] one in the same memory. So row-major out = op(A) op(B) is computed
@@ -7,6 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Device.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <tuple>
 
 namespace tgc::cuda {
 
@@ -57,7 +65,8 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
         rhsShared ? 0 : k * n});
 }
 
-/// out[r, c] = act(out[r, c] + bias[c]) in place.
+/// out[r, c] = act(out[r, c] + bias[c]) in place: linear's epilogue where
+/// cuBLASLt offers no algorithm with it.
 __global__ void biasActivation(float *out, const float *bias, int64_t rows,
                                int64_t n, bool relu) {
   TGC_GRID_STRIDE(i, rows * n) {
@@ -68,12 +77,121 @@ __global__ void biasActivation(float *out, const float *bias, int64_t rows,
   }
 }
 
+namespace {
+/// What cuBLASLt needs for one shape of linear, made once per shape: the
+/// descriptors and the algorithm its heuristic picked (none: `usable` is
+/// false and linear falls back to cuBLAS and the epilogue kernel).
+struct LinearPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t weight = nullptr, input = nullptr, out = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspaceBytes = 0;
+  bool usable = false;
+};
+
+/// cuBLASLt may use this much scratch per GEMM (what NVIDIA suggests for
+/// Hopper); the stream-ordered pool reuses it from call to call.
+constexpr size_t kLtWorkspaceBytes = 32u << 20;
+
+cublasLtEpilogue_t epilogueFor(bool bias, bool relu) {
+  if (bias)
+    return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
+/// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
+/// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
+LinearPlan makePlan(int64_t rows, int64_t k, int64_t n,
+                    cublasLtEpilogue_t epilogue, uint32_t alignment) {
+  LinearPlan plan;
+  TGC_CUBLAS_CHECK(
+      cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  auto layout = [](cublasLtMatrixLayout_t &l, int64_t r, int64_t c) {
+    TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, r, c, r));
+  };
+  layout(plan.weight, n, k);
+  layout(plan.input, k, rows);
+  layout(plan.out, n, rows);
+  cublasLtMatmulPreference_t preference;
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+      &kLtWorkspaceBytes, sizeof(kLtWorkspaceBytes)));
+  // The heuristic assumes 256-byte aligned matrices unless told otherwise;
+  // weights inside the state and tensors inside the arena may be less.
+  for (cublasLtMatmulPreferenceAttributes_t attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference, attribute, &alignment, sizeof(alignment)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      cublasLt(), plan.desc, plan.weight, plan.input, plan.out, plan.out,
+      preference, 1, &result, &found);
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
+    plan.algo = result.algo;
+    plan.workspaceBytes = result.workspaceSize;
+    plan.usable = true;
+  }
+  return plan;
+}
+
+/// The largest power of two up to 256 dividing every address.
+uint32_t alignmentOf(std::initializer_list<const void *> pointers) {
+  uintptr_t bits = 256;
+  for (const void *p : pointers)
+    if (p)
+      bits |= reinterpret_cast<uintptr_t>(p);
+  return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
+}
+
+const LinearPlan &planFor(int64_t rows, int64_t k, int64_t n, bool bias,
+                          bool relu, uint32_t alignment) {
+  // A model has a handful of linear shapes; their plans live as long as
+  // the process.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, uint32_t>;
+  static std::map<Key, LinearPlan> plans;
+  cublasLtEpilogue_t epilogue = epilogueFor(bias, relu);
+  Key key{rows, k, n, static_cast<int>(epilogue), alignment};
+  auto it = plans.find(key);
+  if (it == plans.end())
+    it = plans.emplace(key, makePlan(rows, k, n, epilogue, alignment)).first;
+  return it->second;
+}
+} // namespace
+
 void linear(const float *input, const float *weight, const float *bias,
             float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  if (rows * n == 0)
+    return;
+  const LinearPlan *plan = nullptr;
+  if (k > 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
+    plan = &planFor(rows, k, n, bias, relu,
+                    alignmentOf({input, weight, bias, out}));
+  if (plan && plan->usable) {
+    const float one = 1.0f, zero = 0.0f;
+    // The bias pointer is per call: set on the shared descriptor just
+    // before its use (calls are enqueued from one host thread).
+    if (bias)
+      TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+          sizeof(bias)));
+    Scratch workspace(plan->workspaceBytes);
+    TGC_CUBLAS_CHECK(cublasLtMatmul(
+        cublasLt(), plan->desc, &one, weight, plan->weight, input,
+        plan->input, &zero, out, plan->out, out, plan->out, &plan->algo,
+        workspace.as<void>(), plan->workspaceBytes, stream()));
+    return;
+  }
   gemm({input, weight, out, 1, rows, n, k, false, false, 0, 0});
-  // The epilogue is a separate kernel, not a cuBLASLt fused epilogue: one
-  // GEMM path for matmul and linear, at the cost of one more pass over out.
-  if (rows * n == 0 || (!bias && !relu))
+  if (!bias && !relu)
     return;
   biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
       out, bias, rows, n, relu);

@@ -14,6 +14,7 @@ namespace tgc::cuda {
 namespace {
 cudaStream_t currentStream = nullptr;
 cublasHandle_t handle = nullptr;
+cublasLtHandle_t ltHandle = nullptr;
 bool poolConfigured = false;
 } // namespace
 
@@ -49,6 +50,12 @@ cublasHandle_t cublas() {
     TGC_CUBLAS_CHECK(cublasSetStream(handle, currentStream));
   }
   return handle;
+}
+
+cublasLtHandle_t cublasLt() {
+  if (!ltHandle)
+    TGC_CUBLAS_CHECK(cublasLtCreate(&ltHandle));
+  return ltHandle;
 }
 
 Scratch::Scratch(size_t bytes) {

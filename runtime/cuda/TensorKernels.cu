@@ -1,10 +1,12 @@
 //===- TensorKernels.cu - layouts, embeddings, positions, masks ------===//
 //
 // Grid-stride loops, one thread per output element, except embeddingGrad
-// (one block per row of ids).
+// (CUB's radix sort groups the rows by id, then one block per id).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Device.h"
+
+#include <cub/device/device_radix_sort.cuh>
 
 namespace tgc::cuda {
 
@@ -94,29 +96,28 @@ void embedding(const float *table, const int32_t *ids, float *out,
   TGC_CUDA_CHECK_LAUNCH();
 }
 
-/// The first row r holding an id owns that id's output row and writes it
-/// once: the sum of the gradient rows with that id, in row order (as the
-/// CPU kernel adds them). The other rows' blocks do nothing, and ids
-/// outside the vocabulary are skipped (as on the CPU). Scanning the ids
-/// costs O(rows^2) reads, cheap next to the gradient for a batch's rows,
-/// and leaves no atomics: the result is the same on every run.
+/// Fills values[i] = i.
+__global__ void iotaKernel(int32_t *values, int64_t count) {
+  TGC_GRID_STRIDE(i, count) { values[i] = static_cast<int32_t>(i); }
+}
+
+/// `ids` sorted (stably) with `rows` their row numbers: each run of one id
+/// is owned by the block at its first position, which writes that id's
+/// output row once, the sum of the run's gradient rows in row order (as the
+/// CPU kernel adds them). Ids outside the vocabulary are skipped (as on the
+/// CPU). No atomics: the result is the same on every run.
 __global__ void embeddingGradKernel(const float *grad, const int32_t *ids,
-                                    float *out, int64_t rows, int64_t width,
+                                    const int32_t *rowOf, float *out,
+                                    int64_t rows, int64_t width,
                                     int64_t vocab) {
-  TGC_FOR_ROW(r, rows) {
-    int32_t id = ids[r];
-    if (id < 0 || id >= vocab)
-      continue;
-    bool seen = false;
-    for (int64_t x = threadIdx.x; x < r; x += blockDim.x)
-      seen |= ids[x] == id;
-    if (__syncthreads_or(seen))
+  TGC_FOR_ROW(first, rows) {
+    int32_t id = ids[first];
+    if (id < 0 || id >= vocab || (first > 0 && ids[first - 1] == id))
       continue;
     TGC_FOR_COLUMN(c, width) {
       float sum = 0.0f;
-      for (int64_t x = r; x < rows; ++x)
-        if (ids[x] == id)
-          sum += grad[x * width + c];
+      for (int64_t x = first; x < rows && ids[x] == id; ++x)
+        sum += grad[rowOf[x] * width + c];
       out[static_cast<int64_t>(id) * width + c] = sum;
     }
   }
@@ -131,8 +132,25 @@ void embeddingGrad(const float *grad, const int32_t *ids, float *out,
       cudaMemsetAsync(out, 0, vocab * width * sizeof(float), stream()));
   if (rows == 0)
     return;
+  // Group the rows by id with CUB's radix sort, which is stable: within an
+  // id the rows stay in ascending order. O(rows) work where comparing
+  // every pair of rows would be O(rows^2) (25k rows in a base batch).
+  int count = static_cast<int>(rows);
+  Scratch keys(rows * sizeof(int32_t)), values(2 * rows * sizeof(int32_t));
+  int32_t *sortedIds = keys.as<int32_t>();
+  int32_t *rowNumbers = values.as<int32_t>(), *sortedRows = rowNumbers + rows;
+  iotaKernel<<<blocksFor(rows), kThreads, 0, stream()>>>(rowNumbers, rows);
+  TGC_CUDA_CHECK_LAUNCH();
+  size_t tempBytes = 0;
+  TGC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, tempBytes, ids, sortedIds, rowNumbers, sortedRows, count, 0,
+      32, stream()));
+  Scratch temp(tempBytes);
+  TGC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      temp.as<void>(), tempBytes, ids, sortedIds, rowNumbers, sortedRows,
+      count, 0, 32, stream()));
   embeddingGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
-      grad, ids, out, rows, width, vocab);
+      grad, sortedIds, sortedRows, out, rows, width, vocab);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

@@ -236,6 +236,30 @@ TEST_F(CudaKernels, Linear) {
     }
 }
 
+// Tensors inside the arena and weights inside the state are only 4-byte
+// aligned at worst: cuBLASLt must then pick an algorithm for that alignment
+// (one float past cudaMalloc's 256 bytes). An empty sum gives the bias.
+TEST_F(CudaKernels, LinearOnUnalignedTensors) {
+  for (int64_t k : {33, 0}) {
+    const int64_t rows = 130, n = 66;
+    // Each host vector starts with one float that is not part of the
+    // tensor; the device pointers skip it.
+    std::vector<float> input = uniform(rows * k + 1, 9),
+                       weight = uniform(k * n + 1, 10), bias = uniform(n + 1, 11);
+    std::vector<float> expected(rows * n + 1);
+    cpu::linear(input.data() + 1, weight.data() + 1, bias.data() + 1,
+                expected.data() + 1, rows, k, n, true);
+    DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n + 1);
+    cuda::linear(di.get() + 1, dw.get() + 1, db.get() + 1, out.get() + 1, rows,
+                 k, n, true);
+    std::vector<float> got = out.read();
+    expectClose("linear, 4-byte aligned, k=" + std::to_string(k),
+                std::vector<float>(got.begin() + 1, got.end()),
+                std::vector<float>(expected.begin() + 1, expected.end()),
+                kGemmTolerance);
+  }
+}
+
 // Kernels enqueue on the stream set, cuBLAS included.
 TEST_F(CudaKernels, Stream) {
   cudaStream_t stream;
@@ -367,6 +391,9 @@ TEST_F(CudaKernels, EmbeddingGrad) {
   std::vector<float> grad = uniform(rows * width, 14);
   // Ids below 20 only: the last vocabulary rows must come out zero.
   std::vector<int32_t> ids = randomIds(rows, 15, 0, 19);
+  // Ids outside the vocabulary add nothing on either side.
+  ids[3] = -1;
+  ids[500] = vocab + 7;
   std::vector<float> expected(vocab * width);
   cpu::embeddingGrad(grad.data(), ids.data(), expected.data(), rows, width,
                      vocab);
