@@ -74,7 +74,7 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
 std::string EmitContext::variableAddress(StringRef name) const {
   auto cache = cacheOffsets.find(name);
   std::string base = cache != cacheOffsets.end()
-                         ? "f.cache + " + std::to_string(cache->second)
+                         ? cacheBase() + " + " + std::to_string(cache->second)
                          : stateBase() + " + " +
                                std::to_string(variableOffset(name));
   return base + " /* @" + name.str() + " */";
@@ -172,19 +172,23 @@ std::vector<std::string> argumentExpressions(func::FuncOp function,
 enum class FunctionKind { Step, Predict, Encode, DecodeStep };
 
 struct FunctionNames {
-  const char *entry, *opPrefix, *constantPrefix, *finish;
+  /// CUDA only: `upload` copies the function's inputs to the device.
+  const char *entry, *opPrefix, *constantPrefix, *finish, *upload;
 };
 
 FunctionNames namesOf(FunctionKind kind) {
   switch (kind) {
   case FunctionKind::Step:
-    return {"trainStep", "op", "kConstant", "finish"};
+    return {"trainStep", "op", "kConstant", "finish", "upload_inputs"};
   case FunctionKind::Predict:
-    return {"predict", "predict_op", "kPredictConstant", "predict_finish"};
+    return {"predict", "predict_op", "kPredictConstant", "predict_finish",
+            "predict_upload_inputs"};
   case FunctionKind::Encode:
-    return {"encode", "encode_op", "kEncodeConstant", "encode_finish"};
+    return {"encode", "encode_op", "kEncodeConstant", "encode_finish",
+            "encode_upload_inputs"};
   case FunctionKind::DecodeStep:
-    return {"decodeStep", "decode_op", "kDecodeConstant", "decode_finish"};
+    return {"decodeStep", "decode_op", "kDecodeConstant", "decode_finish",
+            "decode_upload_inputs"};
   }
   return {};
 }
@@ -221,6 +225,17 @@ struct Bucket {
 constexpr FunctionKind kFunctionKinds[] = {
     FunctionKind::Step, FunctionKind::Predict, FunctionKind::Encode,
     FunctionKind::DecodeStep};
+
+/// How many ids the argument of `function` named `role` holds; 0 without
+/// one.
+int64_t idsOf(func::FuncOp function, StringRef role) {
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    if (auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
+        name && name.getValue() == role)
+      return llvm::cast<RankedTensorType>(function.getArgument(i).getType())
+          .getNumElements();
+  return 0;
+}
 
 /// `scope::name`, or `name` at file level.
 std::string qualified(const Bucket &bucket, StringRef name) {
@@ -338,7 +353,8 @@ void FileEmitter::emitHeader(int64_t arena) {
   if (buckets.front().decodeStep)
     os << "// encode() and decodeStep() are the incremental decoder "
           "(tg-derive-decoder):\n// op functions prefixed encode_ and "
-          "decode_; their caches are in f.cache.\n";
+          "decode_; their caches are in "
+       << (isCuda() ? "g.cache" : "f.cache") << ".\n";
   if (buckets.size() > 1)
     os << "// One namespace per bucket (batch x source x target length); "
           "all share the\n// state and the arena.\n";
@@ -456,17 +472,18 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, FunctionKind kind,
 LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
                                         FunctionKind kind) {
   func::FuncOp function = bucket.function(kind);
-  bool isStep = kind == FunctionKind::Step;
   FunctionNames names = namesOf(kind);
   StringRef prefix = names.opPrefix, entry = names.entry;
   SmallVector<std::string> calls;
   if (isCuda()) {
-    // The batch, lr and step go to the device before the first op.
-    const runtime::BatchShape &b = bucket.signature.shape;
-    std::string name = isStep ? "upload_inputs" : "predict_upload_inputs";
+    // The ids (as many as the function's arguments hold), lr and step go
+    // to the device before the first op.
+    std::string name = names.upload;
     os << "static void " << name << "(StepFrame &f) {\n"
-       << "  cuda::uploadInputs(f, " << b.batchSize * b.sourceLength << ", "
-       << b.batchSize * b.targetLength << ");\n}\n\n";
+       << "  cuda::uploadInputs(f, " << idsOf(function, "source_ids") << ", "
+       << std::max(idsOf(function, "target_in_ids"),
+                   idsOf(function, "target_out_ids"))
+       << ");\n}\n\n";
     calls.push_back(name);
   }
   cpp::EmitContext context(target, argumentExpressions(function, target),
@@ -515,19 +532,21 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
 
 void FileEmitter::emitDeviceHooks(int64_t arenaBytes) {
   // The device's input buffers hold the largest bucket's.
-  int64_t sourceIds = 0, targetIds = 0, logits = 0;
+  int64_t sourceIds = 0, targetIds = 0, logits = 0, cacheFloats = 0;
   for (const Bucket &bucket : buckets) {
     const runtime::BatchShape &b = bucket.signature.shape;
     sourceIds = std::max(sourceIds, b.batchSize * b.sourceLength);
     targetIds = std::max(targetIds, b.batchSize * b.targetLength);
     logits = std::max(logits, b.batchSize * b.targetLength *
                                   int64_t{b.vocabulary});
+    cacheFloats = std::max(cacheFloats, bucket.cacheFloats);
   }
   os << "bool openDevice(std::string &why) {\n"
      << "  const cuda::DeviceSizes sizes{/*stateFloats=*/" << stateFloats
      << ", /*arenaBytes=*/" << arenaBytes << ",\n"
      << "      /*sourceIds=*/" << sourceIds << ", /*targetIds=*/" << targetIds
-     << ", /*logitsFloats=*/" << logits << "};\n"
+     << ", /*logitsFloats=*/" << logits << ",\n      /*cacheFloats=*/"
+     << cacheFloats << "};\n"
      << "  if (!cuda::openDevice(sizes, why))\n    return false;\n";
   for (const std::string &upload : constantUploads)
     os << "  " << upload << "\n";
@@ -537,7 +556,8 @@ void FileEmitter::emitDeviceHooks(int64_t arenaBytes) {
      << "void downloadState(float *state) { cuda::downloadState(state, "
      << stateFloats << "); }\n\n"
      << "const DeviceHooks kDevice = {&openDevice, &uploadState, "
-        "&downloadState};\n\n";
+        "&downloadState,\n                              "
+        "&cuda::reorderCaches};\n\n";
 }
 
 void FileEmitter::emitModel(int64_t arenaBytes) {
@@ -592,8 +612,8 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
 }
 
 void FileEmitter::emitCaches(const Bucket &bucket) {
-  os << "// The decoding caches in f.cache: name, offset, size, per "
-        "hypothesis.\n"
+  os << "// The decoding caches in " << (isCuda() ? "g.cache" : "f.cache")
+     << ": name, offset, size, per hypothesis.\n"
      << "const CompiledCache kCaches[] = {\n";
   for (tg::VariableOp cache : bucket.caches) {
     bool appended = false;
@@ -663,14 +683,11 @@ LogicalResult emitFile(ArrayRef<ModuleOp> modules, const CompiledModelInfo &info
     Bucket bucket{module, *signature,
                   module.lookupSymbol<func::FuncOp>("predict")};
     bucket.scope = scope;
-    // The GPU program decodes with @predict for now.
-    if (target == cpp::Target::Cpu) {
-      bucket.encode = module.lookupSymbol<func::FuncOp>("encode");
-      bucket.decodeStep = module.lookupSymbol<func::FuncOp>("decode_step");
-      if (static_cast<bool>(bucket.encode) != static_cast<bool>(bucket.decodeStep))
-        return module.emitError()
-               << "has only one of @encode and @decode_step";
-    }
+    bucket.encode = module.lookupSymbol<func::FuncOp>("encode");
+    bucket.decodeStep = module.lookupSymbol<func::FuncOp>("decode_step");
+    if (static_cast<bool>(bucket.encode) !=
+        static_cast<bool>(bucket.decodeStep))
+      return module.emitError() << "has only one of @encode and @decode_step";
     buckets.push_back(std::move(bucket));
   }
   return FileEmitter(std::move(buckets), info, target, os).emit();

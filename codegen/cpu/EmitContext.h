@@ -68,6 +68,9 @@ public:
 
   /// The state buffer's base pointer expression.
   std::string stateBase() const { return isCuda() ? "g.state" : "f.state"; }
+  /// The decoding caches' base pointer expression (on CUDA in device
+  /// memory, next to the state).
+  std::string cacheBase() const { return isCuda() ? "g.cache" : "f.cache"; }
 
   /// Where variable `name` starts: in the state buffer, or for a decoding
   /// cache in the cache buffer; with a comment naming it.

@@ -1,8 +1,11 @@
 //===- DeviceStep.cu - where a generated CUDA step keeps its data --------===//
 #include "runtime/cuda/DeviceStep.h"
-#include "runtime/cuda/Kernels.h"
+#include "runtime/cuda/Device.h"
 
 #include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace tgc::cuda {
 namespace {
@@ -43,17 +46,27 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
     return false;
   setStream(stream);
   DeviceFrame &g = deviceFrame();
+  auto allocatePinned = [&](auto *&p, int64_t count) {
+    return ok(cudaMallocHost(reinterpret_cast<void **>(&p),
+                             static_cast<size_t>(count > 0 ? count : 1) * 4),
+              "cudaMallocHost", why);
+  };
   return allocate(g.state, sizes.stateFloats, why) &&
          allocate(g.arena, sizes.arenaBytes, why) &&
          ok(cudaMemset(g.arena, 0, static_cast<size_t>(sizes.arenaBytes)),
+            "cudaMemset", why) &&
+         allocate(g.cache, sizes.cacheFloats, why) &&
+         ok(cudaMemset(g.cache, 0, static_cast<size_t>(sizes.cacheFloats) * 4),
             "cudaMemset", why) &&
          allocate(g.sourceIds, sizes.sourceIds, why) &&
          allocate(g.targetInIds, sizes.targetIds, why) &&
          allocate(g.targetOutIds, sizes.targetIds, why) &&
          allocate(g.lr, 1, why) && allocate(g.step, 1, why) &&
-         ok(cudaMallocHost(reinterpret_cast<void **>(&g.hostLogits),
-                           static_cast<size_t>(sizes.logitsFloats) * 4),
-            "cudaMallocHost", why);
+         allocatePinned(g.hostLogits, sizes.logitsFloats) &&
+         allocatePinned(g.stagedIds, sizes.sourceIds + 2 * sizes.targetIds) &&
+         allocatePinned(g.stagedLr, 1) && allocatePinned(g.stagedStep, 1) &&
+         ok(cudaEventCreateWithFlags(&g.inputsCopied, cudaEventDisableTiming),
+            "cudaEventCreate", why);
 }
 
 float *uploadConstant(const void *host, size_t bytes) {
@@ -79,18 +92,25 @@ void downloadState(float *host, int64_t floats) {
 void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
                   int64_t targetIds) {
   DeviceFrame &g = deviceFrame();
-  auto copy = [](void *device, const void *host, int64_t bytes) {
-    if (host)
-      TGC_CUDA_CHECK(cudaMemcpyAsync(device, host, static_cast<size_t>(bytes),
-                                     cudaMemcpyHostToDevice, stream()));
+  // The previous call's copies read the staging: wait until they are done
+  // (long done in a training loop, which reads every step's loss).
+  TGC_CUDA_CHECK(cudaEventSynchronize(g.inputsCopied));
+  int32_t *staged = g.stagedIds;
+  auto copy = [&](void *device, void *staging, const void *host,
+                  int64_t bytes) {
+    if (!host)
+      return;
+    std::memcpy(staging, host, static_cast<size_t>(bytes));
+    TGC_CUDA_CHECK(cudaMemcpyAsync(device, staging, static_cast<size_t>(bytes),
+                                   cudaMemcpyHostToDevice, stream()));
   };
-  copy(g.sourceIds, frame.sourceIds, sourceIds * 4);
-  copy(g.targetInIds, frame.targetInIds, targetIds * 4);
-  copy(g.targetOutIds, frame.targetOutIds, targetIds * 4);
-  copy(g.lr, &frame.lr, 4);
-  copy(g.step, &frame.step, 4);
-  // The host buffers may change once this returns.
-  TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  copy(g.sourceIds, staged, frame.sourceIds, sourceIds * 4);
+  copy(g.targetInIds, staged + sourceIds, frame.targetInIds, targetIds * 4);
+  copy(g.targetOutIds, staged + sourceIds + targetIds, frame.targetOutIds,
+       targetIds * 4);
+  copy(g.lr, g.stagedLr, &frame.lr, 4);
+  copy(g.step, g.stagedStep, &frame.step, 4);
+  TGC_CUDA_CHECK(cudaEventRecord(g.inputsCopied, stream()));
 }
 
 const float *downloadLogits(const float *logits, int64_t floats) {
@@ -100,6 +120,40 @@ const float *downloadLogits(const float *logits, int64_t floats) {
                                  cudaMemcpyDeviceToHost, stream()));
   TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
   return g.hostLogits;
+}
+
+/// rows[r] = copy[parents[r]] for the `batch` rows of `width` floats.
+__global__ void gatherRowsKernel(float *rows, const float *copy,
+                                 const int64_t *parents, int64_t batch,
+                                 int64_t width) {
+  TGC_GRID_STRIDE(i, batch * width) {
+    rows[i] = copy[parents[i / width] * width + i % width];
+  }
+}
+
+void reorderCaches(const runtime::CompiledBucket &bucket,
+                   const int64_t *parents) {
+  const int64_t batch = bucket.batchSize;
+  int64_t largest = 0;
+  for (int c = 0; c < bucket.numCaches; ++c)
+    largest = std::max(largest, bucket.caches[c].size);
+  Scratch deviceParents(batch * sizeof(int64_t)), copy(largest * 4);
+  // From pageable memory: the copy is done when this returns.
+  TGC_CUDA_CHECK(cudaMemcpyAsync(deviceParents.as<int64_t>(), parents,
+                                 batch * sizeof(int64_t),
+                                 cudaMemcpyHostToDevice, stream()));
+  for (int c = 0; c < bucket.numCaches; ++c) {
+    const runtime::CompiledCache &entry = bucket.caches[c];
+    if (!entry.perHypothesis || entry.size == 0)
+      continue;
+    float *rows = deviceFrame().cache + entry.offset;
+    TGC_CUDA_CHECK(cudaMemcpyAsync(copy.as<float>(), rows, entry.size * 4,
+                                   cudaMemcpyDeviceToDevice, stream()));
+    gatherRowsKernel<<<blocksFor(entry.size), kThreads, 0, stream()>>>(
+        rows, copy.as<float>(), deviceParents.as<int64_t>(), batch,
+        entry.size / batch);
+    TGC_CUDA_CHECK_LAUNCH();
+  }
 }
 
 void downloadLoss(const float *loss, const int32_t *tokens,

@@ -13,6 +13,7 @@
 #include "runtime/train/CompiledStep.h"
 
 #include <cstddef>
+#include <cuda_runtime.h>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +22,9 @@ namespace tgc::cuda {
 struct DeviceFrame {
   float *state = nullptr;
   char *arena = nullptr;
+  /// The incremental decoder's caches (the largest bucket's; zeros at
+  /// first, like the CPU's), where the CPU has StepFrame::cache.
+  float *cache = nullptr;
   /// The batch ([batch, length] each), the learning rate and the step,
   /// uploaded by uploadInputs() at the start of every call.
   int32_t *sourceIds = nullptr, *targetInIds = nullptr, *targetOutIds = nullptr;
@@ -28,6 +32,13 @@ struct DeviceFrame {
   int32_t *step = nullptr;
   /// Pinned host buffer predict's logits are downloaded into.
   float *hostLogits = nullptr;
+  /// Pinned host staging for the inputs (the batch's ids, lr, step): the
+  /// batch is copied here and DMA'd to the device asynchronously, and
+  /// `inputsCopied` marks when that copy is done and the staging is free.
+  int32_t *stagedIds = nullptr;
+  float *stagedLr = nullptr;
+  int32_t *stagedStep = nullptr;
+  cudaEvent_t inputsCopied = nullptr;
 };
 
 /// The process's one device frame.
@@ -35,7 +46,8 @@ DeviceFrame &deviceFrame();
 
 /// What a model needs on the device.
 struct DeviceSizes {
-  int64_t stateFloats, arenaBytes, sourceIds, targetIds, logitsFloats;
+  int64_t stateFloats, arenaBytes, sourceIds, targetIds, logitsFloats,
+      cacheFloats;
 };
 
 /// Picks device 0, creates the stream, allocates everything in `sizes`. Any
@@ -49,13 +61,20 @@ float *uploadConstant(const void *host, size_t bytes);
 void uploadState(const float *host, int64_t floats);
 void downloadState(float *host, int64_t floats);
 
-/// Copies the frame's ids (those not null), lr and step to the device.
+/// Copies the frame's ids (those not null), lr and step to the device
+/// through the pinned staging buffers: returns once the host buffers may
+/// change, while the copies still run on stream().
 void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
                   int64_t targetIds);
 
 /// Reads `floats` logits at device address `logits` into the pinned host
 /// buffer and returns it (synchronous).
 const float *downloadLogits(const float *logits, int64_t floats);
+
+/// Beam search's reorder on the device: row r of every per-hypothesis cache
+/// of `bucket` becomes what row parents[r] was (DeviceHooks::reorderCaches).
+void reorderCaches(const runtime::CompiledBucket &bucket,
+                   const int64_t *parents);
 
 /// Reads the step's loss and token count (synchronous).
 void downloadLoss(const float *loss, const int32_t *tokens,

@@ -64,11 +64,15 @@ struct CompiledCache {
 /// The state lives on the device: the runtime's host copy is uploaded after
 /// initialization or a resume and downloaded before a checkpoint or a dump,
 /// so checkpoints are the same files on both.
+struct CompiledBucket;
 struct DeviceHooks {
   /// Selects the device and allocates; false with the reason (no GPU).
   bool (*open)(std::string &why);
   void (*upload)(const float *state);
   void (*download)(float *state);
+  /// Beam search: row r of the bucket's per-hypothesis caches (on the
+  /// device, not in StepFrame::cache) becomes row parents[r].
+  void (*reorderCaches)(const CompiledBucket &bucket, const int64_t *parents);
 };
 
 /// One static shape the model was compiled for (`tgc --buckets`); every
@@ -80,9 +84,9 @@ struct CompiledBucket {
   /// logits. nullptr when the module has no @predict.
   void (*predict)(StepFrame &frame);
   /// The incremental decoder (tg-derive-decoder); nullptr without one (an
-  /// unfused or CUDA build decodes with predict). encode reads sourceIds
-  /// and fills the cache; decodeStep reads targetInIds [batch, 1] and
-  /// position, sets logits.
+  /// unfused build decodes with predict). encode reads sourceIds and fills
+  /// the cache; decodeStep reads targetInIds [batch, 1] and position, sets
+  /// logits. A GPU model keeps the caches on the device.
   void (*encode)(StepFrame &frame);
   void (*decodeStep)(StepFrame &frame);
   const CompiledCache *caches;

@@ -36,12 +36,14 @@ class RowDecoder {
 public:
   RowDecoder(const CompiledModel &model, const CompiledBucket &bucket,
              float *state, char *arena, Decoding decoding)
-      : bucket(bucket), vocabulary(model.vocabulary), state(state),
-        arena(arena),
+      : bucket(bucket), vocabulary(model.vocabulary), device(model.device),
+        state(state), arena(arena),
         incremental(decoding == Decoding::Incremental && bucket.decodeStep),
         batch(emptyBatch(shapeOf(model, bucket))) {
     if (incremental) {
-      cache.assign(static_cast<size_t>(bucket.cacheFloats), 0.0f);
+      // A GPU model keeps its caches on the device.
+      if (!device)
+        cache.assign(static_cast<size_t>(bucket.cacheFloats), 0.0f);
       stepIds.assign(static_cast<size_t>(bucket.batchSize), kPadId);
     }
   }
@@ -97,6 +99,10 @@ public:
       moved |= parents[r] != r;
     if (!incremental || !moved)
       return;
+    if (device) {
+      device->reorderCaches(bucket, parents.data());
+      return;
+    }
     std::vector<float> copy;
     for (int c = 0; c < bucket.numCaches; ++c) {
       const CompiledCache &entry = bucket.caches[c];
@@ -116,12 +122,13 @@ private:
     StepFrame frame{};
     frame.state = state;
     frame.arena = arena;
-    frame.cache = cache.data();
+    frame.cache = device ? nullptr : cache.data();
     return frame;
   }
 
   const CompiledBucket &bucket;
   int64_t vocabulary;
+  const DeviceHooks *device; ///< null on the CPU
   float *state;
   char *arena;
   bool incremental;

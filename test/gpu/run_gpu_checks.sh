@@ -10,7 +10,10 @@
 #    reverse with dropout on, losses and all state within 1e-4;
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);
 # 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
-# 5. base at a 25k-token batch: tokens/s of tgc and of PyTorch on the GPU.
+# 5. translation on the GPU: the incremental decoder (caches on the device,
+#    beam search's reorder there too) gives the full recomputation's
+#    tokens, and the CPU program translates the GPU's checkpoint as well;
+# 6. base at a 25k-token batch: tokens/s of tgc and of PyTorch on the GPU.
 set -euo pipefail
 build=${1:-build}
 tgc=$build/bin/tgc
@@ -44,7 +47,33 @@ tail -n 3 "$work/cpu6.loss" > "$work/cpu6-last.loss"
 python3 $compare "$work/g2c.loss" "$work/cpu6-last.loss" "$work/g2c.params" "$work/cpu6.params" 1e-4
 python3 $compare "$work/c2g.loss" "$work/cpu6-last.loss" "$work/c2g.params" "$work/cpu6.params" 1e-4
 
-say "5. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch"
+say "5. translation on the GPU: incremental vs full decoder, GPU vs CPU"
+data=$(cd "$build/bin" && pwd)/tgc-data  # absolute: used after cd
+(
+  cd "$work"
+  $data sample --pairs 6000 -o train
+  $data sample --split test --pairs 200 -o test
+  $data vocab --size 320 -o spm train.src train.tgt
+  $data encode --vocab spm.model --source train.src --target train.tgt -o train.tok
+)
+numbers=(--model transformer --preset tiny --config models/configs/numbers.pbtxt --corpus "$work/train.tok" --max-tokens 640)
+$tgc "${numbers[@]}" --target=cuda -o "$work/numbers_gpu"
+$tgc "${numbers[@]}" -o "$work/numbers_cpu"
+"$work/numbers_gpu" --train-data "$work/train.tok" --vocab "$work/spm.model" --steps 1000 --log-every 500 --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
+translate() { "$1" --translate "$work/test.src" --resume "$work/numbers.ckpt" --vocab "$work/spm.model" --output "$work/$2" "${@:3}"; }
+translate "$work/numbers_gpu" gpu.beam
+translate "$work/numbers_gpu" gpu.beam.full --decoder full
+translate "$work/numbers_gpu" gpu.greedy --search greedy
+translate "$work/numbers_gpu" gpu.greedy.full --search greedy --decoder full
+diff "$work/gpu.beam" "$work/gpu.beam.full"
+diff "$work/gpu.greedy" "$work/gpu.greedy.full"
+translate "$work/numbers_cpu" cpu.beam
+for out in gpu.beam gpu.greedy cpu.beam; do
+  printf '%-12s ' "$out"; $data bleu --ref "$work/test.tgt" "$work/$out"
+done
+echo "lines where the GPU's and the CPU's beam search differ: $(diff "$work/gpu.beam" "$work/cpu.beam" | grep -c '^<' || true)"
+
+say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch"
 $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda -o "$work/base"
 "$work/base" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"
 python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5

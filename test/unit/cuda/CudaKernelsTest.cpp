@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
+#include "runtime/cuda/DeviceStep.h"
 #include "runtime/cuda/Kernels.h"
 #include "test/unit/cuda/DropoutProbe.h"
 
@@ -30,6 +31,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cpu = tgc::cpu;
@@ -415,6 +417,60 @@ TEST_F(CudaKernels, PositionalEncoding) {
     expectClose("positionalEncoding width " + std::to_string(width), out.read(),
                 expected, 1e-6);
   }
+  // The decoder's step: positions 137 .. 139 only.
+  const int64_t width = 64, first = 137, positions = 3;
+  std::vector<float> expected(positions * width);
+  cpu::positionalEncoding(expected.data(), positions, width, first);
+  DeviceArray<float> out(positions * width);
+  cuda::positionalEncoding(out.get(), positions, width, first);
+  expectClose("positionalEncoding from 137", out.read(), expected, 1e-6);
+}
+
+// The decoder appends a step's keys to the cache: [outer, length, inner]
+// into [outer, extent, inner] at `index`; the rest stays as it was.
+TEST_F(CudaKernels, StoreSlice) {
+  const int64_t outer = 6, extent = 20, inner = 24;
+  std::vector<float> cache = uniform(outer * extent * inner, 41);
+  for (auto [length, index] : {std::pair<int64_t, int64_t>{1, 7}, {3, 17}}) {
+    std::vector<float> value = uniform(outer * length * inner, 42);
+    std::vector<float> expected = cache;
+    cpu::storeSlice(expected.data(), value.data(), outer, length, extent,
+                    inner, index);
+    DeviceArray<float> target(cache), dv(value);
+    cuda::storeSlice(target.get(), dv.get(), outer, length, extent, inner,
+                     index);
+    expectClose("storeSlice at " + std::to_string(index), target.read(),
+                expected, 0.0);
+  }
+}
+
+// Beam search on the GPU: the per-hypothesis caches' rows follow their
+// hypotheses (row r takes parents[r]'s), the source's caches stay.
+TEST_F(CudaKernels, ReorderCaches) {
+  const int64_t batch = 4, width = 10;
+  const tgc::runtime::CompiledCache caches[] = {
+      {"keys", 0, batch * width, true},
+      {"source", 48, batch * width, false},
+      {"values", 96, batch * width, true}};
+  tgc::runtime::CompiledBucket bucket{};
+  bucket.batchSize = batch;
+  bucket.caches = caches;
+  bucket.numCaches = 3;
+  bucket.cacheFloats = 144;
+  std::vector<float> before = uniform(bucket.cacheFloats, 43);
+  DeviceArray<float> cache(before);
+  float *saved = cuda::deviceFrame().cache;
+  cuda::deviceFrame().cache = cache.get();
+  const int64_t parents[batch] = {2, 2, 0, 3};
+  cuda::reorderCaches(bucket, parents);
+  cuda::deviceFrame().cache = saved;
+  std::vector<float> expected = before;
+  for (const auto &entry : caches)
+    if (entry.perHypothesis)
+      for (int64_t r = 0; r < batch; ++r)
+        std::copy_n(before.begin() + entry.offset + parents[r] * width, width,
+                    expected.begin() + entry.offset + r * width);
+  expectClose("reorderCaches", cache.read(), expected, 0.0);
 }
 
 TEST_F(CudaKernels, Masks) {
@@ -598,6 +654,8 @@ struct AttentionCase {
   int64_t batch, heads, queries, keys, keyDim, valueDim;
   bool mask, causal;
   float rate;
+  /// The decoder's step: query i sits at key position causalOffset + i.
+  int64_t causalOffset = 0;
 };
 
 // Queries 37 = 2 full blocks of 16 and a partial one; keys 150 = 4 full
@@ -611,6 +669,16 @@ const AttentionCase kAttentionCases[] = {
     {"causal unmasked", 1, 2, 37, 53, 8, 12, false, true, 0.0f},
     {"head 64 masked dropout", 2, 2, 70, 90, 64, 64, true, false, 0.1f},
     {"head 128 causal dropout", 1, 2, 70, 70, 128, 128, true, true, 0.1f},
+};
+
+// The incremental decoder's attention over a key cache (forward only):
+// the keys past each query's position hold stale values and must not count.
+const AttentionCase kDecodingCases[] = {
+    {"decoding one query at 40 of 64", 3, 2, 1, 64, 16, 16, true, true, 0.0f,
+     40},
+    {"decoding 3 queries at 61 of 64", 1, 2, 3, 64, 16, 16, false, true, 0.0f,
+     61},
+    {"decoding the first position", 2, 2, 1, 64, 64, 64, true, true, 0.0f, 0},
 };
 
 /// Random q, k, v, mask and output gradient of one case, on both sides,
@@ -648,10 +716,12 @@ struct AttentionInputs {
     float scale = 1.0f / std::sqrt(static_cast<float>(c.keyDim));
     cpuConfig.mask = c.mask ? mask.data() : nullptr;
     cpuConfig.causal = c.causal;
+    cpuConfig.causalOffset = c.causalOffset;
     cpuConfig.scale = scale;
     cpuConfig.dropout = cpuDropout(c.rate);
     cudaConfig.mask = c.mask ? maskDevice.get() : nullptr;
     cudaConfig.causal = c.causal;
+    cudaConfig.causalOffset = c.causalOffset;
     cudaConfig.scale = scale;
     cudaConfig.dropout = cudaDropout(c.rate);
   }
@@ -665,7 +735,11 @@ struct AttentionInputs {
 constexpr double kAttentionTolerance = 1e-4;
 
 TEST_F(CudaKernels, Attention) {
-  for (const AttentionCase &c : kAttentionCases) {
+  std::vector<AttentionCase> cases(std::begin(kAttentionCases),
+                                   std::end(kAttentionCases));
+  cases.insert(cases.end(), std::begin(kDecodingCases),
+               std::end(kDecodingCases));
+  for (const AttentionCase &c : cases) {
     AttentionInputs in(c);
     std::vector<float> out(in.rows() * c.valueDim), lse(in.rows());
     cpu::attention(in.q.data(), in.k.data(), in.v.data(), out.data(),

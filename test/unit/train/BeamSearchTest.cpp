@@ -3,7 +3,8 @@
 // Stand-in models: predict() computes each position's logits from the source
 // and the prefix before it (as the causal mask makes a real model do), so
 // the search can be checked without training one; one of them also as an
-// incremental decoder with caches.
+// incremental decoder with caches, in the frame (CPU) or behind device hooks
+// (GPU).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Translate.h"
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -52,18 +54,33 @@ const CompiledCache kStandInCaches[] = {
     {"source", 0, kBatch * kSourceLength, false},
     {"history", kHistory, kBatch * kTargetLength, true}};
 
+/// A GPU model's caches are not in the frame but on the device: this
+/// stands in for that memory when the model has device hooks.
+float gDeviceCache[std::size(gCache)];
+bool gOnDevice = false;
+
+/// Where the stand-in's caches are: the frame's, or the "device's".
+float *cacheOf(StepFrame &frame) {
+  if (!gOnDevice)
+    return frame.cache;
+  EXPECT_EQ(frame.cache, nullptr) << "a GPU model's frame has no host cache";
+  return gDeviceCache;
+}
+
 void hashedEncode(StepFrame &frame) {
+  float *cache = cacheOf(frame);
   for (int64_t i = 0; i < kBatch * kSourceLength; ++i)
-    frame.cache[i] = static_cast<float>(frame.sourceIds[i]);
+    cache[i] = static_cast<float>(frame.sourceIds[i]);
 }
 
 void hashedDecodeStep(StepFrame &frame) {
+  float *cache = cacheOf(frame);
   for (int64_t r = 0; r < kBatch; ++r) {
-    float *history = frame.cache + kHistory + r * kTargetLength;
+    float *history = cache + kHistory + r * kTargetLength;
     history[frame.position] = static_cast<float>(frame.targetInIds[r]);
     uint64_t h = 1469598103934665603ull;
     for (int64_t s = 0; s < kSourceLength; ++s)
-      h = (h ^ static_cast<uint64_t>(frame.cache[r * kSourceLength + s])) * 1099511628211ull;
+      h = (h ^ static_cast<uint64_t>(cache[r * kSourceLength + s])) * 1099511628211ull;
     for (int64_t p = 0; p <= frame.position; ++p)
       h = (h ^ static_cast<uint64_t>(static_cast<int32_t>(history[p]) + 100)) * 1099511628211ull;
     SplitMix64 rng(h);
@@ -73,6 +90,25 @@ void hashedDecodeStep(StepFrame &frame) {
   }
   frame.logits = gLogits;
 }
+
+/// DeviceHooks::reorderCaches of the stand-in "device"; counts its calls.
+int gDeviceReorders = 0;
+void reorderDeviceCaches(const CompiledBucket &bucket, const int64_t *parents) {
+  ++gDeviceReorders;
+  for (int c = 0; c < bucket.numCaches; ++c) {
+    const CompiledCache &entry = bucket.caches[c];
+    if (!entry.perHypothesis)
+      continue;
+    int64_t width = entry.size / bucket.batchSize;
+    std::vector<float> copy(gDeviceCache + entry.offset,
+                            gDeviceCache + entry.offset + entry.size);
+    for (int64_t r = 0; r < bucket.batchSize; ++r)
+      std::copy_n(copy.begin() + parents[r] * width, width,
+                  gDeviceCache + entry.offset + r * width);
+  }
+}
+const DeviceHooks kStandInDevice = {nullptr, nullptr, nullptr,
+                                    &reorderDeviceCaches};
 
 /// Tokens a=3, b=4. Greedy takes a (0.6), then a (0.35), then EOS: 0.21.
 /// "b" EOS has 0.4 * 0.9 = 0.36: a beam of 2 finds it.
@@ -136,7 +172,10 @@ TEST(BeamSearch, BeamOneIsGreedy) {
   EXPECT_LT(full, greedy.size());
 }
 
-TEST(BeamSearch, IncrementalDecoderGivesTheFullDecodersTokens) {
+/// The incremental decoder gives the full decoder's tokens, with the
+/// caches in the frame (CPU) or, `onDevice`, behind the device hooks (GPU:
+/// the runtime must reorder them through DeviceHooks::reorderCaches).
+void expectIncrementalGivesFullTokens(bool onDevice) {
   CompiledModel model = standIn(&hashedPredict);
   SplitMix64 rng(5);
   std::vector<SentencePair> pairs;
@@ -159,6 +198,10 @@ TEST(BeamSearch, IncrementalDecoderGivesTheFullDecodersTokens) {
     return outputs;
   };
   auto full = decode(Decoding::Full);
+  if (onDevice)
+    model.device = &kStandInDevice;
+  gOnDevice = onDevice;
+  gDeviceReorders = 0;
   gBucket.encode = &hashedEncode;
   gBucket.decodeStep = &hashedDecodeStep;
   gBucket.caches = kStandInCaches;
@@ -171,10 +214,21 @@ TEST(BeamSearch, IncrementalDecoderGivesTheFullDecodersTokens) {
   gBucket.caches = nullptr;
   gBucket.numCaches = 0;
   gBucket.cacheFloats = 0;
+  gOnDevice = false;
   EXPECT_EQ(incremental, full);
   EXPECT_EQ(fullAgain, full);
   // Beam 4 differs from greedy on some sentence: hypotheses did change rows.
   EXPECT_NE(full[3], full[0]);
+  if (onDevice)
+    EXPECT_GT(gDeviceReorders, 0);
+}
+
+TEST(BeamSearch, IncrementalDecoderGivesTheFullDecodersTokens) {
+  expectIncrementalGivesFullTokens(/*onDevice=*/false);
+}
+
+TEST(BeamSearch, DeviceCachesFollowTheirHypothesesThroughTheHooks) {
+  expectIncrementalGivesFullTokens(/*onDevice=*/true);
 }
 
 TEST(BeamSearch, WiderBeamFindsTheLikelierSentence) {
