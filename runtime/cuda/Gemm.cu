@@ -171,10 +171,13 @@ void linear(const float *input, const float *weight, const float *bias,
             float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
   if (rows * n == 0)
     return;
+  // cuBLASLt rejects an empty sum (gemm() writes the zeros), and its bias
+  // epilogue wants a 16-byte aligned bias (the state's variables start on
+  // 64 bytes; a bias elsewhere takes the epilogue kernel).
   const LinearPlan *plan = nullptr;
-  if (k > 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
+  if (k > 0 && reinterpret_cast<uintptr_t>(bias) % 16 == 0)
     plan = &planFor(rows, k, n, bias, relu,
-                    alignmentOf({input, weight, bias, out}));
+                    alignmentOf({input, weight, out}));
   if (plan && plan->usable) {
     const float one = 1.0f, zero = 0.0f;
     // The bias pointer is per call: set on the shared descriptor just

@@ -238,28 +238,32 @@ TEST_F(CudaKernels, Linear) {
     }
 }
 
-// Tensors inside the arena and weights inside the state are only 4-byte
-// aligned at worst: cuBLASLt must then pick an algorithm for that alignment
-// (one float past cudaMalloc's 256 bytes). An empty sum gives the bias.
+// Tensors inside the arena are only 4-byte aligned at worst: cuBLASLt must
+// then pick an algorithm for that alignment (one float past cudaMalloc's 256
+// bytes). A bias off 16 bytes takes the epilogue kernel instead; an empty
+// sum gives the bias.
 TEST_F(CudaKernels, LinearOnUnalignedTensors) {
-  for (int64_t k : {33, 0}) {
-    const int64_t rows = 130, n = 66;
-    // Each host vector starts with one float that is not part of the
-    // tensor; the device pointers skip it.
-    std::vector<float> input = uniform(rows * k + 1, 9),
-                       weight = uniform(k * n + 1, 10), bias = uniform(n + 1, 11);
-    std::vector<float> expected(rows * n + 1);
-    cpu::linear(input.data() + 1, weight.data() + 1, bias.data() + 1,
-                expected.data() + 1, rows, k, n, true);
-    DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n + 1);
-    cuda::linear(di.get() + 1, dw.get() + 1, db.get() + 1, out.get() + 1, rows,
-                 k, n, true);
-    std::vector<float> got = out.read();
-    expectClose("linear, 4-byte aligned, k=" + std::to_string(k),
-                std::vector<float>(got.begin() + 1, got.end()),
-                std::vector<float>(expected.begin() + 1, expected.end()),
-                kGemmTolerance);
-  }
+  for (int64_t k : {33, 0})
+    for (int64_t biasShift : {0, 1}) {
+      const int64_t rows = 130, n = 66;
+      // Input, weight and output start one float into their buffers: the
+      // host vectors hold one float more, which the pointers skip.
+      std::vector<float> input = uniform(rows * k + 1, 9),
+                         weight = uniform(k * n + 1, 10),
+                         bias = uniform(n + 1, 11);
+      std::vector<float> expected(rows * n + 1);
+      cpu::linear(input.data() + 1, weight.data() + 1, bias.data() + biasShift,
+                  expected.data() + 1, rows, k, n, true);
+      DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n + 1);
+      cuda::linear(di.get() + 1, dw.get() + 1, db.get() + biasShift,
+                   out.get() + 1, rows, k, n, true);
+      std::vector<float> got = out.read();
+      expectClose("linear, 4-byte aligned, k=" + std::to_string(k) +
+                      ", bias shifted by " + std::to_string(biasShift),
+                  std::vector<float>(got.begin() + 1, got.end()),
+                  std::vector<float>(expected.begin() + 1, expected.end()),
+                  kGemmTolerance);
+    }
 }
 
 // Kernels enqueue on the stream set, cuBLAS included.
