@@ -4,9 +4,11 @@
 // distribution (1 - s) onehot(t) + s / V:
 //   loss_r = -((1 - s)(x_t - lse) + (s / V) sum_c (x_c - lse))
 //   dx_c   = lossGrad (softmax_c - q_c) / tokens
-// One block per row; the row sums and the total accumulate in double, as
-// the CPU kernel's (rows are as wide as the vocabulary). The total is
-// added by one block in a fixed order: the same loss on every run.
+// One kernel each. The loss: one block per row, the row sums and the total
+// in double, as the CPU kernel's (rows are as wide as the vocabulary); the
+// last block to finish adds the rows' losses in a fixed order: the same
+// loss on every run. The gradient: every block counts the targets, then
+// writes its rows.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/BlockReduce.cuh"
@@ -24,10 +26,26 @@ __device__ double logSumExp(const float *x, int64_t classes) {
   return max + log(blockSum(sum));
 }
 
-/// rowLoss[r] = loss_r, 0 for ignored rows.
-__global__ void rowLossKernel(const float *logits, const int32_t *targets,
-                              double *rowLoss, int64_t rows, int64_t classes,
-                              double smoothing, int32_t ignoreIndex) {
+/// The number of targets that are not ignoreIndex; the whole block calls.
+__device__ int32_t countTokens(const int32_t *targets, int64_t rows,
+                               int32_t ignoreIndex) {
+  int32_t count = 0;
+  TGC_FOR_COLUMN(r, rows) { count += targets[r] != ignoreIndex; }
+  return blockSum(count);
+}
+
+/// Blocks of crossEntropyKernel done with their rows. The last to arrive
+/// sets it back to 0; calls are enqueued on one stream, so no two of these
+/// kernels run at once.
+__device__ unsigned int finishedLossBlocks = 0;
+
+/// rowLoss[r] = loss_r (0 for ignored rows); then the last block to finish
+/// writes *loss, their mean over the counted rows, and *tokens, that count.
+__global__ void crossEntropyKernel(const float *logits, const int32_t *targets,
+                                   double *rowLoss, float *loss,
+                                   int32_t *tokens, int64_t rows,
+                                   int64_t classes, double smoothing,
+                                   int32_t ignoreIndex) {
   TGC_FOR_ROW(r, rows) {
     int32_t target = targets[r];
     if (target == ignoreIndex) {
@@ -45,27 +63,26 @@ __global__ void rowLossKernel(const float *logits, const int32_t *targets,
       rowLoss[r] = -((1.0 - smoothing) * (x[target] - lse) +
                      perClass * sumLogP);
   }
-}
-
-/// The number of targets that are not ignoreIndex; one block.
-__device__ int32_t countTokens(const int32_t *targets, int64_t rows,
-                               int32_t ignoreIndex) {
-  int32_t count = 0;
-  TGC_FOR_COLUMN(r, rows) { count += targets[r] != ignoreIndex; }
-  return blockSum(count);
-}
-
-/// *loss = the mean of rowLoss over the counted rows; one block.
-__global__ void meanLossKernel(const double *rowLoss, const int32_t *targets,
-                               float *loss, int32_t *tokens, int64_t rows,
-                               int32_t ignoreIndex) {
+  // This block's row losses are visible to every block before it counts
+  // itself done (CUDA's threadfence reduction).
+  __threadfence();
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(&finishedLossBlocks, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last)
+    return;
+  // Strided over the threads in row order, then the block sum: the same
+  // total on every run. __ldcg reads past L1, which may hold no stale copy.
   double total = 0.0;
-  TGC_FOR_COLUMN(r, rows) { total += rowLoss[r]; }
+  TGC_FOR_COLUMN(r, rows) { total += __ldcg(rowLoss + r); }
   total = blockSum(total);
   int32_t count = countTokens(targets, rows, ignoreIndex);
   if (threadIdx.x == 0) {
     *tokens = count;
     *loss = count > 0 ? static_cast<float>(total / count) : 0.0f;
+    finishedLossBlocks = 0;
   }
 }
 
@@ -73,33 +90,26 @@ void crossEntropy(const float *logits, const int32_t *targets, float *loss,
                   int32_t *tokens, int64_t rows, int64_t classes,
                   float smoothing, int32_t ignoreIndex) {
   Scratch rowLoss(rows * sizeof(double));
-  if (rows > 0) {
-    rowLossKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
-        logits, targets, rowLoss.as<double>(), rows, classes, smoothing,
-        ignoreIndex);
-    TGC_CUDA_CHECK_LAUNCH();
-  }
-  meanLossKernel<<<1, kThreads, 0, stream()>>>(
-      rowLoss.as<double>(), targets, loss, tokens, rows, ignoreIndex);
+  crossEntropyKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
+      logits, targets, rowLoss.as<double>(), loss, tokens, rows, classes,
+      smoothing, ignoreIndex);
   TGC_CUDA_CHECK_LAUNCH();
 }
 
-__global__ void countTokensKernel(const int32_t *targets, int32_t *count,
-                                  int64_t rows, int32_t ignoreIndex) {
-  int32_t total = countTokens(targets, rows, ignoreIndex);
-  if (threadIdx.x == 0)
-    *count = total;
-}
+/// Blocks of crossEntropyGradKernel at most: each counts the targets
+/// itself, which costs rows reads per block, small next to its share of
+/// the rows x classes logits.
+constexpr int64_t kGradBlocks = 1024;
 
 __global__ void crossEntropyGradKernel(float lossGrad, const float *logits,
-                                       const int32_t *targets,
-                                       const int32_t *count, float *out,
+                                       const int32_t *targets, float *out,
                                        int64_t rows, int64_t classes,
                                        float smoothing, int32_t ignoreIndex) {
+  int32_t count = countTokens(targets, rows, ignoreIndex);
   float perClass = smoothing / static_cast<float>(classes);
-  float weight = *count > 0 ? static_cast<float>(
-                                  static_cast<double>(lossGrad) / *count)
-                            : 0.0f;
+  float weight = count > 0 ? static_cast<float>(
+                                 static_cast<double>(lossGrad) / count)
+                           : 0.0f;
   TGC_FOR_ROW(r, rows) {
     float *o = out + r * classes;
     int32_t target = targets[r];
@@ -121,13 +131,9 @@ void crossEntropyGrad(float lossGrad, const float *logits,
                       int64_t classes, float smoothing, int32_t ignoreIndex) {
   if (rows * classes == 0)
     return;
-  Scratch count(sizeof(int32_t));
-  countTokensKernel<<<1, kThreads, 0, stream()>>>(targets, count.as<int32_t>(),
-                                                  rows, ignoreIndex);
-  TGC_CUDA_CHECK_LAUNCH();
-  crossEntropyGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
-      lossGrad, logits, targets, count.as<int32_t>(), out, rows, classes,
-      smoothing, ignoreIndex);
+  unsigned blocks = static_cast<unsigned>(std::min(rows, kGradBlocks));
+  crossEntropyGradKernel<<<blocks, kThreads, 0, stream()>>>(
+      lossGrad, logits, targets, out, rows, classes, smoothing, ignoreIndex);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

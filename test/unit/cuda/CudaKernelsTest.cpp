@@ -893,6 +893,38 @@ TEST_F(CudaKernels, CrossEntropyGrad) {
                           [](float x) { return x == 0.0f; }));
 }
 
+// More rows than the gradient kernel has blocks (each loops over rows) and
+// many loss blocks finishing in any order: the same values as the CPU, and
+// the same bits on a second run (the last block adds the rows in order).
+TEST_F(CudaKernels, CrossEntropyManyRows) {
+  const int64_t rows = 3000, classes = 50;
+  std::vector<float> logits = uniform(rows * classes, 44, -4.0f, 4.0f);
+  std::vector<int32_t> targets = randomIds(rows, 45, 0, classes - 1);
+  float loss = 0.0f;
+  int32_t tokens = 0;
+  cpu::crossEntropy(logits.data(), targets.data(), &loss, &tokens, rows,
+                    classes, 0.1f, kIgnore);
+  std::vector<float> grad(rows * classes);
+  cpu::crossEntropyGrad(1.0f, logits.data(), targets.data(), grad.data(), rows,
+                        classes, 0.1f, kIgnore);
+  DeviceArray<float> dl(logits), dloss(1), dgrad(grad.size());
+  DeviceArray<int32_t> dt(targets), dtokens(1);
+  std::vector<float> first;
+  for (int run = 0; run < 2; ++run) {
+    cuda::crossEntropy(dl.get(), dt.get(), dloss.get(), dtokens.get(), rows,
+                       classes, 0.1f, kIgnore);
+    EXPECT_EQ(dtokens.read()[0], tokens);
+    expectClose("crossEntropy, 3000 rows", dloss.read(), {loss}, 1e-6);
+    if (run == 0)
+      first = dloss.read();
+    else
+      EXPECT_EQ(dloss.read(), first) << "the loss changed between runs";
+  }
+  cuda::crossEntropyGrad(1.0f, dl.get(), dt.get(), dgrad.get(), rows, classes,
+                         0.1f, kIgnore);
+  expectClose("crossEntropyGrad, 3000 rows", dgrad.read(), grad, 1e-5);
+}
+
 //===--- Adam.cu ----------------------------------------------------------===//
 
 // A few float operations per element; the bias corrections in double on
