@@ -30,6 +30,10 @@ cublasHandle_t cublas();
 /// stream per call).
 cublasLtHandle_t cublasLt();
 
+/// How many linear calls so far ran cuBLASLt's fused bias/ReLU epilogue
+/// (the others: cuBLAS and the epilogue kernel); tests read it.
+int64_t fusedLinearCalls();
+
 /// Device memory for one call's intermediate values (partial sums, a copied
 /// table), from CUDA's stream-ordered pool: allocated on stream() and given
 /// back on it when the call has queued its kernels, so the pool hands the

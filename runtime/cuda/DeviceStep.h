@@ -22,8 +22,10 @@ namespace tgc::cuda {
 struct DeviceFrame {
   float *state = nullptr;
   char *arena = nullptr;
-  /// The incremental decoder's caches (the largest bucket's; zeros at
-  /// first, like the CPU's), where the CPU has StepFrame::cache.
+  /// The incremental decoder's caches (the largest bucket's), where the
+  /// CPU has StepFrame::cache. Zeros at first; later sentences find the
+  /// earlier ones' rows past their position, which decodeStep never reads
+  /// (attention stops at the position's key).
   float *cache = nullptr;
   /// The batch ([batch, length] each), the learning rate and the step,
   /// uploaded by uploadInputs() at the start of every call.

