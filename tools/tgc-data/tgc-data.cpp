@@ -31,6 +31,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 #include <iterator>
@@ -61,7 +62,8 @@ constexpr const char *kOverview =
     "          and round-trip checks).\n"
     "  decode  writes the text of a .tok file's source or target side, one\n"
     "          line a pair (refusing a .tok encoded with another vocabulary),\n"
-    "          or with --ids the text of each stdin line of ids.\n"
+    "          or with --ids the text of each stdin line of ids (a decoded\n"
+    "          newline is written as a space: one line per sentence).\n"
     "  info    pairs, tokens, vocabulary and sentence lengths of a .tok file.\n"
     "  sample  writes a generated parallel corpus to try tgc on: numbers as\n"
     "          digits (\"1,017\") and as words (\"one thousand seventeen\").\n"
@@ -243,6 +245,16 @@ int runEncode() {
   return 0;
 }
 
+/// The text of `ids` as one output line: a newline inside it (a model may
+/// emit the byte piece <0x0A>, which no training line contains) becomes a
+/// space, so that line N of the output is still sentence N.
+std::string decodeLine(const Vocabulary &vocabulary,
+                       std::span<const int32_t> ids) {
+  std::string text = vocabulary.decode(ids);
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text + "\n";
+}
+
 /// The text of each stdin line of ids, or an error at <stdin>:line; all
 /// output waits for the last line so that an error leaves none.
 int decodeStdinIds(const Vocabulary &vocabulary) {
@@ -267,7 +279,7 @@ int decodeStdinIds(const Vocabulary &vocabulary) {
                     vocabulary.path());
       ids.push_back(static_cast<int32_t>(id));
     }
-    text += vocabulary.decode(ids) + "\n";
+    text += decodeLine(vocabulary, ids);
   }
   llvm::outs() << text;
   return 0;
@@ -291,10 +303,9 @@ int runDecode() {
       !error.empty())
     return fail(error);
   for (size_t i = 0; i < corpus->size(); ++i)
-    llvm::outs() << vocabulary->decode(decodeSide == Side::Source
-                                           ? corpus->source(i)
-                                           : corpus->target(i))
-                 << "\n";
+    llvm::outs() << decodeLine(*vocabulary, decodeSide == Side::Source
+                                                ? corpus->source(i)
+                                                : corpus->target(i));
   return 0;
 }
 
