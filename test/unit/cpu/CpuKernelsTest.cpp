@@ -17,6 +17,7 @@
 #include "codegen/HostTensor.h"
 #include "codegen/interpreter/Kernels.h"
 #include "runtime/cpu/Kernels.h"
+#include "test/unit/RandomInputs.h"
 
 #include <gtest/gtest.h>
 
@@ -33,27 +34,8 @@ namespace interp = tgc::interp;
 
 namespace {
 
-/// Uniform floats in [lo, hi) from a fixed seed.
-std::vector<float> uniform(int64_t count, uint32_t seed, float lo = -1.0f,
-                           float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> out(count);
-  for (float &x : out)
-    x = dist(rng);
-  return out;
-}
-
-/// Integers in [lo, hi] from a fixed seed.
-std::vector<int32_t> randomIds(int64_t count, uint32_t seed, int32_t lo,
-                               int32_t hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> dist(lo, hi);
-  std::vector<int32_t> out(count);
-  for (int32_t &x : out)
-    x = dist(rng);
-  return out;
-}
+using tgc::test::randomIds;
+using tgc::test::uniform;
 
 HostTensor host(const std::vector<float> &values, std::vector<int64_t> shape) {
   return HostTensor::f32(std::move(shape),
