@@ -5,7 +5,7 @@ Post-LN encoder-decoder with one embedding matrix shared by source, target and
 the output projection, sinusoidal positions, dropout on embeddings+positions and
 every sublayer output, attention dropout, label-smoothed cross-entropy that
 ignores padding, Adam with the warmup schedule. Batches are the reverse task's,
-bit for bit (runtime/Tasks.cpp's SplitMix64 generator).
+bit for bit (runtime/data/Tasks.cpp's SplitMix64 generator).
 
 Attention is written here with matmul + softmax rather than nn.MultiheadAttention
 / nn.TransformerEncoderLayer: tgc's projections have no biases and its FFN has
@@ -28,10 +28,10 @@ import torch.nn.functional as F
 
 import transformer_config
 
-PAD, BOS, EOS, FIRST_SYMBOL = 0, 1, 2, 3  # runtime/Tasks.h
+PAD, BOS, EOS, FIRST_SYMBOL = 0, 1, 2, 3  # runtime/data/Tasks.h
 
 
-# --- batches: runtime/Tasks.cpp's makeBatch for the reverse task -----------
+# --- batches: runtime/data/Tasks.cpp's makeBatch for the reverse task -----------
 
 MASK64 = (1 << 64) - 1
 

@@ -3,7 +3,7 @@
 #include "codegen/interpreter/Executor.h"
 #include "ir/TgOps.h"
 #include "ir/TgVerify.h"
-#include "runtime/Initializers.h"
+#include "runtime/program/Initializers.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"

@@ -14,7 +14,7 @@
 //
 // Variables (tg.variable) are state: they persist across run() calls and
 // tg.store / tg.adam_update update them in place. Dropout draws from
-// runtime/Philox.h's stream; initialization from runtime/Initializers.h.
+// runtime/kernels/Philox.h's stream; initialization from runtime/program/Initializers.h.
 //
 // Errors never crash: an op the interpreter cannot execute, a module that
 // does not verify, wrong arguments or bad data (an id out of range, an Adam
@@ -25,7 +25,7 @@
 #ifndef TGC_CODEGEN_INTERPRETER_H
 #define TGC_CODEGEN_INTERPRETER_H
 
-#include "codegen/HostTensor.h"
+#include "runtime/kernels/reference/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"

@@ -12,8 +12,8 @@
 
 #include "codegen/Interpreter.h"
 #include "codegen/StepSignature.h"
-#include "runtime/Schedule.h"
-#include "runtime/Tasks.h"
+#include "runtime/program/Schedule.h"
+#include "runtime/data/Tasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

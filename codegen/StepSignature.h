@@ -10,8 +10,8 @@
 #ifndef TGC_CODEGEN_STEPSIGNATURE_H
 #define TGC_CODEGEN_STEPSIGNATURE_H
 
-#include "runtime/Schedule.h"
-#include "runtime/Tasks.h"
+#include "runtime/program/Schedule.h"
+#include "runtime/data/Tasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

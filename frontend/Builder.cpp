@@ -7,6 +7,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <utility>
 
 using namespace mlir;
 
@@ -16,6 +20,10 @@ namespace {
 /// Thrown by Builder::fail after the diagnostic is out; caught by buildGraph.
 /// It only ever unwinds through DSL code, never through MLIR.
 struct BuildAbandoned {};
+
+/// The Builder whose body buildGraph is running on this thread (null
+/// outside one), for Builder::failBuilding.
+thread_local Builder *building = nullptr;
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -75,6 +83,17 @@ Location Builder::location(Where where) {
 
 void Builder::fail(Where where, const llvm::Twine &message) {
   emitError(location(where)) << message;
+  throw BuildAbandoned{};
+}
+
+void Builder::failBuilding(Where where, const llvm::Twine &message) {
+  if (building)
+    building->fail(where, message);
+  // Outside buildGraph (ops on a Builder made by hand) there is no context
+  // to report through, and, as for fail(), no buildGraph to catch the
+  // exception.
+  llvm::errs() << where.file_name() << ":" << where.line() << ": error: "
+               << message << "\n";
   throw BuildAbandoned{};
 }
 
@@ -211,6 +230,8 @@ FailureOr<OwningOpRef<ModuleOp>>
 buildGraph(MLIRContext &context, llvm::StringRef functionName,
            const std::function<void(Builder &)> &body) {
   Builder builder(context, functionName);
+  Builder *outer = std::exchange(building, &builder);
+  auto restore = llvm::make_scope_exit([&] { building = outer; });
   try {
     body(builder);
   } catch (const BuildAbandoned &) {

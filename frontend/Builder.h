@@ -11,7 +11,7 @@
 #define TGC_FRONTEND_BUILDER_H
 
 #include "frontend/Tensor.h"
-#include "runtime/Schedule.h"
+#include "runtime/program/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -68,6 +68,11 @@ public:
 
   /// Reports a graph-building error at `where` and abandons the build.
   [[noreturn]] void fail(Where where, const llvm::Twine &message);
+  /// The same where no Builder is at hand (an op given an unset Tensor):
+  /// through the Builder whose body buildGraph is running on this thread.
+  /// Ops are only used inside buildGraph's body.
+  [[noreturn]] static void failBuilding(Where where,
+                                        const llvm::Twine &message);
 
   // --- used by the ops of frontend/Ops.h ---------------------------------
   mlir::OpBuilder &ops() { return builder_; }

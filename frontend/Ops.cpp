@@ -17,13 +17,10 @@ namespace {
 /// Checks shared by every op: operands come from one builder and have the
 /// element type the op needs.
 Builder &builderOf(Tensor t, Where where) {
-  if (!t) {
-    // No builder to report through: an unset Tensor is a programming error
-    // in the model, caught before any op is created.
-    llvm::report_fatal_error(llvm::Twine("tgc DSL: an unset Tensor is used at ") +
-                             where.file_name() + ":" +
-                             llvm::Twine(where.line()));
-  }
+  // An unset Tensor is a programming error in the model, caught before any
+  // op is created; it has no builder of its own to report through.
+  if (!t)
+    Builder::failBuilding(where, "an unset Tensor is used");
   return t.builder();
 }
 

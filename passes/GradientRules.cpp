@@ -1,5 +1,9 @@
 //===- GradientRules.cpp - the backward of each tg op --------------------===//
 //
+// One function per differentiable op, found by the op's TypeID in a table
+// that also says why each other tg op has none, so the coverage of the
+// dialect can be checked without building ops.
+//
 // Notation: y = op(x...), dy = dL/dy, dx = dL/dx. Rules emit tg ops only, so
 // the backward is as inspectable, fusable and executable as the forward.
 //
@@ -9,10 +13,11 @@
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/DenseMap.h"
 
+#include <cassert>
+#include <functional>
 #include <numeric>
-#include <optional>
 
 using namespace mlir;
 
@@ -20,8 +25,6 @@ namespace tgc {
 namespace {
 
 using Grads = SmallVector<Value>;
-/// A rule family's answer: nullopt when the op is not one of its ops.
-using Outcome = std::optional<LogicalResult>;
 
 RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -110,68 +113,77 @@ public:
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-Outcome elementwise(RuleBuilder &r, Operation *op) {
+LogicalResult addRule(RuleBuilder &r, tg::AddOp) {
+  r.set(0, r.dy());
+  r.set(1, r.dy());
+  return success();
+}
+
+LogicalResult subRule(RuleBuilder &r, tg::SubOp) {
   Value dy = r.dy();
+  r.set(0, dy);
+  if (r.wants(1))
+    r.set(1, r.make<tg::NegOp>(dy));
+  return success();
+}
+
+LogicalResult mulRule(RuleBuilder &r, tg::MulOp mul) {
+  Value dy = r.dy();
+  if (r.wants(0))
+    r.set(0, r.make<tg::MulOp>(dy, mul.getRhs()));
+  if (r.wants(1))
+    r.set(1, r.make<tg::MulOp>(dy, mul.getLhs()));
+  return success();
+}
+
+LogicalResult divRule(RuleBuilder &r, tg::DivOp div) {
+  // d(a/b) = da / b - (a/b) db / b
+  Value dyOverRhs = r.make<tg::DivOp>(r.dy(), div.getRhs());
+  r.set(0, dyOverRhs);
+  if (r.wants(1))
+    r.set(1,
+          r.make<tg::NegOp>(r.make<tg::MulOp>(dyOverRhs, div->getResult(0))));
+  return success();
+}
+
+LogicalResult negRule(RuleBuilder &r, tg::NegOp) {
+  r.set(0, r.make<tg::NegOp>(r.dy()));
+  return success();
+}
+
+LogicalResult expRule(RuleBuilder &r, tg::ExpOp op) {
+  r.set(0, r.make<tg::MulOp>(r.dy(), op->getResult(0)));
+  return success();
+}
+
+LogicalResult logRule(RuleBuilder &r, tg::LogOp log) {
+  r.set(0, r.make<tg::DivOp>(r.dy(), log.getInput()));
+  return success();
+}
+
+LogicalResult sqrtRule(RuleBuilder &r, tg::SqrtOp op) { // 1 / (2 sqrt x)
+  r.set(0, r.scale(r.make<tg::DivOp>(r.dy(), op->getResult(0)), 0.5));
+  return success();
+}
+
+// -x^(-3/2) / 2 = -y^3 / 2
+LogicalResult rsqrtRule(RuleBuilder &r, tg::RsqrtOp op) {
   Value y = op->getResult(0);
-  return llvm::TypeSwitch<Operation *, Outcome>(op)
-      .Case([&](tg::AddOp) {
-        r.set(0, dy);
-        r.set(1, dy);
-        return success();
-      })
-      .Case([&](tg::SubOp) {
-        r.set(0, dy);
-        if (r.wants(1))
-          r.set(1, r.make<tg::NegOp>(dy));
-        return success();
-      })
-      .Case([&](tg::MulOp mul) {
-        if (r.wants(0))
-          r.set(0, r.make<tg::MulOp>(dy, mul.getRhs()));
-        if (r.wants(1))
-          r.set(1, r.make<tg::MulOp>(dy, mul.getLhs()));
-        return success();
-      })
-      .Case([&](tg::DivOp div) {
-        // d(a/b) = da / b - (a/b) db / b
-        Value dyOverRhs = r.make<tg::DivOp>(dy, div.getRhs());
-        r.set(0, dyOverRhs);
-        if (r.wants(1))
-          r.set(1, r.make<tg::NegOp>(r.make<tg::MulOp>(dyOverRhs, y)));
-        return success();
-      })
-      .Case([&](tg::NegOp) {
-        r.set(0, r.make<tg::NegOp>(dy));
-        return success();
-      })
-      .Case([&](tg::ExpOp) {
-        r.set(0, r.make<tg::MulOp>(dy, y));
-        return success();
-      })
-      .Case([&](tg::LogOp log) {
-        r.set(0, r.make<tg::DivOp>(dy, log.getInput()));
-        return success();
-      })
-      .Case([&](tg::SqrtOp) { // 1 / (2 sqrt x)
-        r.set(0, r.scale(r.make<tg::DivOp>(dy, y), 0.5));
-        return success();
-      })
-      .Case([&](tg::RsqrtOp) { // -x^(-3/2) / 2 = -y^3 / 2
-        Value cube = r.make<tg::MulOp>(r.make<tg::MulOp>(y, y), y);
-        r.set(0, r.scale(r.make<tg::MulOp>(dy, cube), -0.5));
-        return success();
-      })
-      .Case([&](tg::ReluOp relu) {
-        // The output is positive where the input is, and keeping it (not
-        // the input) lets the bias add fuse into the GEMM (tg.linear).
-        r.set(0, r.make<tg::ReluGradOp>(dy, relu.getResult()));
-        return success();
-      })
-      .Case([&](tg::ScaleOp scale) {
-        r.set(0, r.make<tg::ScaleOp>(dy, scale.getFactorAttr()));
-        return success();
-      })
-      .Default([](Operation *) { return std::nullopt; });
+  Value cube = r.make<tg::MulOp>(r.make<tg::MulOp>(y, y), y);
+  r.set(0, r.scale(r.make<tg::MulOp>(r.dy(), cube), -0.5));
+  return success();
+}
+
+LogicalResult reluRule(RuleBuilder &r, tg::ReluOp relu) {
+  // The output is positive where the input is, and keeping it (not
+  // the input) lets the bias add fuse into the GEMM (tg.linear).
+  r.set(0, r.make<tg::ReluGradOp>(r.dy(), relu.getResult()));
+  return success();
+}
+
+LogicalResult scaleRule(RuleBuilder &r, tg::ScaleOp scale) {
+  r.set(0, r.make<tg::ScaleOp>(r.dy(), scale.getFactorAttr()));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -182,7 +194,7 @@ Outcome elementwise(RuleBuilder &r, Operation *op) {
 ///   dA' = dy B'^T and dB' = A'^T dy, transposed back where A or B was.
 /// A weight B of rank 2 shared by a batched A gets the sum over the batch:
 /// one GEMM over the flattened rows when A is not transposed.
-void matmul(RuleBuilder &r, tg::MatmulOp op) {
+LogicalResult matmulRule(RuleBuilder &r, tg::MatmulOp op) {
   Value a = op.getLhs(), bm = op.getRhs(), dy = r.dy();
   bool ta = op.getTransposeLhs(), tb = op.getTransposeRhs();
   bool sharedRhs = tensorOf(bm).getRank() == 2 && tensorOf(a).getRank() > 2;
@@ -196,7 +208,7 @@ void matmul(RuleBuilder &r, tg::MatmulOp op) {
       r.set(0, r.transposeLast(r.matmul(dy, bm, false, !tb)));
   }
   if (!r.wants(1))
-    return;
+    return success();
   if (sharedRhs && !ta) {
     ArrayRef<int64_t> as = tensorOf(a).getShape(), ds = tensorOf(dy).getShape();
     int64_t rows = tensorOf(dy).getNumElements() / ds.back();
@@ -204,7 +216,7 @@ void matmul(RuleBuilder &r, tg::MatmulOp op) {
     Value flatDy = r.reshape(dy, {rows, ds.back()});
     r.set(1, tb ? r.matmul(flatDy, flatA, true, false)
                 : r.matmul(flatA, flatDy, true, false));
-    return;
+    return success();
   }
   // dB = A'^T dy, or (A'^T dy)^T = dy^T A' when B was transposed.
   Value db = tb ? r.matmul(dy, a, true, ta) : r.matmul(a, dy, !ta, false);
@@ -214,6 +226,7 @@ void matmul(RuleBuilder &r, tg::MatmulOp op) {
     db = r.sum(db, batch);
   }
   r.set(1, db);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -254,144 +267,264 @@ template <typename ReduceOp> int64_t reducedCount(ReduceOp op) {
   return count;
 }
 
-Outcome shapes(RuleBuilder &r, Operation *op) {
-  Value dy = r.dy();
-  return llvm::TypeSwitch<Operation *, Outcome>(op)
-      .Case([&](tg::BroadcastOp broadcast) {
-        r.set(0, unbroadcast(r, broadcast, dy));
-        return success();
-      })
-      .Case([&](tg::ReshapeOp reshape) {
-        r.set(0, r.reshape(dy, reshape.getInput().getType().getShape()));
-        return success();
-      })
-      .Case([&](tg::TransposeOp transpose) {
-        ArrayRef<int64_t> perm = transpose.getPermutation();
-        SmallVector<int64_t> inverse(perm.size());
-        for (auto [i, p] : llvm::enumerate(perm))
-          inverse[p] = i;
-        r.set(0, r.make<tg::TransposeOp>(transpose.getInput().getType(), dy,
-                                         inverse));
-        return success();
-      })
-      .Case([&](tg::ReduceSumOp sum) {
-        r.set(0, spreadOverReduced(r, sum.getInput(), sum.getDims(),
-                                   sum.getKeepDims(), dy));
-        return success();
-      })
-      .Case([&](tg::ReduceMeanOp mean) {
-        Value spread = spreadOverReduced(r, mean.getInput(), mean.getDims(),
-                                         mean.getKeepDims(), dy);
-        r.set(0, r.scale(spread, 1.0 / static_cast<double>(reducedCount(mean))));
-        return success();
-      })
-      .Case([&](tg::ReduceMaxOp max) {
-        // dy flows to the maxima: relu_grad(g, max - x) keeps g where x is
-        // below the maximum, so g - that keeps it exactly where x == max
-        // (every tied maximum gets the whole gradient: a subgradient).
-        Value x = max.getInput();
-        Value g = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(), dy);
-        Value m = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(),
-                                    max.getResult());
-        Value gap = r.make<tg::SubOp>(m, x);
-        r.set(0, r.make<tg::SubOp>(g, r.make<tg::ReluGradOp>(g, gap)));
-        return success();
-      })
-      .Default([](Operation *) { return std::nullopt; });
+LogicalResult broadcastRule(RuleBuilder &r, tg::BroadcastOp broadcast) {
+  r.set(0, unbroadcast(r, broadcast, r.dy()));
+  return success();
+}
+
+LogicalResult reshapeRule(RuleBuilder &r, tg::ReshapeOp reshape) {
+  r.set(0, r.reshape(r.dy(), reshape.getInput().getType().getShape()));
+  return success();
+}
+
+LogicalResult transposeRule(RuleBuilder &r, tg::TransposeOp transpose) {
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  r.set(0, r.make<tg::TransposeOp>(transpose.getInput().getType(), r.dy(),
+                                   inverse));
+  return success();
+}
+
+LogicalResult reduceSumRule(RuleBuilder &r, tg::ReduceSumOp sum) {
+  r.set(0, spreadOverReduced(r, sum.getInput(), sum.getDims(),
+                             sum.getKeepDims(), r.dy()));
+  return success();
+}
+
+LogicalResult reduceMeanRule(RuleBuilder &r, tg::ReduceMeanOp mean) {
+  Value spread = spreadOverReduced(r, mean.getInput(), mean.getDims(),
+                                   mean.getKeepDims(), r.dy());
+  r.set(0, r.scale(spread, 1.0 / static_cast<double>(reducedCount(mean))));
+  return success();
+}
+
+LogicalResult reduceMaxRule(RuleBuilder &r, tg::ReduceMaxOp max) {
+  // dy flows to the maxima: relu_grad(g, max - x) keeps g where x is
+  // below the maximum, so g - that keeps it exactly where x == max
+  // (every tied maximum gets the whole gradient: a subgradient).
+  Value x = max.getInput();
+  Value g = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(), r.dy());
+  Value m = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(),
+                              max.getResult());
+  Value gap = r.make<tg::SubOp>(m, x);
+  r.set(0, r.make<tg::SubOp>(g, r.make<tg::ReluGradOp>(g, gap)));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
 // Normalization, dropout, embedding, loss, fused ops
 //===----------------------------------------------------------------------===//
 
-Outcome layers(RuleBuilder &r, Operation *op) {
-  return llvm::TypeSwitch<Operation *, Outcome>(op)
-      .Case([&](tg::SoftmaxOp softmax) {
-        r.set(0, r.make<tg::SoftmaxGradOp>(softmax.getResult(), r.dy(),
-                                           softmax.getAxisAttr()));
-        return success();
-      })
-      .Case([&](tg::LayerNormOp norm) {
-        Type gammaType = norm.getGamma().getType();
-        auto grad = r.b.create<tg::LayerNormGradOp>(
-            r.loc, norm.getInput().getType(), gammaType, gammaType, r.dy(),
-            norm.getInput(), norm.getGamma(), norm.getEpsilonAttr());
-        r.set(0, grad.getInputGrad());
-        r.set(1, grad.getGammaGrad());
-        r.set(2, grad.getBetaGrad());
-        return success();
-      })
-      .Case([&](tg::DropoutOp dropout) {
-        // The mask is regenerated from (key, op_id), never stored.
-        r.set(0, r.make<tg::DropoutGradOp>(r.dy(), dropout.getKey(),
-                                           dropout.getRateAttr(),
-                                           dropout.getOpIdAttr()));
-        return success();
-      })
-      .Case([&](tg::EmbeddingOp embedding) {
-        r.set(0, r.make<tg::EmbeddingGradOp>(embedding.getTable().getType(),
-                                             r.dy(), embedding.getIds()));
-        return success();
-      })
-      .Case([&](tg::CrossEntropyOp loss) {
-        r.set(0, r.make<tg::CrossEntropyGradOp>(
-                     r.dy(), loss.getLogits(), loss.getTargets(),
-                     loss.getSmoothingAttr(), loss.getIgnoreIndexAttr()));
-        return success();
-      })
-      .Case([&](tg::AttentionOp attention) -> Outcome {
-        if (failed(r.onlyThrough({0})))
-          return Outcome(failure());
-        if (attention.getMask() && r.wants(3))
-          return Outcome(attention.emitError()
-                 << "cannot differentiate w.r.t. the attention mask: it must "
-                    "not depend on a trainable variable");
-        auto grad = r.b.create<tg::AttentionGradOp>(
-            r.loc, r.dy(), attention.getQuery(), attention.getKeyIn(),
-            attention.getValue(), attention.getOutput(), attention.getLse(),
-            attention.getMask(), attention.getRngKey(),
-            attention.getCausalAttr(), attention.getScaleAttr(),
-            attention.getDropoutRateAttr(), attention.getOpIdAttr());
-        r.set(0, grad.getQueryGrad());
-        r.set(1, grad.getKeyGrad());
-        r.set(2, grad.getValueGrad());
-        return success();
-      })
-      .Case([&](tg::ResidualLayerNormOp norm) -> Outcome {
-        if (failed(r.onlyThrough({0})))
-          return Outcome(failure());
-        auto grad = r.b.create<tg::ResidualLayerNormGradOp>(
-            r.loc, r.dy(), norm.getResidual(), norm.getSublayer(),
-            norm.getGamma(), norm.getMean(), norm.getRstd(), norm.getKey(),
-            norm.getRateAttr(), norm.getOpIdAttr(), norm.getEpsilonAttr());
-        r.set(0, grad.getResidualGrad());
-        r.set(1, grad.getSublayerGrad());
-        r.set(2, grad.getGammaGrad());
-        r.set(3, grad.getBetaGrad());
-        return success();
-      })
-      .Default([](Operation *) { return std::nullopt; });
+LogicalResult softmaxRule(RuleBuilder &r, tg::SoftmaxOp softmax) {
+  r.set(0, r.make<tg::SoftmaxGradOp>(softmax.getResult(), r.dy(),
+                                     softmax.getAxisAttr()));
+  return success();
+}
+
+LogicalResult layerNormRule(RuleBuilder &r, tg::LayerNormOp norm) {
+  Type gammaType = norm.getGamma().getType();
+  auto grad = r.b.create<tg::LayerNormGradOp>(
+      r.loc, norm.getInput().getType(), gammaType, gammaType, r.dy(),
+      norm.getInput(), norm.getGamma(), norm.getEpsilonAttr());
+  r.set(0, grad.getInputGrad());
+  r.set(1, grad.getGammaGrad());
+  r.set(2, grad.getBetaGrad());
+  return success();
+}
+
+LogicalResult dropoutRule(RuleBuilder &r, tg::DropoutOp dropout) {
+  // The mask is regenerated from (key, op_id), never stored.
+  r.set(0, r.make<tg::DropoutGradOp>(r.dy(), dropout.getKey(),
+                                     dropout.getRateAttr(),
+                                     dropout.getOpIdAttr()));
+  return success();
+}
+
+LogicalResult embeddingRule(RuleBuilder &r, tg::EmbeddingOp embedding) {
+  r.set(0, r.make<tg::EmbeddingGradOp>(embedding.getTable().getType(), r.dy(),
+                                       embedding.getIds()));
+  return success();
+}
+
+LogicalResult crossEntropyRule(RuleBuilder &r, tg::CrossEntropyOp loss) {
+  r.set(0, r.make<tg::CrossEntropyGradOp>(
+               r.dy(), loss.getLogits(), loss.getTargets(),
+               loss.getSmoothingAttr(), loss.getIgnoreIndexAttr()));
+  return success();
+}
+
+LogicalResult attentionRule(RuleBuilder &r, tg::AttentionOp attention) {
+  if (failed(r.onlyThrough({0})))
+    return failure();
+  if (attention.getMask() && r.wants(3))
+    return attention.emitError()
+           << "cannot differentiate w.r.t. the attention mask: it must "
+              "not depend on a trainable variable";
+  auto grad = r.b.create<tg::AttentionGradOp>(
+      r.loc, r.dy(), attention.getQuery(), attention.getKeyIn(),
+      attention.getValue(), attention.getOutput(), attention.getLse(),
+      attention.getMask(), attention.getRngKey(), attention.getCausalAttr(),
+      attention.getScaleAttr(), attention.getDropoutRateAttr(),
+      attention.getOpIdAttr());
+  r.set(0, grad.getQueryGrad());
+  r.set(1, grad.getKeyGrad());
+  r.set(2, grad.getValueGrad());
+  return success();
+}
+
+LogicalResult residualLayerNormRule(RuleBuilder &r,
+                                    tg::ResidualLayerNormOp norm) {
+  if (failed(r.onlyThrough({0})))
+    return failure();
+  auto grad = r.b.create<tg::ResidualLayerNormGradOp>(
+      r.loc, r.dy(), norm.getResidual(), norm.getSublayer(), norm.getGamma(),
+      norm.getMean(), norm.getRstd(), norm.getKey(), norm.getRateAttr(),
+      norm.getOpIdAttr(), norm.getEpsilonAttr());
+  r.set(0, grad.getResidualGrad());
+  r.set(1, grad.getSublayerGrad());
+  r.set(2, grad.getGammaGrad());
+  r.set(3, grad.getBetaGrad());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The table: every tg op, with its rule or the reason it has none
+//===----------------------------------------------------------------------===//
+
+using Rule = std::function<LogicalResult(RuleBuilder &, Operation *)>;
+
+/// Exactly one of the two is set.
+struct Entry {
+  Rule rule;
+  StringRef reason;
+};
+using Table = llvm::DenseMap<TypeID, Entry>;
+
+/// An op listed twice would be in both sets or lose its rule: assert.
+void insert(Table &table, TypeID id, Entry entry) {
+  [[maybe_unused]] bool inserted =
+      table.try_emplace(id, std::move(entry)).second;
+  assert(inserted && "tg op listed twice in the gradient table");
+}
+
+template <typename OpT>
+void add(Table &table, LogicalResult (*fn)(RuleBuilder &, OpT)) {
+  insert(table, TypeID::get<OpT>(),
+         {[fn](RuleBuilder &r, Operation *op) { return fn(r, cast<OpT>(op)); },
+          StringRef()});
+}
+
+template <typename OpT> void skip(Table &table, StringRef reason) {
+  insert(table, TypeID::get<OpT>(), {Rule(), reason});
+}
+
+Table buildTable() {
+  Table t;
+  add<tg::AddOp>(t, addRule);
+  add<tg::SubOp>(t, subRule);
+  add<tg::MulOp>(t, mulRule);
+  add<tg::DivOp>(t, divRule);
+  add<tg::NegOp>(t, negRule);
+  add<tg::ExpOp>(t, expRule);
+  add<tg::LogOp>(t, logRule);
+  add<tg::SqrtOp>(t, sqrtRule);
+  add<tg::RsqrtOp>(t, rsqrtRule);
+  add<tg::ReluOp>(t, reluRule);
+  add<tg::ScaleOp>(t, scaleRule);
+  add<tg::MatmulOp>(t, matmulRule);
+  add<tg::BroadcastOp>(t, broadcastRule);
+  add<tg::ReshapeOp>(t, reshapeRule);
+  add<tg::TransposeOp>(t, transposeRule);
+  add<tg::ReduceSumOp>(t, reduceSumRule);
+  add<tg::ReduceMeanOp>(t, reduceMeanRule);
+  add<tg::ReduceMaxOp>(t, reduceMaxRule);
+  add<tg::SoftmaxOp>(t, softmaxRule);
+  add<tg::LayerNormOp>(t, layerNormRule);
+  add<tg::DropoutOp>(t, dropoutRule);
+  add<tg::EmbeddingOp>(t, embeddingRule);
+  add<tg::CrossEntropyOp>(t, crossEntropyRule);
+  add<tg::AttentionOp>(t, attentionRule);
+  add<tg::ResidualLayerNormOp>(t, residualLayerNormRule);
+
+  // State. tg-autodiff never asks for these: see each reason.
+  skip<tg::VariableOp>(t, "a module-level declaration, not a value of the "
+                          "differentiated function");
+  skip<tg::LoadOp>(t, "tg-autodiff itself adds a trainable load's gradient "
+                      "to its variable's");
+  skip<tg::StoreOp>(t, "has no result, so the loss cannot depend on it");
+  skip<tg::StoreSliceOp>(t, "has no result, so the loss cannot depend on it "
+                            "(decoder caches)");
+  skip<tg::ConstantOp>(t, "has no operand to pass a gradient to");
+
+  // Masks and positions depend only on shapes, ids and offsets: integers,
+  // never varied by a trainable variable.
+  skip<tg::CausalMaskOp>(t, "has no operand: a function of positions only");
+  skip<tg::PaddingMaskOp>(t, "depends only on integer token ids");
+  skip<tg::PositionalEncodingOp>(t, "a fixed table; its only operand is an "
+                                    "integer offset");
+
+  // What the rules above emit: second-order gradients are not supported.
+  StringRef emitted = "a backward op emitted by tg-autodiff; second-order "
+                      "gradients are not supported";
+  skip<tg::EmbeddingGradOp>(t, emitted);
+  skip<tg::ReluGradOp>(t, emitted);
+  skip<tg::SoftmaxGradOp>(t, emitted);
+  skip<tg::LayerNormGradOp>(t, emitted);
+  skip<tg::DropoutGradOp>(t, emitted);
+  skip<tg::CrossEntropyGradOp>(t, emitted);
+  skip<tg::AttentionGradOp>(t, emitted);
+  skip<tg::ResidualLayerNormGradOp>(t, emitted);
+
+  // Built only after tg-autodiff has run.
+  skip<tg::FusedElementwiseOp>(t, "built by tg-fuse-elementwise after "
+                                  "autodiff");
+  skip<tg::YieldOp>(t, "the terminator of tg.fused_elementwise, which exists "
+                       "only after autodiff");
+  skip<tg::LinearOp>(t, "built by tg-fuse-matmul-epilogue after autodiff");
+  skip<tg::AdamUpdateOp>(t, "the optimizer step, built by tg-adam from the "
+                            "gradients; has no result");
+  skip<tg::MultiAdamUpdateOp>(t, "the fused optimizer step, built by "
+                                 "tg-fuse-adam; has no result");
+  return t;
+}
+
+const Table &table() {
+  static const Table instance = buildTable();
+  return instance;
+}
+
+/// The entry of `op`, or null for an op that is not a tg op.
+const Entry *lookup(TypeID op) {
+  auto it = table().find(op);
+  return it == table().end() ? nullptr : &it->second;
 }
 
 } // namespace
 
+bool hasGradientRule(TypeID op) {
+  const Entry *entry = lookup(op);
+  return entry && entry->rule;
+}
+
+std::optional<StringRef> nonDifferentiableReason(TypeID op) {
+  const Entry *entry = lookup(op);
+  if (!entry || entry->rule)
+    return std::nullopt;
+  return entry->reason;
+}
+
 FailureOr<SmallVector<Value>>
 buildOperandGradients(OpBuilder &b, const GradientRequest &request) {
   Operation *op = request.op;
-  RuleBuilder rule(b, request);
-  Outcome outcome;
-  if (auto mm = dyn_cast<tg::MatmulOp>(op)) {
-    matmul(rule, mm);
-    outcome = success();
-  }
-  for (auto family : {elementwise, shapes, layers})
-    if (!outcome)
-      outcome = family(rule, op);
-  if (!outcome)
+  const Entry *entry = lookup(op->getName().getTypeID());
+  if (!entry || !entry->rule)
     return op->emitError() << "no gradient rule for '" << op->getName()
                            << "', which lies on a path from a trainable "
                               "variable to the loss";
-  if (failed(*outcome))
+  RuleBuilder rule(b, request);
+  if (failed(entry->rule(rule, op)))
     return failure();
   return rule.grads;
 }

@@ -34,6 +34,19 @@ struct TrainingPipelineOptions
                       llvm::cl::init(false)};
 };
 
+/// tg-compile-pipeline: what tgc runs before its emitters.
+struct CompilePipelineOptions
+    : public mlir::PassPipelineOptions<CompilePipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Run the fusion passes (forward and "
+                                   "training-step)"),
+                    llvm::cl::init(true)};
+  Option<bool> report{*this, "report",
+                      llvm::cl::desc("The fusion passes report what they "
+                                     "fused as remarks"),
+                      llvm::cl::init(false)};
+};
+
 /// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).
 void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 
@@ -45,6 +58,13 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 /// autodiff, Adam, cleanup, step fusion (`--emit=train`).
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});
+
+/// Forward module -> the module the C++ and CUDA emitters consume: the
+/// training pipeline with @predict (and, where it can be derived, the
+/// incremental decoder), then memory planning of every function
+/// (`tgc --emit=planned`, `tgc-opt --tg-compile-pipeline`).
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompilePipelineOptions &options = {});
 
 /// Registers every tgc pass and the named pipelines with the MLIR registry.
 void registerPasses();

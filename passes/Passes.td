@@ -240,7 +240,7 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
     the results. The learning rate (`tensor<f32>`, `tg.name = "lr"`) and the
     step (`tensor<i32>`, `tg.name = "step"`, counting from 1) become the last
     two arguments: the warmup schedule lives in the runtime
-    (`runtime/Schedule.h`), so changing it never needs a recompile. The
+    (`runtime/program/Schedule.h`), so changing it never needs a recompile. The
     function is renamed to the `step-function` option (`@train_step`).
 
     The hyperparameters come from the module's `tg.optimizer` attribute
@@ -405,7 +405,7 @@ def TgPlanMemory : Pass<"tg-plan-memory", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
-           "the step function to plan">,
+           "the function to plan; empty: every function of the module">,
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the figures as a remark">,
   ];

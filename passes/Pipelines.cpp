@@ -1,4 +1,4 @@
-//===- Pipelines.cpp - tg-training-pipeline ------------------------------===//
+//===- Pipelines.cpp - tg-training-pipeline, tg-compile-pipeline ---------===//
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -47,6 +47,19 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
     buildStepFusionPipeline(pm, options.report);
 }
 
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompilePipelineOptions &options) {
+  TrainingPipelineOptions training;
+  training.fuse = options.fuse.getValue();
+  training.report = options.report.getValue();
+  // The program translates held-out sentences with @predict (or its
+  // incremental decoder).
+  training.predict = true;
+  buildTrainingPipeline(pm, training);
+  // Last: the arena offsets of every function, which the emitters read.
+  pm.addPass(createTgPlanMemory({/*function=*/"", /*report=*/false}));
+}
+
 void registerPasses() {
   registerTGPasses();
   mlir::PassPipelineRegistration<TrainingPipelineOptions>(
@@ -55,6 +68,14 @@ void registerPasses() {
       "step fusion)",
       [](mlir::OpPassManager &pm, const TrainingPipelineOptions &options) {
         buildTrainingPipeline(pm, options);
+      });
+  mlir::PassPipelineRegistration<CompilePipelineOptions>(
+      "tg-compile-pipeline",
+      "forward tg module -> what the emitters consume (training pipeline "
+      "with @predict and the incremental decoder, memory planning of every "
+      "function)",
+      [](mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildCompilePipeline(pm, options);
       });
 }
 

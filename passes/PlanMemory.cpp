@@ -18,15 +18,28 @@ struct TgPlanMemoryPass : impl::TgPlanMemoryBase<TgPlanMemoryPass> {
   using TgPlanMemoryBase::TgPlanMemoryBase;
 
   void runOnOperation() override {
+    if (function.empty()) {
+      // Every function: what the emitters read of a compiled module.
+      for (auto f : getOperation().getOps<func::FuncOp>())
+        if (failed(plan(f)))
+          return signalPassFailure();
+      return;
+    }
     auto step = getOperation().lookupSymbol<func::FuncOp>(function);
     if (!step) {
       getOperation().emitError()
           << "tg-plan-memory: no function @" << function << " to plan";
       return signalPassFailure();
     }
+    if (failed(plan(step)))
+      return signalPassFailure();
+  }
+
+  /// Places `step`'s intermediates and records the offsets and the report.
+  LogicalResult plan(func::FuncOp step) {
     FailureOr<MemoryPlan> plan = planMemory(step);
     if (failed(plan))
-      return signalPassFailure();
+      return failure();
 
     Builder b(&getContext());
     for (Operation &op : step.getBody().front()) {
@@ -52,6 +65,7 @@ struct TgPlanMemoryPass : impl::TgPlanMemoryBase<TgPlanMemoryPass> {
                        entry("unplanned", r.unplanned)}));
     if (report)
       step.emitRemark() << "tg-plan-memory:\n" << r.format();
+    return success();
   }
 };
 

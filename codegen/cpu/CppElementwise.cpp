@@ -13,9 +13,9 @@
 
 #include "ir/TgOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
@@ -68,47 +68,17 @@ public:
     return success();
   }
 
-  /// The scalar expression of one elementwise op, as a local.
+  /// The scalar expression of one elementwise op, as a local: a call of its
+  /// formula in runtime/kernels/Elementwise.h.
   LogicalResult addOp(Operation *op) {
-    auto v = [&](unsigned i) { return local_(op->getOperand(i)); };
-    std::string expr;
-    LogicalResult result =
-        llvm::TypeSwitch<Operation *, LogicalResult>(op)
-            .Case([&](tg::AddOp) { return set(expr, v(0) + " + " + v(1)); })
-            .Case([&](tg::SubOp) { return set(expr, v(0) + " - " + v(1)); })
-            .Case([&](tg::MulOp) { return set(expr, v(0) + " * " + v(1)); })
-            .Case([&](tg::DivOp) { return set(expr, v(0) + " / " + v(1)); })
-            .Case([&](tg::NegOp) { return set(expr, "-" + v(0)); })
-            .Case([&](tg::ExpOp) { return set(expr, "std::exp(" + v(0) + ")"); })
-            .Case([&](tg::LogOp) { return set(expr, "std::log(" + v(0) + ")"); })
-            .Case([&](tg::SqrtOp) {
-              return set(expr, "std::sqrt(" + v(0) + ")");
-            })
-            .Case([&](tg::RsqrtOp) {
-              return set(expr, "1.0f / std::sqrt(" + v(0) + ")");
-            })
-            .Case([&](tg::ReluOp) {
-              return set(expr, v(0) + " > 0.0f ? " + v(0) + " : 0.0f");
-            })
-            .Case([&](tg::ScaleOp o) {
-              return set(expr, v(0) + " * " +
-                                   floatLiteral(o.getFactor().convertToFloat()));
-            })
-            .Case([&](tg::ReluGradOp) {
-              return set(expr, v(1) + " > 0.0f ? " + v(0) + " : 0.0f");
-            })
-            .Case([&](tg::DropoutOp o) {
-              return dropout(expr, v(0), o.getKey(), o.getRate(), o.getOpId());
-            })
-            .Case([&](tg::DropoutGradOp o) {
-              return dropout(expr, v(0), o.getKey(), o.getRate(), o.getOpId());
-            })
-            .Default([](Operation *o) {
-              return o->emitOpError() << "has no elementwise C++ form";
-            });
-    if (failed(result))
+    std::vector<std::string> args;
+    for (Value operand : op->getOperands())
+      if (llvm::cast<RankedTensorType>(operand.getType()).getElementType().isF32())
+        args.push_back(local_(operand));
+    FailureOr<std::string> expr = formulaCall(op, args);
+    if (failed(expr))
       return failure();
-    body += "    const float " + local_(op->getResult(0)) + " = " + expr +
+    body += "    const float " + local_(op->getResult(0)) + " = " + *expr +
             "; // " + op->getName().getStringRef().str() + "\n";
     return success();
   }
@@ -137,13 +107,10 @@ public:
   }
 
 private:
-  static LogicalResult set(std::string &expr, std::string value) {
-    expr = std::move(value);
-    return success();
-  }
-
-  LogicalResult dropout(std::string &expr, const std::string &input,
-                        Value key, llvm::APFloat rate, uint64_t opId) {
+  /// The factor expression of a dropout site, declaring the site (built on
+  /// the host from its key) before the loop.
+  FailureOr<std::string> dropoutFactor(Value key, llvm::APFloat rate,
+                                       uint64_t opId) {
     auto it = keys.find(key);
     if (it == keys.end())
       return failure();
@@ -153,8 +120,33 @@ private:
        << floatLiteral(rate.convertToFloat()) << "};\n";
     parameters.push_back("kernels::Dropout " + name);
     arguments.push_back(name);
-    expr = input + " * " + name + ".factor(uint64_t(i))";
-    return success();
+    return name + ".factor(uint64_t(i))";
+  }
+
+  /// "tgc::elementwise::<formula>(args...)" for `op`.
+  FailureOr<std::string> formulaCall(Operation *op,
+                                     ArrayRef<std::string> args) {
+    auto call = [&](StringRef formula, ArrayRef<std::string> values) {
+      return "tgc::elementwise::" + formula.str() + "(" +
+             llvm::join(values, ", ") + ")";
+    };
+#define TGC_ELEMENTWISE(OpClass, formula, arity)                               \
+  if (llvm::isa<tg::OpClass>(op))                                              \
+    return call(#formula, args);
+#include "codegen/ElementwiseOps.def"
+    if (auto scale = llvm::dyn_cast<tg::ScaleOp>(op))
+      return call("scale",
+                  {args[0], floatLiteral(scale.getFactor().convertToFloat())});
+    FailureOr<std::string> factor = failure();
+    if (auto drop = llvm::dyn_cast<tg::DropoutOp>(op))
+      factor = dropoutFactor(drop.getKey(), drop.getRate(), drop.getOpId());
+    else if (auto drop = llvm::dyn_cast<tg::DropoutGradOp>(op))
+      factor = dropoutFactor(drop.getKey(), drop.getRate(), drop.getOpId());
+    else
+      return op->emitOpError() << "has no elementwise C++ form";
+    if (failed(factor))
+      return failure();
+    return call("dropout", {args[0], *factor});
   }
 
   std::string local_(Value value) {
@@ -173,6 +165,29 @@ private:
 };
 
 } // namespace
+
+bool emitsOp(OperationName name) {
+  std::optional<RegisteredOperationName> op = name.getRegisteredInfo();
+  if (!op)
+    return false;
+  TypeID id = op->getTypeID();
+  // Written by the function writer (CppEmitter.cpp) or at module level.
+  if (id == TypeID::get<tg::LoadOp>() || id == TypeID::get<tg::ReshapeOp>() ||
+      id == TypeID::get<tg::ConstantOp>() ||
+      id == TypeID::get<tg::VariableOp>() || id == TypeID::get<tg::YieldOp>() ||
+      id == TypeID::get<func::ReturnOp>())
+    return true;
+  // Loops of their own: ElementwiseOps.def, scale, dropout, groups.
+#define TGC_ELEMENTWISE(OpClass, formula, arity)                               \
+  if (id == TypeID::get<tg::OpClass>())                                        \
+    return true;
+#include "codegen/ElementwiseOps.def"
+  if (id == TypeID::get<tg::ScaleOp>() || id == TypeID::get<tg::DropoutOp>() ||
+      id == TypeID::get<tg::DropoutGradOp>() ||
+      id == TypeID::get<tg::FusedElementwiseOp>())
+    return true;
+  return hasKernelCall(id);
+}
 
 LogicalResult emitElementwise(Operation *op, StringRef name,
                               EmitContext &context, raw_ostream &os,

@@ -360,14 +360,15 @@ void FileEmitter::emitHeader(int64_t arena) {
           "all share the\n// state and the arena.\n";
   os << "// Arena: " << arena << " bytes (tg-plan-memory).\n";
   if (isCuda())
-    os << "// Everything lives on the GPU (runtime/cuda/DeviceStep.h: g); "
+    os << "// Everything lives on the GPU (runtime/program/cuda/DeviceStep.h: g); "
           "elementwise ops\n// and groups are kernels of their own, the rest "
-          "calls runtime/cuda/Kernels.h.\n"
-       << "#include \"runtime/cuda/DeviceStep.h\"\n"
-       << "#include \"runtime/cuda/Kernels.h\"\n";
+          "calls runtime/kernels/cuda/Kernels.h.\n"
+       << "#include \"runtime/program/cuda/DeviceStep.h\"\n"
+       << "#include \"runtime/kernels/cuda/Kernels.h\"\n";
   else
-    os << "#include \"runtime/cpu/Kernels.h\"\n";
-  os << "#include \"runtime/train/CompiledStep.h\"\n\n"
+    os << "#include \"runtime/kernels/cpu/Kernels.h\"\n";
+  os << "#include \"runtime/kernels/Elementwise.h\"\n"
+     << "#include \"runtime/program/CompiledStep.h\"\n\n"
      << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n"
      << "using namespace tgc;\nusing namespace tgc::runtime;\n"
      << "namespace kernels = tgc::" << (isCuda() ? "cuda" : "cpu") << ";\n\n"

@@ -2,9 +2,9 @@
 //
 // Turns a planned training step (tg-training-pipeline, then tg-plan-memory)
 // into one C++ file: a function per op, named after it, with its MLIR
-// location in a comment; GEMMs and structured ops call runtime/cpu/Kernels.h,
+// location in a comment; GEMMs and structured ops call runtime/kernels/cpu/Kernels.h,
 // elementwise ops and fused groups become one OpenMP loop each. The file
-// defines tgc::runtime::kCompiledModel (runtime/train/CompiledStep.h), which
+// defines tgc::runtime::kCompiledModel (runtime/program/CompiledStep.h), which
 // the runtime's main drives.
 //
 //===----------------------------------------------------------------------===//
@@ -38,7 +38,7 @@ mlir::LogicalResult emitCpp(llvm::ArrayRef<mlir::ModuleOp> buckets,
 
 /// The same program as CUDA C++ (`tgc --target cuda --emit=cuda`): state,
 /// arena and inputs on the GPU, elementwise ops and groups as kernels of
-/// their own, the other ops calling runtime/cuda/Kernels.h (cuBLAS GEMMs,
+/// their own, the other ops calling runtime/kernels/cuda/Kernels.h (cuBLAS GEMMs,
 /// tiled attention, one kernel per fused op).
 mlir::LogicalResult emitCuda(llvm::ArrayRef<mlir::ModuleOp> buckets,
                              const CompiledModelInfo &info,

@@ -1,7 +1,9 @@
-//===- CppKernelCalls.cpp - ops that call runtime/cpu/Kernels.h ----------===//
+//===- CppKernelCalls.cpp - ops that call runtime/kernels/cpu/Kernels.h
+//----------===//
 //
-// One case per op: resolve operand and result pointers, pass the static
-// shapes and attributes as literals, call the kernel.
+// One writer per op, found by the op's TypeID: resolve operand and result
+// pointers, pass the static shapes and attributes as literals, call the
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cpu/EmitContext.h"
@@ -10,8 +12,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
 #include <numeric>
 #include <type_traits>
 
@@ -104,13 +106,13 @@ std::string reduction(Args &p, Operation *op, Value input,
   return "  const int64_t shape[] = " + arrayLiteral(shape) +
          ";\n  const bool reduced[] = " + flags + ";\n  kernels::reduce(" +
          p(input) + ", " + p(op->getResult(0)) + ", shape, " +
-         std::to_string(shape.size()) + ", reduced, kernels::Reduction::" + kind +
-         ");\n";
+         std::to_string(shape.size()) +
+         ", reduced, kernels::Reduction::" + kind + ");\n";
 }
 
 std::string adamEntry(Args &p, const llvm::StringMap<int64_t> &offsets,
-                      const std::string &stateBase,
-                      StringRef param, StringRef m, StringRef v, Value grad) {
+                      const std::string &stateBase, StringRef param,
+                      StringRef m, StringRef v, Value grad) {
   auto state = [&](StringRef name) {
     return stateBase + " + " + std::to_string(offsets.lookup(name));
   };
@@ -119,261 +121,341 @@ std::string adamEntry(Args &p, const llvm::StringMap<int64_t> &offsets,
          param.str() + "\n";
 }
 
+std::string adamCall(Args &p, EmitContext &context, std::string entries,
+                     int count, Value lr, Value step, llvm::APFloat beta1,
+                     llvm::APFloat beta2, llvm::APFloat epsilon) {
+  return "  const kernels::AdamTensor tensors[] = {\n" + entries +
+         "  };\n  kernels::adamUpdate(tensors, " + std::to_string(count) +
+         ", " + context.scalarArgument(p(lr)) + ", " +
+         context.scalarArgument(p(step)) + ", " +
+         floatLiteral(beta1.convertToFloat()) + ", " +
+         floatLiteral(beta2.convertToFloat()) + ", " +
+         floatLiteral(epsilon.convertToFloat()) + ");\n";
+}
+
+FailureOr<std::string> emitMatmul(Args &p, EmitContext &context,
+                                  tg::MatmulOp o) {
+  auto lhs = shapeOf(o.getLhs()), rhs = shapeOf(o.getRhs());
+  int64_t rank = static_cast<int64_t>(lhs.size());
+  int64_t m = o.getTransposeLhs() ? lhs[rank - 1] : lhs[rank - 2];
+  int64_t k = o.getTransposeLhs() ? lhs[rank - 2] : lhs[rank - 1];
+  int64_t n = o.getTransposeRhs() ? rhs[rhs.size() - 2] : rhs.back();
+  bool shared = rhs.size() == 2 && rank > 2;
+  return std::string("  kernels::matmul(" + p(o.getLhs()) + ", " +
+                     p(o.getRhs()) + ", " + p(o.getResult()) + ", " +
+                     std::to_string(product(lhs.drop_back(2))) + ", " +
+                     std::to_string(m) + ", " + std::to_string(n) + ", " +
+                     std::to_string(k) + ", " + b(o.getTransposeLhs()) + ", " +
+                     b(o.getTransposeRhs()) + ", " + b(shared) + ");\n");
+}
+
+FailureOr<std::string> emitLinear(Args &p, EmitContext &context,
+                                  tg::LinearOp o) {
+  auto weight = shapeOf(o.getWeight());
+  return std::string(
+      "  kernels::linear(" + p(o.getInput()) + ", " + p(o.getWeight()) + ", " +
+      p(o.getBias()) + ", " + p(o.getResult()) + ", " +
+      std::to_string(numElements(o.getInput()) / weight[0]) + ", " +
+      std::to_string(weight[0]) + ", " + std::to_string(weight[1]) + ", " +
+      b(o.getRelu()) + ");\n");
+}
+
+FailureOr<std::string> emitTranspose(Args &p, EmitContext &context,
+                                     tg::TransposeOp o) {
+  auto shape = shapeOf(o.getInput());
+  return std::string(
+      "  const int64_t shape[] = " + arrayLiteral(shape) +
+      ";\n  const int64_t permutation[] = " + arrayLiteral(o.getPermutation()) +
+      ";\n  kernels::transpose(" + p(o.getInput()) + ", " + p(o.getResult()) +
+      ", shape, permutation, " + std::to_string(shape.size()) + ");\n");
+}
+
+FailureOr<std::string> emitBroadcast(Args &p, EmitContext &context,
+                                     tg::BroadcastOp o) {
+  auto shape = shapeOf(o.getResult());
+  auto input = shapeOf(o.getInput());
+  bool scalar = o.getDims().empty();
+  return std::string(
+      "  const int64_t shape[] = " + arrayLiteral(shape) + ";\n" +
+      (scalar ? std::string()
+              : "  const int64_t dims[] = " + arrayLiteral(o.getDims()) +
+                    ";\n  const int64_t inputShape[] = " + arrayLiteral(input) +
+                    ";\n") +
+      "  kernels::broadcast(" + p(o.getInput()) + ", " + p(o.getResult()) +
+      ", shape, " + std::to_string(shape.size()) +
+      (scalar ? ", nullptr, nullptr, 0"
+              : ", dims, inputShape, " + std::to_string(input.size())) +
+      ");\n");
+}
+
+FailureOr<std::string> emitReduceSum(Args &p, EmitContext &context,
+                                     tg::ReduceSumOp o) {
+  return std::string(reduction(p, o, o.getInput(), o.getDims(), "Sum"));
+}
+
+FailureOr<std::string> emitReduceMax(Args &p, EmitContext &context,
+                                     tg::ReduceMaxOp o) {
+  return std::string(reduction(p, o, o.getInput(), o.getDims(), "Max"));
+}
+
+FailureOr<std::string> emitReduceMean(Args &p, EmitContext &context,
+                                      tg::ReduceMeanOp o) {
+  return std::string(reduction(p, o, o.getInput(), o.getDims(), "Mean"));
+}
+
+FailureOr<std::string> emitEmbedding(Args &p, EmitContext &context,
+                                     tg::EmbeddingOp o) {
+  auto table = shapeOf(o.getTable());
+  return std::string("  kernels::embedding(" + p(o.getTable()) + ", " +
+                     p(o.getIds()) + ", " + p(o.getResult()) + ", " +
+                     std::to_string(numElements(o.getIds())) + ", " +
+                     std::to_string(table[1]) + ");\n");
+}
+
+FailureOr<std::string> emitEmbeddingGrad(Args &p, EmitContext &context,
+                                         tg::EmbeddingGradOp o) {
+  auto table = shapeOf(o.getResult());
+  return std::string("  kernels::embeddingGrad(" + p(o.getGrad()) + ", " +
+                     p(o.getIds()) + ", " + p(o.getResult()) + ", " +
+                     std::to_string(numElements(o.getIds())) + ", " +
+                     std::to_string(table[1]) + ", " +
+                     std::to_string(table[0]) + ");\n");
+}
+
+FailureOr<std::string> emitPositionalEncoding(Args &p, EmitContext &context,
+                                              tg::PositionalEncodingOp o) {
+  auto shape = shapeOf(o.getResult());
+  std::string first = o.getOffset() ? ", " + p.position(o.getOffset()) : "";
+  return std::string("  kernels::positionalEncoding(" + p(o.getResult()) +
+                     ", " + std::to_string(shape[0]) + ", " +
+                     std::to_string(shape[1]) + first + ");\n");
+}
+
+FailureOr<std::string> emitPaddingMask(Args &p, EmitContext &context,
+                                       tg::PaddingMaskOp o) {
+  return std::string("  kernels::paddingMask(" + p(o.getIds()) + ", " +
+                     p(o.getResult()) + ", " +
+                     std::to_string(numElements(o.getIds())) + ", " +
+                     std::to_string(o.getPadIdAttr().getInt()) + ");\n");
+}
+
+FailureOr<std::string> emitCausalMask(Args &p, EmitContext &context,
+                                      tg::CausalMaskOp o) {
+  return std::string("  kernels::causalMask(" + p(o.getResult()) + ", " +
+                     std::to_string(shapeOf(o.getResult())[0]) + ");\n");
+}
+
+FailureOr<std::string> emitSoftmax(Args &p, EmitContext &context,
+                                   tg::SoftmaxOp o) {
+  if (o.getAxis() != static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
+    return o.emitOpError() << "is over axis " << o.getAxis()
+                           << "; the C++ backend supports the last axis only";
+  return std::string("  kernels::softmax(" + p(o.getInput()) + ", " +
+                     p(o.getResult()) + ", " + rowsWidth(o.getInput()) +
+                     ");\n");
+}
+
+FailureOr<std::string> emitSoftmaxGrad(Args &p, EmitContext &context,
+                                       tg::SoftmaxGradOp o) {
+  if (o.getAxis() != static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
+    return o.emitOpError() << "is over axis " << o.getAxis()
+                           << "; the C++ backend supports the last axis only";
+  return std::string("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +
+                     p(o.getGrad()) + ", " + p(o.getResult()) + ", " +
+                     rowsWidth(o.getOutput()) + ");\n");
+}
+
+FailureOr<std::string> emitLayerNorm(Args &p, EmitContext &context,
+                                     tg::LayerNormOp o) {
+  return std::string("  kernels::layerNorm(" + p(o.getInput()) + ", " +
+                     p(o.getGamma()) + ", " + p(o.getBeta()) + ", " +
+                     p(o.getResult()) + ", nullptr, nullptr, " +
+                     rowsWidth(o.getInput()) + ", " +
+                     floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
+}
+
+FailureOr<std::string> emitLayerNormGrad(Args &p, EmitContext &context,
+                                         tg::LayerNormGradOp o) {
+  return std::string("  kernels::layerNormGrad(" + p(o.getGrad()) + ", " +
+                     p(o.getInput()) + ", " + p(o.getGamma()) + ", " +
+                     p(o.getInputGrad()) + ", " + p(o.getGammaGrad()) + ", " +
+                     p(o.getBetaGrad()) + ", " + rowsWidth(o.getInput()) +
+                     ", " + floatLiteral(o.getEpsilon().convertToFloat()) +
+                     ");\n");
+}
+
+FailureOr<std::string> emitResidualLayerNorm(Args &p, EmitContext &context,
+                                             tg::ResidualLayerNormOp o) {
+  return std::string("  kernels::residualLayerNorm(" + p(o.getResidual()) +
+                     ", " + p(o.getSublayer()) + ", " + p(o.getGamma()) + ", " +
+                     p(o.getBeta()) + ", " + p(o.getResult()) + ", " +
+                     p(o.getMean()) + ", " + p(o.getRstd()) + ", " +
+                     rowsWidth(o.getResidual()) + ", " +
+                     dropout(p, o.getKey(), o.getRate(), o.getOpId()) + ", " +
+                     floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
+}
+
+FailureOr<std::string>
+emitResidualLayerNormGrad(Args &p, EmitContext &context,
+                          tg::ResidualLayerNormGradOp o) {
+  return std::string("  kernels::residualLayerNormGrad(" + p(o.getGrad()) +
+                     ", " + p(o.getResidual()) + ", " + p(o.getSublayer()) +
+                     ", " + p(o.getGamma()) + ", " + p(o.getMean()) + ", " +
+                     p(o.getRstd()) + ", " + p(o.getResidualGrad()) + ", " +
+                     p(o.getSublayerGrad()) + ", " + p(o.getGammaGrad()) +
+                     ", " + p(o.getBetaGrad()) + ", " +
+                     rowsWidth(o.getResidual()) + ", " +
+                     dropout(p, o.getKey(), o.getRate(), o.getOpId()) + ");\n");
+}
+
+FailureOr<std::string> emitAttention(Args &p, EmitContext &context,
+                                     tg::AttentionOp o) {
+  return std::string(attentionSetup(p, o) + "  kernels::attention(" +
+                     p(o.getQuery()) + ", " + p(o.getKeyIn()) + ", " +
+                     p(o.getValue()) + ", " + p(o.getOutput()) + ", " +
+                     p(o.getLse()) + ", shape, config);\n");
+}
+
+FailureOr<std::string> emitAttentionGrad(Args &p, EmitContext &context,
+                                         tg::AttentionGradOp o) {
+  return std::string(attentionSetup(p, o) + "  kernels::attentionGrad(" +
+                     p(o.getGrad()) + ", " + p(o.getQuery()) + ", " +
+                     p(o.getKeyIn()) + ", " + p(o.getValue()) + ", " +
+                     p(o.getOutput()) + ", " + p(o.getLse()) + ", " +
+                     p(o.getQueryGrad()) + ", " + p(o.getKeyGrad()) + ", " +
+                     p(o.getValueGrad()) + ", shape, config);\n");
+}
+
+FailureOr<std::string> emitCrossEntropy(Args &p, EmitContext &context,
+                                        tg::CrossEntropyOp o) {
+  return std::string("  kernels::crossEntropy(" + p(o.getLogits()) + ", " +
+                     p(o.getTargets()) + ", " + p(o.getLoss()) + ", " +
+                     p(o.getTokens()) + ", " + rowsWidth(o.getLogits()) + ", " +
+                     floatLiteral(o.getSmoothing().convertToFloat()) + ", " +
+                     std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
+}
+
+FailureOr<std::string> emitCrossEntropyGrad(Args &p, EmitContext &context,
+                                            tg::CrossEntropyGradOp o) {
+  auto lossGrad = context.hostPointer(o.getLossGrad());
+  if (failed(lossGrad))
+    return failure();
+  return std::string("  kernels::crossEntropyGrad(*" + *lossGrad + ", " +
+                     p(o.getLogits()) + ", " + p(o.getTargets()) + ", " +
+                     p(o.getResult()) + ", " + rowsWidth(o.getLogits()) + ", " +
+                     floatLiteral(o.getSmoothing().convertToFloat()) + ", " +
+                     std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
+}
+
+FailureOr<std::string> emitStore(Args &p, EmitContext &context, tg::StoreOp o) {
+  return std::string(context.copy(context.variableAddress(o.getVariable()),
+                                  p(o.getValue()),
+                                  numElements(o.getValue()) * 4) +
+                     "\n");
+}
+
+FailureOr<std::string> emitStoreSlice(Args &p, EmitContext &context,
+                                      tg::StoreSliceOp o) {
+  auto shape = shapeOf(o.getValue());
+  int64_t axis = o.getAxis();
+  auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
+      o, o.getVariableAttr());
+  int64_t extent = variable.getTensorType().getShape()[axis];
+  return std::string(
+      "  kernels::storeSlice(" + context.variableAddress(o.getVariable()) +
+      ", " + p(o.getValue()) + ", " +
+      std::to_string(product(shape.take_front(axis))) + ", " +
+      std::to_string(shape[axis]) + ", " + std::to_string(extent) + ", " +
+      std::to_string(product(shape.drop_front(axis + 1))) + ", " +
+      p.position(o.getIndex()) + ");\n");
+}
+
+FailureOr<std::string> emitAdamUpdate(Args &p, EmitContext &context,
+                                      tg::AdamUpdateOp o) {
+  return adamCall(
+      p, context,
+      adamEntry(p, context.variableOffsets(), context.stateBase(), o.getParam(),
+                o.getMoment1(), o.getMoment2(), o.getGrad()),
+      1, o.getLr(), o.getStep(), o.getBeta1(), o.getBeta2(), o.getEpsilon());
+}
+
+FailureOr<std::string> emitMultiAdamUpdate(Args &p, EmitContext &context,
+                                           tg::MultiAdamUpdateOp o) {
+  std::string entries;
+  auto name = [](Attribute ref) {
+    return llvm::cast<FlatSymbolRefAttr>(ref).getValue();
+  };
+  for (auto [param, m, v, grad] :
+       llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))
+    entries += adamEntry(p, context.variableOffsets(), context.stateBase(),
+                         name(param), name(m), name(v), grad);
+  return adamCall(p, context, entries, static_cast<int>(o.getGrads().size()),
+                  o.getLr(), o.getStep(), o.getBeta1(), o.getBeta2(),
+                  o.getEpsilon());
+}
+
+/// One op's call, as C++ text; failure with a diagnostic at the op.
+using CallWriter =
+    std::function<FailureOr<std::string>(Args &, EmitContext &, Operation *)>;
+using Table = llvm::DenseMap<TypeID, CallWriter>;
+
+template <typename OpT>
+void add(Table &table,
+         FailureOr<std::string> (*write)(Args &, EmitContext &, OpT)) {
+  table[TypeID::get<OpT>()] = [write](Args &p, EmitContext &context,
+                                      Operation *op) {
+    return write(p, context, llvm::cast<OpT>(op));
+  };
+}
+
+const Table &callWriters() {
+  static const Table table = [] {
+    Table t;
+    add(t, emitMatmul);
+    add(t, emitLinear);
+    add(t, emitTranspose);
+    add(t, emitBroadcast);
+    add(t, emitReduceSum);
+    add(t, emitReduceMax);
+    add(t, emitReduceMean);
+    add(t, emitEmbedding);
+    add(t, emitEmbeddingGrad);
+    add(t, emitPositionalEncoding);
+    add(t, emitPaddingMask);
+    add(t, emitCausalMask);
+    add(t, emitSoftmax);
+    add(t, emitSoftmaxGrad);
+    add(t, emitLayerNorm);
+    add(t, emitLayerNormGrad);
+    add(t, emitResidualLayerNorm);
+    add(t, emitResidualLayerNormGrad);
+    add(t, emitAttention);
+    add(t, emitAttentionGrad);
+    add(t, emitCrossEntropy);
+    add(t, emitCrossEntropyGrad);
+    add(t, emitStore);
+    add(t, emitStoreSlice);
+    add(t, emitAdamUpdate);
+    add(t, emitMultiAdamUpdate);
+    return t;
+  }();
+  return table;
+}
+
 } // namespace
+
+bool hasKernelCall(TypeID op) { return callWriters().contains(op); }
 
 LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                              raw_ostream &os) {
+  auto it = callWriters().find(op->getName().getTypeID());
+  if (it == callWriters().end())
+    return op->emitOpError() << "is not supported by the C++ emitter";
   Args p(context);
-  std::string code;
-  auto call = [&](std::string text) {
-    code = std::move(text);
-    return success();
-  };
-  auto adamCall = [&](std::string entries, int count, Value lr, Value step,
-                      llvm::APFloat beta1, llvm::APFloat beta2,
-                      llvm::APFloat epsilon) {
-    return call("  const kernels::AdamTensor tensors[] = {\n" + entries +
-                "  };\n  kernels::adamUpdate(tensors, " + std::to_string(count) +
-                ", " + context.scalarArgument(p(lr)) + ", " +
-                context.scalarArgument(p(step)) + ", " +
-                floatLiteral(beta1.convertToFloat()) + ", " +
-                floatLiteral(beta2.convertToFloat()) + ", " +
-                floatLiteral(epsilon.convertToFloat()) + ");\n");
-  };
-
-  LogicalResult result =
-      llvm::TypeSwitch<Operation *, LogicalResult>(op)
-          .Case([&](tg::MatmulOp o) {
-            auto lhs = shapeOf(o.getLhs()), rhs = shapeOf(o.getRhs());
-            int64_t rank = static_cast<int64_t>(lhs.size());
-            int64_t m = o.getTransposeLhs() ? lhs[rank - 1] : lhs[rank - 2];
-            int64_t k = o.getTransposeLhs() ? lhs[rank - 2] : lhs[rank - 1];
-            int64_t n = o.getTransposeRhs() ? rhs[rhs.size() - 2] : rhs.back();
-            bool shared = rhs.size() == 2 && rank > 2;
-            return call("  kernels::matmul(" + p(o.getLhs()) + ", " +
-                        p(o.getRhs()) + ", " + p(o.getResult()) + ", " +
-                        std::to_string(product(lhs.drop_back(2))) + ", " +
-                        std::to_string(m) + ", " + std::to_string(n) + ", " +
-                        std::to_string(k) + ", " + b(o.getTransposeLhs()) +
-                        ", " + b(o.getTransposeRhs()) + ", " + b(shared) +
-                        ");\n");
-          })
-          .Case([&](tg::LinearOp o) {
-            auto weight = shapeOf(o.getWeight());
-            return call("  kernels::linear(" + p(o.getInput()) + ", " +
-                        p(o.getWeight()) + ", " + p(o.getBias()) + ", " +
-                        p(o.getResult()) + ", " +
-                        std::to_string(numElements(o.getInput()) / weight[0]) +
-                        ", " + std::to_string(weight[0]) + ", " +
-                        std::to_string(weight[1]) + ", " + b(o.getRelu()) +
-                        ");\n");
-          })
-          .Case([&](tg::TransposeOp o) {
-            auto shape = shapeOf(o.getInput());
-            return call("  const int64_t shape[] = " + arrayLiteral(shape) +
-                        ";\n  const int64_t permutation[] = " +
-                        arrayLiteral(o.getPermutation()) +
-                        ";\n  kernels::transpose(" + p(o.getInput()) + ", " +
-                        p(o.getResult()) + ", shape, permutation, " +
-                        std::to_string(shape.size()) + ");\n");
-          })
-          .Case([&](tg::BroadcastOp o) {
-            auto shape = shapeOf(o.getResult());
-            auto input = shapeOf(o.getInput());
-            bool scalar = o.getDims().empty();
-            return call(
-                "  const int64_t shape[] = " + arrayLiteral(shape) + ";\n" +
-                (scalar ? std::string()
-                        : "  const int64_t dims[] = " +
-                              arrayLiteral(o.getDims()) +
-                              ";\n  const int64_t inputShape[] = " +
-                              arrayLiteral(input) + ";\n") +
-                "  kernels::broadcast(" + p(o.getInput()) + ", " +
-                p(o.getResult()) + ", shape, " + std::to_string(shape.size()) +
-                (scalar ? ", nullptr, nullptr, 0" : ", dims, inputShape, " +
-                          std::to_string(input.size())) + ");\n");
-          })
-          .Case([&](tg::ReduceSumOp o) {
-            return call(reduction(p, o, o.getInput(), o.getDims(), "Sum"));
-          })
-          .Case([&](tg::ReduceMaxOp o) {
-            return call(reduction(p, o, o.getInput(), o.getDims(), "Max"));
-          })
-          .Case([&](tg::ReduceMeanOp o) {
-            return call(reduction(p, o, o.getInput(), o.getDims(), "Mean"));
-          })
-          .Case([&](tg::EmbeddingOp o) {
-            auto table = shapeOf(o.getTable());
-            return call("  kernels::embedding(" + p(o.getTable()) + ", " +
-                        p(o.getIds()) + ", " + p(o.getResult()) + ", " +
-                        std::to_string(numElements(o.getIds())) + ", " +
-                        std::to_string(table[1]) + ");\n");
-          })
-          .Case([&](tg::EmbeddingGradOp o) {
-            auto table = shapeOf(o.getResult());
-            return call("  kernels::embeddingGrad(" + p(o.getGrad()) + ", " +
-                        p(o.getIds()) + ", " + p(o.getResult()) + ", " +
-                        std::to_string(numElements(o.getIds())) + ", " +
-                        std::to_string(table[1]) + ", " +
-                        std::to_string(table[0]) + ");\n");
-          })
-          .Case([&](tg::PositionalEncodingOp o) {
-            auto shape = shapeOf(o.getResult());
-            std::string first =
-                o.getOffset() ? ", " + p.position(o.getOffset()) : "";
-            return call("  kernels::positionalEncoding(" + p(o.getResult()) +
-                        ", " + std::to_string(shape[0]) + ", " +
-                        std::to_string(shape[1]) + first + ");\n");
-          })
-          .Case([&](tg::PaddingMaskOp o) {
-            return call("  kernels::paddingMask(" + p(o.getIds()) + ", " +
-                        p(o.getResult()) + ", " +
-                        std::to_string(numElements(o.getIds())) + ", " +
-                        std::to_string(o.getPadIdAttr().getInt()) + ");\n");
-          })
-          .Case([&](tg::CausalMaskOp o) {
-            return call("  kernels::causalMask(" + p(o.getResult()) + ", " +
-                        std::to_string(shapeOf(o.getResult())[0]) + ");\n");
-          })
-          .Case([&](tg::SoftmaxOp o) -> LogicalResult {
-            if (o.getAxis() != static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
-              return o.emitOpError()
-                     << "is over axis " << o.getAxis()
-                     << "; the C++ backend supports the last axis only";
-            return call("  kernels::softmax(" + p(o.getInput()) + ", " +
-                        p(o.getResult()) + ", " + rowsWidth(o.getInput()) +
-                        ");\n");
-          })
-          .Case([&](tg::SoftmaxGradOp o) -> LogicalResult {
-            if (o.getAxis() != static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
-              return o.emitOpError()
-                     << "is over axis " << o.getAxis()
-                     << "; the C++ backend supports the last axis only";
-            return call("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +
-                        p(o.getGrad()) + ", " + p(o.getResult()) + ", " +
-                        rowsWidth(o.getOutput()) + ");\n");
-          })
-          .Case([&](tg::LayerNormOp o) {
-            return call("  kernels::layerNorm(" + p(o.getInput()) + ", " +
-                        p(o.getGamma()) + ", " + p(o.getBeta()) + ", " +
-                        p(o.getResult()) + ", nullptr, nullptr, " +
-                        rowsWidth(o.getInput()) + ", " +
-                        floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
-          })
-          .Case([&](tg::LayerNormGradOp o) {
-            return call("  kernels::layerNormGrad(" + p(o.getGrad()) + ", " +
-                        p(o.getInput()) + ", " + p(o.getGamma()) + ", " +
-                        p(o.getInputGrad()) + ", " + p(o.getGammaGrad()) +
-                        ", " + p(o.getBetaGrad()) + ", " +
-                        rowsWidth(o.getInput()) + ", " +
-                        floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
-          })
-          .Case([&](tg::ResidualLayerNormOp o) {
-            return call("  kernels::residualLayerNorm(" + p(o.getResidual()) +
-                        ", " + p(o.getSublayer()) + ", " + p(o.getGamma()) +
-                        ", " + p(o.getBeta()) + ", " + p(o.getResult()) +
-                        ", " + p(o.getMean()) + ", " + p(o.getRstd()) + ", " +
-                        rowsWidth(o.getResidual()) + ", " +
-                        dropout(p, o.getKey(), o.getRate(), o.getOpId()) +
-                        ", " + floatLiteral(o.getEpsilon().convertToFloat()) +
-                        ");\n");
-          })
-          .Case([&](tg::ResidualLayerNormGradOp o) {
-            return call("  kernels::residualLayerNormGrad(" + p(o.getGrad()) +
-                        ", " + p(o.getResidual()) + ", " + p(o.getSublayer()) +
-                        ", " + p(o.getGamma()) + ", " + p(o.getMean()) + ", " +
-                        p(o.getRstd()) + ", " + p(o.getResidualGrad()) + ", " +
-                        p(o.getSublayerGrad()) + ", " + p(o.getGammaGrad()) +
-                        ", " + p(o.getBetaGrad()) + ", " +
-                        rowsWidth(o.getResidual()) + ", " +
-                        dropout(p, o.getKey(), o.getRate(), o.getOpId()) +
-                        ");\n");
-          })
-          .Case([&](tg::AttentionOp o) {
-            return call(attentionSetup(p, o) + "  kernels::attention(" +
-                        p(o.getQuery()) + ", " + p(o.getKeyIn()) + ", " +
-                        p(o.getValue()) + ", " + p(o.getOutput()) + ", " +
-                        p(o.getLse()) + ", shape, config);\n");
-          })
-          .Case([&](tg::AttentionGradOp o) {
-            return call(attentionSetup(p, o) + "  kernels::attentionGrad(" +
-                        p(o.getGrad()) + ", " + p(o.getQuery()) + ", " +
-                        p(o.getKeyIn()) + ", " + p(o.getValue()) + ", " +
-                        p(o.getOutput()) + ", " + p(o.getLse()) + ", " +
-                        p(o.getQueryGrad()) + ", " + p(o.getKeyGrad()) + ", " +
-                        p(o.getValueGrad()) + ", shape, config);\n");
-          })
-          .Case([&](tg::CrossEntropyOp o) {
-            return call("  kernels::crossEntropy(" + p(o.getLogits()) + ", " +
-                        p(o.getTargets()) + ", " + p(o.getLoss()) + ", " +
-                        p(o.getTokens()) + ", " + rowsWidth(o.getLogits()) +
-                        ", " +
-                        floatLiteral(o.getSmoothing().convertToFloat()) +
-                        ", " +
-                        std::to_string(o.getIgnoreIndexAttr().getInt()) +
-                        ");\n");
-          })
-          .Case([&](tg::CrossEntropyGradOp o) {
-            auto lossGrad = context.hostPointer(o.getLossGrad());
-            if (failed(lossGrad))
-              return failure();
-            return call("  kernels::crossEntropyGrad(*" + *lossGrad +
-                        ", " + p(o.getLogits()) + ", " + p(o.getTargets()) +
-                        ", " + p(o.getResult()) + ", " +
-                        rowsWidth(o.getLogits()) + ", " +
-                        floatLiteral(o.getSmoothing().convertToFloat()) +
-                        ", " +
-                        std::to_string(o.getIgnoreIndexAttr().getInt()) +
-                        ");\n");
-          })
-          .Case([&](tg::StoreOp o) {
-            return call(context.copy(context.variableAddress(o.getVariable()),
-                                     p(o.getValue()),
-                                     numElements(o.getValue()) * 4) +
-                        "\n");
-          })
-          .Case([&](tg::StoreSliceOp o) {
-            auto shape = shapeOf(o.getValue());
-            int64_t axis = o.getAxis();
-            auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
-                o, o.getVariableAttr());
-            int64_t extent = variable.getTensorType().getShape()[axis];
-            return call("  kernels::storeSlice(" +
-                        context.variableAddress(o.getVariable()) + ", " +
-                        p(o.getValue()) + ", " +
-                        std::to_string(product(shape.take_front(axis))) + ", " +
-                        std::to_string(shape[axis]) + ", " +
-                        std::to_string(extent) + ", " +
-                        std::to_string(product(shape.drop_front(axis + 1))) +
-                        ", " + p.position(o.getIndex()) + ");\n");
-          })
-          .Case([&](tg::AdamUpdateOp o) {
-            return adamCall(adamEntry(p, context.variableOffsets(), context.stateBase(),
-                                      o.getParam(), o.getMoment1(),
-                                      o.getMoment2(), o.getGrad()),
-                            1, o.getLr(), o.getStep(), o.getBeta1(),
-                            o.getBeta2(), o.getEpsilon());
-          })
-          .Case([&](tg::MultiAdamUpdateOp o) {
-            std::string entries;
-            auto name = [](Attribute ref) {
-              return llvm::cast<FlatSymbolRefAttr>(ref).getValue();
-            };
-            for (auto [param, m, v, grad] :
-                 llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(),
-                           o.getGrads()))
-              entries += adamEntry(p, context.variableOffsets(), context.stateBase(), name(param),
-                                   name(m), name(v), grad);
-            return adamCall(entries, static_cast<int>(o.getGrads().size()),
-                            o.getLr(), o.getStep(), o.getBeta1(),
-                            o.getBeta2(), o.getEpsilon());
-          })
-          .Default([](Operation *o) {
-            return o->emitOpError() << "is not supported by the C++ emitter";
-          });
-  if (failed(result) || !p.ok)
+  FailureOr<std::string> code = it->second(p, context, op);
+  if (failed(code) || !p.ok)
     return failure();
-  os << code;
+  os << *code;
   return success();
 }
 

@@ -2,7 +2,7 @@
 //
 // Where each value of the step lives, as a C++ expression, and small
 // formatting helpers. CppEmitter.cpp writes the file; CppElementwise.cpp the
-// loops; CppKernelCalls.cpp the calls into runtime/cpu/Kernels.h.
+// loops; CppKernelCalls.cpp the calls into runtime/kernels/cpu/Kernels.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_CPU_EMITCONTEXT_H
@@ -32,7 +32,7 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 int64_t numElements(mlir::Value value);
 
 /// What the generated program runs on. The op-level emitters write the same
-/// calls (`kernels::` is runtime/cpu's or runtime/cuda's namespace) and ask
+/// calls (`kernels::` is runtime/kernels/cpu's or runtime/kernels/cuda's namespace) and ask
 /// the context where the differences are.
 enum class Target { Cpu, Cuda };
 
@@ -113,6 +113,14 @@ private:
 mlir::LogicalResult emitElementwise(mlir::Operation *op, llvm::StringRef name,
                                     EmitContext &context, llvm::raw_ostream &os,
                                     llvm::raw_ostream &kernels);
+
+/// Whether emitKernelCall writes a call for ops of this type.
+bool hasKernelCall(mlir::TypeID op);
+
+/// Whether the emitters (C++ and CUDA alike) write ops named `name`: a kernel
+/// call, an elementwise loop, or what the function writer does itself
+/// (aliases, constants, returns; variables at module level).
+bool emitsOp(mlir::OperationName name);
 
 /// Writes the body of the function for an op that calls a kernel. Returns
 /// failure with a diagnostic for an op it does not know.

@@ -1,14 +1,23 @@
 //===- Executor.h - runs the ops of one function activation ----*- C++ -*-===//
+//
+// The interpreter's dispatch: one small handler per op (OpHandlers.cpp),
+// found by the op's TypeID. A handler reads its operands, calls the op's
+// reference kernel (runtime/kernels/reference/Kernels.h) and binds the
+// results; data the verifier cannot see (ids, targets, the Adam step) is
+// checked there.
+//
+//===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_INTERPRETER_EXECUTOR_H
 #define TGC_CODEGEN_INTERPRETER_EXECUTOR_H
 
-#include "codegen/HostTensor.h"
 #include "codegen/Interpreter.h"
+#include "runtime/kernels/reference/HostTensor.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -27,27 +36,34 @@ public:
   Executor(llvm::StringMap<HostTensor> &variables, Precision precision)
       : variables(variables), precision(precision) {}
 
-  /// Binds a block argument or op result, rounding it under Precision::F32.
-  void bind(mlir::Value value, HostTensor tensor);
-
   /// Executes `op`; on failure a diagnostic has been emitted at `op`.
   mlir::LogicalResult execute(mlir::Operation *op);
 
-  /// What func.return returned.
-  std::vector<HostTensor> results;
-
-private:
+  // What handlers use.
+  /// Binds a block argument or op result, rounding it under Precision::F32.
+  void bind(mlir::Value value, HostTensor tensor);
   const HostTensor &get(mlir::Value value) const {
     return values.find(value)->second;
   }
   HostTensor &variable(llvm::StringRef name) {
     return variables.find(name)->second;
   }
+  Precision getPrecision() const { return precision; }
 
+  /// What func.return returned.
+  std::vector<HostTensor> results;
+
+private:
   llvm::StringMap<HostTensor> &variables;
   Precision precision;
   llvm::DenseMap<mlir::Value, HostTensor> values;
 };
+
+/// Executes one op of the handler's type.
+using OpHandler = std::function<mlir::LogicalResult(Executor &, mlir::Operation *)>;
+
+/// Every op the interpreter executes, by TypeID (OpHandlers.cpp).
+const llvm::DenseMap<mlir::TypeID, OpHandler> &opHandlers();
 
 } // namespace tgc::interp
 

@@ -5,7 +5,7 @@
 #
 #   test/gpu/run_gpu_checks.sh [build-dir]
 #
-# 1. runtime/cuda's kernels against the CPU kernels (ctest -R '^cuda\.');
+# 1. runtime/kernels/cuda's kernels against the CPU kernels (ctest -R '^cuda\.');
 # 2. the compiled tiny step on the GPU against the CPU binary: 3 steps of
 #    reverse with dropout on, losses and all state within 1e-4;
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);

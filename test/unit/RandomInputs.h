@@ -1,6 +1,6 @@
 //===- RandomInputs.h - seeded random kernel inputs for tests ---*- C++ -*-===//
 //
-// The inputs the kernel tests (test/unit/cpu, test/unit/cuda) feed both
+// The inputs the kernel tests (test/unit/kernels/cpu, test/unit/kernels/cuda) feed both
 // sides of a comparison: the same seed gives the same values everywhere.
 //
 //===----------------------------------------------------------------------===//

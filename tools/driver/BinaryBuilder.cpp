@@ -127,7 +127,7 @@ bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
     const char *env = std::getenv("TGC_NVCC");
     compiler = env && *env ? env : kNvcc;
   }
-  // The shared CUDA runtime, as runtime/cuda's archive was built for.
+  // The shared CUDA runtime, as runtime/kernels/cuda's archive was built for.
   std::vector<std::string> flags = {"-std=c++20", "-O3", "-cudart=shared",
                                     "-I" + std::string(kSourceDir)};
   for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ',')) {

@@ -1,7 +1,7 @@
 //===- BinaryBuilder.h - generated C++ -> a training binary ----*- C++ -*-===//
 //
 // Compiles the C++ of a training step with the host compiler and links it
-// with the runtime (runtime/train, runtime/cpu, OpenBLAS, OpenMP) into a
+// with the runtime (runtime/program, runtime/kernels/cpu, OpenBLAS, OpenMP) into a
 // standalone program. The compiler is --cxx, else $TGC_CXX, else the one tgc
 // was built with.
 //
@@ -30,7 +30,7 @@ bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
                  const BinaryOptions &options);
 
 /// The same for a CUDA step (.cu): compiled by nvcc for each architecture,
-/// linked with runtime/cuda, cuBLAS and the CUDA runtime. Fails with a
+/// linked with runtime/kernels/cuda, cuBLAS and the CUDA runtime. Fails with a
 /// message when tgc was built without CUDA.
 bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
                      const BinaryOptions &options);

@@ -16,9 +16,9 @@
 #include "ir/TgOps.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
-#include "runtime/Tasks.h"
+#include "runtime/data/Tasks.h"
 #include "tools/InitAll.h"
-#include "runtime/TokenCorpus.h"
+#include "runtime/data/TokenCorpus.h"
 #include "tools/driver/BinaryBuilder.h"
 #include "tools/driver/Buckets.h"
 #include "tools/driver/Version.h"
@@ -106,7 +106,7 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(tgcCategory));
 
-enum class EmitStage { Graph, Tg, Fused, Train, Cpp, Cuda, Binary };
+enum class EmitStage { Graph, Tg, Fused, Train, Planned, Cpp, Cuda, Binary };
 
 cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Binary),
@@ -120,6 +120,10 @@ cl::opt<EmitStage> emitStage(
                clEnumValN(EmitStage::Train, "train",
                           "the training step: tg-training-pipeline's output "
                           "(forward, gradients, Adam)"),
+               clEnumValN(EmitStage::Planned, "planned",
+                          "what the emitters consume: tg-compile-pipeline's "
+                          "output (the step, @predict, the incremental "
+                          "decoder, arena offsets)"),
                clEnumValN(EmitStage::Cpp, "cpp",
                           "the training step as C++ (after tg-plan-memory)"),
                clEnumValN(EmitStage::Cuda, "cuda",
@@ -623,7 +627,7 @@ int tgcMain(int argc, char **argv) {
   }
   bool compile = emitStage == EmitStage::Cpp || emitStage == EmitStage::Cuda ||
                  emitStage == EmitStage::Binary || memoryReport;
-  if (target == Target::Interp && compile) {
+  if (target == Target::Interp && (compile || emitStage == EmitStage::Planned)) {
     llvm::errs() << "tgc: --target=interp runs --emit=tg or --emit=train, "
                     "not a compiled program\n";
     return 1;
@@ -634,38 +638,29 @@ int tgcMain(int argc, char **argv) {
                     "--emit=tg|train|cpp to print a stage\n";
     return 1;
   }
-  if (emitStage == EmitStage::Fused || emitStage == EmitStage::Train ||
-      compile) {
+  if (compile || emitStage == EmitStage::Fused ||
+      emitStage == EmitStage::Train || emitStage == EmitStage::Planned) {
     for (auto &module : modules) {
       mlir::PassManager pm(&context);
       if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
         return 1;
       mlir::applyDefaultTimingPassManagerCLOptions(pm);
-      TrainingPipelineOptions options;
-      options.fuse = fuse.getValue();
-      options.report = passStatisticsRequested();
-      if (compile) {
-        // The binary translates held-out sentences with @predict.
-        options.predict = true;
+      bool report = passStatisticsRequested();
+      if (compile || emitStage == EmitStage::Planned) {
+        CompilePipelineOptions options;
+        options.fuse = fuse.getValue();
+        options.report = report;
+        buildCompilePipeline(pm, options);
+      } else if (emitStage == EmitStage::Train) {
+        TrainingPipelineOptions options;
+        options.fuse = fuse.getValue();
+        options.report = report;
         buildTrainingPipeline(pm, options);
-        // Last: the arena offsets the C++ emitter reads.
-        pm.addPass(createTgPlanMemory());
-        pm.addPass(createTgPlanMemory({"predict", false}));
-      } else if (emitStage == EmitStage::Train)
-        buildTrainingPipeline(pm, options);
-      else if (fuse)
-        buildForwardFusionPipeline(pm, options.report);
+      } else if (fuse) {
+        buildForwardFusionPipeline(pm, report);
+      }
       if (mlir::failed(pm.run(*module)))
         return 1;
-      // The incremental decoder, where tg-derive-decoder could split
-      // @predict (it warns where it could not).
-      if (compile && module->lookupSymbol("decode_step")) {
-        mlir::PassManager plan(&context);
-        plan.addPass(createTgPlanMemory({"encode", false}));
-        plan.addPass(createTgPlanMemory({"decode_step", false}));
-        if (mlir::failed(plan.run(*module)))
-          return 1;
-      }
     }
   }
   // A model that ignored the bucket's shape would break the shared arena's

@@ -1,7 +1,7 @@
 //===- Sample.cpp - tgc-data sample: a parallel corpus to try tgc on ------===//
 //
 // Numbers as written and as said: "1,017" -> "one thousand seventeen", the
-// built-in digits task (runtime/Tasks.h) as plain text. Tokenized with BPE
+// built-in digits task (runtime/data/Tasks.h) as plain text. Tokenized with BPE
 // it is a small translation problem with real subwords, reordering (teens)
 // and length changes. Numbers whose digits hash to the held-out set (one in
 // 16) never appear in --split train; valid and test take them, split by
@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"
 
-#include "runtime/SplitMix64.h"
-#include "runtime/Tasks.h"
+#include "runtime/data/SplitMix64.h"
+#include "runtime/data/Tasks.h"
 
 #include <fstream>
 #include <set>

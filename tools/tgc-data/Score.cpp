@@ -1,7 +1,7 @@
 //===- Score.cpp - tgc-data bleu: sacreBLEU's corpus BLEU ------------------===//
 #include "tools/tgc-data/Commands.h"
 
-#include "runtime/Bleu.h"
+#include "runtime/data/Bleu.h"
 
 #include <fstream>
 

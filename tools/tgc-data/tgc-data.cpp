@@ -22,8 +22,8 @@
 // Every error is "error: ..." on stderr naming the file (and line), exit 1.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/TokenCorpus.h"
-#include "runtime/Vocabulary.h"
+#include "runtime/data/TokenCorpus.h"
+#include "runtime/data/Vocabulary.h"
 #include "tools/tgc-data/Commands.h"
 
 #include "llvm/Support/CommandLine.h"

@@ -1,7 +1,7 @@
 //===- RuntimeTest.cpp - Philox, the dropout stream, init, schedule ------===//
-#include "runtime/Initializers.h"
-#include "runtime/Philox.h"
-#include "runtime/Schedule.h"
+#include "runtime/program/Initializers.h"
+#include "runtime/kernels/Philox.h"
+#include "runtime/program/Schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include "test/unit/interpreter/InterpreterTestUtil.h"
 
 #include "passes/Passes.h"
-#include "runtime/Tasks.h"
+#include "runtime/data/Tasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"

@@ -1,0 +1,98 @@
+//===- AtomicFile.cpp - files that appear whole or not at all -------------===//
+#include "runtime/data/AtomicFile.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace tgc::runtime {
+namespace {
+
+constexpr size_t kBufferBytes = size_t{1} << 20;
+
+/// Makes the rename itself durable.
+void syncDirectoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+} // namespace
+
+AtomicFile::AtomicFile(std::string path)
+    : path_(std::move(path)), temporary_(path_ + ".tmp") {
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd_ < 0)
+    fail("creating");
+  buffer_.reserve(kBufferBytes);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (!committed_)
+    ::unlink(temporary_.c_str());
+}
+
+void AtomicFile::fail(const char *what) {
+  if (error_.empty())
+    error_ = "cannot write " + path_ + ": " + what + " " + temporary_ + ": " +
+             std::strerror(errno);
+}
+
+void AtomicFile::write(const void *data, size_t bytes) {
+  auto *p = static_cast<const char *>(data);
+  while (bytes > 0 && error_.empty()) {
+    size_t chunk = std::min(bytes, kBufferBytes - buffer_.size());
+    buffer_.insert(buffer_.end(), p, p + chunk);
+    p += chunk;
+    bytes -= chunk;
+    if (buffer_.size() == kBufferBytes)
+      flush();
+  }
+}
+
+void AtomicFile::flush() {
+  const char *p = buffer_.data();
+  size_t left = buffer_.size();
+  while (left > 0 && error_.empty()) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      fail("writing");
+      break;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  buffer_.clear();
+}
+
+std::string AtomicFile::commit() {
+  if (error_.empty())
+    flush();
+  if (error_.empty() && ::fsync(fd_) != 0)
+    fail("flushing");
+  if (error_.empty()) {
+    int closed = ::close(fd_);
+    fd_ = -1;
+    if (closed != 0)
+      fail("closing");
+  }
+  if (error_.empty() && ::rename(temporary_.c_str(), path_.c_str()) != 0)
+    fail("renaming");
+  if (!error_.empty())
+    return error_;
+  committed_ = true;
+  syncDirectoryOf(path_);
+  return {};
+}
+
+} // namespace tgc::runtime

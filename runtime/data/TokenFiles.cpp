@@ -1,0 +1,85 @@
+//===- TokenFiles.cpp - parallel corpora of token ids ---------------------===//
+#include "runtime/data/TokenFiles.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+
+namespace tgc::runtime {
+namespace {
+
+/// Parses one line's ids; returns an empty string or the problem.
+std::string parseIds(std::string_view line, int32_t vocabulary,
+                     std::vector<int32_t> &ids) {
+  size_t i = 0;
+  while (i < line.size()) {
+    if (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+      ++i;
+      continue;
+    }
+    size_t end = line.find_first_of(" \t\r", i);
+    std::string_view word = line.substr(i, end == std::string_view::npos
+                                               ? std::string_view::npos
+                                               : end - i);
+    int64_t id = 0;
+    auto [stop, error] = std::from_chars(word.data(), word.data() + word.size(), id);
+    if (error != std::errc() || stop != word.data() + word.size())
+      return "'" + std::string(word) + "' is not a token id";
+    if (id < kFirstSymbolId || id >= vocabulary)
+      return "token id " + std::string(word) + " is outside [" +
+             std::to_string(kFirstSymbolId) + ", " + std::to_string(vocabulary) +
+             ") (0-2 are padding, BOS and EOS; the vocabulary has " +
+             std::to_string(vocabulary) + " ids)";
+    ids.push_back(static_cast<int32_t>(id));
+    i += word.size();
+  }
+  return {};
+}
+
+} // namespace
+
+std::string readParallelTokenFiles(const std::string &sourcePath,
+                                   const std::string &targetPath,
+                                   const BatchShape &shape,
+                                   ParallelCorpus &corpus) {
+  std::ifstream source(sourcePath), target(targetPath);
+  if (!source)
+    return sourcePath + ": cannot open: " + std::strerror(errno);
+  if (!target)
+    return targetPath + ": cannot open: " + std::strerror(errno);
+  std::string sourceLine, targetLine;
+  for (int64_t line = 1;; ++line) {
+    bool hasSource = static_cast<bool>(std::getline(source, sourceLine));
+    bool hasTarget = static_cast<bool>(std::getline(target, targetLine));
+    if (!hasSource && !hasTarget)
+      break;
+    if (hasSource != hasTarget) {
+      const std::string &shorter = hasSource ? targetPath : sourcePath;
+      return shorter + ":" + std::to_string(line) + ": the file ends after " +
+             std::to_string(line - 1) + " lines, its parallel file has more";
+    }
+    ++corpus.lines;
+    SentencePair pair;
+    if (std::string why = parseIds(sourceLine, shape.vocabulary, pair.source);
+        !why.empty())
+      return sourcePath + ":" + std::to_string(line) + ": " + why;
+    if (std::string why = parseIds(targetLine, shape.vocabulary, pair.target);
+        !why.empty())
+      return targetPath + ":" + std::to_string(line) + ": " + why;
+    if (pair.source.empty() || pair.target.empty()) {
+      ++corpus.skippedEmpty;
+      continue;
+    }
+    // Each side needs room for its EOS (and the target for BOS in target_in).
+    if (static_cast<int64_t>(pair.source.size()) + 1 > shape.sourceLength ||
+        static_cast<int64_t>(pair.target.size()) + 1 > shape.targetLength) {
+      ++corpus.skippedTooLong;
+      continue;
+    }
+    corpus.pairs.push_back(std::move(pair));
+  }
+  return {};
+}
+
+} // namespace tgc::runtime

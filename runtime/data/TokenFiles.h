@@ -1,0 +1,40 @@
+//===- TokenFiles.h - parallel corpora of token ids ---------------*- C++ -*-===//
+//
+// A user's data for the training binary: two text files, source and target,
+// one sentence per line, each line the sentence's token ids separated by
+// spaces ("17 4 230"). Ids 0-2 are padding, BOS and EOS, which the runtime
+// adds itself, so a line holds ids >= 3 below the model's vocabulary.
+//
+// Lines are paired by number. A pair with an empty side, or one longer than
+// the model's static lengths (symbols + EOS), is skipped and counted; a
+// malformed id, an id out of range or files of different line counts is an
+// error naming file:line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TOKENFILES_H
+#define TGC_RUNTIME_TOKENFILES_H
+
+#include "runtime/data/Tasks.h"
+
+#include <string>
+#include <vector>
+
+namespace tgc::runtime {
+
+struct ParallelCorpus {
+  std::vector<SentencePair> pairs;
+  int64_t lines = 0;           ///< pairs read, kept or not
+  int64_t skippedEmpty = 0;    ///< a side had no tokens
+  int64_t skippedTooLong = 0;  ///< a side did not fit the model's lengths
+};
+
+/// Reads `sourcePath` and `targetPath` for a model of `shape`. Returns an
+/// empty string or the first problem, as "file:line: message".
+std::string readParallelTokenFiles(const std::string &sourcePath,
+                                   const std::string &targetPath,
+                                   const BatchShape &shape,
+                                   ParallelCorpus &corpus);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TOKENFILES_H

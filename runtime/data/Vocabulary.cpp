@@ -1,0 +1,316 @@
+//===- Vocabulary.cpp - SentencePiece BPE vocabularies --------------------===//
+#include "runtime/data/Vocabulary.h"
+
+#include "runtime/data/AtomicFile.h"
+#include "runtime/data/Tasks.h"
+#include "runtime/data/TokenCorpus.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace tgc::runtime {
+namespace {
+
+namespace sp = sentencepiece;
+
+/// SentencePiece's symbol for a space, U+2581 in UTF-8.
+constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
+
+/// Bytes in the UTF-8 sequence that `lead` starts (1 for a stray byte, which
+/// valid input never has).
+size_t sequenceLength(unsigned char lead) {
+  return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+}
+
+/// A failed check reads "./src/file.cc(line) [condition] explanation": the
+/// explanation is what a user can act on.
+std::string messageOf(const sp::util::Status &status) {
+  std::string message = status.message();
+  size_t close = message.find("] ");
+  if (message.starts_with("./") && close != std::string::npos)
+    message.erase(0, close + 2);
+  // character_coverage is fixed at 1.0 here: only the size can change.
+  constexpr std::string_view kCoverageAdvice =
+      " or decrease character_coverage with --character_coverage option";
+  if (size_t at = message.find(kCoverageAdvice); at != std::string::npos)
+    message.erase(at, kCoverageAdvice.size());
+  return message;
+}
+
+/// Feeds SentencePiece the non-empty lines of texts already read and checked.
+class LineIterator : public sp::SentenceIterator {
+public:
+  explicit LineIterator(const std::vector<std::string> &texts) {
+    for (const std::string &text : texts)
+      for (std::string_view line : splitLines(text))
+        if (!line.empty())
+          lines_.push_back(line);
+    settle();
+  }
+  bool done() const override { return next_ > lines_.size(); }
+  void Next() override { settle(); }
+  const std::string &value() const override { return value_; }
+  sp::util::Status status() const override { return {}; }
+
+private:
+  void settle() {
+    if (next_ < lines_.size())
+      value_.assign(lines_[next_]);
+    ++next_;
+  }
+  std::vector<std::string_view> lines_;
+  size_t next_ = 0;
+  std::string value_;
+};
+
+} // namespace
+
+std::string readFile(const std::string &path, std::string &text) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0)
+    return path + ": " + std::strerror(errno);
+  struct stat status;
+  int error = 0;
+  if (::fstat(fd, &status) != 0)
+    error = errno;
+  else if (S_ISDIR(status.st_mode))
+    error = EISDIR; // a directory opens; only its reads would fail
+  text.clear();
+  char buffer[1 << 16];
+  while (error == 0) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0)
+      text.append(buffer, static_cast<size_t>(n));
+    else if (n == 0)
+      break;
+    else if (errno != EINTR)
+      error = errno;
+  }
+  ::close(fd);
+  return error ? path + ": " + std::strerror(error) : std::string();
+}
+
+std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (line.ends_with('\r'))
+      line.remove_suffix(1);
+    lines.push_back(line);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  return lines;
+}
+
+std::string checkUtf8(std::string_view text) {
+  size_t line = 1, lineStart = 0;
+  for (size_t i = 0; i < text.size();) {
+    auto byte = [&](size_t at) {
+      return at < text.size() ? static_cast<unsigned char>(text[at]) : 0;
+    };
+    unsigned char lead = byte(i);
+    if (lead == '\n') {
+      ++line;
+      lineStart = ++i;
+      continue;
+    }
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    // The second byte's range excludes overlong forms (E0, F0), surrogates
+    // (ED) and code points past U+10FFFF (F4); C0, C1 and F5-FF never lead.
+    unsigned char low = 0x80, high = 0xBF;
+    if (lead == 0xE0)
+      low = 0xA0;
+    else if (lead == 0xED)
+      high = 0x9F;
+    else if (lead == 0xF0)
+      low = 0x90;
+    else if (lead == 0xF4)
+      high = 0x8F;
+    size_t length = sequenceLength(lead);
+    bool valid = lead >= 0xC2 && lead <= 0xF4 && byte(i + 1) >= low &&
+                 byte(i + 1) <= high;
+    for (size_t k = 2; valid && k < length; ++k)
+      valid = byte(i + k) >= 0x80 && byte(i + k) <= 0xBF;
+    if (!valid) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", lead);
+      return std::to_string(line) + ":" + std::to_string(i - lineStart + 1) +
+             ": invalid UTF-8 (byte " + hex + ")";
+    }
+    i += length;
+  }
+  return {};
+}
+
+std::string trainVocabulary(const std::vector<std::string> &files,
+                            int vocabSize, const std::string &modelPrefix) {
+  std::string modelPath = modelPrefix + ".model";
+  std::vector<std::string> texts(files.size());
+  bool anyText = false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (std::string error = readFile(files[i], texts[i]); !error.empty())
+      return error;
+    if (std::string bad = checkUtf8(texts[i]); !bad.empty())
+      return files[i] + ":" + bad;
+    anyText = anyText || texts[i].find_first_not_of("\r\n") != std::string::npos;
+  }
+  if (!anyText)
+    return modelPath + ": no text to train on (the input files are empty)";
+  // SentencePiece explains a size from 4 up ("N vs the M needed") but not
+  // one below.
+  if (vocabSize <= kFirstSymbolId)
+    return modelPath + ": cannot train a vocabulary of " +
+           std::to_string(vocabSize) +
+           " ids: it needs more than 260 (4 special ids, 256 byte pieces), "
+           "plus one per distinct character";
+
+  // Ids as the project's; identity normalization, kept whitespace and byte
+  // fallback over every character make encoding lossless (Vocabulary.h).
+  // No model_prefix: trained into memory, the files are written atomically
+  // below.
+  std::unordered_map<std::string, std::string> options = {
+      {"model_type", "bpe"},
+      {"vocab_size", std::to_string(vocabSize)},
+      {"pad_id", std::to_string(kPadId)},
+      {"bos_id", std::to_string(kBosId)},
+      {"eos_id", std::to_string(kEosId)},
+      {"unk_id", std::to_string(kFirstSymbolId)},
+      {"normalization_rule_name", "identity"},
+      {"remove_extra_whitespaces", "false"},
+      {"byte_fallback", "true"},
+      {"character_coverage", "1.0"},
+      {"num_threads", "2"},
+      {"minloglevel", "2"},
+  };
+  LineIterator lines(texts);
+  std::string model;
+  if (sp::util::Status status =
+          sp::SentencePieceTrainer::Train(options, &lines, &model);
+      !status.ok())
+    return modelPath + ": cannot train the vocabulary: " + messageOf(status);
+
+  sp::SentencePieceProcessor processor;
+  if (sp::util::Status status = processor.LoadFromSerializedProto(model);
+      !status.ok())
+    return modelPath + ": SentencePiece cannot read the model it trained: " +
+           messageOf(status);
+  // The .vocab file as SentencePiece writes it: piece TAB score, by id.
+  std::ostringstream vocab;
+  for (int id = 0; id < processor.GetPieceSize(); ++id)
+    vocab << processor.IdToPiece(id) << "\t" << processor.GetScore(id) << "\n";
+
+  AtomicFile modelFile(modelPath);
+  modelFile.write(model);
+  if (std::string error = modelFile.commit(); !error.empty())
+    return error;
+  AtomicFile vocabFile(modelPrefix + ".vocab");
+  vocabFile.write(vocab.str());
+  return vocabFile.commit();
+}
+
+Vocabulary::~Vocabulary() = default;
+
+std::unique_ptr<Vocabulary> Vocabulary::load(const std::string &path,
+                                             std::string &error) {
+  std::string bytes;
+  if (error = readFile(path, bytes); !error.empty())
+    return nullptr;
+  std::unique_ptr<Vocabulary> vocabulary(new Vocabulary);
+  vocabulary->path_ = path;
+  vocabulary->hash_ = fnv1a64(bytes);
+  vocabulary->processor_ = std::make_unique<sp::SentencePieceProcessor>();
+  sp::SentencePieceProcessor &processor = *vocabulary->processor_;
+  if (sp::util::Status status = processor.LoadFromSerializedProto(bytes);
+      !status.ok()) {
+    std::string why = messageOf(status);
+    error = path + ": not a SentencePiece model" + (why.empty() ? "" : ": " + why);
+    return nullptr;
+  }
+  auto notOurs = [&](const std::string &why) {
+    error = path + ": not a tgc vocabulary (" + why +
+            "); train one with tgc-data vocab";
+    return nullptr;
+  };
+  if (processor.pad_id() != kPadId || processor.bos_id() != kBosId ||
+      processor.eos_id() != kEosId || processor.unk_id() != kFirstSymbolId)
+    return notOurs("pad, BOS, EOS and unknown are ids " +
+                   std::to_string(processor.pad_id()) + ", " +
+                   std::to_string(processor.bos_id()) + ", " +
+                   std::to_string(processor.eos_id()) + ", " +
+                   std::to_string(processor.unk_id()) + ", not 0, 1, 2, 3");
+  for (int b = 0; b < 256; ++b) {
+    char piece[8];
+    std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+    int id = processor.PieceToId(piece);
+    if (!processor.IsByte(id))
+      return notOurs(std::string("no byte piece ") + piece +
+                     ": it was trained without byte fallback");
+    vocabulary->byteIds_[b] = id;
+  }
+  return vocabulary;
+}
+
+int32_t Vocabulary::size() const { return processor_->GetPieceSize(); }
+
+std::vector<int32_t> Vocabulary::encode(std::string_view text) const {
+  std::vector<int32_t> ids;
+  if (text.find(kSpaceSymbol) == std::string_view::npos) {
+    std::vector<int> pieces;
+    processor_->Encode(text, &pieces).IgnoreError(); // fails only unloaded
+    ids.assign(pieces.begin(), pieces.end());
+    return ids;
+  }
+  // SentencePiece reads a U+2581 of the text as a space and would decode it
+  // as one. Pieces covering one (with whitespace splitting: "▁" plus the word
+  // after it) are written character by character instead, U+2581 as its
+  // three byte pieces, which decode to U+2581 itself.
+  sp::ImmutableSentencePieceText pieces = processor_->EncodeAsImmutableProto(text);
+  for (const auto &piece : pieces.pieces()) {
+    std::string_view surface = piece.surface();
+    if (surface.find(kSpaceSymbol) == std::string_view::npos) {
+      ids.push_back(static_cast<int32_t>(piece.id()));
+      continue;
+    }
+    for (size_t i = 0; i < surface.size();) {
+      size_t length = sequenceLength(static_cast<unsigned char>(surface[i]));
+      appendCharacter(surface.substr(i, length), ids);
+      i += length;
+    }
+  }
+  return ids;
+}
+
+void Vocabulary::appendCharacter(std::string_view character,
+                                 std::vector<int32_t> &ids) const {
+  if (character != kSpaceSymbol) {
+    int id = processor_->PieceToId(character);
+    if (id != processor_->unk_id()) {
+      ids.push_back(id);
+      return;
+    }
+  }
+  for (unsigned char b : character)
+    ids.push_back(byteIds_[b]);
+}
+
+std::string Vocabulary::decode(std::span<const int32_t> ids) const {
+  std::vector<int> pieces(ids.begin(), ids.end());
+  std::string text;
+  processor_->Decode(pieces, &text).IgnoreError(); // ids are in range
+  return text;
+}
+
+} // namespace tgc::runtime

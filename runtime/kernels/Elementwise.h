@@ -1,0 +1,49 @@
+//===- Elementwise.h - the scalar formula of each elementwise op -*- C++ -*-===//
+//
+// Written once, used everywhere an elementwise tg op is computed: the
+// reference interpreter instantiates these in double, generated C++ and CUDA
+// steps call them in float (`tgc::elementwise::add(v0, v1)`). Which op uses
+// which formula is codegen/ElementwiseOps.def. Plain C++ (g++ and nvcc).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_KERNELS_ELEMENTWISE_H
+#define TGC_RUNTIME_KERNELS_ELEMENTWISE_H
+
+#include "runtime/kernels/Philox.h" // TGC_HOST_DEVICE
+
+#include <cmath>
+
+namespace tgc::elementwise {
+
+template <typename T> TGC_HOST_DEVICE inline T add(T a, T b) { return a + b; }
+template <typename T> TGC_HOST_DEVICE inline T sub(T a, T b) { return a - b; }
+template <typename T> TGC_HOST_DEVICE inline T mul(T a, T b) { return a * b; }
+template <typename T> TGC_HOST_DEVICE inline T div(T a, T b) { return a / b; }
+template <typename T> TGC_HOST_DEVICE inline T neg(T x) { return -x; }
+template <typename T> TGC_HOST_DEVICE inline T exp(T x) { return std::exp(x); }
+template <typename T> TGC_HOST_DEVICE inline T log(T x) { return std::log(x); }
+template <typename T> TGC_HOST_DEVICE inline T sqrt(T x) { return std::sqrt(x); }
+template <typename T> TGC_HOST_DEVICE inline T rsqrt(T x) {
+  return T(1) / std::sqrt(x);
+}
+/// max(0, x); NaN gives 0.
+template <typename T> TGC_HOST_DEVICE inline T relu(T x) {
+  return x > T(0) ? x : T(0);
+}
+/// The gradient `dy` of relu passes where the forward input `x` was > 0.
+template <typename T> TGC_HOST_DEVICE inline T reluGrad(T dy, T x) {
+  return x > T(0) ? dy : T(0);
+}
+/// tg.scale: `factor` is the op's attribute.
+template <typename T> TGC_HOST_DEVICE inline T scale(T x, T factor) {
+  return factor * x;
+}
+/// tg.dropout and tg.dropout_grad: `factor` is 0 or 1 / (1 - rate), drawn
+/// for the element's index (runtime/kernels/Philox.h).
+template <typename T> TGC_HOST_DEVICE inline T dropout(T x, T factor) {
+  return x * factor;
+}
+
+} // namespace tgc::elementwise
+
+#endif // TGC_RUNTIME_KERNELS_ELEMENTWISE_H

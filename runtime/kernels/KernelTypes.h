@@ -1,0 +1,63 @@
+//===- KernelTypes.h - what the CPU and CUDA kernels both take --*- C++ -*-===//
+//
+// The small structs and constants of runtime/kernels/cpu/Kernels.h and
+// runtime/kernels/cuda/Kernels.h, defined once: generated code builds them as
+// `kernels::Dropout{...}`, `kernels::AttentionShape{...}` for either target.
+// Pointers in them are host memory for the CPU kernels, device memory for
+// the CUDA ones. Plain C++ (g++ and nvcc).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_KERNELTYPES_H
+#define TGC_RUNTIME_KERNELTYPES_H
+
+#include "runtime/kernels/Philox.h"
+
+#include <cstdint>
+
+namespace tgc::runtime {
+
+/// One dropout site (runtime/kernels/Philox.h); rate 0 keeps everything. Passed to
+/// kernels by value; factor() runs on the host and on a GPU, with the same
+/// numbers.
+struct Dropout {
+  uint32_t seed = 0, step = 0, opId = 0;
+  float rate = 0.0f;
+
+  /// What dropout multiplies element `index` by: 0 or 1 / (1 - rate).
+  TGC_HOST_DEVICE float factor(uint64_t index) const {
+    if (rate <= 0.0f)
+      return 1.0f;
+    return dropoutKeep(seed, step, opId, index, rate) ? 1.0f / (1.0f - rate)
+                                                      : 0.0f;
+  }
+};
+
+/// What masks add to a hidden score (as the interpreter's kMaskedScore).
+inline constexpr float kMaskedScore = -1e9f;
+
+enum class Reduction { Sum, Max, Mean };
+
+/// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv], mask [B, Sk] or null.
+struct AttentionShape {
+  int64_t batch, heads, queries, keys, keyDim, valueDim;
+};
+struct AttentionConfig {
+  const float *mask = nullptr;
+  bool causal = false;
+  /// Causal decoding step: query i sits at position causalOffset + i of
+  /// the key cache, so it sees keys 0 .. causalOffset + i.
+  int64_t causalOffset = 0;
+  float scale = 1.0f;
+  Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
+};
+
+/// One tensor of a (multi-tensor) Adam update.
+struct AdamTensor {
+  float *param, *moment1, *moment2;
+  const float *grad;
+  int64_t size;
+};
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_KERNELTYPES_H

@@ -1,0 +1,234 @@
+//===- Attention.cpp - tiled attention and its gradient --------------===//
+//
+// Scores as the reference (runtime/kernels/reference/Attention.cpp):
+//   s_ij = scale q_i.k_j + mask[b, j] + (causal && j > i ? kMaskedScore : 0)
+// computed one [kQueryBlock x kKeyBlock] tile at a time into per-thread
+// stack scratch; no [Sq, Sk] matrix exists. Each (b, h) is one OpenMP work
+// item and writes only its own rows of every output.
+//
+// Causal tiles whose keys all lie after every query of the block are skipped:
+// their probabilities exp(s - max) underflow to exactly 0 whenever the row
+// sees some unmasked key. (A row whose every key is masked is not
+// reproduced anyway: in float, -1e9 + s rounds s away.)
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/DropoutFactors.h"
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tgc::cpu {
+
+namespace {
+constexpr int64_t kQueryBlock = 16, kKeyBlock = 64;
+/// Below this many multiply-adds the heads run serially.
+constexpr int64_t kParallelWork = 1 << 16;
+
+/// One (b, h): its rows of q, k, v and its mask row (or null).
+struct Head {
+  const float *q, *k, *v, *mask;
+  int64_t b, h;
+};
+
+/// One tile: queries [i0, i0 + nq), keys [j0, j0 + nk).
+struct Tile {
+  int64_t i0, nq, j0, nk;
+};
+} // namespace
+
+static Head headOf(const float *q, const float *k, const float *v,
+                   const AttentionShape &s, const AttentionConfig &config,
+                   int64_t bh) {
+  return {q + bh * s.queries * s.keyDim, k + bh * s.keys * s.keyDim,
+          v + bh * s.keys * s.valueDim,
+          config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
+          bh / s.heads, bh % s.heads};
+}
+
+/// Keys after this one are causally masked for every query of the block
+/// starting at i0 with nq rows.
+static int64_t keyEnd(const AttentionShape &s, const AttentionConfig &config,
+                      int64_t i0, int64_t nq) {
+  return config.causal ? std::min(s.keys, config.causalOffset + i0 + nq)
+                       : s.keys;
+}
+
+static float dot(const float *a, const float *b, int64_t n) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < n; ++c)
+    sum += a[c] * b[c];
+  return sum;
+}
+
+/// scores[i * kKeyBlock + j] = s_ij and factors likewise, for the tile.
+static void tileScores(const Head &head, const AttentionShape &s,
+                       const AttentionConfig &config, const Tile &t,
+                       float *scores, float *factors) {
+  for (int64_t i = 0; i < t.nq; ++i) {
+    int64_t query = t.i0 + i;
+    const float *qi = head.q + query * s.keyDim;
+    float *row = scores + i * kKeyBlock;
+    for (int64_t j = 0; j < t.nk; ++j) {
+      int64_t key = t.j0 + j;
+      float score = config.scale * dot(qi, head.k + key * s.keyDim, s.keyDim);
+      if (head.mask)
+        score += head.mask[key];
+      if (config.causal && key > config.causalOffset + query)
+        score += kMaskedScore;
+      row[j] = score;
+    }
+    uint64_t first = static_cast<uint64_t>(
+        ((head.b * s.heads + head.h) * s.queries + query) * s.keys + t.j0);
+    dropoutFactors(config.dropout, first, t.nk, factors + i * kKeyBlock);
+  }
+}
+
+/// Online softmax over the key tiles of one block of queries: a running max
+/// m and sum l per row, the output rows accumulating sum_j e^(s_ij - m) f_ij
+/// v_j and rescaled whenever m grows. The normalizer l is the undropped sum.
+static void attentionBlock(const Head &head, const AttentionShape &s,
+                           const AttentionConfig &config, int64_t i0,
+                           int64_t nq, float *out, float *lse) {
+  float scores[kQueryBlock * kKeyBlock], factors[kQueryBlock * kKeyBlock];
+  float m[kQueryBlock], l[kQueryBlock];
+  std::fill(m, m + nq, -std::numeric_limits<float>::infinity());
+  std::fill(l, l + nq, 0.0f);
+  std::fill(out + i0 * s.valueDim, out + (i0 + nq) * s.valueDim, 0.0f);
+  int64_t end = keyEnd(s, config, i0, nq);
+  for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
+    Tile t{i0, nq, j0, std::min(kKeyBlock, end - j0)};
+    tileScores(head, s, config, t, scores, factors);
+    for (int64_t i = 0; i < nq; ++i) {
+      float *row = scores + i * kKeyBlock;
+      const float *f = factors + i * kKeyBlock;
+      float max = m[i];
+      for (int64_t j = 0; j < t.nk; ++j)
+        max = std::max(max, row[j]);
+      float alpha = std::exp(m[i] - max), sum = 0.0f;
+      for (int64_t j = 0; j < t.nk; ++j) {
+        float p = std::exp(row[j] - max);
+        sum += p;
+        row[j] = p * f[j];
+      }
+      l[i] = l[i] * alpha + sum;
+      m[i] = max;
+      float *o = out + (i0 + i) * s.valueDim;
+      if (alpha != 1.0f)
+        for (int64_t c = 0; c < s.valueDim; ++c)
+          o[c] *= alpha;
+      for (int64_t j = 0; j < t.nk; ++j) {
+        float w = row[j];
+        if (w == 0.0f) // masked, underflowed or dropped
+          continue;
+        const float *vj = head.v + (j0 + j) * s.valueDim;
+        for (int64_t c = 0; c < s.valueDim; ++c)
+          o[c] += w * vj[c];
+      }
+    }
+  }
+  for (int64_t i = 0; i < nq; ++i) {
+    float *o = out + (i0 + i) * s.valueDim, inverse = 1.0f / l[i];
+    for (int64_t c = 0; c < s.valueDim; ++c)
+      o[c] *= inverse;
+    lse[i0 + i] = m[i] + std::log(l[i]);
+  }
+}
+
+void attention(const float *q, const float *k, const float *v, float *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  int64_t heads = shape.batch * shape.heads;
+  int64_t work = heads * shape.queries * shape.keys *
+                 (shape.keyDim + shape.valueDim);
+#pragma omp parallel for schedule(dynamic) if (heads > 1 && work >= kParallelWork)
+  for (int64_t bh = 0; bh < heads; ++bh) {
+    Head head = headOf(q, k, v, shape, config, bh);
+    float *headOut = out + bh * shape.queries * shape.valueDim;
+    float *headLse = lse + bh * shape.queries;
+    for (int64_t i0 = 0; i0 < shape.queries; i0 += kQueryBlock)
+      attentionBlock(head, shape, config, i0,
+                     std::min(kQueryBlock, shape.queries - i0), headOut,
+                     headLse);
+  }
+}
+
+namespace {
+/// One head's gradient rows and the saved forward values it reads.
+struct HeadGrads {
+  const float *grad, *output, *lse;
+  float *dq, *dk, *dv;
+};
+} // namespace
+
+/// Adds one block of queries' contributions to dq, dk, dv, with
+/// p = exp(s - lse), dp = f (dO_i . v_j), ds = scale p (dp - D_i) and
+/// D_i = dO_i . O_i (= sum_j p dp, the softmax's row term).
+static void attentionGradBlock(const Head &head, const HeadGrads &g,
+                               const AttentionShape &s,
+                               const AttentionConfig &config, int64_t i0,
+                               int64_t nq) {
+  float scores[kQueryBlock * kKeyBlock], factors[kQueryBlock * kKeyBlock];
+  float rowDot[kQueryBlock];
+  for (int64_t i = 0; i < nq; ++i)
+    rowDot[i] = dot(g.grad + (i0 + i) * s.valueDim,
+                    g.output + (i0 + i) * s.valueDim, s.valueDim);
+  int64_t end = keyEnd(s, config, i0, nq);
+  for (int64_t j0 = 0; j0 < end; j0 += kKeyBlock) {
+    Tile t{i0, nq, j0, std::min(kKeyBlock, end - j0)};
+    tileScores(head, s, config, t, scores, factors);
+    for (int64_t i = 0; i < nq; ++i) {
+      int64_t query = i0 + i;
+      const float *dO = g.grad + query * s.valueDim;
+      const float *qi = head.q + query * s.keyDim;
+      float *dqi = g.dq + query * s.keyDim;
+      float rowLse = g.lse[query];
+      for (int64_t j = 0; j < t.nk; ++j) {
+        float p = std::exp(scores[i * kKeyBlock + j] - rowLse);
+        if (p == 0.0f) // contributes nothing to any gradient
+          continue;
+        float f = factors[i * kKeyBlock + j];
+        int64_t key = j0 + j;
+        const float *kj = head.k + key * s.keyDim;
+        float *dkj = g.dk + key * s.keyDim, *dvj = g.dv + key * s.valueDim;
+        float dp = f * dot(dO, head.v + key * s.valueDim, s.valueDim);
+        float pf = p * f;
+        for (int64_t c = 0; c < s.valueDim; ++c)
+          dvj[c] += pf * dO[c];
+        float ds = config.scale * p * (dp - rowDot[i]);
+        for (int64_t c = 0; c < s.keyDim; ++c) {
+          dqi[c] += ds * kj[c];
+          dkj[c] += ds * qi[c];
+        }
+      }
+    }
+  }
+}
+
+void attentionGrad(const float *grad, const float *q, const float *k,
+                   const float *v, const float *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  int64_t heads = shape.batch * shape.heads;
+  int64_t work = heads * shape.queries * shape.keys *
+                 (shape.keyDim + shape.valueDim);
+  int64_t qRows = shape.queries, kRows = shape.keys;
+#pragma omp parallel for schedule(dynamic) if (heads > 1 && work >= kParallelWork)
+  for (int64_t bh = 0; bh < heads; ++bh) {
+    Head head = headOf(q, k, v, shape, config, bh);
+    HeadGrads g{grad + bh * qRows * shape.valueDim,
+                output + bh * qRows * shape.valueDim, lse + bh * qRows,
+                dq + bh * qRows * shape.keyDim, dk + bh * kRows * shape.keyDim,
+                dv + bh * kRows * shape.valueDim};
+    std::fill(g.dq, g.dq + qRows * shape.keyDim, 0.0f);
+    std::fill(g.dk, g.dk + kRows * shape.keyDim, 0.0f);
+    std::fill(g.dv, g.dv + kRows * shape.valueDim, 0.0f);
+    for (int64_t i0 = 0; i0 < qRows; i0 += kQueryBlock)
+      attentionGradBlock(head, g, shape, config, i0,
+                         std::min(kQueryBlock, qRows - i0));
+  }
+}
+
+} // namespace tgc::cpu

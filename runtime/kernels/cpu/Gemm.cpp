@@ -1,0 +1,67 @@
+//===- Gemm.cpp - matmul and linear on OpenBLAS ----------------------===//
+//
+// Row-major cblas_sgemm. OpenBLAS threads each call itself, so these calls
+// are never made from inside an OpenMP parallel region.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <algorithm>
+#include <cblas.h>
+
+namespace tgc::cpu {
+
+/// out [m, n] = op(a) op(b) with op(a) [m, k] and op(b) [k, n].
+static void gemm(const float *a, const float *b, float *out, int64_t m,
+                 int64_t n, int64_t k, bool transposeA, bool transposeB) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) { // an empty sum; BLAS would reject the zero leading dimension
+    std::fill(out, out + m * n, 0.0f);
+    return;
+  }
+  // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
+  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+              transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(transposeA ? m : k), b,
+              static_cast<int>(transposeB ? k : n), 0.0f, out,
+              static_cast<int>(n));
+}
+
+void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  // Untransposed lhs batches are contiguous rows: one tall GEMM keeps
+  // OpenBLAS's threads busy where per-batch calls would be small.
+  if (rhsShared && !transposeLhs) {
+    gemm(lhs, rhs, out, batch * m, n, k, false, transposeRhs);
+    return;
+  }
+  for (int64_t b = 0; b < batch; ++b)
+    gemm(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n), out + b * m * n,
+         m, n, k, transposeLhs, transposeRhs);
+}
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  // Blocks of rows small enough that the block's output is still in cache
+  // when the epilogue reads it back, tall enough for an efficient GEMM.
+  constexpr int64_t kBlockRows = 128;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
+    int64_t count = std::min(kBlockRows, rows - r0);
+    float *block = out + r0 * n;
+    gemm(input + r0 * k, weight, block, count, n, k, false, false);
+    for (int64_t r = 0; r < count; ++r) {
+      float *row = block + r * n;
+      if (bias)
+        for (int64_t c = 0; c < n; ++c)
+          row[c] += bias[c];
+      if (relu)
+        for (int64_t c = 0; c < n; ++c)
+          row[c] = std::max(row[c], 0.0f);
+    }
+  }
+}
+
+} // namespace tgc::cpu

@@ -1,0 +1,34 @@
+//===- Kernels.h - the CPU kernels generated training steps call -*- C++ -*-===//
+//
+// What the C++ emitter (codegen/cpu/) does not write as a loop of its own:
+// GEMMs (OpenBLAS), and the ops whose loops have structure (rows, heads,
+// tiles): softmax, LayerNorm and its residual fusion, attention, the loss,
+// embeddings, reductions, transposes, broadcasts, Adam. The declarations
+// both backends share are in runtime/kernels/KernelDeclarations.inc (host pointers
+// here; the generated code passes compile-time shapes).
+//
+// Parallel with OpenMP where the work splits into independent rows or
+// heads; GEMMs use OpenBLAS's own threads. linear's bias and activation run
+// on each block of rows right after its GEMM, while the block is in cache.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_CPU_KERNELS_H
+#define TGC_RUNTIME_CPU_KERNELS_H
+
+#include "runtime/kernels/KernelTypes.h"
+
+#include <cstdint>
+
+namespace tgc::cpu {
+
+#include "runtime/kernels/KernelDeclarations.inc"
+
+//===--- Adam.cpp ---------------------------------------------------------===//
+
+/// Bias-corrected Adam on every tensor in one parallel pass (step >= 1).
+void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
+                float beta1, float beta2, float epsilon);
+
+} // namespace tgc::cpu
+
+#endif // TGC_RUNTIME_CPU_KERNELS_H

@@ -1,0 +1,99 @@
+//===- Loss.cpp - label-smoothed cross-entropy and its gradient ------===//
+//
+// Per counted row, with lse = log sum_c exp(x_c) and q the smoothed target
+// distribution (1 - s) onehot(t) + s / V:
+//   loss_r = -((1 - s)(x_t - lse) + (s / V) sum_c (x_c - lse))
+//   dx_c   = lossGrad (softmax_c - q_c) / tokens
+// Rows are as wide as the vocabulary, so the row sums and the total
+// accumulate in double.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <omp.h>
+#include <vector>
+
+namespace tgc::cpu {
+
+/// Below this many logits the loss stays serial.
+static constexpr int64_t kParallelElements = 1 << 14;
+
+/// log sum_c exp(x_c) of one row.
+static double logSumExp(const float *x, int64_t classes) {
+  float max = x[0];
+  for (int64_t c = 1; c < classes; ++c)
+    max = std::max(max, x[c]);
+  double sum = 0.0;
+  for (int64_t c = 0; c < classes; ++c)
+    sum += std::exp(x[c] - max);
+  return max + std::log(sum);
+}
+
+static int32_t countTokens(const int32_t *targets, int64_t rows,
+                           int32_t ignoreIndex) {
+  return static_cast<int32_t>(
+      std::count_if(targets, targets + rows,
+                    [&](int32_t t) { return t != ignoreIndex; }));
+}
+
+void crossEntropy(const float *logits, const int32_t *targets, float *loss,
+                  int32_t *tokens, int64_t rows, int64_t classes,
+                  float smoothing, int32_t ignoreIndex) {
+  double s = smoothing, perClass = s / static_cast<double>(classes);
+  bool parallel = rows * classes >= kParallelElements;
+  // Per-thread partial totals added in thread order: the loss does not
+  // change from run to run (an OpenMP reduction's order is unspecified).
+  int threads = parallel ? omp_get_max_threads() : 1;
+  std::vector<double> partial(threads, 0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+  {
+    double total = 0.0;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      if (targets[r] == ignoreIndex)
+        continue;
+      const float *x = logits + r * classes;
+      double lse = logSumExp(x, classes), sum = 0.0;
+      for (int64_t c = 0; c < classes; ++c)
+        sum += x[c];
+      double sumLogP = sum - static_cast<double>(classes) * lse;
+      total -= (1.0 - s) * (x[targets[r]] - lse) + perClass * sumLogP;
+    }
+    partial[omp_get_thread_num()] = total;
+  }
+  double total = 0.0;
+  for (double p : partial)
+    total += p;
+  int32_t count = countTokens(targets, rows, ignoreIndex);
+  *tokens = count;
+  *loss = count > 0 ? static_cast<float>(total / count) : 0.0f;
+}
+
+void crossEntropyGrad(float lossGrad, const float *logits,
+                      const int32_t *targets, float *out, int64_t rows,
+                      int64_t classes, float smoothing, int32_t ignoreIndex) {
+  int32_t count = countTokens(targets, rows, ignoreIndex);
+  float perClass = smoothing / static_cast<float>(classes);
+  float weight = count > 0 ? static_cast<float>(
+                                 static_cast<double>(lossGrad) / count)
+                           : 0.0f;
+#pragma omp parallel for schedule(static) if (rows * classes >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    float *o = out + r * classes;
+    int32_t target = targets[r];
+    if (target == ignoreIndex) {
+      std::fill(o, o + classes, 0.0f);
+      continue;
+    }
+    const float *x = logits + r * classes;
+    float lse = static_cast<float>(logSumExp(x, classes));
+    for (int64_t c = 0; c < classes; ++c)
+      o[c] = weight * (std::exp(x[c] - lse) - perClass);
+    o[target] = weight * (std::exp(x[target] - lse) -
+                          (1.0f - smoothing + perClass));
+  }
+}
+
+} // namespace tgc::cpu

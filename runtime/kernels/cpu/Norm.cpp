@@ -1,0 +1,205 @@
+//===- NormKernels.cpp - softmax, LayerNorm and its residual fusion --===//
+//
+// One row per iteration, rows spread over OpenMP threads. Row statistics
+// accumulate in float (rows are at most a few thousand wide); the gamma and
+// beta gradients, sums over every row, accumulate in double.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/DropoutFactors.h"
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <omp.h>
+#include <vector>
+
+namespace tgc::cpu {
+
+/// Below this many elements a kernel stays serial.
+static constexpr int64_t kParallelElements = 1 << 14;
+
+void softmax(const float *input, float *out, int64_t rows, int64_t width) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *x = input + r * width;
+    float *y = out + r * width;
+    float max = x[0];
+    for (int64_t c = 1; c < width; ++c)
+      max = std::max(max, x[c]);
+    float sum = 0.0f;
+    for (int64_t c = 0; c < width; ++c) {
+      y[c] = std::exp(x[c] - max);
+      sum += y[c];
+    }
+    float inverse = 1.0f / sum;
+    for (int64_t c = 0; c < width; ++c)
+      y[c] *= inverse;
+  }
+}
+
+void softmaxGrad(const float *output, const float *grad, float *out,
+                 int64_t rows, int64_t width) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *y = output + r * width, *dy = grad + r * width;
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t c = 0; c < width; ++c)
+      dot += dy[c] * y[c];
+    float *o = out + r * width;
+    for (int64_t c = 0; c < width; ++c)
+      o[c] = y[c] * (dy[c] - dot);
+  }
+}
+
+/// Mean and 1/sqrt(biased variance + epsilon) of one row (two passes, as
+/// the reference: no cancellation in the variance).
+static void rowStatistics(const float *x, int64_t width, float epsilon,
+                          float &mean, float &rstd) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < width; ++c)
+    sum += x[c];
+  float m = sum / static_cast<float>(width);
+  float squares = 0.0f;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t c = 0; c < width; ++c)
+    squares += (x[c] - m) * (x[c] - m);
+  mean = m;
+  rstd = 1.0f / std::sqrt(squares / static_cast<float>(width) + epsilon);
+}
+
+/// y = gamma (x - mean) rstd + beta; y may be x.
+static void normalizeRow(const float *x, const float *gamma,
+                         const float *beta, float *y, int64_t width,
+                         float mean, float rstd) {
+  for (int64_t c = 0; c < width; ++c)
+    y[c] = gamma[c] * ((x[c] - mean) * rstd) + beta[c];
+}
+
+void layerNorm(const float *input, const float *gamma, const float *beta,
+               float *out, float *mean, float *rstd, int64_t rows,
+               int64_t width, float epsilon) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    float m, s;
+    rowStatistics(input + r * width, width, epsilon, m, s);
+    normalizeRow(input + r * width, gamma, beta, out + r * width, width, m, s);
+    if (mean)
+      mean[r] = m;
+    if (rstd)
+      rstd[r] = s;
+  }
+}
+
+/// With xhat = (h - mean) rstd and g = dy gamma, writes one row's
+///   dh = rstd (g - mean(g) - xhat mean(g xhat))
+/// and adds dy xhat and dy to the row's gamma and beta partial sums.
+static void normalizeGradRow(const float *dy, const float *h,
+                             const float *gamma, float mean, float rstd,
+                             float *dh, double *gammaSum, double *betaSum,
+                             int64_t width) {
+  float sumG = 0.0f, sumGX = 0.0f;
+#pragma omp simd reduction(+ : sumG, sumGX)
+  for (int64_t c = 0; c < width; ++c) {
+    float g = dy[c] * gamma[c];
+    sumG += g;
+    sumGX += g * ((h[c] - mean) * rstd);
+  }
+  float meanG = sumG / static_cast<float>(width);
+  float meanGX = sumGX / static_cast<float>(width);
+  for (int64_t c = 0; c < width; ++c) {
+    float xhat = (h[c] - mean) * rstd;
+    dh[c] = rstd * (dy[c] * gamma[c] - meanG - xhat * meanGX);
+    gammaSum[c] += static_cast<double>(dy[c]) * xhat;
+    betaSum[c] += dy[c];
+  }
+}
+
+/// Runs rowFn(r, gammaSum, betaSum) on every row in parallel, each thread
+/// adding into its own double partial sums, then adds the partials in
+/// thread order into gammaGrad and betaGrad (deterministic for a given
+/// thread count, unlike atomics).
+template <typename RowFn>
+static void rowsWithColumnSums(int64_t rows, int64_t width, float *gammaGrad,
+                               float *betaGrad, RowFn rowFn) {
+  bool parallel = rows * width >= kParallelElements;
+  int threads = parallel ? omp_get_max_threads() : 1;
+  std::vector<double> partial(2 * static_cast<size_t>(threads) * width, 0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+  {
+    double *gammaSum = partial.data() + 2 * omp_get_thread_num() * width;
+    double *betaSum = gammaSum + width;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r)
+      rowFn(r, gammaSum, betaSum);
+  }
+  for (int64_t c = 0; c < width; ++c) {
+    double gamma = 0.0, beta = 0.0;
+    for (int t = 0; t < threads; ++t) {
+      gamma += partial[2 * t * width + c];
+      beta += partial[(2 * t + 1) * width + c];
+    }
+    gammaGrad[c] = static_cast<float>(gamma);
+    betaGrad[c] = static_cast<float>(beta);
+  }
+}
+
+void layerNormGrad(const float *grad, const float *input, const float *gamma,
+                   float *inputGrad, float *gammaGrad, float *betaGrad,
+                   int64_t rows, int64_t width, float epsilon) {
+  rowsWithColumnSums(
+      rows, width, gammaGrad, betaGrad,
+      [&](int64_t r, double *gammaSum, double *betaSum) {
+        const float *x = input + r * width;
+        float mean, rstd;
+        rowStatistics(x, width, epsilon, mean, rstd);
+        normalizeGradRow(grad + r * width, x, gamma, mean, rstd,
+                         inputGrad + r * width, gammaSum, betaSum, width);
+      });
+}
+
+void residualLayerNorm(const float *residual, const float *sublayer,
+                       const float *gamma, const float *beta, float *out,
+                       float *mean, float *rstd, int64_t rows, int64_t width,
+                       const Dropout &dropout, float epsilon) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    // The output row holds the factors, then h = residual + dropout(sub),
+    // then the result: the inputs are read once.
+    float *h = out + r * width;
+    dropoutFactors(dropout, static_cast<uint64_t>(r * width), width, h);
+    const float *x = residual + r * width, *s = sublayer + r * width;
+    for (int64_t c = 0; c < width; ++c)
+      h[c] = x[c] + s[c] * h[c];
+    rowStatistics(h, width, epsilon, mean[r], rstd[r]);
+    normalizeRow(h, gamma, beta, h, width, mean[r], rstd[r]);
+  }
+}
+
+void residualLayerNormGrad(const float *grad, const float *residual,
+                           const float *sublayer, const float *gamma,
+                           const float *mean, const float *rstd,
+                           float *residualGrad, float *sublayerGrad,
+                           float *gammaGrad, float *betaGrad, int64_t rows,
+                           int64_t width, const Dropout &dropout) {
+  rowsWithColumnSums(
+      rows, width, gammaGrad, betaGrad,
+      [&](int64_t r, double *gammaSum, double *betaSum) {
+        // sublayerGrad's row holds the factors until dh is known; the
+        // residual gradient's row holds h until dh overwrites it.
+        float *factors = sublayerGrad + r * width;
+        float *h = residualGrad + r * width;
+        dropoutFactors(dropout, static_cast<uint64_t>(r * width), width,
+                       factors);
+        const float *x = residual + r * width, *s = sublayer + r * width;
+        for (int64_t c = 0; c < width; ++c)
+          h[c] = x[c] + s[c] * factors[c];
+        normalizeGradRow(grad + r * width, h, gamma, mean[r], rstd[r], h,
+                         gammaSum, betaSum, width);
+        for (int64_t c = 0; c < width; ++c)
+          factors[c] *= h[c];
+      });
+}
+
+} // namespace tgc::cpu

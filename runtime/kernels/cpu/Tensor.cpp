@@ -1,0 +1,265 @@
+//===- TensorKernels.cpp - layouts, reductions, embeddings, masks ----===//
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <omp.h>
+#include <vector>
+
+namespace tgc::cpu {
+
+/// Below this many elements a loop stays serial: waking the team costs
+/// more than the copy.
+static constexpr int64_t kParallelElements = 1 << 15;
+
+/// Writes out [shape] (rank >= 1) from input, output element (c_0..c_r-1)
+/// coming from input offset sum c_d * from[d] (a stride of 0 replicates).
+/// Each line of the innermost output dimension is one contiguous write.
+static void gather(const float *input, float *out, const int64_t *shape,
+                   const int64_t *from, int rank) {
+  int64_t inner = shape[rank - 1], step = from[rank - 1];
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d)
+    total *= shape[d];
+  if (total == 0)
+    return;
+  int64_t lines = total / inner;
+#pragma omp parallel for schedule(static) if (total >= kParallelElements)
+  for (int64_t line = 0; line < lines; ++line) {
+    int64_t rest = line, source = 0;
+    for (int d = rank - 2; d >= 0; --d) {
+      source += (rest % shape[d]) * from[d];
+      rest /= shape[d];
+    }
+    const float *in = input + source;
+    float *o = out + line * inner;
+    if (step == 1)
+      std::memcpy(o, in, inner * sizeof(float));
+    else if (step == 0)
+      std::fill(o, o + inner, *in);
+    else
+      for (int64_t x = 0; x < inner; ++x)
+        o[x] = in[x * step];
+  }
+}
+
+void transpose(const float *input, float *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  if (rank == 0) {
+    out[0] = input[0];
+    return;
+  }
+  int64_t strides[8] = {}, shape[8] = {}, from[8] = {};
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= inputShape[d];
+  }
+  for (int d = 0; d < rank; ++d) {
+    shape[d] = inputShape[permutation[d]];
+    from[d] = strides[permutation[d]];
+  }
+  gather(input, out, shape, from, rank);
+}
+
+void broadcast(const float *input, float *out, const int64_t *resultShape,
+               int resultRank, const int64_t *dims, const int64_t *inputShape,
+               int inputRank) {
+  if (resultRank == 0) {
+    out[0] = input[0];
+    return;
+  }
+  // Result dimensions not named, and named ones the input has as 1, read
+  // with stride 0.
+  int64_t from[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t stride = 1;
+  for (int j = inputRank - 1; j >= 0; --j) {
+    if (inputShape[j] != 1)
+      from[dims[j]] = stride;
+    stride *= inputShape[j];
+  }
+  gather(input, out, resultShape, from, resultRank);
+}
+
+namespace {
+/// A reduction with adjacent dimensions of the same kind merged and size-1
+/// dimensions dropped: alternating runs of kept and reduced elements.
+struct ReducePlan {
+  int groups = 0;
+  int64_t size[8], inStride[8], outStride[8];
+  bool reduced[8];
+};
+} // namespace
+
+template <Reduction K> static double combine(double acc, double x) {
+  return K == Reduction::Max ? std::max(acc, x) : acc + x;
+}
+
+/// Folds the input below group `level` into acc (the outputs it maps to).
+template <Reduction K>
+static void accumulate(const ReducePlan &plan, int level, const float *in,
+                       double *acc) {
+  int64_t n = plan.size[level];
+  if (level == plan.groups - 1) {
+    if (!plan.reduced[level]) {
+      for (int64_t x = 0; x < n; ++x)
+        acc[x] = combine<K>(acc[x], in[x]);
+    } else if (K == Reduction::Max) {
+      double m = *acc;
+#pragma omp simd reduction(max : m)
+      for (int64_t x = 0; x < n; ++x)
+        m = std::max(m, static_cast<double>(in[x]));
+      *acc = m;
+    } else {
+      double s = 0.0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t x = 0; x < n; ++x)
+        s += in[x];
+      *acc += s;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    accumulate<K>(plan, level + 1, in + i * plan.inStride[level],
+                  plan.reduced[level] ? acc : acc + i * plan.outStride[level]);
+}
+
+template <Reduction K>
+static void reduceInto(const ReducePlan &plan, const float *input,
+                       double *acc, int64_t total) {
+  bool parallel = total >= kParallelElements;
+  if (plan.groups >= 2 && !plan.reduced[0]) {
+    // Outermost kept: its slices write disjoint outputs.
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t i = 0; i < plan.size[0]; ++i)
+      accumulate<K>(plan, 1, input + i * plan.inStride[0],
+                    acc + i * plan.outStride[0]);
+  } else if (plan.groups == 2) {
+    // [rows reduced, columns kept] (bias gradients): column chunks.
+    constexpr int64_t kChunk = 256;
+    int64_t rows = plan.size[0], cols = plan.size[1];
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
+      int64_t c1 = std::min(cols, c0 + kChunk);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = c0; c < c1; ++c)
+          acc[c] = combine<K>(acc[c], input[r * cols + c]);
+    }
+  } else {
+    accumulate<K>(plan, 0, input, acc);
+  }
+}
+
+void reduce(const float *input, float *out, const int64_t *shape, int rank,
+            const bool *reduced, Reduction kind) {
+  ReducePlan plan;
+  int64_t total = 1, outCount = 1;
+  for (int d = 0; d < rank; ++d) {
+    total *= shape[d];
+    if (!reduced[d])
+      outCount *= shape[d];
+    if (shape[d] == 1)
+      continue;
+    if (plan.groups > 0 && plan.reduced[plan.groups - 1] == reduced[d]) {
+      plan.size[plan.groups - 1] *= shape[d];
+      continue;
+    }
+    plan.size[plan.groups] = shape[d];
+    plan.reduced[plan.groups++] = reduced[d];
+  }
+  if (plan.groups == 0) { // a single element
+    plan.size[0] = 1;
+    plan.reduced[plan.groups++] = false;
+  }
+  int64_t in = 1, o = 1;
+  for (int g = plan.groups - 1; g >= 0; --g) {
+    plan.inStride[g] = in;
+    plan.outStride[g] = o;
+    in *= plan.size[g];
+    if (!plan.reduced[g])
+      o *= plan.size[g];
+  }
+  // Double accumulators: sums over many rows (bias gradients) stay exact to
+  // float precision.
+  double init =
+      kind == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+  std::vector<double> acc(outCount, init);
+  if (total > 0) {
+    if (kind == Reduction::Max)
+      reduceInto<Reduction::Max>(plan, input, acc.data(), total);
+    else
+      reduceInto<Reduction::Sum>(plan, input, acc.data(), total);
+  }
+  double count = outCount > 0 ? static_cast<double>(total) / outCount : 1.0;
+  double divisor = kind == Reduction::Mean ? count : 1.0;
+  for (int64_t i = 0; i < outCount; ++i)
+    out[i] = static_cast<float>(acc[i] / divisor);
+}
+
+void embedding(const float *table, const int32_t *ids, float *out,
+               int64_t rows, int64_t width) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out + r * width, table + static_cast<int64_t>(ids[r]) * width,
+                width * sizeof(float));
+}
+
+void embeddingGrad(const float *grad, const int32_t *ids, float *out,
+                   int64_t rows, int64_t width, int64_t vocab) {
+  std::fill(out, out + vocab * width, 0.0f);
+  // Each thread owns a range of vocabulary rows and scans every id: no two
+  // threads add into one row, and each row sums its grads in order.
+#pragma omp parallel if (rows * width >= kParallelElements)
+  {
+    int threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    int64_t first = vocab * thread / threads;
+    int64_t last = vocab * (thread + 1) / threads;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t id = ids[r];
+      if (id < first || id >= last)
+        continue;
+      float *o = out + id * width;
+      const float *g = grad + r * width;
+      for (int64_t d = 0; d < width; ++d)
+        o[d] += g[d];
+    }
+  }
+}
+
+void positionalEncoding(float *out, int64_t positions, int64_t width,
+                        int64_t first) {
+  // Double angles: pos / 10000^(2i/width) reaches thousands of radians,
+  // where a float angle would be off by more than float's sin precision.
+  for (int64_t pos = 0; pos < positions; ++pos)
+    for (int64_t i = 0; 2 * i < width; ++i) {
+      double angle = static_cast<double>(first + pos) /
+                     std::pow(10000.0, static_cast<double>(2 * i) /
+                                           static_cast<double>(width));
+      out[pos * width + 2 * i] = static_cast<float>(std::sin(angle));
+      if (2 * i + 1 < width)
+        out[pos * width + 2 * i + 1] = static_cast<float>(std::cos(angle));
+    }
+}
+
+void storeSlice(float *target, const float *value, int64_t outer,
+                int64_t length, int64_t extent, int64_t inner, int64_t index) {
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(target + (o * extent + index) * inner,
+                value + o * length * inner,
+                static_cast<size_t>(length * inner) * sizeof(float));
+}
+
+void paddingMask(const int32_t *ids, float *out, int64_t count, int32_t padId) {
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = ids[i] == padId ? kMaskedScore : 0.0f;
+}
+
+void causalMask(float *out, int64_t size) {
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < size; ++j)
+      out[i * size + j] = j > i ? kMaskedScore : 0.0f;
+}
+
+} // namespace tgc::cpu

@@ -1,0 +1,89 @@
+//===- Device.h - what the CUDA kernel files share -------------*- C++ -*-===//
+//
+// Internal to TgcCudaKernels (generated code includes Kernels.h only): the
+// cuBLAS and cuBLASLt handles and their error check, per-call device scratch memory, and
+// launch sizes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_CUDA_DEVICE_H
+#define TGC_RUNTIME_CUDA_DEVICE_H
+
+#include "runtime/kernels/cuda/Kernels.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+namespace tgc::cuda {
+
+/// As check(cudaError_t): false after keeping the first failure as
+/// "file:line: cuBLAS error NAME: message" for firstError().
+bool check(cublasStatus_t status, const char *file, int line);
+#define TGC_CUBLAS_CHECK(expr) ::tgc::cuda::check((expr), __FILE__, __LINE__)
+
+/// Checks the launch just made (bad configuration, too much shared memory).
+#define TGC_CUDA_CHECK_LAUNCH() TGC_CUDA_CHECK(cudaGetLastError())
+
+/// The process's cuBLAS handle, created on first use, bound to stream();
+/// null when it cannot be created (the error is kept for firstError()).
+cublasHandle_t cublas();
+/// The process's cuBLASLt handle, created on first use (cuBLASLt takes the
+/// stream per call); null as cublas().
+cublasLtHandle_t cublasLt();
+
+/// How many linear calls so far ran cuBLASLt's fused bias/ReLU epilogue
+/// (the others: cuBLAS and the epilogue kernel); tests read it.
+int64_t fusedLinearCalls();
+
+/// Device memory for one call's intermediate values (partial sums, a copied
+/// table), from CUDA's stream-ordered pool: allocated on stream() and given
+/// back on it when the call has queued its kernels, so the pool hands the
+/// same bytes to the next call without a synchronization. Null when the
+/// allocation failed (the error is kept for firstError()).
+class Scratch {
+public:
+  explicit Scratch(size_t bytes);
+  ~Scratch();
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+
+  template <typename T> T *as() const { return static_cast<T *>(memory); }
+
+private:
+  void *memory = nullptr;
+};
+
+/// Threads per block of the elementwise and row kernels (a multiple of 32:
+/// the block reductions work warp by warp).
+inline constexpr int kThreads = 256;
+
+/// Blocks for a grid-stride loop over `count` elements: enough to fill the
+/// GPU, never more than the elements need.
+inline unsigned blocksFor(int64_t count) {
+  constexpr int64_t kMaxBlocks = 4096;
+  return static_cast<unsigned>(
+      std::clamp<int64_t>((count + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+/// Blocks for a row kernel: one block per row, looping when rows exceed the
+/// grid.
+inline unsigned rowBlocks(int64_t rows) {
+  return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 1 << 16));
+}
+
+/// A row kernel's loops: rows over the blocks, a row's columns over the
+/// block's threads (the same thread always gets the same column).
+#define TGC_FOR_ROW(r, rows)                                                   \
+  for (int64_t r = blockIdx.x; r < (rows); r += gridDim.x)
+#define TGC_FOR_COLUMN(c, width)                                               \
+  for (int64_t c = threadIdx.x; c < (width); c += blockDim.x)
+
+/// A kernel's loop over elements [0, count) with the whole grid.
+#define TGC_GRID_STRIDE(i, count)                                              \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;             \
+       i < (count); i += int64_t(gridDim.x) * blockDim.x)
+
+} // namespace tgc::cuda
+
+#endif // TGC_RUNTIME_CUDA_DEVICE_H

@@ -1,0 +1,237 @@
+//===- Gemm.cu - matmul on cuBLAS, linear on cuBLASLt ----------------===//
+//
+// Both in full f32 (CUBLAS_COMPUTE_32F, no TF32). linear's bias and ReLU are
+// cuBLASLt's fused epilogue: no second pass over the output.
+//
+// cuBLAS is column-major; a row-major [r, c] matrix is the column-major
+// [c, r] one in the same memory. So row-major out = op(A) op(B) is computed
+// as column-major out^T = op(B)^T op(A)^T: the operands swap, m and n
+// swap, and each leading dimension is the operand's stored row length.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Device.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+namespace tgc::cuda {
+
+namespace {
+/// One row-major (batched) product: out[b] [m, n] = op(a[b]) op(b[b]).
+struct Product {
+  const float *a, *b;
+  float *out;
+  int64_t batch, m, n, k;
+  bool transposeA, transposeB;
+  int64_t strideA, strideB; ///< elements between batches; 0 = shared
+};
+} // namespace
+
+static void gemm(const Product &p) {
+  if (p.batch == 0 || p.m == 0 || p.n == 0)
+    return;
+  if (p.k == 0) { // an empty sum; cuBLAS would reject the leading dimension
+    TGC_CUDA_CHECK(cudaMemsetAsync(
+        p.out, 0, p.batch * p.m * p.n * sizeof(float), stream()));
+    return;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  int m = static_cast<int>(p.m), n = static_cast<int>(p.n),
+      k = static_cast<int>(p.k);
+  cublasOperation_t opA = p.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = p.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int lda = p.transposeA ? m : k, ldb = p.transposeB ? k : n;
+  cublasHandle_t handle = cublas();
+  if (!handle) // cuBLAS failed to start; its error is kept (firstError)
+    return;
+  if (p.batch == 1) {
+    TGC_CUBLAS_CHECK(cublasSgemm(handle, opB, opA, n, m, k, &one, p.b, ldb, p.a,
+                                 lda, &zero, p.out, n));
+    return;
+  }
+  TGC_CUBLAS_CHECK(cublasSgemmStridedBatched(
+      handle, opB, opA, n, m, k, &one, p.b, ldb, p.strideB, p.a, lda, p.strideA,
+      &zero, p.out, n, p.m * p.n, static_cast<int>(p.batch)));
+}
+
+void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  // Untransposed lhs batches are contiguous rows: one tall GEMM.
+  if (rhsShared && !transposeLhs) {
+    gemm({lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0});
+    return;
+  }
+  gemm({lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs, m * k,
+        rhsShared ? 0 : k * n});
+}
+
+/// out[r, c] = act(out[r, c] + bias[c]) in place: linear's epilogue where
+/// cuBLASLt offers no algorithm with it for the operands.
+__global__ void biasActivation(float *out, const float *bias, int64_t rows,
+                               int64_t n, bool relu) {
+  TGC_GRID_STRIDE(i, rows * n) {
+    float y = out[i];
+    if (bias)
+      y += bias[i % n];
+    out[i] = relu && y < 0.0f ? 0.0f : y; // as std::max(y, 0.0f)
+  }
+}
+
+namespace {
+/// What cuBLASLt needs for one shape of linear, made once per shape: the
+/// descriptors and the algorithm its heuristic picked (none: `usable` is
+/// false and linear falls back to cuBLAS and the epilogue kernel).
+struct LinearPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t weight = nullptr, input = nullptr, out = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspaceBytes = 0;
+  bool usable = false;
+};
+
+/// cuBLASLt may use this much scratch per GEMM (what NVIDIA suggests for
+/// Hopper); the stream-ordered pool reuses it from call to call.
+constexpr size_t kLtWorkspaceBytes = 32u << 20;
+
+/// linear calls that ran cuBLASLt's fused epilogue (fusedLinearCalls).
+int64_t fusedCalls = 0;
+
+cublasLtEpilogue_t epilogueFor(bool bias, bool relu) {
+  if (bias)
+    return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// The largest power of two up to 256 dividing the address (256 for null).
+uint32_t alignmentOf(const void *p) {
+  uintptr_t bits = 256 | reinterpret_cast<uintptr_t>(p);
+  return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
+}
+
+/// What a plan depends on: the shape, the epilogue, and how the matrices
+/// and the bias are aligned.
+struct PlanKey {
+  int64_t rows, k, n;
+  cublasLtEpilogue_t epilogue;
+  uint32_t matrixAlignment, biasAlignment;
+
+  bool operator<(const PlanKey &o) const {
+    return std::tie(rows, k, n, epilogue, matrixAlignment, biasAlignment) <
+           std::tie(o.rows, o.k, o.n, o.epilogue, o.matrixAlignment,
+                    o.biasAlignment);
+  }
+};
+
+/// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
+/// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
+/// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
+LinearPlan makePlan(const PlanKey &key, const float *bias) {
+  LinearPlan plan;
+  TGC_CUBLAS_CHECK(
+      cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &key.epilogue,
+      sizeof(key.epilogue)));
+  // The heuristic reads the bias's alignment from the pointer itself (there
+  // is no preference for it); later calls with the same key have a bias
+  // aligned alike.
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  auto layout = [](cublasLtMatrixLayout_t &l, int64_t r, int64_t c) {
+    TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, r, c, r));
+  };
+  layout(plan.weight, key.n, key.k);
+  layout(plan.input, key.k, key.rows);
+  layout(plan.out, key.n, key.rows);
+  cublasLtMatmulPreference_t preference = nullptr;
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+      &kLtWorkspaceBytes, sizeof(kLtWorkspaceBytes)));
+  // The heuristic assumes 256-byte aligned matrices unless told otherwise;
+  // tensors inside the arena may be less.
+  for (cublasLtMatmulPreferenceAttributes_t attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference, attribute, &key.matrixAlignment,
+        sizeof(key.matrixAlignment)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      cublasLt(), plan.desc, plan.weight, plan.input, plan.out, plan.out,
+      preference, 1, &result, &found);
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
+    plan.algo = result.algo;
+    plan.workspaceBytes = result.workspaceSize;
+    plan.usable = true;
+  }
+  return plan;
+}
+
+/// The plan of `key`, made on first use. A model has a handful of linear
+/// shapes; their plans live as long as the process.
+LinearPlan &planFor(const PlanKey &key, const float *bias) {
+  static std::map<PlanKey, LinearPlan> plans;
+  auto it = plans.find(key);
+  if (it == plans.end())
+    it = plans.emplace(key, makePlan(key, bias)).first;
+  return it->second;
+}
+
+/// out = act(input weight + bias) with cuBLASLt's epilogue; false where it
+/// has no algorithm for these operands (the caller computes it otherwise).
+bool fusedLinear(const float *input, const float *weight, const float *bias,
+                 float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  if (k == 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
+    return false;
+  if (!cublasLt()) // cuBLASLt failed to start; its error is kept
+    return false;
+  uint32_t matrices = std::min(
+      {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
+  LinearPlan &plan = planFor({rows, k, n, epilogueFor(bias, relu), matrices,
+                              alignmentOf(bias)},
+                             bias);
+  if (!plan.usable)
+    return false;
+  // The bias pointer is per call: set on the shared descriptor just before
+  // its use (calls are enqueued from one host thread).
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  const float one = 1.0f, zero = 0.0f;
+  Scratch workspace(plan.workspaceBytes);
+  cublasStatus_t status = cublasLtMatmul(
+      cublasLt(), plan.desc, &one, weight, plan.weight, input, plan.input,
+      &zero, out, plan.out, out, plan.out, &plan.algo, workspace.as<void>(),
+      plan.workspaceBytes, stream());
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    plan.usable = false; // these operands after all: not again
+    return false;
+  }
+  TGC_CUBLAS_CHECK(status);
+  ++fusedCalls;
+  return true;
+}
+} // namespace
+
+int64_t fusedLinearCalls() { return fusedCalls; }
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
+    return;
+  gemm({input, weight, out, 1, rows, n, k, false, false, 0, 0});
+  if (!bias && !relu)
+    return;
+  biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
+      out, bias, rows, n, relu);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,69 @@
+//===- Kernels.h - the CUDA kernels generated steps call -------*- C++ -*-===//
+//
+// The CUDA twin of runtime/kernels/cpu/Kernels.h: the same functions, arguments and
+// helper structs (runtime/kernels/KernelDeclarations.inc) in namespace tgc::cuda, so
+// that the CUDA emitter writes the same calls as the C++ one. Differences:
+//   - every tensor pointer is a DEVICE pointer (f32, row-major, contiguous);
+//   - shapes, permutations, flags and the AdamTensor table are host values;
+//   - adamUpdate's lr and step are DEVICE pointers (the generated step
+//     keeps them on the GPU, next to the rest of its inputs);
+//   - every call only enqueues work on stream() (cuBLAS included) and
+//     returns; an error does not stop the program: the first one is kept,
+//     with file:line and CUDA's message, for firstError() (below).
+// GEMMs run on cuBLAS in full f32 (no TF32); linear on cuBLASLt with its
+// bias/ReLU epilogue. Results match the CPU kernels within float rounding
+// (different summation orders), and dropout masks are bit-identical: the
+// same Philox stream (runtime/kernels/Philox.h), the same element indices.
+// test/unit/kernels/cuda checks both.
+//
+// Plain C++: g++ compiles it as well as nvcc (only Dropout::factor is also
+// device code, through TGC_HOST_DEVICE).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_CUDA_KERNELS_H
+#define TGC_RUNTIME_CUDA_KERNELS_H
+
+#include "runtime/kernels/KernelTypes.h"
+
+#include <cstdint>
+#include <cuda_runtime.h>
+#include <string>
+
+namespace tgc::cuda {
+
+//===--- Stream.cu --------------------------------------------------------===//
+
+/// The stream every kernel and cuBLAS call is enqueued on (default: the
+/// legacy default stream 0). Kernels and cuBLAS are driven from one host
+/// thread; ordering work across streams is the caller's business.
+void setStream(cudaStream_t stream);
+cudaStream_t stream();
+
+/// True when `status` is cudaSuccess. Otherwise false, and the first failed
+/// check of the process is kept as "file:line: CUDA error NAME: message"
+/// for firstError(). Nothing stops: the calls after it go on (and fail or
+/// compute garbage), so whoever drives the kernels asks firstError() after
+/// each step and gives up there. As a statement, TGC_CUDA_CHECK(x); (what
+/// generated code writes) ignores the result.
+bool check(cudaError_t status, const char *file, int line);
+#define TGC_CUDA_CHECK(expr) ::tgc::cuda::check((expr), __FILE__, __LINE__)
+
+/// False while every check has passed; true with `why` the first failure's
+/// message (a CUDA or cuBLAS error, with the file:line of its check). It
+/// stays set for the rest of the process: after a CUDA error the device
+/// state and the results are not to be trusted.
+bool firstError(std::string &why);
+
+#include "runtime/kernels/KernelDeclarations.inc"
+
+//===--- Adam.cu ----------------------------------------------------------===//
+
+/// Bias-corrected Adam on every tensor in one launch (step >= 1). `tensors`
+/// is a host array (copied before the call returns); lr and step are
+/// DEVICE scalars.
+void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
+                const int32_t *step, float beta1, float beta2, float epsilon);
+
+} // namespace tgc::cuda
+
+#endif // TGC_RUNTIME_CUDA_KERNELS_H

@@ -1,0 +1,141 @@
+//===- Loss.cu - label-smoothed cross-entropy and its gradient -------===//
+//
+// Per counted row, with lse = log sum_c exp(x_c) and q the smoothed target
+// distribution (1 - s) onehot(t) + s / V:
+//   loss_r = -((1 - s)(x_t - lse) + (s / V) sum_c (x_c - lse))
+//   dx_c   = lossGrad (softmax_c - q_c) / tokens
+// One kernel each. The loss: one block per row, the row sums and the total
+// in double, as the CPU kernel's (rows are as wide as the vocabulary); the
+// last block to finish adds the rows' losses in a fixed order: the same
+// loss on every run. The gradient: every block counts the targets, then
+// writes its rows.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/BlockReduce.cuh"
+#include "runtime/kernels/cuda/Device.h"
+
+namespace tgc::cuda {
+
+/// log sum_c exp(x_c) of one row; the whole block calls.
+__device__ double logSumExp(const float *x, int64_t classes) {
+  float max = -INFINITY;
+  TGC_FOR_COLUMN(c, classes) { max = fmaxf(max, x[c]); }
+  max = blockMax(max);
+  double sum = 0.0;
+  TGC_FOR_COLUMN(c, classes) { sum += expf(x[c] - max); }
+  return max + log(blockSum(sum));
+}
+
+/// The number of targets that are not ignoreIndex; the whole block calls.
+__device__ int32_t countTokens(const int32_t *targets, int64_t rows,
+                               int32_t ignoreIndex) {
+  int32_t count = 0;
+  TGC_FOR_COLUMN(r, rows) { count += targets[r] != ignoreIndex; }
+  return blockSum(count);
+}
+
+/// Blocks of crossEntropyKernel done with their rows. The last to arrive
+/// sets it back to 0; calls are enqueued on one stream, so no two of these
+/// kernels run at once.
+__device__ unsigned int finishedLossBlocks = 0;
+
+/// rowLoss[r] = loss_r (0 for ignored rows); then the last block to finish
+/// writes *loss, their mean over the counted rows, and *tokens, that count.
+__global__ void crossEntropyKernel(const float *logits, const int32_t *targets,
+                                   double *rowLoss, float *loss,
+                                   int32_t *tokens, int64_t rows,
+                                   int64_t classes, double smoothing,
+                                   int32_t ignoreIndex) {
+  TGC_FOR_ROW(r, rows) {
+    int32_t target = targets[r];
+    if (target == ignoreIndex) {
+      if (threadIdx.x == 0)
+        rowLoss[r] = 0.0;
+      continue;
+    }
+    const float *x = logits + r * classes;
+    double lse = logSumExp(x, classes), sum = 0.0;
+    TGC_FOR_COLUMN(c, classes) { sum += x[c]; }
+    sum = blockSum(sum);
+    double sumLogP = sum - static_cast<double>(classes) * lse;
+    double perClass = smoothing / static_cast<double>(classes);
+    if (threadIdx.x == 0)
+      rowLoss[r] = -((1.0 - smoothing) * (x[target] - lse) +
+                     perClass * sumLogP);
+  }
+  // This block's row losses are visible to every block before it counts
+  // itself done (CUDA's threadfence reduction).
+  __threadfence();
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(&finishedLossBlocks, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last)
+    return;
+  __threadfence(); // acquire: the other blocks' row losses, seen as done
+  // Strided over the threads in row order, then the block sum: the same
+  // total on every run. __ldcg reads past L1, which may hold no stale copy.
+  double total = 0.0;
+  TGC_FOR_COLUMN(r, rows) { total += __ldcg(rowLoss + r); }
+  total = blockSum(total);
+  int32_t count = countTokens(targets, rows, ignoreIndex);
+  if (threadIdx.x == 0) {
+    *tokens = count;
+    *loss = count > 0 ? static_cast<float>(total / count) : 0.0f;
+    finishedLossBlocks = 0;
+  }
+}
+
+void crossEntropy(const float *logits, const int32_t *targets, float *loss,
+                  int32_t *tokens, int64_t rows, int64_t classes,
+                  float smoothing, int32_t ignoreIndex) {
+  Scratch rowLoss(rows * sizeof(double));
+  crossEntropyKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
+      logits, targets, rowLoss.as<double>(), loss, tokens, rows, classes,
+      smoothing, ignoreIndex);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+/// Blocks of crossEntropyGradKernel at most: each counts the targets
+/// itself, which costs rows reads per block, small next to its share of
+/// the rows x classes logits.
+constexpr int64_t kGradBlocks = 1024;
+
+__global__ void crossEntropyGradKernel(float lossGrad, const float *logits,
+                                       const int32_t *targets, float *out,
+                                       int64_t rows, int64_t classes,
+                                       float smoothing, int32_t ignoreIndex) {
+  int32_t count = countTokens(targets, rows, ignoreIndex);
+  float perClass = smoothing / static_cast<float>(classes);
+  float weight = count > 0 ? static_cast<float>(
+                                 static_cast<double>(lossGrad) / count)
+                           : 0.0f;
+  TGC_FOR_ROW(r, rows) {
+    float *o = out + r * classes;
+    int32_t target = targets[r];
+    if (target == ignoreIndex) {
+      TGC_FOR_COLUMN(c, classes) { o[c] = 0.0f; }
+      continue;
+    }
+    const float *x = logits + r * classes;
+    float lse = static_cast<float>(logSumExp(x, classes));
+    TGC_FOR_COLUMN(c, classes) {
+      float q = c == target ? 1.0f - smoothing + perClass : perClass;
+      o[c] = weight * (expf(x[c] - lse) - q);
+    }
+  }
+}
+
+void crossEntropyGrad(float lossGrad, const float *logits,
+                      const int32_t *targets, float *out, int64_t rows,
+                      int64_t classes, float smoothing, int32_t ignoreIndex) {
+  if (rows * classes == 0)
+    return;
+  unsigned blocks = static_cast<unsigned>(std::min(rows, kGradBlocks));
+  crossEntropyGradKernel<<<blocks, kThreads, 0, stream()>>>(
+      lossGrad, logits, targets, out, rows, classes, smoothing, ignoreIndex);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,152 @@
+//===- Reduce.cu - sum, max and mean over flagged dimensions ---------===//
+//
+// The input is seen as runs of kept and reduced dimensions (adjacent
+// dimensions of one kind merged, size-1 ones dropped). The kept runs index
+// the output; the reduced runs index the elements folded into it. Double
+// accumulators, as the CPU kernel: sums over many rows (bias gradients)
+// stay exact to float precision.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/BlockReduce.cuh"
+#include "runtime/kernels/cuda/Device.h"
+
+#include <cmath>
+
+namespace tgc::cuda {
+
+namespace {
+constexpr int kMaxRank = 8;
+
+/// Runs of dimensions, outermost first, with their input strides.
+struct Runs {
+  int count = 0;
+  int64_t size[kMaxRank] = {}, stride[kMaxRank] = {};
+};
+
+struct ReducePlan {
+  Runs kept, reduced;
+  int64_t outCount = 1, reduceCount = 1;
+  bool innermostReduced = false;
+};
+
+/// Outputs per block of reduceAcrossRows, and slices of the reduction.
+constexpr int kColumns = 32, kSlices = 32;
+} // namespace
+
+/// Input offset of element `index` of the runs (row-major over them).
+__device__ int64_t offsetOf(int64_t index, const Runs &runs) {
+  int64_t offset = 0;
+  for (int x = runs.count - 1; x >= 0; --x) {
+    offset += (index % runs.size[x]) * runs.stride[x];
+    index /= runs.size[x];
+  }
+  return offset;
+}
+
+template <Reduction K> __device__ double identity() {
+  return K == Reduction::Max ? -INFINITY : 0.0;
+}
+template <Reduction K> __device__ double combine(double acc, double x) {
+  return K == Reduction::Max ? (acc < x ? x : acc) : acc + x; // std::max
+}
+
+/// Innermost run reduced: one block per output, its threads striding over
+/// the reduced elements (neighbouring threads read neighbouring floats).
+template <Reduction K>
+__global__ void reduceAlongRows(const float *input, float *out,
+                                ReducePlan plan, double divisor) {
+  TGC_FOR_ROW(o, plan.outCount) {
+    const float *base = input + offsetOf(o, plan.kept);
+    double acc = identity<K>();
+    for (int64_t r = threadIdx.x; r < plan.reduceCount; r += blockDim.x)
+      acc = combine<K>(acc, base[offsetOf(r, plan.reduced)]);
+    acc = K == Reduction::Max ? blockMax(acc) : blockSum(acc);
+    if (threadIdx.x == 0)
+      out[o] = static_cast<float>(acc / divisor);
+  }
+}
+
+/// Innermost run kept: a block is kColumns neighbouring outputs (x, reading
+/// neighbouring floats) times kSlices interleaved slices of the reduced
+/// elements (y), combined in slice order.
+template <Reduction K>
+__global__ void __launch_bounds__(kColumns * kSlices)
+    reduceAcrossRows(const float *input, float *out, ReducePlan plan,
+                     double divisor) {
+  __shared__ double partial[kSlices][kColumns + 1];
+  int64_t o = blockIdx.x * int64_t(kColumns) + threadIdx.x;
+  double acc = identity<K>();
+  if (o < plan.outCount) {
+    const float *base = input + offsetOf(o, plan.kept);
+    for (int64_t r = threadIdx.y; r < plan.reduceCount; r += kSlices)
+      acc = combine<K>(acc, base[offsetOf(r, plan.reduced)]);
+  }
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || o >= plan.outCount)
+    return;
+  for (int y = 1; y < kSlices; ++y)
+    acc = combine<K>(acc, partial[y][threadIdx.x]);
+  out[o] = static_cast<float>(acc / divisor);
+}
+
+static ReducePlan planOf(const int64_t *shape, int rank, const bool *reduced) {
+  int64_t size[kMaxRank];
+  bool isReduced[kMaxRank];
+  int runs = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (runs > 0 && isReduced[runs - 1] == reduced[d]) {
+      size[runs - 1] *= shape[d];
+      continue;
+    }
+    size[runs] = shape[d];
+    isReduced[runs++] = reduced[d];
+  }
+  ReducePlan plan;
+  int64_t stride = 1, strides[kMaxRank];
+  for (int x = runs - 1; x >= 0; --x) {
+    strides[x] = stride;
+    stride *= size[x];
+  }
+  for (int x = 0; x < runs; ++x) {
+    Runs &into = isReduced[x] ? plan.reduced : plan.kept;
+    into.size[into.count] = size[x];
+    into.stride[into.count++] = strides[x];
+    (isReduced[x] ? plan.reduceCount : plan.outCount) *= size[x];
+  }
+  plan.innermostReduced = runs > 0 && isReduced[runs - 1];
+  return plan;
+}
+
+template <Reduction K>
+static void launch(const float *input, float *out, const ReducePlan &plan,
+                   double divisor) {
+  if (plan.innermostReduced) {
+    reduceAlongRows<K><<<rowBlocks(plan.outCount), kThreads, 0, stream()>>>(
+        input, out, plan, divisor);
+  } else {
+    unsigned blocks =
+        static_cast<unsigned>((plan.outCount + kColumns - 1) / kColumns);
+    reduceAcrossRows<K><<<blocks, dim3(kColumns, kSlices), 0, stream()>>>(
+        input, out, plan, divisor);
+  }
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+void reduce(const float *input, float *out, const int64_t *shape, int rank,
+            const bool *reduced, Reduction kind) {
+  ReducePlan plan = planOf(shape, rank, reduced);
+  if (plan.outCount == 0)
+    return;
+  // As the CPU kernel: a mean over no elements is 0/0.
+  double divisor =
+      kind == Reduction::Mean ? static_cast<double>(plan.reduceCount) : 1.0;
+  if (kind == Reduction::Max)
+    launch<Reduction::Max>(input, out, plan, divisor);
+  else
+    launch<Reduction::Sum>(input, out, plan, divisor);
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,113 @@
+//===- Stream.cu - the stream, error checks, cuBLAS and scratch memory ----===//
+//
+// Process-wide state of the kernels, driven from one host thread.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Device.h"
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace tgc::cuda {
+
+namespace {
+cudaStream_t currentStream = nullptr;
+cublasHandle_t handle = nullptr;
+cublasLtHandle_t ltHandle = nullptr;
+bool poolConfigured = false;
+
+/// The first failed check's message ("" while none failed), for
+/// firstError(); the mutex makes a check from another thread safe.
+std::mutex failureMutex;
+std::string failure;
+
+/// Keeps "file:line: LIBRARY error NAME: message" unless an earlier
+/// failure is kept already; returns false for the check.
+bool fail(const char *file, int line, const char *library, const char *name,
+          const char *message) {
+  std::lock_guard<std::mutex> lock(failureMutex);
+  if (failure.empty())
+    failure = std::string(file) + ":" + std::to_string(line) + ": " + library +
+              " error " + name + ": " + message;
+  return false;
+}
+} // namespace
+
+void setStream(cudaStream_t stream) {
+  currentStream = stream;
+  if (handle)
+    TGC_CUBLAS_CHECK(cublasSetStream(handle, stream));
+}
+
+cudaStream_t stream() { return currentStream; }
+
+bool check(cudaError_t status, const char *file, int line) {
+  return status == cudaSuccess ||
+         fail(file, line, "CUDA", cudaGetErrorName(status),
+              cudaGetErrorString(status));
+}
+
+bool check(cublasStatus_t status, const char *file, int line) {
+  return status == CUBLAS_STATUS_SUCCESS ||
+         fail(file, line, "cuBLAS", cublasGetStatusName(status),
+              cublasGetStatusString(status));
+}
+
+bool firstError(std::string &why) {
+  std::lock_guard<std::mutex> lock(failureMutex);
+  if (failure.empty())
+    return false;
+  why = failure;
+  return true;
+}
+
+cublasHandle_t cublas() {
+  if (!handle) {
+    // The default math mode is full f32: TF32 would need
+    // CUBLAS_TF32_TENSOR_OP_MATH and would no longer match the CPU.
+    // Kept only once created: a failed create leaves nothing to use.
+    cublasHandle_t created = nullptr;
+    if (!TGC_CUBLAS_CHECK(cublasCreate(&created)))
+      return nullptr;
+    handle = created;
+    TGC_CUBLAS_CHECK(cublasSetStream(handle, currentStream));
+  }
+  return handle;
+}
+
+cublasLtHandle_t cublasLt() {
+  if (!ltHandle) {
+    cublasLtHandle_t created = nullptr;
+    if (TGC_CUBLAS_CHECK(cublasLtCreate(&created)))
+      ltHandle = created;
+  }
+  return ltHandle;
+}
+
+Scratch::Scratch(size_t bytes) {
+  if (!poolConfigured) {
+    // By default the pool returns freed memory to the driver at every
+    // synchronization, and each step would allocate its scratch afresh.
+    // (After an error: tried again on the next call.)
+    int device = 0;
+    cudaMemPool_t pool = nullptr;
+    uint64_t keepAll = UINT64_MAX;
+    poolConfigured =
+        TGC_CUDA_CHECK(cudaGetDevice(&device)) &&
+        TGC_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device)) &&
+        TGC_CUDA_CHECK(cudaMemPoolSetAttribute(
+            pool, cudaMemPoolAttrReleaseThreshold, &keepAll));
+  }
+  // On an error `memory` stays null (the error is kept for firstError()).
+  if (bytes > 0 &&
+      !TGC_CUDA_CHECK(cudaMallocAsync(&memory, bytes, currentStream)))
+    memory = nullptr;
+}
+
+Scratch::~Scratch() {
+  if (memory)
+    TGC_CUDA_CHECK(cudaFreeAsync(memory, currentStream));
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,220 @@
+//===- TensorKernels.cu - layouts, embeddings, positions, masks ------===//
+//
+// Grid-stride loops, one thread per output element, except embeddingGrad
+// (CUB's radix sort groups the rows by id, then one block per id).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Device.h"
+
+#include <cub/device/device_radix_sort.cuh>
+
+namespace tgc::cuda {
+
+namespace {
+constexpr int kMaxRank = 8;
+
+/// out [shape] (row-major) where element (c_0..c_r-1) is read from input
+/// offset sum c_d * from[d] (a stride of 0 replicates). Passed by value:
+/// the shapes travel in the kernel's parameters.
+struct Gather {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {}, from[kMaxRank] = {};
+};
+} // namespace
+
+__global__ void gatherKernel(const float *input, float *out, Gather g,
+                             int64_t total) {
+  TGC_GRID_STRIDE(i, total) {
+    int64_t rest = i, source = 0;
+    for (int d = g.rank - 1; d >= 0; --d) {
+      source += (rest % g.shape[d]) * g.from[d];
+      rest /= g.shape[d];
+    }
+    out[i] = input[source];
+  }
+}
+
+static void gather(const float *input, float *out, const Gather &g) {
+  int64_t total = 1; // rank 0: one element
+  for (int d = 0; d < g.rank; ++d)
+    total *= g.shape[d];
+  if (total == 0)
+    return;
+  gatherKernel<<<blocksFor(total), kThreads, 0, stream()>>>(input, out, g,
+                                                            total);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+void transpose(const float *input, float *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  int64_t strides[kMaxRank] = {};
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= inputShape[d];
+  }
+  Gather g;
+  g.rank = rank;
+  for (int d = 0; d < rank; ++d) {
+    g.shape[d] = inputShape[permutation[d]];
+    g.from[d] = strides[permutation[d]];
+  }
+  gather(input, out, g);
+}
+
+void broadcast(const float *input, float *out, const int64_t *resultShape,
+               int resultRank, const int64_t *dims, const int64_t *inputShape,
+               int inputRank) {
+  // Result dimensions not named, and named ones the input has as 1, read
+  // with stride 0.
+  Gather g;
+  g.rank = resultRank;
+  for (int d = 0; d < resultRank; ++d)
+    g.shape[d] = resultShape[d];
+  int64_t stride = 1;
+  for (int j = inputRank - 1; j >= 0; --j) {
+    if (inputShape[j] != 1)
+      g.from[dims[j]] = stride;
+    stride *= inputShape[j];
+  }
+  gather(input, out, g);
+}
+
+__global__ void embeddingKernel(const float *table, const int32_t *ids,
+                                float *out, int64_t rows, int64_t width) {
+  TGC_GRID_STRIDE(i, rows * width) {
+    out[i] = table[static_cast<int64_t>(ids[i / width]) * width + i % width];
+  }
+}
+
+void embedding(const float *table, const int32_t *ids, float *out,
+               int64_t rows, int64_t width) {
+  if (rows * width == 0)
+    return;
+  embeddingKernel<<<blocksFor(rows * width), kThreads, 0, stream()>>>(
+      table, ids, out, rows, width);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+/// Fills values[i] = i.
+__global__ void iotaKernel(int32_t *values, int64_t count) {
+  TGC_GRID_STRIDE(i, count) { values[i] = static_cast<int32_t>(i); }
+}
+
+/// `ids` sorted (stably) with `rows` their row numbers: each run of one id
+/// is owned by the block at its first position, which writes that id's
+/// output row once, the sum of the run's gradient rows in row order (as the
+/// CPU kernel adds them). Ids outside the vocabulary are skipped (as on the
+/// CPU). No atomics: the result is the same on every run.
+__global__ void embeddingGradKernel(const float *grad, const int32_t *ids,
+                                    const int32_t *rowOf, float *out,
+                                    int64_t rows, int64_t width,
+                                    int64_t vocab) {
+  TGC_FOR_ROW(first, rows) {
+    int32_t id = ids[first];
+    if (id < 0 || id >= vocab || (first > 0 && ids[first - 1] == id))
+      continue;
+    TGC_FOR_COLUMN(c, width) {
+      float sum = 0.0f;
+      for (int64_t x = first; x < rows && ids[x] == id; ++x)
+        sum += grad[rowOf[x] * width + c];
+      out[static_cast<int64_t>(id) * width + c] = sum;
+    }
+  }
+}
+
+void embeddingGrad(const float *grad, const int32_t *ids, float *out,
+                   int64_t rows, int64_t width, int64_t vocab) {
+  if (vocab * width == 0)
+    return;
+  // Rows no id refers to stay zero.
+  TGC_CUDA_CHECK(
+      cudaMemsetAsync(out, 0, vocab * width * sizeof(float), stream()));
+  if (rows == 0)
+    return;
+  // Group the rows by id with CUB's radix sort, which is stable: within an
+  // id the rows stay in ascending order. O(rows) work where comparing
+  // every pair of rows would be O(rows^2) (25k rows in a base batch).
+  int count = static_cast<int>(rows);
+  Scratch keys(rows * sizeof(int32_t)), values(2 * rows * sizeof(int32_t));
+  int32_t *sortedIds = keys.as<int32_t>();
+  int32_t *rowNumbers = values.as<int32_t>(), *sortedRows = rowNumbers + rows;
+  iotaKernel<<<blocksFor(rows), kThreads, 0, stream()>>>(rowNumbers, rows);
+  TGC_CUDA_CHECK_LAUNCH();
+  size_t tempBytes = 0;
+  TGC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, tempBytes, ids, sortedIds, rowNumbers, sortedRows, count, 0,
+      32, stream()));
+  Scratch temp(tempBytes);
+  TGC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      temp.as<void>(), tempBytes, ids, sortedIds, rowNumbers, sortedRows,
+      count, 0, 32, stream()));
+  embeddingGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
+      grad, sortedIds, sortedRows, out, rows, width, vocab);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+__global__ void positionalEncodingKernel(float *out, int64_t positions,
+                                         int64_t width, int64_t first) {
+  // One thread per (position, pair of columns). Double angles, as the CPU:
+  // pos / 10000^(2i/width) reaches thousands of radians.
+  int64_t pairs = (width + 1) / 2;
+  TGC_GRID_STRIDE(x, positions * pairs) {
+    int64_t pos = x / pairs, i = x % pairs;
+    double angle = static_cast<double>(first + pos) /
+                   pow(10000.0, static_cast<double>(2 * i) /
+                                    static_cast<double>(width));
+    out[pos * width + 2 * i] = static_cast<float>(sin(angle));
+    if (2 * i + 1 < width)
+      out[pos * width + 2 * i + 1] = static_cast<float>(cos(angle));
+  }
+}
+
+void positionalEncoding(float *out, int64_t positions, int64_t width,
+                        int64_t first) {
+  int64_t count = positions * ((width + 1) / 2);
+  if (count == 0)
+    return;
+  positionalEncodingKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
+      out, positions, width, first);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+void storeSlice(float *target, const float *value, int64_t outer,
+                int64_t length, int64_t extent, int64_t inner, int64_t index) {
+  // One 2-D copy: `outer` rows of length * inner floats.
+  size_t row = static_cast<size_t>(length * inner) * sizeof(float);
+  TGC_CUDA_CHECK(cudaMemcpy2DAsync(
+      target + index * inner, static_cast<size_t>(extent * inner) * sizeof(float),
+      value, row, row, static_cast<size_t>(outer), cudaMemcpyDeviceToDevice,
+      stream()));
+}
+
+__global__ void paddingMaskKernel(const int32_t *ids, float *out,
+                                  int64_t count, int32_t padId) {
+  TGC_GRID_STRIDE(i, count) { out[i] = ids[i] == padId ? kMaskedScore : 0.0f; }
+}
+
+void paddingMask(const int32_t *ids, float *out, int64_t count, int32_t padId) {
+  if (count == 0)
+    return;
+  paddingMaskKernel<<<blocksFor(count), kThreads, 0, stream()>>>(ids, out,
+                                                                 count, padId);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+__global__ void causalMaskKernel(float *out, int64_t size) {
+  TGC_GRID_STRIDE(x, size * size) {
+    out[x] = x % size > x / size ? kMaskedScore : 0.0f;
+  }
+}
+
+void causalMask(float *out, int64_t size) {
+  if (size == 0)
+    return;
+  causalMaskKernel<<<blocksFor(size * size), kThreads, 0, stream()>>>(out,
+                                                                      size);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace tgc::cuda

@@ -1,0 +1,150 @@
+//===- AttentionKernels.cpp - tg.attention and tg.attention_grad --------===//
+//
+// Per (batch b, head h, query i), with j over keys:
+//   s_ij = scale * q_i . k_j + mask[b, j] + (causal && j > i ? -1e9 : 0)
+//   lse_i = log sum_j exp(s_ij),  p_ij = exp(s_ij) / sum_j' exp(s_ij')
+//   (the backward recomputes p_ij as exp(s_ij - lse_i))
+//   out_i = sum_j p_ij f_ij v_j,  f = the dropout factor of element
+//           ((b * H + h) * Sq + i) * Sk + j of the probabilities.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/reference/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tgc::reference {
+
+namespace {
+/// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv].
+struct AttentionDims {
+  int64_t batch, heads, queries, keys, keyDim, valueDim;
+
+  AttentionDims(const HostTensor &q, const HostTensor &k, const HostTensor &v)
+      : batch(q.shape[0]), heads(q.shape[1]), queries(q.shape[2]),
+        keys(k.shape[2]), keyDim(q.shape[3]), valueDim(v.shape[3]) {}
+
+  /// Flat index of row `i` (query or key) of head (b, h) in a [B, H, S, D]
+  /// tensor.
+  int64_t row(int64_t b, int64_t h, int64_t rows, int64_t i,
+              int64_t dim) const {
+    return ((b * heads + h) * rows + i) * dim;
+  }
+};
+} // namespace
+
+/// The scores s_ij of one query row.
+static std::vector<double> scoreRow(const HostTensor &q, const HostTensor &k,
+                                    const AttentionConfig &config,
+                                    const AttentionDims &d, int64_t b,
+                                    int64_t h, int64_t i) {
+  std::vector<double> scores(d.keys);
+  const double *qi = q.data.data() + d.row(b, h, d.queries, i, d.keyDim);
+  for (int64_t j = 0; j < d.keys; ++j) {
+    const double *kj = k.data.data() + d.row(b, h, d.keys, j, d.keyDim);
+    double dot = 0.0;
+    for (int64_t c = 0; c < d.keyDim; ++c)
+      dot += qi[c] * kj[c];
+    double s = config.scale * dot;
+    if (config.mask)
+      s += (*config.mask)[b * d.keys + j];
+    if (config.causal && j > config.causalOffset + i)
+      s += kMaskedScore;
+    scores[j] = s;
+  }
+  return scores;
+}
+
+/// Flat index of probability (i, j) of head (b, h): the dropout index.
+static uint64_t probabilityIndex(const AttentionDims &d, int64_t b, int64_t h,
+                                 int64_t i, int64_t j) {
+  return static_cast<uint64_t>(((b * d.heads + h) * d.queries + i) * d.keys +
+                               j);
+}
+
+AttentionResult attention(const HostTensor &query, const HostTensor &key,
+                          const HostTensor &value,
+                          const AttentionConfig &config) {
+  AttentionDims d(query, key, value);
+  AttentionResult result{HostTensor({d.batch, d.heads, d.queries, d.valueDim}),
+                         HostTensor({d.batch, d.heads, d.queries})};
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h)
+      for (int64_t i = 0; i < d.queries; ++i) {
+        std::vector<double> s = scoreRow(query, key, config, d, b, h, i);
+        double max = *std::max_element(s.begin(), s.end());
+        double sum = 0.0;
+        for (double x : s)
+          sum += std::exp(x - max);
+        double lse = max + std::log(sum);
+        result.lse[(b * d.heads + h) * d.queries + i] = lse;
+        double *out =
+            result.output.data.data() + d.row(b, h, d.queries, i, d.valueDim);
+        // exp(s - max) / sum rather than exp(s - lse): exact for rows whose
+        // scores are all near -1e9.
+        for (int64_t j = 0; j < d.keys; ++j) {
+          double p = std::exp(s[j] - max) / sum *
+                     dropoutFactor(config.dropout, probabilityIndex(d, b, h, i, j));
+          const double *vj =
+              value.data.data() + d.row(b, h, d.keys, j, d.valueDim);
+          for (int64_t c = 0; c < d.valueDim; ++c)
+            out[c] += p * vj[c];
+        }
+      }
+  return result;
+}
+
+// With P the probabilities, F the dropout factors and dO the output gradient:
+//   dV_j += P_ij F_ij dO_i,  dP_ij = F_ij (dO_i . v_j),
+//   dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'),
+//   dQ_i += scale dS_ij k_j,  dK_j += scale dS_ij q_i.
+AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
+                             const HostTensor &key, const HostTensor &value,
+                             const HostTensor &lse,
+                             const AttentionConfig &config) {
+  AttentionDims d(query, key, value);
+  AttentionGrads grads{HostTensor(query.shape), HostTensor(key.shape),
+                       HostTensor(value.shape)};
+  std::vector<double> p(d.keys), factor(d.keys), dp(d.keys);
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h)
+      for (int64_t i = 0; i < d.queries; ++i) {
+        std::vector<double> s = scoreRow(query, key, config, d, b, h, i);
+        double rowLse = lse[(b * d.heads + h) * d.queries + i];
+        const double *dO =
+            grad.data.data() + d.row(b, h, d.queries, i, d.valueDim);
+        double rowDot = 0.0;
+        for (int64_t j = 0; j < d.keys; ++j) {
+          p[j] = std::exp(s[j] - rowLse);
+          factor[j] = dropoutFactor(config.dropout, probabilityIndex(d, b, h, i, j));
+          const double *vj =
+              value.data.data() + d.row(b, h, d.keys, j, d.valueDim);
+          double *dvj =
+              grads.value.data.data() + d.row(b, h, d.keys, j, d.valueDim);
+          double dropped = 0.0;
+          for (int64_t c = 0; c < d.valueDim; ++c) {
+            dropped += dO[c] * vj[c];
+            dvj[c] += p[j] * factor[j] * dO[c];
+          }
+          dp[j] = factor[j] * dropped;
+          rowDot += p[j] * dp[j];
+        }
+        const double *qi =
+            query.data.data() + d.row(b, h, d.queries, i, d.keyDim);
+        double *dqi =
+            grads.query.data.data() + d.row(b, h, d.queries, i, d.keyDim);
+        for (int64_t j = 0; j < d.keys; ++j) {
+          double ds = config.scale * p[j] * (dp[j] - rowDot);
+          const double *kj = key.data.data() + d.row(b, h, d.keys, j, d.keyDim);
+          double *dkj =
+              grads.key.data.data() + d.row(b, h, d.keys, j, d.keyDim);
+          for (int64_t c = 0; c < d.keyDim; ++c) {
+            dqi[c] += ds * kj[c];
+            dkj[c] += ds * qi[c];
+          }
+        }
+      }
+  return grads;
+}
+
+} // namespace tgc::reference

@@ -1,0 +1,144 @@
+//===- Kernels.h - reference kernels of the tg ops --------------*- C++ -*-===//
+//
+// One plain function per tg op (or op family), computed in double on
+// HostTensors. They assume operands that passed the op's verifier; data
+// checks (ids in range, Adam step >= 1) are the interpreter's. Formulas follow
+// each op's description in ir/TgOps.td.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_KERNELS_REFERENCE_KERNELS_H
+#define TGC_RUNTIME_KERNELS_REFERENCE_KERNELS_H
+
+#include "runtime/kernels/reference/HostTensor.h"
+#include "runtime/kernels/KernelTypes.h"
+
+#include <cstdint>
+#include <span>
+
+namespace tgc::reference {
+
+using runtime::Dropout;
+
+/// What dropout multiplies element `index` by, in double: 0 or
+/// 1 / (1 - rate). The same draw as Dropout::factor (runtime/kernels/Philox.h).
+inline double dropoutFactor(const Dropout &dropout, uint64_t index) {
+  if (dropout.rate <= 0.0f)
+    return 1.0;
+  return runtime::dropoutKeep(dropout.seed, dropout.step, dropout.opId, index,
+                              dropout.rate)
+             ? 1.0 / (1.0 - static_cast<double>(dropout.rate))
+             : 0.0;
+}
+
+/// What additive masks add to a hidden score (finite, so fully masked rows
+/// stay finite).
+inline constexpr double kMaskedScore = -1e9;
+
+//===--- Gemm.cpp: matmul, linear -----------------------------------------===//
+
+HostTensor matmul(const HostTensor &lhs, const HostTensor &rhs,
+                  bool transposeLhs, bool transposeRhs);
+/// act(input [..., k] x weight [k, n] + bias [n]), act = relu or identity.
+HostTensor linear(const HostTensor &input, const HostTensor &weight,
+                  const HostTensor &bias, bool relu);
+
+//===--- Tensor.cpp: shapes, reductions, embeddings, masks, positions -----===//
+HostTensor broadcast(const HostTensor &input, std::span<const int64_t> dims,
+                     std::vector<int64_t> resultShape);
+HostTensor transpose(const HostTensor &input,
+                     std::span<const int64_t> permutation);
+using runtime::Reduction;
+HostTensor reduce(const HostTensor &input, std::span<const int64_t> dims,
+                  bool keepDims, Reduction kind);
+HostTensor embedding(const HostTensor &table, const HostTensor &ids);
+HostTensor embeddingGrad(const HostTensor &grad, const HostTensor &ids,
+                         int64_t vocab);
+/// Copies `value` into `target` at `index` along `axis` (the caller checks
+/// that it fits).
+void storeSlice(HostTensor &target, const HostTensor &value, int64_t axis,
+                int64_t index);
+HostTensor causalMask(int64_t size);
+HostTensor paddingMask(const HostTensor &ids, int64_t padId);
+/// Rows for positions first .. first + positions - 1.
+HostTensor positionalEncoding(int64_t positions, int64_t width,
+                              int64_t first = 0);
+
+//===--- Norm.cpp: softmax, LayerNorm, dropout, their fusion -------===//
+
+HostTensor softmax(const HostTensor &input, int64_t axis);
+HostTensor softmaxGrad(const HostTensor &output, const HostTensor &grad,
+                       int64_t axis);
+/// Elementwise `input * dropoutFactor(dropout, i)`: tg.dropout and tg.dropout_grad.
+HostTensor dropout(const HostTensor &input, const Dropout &dropout);
+
+HostTensor layerNorm(const HostTensor &input, const HostTensor &gamma,
+                     const HostTensor &beta, double epsilon);
+struct LayerNormGrads {
+  HostTensor input, gamma, beta;
+};
+LayerNormGrads layerNormGrad(const HostTensor &grad, const HostTensor &input,
+                             const HostTensor &gamma, double epsilon);
+
+struct ResidualLayerNormResult {
+  HostTensor result, mean, rstd;
+};
+ResidualLayerNormResult
+residualLayerNorm(const HostTensor &residual, const HostTensor &sublayer,
+                  const HostTensor &gamma, const HostTensor &beta,
+                  const Dropout &dropout, double epsilon);
+struct ResidualLayerNormGrads {
+  HostTensor residual, sublayer, gamma, beta;
+};
+/// Uses the saved `mean` and `rstd` rather than recomputing them.
+ResidualLayerNormGrads
+residualLayerNormGrad(const HostTensor &grad, const HostTensor &residual,
+                      const HostTensor &sublayer, const HostTensor &gamma,
+                      const HostTensor &mean, const HostTensor &rstd,
+                      const Dropout &dropout);
+
+//===--- Attention.cpp: tg.attention and its gradient --------------===//
+
+struct AttentionConfig {
+  const HostTensor *mask = nullptr; ///< additive [B, Sk], or none
+  bool causal = false;
+  int64_t causalOffset = 0; ///< query i sits at position causalOffset + i
+  double scale = 1.0;
+  Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
+};
+struct AttentionResult {
+  HostTensor output, lse;
+};
+AttentionResult attention(const HostTensor &query, const HostTensor &key,
+                          const HostTensor &value,
+                          const AttentionConfig &config);
+struct AttentionGrads {
+  HostTensor query, key, value;
+};
+/// Recomputes the probabilities from q, k and the saved `lse`.
+AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
+                             const HostTensor &key, const HostTensor &value,
+                             const HostTensor &lse,
+                             const AttentionConfig &config);
+
+//===--- Loss.cpp: label-smoothed cross-entropy ---------------------------===//
+
+struct CrossEntropyResult {
+  HostTensor loss, tokens;
+};
+CrossEntropyResult crossEntropy(const HostTensor &logits,
+                                const HostTensor &targets, double smoothing,
+                                int64_t ignoreIndex);
+HostTensor crossEntropyGrad(double lossGrad, const HostTensor &logits,
+                            const HostTensor &targets, double smoothing,
+                            int64_t ignoreIndex);
+
+//===--- Adam.cpp ---------------------------------------------------------===//
+
+/// One Adam step in place, bias-corrected with t = step (>= 1).
+void adamUpdate(HostTensor &param, HostTensor &moment1, HostTensor &moment2,
+                const HostTensor &grad, double lr, int64_t step, double beta1,
+                double beta2, double epsilon);
+
+} // namespace tgc::reference
+
+#endif // TGC_RUNTIME_KERNELS_REFERENCE_KERNELS_H

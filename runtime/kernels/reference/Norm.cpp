@@ -1,0 +1,156 @@
+//===- NormKernels.cpp - softmax, dropout, LayerNorm and their fusion ---===//
+#include "runtime/kernels/reference/Indexing.h"
+#include "runtime/kernels/reference/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tgc::reference {
+
+HostTensor softmax(const HostTensor &input, int64_t axis) {
+  AxisView view(input.shape, axis);
+  HostTensor result(input.shape);
+  for (int64_t o = 0; o < view.outer; ++o)
+    for (int64_t in = 0; in < view.inner; ++in) {
+      double max = input[view.at(o, in, 0)];
+      for (int64_t j = 1; j < view.size; ++j)
+        max = std::max(max, input[view.at(o, in, j)]);
+      double sum = 0.0;
+      for (int64_t j = 0; j < view.size; ++j)
+        sum += std::exp(input[view.at(o, in, j)] - max);
+      for (int64_t j = 0; j < view.size; ++j)
+        result[view.at(o, in, j)] =
+            std::exp(input[view.at(o, in, j)] - max) / sum;
+    }
+  return result;
+}
+
+HostTensor softmaxGrad(const HostTensor &output, const HostTensor &grad,
+                       int64_t axis) {
+  AxisView view(output.shape, axis);
+  HostTensor result(output.shape);
+  for (int64_t o = 0; o < view.outer; ++o)
+    for (int64_t in = 0; in < view.inner; ++in) {
+      double dot = 0.0;
+      for (int64_t j = 0; j < view.size; ++j)
+        dot += grad[view.at(o, in, j)] * output[view.at(o, in, j)];
+      for (int64_t j = 0; j < view.size; ++j) {
+        int64_t i = view.at(o, in, j);
+        result[i] = output[i] * (grad[i] - dot);
+      }
+    }
+  return result;
+}
+
+HostTensor dropout(const HostTensor &input, const Dropout &dropout) {
+  HostTensor result(input.shape);
+  for (int64_t i = 0; i < input.numElements(); ++i)
+    result[i] = input[i] * dropoutFactor(dropout, static_cast<uint64_t>(i));
+  return result;
+}
+
+/// The shape of per-row statistics: `h`'s shape without the last dimension.
+static std::vector<int64_t> rowShape(const HostTensor &h) {
+  return std::vector<int64_t>(h.shape.begin(), h.shape.end() - 1);
+}
+
+/// LayerNorm over the last dimension of `h` with its per-row mean and
+/// 1/sqrt(biased variance + epsilon); the plain and the fused op share it.
+static ResidualLayerNormResult normalize(const HostTensor &h,
+                                         const HostTensor &gamma,
+                                         const HostTensor &beta,
+                                         double epsilon) {
+  int64_t width = h.shape.back(), count = h.numElements() / width;
+  ResidualLayerNormResult out{HostTensor(h.shape), HostTensor(rowShape(h)),
+                              HostTensor(rowShape(h))};
+  for (int64_t r = 0; r < count; ++r) {
+    const double *x = h.data.data() + r * width;
+    double mean = 0.0, var = 0.0;
+    for (int64_t d = 0; d < width; ++d)
+      mean += x[d];
+    mean /= static_cast<double>(width);
+    for (int64_t d = 0; d < width; ++d)
+      var += (x[d] - mean) * (x[d] - mean);
+    var /= static_cast<double>(width);
+    double rstd = 1.0 / std::sqrt(var + epsilon);
+    out.mean[r] = mean;
+    out.rstd[r] = rstd;
+    for (int64_t d = 0; d < width; ++d)
+      out.result[r * width + d] = gamma[d] * (x[d] - mean) * rstd + beta[d];
+  }
+  return out;
+}
+
+/// With xhat = (h - mean) rstd and g = grad * gamma:
+///   dh = rstd (g - mean(g) - xhat mean(g xhat)),
+///   dgamma = sum_rows grad xhat, dbeta = sum_rows grad.
+static LayerNormGrads normalizeGrad(const HostTensor &grad, const HostTensor &h,
+                                    const HostTensor &gamma,
+                                    const HostTensor &mean,
+                                    const HostTensor &rstd) {
+  int64_t width = h.shape.back(), count = h.numElements() / width;
+  LayerNormGrads out{HostTensor(h.shape), HostTensor(gamma.shape),
+                     HostTensor(gamma.shape)};
+  std::vector<double> xhat(width), g(width);
+  for (int64_t r = 0; r < count; ++r) {
+    double meanG = 0.0, meanGX = 0.0;
+    for (int64_t d = 0; d < width; ++d) {
+      int64_t i = r * width + d;
+      xhat[d] = (h[i] - mean[r]) * rstd[r];
+      g[d] = grad[i] * gamma[d];
+      meanG += g[d] / static_cast<double>(width);
+      meanGX += g[d] * xhat[d] / static_cast<double>(width);
+      out.gamma[d] += grad[i] * xhat[d];
+      out.beta[d] += grad[i];
+    }
+    for (int64_t d = 0; d < width; ++d)
+      out.input[r * width + d] = rstd[r] * (g[d] - meanG - xhat[d] * meanGX);
+  }
+  return out;
+}
+
+HostTensor layerNorm(const HostTensor &input, const HostTensor &gamma,
+                     const HostTensor &beta, double epsilon) {
+  return normalize(input, gamma, beta, epsilon).result;
+}
+
+LayerNormGrads layerNormGrad(const HostTensor &grad, const HostTensor &input,
+                             const HostTensor &gamma, double epsilon) {
+  // The statistics do not depend on gamma/beta; zeros stand in for beta.
+  ResidualLayerNormResult stats =
+      normalize(input, gamma, HostTensor(gamma.shape), epsilon);
+  return normalizeGrad(grad, input, gamma, stats.mean, stats.rstd);
+}
+
+/// h = residual + dropout(sublayer).
+static HostTensor residualSum(const HostTensor &residual,
+                              const HostTensor &sublayer,
+                              const Dropout &dropout) {
+  HostTensor h(residual.shape);
+  for (int64_t i = 0; i < h.numElements(); ++i)
+    h[i] = residual[i] +
+           sublayer[i] * dropoutFactor(dropout, static_cast<uint64_t>(i));
+  return h;
+}
+
+ResidualLayerNormResult
+residualLayerNorm(const HostTensor &residual, const HostTensor &sublayer,
+                  const HostTensor &gamma, const HostTensor &beta,
+                  const Dropout &dropout, double epsilon) {
+  return normalize(residualSum(residual, sublayer, dropout), gamma, beta,
+                   epsilon);
+}
+
+ResidualLayerNormGrads
+residualLayerNormGrad(const HostTensor &grad, const HostTensor &residual,
+                      const HostTensor &sublayer, const HostTensor &gamma,
+                      const HostTensor &mean, const HostTensor &rstd,
+                      const Dropout &dropout) {
+  HostTensor h = residualSum(residual, sublayer, dropout);
+  LayerNormGrads g = normalizeGrad(grad, h, gamma, mean, rstd);
+  HostTensor dSublayer = reference::dropout(g.input, dropout);
+  return {std::move(g.input), std::move(dSublayer), std::move(g.gamma),
+          std::move(g.beta)};
+}
+
+} // namespace tgc::reference

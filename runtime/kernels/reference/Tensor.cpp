@@ -1,0 +1,144 @@
+//===- Tensor.cpp - shape ops, reductions, embeddings, masks, positions --===//
+#include "runtime/kernels/reference/Indexing.h"
+#include "runtime/kernels/reference/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tgc::reference {
+
+HostTensor broadcast(const HostTensor &input, std::span<const int64_t> dims,
+                     std::vector<int64_t> resultShape) {
+  HostTensor result(std::move(resultShape), input.type);
+  std::vector<int64_t> inStrides = stridesOf(input.shape);
+  for (int64_t flat = 0; flat < result.numElements(); ++flat) {
+    std::vector<int64_t> coords = coordsOf(flat, result.shape);
+    int64_t source = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (input.shape[i] != 1)
+        source += coords[dims[i]] * inStrides[i];
+    result[flat] = input[source];
+  }
+  return result;
+}
+
+HostTensor transpose(const HostTensor &input,
+                     std::span<const int64_t> permutation) {
+  std::vector<int64_t> shape;
+  for (int64_t dim : permutation)
+    shape.push_back(input.shape[dim]);
+  HostTensor result(shape, input.type);
+  std::vector<int64_t> inStrides = stridesOf(input.shape);
+  for (int64_t flat = 0; flat < result.numElements(); ++flat) {
+    std::vector<int64_t> coords = coordsOf(flat, result.shape);
+    int64_t source = 0;
+    for (size_t i = 0; i < permutation.size(); ++i)
+      source += coords[i] * inStrides[permutation[i]];
+    result[flat] = input[source];
+  }
+  return result;
+}
+
+HostTensor reduce(const HostTensor &input, std::span<const int64_t> dims,
+                  bool keepDims, Reduction kind) {
+  // The kept-dims shape has the same layout as the dropped-dims one.
+  std::vector<int64_t> kept = input.shape, dropped;
+  for (int64_t dim : dims)
+    kept[dim] = 1;
+  for (int64_t i = 0; i < input.rank(); ++i)
+    if (std::find(dims.begin(), dims.end(), i) == dims.end())
+      dropped.push_back(input.shape[i]);
+  HostTensor result(keepDims ? kept : dropped);
+  double init =
+      kind == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+  std::fill(result.data.begin(), result.data.end(), init);
+  std::vector<int64_t> keptStrides = stridesOf(kept);
+  for (int64_t flat = 0; flat < input.numElements(); ++flat) {
+    std::vector<int64_t> coords = coordsOf(flat, input.shape);
+    int64_t target = 0;
+    for (int64_t i = 0; i < input.rank(); ++i)
+      if (kept[i] != 1)
+        target += coords[i] * keptStrides[i];
+    if (kind == Reduction::Max)
+      result[target] = std::max(result[target], input[flat]);
+    else
+      result[target] += input[flat];
+  }
+  if (kind == Reduction::Mean) {
+    double count = static_cast<double>(input.numElements()) /
+                   static_cast<double>(result.numElements());
+    for (double &x : result.data)
+      x /= count;
+  }
+  return result;
+}
+
+HostTensor embedding(const HostTensor &table, const HostTensor &ids) {
+  int64_t width = table.shape[1];
+  std::vector<int64_t> shape = ids.shape;
+  shape.push_back(width);
+  HostTensor result(shape);
+  for (int64_t t = 0; t < ids.numElements(); ++t) {
+    int64_t row = static_cast<int64_t>(ids[t]);
+    for (int64_t d = 0; d < width; ++d)
+      result[t * width + d] = table[row * width + d];
+  }
+  return result;
+}
+
+HostTensor embeddingGrad(const HostTensor &grad, const HostTensor &ids,
+                         int64_t vocab) {
+  int64_t width = grad.shape.back();
+  HostTensor result({vocab, width});
+  for (int64_t t = 0; t < ids.numElements(); ++t) {
+    int64_t row = static_cast<int64_t>(ids[t]);
+    for (int64_t d = 0; d < width; ++d)
+      result[row * width + d] += grad[t * width + d];
+  }
+  return result;
+}
+
+void storeSlice(HostTensor &target, const HostTensor &value, int64_t axis,
+                int64_t index) {
+  int64_t length = value.shape[axis], extent = target.shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= value.shape[d];
+  for (int64_t d = axis + 1; d < value.rank(); ++d)
+    inner *= value.shape[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < length * inner; ++i)
+      target[(o * extent + index) * inner + i] = value[o * length * inner + i];
+}
+
+HostTensor causalMask(int64_t size) {
+  HostTensor result({size, size});
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = i + 1; j < size; ++j)
+      result[i * size + j] = kMaskedScore;
+  return result;
+}
+
+HostTensor paddingMask(const HostTensor &ids, int64_t padId) {
+  HostTensor result(ids.shape);
+  for (int64_t i = 0; i < ids.numElements(); ++i)
+    result[i] = static_cast<int64_t>(ids[i]) == padId ? kMaskedScore : 0.0;
+  return result;
+}
+
+HostTensor positionalEncoding(int64_t positions, int64_t width,
+                              int64_t first) {
+  HostTensor result({positions, width});
+  for (int64_t pos = 0; pos < positions; ++pos)
+    for (int64_t i = 0; 2 * i < width; ++i) {
+      double angle = static_cast<double>(first + pos) /
+                     std::pow(10000.0, static_cast<double>(2 * i) /
+                                           static_cast<double>(width));
+      result[pos * width + 2 * i] = std::sin(angle);
+      result[pos * width + 2 * i + 1] = std::cos(angle);
+    }
+  return result;
+}
+
+} // namespace tgc::reference

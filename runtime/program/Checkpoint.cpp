@@ -1,0 +1,258 @@
+//===- Checkpoint.cpp - training checkpoints ------------------------------===//
+#include "runtime/program/Checkpoint.h"
+
+#include "runtime/program/Checkpoint.pb.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tgc::runtime {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'G', 'C', 'C', 'K', 'P', 'T', '\n'};
+constexpr size_t kHeaderBytes = 24;
+constexpr size_t kDataAlignment = 64;
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "checkpoints store little-endian values as they are in memory");
+
+uint32_t crc32Of(const void *data, size_t bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  auto *p = static_cast<const Bytef *>(data);
+  while (bytes > 0) { // zlib takes at most 4 GiB per call
+    uInt chunk = bytes > (1u << 30) ? (1u << 30) : static_cast<uInt>(bytes);
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    bytes -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+size_t alignUp(size_t n) {
+  return (n + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+}
+
+std::string shapeText(const auto &shape) {
+  std::string s = "[";
+  for (int i = 0; i < static_cast<int>(shape.size()); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// An open file descriptor, closed on scope exit.
+struct Descriptor {
+  int fd = -1;
+  ~Descriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// Calls `io` (::read or ::write) until all `bytes` have moved; false on an
+/// error or an early end of file.
+template <typename Io, typename Byte>
+bool transferAll(Io io, int fd, Byte *data, size_t bytes) {
+  while (bytes > 0) {
+    ssize_t n = io(fd, data, bytes);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool writeAll(int fd, const void *data, size_t bytes) {
+  return transferAll(::write, fd, static_cast<const char *>(data), bytes);
+}
+
+bool readAll(int fd, void *data, size_t bytes) {
+  return transferAll(::read, fd, static_cast<char *>(data), bytes);
+}
+
+void putU32(char *at, uint32_t value) { std::memcpy(at, &value, 4); }
+uint32_t getU32(const char *at) {
+  uint32_t value;
+  std::memcpy(&value, at, 4);
+  return value;
+}
+
+/// Makes the rename itself durable.
+void syncDirectoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  Descriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY)};
+  if (dir.fd >= 0)
+    ::fsync(dir.fd);
+}
+
+} // namespace
+
+std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
+                            std::span<const CheckpointTensor> tensors) {
+  proto::Checkpoint metadata;
+  metadata.set_model(info.model);
+  metadata.set_config(info.config);
+  metadata.set_step(info.step);
+  metadata.mutable_rng()->set_seed(info.seed);
+  metadata.mutable_rng()->set_next_step(info.step);
+  metadata.set_data(info.data);
+  if (info.bestBleu >= 0)
+    metadata.set_best_bleu(info.bestBleu);
+  uint64_t offset = 0;
+  for (const CheckpointTensor &t : tensors) {
+    proto::CheckpointTensor *entry = metadata.add_tensors();
+    entry->set_name(t.name);
+    for (int64_t d : t.shape)
+      entry->add_shape(d);
+    uint64_t bytes = static_cast<uint64_t>(elementsOf(t.shape)) * sizeof(float);
+    entry->set_offset(offset);
+    entry->set_bytes(bytes);
+    entry->set_crc32(crc32Of(t.data, bytes));
+    offset += bytes;
+  }
+  metadata.set_data_bytes(offset);
+  std::string encoded;
+  if (!metadata.SerializeToString(&encoded))
+    return "cannot encode the metadata of checkpoint " + path;
+
+  char header[kHeaderBytes] = {};
+  std::memcpy(header, kMagic, sizeof kMagic);
+  putU32(header + 8, kCheckpointVersion);
+  putU32(header + 12, static_cast<uint32_t>(encoded.size()));
+  putU32(header + 16, crc32Of(encoded.data(), encoded.size()));
+  size_t prefix = kHeaderBytes + encoded.size();
+  std::string padding(alignUp(prefix) - prefix, '\0');
+
+  std::string temporary = path + ".tmp";
+  auto fail = [&](const char *what) {
+    std::string message = "cannot write checkpoint " + path + ": " + what +
+                          " " + temporary + ": " + std::strerror(errno);
+    ::unlink(temporary.c_str()); // the previous checkpoint stays as it was
+    return message;
+  };
+  Descriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)};
+  if (file.fd < 0)
+    return fail("creating");
+  bool ok = writeAll(file.fd, header, sizeof header) &&
+            writeAll(file.fd, encoded.data(), encoded.size()) &&
+            writeAll(file.fd, padding.data(), padding.size());
+  for (const CheckpointTensor &t : tensors)
+    ok = ok && writeAll(file.fd, t.data, elementsOf(t.shape) * sizeof(float));
+  if (!ok)
+    return fail("writing");
+  if (::fsync(file.fd) != 0)
+    return fail("flushing");
+  int closed = ::close(file.fd);
+  file.fd = -1;
+  if (closed != 0)
+    return fail("closing");
+  if (::rename(temporary.c_str(), path.c_str()) != 0)
+    return fail("renaming");
+  syncDirectoryOf(path);
+  return {};
+}
+
+std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
+                           std::span<const CheckpointTensor> tensors) {
+  auto refuse = [&](const std::string &why) {
+    return "checkpoint " + path + " refused: " + why;
+  };
+  Descriptor file{::open(path.c_str(), O_RDONLY)};
+  if (file.fd < 0)
+    return "cannot open checkpoint " + path + ": " + std::strerror(errno);
+  struct stat status;
+  if (::fstat(file.fd, &status) != 0)
+    return "cannot read checkpoint " + path + ": " + std::strerror(errno);
+  uint64_t fileBytes = static_cast<uint64_t>(status.st_size);
+
+  char header[kHeaderBytes];
+  if (fileBytes < kHeaderBytes || !readAll(file.fd, header, sizeof header))
+    return refuse("it is shorter than a checkpoint header (truncated?)");
+  if (std::memcmp(header, kMagic, sizeof kMagic) != 0)
+    return refuse("it is not a tgc checkpoint (bad magic)");
+  if (uint32_t version = getU32(header + 8); version != kCheckpointVersion)
+    return refuse("format version " + std::to_string(version) +
+                  ", this program reads version " +
+                  std::to_string(kCheckpointVersion));
+  uint32_t metadataBytes = getU32(header + 12);
+  if (kHeaderBytes + uint64_t{metadataBytes} > fileBytes)
+    return refuse("the metadata runs past the end of the file (truncated)");
+  std::string encoded(metadataBytes, '\0');
+  if (!readAll(file.fd, encoded.data(), encoded.size()))
+    return refuse("cannot read its metadata");
+  if (crc32Of(encoded.data(), encoded.size()) != getU32(header + 16))
+    return refuse("the metadata's checksum does not match (corrupt file)");
+  proto::Checkpoint metadata;
+  if (!metadata.ParseFromString(encoded))
+    return refuse("its metadata does not parse");
+
+  uint64_t dataStart = alignUp(kHeaderBytes + metadataBytes);
+  if (dataStart + metadata.data_bytes() != fileBytes)
+    return refuse("it has " + std::to_string(fileBytes) + " bytes, its metadata says " +
+                  std::to_string(dataStart + metadata.data_bytes()) +
+                  (fileBytes < dataStart + metadata.data_bytes() ? " (truncated)" : ""));
+
+  // The model check: the same tensors, by name and shape.
+  std::map<std::string_view, const CheckpointTensor *> wanted;
+  for (const CheckpointTensor &t : tensors)
+    wanted[t.name] = &t;
+  std::string modelNote = " (written by model '" + metadata.model() + "')";
+  if (metadata.tensors_size() != static_cast<int>(tensors.size()))
+    return refuse("it has " + std::to_string(metadata.tensors_size()) +
+                  " tensors, this model has " + std::to_string(tensors.size()) +
+                  modelNote);
+  for (const proto::CheckpointTensor &entry : metadata.tensors()) {
+    auto it = wanted.find(entry.name());
+    if (it == wanted.end())
+      return refuse("tensor '" + entry.name() + "' is not in this model" + modelNote);
+    const std::vector<int64_t> &shape = it->second->shape;
+    if (!std::equal(shape.begin(), shape.end(), entry.shape().begin(),
+                    entry.shape().end()))
+      return refuse("tensor '" + entry.name() + "' has shape " +
+                    shapeText(entry.shape()) + ", this model's is " +
+                    shapeText(shape) + modelNote);
+    if (entry.bytes() != static_cast<uint64_t>(elementsOf(shape)) * sizeof(float) ||
+        entry.offset() + entry.bytes() > metadata.data_bytes())
+      return refuse("tensor '" + entry.name() + "' has an inconsistent size");
+  }
+
+  // Stage and verify every byte before the model's tensors change.
+  std::vector<char> data(metadata.data_bytes());
+  if (::lseek(file.fd, static_cast<off_t>(dataStart), SEEK_SET) < 0 ||
+      !readAll(file.fd, data.data(), data.size()))
+    return refuse("cannot read its tensor data");
+  for (const proto::CheckpointTensor &entry : metadata.tensors())
+    if (crc32Of(data.data() + entry.offset(), entry.bytes()) != entry.crc32())
+      return refuse("the data of tensor '" + entry.name() +
+                    "' does not match its checksum (corrupt file)");
+  for (const proto::CheckpointTensor &entry : metadata.tensors())
+    std::memcpy(wanted[entry.name()]->data, data.data() + entry.offset(),
+                entry.bytes());
+
+  info.model = metadata.model();
+  info.config = metadata.config();
+  info.step = metadata.step();
+  info.seed = metadata.rng().seed();
+  info.data = metadata.data();
+  info.bestBleu = metadata.has_best_bleu() ? metadata.best_bleu() : -1;
+  return {};
+}
+
+} // namespace tgc::runtime

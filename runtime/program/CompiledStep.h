@@ -1,0 +1,129 @@
+//===- CompiledStep.h - what generated code gives the runtime ---*- C++ -*-===//
+//
+// The contract between a training step that `tgc --emit=cpp` generated and
+// the runtime that drives it (TrainMain.cpp). The generated file defines
+// `tgc::runtime::kCompiledModel`; everything the runtime needs to allocate,
+// initialize, batch and schedule comes from it, so one runtime serves every
+// model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
+#define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
+
+#include <cstdint>
+#include <string>
+
+namespace tgc::runtime {
+
+/// One tg.variable: where it lives in the state buffer and how to fill it.
+struct CompiledVariable {
+  const char *name;
+  int rank;
+  int64_t shape[8];
+  int64_t size;   ///< elements
+  int64_t offset; ///< in floats, from the state buffer's start
+  int32_t init;   ///< runtime::InitKind
+  double initScale;
+  bool trainable;
+};
+
+/// What one call of the step (or of predict) reads and writes.
+struct StepFrame {
+  float *state; ///< every variable, packed (CompiledVariable::offset)
+  char *arena;  ///< intermediates, CompiledModel::arenaBytes
+  const int32_t *sourceIds, *targetInIds, *targetOutIds; ///< [batch, length]
+  int32_t dropoutKey[2]; ///< (seed, step)
+  float lr;
+  int32_t step; ///< >= 1
+  float loss;   ///< out: the label-smoothed loss per target token
+  int32_t tokens; ///< out: the target tokens counted
+  /// out of predict: [batch, targetLength, vocabulary] logits; of
+  /// decodeStep: [batch, 1, vocabulary]. In the arena (valid until the next
+  /// call).
+  const float *logits;
+  /// The bucket's decoding caches (CompiledBucket::cacheFloats): encode
+  /// fills them, decodeStep reads them and appends to them.
+  float *cache;
+  /// decodeStep: the target position whose ids are in targetInIds [batch, 1].
+  int32_t position;
+};
+
+/// One decoding cache of a bucket (a `tg.variable cache`), in
+/// StepFrame::cache. Its first dimension is the batch.
+struct CompiledCache {
+  const char *name;
+  int64_t offset; ///< in floats, from the cache buffer's start
+  int64_t size;   ///< elements
+  /// Appended to per position (self-attention keys and values): its rows
+  /// follow their hypotheses when beam search reorders them. The others
+  /// (the encoder's) are the same for every hypothesis of a sentence.
+  bool perHypothesis;
+};
+
+/// How the runtime reaches a model that runs on a GPU; null for the CPU.
+/// The state lives on the device: the runtime's host copy is uploaded after
+/// initialization or a resume and downloaded before a checkpoint or a dump,
+/// so checkpoints are the same files on both.
+struct CompiledBucket;
+struct DeviceHooks {
+  /// Selects the device and allocates; false with the reason (no GPU).
+  bool (*open)(std::string &why);
+  void (*upload)(const float *state);
+  void (*download)(float *state);
+  /// Beam search: row r of the bucket's per-hypothesis caches (on the
+  /// device, not in StepFrame::cache) becomes row parents[r].
+  void (*reorderCaches)(const CompiledBucket &bucket, const int64_t *parents);
+};
+
+/// Whether a GPU model's device has failed: true with `why` (the first CUDA
+/// or cuBLAS error, "file:line: CUDA error NAME: message"). The hooks, the
+/// steps and predict do not stop the program on an error: they keep the
+/// first one and go on, computing garbage, and the program shell asks after
+/// each step, translation and download, and ends with the message before
+/// it uses anything the device computed. Set by the device's open hook
+/// (cuda::openDevice, which every generated CUDA file calls); null on the
+/// CPU, where nothing fails this way.
+inline bool (*deviceFailed)(std::string &why) = nullptr;
+
+/// One static shape the model was compiled for (`tgc --buckets`); every
+/// bucket reads and writes the same state and arena.
+struct CompiledBucket {
+  int64_t batchSize, sourceLength, targetLength;
+  void (*trainStep)(StepFrame &frame);
+  /// Inference without dropout: reads sourceIds and targetInIds, sets
+  /// logits. nullptr when the module has no @predict.
+  void (*predict)(StepFrame &frame);
+  /// The incremental decoder (tg-derive-decoder); nullptr without one (an
+  /// unfused build decodes with predict). encode reads sourceIds and fills
+  /// the cache; decodeStep reads targetInIds [batch, 1] and position, sets
+  /// logits. A GPU model keeps the caches on the device.
+  void (*encode)(StepFrame &frame);
+  void (*decodeStep)(StepFrame &frame);
+  const CompiledCache *caches;
+  int numCaches;
+  int64_t cacheFloats;
+};
+
+struct CompiledModel {
+  const char *name; ///< the module's name, e.g. "transformer-tiny"
+  int64_t vocabulary;
+  /// FNV-1a of the SentencePiece model it was compiled for; 0: any.
+  uint64_t vocabularyHash;
+  /// The warmup schedule of the module's tg.schedule.
+  int64_t scheduleDModel, scheduleWarmup;
+  double scheduleFactor;
+  const CompiledVariable *variables;
+  int numVariables;
+  int64_t stateFloats;
+  int64_t arenaBytes; ///< shared by every bucket's step and predict
+  /// In the order tgc was given them; the last is the largest.
+  const CompiledBucket *buckets;
+  int numBuckets;
+  const DeviceHooks *device;
+};
+
+extern const CompiledModel kCompiledModel;
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_COMPILEDSTEP_H

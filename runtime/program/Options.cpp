@@ -1,0 +1,230 @@
+//===- Options.cpp - parsing a training binary's flags --------------------===//
+#include "runtime/program/Options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+#include <iterator>
+#include <cstdio>
+#include <string_view>
+
+namespace tgc::runtime {
+
+namespace {
+
+const char *kUsage =
+    "usage: %s [options]\n"
+    "Trains the compiled model, then translates held-out sentences greedily;\n"
+    "or, with --translate, translates text with beam search.\n"
+    "data:\n"
+    "  --task copy|reverse|digits  a built-in task (default reverse)\n"
+    "  --train-data F.tok    a corpus written by tgc-data encode\n"
+    "  --valid-data F.tok    its validation set\n"
+    "  --vocab F.model       the SentencePiece model: detokenized samples and BLEU\n"
+    "  --train-source F --train-target F\n"
+    "                        parallel token-id files, one sentence per line\n"
+    "  --valid-source F --valid-target F\n"
+    "                        held-out token-id files for the accuracy\n"
+    "training:\n"
+    "  --steps N             train until step N (default 1000)\n"
+    "  --seed S              parameters, data order, dropout (default 1)\n"
+    "  --log-every K         a log line every K steps (default 100)\n"
+    "  --loss-log F          each step's loss and token count to F\n"
+    "  --valid-every K       every K steps: validation loss, perplexity and\n"
+    "                        greedy BLEU; the best checkpoint by BLEU is kept\n"
+    "                        as <checkpoint>.best (default 0: off)\n"
+    "checkpoints:\n"
+    "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
+    "                        --resume file); saved at the end and on Ctrl-C\n"
+    "  --save-every N        also save every N steps\n"
+    "  --resume F            continue from checkpoint F\n"
+    "evaluation:\n"
+    "  --eval-sentences N    held-out sentences to translate (default 256, 0 off)\n"
+    "  --samples N           translations to print (default 3)\n"
+    "  --dump-params F       every variable as raw f32 to F at the end\n"
+    "translation (needs --resume and --vocab):\n"
+    "  --translate F         translate F's lines (- for stdin), write text\n"
+    "  --output F            where to write them (default stdout)\n"
+    "  --beam K              beam size (default 4; 1 is greedy)\n"
+    "  --alpha A             length penalty ((5+|Y|)/6)^A (default 0.6)\n"
+    "  --search beam|greedy  the search (default beam)\n"
+    "decoding (translation, validation, evaluation):\n"
+    "  --decoder incremental|full\n"
+    "                        incremental: the compiled decoder step with cached\n"
+    "                        keys and values (default, where compiled); full:\n"
+    "                        recompute the whole prefix per token\n";
+
+template <typename T>
+bool parseNumber(std::string_view flag, std::string_view text, T &out,
+                 T minimum) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (error != std::errc() || end != text.data() + text.size() || out < minimum) {
+    std::fprintf(stderr, "error: %.*s needs an integer >= %lld, not '%.*s'\n",
+                 static_cast<int>(flag.size()), flag.data(),
+                 static_cast<long long>(minimum),
+                 static_cast<int>(text.size()), text.data());
+    return false;
+  }
+  return true;
+}
+
+/// Applies one known flag; false (with a message) when `value` is bad.
+bool applyFlag(std::string_view flag, std::string_view value,
+                              TrainOptions &o) {
+  auto text = [&](std::string &out) {
+    out = value;
+    return true;
+  };
+  if (flag == "--task") {
+    o.task = parseTask(value);
+    if (!o.task)
+      std::fprintf(stderr, "error: unknown task '%.*s' (known: %s)\n",
+                   static_cast<int>(value.size()), value.data(), taskNames());
+    return o.task.has_value();
+  }
+  if (flag == "--seed") {
+    uint32_t seed;
+    bool ok = parseNumber(flag, value, seed, uint32_t{0});
+    o.seed = seed;
+    return ok;
+  }
+  if (flag == "--steps")
+    return parseNumber(flag, value, o.steps, int64_t{1});
+  if (flag == "--log-every")
+    return parseNumber(flag, value, o.logEvery, int64_t{1});
+  if (flag == "--save-every")
+    return parseNumber(flag, value, o.saveEvery, int64_t{0});
+  if (flag == "--eval-sentences")
+    return parseNumber(flag, value, o.evalSentences, int64_t{0});
+  if (flag == "--samples")
+    return parseNumber(flag, value, o.samples, int64_t{0});
+  if (flag == "--alpha") {
+    std::string copy(value);
+    char *end = nullptr;
+    o.alpha = std::strtod(copy.c_str(), &end);
+    if (copy.empty() || *end != '\0' || !(o.alpha >= 0)) {
+      std::fprintf(stderr, "error: --alpha needs a number >= 0, not '%s'\n",
+                   copy.c_str());
+      return false;
+    }
+    return true;
+  }
+  if (flag == "--beam")
+    return parseNumber(flag, value, o.beam, int64_t{1});
+  auto choice = [&](const char *a, const char *b, bool &isB) {
+    if (value != a && value != b) {
+      std::fprintf(stderr, "error: %.*s needs %s or %s, not '%.*s'\n",
+                   static_cast<int>(flag.size()), flag.data(), a, b,
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    isB = value == b;
+    return true;
+  };
+  if (flag == "--search")
+    return choice("beam", "greedy", o.greedy);
+  if (flag == "--decoder")
+    return choice("incremental", "full", o.fullDecoding);
+  if (flag == "--valid-every")
+    return parseNumber(flag, value, o.validEvery, int64_t{0});
+  if (flag == "--train-data")
+    return text(o.trainData);
+  if (flag == "--valid-data")
+    return text(o.validData);
+  if (flag == "--vocab")
+    return text(o.vocabulary);
+  if (flag == "--translate")
+    return text(o.translate);
+  if (flag == "--output")
+    return text(o.output);
+  if (flag == "--train-source")
+    return text(o.trainSource);
+  if (flag == "--train-target")
+    return text(o.trainTarget);
+  if (flag == "--valid-source")
+    return text(o.validSource);
+  if (flag == "--valid-target")
+    return text(o.validTarget);
+  if (flag == "--checkpoint")
+    return text(o.checkpoint);
+  if (flag == "--resume")
+    return text(o.resume);
+  if (flag == "--dump-params")
+    return text(o.dumpParameters);
+  return text(o.lossLog); // --loss-log: kFlags has no other flag left
+}
+
+/// The flags that only make sense together, and a task with files.
+bool checkCombinations(const TrainOptions &o) {
+  auto problem = [](const char *message) {
+    std::fprintf(stderr, "error: %s\n", message);
+    return false;
+  };
+  if (o.trainSource.empty() != o.trainTarget.empty())
+    return problem("--train-source and --train-target go together");
+  if (o.validSource.empty() != o.validTarget.empty())
+    return problem("--valid-source and --valid-target go together");
+  if (!o.validSource.empty() && o.trainSource.empty())
+    return problem("--valid-source needs --train-source (a task has its own "
+                   "held-out set)");
+  if (o.task && !o.trainSource.empty())
+    return problem("--task and --train-source exclude each other");
+  if (!o.trainData.empty() && (o.task || !o.trainSource.empty()))
+    return problem("--train-data excludes --task and --train-source");
+  if (!o.validData.empty() && o.trainData.empty())
+    return problem("--valid-data needs --train-data");
+  if (!o.translate.empty() && (o.resume.empty() || o.vocabulary.empty()))
+    return problem("--translate needs --resume (the trained model) and "
+                   "--vocab (its SentencePiece model)");
+  if (!o.output.empty() && o.translate.empty())
+    return problem("--output goes with --translate");
+  if (!o.checkpoint.empty() && o.checkpoint.back() == '/')
+    return problem("--checkpoint needs a file name, not a directory");
+  return true;
+}
+
+} // namespace
+
+bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
+                       int &exitCode) {
+  static constexpr std::string_view kFlags[] = {
+      "--task", "--train-source", "--train-target", "--valid-source",
+      "--valid-target", "--steps", "--seed", "--log-every", "--loss-log",
+      "--checkpoint", "--save-every", "--resume", "--eval-sentences",
+      "--samples", "--dump-params", "--train-data", "--valid-data", "--vocab",
+      "--valid-every", "--translate", "--output", "--beam", "--alpha",
+      "--search", "--decoder"};
+  exitCode = 2;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") {
+      std::printf(kUsage, argv[0]);
+      exitCode = 0;
+      return false;
+    }
+    size_t eq = arg.find('=');
+    if (eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (std::find(std::begin(kFlags), std::end(kFlags), arg) == std::end(kFlags)) {
+      std::fprintf(stderr, "error: unknown flag '%.*s'\n",
+                   static_cast<int>(arg.size()), arg.data());
+      std::fprintf(stderr, kUsage, argv[0]);
+      return false;
+    }
+    if (eq == std::string_view::npos) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (!applyFlag(arg, value, options))
+      return false;
+  }
+  return checkCombinations(options);
+}
+
+} // namespace tgc::runtime

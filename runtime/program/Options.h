@@ -1,0 +1,58 @@
+//===- Options.h - the command line of a generated training binary -*- C++ -*-===//
+#ifndef TGC_RUNTIME_TRAIN_OPTIONS_H
+#define TGC_RUNTIME_TRAIN_OPTIONS_H
+
+#include "runtime/data/Tasks.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tgc::runtime {
+
+struct TrainOptions {
+  /// A built-in task; unset means --train-* files, or `reverse` without them.
+  std::optional<Task> task;
+  /// Parallel token-id files (one sentence per line) instead of a task.
+  std::string trainSource, trainTarget, validSource, validTarget;
+  /// Corpora written by tgc-data encode, and their SentencePiece model.
+  std::string trainData, validData, vocabulary;
+  /// Validation (loss, perplexity, greedy BLEU) every N steps; 0: off.
+  int64_t validEvery = 0;
+  /// Translation mode: the text to translate ("-": stdin) and where to.
+  std::string translate, output;
+  int64_t beam = 4;
+  double alpha = 0.6;
+  /// --translate with greedy search instead of beam search.
+  bool greedy = false;
+  /// Recompute whole prefixes with @predict instead of the incremental
+  /// decoder (for comparisons; both give the same tokens).
+  bool fullDecoding = false;
+  int64_t steps = 1000;
+  /// Unset: 1, or the checkpoint's on --resume.
+  std::optional<uint32_t> seed;
+  int64_t logEvery = 100;
+  /// Where checkpoints go; empty means "<program>.ckpt", or the --resume file.
+  std::string checkpoint;
+  /// Also save every N steps (0: only at the end and on SIGINT/SIGTERM).
+  int64_t saveEvery = 0;
+  std::string resume;
+  /// Held-out sentences to translate greedily after training (0: none).
+  int64_t evalSentences = 256;
+  /// How many of them to print as samples.
+  int64_t samples = 3;
+  /// Where to write every variable (raw f32, declaration order) at the end.
+  std::string dumpParameters;
+  /// Where to write each step's loss and token count, one line per step.
+  std::string lossLog;
+};
+
+/// Parses the flags in kUsage (also `--flag=value`) and `--help`. Returns
+/// false when the program should stop: after printing the help (`exitCode`
+/// 0) or a problem (`exitCode` 2).
+bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
+                       int &exitCode);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_OPTIONS_H

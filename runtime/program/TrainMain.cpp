@@ -1,0 +1,349 @@
+//===- TrainMain.cpp - main() of every generated training binary ---------===//
+//
+// Allocates the state and the arena the compiled model asks for, fills the
+// parameters from the seed (runtime/program/Initializers.h, as the interpreter does)
+// or a checkpoint, runs the step on the data's batches with the warmup
+// schedule, logging every --log-every steps, validating every --valid-every
+// steps and saving checkpoints, and at the end translates held-out sentences
+// greedily with the compiled predict. With --translate it translates text
+// with beam search instead (TranslateText.h).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/data/Bleu.h"
+#include "runtime/program/Schedule.h"
+#include "runtime/program/CompiledStep.h"
+#include "runtime/program/Interrupt.h"
+#include "runtime/program/ModelState.h"
+#include "runtime/program/Options.h"
+#include "runtime/program/ProgressLog.h"
+#include "runtime/program/TrainingData.h"
+#include "runtime/program/Translate.h"
+#include "runtime/program/TranslateText.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+using namespace tgc;
+using namespace tgc::runtime;
+
+namespace {
+
+/// Restores --resume's checkpoint into `memory`; false after a message.
+bool loadCheckpoint(const TrainOptions &options, ModelState &memory,
+                    CheckpointInfo &info) {
+  std::vector<CheckpointTensor> tensors = memory.tensors();
+  if (std::string why = readCheckpoint(options.resume, info, tensors);
+      !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return false;
+  }
+  return true;
+}
+
+/// The bucket `batch` was packed for; null after a message when there is
+/// none (a bug: the batcher packs only the model's bucket shapes).
+const CompiledBucket *bucketOf(const CompiledModel &model, const Batch &batch) {
+  for (int b = 0; b < model.numBuckets; ++b)
+    if (model.buckets[b].batchSize == batch.batchSize &&
+        model.buckets[b].sourceLength == batch.sourceLength &&
+        model.buckets[b].targetLength == batch.targetLength)
+      return &model.buckets[b];
+  std::fprintf(stderr, "internal error: no bucket of shape %lldx%lldx%lld\n",
+               static_cast<long long>(batch.batchSize),
+               static_cast<long long>(batch.sourceLength),
+               static_cast<long long>(batch.targetLength));
+  return nullptr;
+}
+
+/// False after "error: GPU failure <when>: <the first CUDA error>" once a
+/// GPU model's device has failed (deviceFailed); always true on the CPU.
+/// Asked before anything the device computed is used or saved.
+bool deviceOk(const std::string &when) {
+  std::string why;
+  if (!deviceFailed || !deviceFailed(why))
+    return true;
+  std::fprintf(stderr, "error: GPU failure %s: %s\n", when.c_str(),
+               why.c_str());
+  return false;
+}
+
+struct Run {
+  const CompiledModel &model;
+  const TrainOptions &options;
+  TrainingData &data;
+  ModelState &memory;
+  std::string checkpointPath;
+  uint32_t seed = 1;
+  int64_t stepsDone = 0;
+  double bestBleu = -1; ///< of the validations so far, also before a resume
+
+  /// Continues `info`'s run if this one would see the same data; false
+  /// after a message.
+  bool resume(const CheckpointInfo &info) {
+    if (info.data != data.describe()) {
+      std::fprintf(stderr,
+                   "error: checkpoint %s was trained on %s; this run would "
+                   "use %s\n",
+                   options.resume.c_str(), info.data.c_str(),
+                   data.describe().c_str());
+      return false;
+    }
+    if (options.seed && *options.seed != info.seed) {
+      std::fprintf(stderr,
+                   "error: checkpoint %s continues seed %u, not --seed %u\n",
+                   options.resume.c_str(), info.seed, *options.seed);
+      return false;
+    }
+    seed = info.seed;
+    stepsDone = info.step;
+    bestBleu = info.bestBleu;
+    std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
+                static_cast<long long>(stepsDone));
+    return true;
+  }
+
+  bool save(int64_t step, const std::string &path) {
+    if (model.device) {
+      model.device->download(memory.state());
+      // Garbage must not replace a good checkpoint.
+      if (!deviceOk("before saving " + path))
+        return false;
+    }
+    CheckpointInfo info{model.name, memory.configText(), step, seed,
+                        data.describe(), bestBleu};
+    std::vector<CheckpointTensor> tensors = memory.tensors();
+    if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return false;
+    }
+    std::printf("saved checkpoint %s at step %lld\n", path.c_str(),
+                static_cast<long long>(step));
+    return true;
+  }
+  Decoding decoding() const {
+    return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
+  }
+  bool save(int64_t step) { return save(step, checkpointPath); }
+
+  /// Validation loss, perplexity and greedy BLEU on the held-out pairs;
+  /// keeps <checkpoint>.best when BLEU improves. False after a message when
+  /// a save or the GPU failed.
+  bool validate(int64_t step) {
+    std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
+    if (pairs.empty() || !model.buckets[0].predict)
+      return true;
+    ValidationLoss loss =
+        validationLoss(model, memory.state(), memory.arena(), pairs);
+    std::vector<std::vector<int32_t>> outputs =
+        translateGreedy(model, memory.state(), memory.arena(), pairs,
+                        decoding());
+    if (!deviceOk("while validating at step " + std::to_string(step)))
+      return false;
+    std::vector<std::vector<int32_t>> targets;
+    for (const SentencePair &pair : pairs)
+      targets.push_back(pair.target);
+    std::vector<std::string> hypotheses, references;
+    if (!data.texts(outputs, hypotheses) || !data.texts(targets, references))
+      return false;
+    BleuScore bleu = corpusBleu(hypotheses, references);
+    std::printf("valid step %lld: loss %.4f  ppl %.3f  on %lld tokens; "
+                "greedy %s\n",
+                static_cast<long long>(step), loss.perTokenLoss(),
+                std::exp(loss.perTokenLoss()),
+                static_cast<long long>(loss.tokens), bleu.format().c_str());
+    if (bleu.score <= bestBleu)
+      return true;
+    bestBleu = bleu.score;
+    return save(step, checkpointPath + ".best");
+  }
+
+  /// Trains up to --steps; returns the exit code, -1 to go on.
+  int train() {
+    WarmupSchedule schedule{model.scheduleDModel, model.scheduleWarmup,
+                            model.scheduleFactor};
+    ProgressLog log(stepsDone + 1, options.steps, options.logEvery);
+    if (!options.lossLog.empty() && !log.openLossLog(options.lossLog))
+      return 1;
+    installInterruptHandlers();
+    for (int64_t step = stepsDone + 1; step <= options.steps; ++step) {
+      Batch batch = data.batch(seed, static_cast<uint64_t>(step - 1));
+      const CompiledBucket *bucket = bucketOf(model, batch);
+      if (!bucket)
+        return 1;
+      StepFrame frame{};
+      frame.state = memory.state();
+      frame.arena = memory.arena();
+      frame.sourceIds = batch.source.data();
+      frame.targetInIds = batch.targetIn.data();
+      frame.targetOutIds = batch.targetOut.data();
+      frame.dropoutKey[0] = static_cast<int32_t>(seed);
+      frame.dropoutKey[1] = static_cast<int32_t>(step);
+      frame.lr = static_cast<float>(schedule.learningRate(step));
+      frame.step = static_cast<int32_t>(step);
+      bucket->trainStep(frame);
+      if (!deviceOk("in step " + std::to_string(step)))
+        return 1;
+      log.record(step, frame.loss, frame.lr, frame.tokens,
+                 batch.slots() - batch.sourceTokens() - batch.targetTokens(),
+                 batch.slots());
+      stepsDone = step;
+      if (int signal = pendingInterrupt()) {
+        log.finish();
+        bool saved = save(step);
+        std::fprintf(stderr, "interrupted by %s after step %lld%s%s\n",
+                     signal == SIGINT ? "SIGINT" : "SIGTERM",
+                     static_cast<long long>(step),
+                     saved ? "; continue with --resume " : "",
+                     saved ? checkpointPath.c_str() : "");
+        return 128 + signal;
+      }
+      if (options.validEvery > 0 &&
+          (step % options.validEvery == 0 || step == options.steps) &&
+          !validate(step))
+        return 1;
+      if (options.saveEvery > 0 && step % options.saveEvery == 0 &&
+          step != options.steps && !save(step))
+        return 1;
+    }
+    log.finish();
+    return save(options.steps) ? -1 : 1;
+  }
+
+  /// Greedy translations of held-out sentences: samples and exact match.
+  /// False after a message when the GPU failed.
+  bool evaluate() {
+    if (options.evalSentences == 0)
+      return true;
+    if (!model.buckets[0].predict) {
+      std::printf("no evaluation: the model was compiled without @predict\n");
+      return true;
+    }
+    std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
+    if (pairs.empty()) {
+      std::printf("no evaluation: no held-out sentences (give "
+                  "--valid-source and --valid-target)\n");
+      return true;
+    }
+    std::vector<std::vector<int32_t>> outputs =
+        translateGreedy(model, memory.state(), memory.arena(), pairs,
+                        decoding());
+    if (!deviceOk("while evaluating"))
+      return false;
+    std::vector<std::vector<int32_t>> sources, targets;
+    for (const SentencePair &pair : pairs) {
+      sources.push_back(pair.source);
+      targets.push_back(pair.target);
+    }
+    std::vector<std::string> sourceText, outputText, targetText;
+    if (!data.texts(sources, sourceText) || !data.texts(outputs, outputText) ||
+        !data.texts(targets, targetText))
+      return true; // as before: no samples, the run still succeeded
+    int64_t exact = 0;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      bool right = outputs[i] == pairs[i].target;
+      exact += right;
+      if (static_cast<int64_t>(i) < options.samples)
+        std::printf("  %s  ->  %s  [%s]\n", sourceText[i].c_str(),
+                    outputText[i].c_str(),
+                    right ? "ok" : ("expected " + targetText[i]).c_str());
+    }
+    std::printf("exact match on %zu held-out sentences (greedy): %lld/%zu = "
+                "%.1f%%\n",
+                pairs.size(), static_cast<long long>(exact), pairs.size(),
+                100.0 * exact / pairs.size());
+    if (data.hasVocabulary())
+      std::printf("greedy %s\n",
+                  corpusBleu(outputText, targetText).format().c_str());
+    return true;
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const CompiledModel &model = kCompiledModel;
+  TrainOptions options;
+  int exitCode = 0;
+  if (!parseTrainOptions(argc, argv, options, exitCode))
+    return exitCode;
+  if (model.device) {
+    std::string why;
+    if (!model.device->open(why)) {
+      std::fprintf(stderr, "error: no usable GPU (%s); %s needs one\n",
+                   why.c_str(), model.name);
+      return 1;
+    }
+    if (!deviceOk("while opening the GPU"))
+      return 1;
+  }
+  std::unique_ptr<ModelState> allocated = ModelState::allocate(model);
+  if (!allocated)
+    return 1;
+  ModelState &memory = *allocated;
+  CheckpointInfo resumed;
+  if (!options.resume.empty()) {
+    if (!loadCheckpoint(options, memory, resumed))
+      return 1;
+    // Without data flags, a resumed run goes on with the checkpoint's task.
+    if (!options.task && options.trainSource.empty() &&
+        resumed.data.starts_with("task "))
+      options.task = parseTask(resumed.data.substr(5));
+  }
+  if (!options.translate.empty()) {
+    if (model.device) {
+      model.device->upload(memory.state());
+      if (!deviceOk("while uploading the parameters"))
+        return 1;
+    }
+    int code = translateText(model, options, memory);
+    return deviceOk("while translating") ? code : 1;
+  }
+  std::unique_ptr<TrainingData> data = openTrainingData(options, model);
+  if (!data)
+    return 1;
+
+  Run run{model, options, *data, memory};
+  run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
+                       : !options.resume.empty()   ? options.resume
+                                                   : std::string(argv[0]) + ".ckpt";
+  run.seed = options.seed.value_or(1);
+  if (!options.resume.empty() ? !run.resume(resumed) : !memory.initialize(run.seed))
+    return 1;
+  if (model.device) {
+    model.device->upload(memory.state());
+    if (!deviceOk("while uploading the parameters"))
+      return 1;
+  }
+  std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
+              "arena %lld bytes (%.2f MiB)\n",
+              model.name, data->describe().c_str(),
+              static_cast<long long>(model.buckets[model.numBuckets - 1].batchSize),
+              run.seed,
+              static_cast<long long>(options.steps),
+              model.stateFloats * 4.0 / (1 << 20),
+              static_cast<long long>(model.arenaBytes),
+              model.arenaBytes / double(1 << 20));
+
+  if (run.stepsDone < options.steps) {
+    if (int code = run.train(); code >= 0)
+      return code;
+  } else {
+    std::printf("the checkpoint is at step %lld, --steps is %lld: nothing "
+                "to train\n",
+                static_cast<long long>(run.stepsDone),
+                static_cast<long long>(options.steps));
+  }
+  if (!options.dumpParameters.empty()) {
+    if (model.device) {
+      model.device->download(memory.state());
+      if (!deviceOk("before dumping the parameters"))
+        return 1;
+    }
+    if (!memory.dumpParameters(options.dumpParameters))
+      return 1;
+  }
+  return run.evaluate() ? 0 : 1;
+}

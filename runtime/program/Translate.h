@@ -1,0 +1,78 @@
+//===- Translate.h - decoding and validation with the compiled @predict -*- C++ -*-===//
+//
+// @predict gives the logits of every target position for a batch of
+// sources and target prefixes (BOS, then the tokens chosen so far). The
+// causal mask makes position t depend on positions <= t only, so the padding
+// after a prefix does not change them. A sentence is decoded in the bucket
+// with the longest target among those whose source length holds it (the
+// output's length is not known before); validation loss uses the smallest
+// bucket that holds the pair.
+//
+// Greedy decoding appends the most likely token (padding and BOS are never
+// chosen) until EOS or the bucket's target length. Beam search keeps the
+// `beam` best prefixes per sentence by log-probability; a prefix ends when
+// EOS is among the `beam` best candidates, and the finished ones compete by
+// score / lp, lp = ((5 + length) / 6)^alpha (Wu et al. 2016, as the paper
+// does with beam 4, alpha 0.6; length counts EOS). A sentence stops when a
+// finished one beats the best live prefix's bound (its score over the
+// largest lp). With beam 1 it is greedy decoding.
+//
+// Both run the incremental decoder when the model has one (@encode once per
+// batch, then @decode_step on each row's newest token; beam search moves
+// the self-attention caches' rows with their hypotheses), else @predict on
+// every whole prefix per token. Decoding::Full forces the latter; both
+// give the same tokens.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_TRANSLATE_H
+#define TGC_RUNTIME_TRAIN_TRANSLATE_H
+
+#include "runtime/data/Tasks.h"
+#include "runtime/program/CompiledStep.h"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tgc::runtime {
+
+/// How the next token's logits are computed.
+enum class Decoding {
+  Incremental, ///< @decode_step with caches (if compiled; else Full)
+  Full,        ///< @predict over the whole prefix, per token
+};
+
+/// The greedy output (symbols, without EOS) for each pair's source; each
+/// source must fit a bucket.
+std::vector<std::vector<int32_t>>
+translateGreedy(const CompiledModel &model, float *state, char *arena,
+                std::span<const SentencePair> pairs,
+                Decoding decoding = Decoding::Incremental);
+
+struct BeamOptions {
+  int64_t beam = 4;
+  double alpha = 0.6;
+  Decoding decoding = Decoding::Incremental;
+};
+
+/// Beam search outputs for `sources` (symbols each, fitting a bucket's
+/// source length). Fails with a message when the beam exceeds a bucket's
+/// batch.
+std::vector<std::vector<int32_t>>
+translateBeam(const CompiledModel &model, float *state, char *arena,
+              std::span<const std::vector<int32_t>> sources,
+              const BeamOptions &options, std::string &error);
+
+/// Negative log-likelihood of the pairs' targets (plain, no label
+/// smoothing) and the tokens it sums over (symbols + EOS).
+struct ValidationLoss {
+  double nll = 0;
+  int64_t tokens = 0;
+  double perTokenLoss() const { return tokens ? nll / tokens : 0.0; }
+};
+ValidationLoss validationLoss(const CompiledModel &model, float *state,
+                              char *arena, std::span<const SentencePair> pairs);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_TRANSLATE_H

@@ -1,0 +1,174 @@
+//===- DeviceStep.cu - where a generated CUDA step keeps its data --------===//
+#include "runtime/program/cuda/DeviceStep.h"
+#include "runtime/kernels/cuda/Device.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace tgc::cuda {
+namespace {
+
+/// False with `why` on a CUDA error: at start-up every error means the
+/// machine has no GPU this program can use.
+bool ok(cudaError_t status, const char *what, std::string &why) {
+  if (status == cudaSuccess)
+    return true;
+  why = std::string(what) + ": " + cudaGetErrorString(status);
+  return false;
+}
+
+template <typename T> bool allocate(T *&p, int64_t count, std::string &why) {
+  return ok(cudaMalloc(reinterpret_cast<void **>(&p),
+                       static_cast<size_t>(count > 0 ? count : 1) * sizeof(T)),
+            "cudaMalloc", why);
+}
+
+} // namespace
+
+DeviceFrame &deviceFrame() {
+  static DeviceFrame frame;
+  return frame;
+}
+
+bool openDevice(const DeviceSizes &sizes, std::string &why) {
+  runtime::deviceFailed = &firstError;
+  int devices = 0;
+  if (!ok(cudaGetDeviceCount(&devices), "cudaGetDeviceCount", why))
+    return false;
+  if (devices == 0) {
+    why = "cudaGetDeviceCount found no device";
+    return false;
+  }
+  cudaStream_t stream;
+  if (!ok(cudaSetDevice(0), "cudaSetDevice", why) ||
+      !ok(cudaStreamCreate(&stream), "cudaStreamCreate", why))
+    return false;
+  setStream(stream);
+  DeviceFrame &g = deviceFrame();
+  auto allocatePinned = [&](auto *&p, int64_t count) {
+    return ok(cudaMallocHost(reinterpret_cast<void **>(&p),
+                             static_cast<size_t>(count > 0 ? count : 1) * 4),
+              "cudaMallocHost", why);
+  };
+  return allocate(g.state, sizes.stateFloats, why) &&
+         allocate(g.arena, sizes.arenaBytes, why) &&
+         ok(cudaMemset(g.arena, 0, static_cast<size_t>(sizes.arenaBytes)),
+            "cudaMemset", why) &&
+         allocate(g.cache, sizes.cacheFloats, why) &&
+         ok(cudaMemset(g.cache, 0, static_cast<size_t>(sizes.cacheFloats) * 4),
+            "cudaMemset", why) &&
+         allocate(g.sourceIds, sizes.sourceIds, why) &&
+         allocate(g.targetInIds, sizes.targetIds, why) &&
+         allocate(g.targetOutIds, sizes.targetIds, why) &&
+         allocate(g.lr, 1, why) && allocate(g.step, 1, why) &&
+         allocatePinned(g.hostLogits, sizes.logitsFloats) &&
+         allocatePinned(g.stagedIds, sizes.sourceIds + 2 * sizes.targetIds) &&
+         allocatePinned(g.stagedLr, 1) && allocatePinned(g.stagedStep, 1) &&
+         ok(cudaEventCreateWithFlags(&g.inputsCopied, cudaEventDisableTiming),
+            "cudaEventCreate", why);
+}
+
+float *uploadConstant(const void *host, size_t bytes) {
+  void *device = nullptr;
+  if (!TGC_CUDA_CHECK(cudaMalloc(&device, bytes)))
+    return nullptr;
+  TGC_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+  return static_cast<float *>(device);
+}
+
+void uploadState(const float *host, int64_t floats) {
+  TGC_CUDA_CHECK(cudaMemcpy(deviceFrame().state, host,
+                            static_cast<size_t>(floats) * 4,
+                            cudaMemcpyHostToDevice));
+}
+
+void downloadState(float *host, int64_t floats) {
+  TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  TGC_CUDA_CHECK(cudaMemcpy(host, deviceFrame().state,
+                            static_cast<size_t>(floats) * 4,
+                            cudaMemcpyDeviceToHost));
+}
+
+void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
+                  int64_t targetIds) {
+  DeviceFrame &g = deviceFrame();
+  // The previous call's copies read the staging: wait until they are done
+  // (long done in a training loop, which reads every step's loss).
+  TGC_CUDA_CHECK(cudaEventSynchronize(g.inputsCopied));
+  int32_t *staged = g.stagedIds;
+  auto copy = [&](void *device, void *staging, const void *host,
+                  int64_t bytes) {
+    if (!host)
+      return;
+    std::memcpy(staging, host, static_cast<size_t>(bytes));
+    TGC_CUDA_CHECK(cudaMemcpyAsync(device, staging, static_cast<size_t>(bytes),
+                                   cudaMemcpyHostToDevice, stream()));
+  };
+  copy(g.sourceIds, staged, frame.sourceIds, sourceIds * 4);
+  copy(g.targetInIds, staged + sourceIds, frame.targetInIds, targetIds * 4);
+  copy(g.targetOutIds, staged + sourceIds + targetIds, frame.targetOutIds,
+       targetIds * 4);
+  copy(g.lr, g.stagedLr, &frame.lr, 4);
+  copy(g.step, g.stagedStep, &frame.step, 4);
+  TGC_CUDA_CHECK(cudaEventRecord(g.inputsCopied, stream()));
+}
+
+const float *downloadLogits(const float *logits, int64_t floats) {
+  DeviceFrame &g = deviceFrame();
+  TGC_CUDA_CHECK(cudaMemcpyAsync(g.hostLogits, logits,
+                                 static_cast<size_t>(floats) * 4,
+                                 cudaMemcpyDeviceToHost, stream()));
+  TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  std::string why;
+  if (firstError(why))
+    std::fill_n(g.hostLogits, floats, 0.0f);
+  return g.hostLogits;
+}
+
+/// rows[r] = copy[parents[r]] for the `batch` rows of `width` floats.
+__global__ void gatherRowsKernel(float *rows, const float *copy,
+                                 const int64_t *parents, int64_t batch,
+                                 int64_t width) {
+  TGC_GRID_STRIDE(i, batch * width) {
+    rows[i] = copy[parents[i / width] * width + i % width];
+  }
+}
+
+void reorderCaches(const runtime::CompiledBucket &bucket,
+                   const int64_t *parents) {
+  const int64_t batch = bucket.batchSize;
+  int64_t largest = 0;
+  for (int c = 0; c < bucket.numCaches; ++c)
+    largest = std::max(largest, bucket.caches[c].size);
+  Scratch deviceParents(batch * sizeof(int64_t)), copy(largest * 4);
+  // From pageable memory: the copy is done when this returns.
+  TGC_CUDA_CHECK(cudaMemcpyAsync(deviceParents.as<int64_t>(), parents,
+                                 batch * sizeof(int64_t),
+                                 cudaMemcpyHostToDevice, stream()));
+  for (int c = 0; c < bucket.numCaches; ++c) {
+    const runtime::CompiledCache &entry = bucket.caches[c];
+    if (!entry.perHypothesis || entry.size == 0)
+      continue;
+    float *rows = deviceFrame().cache + entry.offset;
+    TGC_CUDA_CHECK(cudaMemcpyAsync(copy.as<float>(), rows, entry.size * 4,
+                                   cudaMemcpyDeviceToDevice, stream()));
+    gatherRowsKernel<<<blocksFor(entry.size), kThreads, 0, stream()>>>(
+        rows, copy.as<float>(), deviceParents.as<int64_t>(), batch,
+        entry.size / batch);
+    TGC_CUDA_CHECK_LAUNCH();
+  }
+}
+
+void downloadLoss(const float *loss, const int32_t *tokens,
+                  runtime::StepFrame &frame) {
+  TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.loss, loss, 4, cudaMemcpyDeviceToHost,
+                                 stream()));
+  if (tokens)
+    TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.tokens, tokens, 4,
+                                   cudaMemcpyDeviceToHost, stream()));
+  TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+} // namespace tgc::cuda

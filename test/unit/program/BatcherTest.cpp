@@ -1,0 +1,158 @@
+//===- BatcherTest.cpp - token-budget batches in static buckets ----------===//
+#include "runtime/program/Batcher.h"
+
+#include "runtime/data/SplitMix64.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace tgc::runtime;
+
+namespace {
+
+/// Three buckets of about 128 tokens each, as tgc --max-tokens 128 makes.
+const CompiledBucket kBuckets[] = {
+    {16, 8, 8, nullptr, nullptr},
+    {8, 16, 16, nullptr, nullptr},
+    {4, 32, 32, nullptr, nullptr},
+};
+
+CompiledModel bucketModel() {
+  CompiledModel model{};
+  model.name = "stand-in";
+  model.vocabulary = 100;
+  model.buckets = kBuckets;
+  model.numBuckets = 3;
+  return model;
+}
+
+class Pairs : public PairList {
+public:
+  size_t size() const override { return pairs.size(); }
+  std::span<const int32_t> source(size_t i) const override { return pairs[i].source; }
+  std::span<const int32_t> target(size_t i) const override { return pairs[i].target; }
+  std::vector<SentencePair> pairs;
+};
+
+/// `count` pairs with lengths from 1 to 40 (skewed short, as text is), the
+/// target within a few tokens of the source.
+Pairs variedPairs(size_t count) {
+  Pairs corpus;
+  SplitMix64 rng(7);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t length = 1 + static_cast<int64_t>(rng.next() % 20) +
+                     static_cast<int64_t>(rng.next() % 21);
+    int64_t target = std::max<int64_t>(1, length + static_cast<int64_t>(rng.next() % 7) - 3);
+    corpus.pairs.push_back({std::vector<int32_t>(length, 5),
+                            std::vector<int32_t>(target, 6)});
+  }
+  return corpus;
+}
+
+double padding(const CompiledModel &model, const Pairs &corpus,
+               const std::vector<PlannedBatch> &plan) {
+  double tokens = 0, slots = 0;
+  for (const PlannedBatch &batch : plan) {
+    const CompiledBucket &b = model.buckets[batch.bucket];
+    slots += b.batchSize * (b.sourceLength + b.targetLength);
+    for (uint32_t i : batch.rows)
+      tokens += corpus.source(i).size() + corpus.target(i).size() + 2;
+  }
+  return 1 - tokens / slots;
+}
+
+TEST(Batcher, SmallestBucketThatFits) {
+  CompiledModel model = bucketModel();
+  EXPECT_EQ(bucketFor(model, 7, 7), 0);  // 7 + EOS = 8
+  EXPECT_EQ(bucketFor(model, 8, 1), 1);  // 9 > 8
+  EXPECT_EQ(bucketFor(model, 1, 20), 2);
+  EXPECT_EQ(bucketFor(model, 31, 31), 2);
+  EXPECT_EQ(bucketFor(model, 32, 1), -1);
+}
+
+TEST(Batcher, EveryPairOncePerEpochInItsBucket) {
+  CompiledModel model = bucketModel();
+  Pairs corpus = variedPairs(1000);
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 0; i < corpus.size(); ++i)
+    if (bucketFor(model, corpus.source(i).size(), corpus.target(i).size()) >= 0)
+      indices.push_back(i);
+  for (uint64_t epoch = 0; epoch < 3; ++epoch) {
+    std::vector<PlannedBatch> plan =
+        planEpoch(model, corpus, indices, /*seed=*/3, epoch, /*window=*/400);
+    std::vector<int> seen(corpus.size(), 0);
+    for (const PlannedBatch &batch : plan) {
+      ASSERT_GE(batch.bucket, 0);
+      ASSERT_LE(static_cast<int64_t>(batch.rows.size()),
+                model.buckets[batch.bucket].batchSize);
+      for (uint32_t i : batch.rows) {
+        ++seen[i];
+        EXPECT_EQ(batch.bucket, bucketFor(model, corpus.source(i).size(),
+                                          corpus.target(i).size()));
+      }
+    }
+    for (uint32_t i : indices)
+      EXPECT_EQ(seen[i], 1) << "pair " << i << " in epoch " << epoch;
+  }
+}
+
+TEST(Batcher, SortingWithinWindowsKeepsPaddingLow) {
+  CompiledModel model = bucketModel();
+  Pairs corpus = variedPairs(2000);
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 0; i < corpus.size(); ++i)
+    if (bucketFor(model, corpus.source(i).size(), corpus.target(i).size()) >= 0)
+      indices.push_back(i);
+  double sorted = padding(model, corpus, planEpoch(model, corpus, indices, 1, 0, 400));
+  double oneBucket = 0;
+  {
+    // The same corpus in the largest bucket alone: what static shapes
+    // without buckets would pad.
+    CompiledModel single = model;
+    single.buckets = &kBuckets[2];
+    single.numBuckets = 1;
+    oneBucket = padding(single, corpus, planEpoch(single, corpus, indices, 1, 0, 400));
+  }
+  // Measured: 0.286 in the 3 buckets (what remains is the gap between a
+  // pair's lengths and its bucket's, 8, 16 or 32), 0.391 in 32x32 alone.
+  EXPECT_LT(sorted, 0.30);
+  EXPECT_GT(oneBucket - sorted, 0.08);
+}
+
+TEST(Batcher, BatchesArePureFunctionsOfSeedAndIndex) {
+  CompiledModel model = bucketModel();
+  Pairs corpus = variedPairs(300);
+  Batcher first(model, corpus), second(model, corpus);
+  EXPECT_EQ(first.skipped(), corpus.size() - first.kept());
+  // In any order, across epoch boundaries.
+  for (uint64_t index : {0ull, 57ull, 3ull, 200ull, 57ull}) {
+    Batch a = first.batch(5, index), b = second.batch(5, index);
+    EXPECT_EQ(a.source, b.source);
+    EXPECT_EQ(a.targetOut, b.targetOut);
+  }
+  EXPECT_NE(first.batch(5, 0).source, first.batch(6, 0).source);
+}
+
+TEST(Batcher, EpochsCoverTheCorpusBackToBack) {
+  CompiledModel model = bucketModel();
+  Pairs corpus = variedPairs(200);
+  Batcher batcher(model, corpus);
+  // Count target tokens over the first two epochs' batches: each pair's
+  // target + EOS twice.
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 0; i < corpus.size(); ++i)
+    if (bucketFor(model, corpus.source(i).size(), corpus.target(i).size()) >= 0)
+      indices.push_back(i);
+  size_t epoch0 = planEpoch(model, corpus, indices, 9, 0, batcher.kept()).size();
+  size_t epoch1 = planEpoch(model, corpus, indices, 9, 1, batcher.kept()).size();
+  int64_t expected = 0;
+  for (uint32_t i : indices)
+    expected += 2 * (static_cast<int64_t>(corpus.target(i).size()) + 1);
+  int64_t counted = 0;
+  for (uint64_t index = 0; index < epoch0 + epoch1; ++index)
+    counted += batcher.batch(9, index).targetTokens();
+  EXPECT_EQ(counted, expected);
+}
+
+} // namespace
