@@ -33,23 +33,39 @@ InterpreterTrainer::create(ModuleOp module, Precision precision, uint32_t seed,
 
 FailureOr<InterpreterTrainer::StepResult>
 InterpreterTrainer::step(const runtime::Batch &batch) {
-  StepSignature &s = signature_;
   int64_t step = stepsDone_ + 1;
-  double lr = s.schedule.learningRate(step);
+  return run(batch, seed_, step, signature_.schedule.learningRate(step));
+}
+
+bool InterpreterTrainer::runStep(const runtime::Batch &batch,
+                                 const runtime::StepInput &input,
+                                 runtime::StepOutcome &outcome) {
+  FailureOr<StepResult> result = run(batch, input.seed, input.step, input.lr);
+  if (failed(result))
+    return false;
+  outcome = {static_cast<float>(result->loss),
+             static_cast<int32_t>(result->tokens)};
+  return true;
+}
+
+FailureOr<InterpreterTrainer::StepResult>
+InterpreterTrainer::run(const runtime::Batch &batch, uint32_t seed,
+                        int64_t step, double lr) {
+  StepSignature &s = signature_;
   std::vector<HostTensor> args(s.function.getNumArguments());
   args[s.source] = ids(batch.source, batch.batchSize, batch.sourceLength);
   args[s.targetIn] = ids(batch.targetIn, batch.batchSize, batch.targetLength);
   args[s.targetOut] = ids(batch.targetOut, batch.batchSize, batch.targetLength);
   if (s.key >= 0)
     args[s.key] = HostTensor::i32(
-        {2}, {double(static_cast<int32_t>(seed_)), double(step)});
+        {2}, {double(static_cast<int32_t>(seed)), double(step)});
   args[s.lr] = HostTensor::scalar(lr);
   args[s.step] = HostTensor::scalar(double(step), ElementType::I32);
 
   auto results = interpreter_.run(s.function.getName(), args);
   if (failed(results))
     return failure();
-  ++stepsDone_;
+  stepsDone_ = step;
   return StepResult{(*results)[0][0],
                     results->size() > 1
                         ? static_cast<int64_t>((*results)[1][0])

@@ -2,9 +2,10 @@
 //
 // Runs a compiled training step (the output of tg-training-pipeline) on the
 // reference interpreter: binds a batch, the dropout key (seed, step), the
-// learning rate of the module's schedule and the step to @train_step's
-// arguments by their `tg.name`. The oracle the generated binaries' steps are
-// compared with, and the engine of `tgc --emit=train --target=interp`.
+// learning rate and the step to @train_step's arguments by their `tg.name`.
+// The oracle the generated binaries' steps are compared with, and the step
+// backend of `tgc --emit=train --target=interp` (runtime/program/TrainingLoop.h
+// runs it as it runs a generated program's compiled step).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_INTERPRETERTRAINER_H
@@ -12,8 +13,8 @@
 
 #include "codegen/Interpreter.h"
 #include "codegen/StepSignature.h"
-#include "runtime/program/Schedule.h"
 #include "runtime/data/Tasks.h"
+#include "runtime/program/TrainingLoop.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -21,7 +22,7 @@
 
 namespace tgc {
 
-class InterpreterTrainer {
+class InterpreterTrainer final : public runtime::StepBackend {
 public:
   struct StepResult {
     double loss;
@@ -36,16 +37,25 @@ public:
   create(mlir::ModuleOp module, Precision precision, uint32_t seed,
          llvm::StringRef stepFunction = "train_step");
 
-  /// Runs step number stepsDone()+1 on `batch`.
+  /// Runs step number stepsDone()+1 on `batch` at the module's schedule's
+  /// learning rate.
   mlir::FailureOr<StepResult> step(const runtime::Batch &batch);
+
+  /// The training loop's entry: the step, seed and rate it gives.
+  bool runStep(const runtime::Batch &batch, const runtime::StepInput &input,
+               runtime::StepOutcome &outcome) override;
 
   int64_t stepsDone() const { return stepsDone_; }
   runtime::BatchShape batchShape() const { return signature_.shape; }
+  const WarmupSchedule &schedule() const { return signature_.schedule; }
   Interpreter &interpreter() { return interpreter_; }
 
 private:
   InterpreterTrainer(mlir::ModuleOp module, Precision precision, uint32_t seed)
       : interpreter_(module, precision), seed_(seed) {}
+
+  mlir::FailureOr<StepResult> run(const runtime::Batch &batch, uint32_t seed,
+                                  int64_t step, double lr);
 
   Interpreter interpreter_;
   StepSignature signature_;

@@ -17,9 +17,11 @@
 // @encode when a target op reads them), or neither (loads, constants,
 // positional encodings: recomputed in @decode_step, for one position where
 // they have one). A target value's "time axis" is the dimension that indexes
-// target positions; each op kind says how it moves from operands to results.
+// target positions; each op kind says how it moves from operands to results,
+// and back for recomputed values, in its rule (DecoderAxisRules.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "passes/DecoderAxisRules.h"
 #include "passes/Passes.h"
 
 #include "ir/TgOps.h"
@@ -34,7 +36,6 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace tgc {
 
@@ -45,42 +46,8 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kNoAxis = -1;
-
-/// The time axes of an op's operands and results.
-struct OpAxes {
-  SmallVector<int64_t> operands, results;
-};
-
 ArrayRef<int64_t> shapeOf(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
-
-int64_t rankOf(Value value) { return static_cast<int64_t>(shapeOf(value).size()); }
-
-/// `value`'s type with length 1 at `axis` (unchanged without one).
-RankedTensorType onePosition(Value value, int64_t axis) {
-  auto type = llvm::cast<RankedTensorType>(value.getType());
-  if (axis == kNoAxis)
-    return type;
-  auto shape = llvm::to_vector(type.getShape());
-  shape[axis] = 1;
-  return type.clone(shape);
-}
-
-/// The dimension of `to` that holds dimension `axis` of `from` for a
-/// row-major reshape, or kNoAxis when the reshape merges or splits it.
-int64_t reshapeAxis(ArrayRef<int64_t> from, ArrayRef<int64_t> to, int64_t axis) {
-  int64_t before = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    before *= from[d];
-  int64_t prefix = 1;
-  for (int64_t d = 0; d < static_cast<int64_t>(to.size()); ++d) {
-    if (prefix == before && to[d] == from[axis])
-      return d;
-    prefix *= to[d];
-  }
-  return kNoAxis;
 }
 
 /// The variable read by the GEMM that `value` comes from (through reshapes
@@ -123,7 +90,6 @@ private:
   LogicalResult classify();
   LogicalResult rewrite(Operation *op);
   LogicalResult rewriteSelfAttention(tg::AttentionOp op);
-  FailureOr<OpAxes> axesOf(Operation *op, int64_t axis);
   /// `value` of @predict as @decode_step sees it, with time axis `axis`.
   FailureOr<Value> operand(Value value, int64_t axis, Operation *user);
   /// Recomputes value (depending on neither input) in @decode_step.
@@ -188,82 +154,6 @@ LogicalResult DecoderBuilder::classify() {
   return success();
 }
 
-FailureOr<OpAxes> DecoderBuilder::axesOf(Operation *op, int64_t axis) {
-  OpAxes axes;
-  auto all = [&](int64_t a) {
-    axes.operands.assign(op->getNumOperands(), a);
-    axes.results.assign(op->getNumResults(), a);
-    return axes;
-  };
-  auto unsupported = [&](const Twine &why) -> FailureOr<OpAxes> {
-    return op->emitOpError() << "cannot run one target position at a time: "
-                             << why;
-  };
-  bool notLast = axis < rankOf(op->getResult(0)) - 1;
-  return llvm::TypeSwitch<Operation *, FailureOr<OpAxes>>(op)
-      .Case([&](tg::LayerNormOp) -> FailureOr<OpAxes> {
-        if (!notLast)
-          return unsupported("it normalizes over positions");
-        return OpAxes{{axis, kNoAxis, kNoAxis}, {axis}};
-      })
-      .Case([&](tg::ResidualLayerNormOp o) -> FailureOr<OpAxes> {
-        if (!notLast)
-          return unsupported("it normalizes over positions");
-        OpAxes a = all(axis);
-        a.operands.assign(o->getNumOperands(), kNoAxis);
-        a.operands[0] = a.operands[1] = axis; // residual, sublayer
-        return a;
-      })
-      .Case([&](tg::LinearOp o) -> FailureOr<OpAxes> {
-        if (!targetValues.contains(o.getInput()) || !notLast)
-          return unsupported("positions must be rows of its input");
-        OpAxes a = all(kNoAxis);
-        a.operands[0] = a.results[0] = axis;
-        return a;
-      })
-      .Case([&](tg::MatmulOp o) -> FailureOr<OpAxes> {
-        if (targetValues.contains(o.getRhs()) || o.getTransposeLhs() ||
-            axis >= rankOf(o.getLhs()) - 1)
-          return unsupported("positions must be rows of its left operand");
-        return OpAxes{{axis, kNoAxis}, {axis}};
-      })
-      .Case([&](tg::ReshapeOp o) -> FailureOr<OpAxes> {
-        int64_t to = reshapeAxis(shapeOf(o.getInput()), shapeOf(o.getResult()), axis);
-        if (to == kNoAxis)
-          return unsupported("it merges or splits the positions");
-        return OpAxes{{axis}, {to}};
-      })
-      .Case([&](tg::TransposeOp o) -> FailureOr<OpAxes> {
-        auto perm = o.getPermutation();
-        int64_t to = std::find(perm.begin(), perm.end(), axis) - perm.begin();
-        return OpAxes{{axis}, {to}};
-      })
-      .Case([&](tg::BroadcastOp o) -> FailureOr<OpAxes> {
-        return OpAxes{{axis}, {o.getDims()[axis]}};
-      })
-      .Case([&](tg::EmbeddingOp) -> FailureOr<OpAxes> {
-        return OpAxes{{kNoAxis, axis}, {axis}};
-      })
-      .Case([&](tg::SoftmaxOp o) -> FailureOr<OpAxes> {
-        if (static_cast<int64_t>(o.getAxis()) == axis)
-          return unsupported("it normalizes over positions");
-        return all(axis);
-      })
-      .Case([&](tg::AttentionOp o) -> FailureOr<OpAxes> {
-        if (o.getCausal() || !targetValues.contains(o.getQuery()) || axis != 2)
-          return unsupported("only queries may come from the target here");
-        OpAxes a = all(kNoAxis);
-        a.operands[0] = a.results[0] = a.results[1] = 2;
-        return a;
-      })
-      .Default([&](Operation *o) -> FailureOr<OpAxes> {
-        if (o->hasTrait<OpTrait::Elementwise>() ||
-            llvm::isa<tg::ScaleOp>(o))
-          return all(axis);
-        return unsupported("no rule for this op");
-      });
-}
-
 Operation *DecoderBuilder::cloneAt(Operation *op, ArrayRef<Value> operands,
                                    ArrayRef<int64_t> resultAxes) {
   IRMapping mapping;
@@ -307,47 +197,17 @@ FailureOr<Value> DecoderBuilder::recompute(Value value, int64_t axis) {
            << "tg-derive-decoder: argument #"
            << llvm::cast<BlockArgument>(value).getArgNumber()
            << " is neither source_ids nor target_in_ids";
-  auto fail = [&]() -> FailureOr<Value> {
-    return def->emitOpError()
-           << "cannot be recomputed for one target position (its dimension "
-           << axis << " indexes positions)";
-  };
+  // Unchanged: recompute its operands as they are, then it. One position:
+  // its rule says of which operands, or builds it.
   SmallVector<int64_t> operandAxes(def->getNumOperands(), kNoAxis);
-  if (axis == kNoAxis) {
-    // Unchanged: recompute its operands as they are, then it.
-  } else if (auto pe = llvm::dyn_cast<tg::PositionalEncodingOp>(def)) {
-    if (axis != 0 || pe.getOffset())
-      return fail();
-    Value row = builder.create<tg::PositionalEncodingOp>(
-        pe.getLoc(), onePosition(value, 0), position);
-    return recomputed[key] = row;
-  } else if (auto broadcast = llvm::dyn_cast<tg::BroadcastOp>(def)) {
-    // The operand dimension that becomes `axis`, if it is not replicated.
-    auto dims = broadcast.getDims();
-    for (auto [i, dim] : llvm::enumerate(dims))
-      if (dim == axis && shapeOf(broadcast.getInput())[i] != 1)
-        operandAxes[i] = static_cast<int64_t>(i);
-  } else if (auto transpose = llvm::dyn_cast<tg::TransposeOp>(def)) {
-    operandAxes[0] = transpose.getPermutation()[axis];
-  } else if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def)) {
-    operandAxes[0] = reshapeAxis(shapeOf(reshape.getResult()),
-                                 shapeOf(reshape.getInput()), axis);
-    if (operandAxes[0] == kNoAxis)
-      return fail();
-  } else if (auto constant = llvm::dyn_cast<tg::ConstantOp>(def)) {
-    auto dense = llvm::dyn_cast<SplatElementsAttr>(constant.getValue());
-    if (!dense)
-      return fail();
-    auto type = onePosition(value, axis);
-    Value splat = builder.create<tg::ConstantOp>(
-        constant.getLoc(), type,
-        DenseElementsAttr::get(type, dense.getSplatValue<Attribute>()));
-    return recomputed[key] = splat;
-  } else if (def->hasTrait<OpTrait::Elementwise>() ||
-             llvm::isa<tg::ScaleOp>(def)) {
-    operandAxes.assign(def->getNumOperands(), axis);
-  } else {
-    return fail();
+  if (axis != kNoAxis) {
+    FailureOr<PositionRecipe> recipe =
+        recomputePosition(builder, value, axis, position);
+    if (failed(recipe))
+      return failure();
+    if (recipe->built)
+      return recomputed[key] = recipe->built;
+    operandAxes = std::move(recipe->operandAxes);
   }
   SmallVector<Value> operands;
   for (auto [input, inputAxis] : llvm::zip(def->getOperands(), operandAxes)) {
@@ -459,7 +319,8 @@ LogicalResult DecoderBuilder::rewrite(Operation *op) {
   if (auto attention = llvm::dyn_cast<tg::AttentionOp>(op);
       attention && targetValues.contains(attention.getKeyIn()))
     return rewriteSelfAttention(attention);
-  FailureOr<OpAxes> axes = axesOf(op, axis);
+  FailureOr<OpAxes> axes =
+      timeAxes(op, axis, [&](Value v) { return targetValues.contains(v); });
   if (failed(axes))
     return failure();
   SmallVector<Value> operands;

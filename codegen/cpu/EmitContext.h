@@ -1,7 +1,8 @@
 //===- EmitContext.h - what the C++ emitter's parts share -------*- C++ -*-===//
 //
 // Where each value of the step lives, as a C++ expression, and small
-// formatting helpers. CppEmitter.cpp writes the file; CppElementwise.cpp the
+// formatting helpers (defined in EmitContext.cpp). CppEmitter.cpp and
+// CppModelTable.cpp write the file (FileEmitter.h); CppElementwise.cpp the
 // loops; CppKernelCalls.cpp the calls into runtime/kernels/cpu/Kernels.h.
 //
 //===----------------------------------------------------------------------===//

@@ -10,18 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/data/Bleu.h"
-#include "runtime/program/Schedule.h"
 #include "runtime/program/CompiledStep.h"
-#include "runtime/program/Interrupt.h"
 #include "runtime/program/ModelState.h"
 #include "runtime/program/Options.h"
-#include "runtime/program/ProgressLog.h"
 #include "runtime/program/TrainingData.h"
+#include "runtime/program/TrainingLoop.h"
 #include "runtime/program/Translate.h"
 #include "runtime/program/TranslateText.h"
 
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -69,6 +66,37 @@ bool deviceOk(const std::string &when) {
                why.c_str());
   return false;
 }
+
+/// The compiled step of the bucket each batch was packed for.
+struct CompiledStepBackend final : StepBackend {
+  const CompiledModel &model;
+  ModelState &memory;
+
+  CompiledStepBackend(const CompiledModel &model, ModelState &memory)
+      : model(model), memory(memory) {}
+
+  bool runStep(const Batch &batch, const StepInput &input,
+               StepOutcome &outcome) override {
+    const CompiledBucket *bucket = bucketOf(model, batch);
+    if (!bucket)
+      return false;
+    StepFrame frame{};
+    frame.state = memory.state();
+    frame.arena = memory.arena();
+    frame.sourceIds = batch.source.data();
+    frame.targetInIds = batch.targetIn.data();
+    frame.targetOutIds = batch.targetOut.data();
+    frame.dropoutKey[0] = static_cast<int32_t>(input.seed);
+    frame.dropoutKey[1] = static_cast<int32_t>(input.step);
+    frame.lr = input.lr;
+    frame.step = static_cast<int32_t>(input.step);
+    bucket->trainStep(frame);
+    if (!deviceOk("in step " + std::to_string(input.step)))
+      return false;
+    outcome = {frame.loss, frame.tokens};
+    return true;
+  }
+};
 
 struct Run {
   const CompiledModel &model;
@@ -162,53 +190,34 @@ struct Run {
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train() {
-    WarmupSchedule schedule{model.scheduleDModel, model.scheduleWarmup,
-                            model.scheduleFactor};
-    ProgressLog log(stepsDone + 1, options.steps, options.logEvery);
-    if (!options.lossLog.empty() && !log.openLossLog(options.lossLog))
-      return 1;
-    installInterruptHandlers();
-    for (int64_t step = stepsDone + 1; step <= options.steps; ++step) {
-      Batch batch = data.batch(seed, static_cast<uint64_t>(step - 1));
-      const CompiledBucket *bucket = bucketOf(model, batch);
-      if (!bucket)
-        return 1;
-      StepFrame frame{};
-      frame.state = memory.state();
-      frame.arena = memory.arena();
-      frame.sourceIds = batch.source.data();
-      frame.targetInIds = batch.targetIn.data();
-      frame.targetOutIds = batch.targetOut.data();
-      frame.dropoutKey[0] = static_cast<int32_t>(seed);
-      frame.dropoutKey[1] = static_cast<int32_t>(step);
-      frame.lr = static_cast<float>(schedule.learningRate(step));
-      frame.step = static_cast<int32_t>(step);
-      bucket->trainStep(frame);
-      if (!deviceOk("in step " + std::to_string(step)))
-        return 1;
-      log.record(step, frame.loss, frame.lr, frame.tokens,
-                 batch.slots() - batch.sourceTokens() - batch.targetTokens(),
-                 batch.slots());
+    CompiledStepBackend backend{model, memory};
+    TrainingLoop loop{backend};
+    loop.batch = [this](uint32_t seed, uint64_t index) {
+      return data.batch(seed, index);
+    };
+    loop.schedule = {model.scheduleDModel, model.scheduleWarmup,
+                     model.scheduleFactor};
+    loop.seed = seed;
+    loop.firstStep = stepsDone + 1;
+    loop.lastStep = options.steps;
+    loop.logEvery = options.logEvery;
+    loop.lossLog = options.lossLog;
+    loop.afterStep = [this](int64_t step) {
       stepsDone = step;
-      if (int signal = pendingInterrupt()) {
-        log.finish();
-        bool saved = save(step);
-        std::fprintf(stderr, "interrupted by %s after step %lld%s%s\n",
-                     signal == SIGINT ? "SIGINT" : "SIGTERM",
-                     static_cast<long long>(step),
-                     saved ? "; continue with --resume " : "",
-                     saved ? checkpointPath.c_str() : "");
-        return 128 + signal;
-      }
       if (options.validEvery > 0 &&
           (step % options.validEvery == 0 || step == options.steps) &&
           !validate(step))
-        return 1;
-      if (options.saveEvery > 0 && step % options.saveEvery == 0 &&
-          step != options.steps && !save(step))
-        return 1;
-    }
-    log.finish();
+        return false;
+      return options.saveEvery <= 0 || step % options.saveEvery != 0 ||
+             step == options.steps || save(step);
+    };
+    loop.onInterrupt = [this](int64_t step) {
+      stepsDone = step;
+      return save(step) ? "; continue with --resume " + checkpointPath
+                        : std::string();
+    };
+    if (int code = runTrainingLoop(loop); code != 0)
+      return code;
     return save(options.steps) ? -1 : 1;
   }
 

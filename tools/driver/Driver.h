@@ -12,11 +12,18 @@
 #ifndef TGC_TOOLS_DRIVER_DRIVER_H
 #define TGC_TOOLS_DRIVER_DRIVER_H
 
+#include "tools/driver/DriverOptions.h"
+
 namespace tgc {
 
-/// Parses the command line, builds or reads the module, writes the requested
-/// stage. Returns the process exit code (0 on success).
+/// Parses the command line (CommandLine.h) and runs it. Returns the process
+/// exit code (0 on success).
 int tgcMain(int argc, char **argv);
+
+/// Builds or reads the module, runs the pipeline `options` asks for and
+/// writes the stage, builds the program or runs the interpreter. Returns the
+/// exit code; errors are printed, never fatal.
+int runDriver(const DriverOptions &options);
 
 } // namespace tgc
 

@@ -3,7 +3,7 @@
 // One plain function per tg op (or op family), computed in double on
 // HostTensors. They assume operands that passed the op's verifier; data
 // checks (ids in range, Adam step >= 1) are the interpreter's. Formulas follow
-// each op's description in ir/TgOps.td.
+// each op's description in ir/Tg*Ops.td.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_KERNELS_REFERENCE_KERNELS_H

@@ -1,5 +1,5 @@
 // Verifier rules of the tg dialect: one case per rule, each rejected with the
-// rule's message. Sections follow ir/TgOps.td: shared rules, state ops,
+// rule's message. Sections follow ir/TgOps.td's families: shared rules, state ops,
 // embedding, matmul, elementwise, shapes/reductions, softmax/layernorm/dropout,
 // masks/positions, loss, fused attention, residual layer norm, post-autodiff
 // fusion (elementwise groups, linear), adam and multi-adam.

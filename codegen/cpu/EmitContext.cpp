@@ -1,0 +1,115 @@
+//===- EmitContext.cpp - where each value lives, formatting helpers -------===//
+#include "codegen/cpu/EmitContext.h"
+
+#include "ir/TgOps.h"
+#include "passes/MemoryPlan.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cstdio>
+
+using namespace mlir;
+
+namespace tgc {
+namespace cpp {
+
+std::string floatLiteral(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9g", static_cast<float>(value));
+  std::string s = text;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+std::string arrayLiteral(ArrayRef<int64_t> values) {
+  std::string s = "{";
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v);
+  return s + "}";
+}
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
+int64_t numElements(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+static bool isF32(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getElementType().isF32();
+}
+
+FailureOr<std::string> EmitContext::pointer(Value value) {
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    unsigned n = arg.getArgNumber();
+    if (n < arguments.size() && !arguments[n].empty())
+      return arguments[n];
+    return emitError(value.getLoc()) << "argument #" << n << " has no role";
+  }
+  Operation *def = value.getDefiningOp();
+  if (auto load = llvm::dyn_cast<tg::LoadOp>(def))
+    return "(" + variableAddress(load.getVariable()) + ")";
+  if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def))
+    return pointer(reshape.getInput());
+  if (auto it = constants.find(value); it != constants.end())
+    return isCuda() ? it->second.device : it->second.host;
+  auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);
+  unsigned index = llvm::cast<OpResult>(value).getResultNumber();
+  if (!offsets || offsets.size() <= static_cast<int64_t>(index) ||
+      offsets[index] < 0)
+    return def->emitOpError()
+           << "has no arena offset for result #" << index
+           << " (run tg-plan-memory before emitting C++)";
+  return std::string(isF32(value) ? "F(f, " : "I(f, ") +
+         std::to_string(offsets[index]) + ")";
+}
+
+std::string EmitContext::variableAddress(StringRef name) const {
+  auto cache = cacheOffsets.find(name);
+  std::string base = cache != cacheOffsets.end()
+                         ? cacheBase() + " + " + std::to_string(cache->second)
+                         : stateBase() + " + " +
+                               std::to_string(variableOffset(name));
+  return base + " /* @" + name.str() + " */";
+}
+
+FailureOr<std::string> EmitContext::position(Value value) {
+  auto arg = llvm::dyn_cast<BlockArgument>(value);
+  if (arg && arg.getArgNumber() < arguments.size() &&
+      arguments[arg.getArgNumber()] == "&f.position")
+    return std::string("f.position");
+  return emitError(value.getLoc())
+         << "is used as a decoding position but is not the function's "
+            "'position' argument";
+}
+
+FailureOr<std::string> EmitContext::hostPointer(Value value) {
+  if (!isCuda())
+    return pointer(value);
+  if (auto it = constants.find(value); it != constants.end())
+    return it->second.host;
+  // The key is a host array in the frame on both targets: kernels get it
+  // inside a Dropout by value.
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value);
+      arg && arg.getArgNumber() < arguments.size() &&
+      arguments[arg.getArgNumber()] == "f.dropoutKey")
+    return arguments[arg.getArgNumber()];
+  return emitError(value.getLoc())
+         << "is read on the host (a dropout key or a loss gradient) but "
+            "lives on the GPU; only constants and the dropout key can be";
+}
+
+std::string EmitContext::copy(const std::string &target,
+                              const std::string &source, int64_t bytes) const {
+  if (isCuda())
+    return "  TGC_CUDA_CHECK(cudaMemcpyAsync(" + target + ", " + source + ", " +
+           std::to_string(bytes) +
+           ", cudaMemcpyDeviceToDevice, kernels::stream()));";
+  return "  std::memcpy(" + target + ", " + source + ", " +
+         std::to_string(bytes) + ");";
+}
+
+} // namespace cpp
+} // namespace tgc

@@ -1,0 +1,253 @@
+//===- TgFusedOps.td - ops the fusion passes produce -----------*- tablegen -*-===//
+//
+// Fused attention and residual + layer norm with their fused backwards, then
+// the post-autodiff groups: elementwise loops and GEMMs with epilogues.
+// Verifiers live in TgFusedOps.cpp and TgGroupOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TG_FUSED_OPS_TD
+#define TG_FUSED_OPS_TD
+
+include "ir/TgBase.td"
+
+//===----------------------------------------------------------------------===//
+// Fused ops (produced by the fusion passes)
+//===----------------------------------------------------------------------===//
+
+def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+  let summary = "fused scaled dot-product attention over all heads";
+  let description = [{
+    `out = dropout(softmax(scale * Q K^T + mask)) V` per (batch, head), with
+    `q : [B, H, Sq, Dk]`, `k : [B, H, Sk, Dk]`, `v : [B, H, Sk, Dv]`.
+    `mask`, if present, is an additive `[B, Sk]` key-padding mask (see
+    `tg.padding_mask`); `causal` hides keys after the query (needs `Sq == Sk`).
+    A `dropout_rate > 0` needs a `key`. With `position` (a runtime scalar;
+    needs `causal` and `Sq <= Sk`) query `i` sits at position `position + i`
+    of a key/value cache of `Sk` positions and sees keys `0 .. position + i`:
+    one step of an incremental decoder.
+
+    Besides `out : [B, H, Sq, Dv]` it returns `lse : [B, H, Sq]`, the
+    log-sum-exp of each score row, which is all `tg.attention_grad` needs to
+    recompute the probabilities: the `Sq x Sk` matrix is never stored.
+
+    ```mlir
+    %o, %lse = tg.attention %q, %k, %v mask %pad key %key causal
+        scale 0.353553385 dropout 1.000000e-01 op_id 7
+        : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x7xf32>,
+           tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key_in,
+                       TG_FloatTensor:$value,
+                       Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
+                       Optional<TG_IntScalar>:$position,
+                       UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,
+                       I64Attr:$op_id);
+  let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$lse);
+  let builders = [
+    // Result types follow from the operands: out [B, H, Sq, Dv], lse [B, H, Sq].
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "::mlir::Value":$mask,
+                   "::mlir::Value":$rngKey, "bool":$causal, "float":$scale,
+                   "float":$dropoutRate, "int64_t":$opId,
+                   CArg<"::mlir::Value", "{}">:$position), [{
+      auto q = ::llvm::cast<::mlir::RankedTensorType>(query.getType());
+      auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
+      ::llvm::SmallVector<int64_t> outShape(q.getShape());
+      outShape.back() = v.getShape().back();
+      build($_builder, $_state, q.clone(outShape), rowStatisticsType(q), query,
+            key, value, mask, rngKey, position, causal, ::llvm::APFloat(scale),
+            ::llvm::APFloat(dropoutRate), static_cast<uint64_t>(opId));
+    }]>
+  ];
+  let assemblyFormat = [{
+    $query `,` $key_in `,` $value (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
+    (`position` $position^)?
+    `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["grad", "output"]>, AllTypesMatch<["query", "query_grad"]>,
+    AllTypesMatch<["key_in", "key_grad"]>, AllTypesMatch<["value", "value_grad"]>]> {
+  let summary = "fused backward of tg.attention";
+  let description = [{
+    Given the gradient `grad` of `tg.attention`'s `out`, returns
+    `(d_query, d_key, d_value)`. It recomputes the probabilities tile by tile
+    from `q`, `k` and the saved `lse` (and the dropout mask from `key` and
+    `op_id`) instead of reading a stored `Sq x Sk` matrix. Attributes and
+    optional operands must match the forward op's.
+
+    ```mlir
+    %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad key %key causal
+        scale 0.353553385 dropout 1.000000e-01 op_id 7
+        : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
+           tensor<2x4x7x8xf32>, tensor<2x4x7xf32>, tensor<2x7xf32>, tensor<2xi32>)
+          -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$query,
+                       TG_FloatTensor:$key_in, TG_FloatTensor:$value,
+                       TG_FloatTensor:$output, TG_FloatTensor:$lse,
+                       Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
+                       UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,
+                       I64Attr:$op_id);
+  let results = (outs TG_FloatTensor:$query_grad, TG_FloatTensor:$key_grad,
+                      TG_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $grad `,` $query `,` $key_in `,` $value `,` $output `,` $lse
+    (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
+    `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure,
+    AllTypesMatch<["residual", "sublayer", "result"]>, AllTypesMatch<["gamma", "beta"]>,
+    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
+                   "residual", "mean", "::tgc::tg::rowStatisticsType($_self)">,
+    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
+                   "residual", "rstd", "::tgc::tg::rowStatisticsType($_self)">]> {
+  let summary = "fused layer_norm(residual + dropout(sublayer))";
+  let description = [{
+    The post-LN sublayer wrapper `LayerNorm(x + Dropout(Sublayer(x)))` in one
+    pass: `h = residual + dropout(sublayer)`, `out = layer_norm(h)` over the
+    last dimension. It also returns the per-row `mean` and `rstd`
+    (`1/sqrt(var + eps)`), shape `[...]` without the last dimension, which is
+    what the backward needs; the normalized tensor is not saved.
+
+    ```mlir
+    %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key
+        rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$residual, TG_FloatTensor:$sublayer,
+                       TG_FloatTensor:$gamma, TG_FloatTensor:$beta, TG_RngKey:$key,
+                       F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
+  let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$mean,
+                      TG_FloatTensor:$rstd);
+  let assemblyFormat = [{
+    $residual `,` $sublayer `,` $gamma `,` $beta `,` $key `rate` $rate `op_id` $op_id
+    `eps` $epsilon attr-dict `:` type($residual) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
+    AllTypesMatch<["grad", "residual", "sublayer", "residual_grad", "sublayer_grad"]>,
+    AllTypesMatch<["gamma", "gamma_grad", "beta_grad"]>,
+    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
+                   "residual", "mean", "::tgc::tg::rowStatisticsType($_self)">,
+    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
+                   "residual", "rstd", "::tgc::tg::rowStatisticsType($_self)">]> {
+  let summary = "fused backward of tg.residual_layer_norm";
+  let description = [{
+    Given the gradient of `tg.residual_layer_norm`'s result, returns
+    `(d_residual, d_sublayer, d_gamma, d_beta)`. It rebuilds `h` from the
+    residual, the sublayer output and the regenerated dropout mask, and uses
+    the saved `mean`/`rstd`. Attributes must match the forward op's.
+
+    ```mlir
+    %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %x, %sub, %gamma, %mean, %rstd, %key
+        rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$residual,
+                       TG_FloatTensor:$sublayer, TG_FloatTensor:$gamma,
+                       TG_FloatTensor:$mean, TG_FloatTensor:$rstd, TG_RngKey:$key,
+                       F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
+  let results = (outs TG_FloatTensor:$residual_grad, TG_FloatTensor:$sublayer_grad,
+                      TG_FloatTensor:$gamma_grad, TG_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $grad `,` $residual `,` $sublayer `,` $gamma `,` $mean `,` $rstd `,` $key
+    `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($residual) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Post-autodiff fusion: elementwise groups and GEMM epilogues
+//===----------------------------------------------------------------------===//
+
+def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove,
+    SingleBlock, RecursiveMemoryEffects, RecursivelySpeculatable]> {
+  let summary = "a group of elementwise ops that runs as one loop";
+  let description = [{
+    The body holds elementwise tg ops (those with the `Elementwise` trait, plus
+    `tg.dropout` and `tg.dropout_grad`, whose mask is a function of the
+    element index) on tensors of one shape, the group's. The op means exactly
+    what the body's ops mean one after another; a code generator emits it as a
+    single loop that reads each input once and writes each result once, so the
+    intermediates never reach memory. `tg-fuse-elementwise` builds it after
+    autodiff. Inputs are tensors of the group's shape, or a dropout key; the
+    body's block arguments stand for them in order; `tg.yield` names the
+    results.
+
+    ```mlir
+    %r = tg.fused_elementwise(%g, %key) : (tensor<4x8x32xf32>, tensor<2xi32>) -> tensor<4x8x32xf32> {
+    ^bb0(%x: tensor<4x8x32xf32>, %k: tensor<2xi32>):
+      %0 = tg.dropout_grad %x, %k rate 1.000000e-01 op_id 0 : tensor<4x8x32xf32>
+      %1 = tg.scale %0 by 5.65685415 : tensor<4x8x32xf32>
+      tg.yield %1 : tensor<4x8x32xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<TG_AnyTensor>:$inputs);
+  let results = (outs Variadic<TG_FloatTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape every input (but dropout keys) and result has.
+    ::mlir::RankedTensorType getGroupType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult(0).getType());
+    }
+    /// The body's terminator.
+    YieldOp getYield();
+  }];
+}
+
+def TG_YieldOp : TG_Op<"yield", [Pure, Terminator,
+                                 HasParent<"FusedElementwiseOp">]> {
+  let summary = "the results of a tg.fused_elementwise body";
+  let description = [{
+    ```mlir
+    tg.yield %0, %1 : tensor<4x8x32xf32>, tensor<4x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TG_FloatTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def TG_LinearOp : TG_Op<"linear", [Pure]> {
+  let summary = "x W + b with an optional ReLU: a GEMM with its epilogue";
+  let description = [{
+    `result[..., n] = act(sum_k input[..., k] * weight[k, n] + bias[n])`, with
+    `act` the identity or, with `relu`, max(0, .). `input` has rank >= 2,
+    `weight` is [K, N] and `bias` is [N]. The bias add and the activation run
+    in the GEMM's epilogue while the output tile is still in registers or
+    cache, instead of as two more passes over memory.
+    `tg-fuse-matmul-epilogue` builds it after autodiff from
+    `relu(add(matmul(x, W), broadcast(b)))`; it has no gradient rule.
+
+    ```mlir
+    %h = tg.linear %x, %w1, %b1 relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$weight,
+                       TG_FloatTensor:$bias, UnitAttr:$relu);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias (`relu` $relu^)? attr-dict `:` type($input)
+    `,` type($weight) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TG_FUSED_OPS_TD

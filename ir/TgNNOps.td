@@ -1,0 +1,256 @@
+//===- TgNNOps.td - softmax, norms, dropout, masks, loss -------*- tablegen -*-===//
+//
+// The neural-network layers of the Transformer that are not plain tensor
+// algebra: softmax, layer norm and dropout with their gradients, attention
+// masks, positional encoding and the cross-entropy loss. Verifiers live in
+// TgOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TG_NN_OPS_TD
+#define TG_NN_OPS_TD
+
+include "ir/TgBase.td"
+
+//===----------------------------------------------------------------------===//
+// Softmax, LayerNorm, dropout
+//===----------------------------------------------------------------------===//
+
+def TG_SoftmaxOp : TG_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one dimension";
+  let description = [{
+    `result = exp(x - max(x)) / sum(exp(x - max(x)))` along dimension `axis`
+    (0 <= axis < rank).
+
+    ```mlir
+    %p = tg.softmax %s axis 3 : tensor<2x4x7x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TG_SoftmaxGradOp : TG_Op<"softmax_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "gradient of softmax from its output";
+  let description = [{
+    With `y` the softmax's output and `dy` the gradient of its result:
+    `dx = y * (dy - sum(dy * y, axis))`.
+
+    ```mlir
+    %ds = tg.softmax_grad %p, %dp axis 3 : tensor<2x4x7x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$output, TG_FloatTensor:$grad, I64Attr:$axis);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$output `,` $grad `axis` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_LayerNormOp : TG_Op<"layer_norm", [Pure, AllTypesMatch<["input", "result"]>,
+                                           AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `result = gamma * (x - mean) / sqrt(var + epsilon) + beta`, with the
+    (biased) mean and variance taken over the last dimension of `x`;
+    `gamma` and `beta` are vectors of that dimension's size; `epsilon > 0`.
+
+    ```mlir
+    %y = tg.layer_norm %x, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$gamma,
+                       TG_FloatTensor:$beta, F32Attr:$epsilon);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta `eps` $epsilon attr-dict `:` type($input) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
+                   "::mlir::Value":$beta, "float":$epsilon), [{
+      build($_builder, $_state, input.getType(), input, gamma, beta,
+            $_builder.getF32FloatAttr(epsilon));
+    }]>
+  ];
+}
+
+def TG_LayerNormGradOp : TG_Op<"layer_norm_grad", [Pure,
+    AllTypesMatch<["grad", "input", "input_grad"]>,
+    AllTypesMatch<["gamma", "gamma_grad", "beta_grad"]>]> {
+  let summary = "gradients of layer_norm with respect to input, gamma and beta";
+  let description = [{
+    Recomputes the row statistics of `input` and returns `(d_input, d_gamma,
+    d_beta)` for the gradient `grad` of `tg.layer_norm`'s result.
+
+    ```mlir
+    %dx, %dg, %db = tg.layer_norm_grad %dy, %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$input,
+                       TG_FloatTensor:$gamma, F32Attr:$epsilon);
+  let results = (outs TG_FloatTensor:$input_grad, TG_FloatTensor:$gamma_grad,
+                      TG_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $gamma `eps` $epsilon attr-dict `:` type($input) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_DropoutOp : TG_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "inverted dropout with a counter-based (Philox) mask";
+  let description = [{
+    Keeps element `i` with probability `1 - rate` and scales kept elements by
+    `1 / (1 - rate)`. Whether element `i` is kept is a pure function of
+    (`key` = (seed, step), `op_id`, `i`) through Philox4x32-10, so
+    `tg.dropout_grad` with the same key and `op_id` regenerates the mask.
+    `0 <= rate < 1`; `op_id >= 0` and distinct per dropout site.
+
+    ```mlir
+    %y = tg.dropout %x, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_RngKey:$key, F32Attr:$rate,
+                       I64Attr:$op_id);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $key `rate` $rate `op_id` $op_id attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_DropoutGradOp : TG_Op<"dropout_grad", [Pure, AllTypesMatch<["grad", "result"]>]> {
+  let summary = "gradient of dropout: the regenerated mask times grad";
+  let description = [{
+    Applies to `grad` the same mask and scale that `tg.dropout` with this key,
+    `rate` and `op_id` applied; no mask is stored. Same rules as `tg.dropout`.
+
+    ```mlir
+    %dx = tg.dropout_grad %dy, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_RngKey:$key, F32Attr:$rate,
+                       I64Attr:$op_id);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $key `rate` $rate `op_id` $op_id attr-dict `:` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Masks and positions
+//===----------------------------------------------------------------------===//
+
+def TG_CausalMaskOp : TG_Op<"causal_mask", [Pure]> {
+  let summary = "additive mask hiding later positions";
+  let description = [{
+    A square `[T, T]` tensor: `0` where key `j <= query i`, `-1e9` above the
+    diagonal. Added to attention scores before softmax, it keeps decoder
+    position `i` from seeing positions after it. `-1e9` rather than `-inf`
+    keeps fully masked rows finite.
+
+    ```mlir
+    %causal = tg.causal_mask : tensor<7x7xf32>
+    ```
+  }];
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_PaddingMaskOp : TG_Op<"padding_mask", [Pure]> {
+  let summary = "additive mask hiding padding tokens";
+  let description = [{
+    `result[i...] = ids[i...] == pad_id ? -1e9 : 0`, same shape as `ids`.
+    Broadcast over heads and queries, it keeps attention off source padding.
+
+    ```mlir
+    %pad = tg.padding_mask %src pad_id 0 : tensor<2x7xi32> -> tensor<2x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_IndexTensor:$ids, I32Attr:$pad_id);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$ids `pad_id` $pad_id attr-dict `:` type($ids) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_PositionalEncodingOp : TG_Op<"positional_encoding", [Pure]> {
+  let summary = "sinusoidal positional encoding table";
+  let description = [{
+    A `[T, D]` tensor with `PE[pos, 2i] = sin(pos / 10000^(2i/D))` and
+    `PE[pos, 2i+1] = cos(pos / 10000^(2i/D))`; `D` is even. With `offset`
+    (a runtime scalar, as in one decoding step) row `r` is position
+    `offset + r`; without, position `r`.
+
+    ```mlir
+    %pe = tg.positional_encoding : tensor<7x16xf32>
+    %row = tg.positional_encoding offset %position : tensor<1x16xf32>
+    ```
+  }];
+  let arguments = (ins Optional<TG_IntScalar>:$offset);
+  let results = (outs TG_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result), [{
+      build($_builder, $_state, result, ::mlir::Value());
+    }]>
+  ];
+  let assemblyFormat = [{
+    (`offset` $offset^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+def TG_CrossEntropyOp : TG_Op<"cross_entropy", [Pure]> {
+  let summary = "label-smoothed cross-entropy, averaged over non-ignored tokens";
+  let description = [{
+    For logits `[..., V]` and targets `[...]`, each position whose target is
+    not `ignore_index` contributes `-sum_c q(c) log softmax(logits)(c)` with
+    `q = (1 - smoothing) * onehot(target) + smoothing / V`. `loss` is the mean
+    over the contributing positions (0 if there are none) and `tokens` their
+    count. `0 <= smoothing < 1`.
+
+    ```mlir
+    %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 1.000000e-01 ignore 0
+        : tensor<2x7x100xf32>, tensor<2x7xi32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$logits, TG_IndexTensor:$targets,
+                       F32Attr:$smoothing, I32Attr:$ignore_index);
+  let results = (outs TG_Scalar:$loss, TG_IntScalar:$tokens);
+  let assemblyFormat = [{
+    $logits `,` $targets `smoothing` $smoothing `ignore` $ignore_index attr-dict
+    `:` type($logits) `,` type($targets)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
+    AllTypesMatch<["logits", "result"]>]> {
+  let summary = "gradient of the label-smoothed cross-entropy";
+  let description = [{
+    `d_logits = loss_grad * (softmax(logits) - q) / tokens` at non-ignored
+    positions and 0 at ignored ones, for `tg.cross_entropy`'s `loss`.
+
+    ```mlir
+    %dlogits = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 1.000000e-01 ignore 0
+        : tensor<2x7x100xf32>, tensor<2x7xi32>
+    ```
+  }];
+  let arguments = (ins TG_Scalar:$loss_grad, TG_FloatTensor:$logits,
+                       TG_IndexTensor:$targets, F32Attr:$smoothing,
+                       I32Attr:$ignore_index);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $loss_grad `,` $logits `,` $targets `smoothing` $smoothing `ignore` $ignore_index
+    attr-dict `:` type($logits) `,` type($targets)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TG_NN_OPS_TD

@@ -1,0 +1,86 @@
+//===- TgOptimizerOps.td - the Adam update ops -----------------*- tablegen -*-===//
+//
+// In-place Adam steps on variables, one parameter at a time or many at
+// once. Verifiers live in TgStateOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TG_OPTIMIZER_OPS_TD
+#define TG_OPTIMIZER_OPS_TD
+
+include "ir/TgBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def TG_AdamUpdateOp : TG_Op<"adam_update", [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+                                           MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "one Adam step on a parameter, in place";
+  let description = [{
+    With `t = step` (>= 1) and `g = grad`:
+    `m = beta1 m + (1 - beta1) g`, `v = beta2 v + (1 - beta2) g^2`,
+    `param -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + epsilon)`.
+    `param`, `m` and `v` are `tg.variable`s of `grad`'s type, updated in
+    place; `lr` and `step` are run-time scalars so the schedule can change
+    without recompiling. `0 <= beta1, beta2 < 1`, `epsilon > 0`.
+
+    ```mlir
+    tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step
+        beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10 : tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, FlatSymbolRefAttr:$moment1,
+                       FlatSymbolRefAttr:$moment2, TG_FloatTensor:$grad,
+                       TG_Scalar:$lr, TG_IntScalar:$step,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon);
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$param, "::llvm::StringRef":$moment1,
+                   "::llvm::StringRef":$moment2, "::mlir::Value":$grad,
+                   "::mlir::Value":$lr, "::mlir::Value":$step, "float":$beta1,
+                   "float":$beta2, "float":$epsilon), [{
+      build($_builder, $_state, param, moment1, moment2, grad, lr, step,
+            ::llvm::APFloat(beta1), ::llvm::APFloat(beta2),
+            ::llvm::APFloat(epsilon));
+    }]>
+  ];
+  let assemblyFormat = [{
+    $param `,` $moment1 `,` $moment2 `grad` $grad `lr` $lr `step` $step
+    `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "tg.adam_update on many parameters at once";
+  let description = [{
+    Means one `tg.adam_update` per entry of `params` (with the moments and
+    gradient at the same position), all with one `lr`, `step` and set of
+    hyperparameters. A code generator runs it as one kernel over every
+    parameter (one launch on a GPU, one parallel loop on a CPU) instead of
+    one per tensor. `tg-fuse-adam` builds it after `tg-adam`.
+
+    ```mlir
+    tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
+        grads(%dw, %db) lr %lr step %step beta1 0.899999976 beta2 9.800000e-01
+        eps 9.99999971e-10 : tensor<16x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefArrayAttr:$params,
+                       SymbolRefArrayAttr:$moments1,
+                       SymbolRefArrayAttr:$moments2,
+                       Variadic<TG_FloatTensor>:$grads,
+                       TG_Scalar:$lr, TG_IntScalar:$step,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon);
+  let assemblyFormat = [{
+    $params `,` $moments1 `,` $moments2 `grads` `(` $grads `)` `lr` $lr
+    `step` $step `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
+    type($grads)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TG_OPTIMIZER_OPS_TD

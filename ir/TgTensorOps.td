@@ -1,0 +1,294 @@
+//===- TgTensorOps.td - tensor ops the model is built from -----*- tablegen -*-===//
+//
+// Embeddings, matmul, elementwise ops, shape ops and reductions, with the
+// gradient ops autodiff emits for them. Verifiers live in TgOps.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TG_TENSOR_OPS_TD
+#define TG_TENSOR_OPS_TD
+
+include "ir/TgBase.td"
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def TG_EmbeddingOp : TG_Op<"embedding", [Pure]> {
+  let summary = "gathers rows of an embedding table by token id";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`. The table is `[V, D]`; the result
+    has the ids' shape followed by `D`. Ids outside `[0, V)` are a run-time
+    error of the data loader, not of the graph.
+
+    ```mlir
+    %x = tg.embedding %table[%ids] : tensor<100x16xf32>, tensor<2x7xi32> -> tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$table, TG_IndexTensor:$ids);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure]> {
+  let summary = "scatter-adds output gradients into the embedding table's gradient";
+  let description = [{
+    The gradient of `tg.embedding` with respect to its table: a zero `[V, D]`
+    tensor into which row `grad[i..., :]` is added at row `ids[i...]`.
+    Repeated ids accumulate.
+
+    ```mlir
+    %dtable = tg.embedding_grad %dx[%ids] : tensor<2x7x16xf32>, tensor<2x7xi32> -> tensor<100x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_IndexTensor:$ids);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `[` $ids `]` attr-dict `:` type($grad) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
+  let summary = "(batched) matrix product with optional transposes";
+  let description = [{
+    `result[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]`, where `A` is
+    `lhs` or, with `transpose_lhs`, `lhs` with its last two dimensions
+    swapped, and likewise `B`. Both operands have rank >= 2. `rhs` either has
+    the same batch dimensions as `lhs` or is a plain matrix (rank 2) shared by
+    every batch, as a projection weight is.
+
+    ```mlir
+    // x W for x : [batch, seq, d] and W : [d, d_ff]
+    %h = tg.matmul %x, %w1 : tensor<2x7x16xf32>, tensor<16x64xf32> -> tensor<2x7x64xf32>
+    // Q K^T per head
+    %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32> -> tensor<2x4x7x9xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+def TG_AddOp : TG_BinaryOp<"add", "sum", [Commutative]> {
+  let description = [{
+    ```mlir
+    %z = tg.add %x, %y : tensor<2x7x16xf32>
+    ```
+  }];
+}
+def TG_SubOp : TG_BinaryOp<"sub", "difference (lhs - rhs)"> {
+  let description = [{
+    ```mlir
+    %z = tg.sub %x, %y : tensor<2x7x16xf32>
+    ```
+  }];
+}
+def TG_MulOp : TG_BinaryOp<"mul", "product", [Commutative]> {
+  let description = [{
+    ```mlir
+    %z = tg.mul %x, %y : tensor<2x7x16xf32>
+    ```
+  }];
+}
+def TG_DivOp : TG_BinaryOp<"div", "quotient (lhs / rhs)"> {
+  let description = [{
+    ```mlir
+    %z = tg.div %x, %y : tensor<2x7x16xf32>
+    ```
+  }];
+}
+
+def TG_NegOp : TG_UnaryOp<"neg", "negation"> {
+  let description = [{
+    ```mlir
+    %y = tg.neg %x : tensor<4xf32>
+    ```
+  }];
+}
+def TG_ExpOp : TG_UnaryOp<"exp", "exponential"> {
+  let description = [{
+    ```mlir
+    %y = tg.exp %x : tensor<4xf32>
+    ```
+  }];
+}
+def TG_LogOp : TG_UnaryOp<"log", "natural logarithm"> {
+  let description = [{
+    ```mlir
+    %y = tg.log %x : tensor<4xf32>
+    ```
+  }];
+}
+def TG_SqrtOp : TG_UnaryOp<"sqrt", "square root"> {
+  let description = [{
+    ```mlir
+    %y = tg.sqrt %x : tensor<4xf32>
+    ```
+  }];
+}
+def TG_RsqrtOp : TG_UnaryOp<"rsqrt", "reciprocal square root"> {
+  let description = [{
+    ```mlir
+    %y = tg.rsqrt %x : tensor<4xf32>
+    ```
+  }];
+}
+def TG_ReluOp : TG_UnaryOp<"relu", "max(0, x)"> {
+  let description = [{
+    The FFN's non-linearity.
+
+    ```mlir
+    %y = tg.relu %x : tensor<2x7x64xf32>
+    ```
+  }];
+}
+
+def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise]> {
+  let summary = "multiplies every element by a constant";
+  let description = [{
+    `result = factor * input`, e.g. the `1/sqrt(d_k)` of attention or the
+    `sqrt(d_model)` of the embeddings. The factor must be finite.
+
+    ```mlir
+    %s = tg.scale %scores by 0.353553385 : tensor<2x4x7x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, F32Attr:$factor);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, SameOperandsAndResultType, Elementwise]> {
+  let summary = "gradient of relu: grad where input > 0, else 0";
+  let description = [{
+    `result = input > 0 ? grad : 0`, with `input` the relu's input or its
+    output: both are positive at the same elements. Autodiff passes the
+    output, so the pre-activation need not be kept for the backward and the
+    bias add before the relu can fuse into the GEMM (`tg.linear`).
+
+    ```mlir
+    %dx = tg.relu_grad %dy, %x : tensor<2x7x64xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$input);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops and reductions
+//===----------------------------------------------------------------------===//
+
+def TG_BroadcastOp : TG_Op<"broadcast", [Pure]> {
+  let summary = "replicates a tensor along new or size-1 dimensions";
+  let description = [{
+    `dims[i]` names the result dimension that operand dimension `i` maps to;
+    `dims` is strictly increasing and every operand dimension is 1 or equal to
+    its result dimension. Result dimensions not named are replicated.
+
+    ```mlir
+    // bias [d] over [batch, seq, d]
+    %b3 = tg.broadcast %b dims [2] : tensor<16xf32> -> tensor<2x7x16xf32>
+    // padding mask [batch, key] over scores [batch, head, query, key]
+    %m4 = tg.broadcast %m dims [0, 3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_AnyTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs TG_AnyTensor:$result);
+  let assemblyFormat = "$input `dims` $dims attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_ReshapeOp : TG_Op<"reshape", [Pure]> {
+  let summary = "reinterprets a tensor with another shape of the same size";
+  let description = [{
+    Row-major reinterpretation; the element count and type are unchanged.
+
+    ```mlir
+    %heads = tg.reshape %x : tensor<2x7x16xf32> -> tensor<2x7x4x4xf32>
+    ```
+  }];
+  let arguments = (ins TG_AnyTensor:$input);
+  let results = (outs TG_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TG_TransposeOp : TG_Op<"transpose", [Pure]> {
+  let summary = "permutes the dimensions of a tensor";
+  let description = [{
+    `result` dimension `i` is `input` dimension `permutation[i]`.
+
+    ```mlir
+    // [batch, seq, head, d_k] -> [batch, head, seq, d_k]
+    %t = tg.transpose %x permutation [0, 2, 1, 3] : tensor<2x7x4x4xf32> -> tensor<2x4x7x4xf32>
+    ```
+  }];
+  let arguments = (ins TG_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs TG_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class TG_ReduceOp<string mnemonic, string what>
+    : TG_Op<mnemonic, [Pure]> {
+  let summary = what # " over the given dimensions";
+  let arguments = (ins TG_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keep_dims);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims (`keep_dims` $keep_dims^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_ReduceSumOp : TG_ReduceOp<"reduce_sum", "sum"> {
+  let description = [{
+    `dims` is non-empty and strictly increasing. The reduced dimensions are
+    dropped from the result, or kept with size 1 under `keep_dims`.
+
+    ```mlir
+    %db = tg.reduce_sum %dy dims [0, 1] : tensor<2x7x16xf32> -> tensor<16xf32>
+    ```
+  }];
+}
+def TG_ReduceMaxOp : TG_ReduceOp<"reduce_max", "maximum"> {
+  let description = [{
+    Same dimension rules as `tg.reduce_sum`.
+
+    ```mlir
+    %m = tg.reduce_max %s dims [3] keep_dims : tensor<2x4x7x7xf32> -> tensor<2x4x7x1xf32>
+    ```
+  }];
+}
+def TG_ReduceMeanOp : TG_ReduceOp<"reduce_mean", "arithmetic mean"> {
+  let description = [{
+    Same dimension rules as `tg.reduce_sum`.
+
+    ```mlir
+    %mu = tg.reduce_mean %x dims [2] : tensor<2x7x16xf32> -> tensor<2x7xf32>
+    ```
+  }];
+}
+
+#endif // TG_TENSOR_OPS_TD

@@ -1,0 +1,72 @@
+//===- TrainingLoop.h - the one training loop -------------------*- C++ -*-===//
+//
+// Both ways tgc trains run this loop: a generated program (its compiled step,
+// TrainMain.cpp) and `tgc --emit=train --target=interp` (the reference
+// interpreter, codegen/InterpreterTrainer.h). What differs is behind
+// StepBackend; the batches, the warmup schedule, the dropout key, the log
+// (ProgressLog.h), Ctrl-C and the hooks for validation and checkpoints are
+// the loop's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_PROGRAM_TRAININGLOOP_H
+#define TGC_RUNTIME_PROGRAM_TRAININGLOOP_H
+
+#include "runtime/data/Tasks.h"
+#include "runtime/program/Schedule.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tgc::runtime {
+
+/// What one step is given besides its batch.
+struct StepInput {
+  uint32_t seed;  ///< dropout key (seed, step)
+  int64_t step;   ///< >= 1
+  float lr;       ///< of the model's warmup schedule at `step`
+};
+
+/// What one step reports.
+struct StepOutcome {
+  float loss = 0;     ///< label-smoothed, per target token
+  int32_t tokens = 0; ///< target tokens counted
+};
+
+/// Runs one training step (forward, loss, gradients, Adam) in place on the
+/// backend's parameters.
+class StepBackend {
+public:
+  virtual ~StepBackend() = default;
+  /// False after a message on stderr (no compiled bucket of the batch's
+  /// shape, a failed GPU, an interpreter error); nothing it computed may
+  /// then be used or saved.
+  virtual bool runStep(const Batch &batch, const StepInput &input,
+                       StepOutcome &outcome) = 0;
+};
+
+struct TrainingLoop {
+  StepBackend &backend;
+  /// Batch number `index` (0-based: step - 1) of the run seeded `seed`.
+  std::function<Batch(uint32_t seed, uint64_t index)> batch;
+  WarmupSchedule schedule;
+  uint32_t seed = 1;
+  int64_t firstStep = 1, lastStep = 1, logEvery = 1;
+  /// Also "step loss tokens" per step to this file (ProgressLog.h).
+  std::string lossLog;
+  /// After every step that was not interrupted (validation, periodic
+  /// checkpoints); false stops the run with exit code 1.
+  std::function<bool(int64_t step)> afterStep;
+  /// After the step during which SIGINT or SIGTERM arrived: saves what can
+  /// be resumed and returns how ("; continue with --resume F"), or "" when
+  /// nothing was saved. Null: nothing to save.
+  std::function<std::string(int64_t step)> onInterrupt;
+};
+
+/// Trains steps firstStep..lastStep. Returns 0 when they all ran, 1 after an
+/// error message, or 128 + the signal when interrupted.
+int runTrainingLoop(const TrainingLoop &loop);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_PROGRAM_TRAININGLOOP_H

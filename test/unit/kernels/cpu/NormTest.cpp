@@ -1,0 +1,158 @@
+//===- NormTest.cpp - CPU softmax and layer norm against the reference ----===//
+//
+// runtime/kernels/cpu/Norm.cpp: softmax, layer norm and the fused
+// residual + dropout + layer norm, forward and backward, with their saved
+// statistics. Helpers and the error measure: KernelTestSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/kernels/cpu/KernelTestSupport.h"
+
+using tgc::HostTensor;
+namespace cpu = tgc::cpu;
+namespace reference = tgc::reference;
+using namespace tgc::test;
+
+namespace {
+
+// 200 rows of 97 (parallel, odd width); float sums over a row of 97.
+constexpr int64_t kNormRows = 200, kNormWidth = 97;
+constexpr float kEpsilon = 1e-5f;
+
+TEST(CpuKernels, Softmax) {
+  std::vector<float> input = uniform(kNormRows * kNormWidth, 14, -5.0f, 5.0f);
+  HostTensor expected =
+      reference::softmax(host(input, {kNormRows, kNormWidth}), 1);
+  std::vector<float> out(input.size(), 0.0f);
+  cpu::softmax(input.data(), out.data(), kNormRows, kNormWidth);
+  expectClose("softmax", out, expected, 1e-5);
+}
+
+TEST(CpuKernels, SoftmaxGrad) {
+  HostTensor y = reference::softmax(
+      host(uniform(kNormRows * kNormWidth, 15, -3.0f, 3.0f),
+           {kNormRows, kNormWidth}),
+      1);
+  std::vector<float> output = toFloats(y);
+  std::vector<float> grad = uniform(output.size(), 16);
+  // The reference reads the same float-rounded y.
+  HostTensor expected = reference::softmaxGrad(
+      host(output, {kNormRows, kNormWidth}),
+      host(grad, {kNormRows, kNormWidth}), 1);
+  std::vector<float> out(output.size(), 0.0f);
+  cpu::softmaxGrad(output.data(), grad.data(), out.data(), kNormRows,
+                   kNormWidth);
+  expectClose("softmaxGrad", out, expected, 1e-5);
+}
+
+/// The reference's mean and rstd of `input` rows: residualLayerNorm with a
+/// zero sublayer normalizes the residual itself.
+reference::ResidualLayerNormResult referenceStatistics(const HostTensor &input,
+                                                    const HostTensor &gamma,
+                                                    const HostTensor &beta) {
+  return reference::residualLayerNorm(input, HostTensor(input.shape), gamma, beta,
+                                   reference::Dropout{}, kEpsilon);
+}
+
+TEST(CpuKernels, LayerNorm) {
+  std::vector<float> input = uniform(kNormRows * kNormWidth, 17, -2.0f, 3.0f);
+  std::vector<float> gamma = uniform(kNormWidth, 18, 0.5f, 1.5f);
+  std::vector<float> beta = uniform(kNormWidth, 19);
+  HostTensor x = host(input, {kNormRows, kNormWidth});
+  HostTensor g = host(gamma, {kNormWidth}), b = host(beta, {kNormWidth});
+  HostTensor expected = reference::layerNorm(x, g, b, kEpsilon);
+  reference::ResidualLayerNormResult stats = referenceStatistics(x, g, b);
+  std::vector<float> out(input.size(), 0.0f), mean(kNormRows, 0.0f),
+      rstd(kNormRows, 0.0f);
+  cpu::layerNorm(input.data(), gamma.data(), beta.data(), out.data(),
+                 mean.data(), rstd.data(), kNormRows, kNormWidth, kEpsilon);
+  expectClose("layerNorm", out, expected, 1e-5);
+  expectClose("layerNorm mean", mean, stats.mean, 1e-5);
+  expectClose("layerNorm rstd", rstd, stats.rstd, 1e-5);
+  // Without statistics.
+  std::vector<float> again(input.size(), 0.0f);
+  cpu::layerNorm(input.data(), gamma.data(), beta.data(), again.data(),
+                 nullptr, nullptr, kNormRows, kNormWidth, kEpsilon);
+  EXPECT_EQ(again, out);
+}
+
+// dgamma and dbeta sum 200 rows (in double); dx cancels three terms of a
+// row, so errors relative to the row's scale reach a few float roundings.
+TEST(CpuKernels, LayerNormGrad) {
+  std::vector<float> input = uniform(kNormRows * kNormWidth, 20, -2.0f, 3.0f);
+  std::vector<float> gamma = uniform(kNormWidth, 21, 0.5f, 1.5f);
+  std::vector<float> grad = uniform(input.size(), 22);
+  reference::LayerNormGrads expected = reference::layerNormGrad(
+      host(grad, {kNormRows, kNormWidth}), host(input, {kNormRows, kNormWidth}),
+      host(gamma, {kNormWidth}), kEpsilon);
+  std::vector<float> dx(input.size(), 0.0f), dgamma(kNormWidth, 0.0f),
+      dbeta(kNormWidth, 0.0f);
+  cpu::layerNormGrad(grad.data(), input.data(), gamma.data(), dx.data(),
+                     dgamma.data(), dbeta.data(), kNormRows, kNormWidth,
+                     kEpsilon);
+  expectClose("layerNormGrad input", dx, expected.input, 2e-5);
+  expectClose("layerNormGrad gamma", dgamma, expected.gamma, 2e-5);
+  expectClose("layerNormGrad beta", dbeta, expected.beta, 2e-5);
+}
+TEST(CpuKernels, ResidualLayerNorm) {
+  std::vector<float> residual = uniform(kNormRows * kNormWidth, 23);
+  std::vector<float> sublayer = uniform(residual.size(), 24, -2.0f, 2.0f);
+  std::vector<float> gamma = uniform(kNormWidth, 25, 0.5f, 1.5f);
+  std::vector<float> beta = uniform(kNormWidth, 26);
+  std::vector<float> outputs[2];
+  for (float rate : {0.0f, 0.1f}) {
+    reference::ResidualLayerNormResult expected = reference::residualLayerNorm(
+        host(residual, {kNormRows, kNormWidth}),
+        host(sublayer, {kNormRows, kNormWidth}), host(gamma, {kNormWidth}),
+        host(beta, {kNormWidth}), interpDropout(rate), kEpsilon);
+    std::vector<float> out(residual.size(), 0.0f), mean(kNormRows, 0.0f),
+        rstd(kNormRows, 0.0f);
+    cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
+                           beta.data(), out.data(), mean.data(), rstd.data(),
+                           kNormRows, kNormWidth, cpuDropout(rate), kEpsilon);
+    std::string tag = " rate " + std::to_string(rate);
+    expectClose("residualLayerNorm" + tag, out, expected.result, 1e-5);
+    expectClose("residualLayerNorm mean" + tag, mean, expected.mean, 1e-5);
+    expectClose("residualLayerNorm rstd" + tag, rstd, expected.rstd, 1e-5);
+    outputs[rate > 0.0f] = out;
+  }
+  EXPECT_NE(outputs[0], outputs[1]) << "dropout 0.1 changed nothing";
+}
+
+TEST(CpuKernels, ResidualLayerNormGrad) {
+  std::vector<float> residual = uniform(kNormRows * kNormWidth, 27);
+  std::vector<float> sublayer = uniform(residual.size(), 28, -2.0f, 2.0f);
+  std::vector<float> gamma = uniform(kNormWidth, 29, 0.5f, 1.5f);
+  std::vector<float> grad = uniform(residual.size(), 30);
+  HostTensor res = host(residual, {kNormRows, kNormWidth});
+  HostTensor sub = host(sublayer, {kNormRows, kNormWidth});
+  HostTensor g = host(gamma, {kNormWidth});
+  for (float rate : {0.0f, 0.1f}) {
+    // Both sides read the same (float-rounded) saved statistics.
+    reference::ResidualLayerNormResult forward = reference::residualLayerNorm(
+        res, sub, g, HostTensor({kNormWidth}), interpDropout(rate), kEpsilon);
+    std::vector<float> mean = toFloats(forward.mean),
+                       rstd = toFloats(forward.rstd);
+    reference::ResidualLayerNormGrads expected = reference::residualLayerNormGrad(
+        host(grad, {kNormRows, kNormWidth}), res, sub, g,
+        host(mean, {kNormRows}), host(rstd, {kNormRows}), interpDropout(rate));
+    std::vector<float> dres(residual.size(), 0.0f), dsub(residual.size(), 0.0f),
+        dgamma(kNormWidth, 0.0f), dbeta(kNormWidth, 0.0f);
+    cpu::residualLayerNormGrad(grad.data(), residual.data(), sublayer.data(),
+                               gamma.data(), mean.data(), rstd.data(),
+                               dres.data(), dsub.data(), dgamma.data(),
+                               dbeta.data(), kNormRows, kNormWidth,
+                               cpuDropout(rate));
+    std::string tag = " rate " + std::to_string(rate);
+    // As layerNormGrad.
+    expectClose("residualLayerNormGrad residual" + tag, dres,
+                expected.residual, 2e-5);
+    expectClose("residualLayerNormGrad sublayer" + tag, dsub,
+                expected.sublayer, 2e-5);
+    expectClose("residualLayerNormGrad gamma" + tag, dgamma, expected.gamma,
+                2e-5);
+    expectClose("residualLayerNormGrad beta" + tag, dbeta, expected.beta,
+                2e-5);
+  }
+}
+
+} // namespace

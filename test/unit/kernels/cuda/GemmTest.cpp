@@ -1,0 +1,113 @@
+//===- GemmTest.cpp - CUDA GEMM kernels against the CPU -------------------===//
+//
+// runtime/kernels/cuda/Gemm.cu: batched matmul in every transposition and
+// linear (cuBLASLt's fused epilogue, or cuBLAS and the epilogue kernel),
+// on aligned and 4-byte aligned tensors; and runtime/kernels/cuda/Stream.cu
+// seen through linear on a stream. Helpers and the error measure:
+// KernelTestSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/kernels/cuda/KernelTestSupport.h"
+
+namespace cpu = tgc::cpu;
+namespace cuda = tgc::cuda;
+using namespace tgc::test;
+
+namespace {
+
+// Full-f32 cuBLAS against OpenBLAS: k = 53 products in different orders.
+constexpr double kGemmTolerance = 1e-5;
+
+TEST_F(CudaKernels, Matmul) {
+  const int64_t batch = 3, m = 37, n = 29, k = 53;
+  for (bool shared : {false, true})
+    for (bool tl : {false, true})
+      for (bool tr : {false, true}) {
+        std::vector<float> lhs = uniform(batch * m * k, 1);
+        std::vector<float> rhs = uniform((shared ? 1 : batch) * k * n, 2);
+        std::vector<float> expected(batch * m * n);
+        cpu::matmul(lhs.data(), rhs.data(), expected.data(), batch, m, n, k, tl,
+                    tr, shared);
+        DeviceArray<float> dl(lhs), dr(rhs), out(batch * m * n);
+        cuda::matmul(dl.get(), dr.get(), out.get(), batch, m, n, k, tl, tr,
+                     shared);
+        expectClose("matmul shared=" + std::to_string(shared) +
+                        " transposeLhs=" + std::to_string(tl) +
+                        " transposeRhs=" + std::to_string(tr),
+                    out.read(), expected, kGemmTolerance);
+      }
+}
+
+TEST_F(CudaKernels, Linear) {
+  const int64_t rows = 300, k = 45, n = 70;
+  std::vector<float> input = uniform(rows * k, 3), weight = uniform(k * n, 4),
+                     bias = uniform(n, 5);
+  DeviceArray<float> di(input), dw(weight), db(bias);
+  for (bool withBias : {true, false})
+    for (bool relu : {false, true}) {
+      const float *hostBias = withBias ? bias.data() : nullptr;
+      std::vector<float> expected(rows * n);
+      cpu::linear(input.data(), weight.data(), hostBias, expected.data(), rows,
+                  k, n, relu);
+      DeviceArray<float> out(rows * n);
+      int64_t fused = cuda::fusedLinearCalls();
+      cuda::linear(di.get(), dw.get(), withBias ? db.get() : nullptr, out.get(),
+                   rows, k, n, relu);
+      std::string tag = "linear bias=" + std::to_string(withBias) +
+                        " relu=" + std::to_string(relu);
+      expectClose(tag, out.read(), expected, kGemmTolerance);
+      // cudaMalloc's 256-byte aligned operands: cuBLASLt's fused epilogue.
+      EXPECT_EQ(cuda::fusedLinearCalls(), fused + 1) << tag;
+    }
+}
+
+// Tensors inside the arena are only 4-byte aligned at worst: cuBLASLt must
+// then pick an algorithm for that alignment (one float past cudaMalloc's 256
+// bytes), or linear falls back to cuBLAS and the epilogue kernel. Biases
+// aligned to 256, 4, 16 and 64 bytes (the state's variables: 64); an empty
+// sum gives the bias.
+TEST_F(CudaKernels, LinearOnUnalignedTensors) {
+  for (int64_t k : {33, 0})
+    for (int64_t biasShift : {0, 1, 4, 16}) {
+      const int64_t rows = 130, n = 66;
+      // Input, weight and output start one float into their buffers: the
+      // host vectors hold one float more, which the pointers skip.
+      std::vector<float> input = uniform(rows * k + 1, 9),
+                         weight = uniform(k * n + 1, 10),
+                         bias = uniform(n + 16, 11);
+      std::vector<float> expected(rows * n + 1);
+      cpu::linear(input.data() + 1, weight.data() + 1, bias.data() + biasShift,
+                  expected.data() + 1, rows, k, n, true);
+      DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n + 1);
+      cuda::linear(di.get() + 1, dw.get() + 1, db.get() + biasShift,
+                   out.get() + 1, rows, k, n, true);
+      std::vector<float> got = out.read();
+      expectClose("linear, 4-byte aligned, k=" + std::to_string(k) +
+                      ", bias shifted by " + std::to_string(biasShift),
+                  std::vector<float>(got.begin() + 1, got.end()),
+                  std::vector<float>(expected.begin() + 1, expected.end()),
+                  kGemmTolerance);
+    }
+}
+
+// Kernels enqueue on the stream set, cuBLAS included.
+TEST_F(CudaKernels, Stream) {
+  cudaStream_t stream;
+  TGC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cuda::setStream(stream);
+  EXPECT_EQ(cuda::stream(), stream);
+  const int64_t rows = 64, k = 32, n = 48;
+  std::vector<float> input = uniform(rows * k, 6), weight = uniform(k * n, 7),
+                     bias = uniform(n, 8);
+  std::vector<float> expected(rows * n);
+  cpu::linear(input.data(), weight.data(), bias.data(), expected.data(), rows,
+              k, n, true);
+  DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n);
+  cuda::linear(di.get(), dw.get(), db.get(), out.get(), rows, k, n, true);
+  TGC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cuda::setStream(nullptr);
+  TGC_CUDA_CHECK(cudaStreamDestroy(stream));
+  expectClose("linear on a stream", out.read(), expected, kGemmTolerance);
+}
+
+} // namespace

@@ -1,0 +1,172 @@
+//===- KernelTestSupport.h - helpers of the CUDA kernel tests ---*- C++ -*-===//
+//
+// The CUDA kernel tests (one file per op family of runtime/kernels/cuda)
+// run every kernel of runtime/kernels/cuda/Kernels.h on random f32 inputs
+// (fixed seeds, test/unit/RandomInputs.h) and compare it with its twin in
+// runtime/kernels/cpu/Kernels.h on the same values, itself tested against
+// the interpreter (test/unit/kernels/cpu). Shapes are not multiples of the
+// kernels' tiles (attention: 16 queries x 32 keys on the GPU, 16 x 64 on
+// the CPU) and head sizes reach 128 (attention's shared memory beyond 48
+// KiB).
+//
+// Error of element i: |gpu_i - cpu_i| / max(|cpu_i|, rms), rms the CPU
+// tensor's root mean square (as test/unit/kernels/cpu). Both sides round in
+// float but sum in different orders, so the tolerances are about twice the
+// CPU's against the reference; tolerance 0 means bit-exact (data movement,
+// and sums both sides add in the same order). Dropout masks must be the
+// same bits: the zeros fall in the same places.
+//
+// Without a usable GPU (none, no driver, a driver error) every test is
+// skipped with CUDA's message (the CudaKernels fixture); the binary still
+// builds and lists its tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TEST_UNIT_KERNELS_CUDA_KERNELTESTSUPPORT_H
+#define TGC_TEST_UNIT_KERNELS_CUDA_KERNELTESTSUPPORT_H
+
+#include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cuda/Device.h"
+#include "runtime/kernels/cuda/Kernels.h"
+#include "test/unit/RandomInputs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace tgc::test {
+
+/// Why the kernels cannot run here ("" when they can); asked once. Any
+/// error counts: without a device or a driver, CUDA reports several.
+inline const std::string &gpuProblem() {
+  static const std::string problem = []() -> std::string {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status == cudaSuccess && count == 0)
+      return "cudaGetDeviceCount found no device";
+    if (status == cudaSuccess)
+      status = cudaSetDevice(0);
+    if (status == cudaSuccess)
+      status = cudaFree(nullptr); // creates the context
+    if (status != cudaSuccess)
+      return std::string(cudaGetErrorName(status)) + ": " +
+             cudaGetErrorString(status);
+    return "";
+  }();
+  return problem;
+}
+
+/// The fixture of every CUDA kernel test: skips, saying why, without a
+/// usable GPU. In a named namespace, not an anonymous one: the TEST_Fs of
+/// all the test files must share this one class (GoogleTest requires one
+/// fixture class per test suite).
+class CudaKernels : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!gpuProblem().empty())
+      GTEST_SKIP() << "no usable GPU: " << gpuProblem();
+  }
+  // Kernels record the first CUDA error instead of exiting: a test whose
+  // calls failed must say so with CUDA's message.
+  void TearDown() override {
+    std::string why;
+    EXPECT_FALSE(tgc::cuda::firstError(why)) << why;
+  }
+};
+
+/// Device memory holding a copy of a host vector.
+template <typename T> class DeviceArray {
+public:
+  explicit DeviceArray(const std::vector<T> &host) : count(host.size()) {
+    TGC_CUDA_CHECK(cudaMalloc(&memory, bytes()));
+    TGC_CUDA_CHECK(
+        cudaMemcpy(memory, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  explicit DeviceArray(size_t count, T fill = T())
+      : DeviceArray(std::vector<T>(count, fill)) {}
+  ~DeviceArray() { cudaFree(memory); }
+  DeviceArray(const DeviceArray &) = delete;
+  DeviceArray &operator=(const DeviceArray &) = delete;
+
+  T *get() const { return memory; }
+  /// The contents, after the work queued before (the copy synchronizes
+  /// with the legacy default stream the kernels use).
+  std::vector<T> read() const {
+    std::vector<T> host(count);
+    TGC_CUDA_CHECK(
+        cudaMemcpy(host.data(), memory, bytes(), cudaMemcpyDeviceToHost));
+    return host;
+  }
+
+private:
+  size_t bytes() const { return count * sizeof(T); }
+  T *memory = nullptr;
+  size_t count;
+};
+
+inline int64_t countOf(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
+/// The worst per-element error (see the file comment).
+inline double worstError(const std::vector<float> &actual,
+                         const std::vector<float> &expected) {
+  double squares = 0.0;
+  for (float e : expected)
+    squares += static_cast<double>(e) * e;
+  double rms = std::sqrt(squares / std::max<size_t>(1, expected.size()));
+  double worst = 0.0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    double diff = std::abs(static_cast<double>(actual[i]) - expected[i]);
+    double scale = std::max<double>(std::abs(expected[i]), rms);
+    worst = std::max(worst, scale > 0.0 ? diff / scale : diff);
+  }
+  return worst;
+}
+
+/// Compares, prints the worst error, and rejects an all-zero result (a
+/// kernel that wrote nothing must not pass against a zero expectation).
+inline void expectClose(const std::string &what,
+                        const std::vector<float> &actual,
+                        const std::vector<float> &expected, double tolerance) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double worst = worstError(actual, expected);
+  std::cout << "  worst error " << what << ": " << worst << " (tolerance "
+            << tolerance << ")\n";
+  EXPECT_LE(worst, tolerance) << what;
+  EXPECT_TRUE(std::any_of(actual.begin(), actual.end(),
+                          [](float x) { return x != 0.0f; }))
+      << what << " is all zeros";
+}
+
+/// Dropout's zeros (where the expectation has none otherwise) are the same
+/// elements on both sides, and there are some.
+inline void expectSameZeros(const std::string &what,
+                            const std::vector<float> &actual,
+                            const std::vector<float> &expected) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  int64_t zeros = 0, mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    zeros += expected[i] == 0.0f;
+    mismatches += (actual[i] == 0.0f) != (expected[i] == 0.0f);
+  }
+  std::cout << "  " << what << ": " << zeros << " dropped of " << actual.size()
+            << ", " << mismatches << " differ\n";
+  EXPECT_EQ(mismatches, 0) << what;
+  EXPECT_GT(zeros, 0) << what << ": nothing dropped";
+}
+
+/// The same dropout (Philox key) on both sides.
+inline cpu::Dropout cpuDropout(float rate) { return {1234, 7, 3, rate}; }
+inline cuda::Dropout cudaDropout(float rate) { return {1234, 7, 3, rate}; }
+
+} // namespace tgc::test
+
+#endif // TGC_TEST_UNIT_KERNELS_CUDA_KERNELTESTSUPPORT_H

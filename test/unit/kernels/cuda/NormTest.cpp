@@ -1,0 +1,175 @@
+//===- NormTest.cpp - CUDA softmax and layer norm against the CPU ---------===//
+//
+// runtime/kernels/cuda/Norm.cu: softmax, layer norm and the fused
+// residual + dropout + layer norm, forward and backward, on rows narrower
+// and wider than a block's threads. Helpers and the error measure:
+// KernelTestSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/kernels/cuda/KernelTestSupport.h"
+
+namespace cpu = tgc::cpu;
+namespace cuda = tgc::cuda;
+using namespace tgc::test;
+
+namespace {
+
+// 200 rows of 97 (odd width; fewer columns than a block's threads) and 3
+// rows of 1500 (more).
+struct RowShape {
+  int64_t rows, width;
+};
+constexpr RowShape kRowShapes[] = {{200, 97}, {3, 1500}};
+constexpr float kEpsilon = 1e-5f;
+
+// " 200x97". Appended, not `" " + std::to_string(...)`: GCC 12 at -O3
+// reports a false -Wrestrict on the inlined insert at the front.
+std::string tagOf(const RowShape &r) {
+  std::string tag = " ";
+  tag += std::to_string(r.rows) + "x" + std::to_string(r.width);
+  return tag;
+}
+
+TEST_F(CudaKernels, Softmax) {
+  for (const RowShape &r : kRowShapes) {
+    std::vector<float> input = uniform(r.rows * r.width, 17, -5.0f, 5.0f);
+    std::vector<float> expected(input.size());
+    cpu::softmax(input.data(), expected.data(), r.rows, r.width);
+    DeviceArray<float> in(input), out(input.size());
+    cuda::softmax(in.get(), out.get(), r.rows, r.width);
+    expectClose("softmax" + tagOf(r), out.read(), expected, 1e-5);
+  }
+}
+
+TEST_F(CudaKernels, SoftmaxGrad) {
+  for (const RowShape &r : kRowShapes) {
+    std::vector<float> y(r.rows * r.width);
+    std::vector<float> logits = uniform(y.size(), 18, -3.0f, 3.0f);
+    cpu::softmax(logits.data(), y.data(), r.rows, r.width);
+    std::vector<float> grad = uniform(y.size(), 19);
+    std::vector<float> expected(y.size());
+    cpu::softmaxGrad(y.data(), grad.data(), expected.data(), r.rows, r.width);
+    DeviceArray<float> dy(y), dg(grad), out(y.size());
+    cuda::softmaxGrad(dy.get(), dg.get(), out.get(), r.rows, r.width);
+    expectClose("softmaxGrad" + tagOf(r), out.read(), expected, 1e-5);
+  }
+}
+
+TEST_F(CudaKernels, LayerNorm) {
+  for (const RowShape &r : kRowShapes) {
+    std::vector<float> input = uniform(r.rows * r.width, 20, -2.0f, 3.0f);
+    std::vector<float> gamma = uniform(r.width, 21, 0.5f, 1.5f);
+    std::vector<float> beta = uniform(r.width, 22);
+    std::vector<float> expected(input.size()), mean(r.rows), rstd(r.rows);
+    cpu::layerNorm(input.data(), gamma.data(), beta.data(), expected.data(),
+                   mean.data(), rstd.data(), r.rows, r.width, kEpsilon);
+    DeviceArray<float> in(input), dg(gamma), db(beta), out(input.size()),
+        dmean(r.rows), drstd(r.rows);
+    cuda::layerNorm(in.get(), dg.get(), db.get(), out.get(), dmean.get(),
+                    drstd.get(), r.rows, r.width, kEpsilon);
+    std::vector<float> result = out.read();
+    expectClose("layerNorm" + tagOf(r), result, expected, 1e-5);
+    expectClose("layerNorm mean" + tagOf(r), dmean.read(), mean, 1e-5);
+    expectClose("layerNorm rstd" + tagOf(r), drstd.read(), rstd, 1e-5);
+    // Without statistics.
+    DeviceArray<float> again(input.size());
+    cuda::layerNorm(in.get(), dg.get(), db.get(), again.get(), nullptr, nullptr,
+                    r.rows, r.width, kEpsilon);
+    EXPECT_EQ(again.read(), result);
+  }
+}
+
+// Float row sums in different orders feed a three-term cancellation in dx;
+// the column sums are double on both sides.
+constexpr double kNormGradTolerance = 1e-4;
+
+TEST_F(CudaKernels, LayerNormGrad) {
+  for (const RowShape &r : kRowShapes) {
+    std::vector<float> input = uniform(r.rows * r.width, 23, -2.0f, 3.0f);
+    std::vector<float> gamma = uniform(r.width, 24, 0.5f, 1.5f);
+    std::vector<float> grad = uniform(input.size(), 25);
+    std::vector<float> dx(input.size()), dgamma(r.width), dbeta(r.width);
+    cpu::layerNormGrad(grad.data(), input.data(), gamma.data(), dx.data(),
+                       dgamma.data(), dbeta.data(), r.rows, r.width, kEpsilon);
+    DeviceArray<float> in(input), dg(gamma), dy(grad), ddx(input.size(), 7.0f),
+        ddgamma(r.width, 7.0f), ddbeta(r.width, 7.0f);
+    cuda::layerNormGrad(dy.get(), in.get(), dg.get(), ddx.get(), ddgamma.get(),
+                        ddbeta.get(), r.rows, r.width, kEpsilon);
+    expectClose("layerNormGrad input" + tagOf(r), ddx.read(), dx,
+                kNormGradTolerance);
+    expectClose("layerNormGrad gamma" + tagOf(r), ddgamma.read(), dgamma,
+                kNormGradTolerance);
+    expectClose("layerNormGrad beta" + tagOf(r), ddbeta.read(), dbeta,
+                kNormGradTolerance);
+  }
+}
+
+TEST_F(CudaKernels, ResidualLayerNorm) {
+  for (const RowShape &r : kRowShapes)
+    for (float rate : {0.0f, 0.1f}) {
+      std::vector<float> residual = uniform(r.rows * r.width, 26);
+      std::vector<float> sublayer = uniform(residual.size(), 27, -2.0f, 2.0f);
+      std::vector<float> gamma = uniform(r.width, 28, 0.5f, 1.5f);
+      std::vector<float> beta = uniform(r.width, 29);
+      std::vector<float> expected(residual.size()), mean(r.rows), rstd(r.rows);
+      cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
+                             beta.data(), expected.data(), mean.data(),
+                             rstd.data(), r.rows, r.width, cpuDropout(rate),
+                             kEpsilon);
+      DeviceArray<float> dr(residual), ds(sublayer), dg(gamma), db(beta),
+          out(residual.size()), dmean(r.rows), drstd(r.rows);
+      cuda::residualLayerNorm(dr.get(), ds.get(), dg.get(), db.get(), out.get(),
+                              dmean.get(), drstd.get(), r.rows, r.width,
+                              cudaDropout(rate), kEpsilon);
+      std::string tag = tagOf(r) + " rate " + std::to_string(rate);
+      expectClose("residualLayerNorm" + tag, out.read(), expected, 1e-5);
+      expectClose("residualLayerNorm mean" + tag, dmean.read(), mean, 1e-5);
+      expectClose("residualLayerNorm rstd" + tag, drstd.read(), rstd, 1e-5);
+    }
+}
+
+TEST_F(CudaKernels, ResidualLayerNormGrad) {
+  for (const RowShape &r : kRowShapes)
+    for (float rate : {0.0f, 0.1f}) {
+      std::vector<float> residual = uniform(r.rows * r.width, 30);
+      std::vector<float> sublayer = uniform(residual.size(), 31, -2.0f, 2.0f);
+      std::vector<float> gamma = uniform(r.width, 32, 0.5f, 1.5f);
+      std::vector<float> grad = uniform(residual.size(), 33);
+      // Both sides read the CPU forward's statistics.
+      std::vector<float> forward(residual.size()), mean(r.rows), rstd(r.rows);
+      std::vector<float> zeros(r.width, 0.0f);
+      cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
+                             zeros.data(), forward.data(), mean.data(),
+                             rstd.data(), r.rows, r.width, cpuDropout(rate),
+                             kEpsilon);
+      std::vector<float> dres(residual.size()), dsub(residual.size()),
+          dgamma(r.width), dbeta(r.width);
+      cpu::residualLayerNormGrad(
+          grad.data(), residual.data(), sublayer.data(), gamma.data(),
+          mean.data(), rstd.data(), dres.data(), dsub.data(), dgamma.data(),
+          dbeta.data(), r.rows, r.width, cpuDropout(rate));
+      DeviceArray<float> dy(grad), dr(residual), ds(sublayer), dg(gamma),
+          dm(mean), dsd(rstd), ddres(residual.size(), 7.0f),
+          ddsub(residual.size(), 7.0f), ddgamma(r.width, 7.0f),
+          ddbeta(r.width, 7.0f);
+      cuda::residualLayerNormGrad(dy.get(), dr.get(), ds.get(), dg.get(),
+                                  dm.get(), dsd.get(), ddres.get(), ddsub.get(),
+                                  ddgamma.get(), ddbeta.get(), r.rows, r.width,
+                                  cudaDropout(rate));
+      std::string tag = tagOf(r) + " rate " + std::to_string(rate);
+      std::vector<float> sublayerGrad = ddsub.read();
+      expectClose("residualLayerNormGrad residual" + tag, ddres.read(), dres,
+                  kNormGradTolerance);
+      expectClose("residualLayerNormGrad sublayer" + tag, sublayerGrad, dsub,
+                  kNormGradTolerance);
+      expectClose("residualLayerNormGrad gamma" + tag, ddgamma.read(), dgamma,
+                  kNormGradTolerance);
+      expectClose("residualLayerNormGrad beta" + tag, ddbeta.read(), dbeta,
+                  kNormGradTolerance);
+      // The sublayer gradient is the mask times dh: its zeros are the mask.
+      if (rate > 0.0f)
+        expectSameZeros("residualLayerNormGrad mask" + tag, sublayerGrad, dsub);
+    }
+}
+
+} // namespace

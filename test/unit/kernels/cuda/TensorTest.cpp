@@ -1,0 +1,227 @@
+//===- TensorTest.cpp - CUDA data-movement kernels against the CPU --------===//
+//
+// runtime/kernels/cuda/Tensor.cu and Reduce.cu: transpose, broadcast,
+// reduce, embedding and its gradient, the positional encoding, the masks,
+// and the decoder's cache updates (storeSlice, reorderCaches). Helpers
+// and the error measure: KernelTestSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/kernels/cuda/KernelTestSupport.h"
+#include "runtime/program/cuda/DeviceStep.h"
+
+#include <utility>
+
+namespace cpu = tgc::cpu;
+namespace cuda = tgc::cuda;
+using namespace tgc::test;
+
+namespace {
+
+// Data movement: bit-exact.
+TEST_F(CudaKernels, Transpose) {
+  struct Case {
+    std::vector<int64_t> shape, permutation;
+  };
+  for (const Case &c :
+       {Case{{3, 37, 4, 8}, {0, 2, 1, 3}}, Case{{37, 53}, {1, 0}},
+        Case{{3, 5, 7, 4}, {3, 1, 0, 2}}, Case{{200, 3, 70}, {1, 0, 2}},
+        Case{{}, {}}}) {
+    int64_t count = countOf(c.shape);
+    std::vector<float> input = uniform(count, 9);
+    int rank = static_cast<int>(c.shape.size());
+    std::vector<float> expected(count);
+    cpu::transpose(input.data(), expected.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    DeviceArray<float> in(input), out(count);
+    cuda::transpose(in.get(), out.get(), c.shape.data(), c.permutation.data(),
+                    rank);
+    expectClose("transpose rank " + std::to_string(rank), out.read(), expected,
+                0.0);
+  }
+}
+
+TEST_F(CudaKernels, Broadcast) {
+  struct Case {
+    std::vector<int64_t> inputShape, dims, resultShape;
+  };
+  for (const Case &c :
+       {Case{{7}, {2}, {2, 5, 7}}, Case{{2, 7}, {0, 3}, {2, 4, 7, 7}},
+        Case{{5}, {0}, {5, 6}}, Case{{70}, {2}, {4, 150, 70}},
+        Case{{1, 7}, {0, 1}, {4, 7}}, Case{{37, 1}, {0, 1}, {37, 53}},
+        Case{{2, 1, 5}, {0, 1, 3}, {2, 3, 4, 5}}, Case{{}, {}, {3, 4}}}) {
+    std::vector<float> input = uniform(countOf(c.inputShape), 10);
+    int64_t count = countOf(c.resultShape);
+    int resultRank = static_cast<int>(c.resultShape.size());
+    int inputRank = static_cast<int>(c.inputShape.size());
+    std::vector<float> expected(count);
+    cpu::broadcast(input.data(), expected.data(), c.resultShape.data(),
+                   resultRank, c.dims.data(), c.inputShape.data(), inputRank);
+    DeviceArray<float> in(input), out(count);
+    cuda::broadcast(in.get(), out.get(), c.resultShape.data(), resultRank,
+                    c.dims.data(), c.inputShape.data(), inputRank);
+    expectClose("broadcast to rank " + std::to_string(resultRank), out.read(),
+                expected, 0.0);
+  }
+}
+
+// Double accumulators on both sides: one float rounding apart at most
+// (1e-6 leaves room for the Mean's division). Max is exact.
+TEST_F(CudaKernels, Reduce) {
+  struct Case {
+    std::vector<int64_t> shape, dims;
+  };
+  const std::vector<Case> cases = {{{4, 37, 6, 5}, {0}},
+                                   {{4, 37, 6, 5}, {3}},
+                                   {{4, 37, 6, 5}, {1, 3}},
+                                   {{4, 37, 6, 5}, {0, 2}},
+                                   {{4, 37, 6, 5}, {0, 1, 2, 3}},
+                                   {{4, 1, 37, 5}, {1}},
+                                   {{600, 70}, {0}},
+                                   {{600, 70}, {1}},
+                                   {{3, 200, 70}, {1}},
+                                   {{1, 1}, {0}}};
+  const std::pair<cpu::Reduction, cuda::Reduction> kinds[] = {
+      {cpu::Reduction::Sum, cuda::Reduction::Sum},
+      {cpu::Reduction::Max, cuda::Reduction::Max},
+      {cpu::Reduction::Mean, cuda::Reduction::Mean}};
+  const char *names[] = {"sum", "max", "mean"};
+  for (const Case &c : cases)
+    for (int kind = 0; kind < 3; ++kind) {
+      int rank = static_cast<int>(c.shape.size());
+      std::vector<float> input = uniform(countOf(c.shape), 11);
+      bool reduced[8] = {};
+      int64_t outCount = 1;
+      for (int64_t d : c.dims)
+        reduced[d] = true;
+      for (int d = 0; d < rank; ++d)
+        outCount *= reduced[d] ? 1 : c.shape[d];
+      std::vector<float> expected(outCount);
+      cpu::reduce(input.data(), expected.data(), c.shape.data(), rank, reduced,
+                  kinds[kind].first);
+      DeviceArray<float> in(input), out(outCount);
+      cuda::reduce(in.get(), out.get(), c.shape.data(), rank, reduced,
+                   kinds[kind].second);
+      expectClose(std::string("reduce ") + names[kind] + " of " +
+                      std::to_string(input.size()) + " into " +
+                      std::to_string(outCount),
+                  out.read(), expected, kind == 1 ? 0.0 : 1e-6);
+    }
+}
+
+TEST_F(CudaKernels, Embedding) {
+  const int64_t vocab = 50, width = 33, rows = 2 * 37;
+  std::vector<float> table = uniform(vocab * width, 12);
+  std::vector<int32_t> ids = randomIds(rows, 13, 0, vocab - 1);
+  std::vector<float> expected(rows * width);
+  cpu::embedding(table.data(), ids.data(), expected.data(), rows, width);
+  DeviceArray<float> dt(table), out(rows * width);
+  DeviceArray<int32_t> di(ids);
+  cuda::embedding(dt.get(), di.get(), out.get(), rows, width);
+  expectClose("embedding", out.read(), expected, 0.0);
+}
+
+// Both sides add each vocabulary row's gradients in row order: bit-exact.
+TEST_F(CudaKernels, EmbeddingGrad) {
+  const int64_t rows = 1000, width = 300, vocab = 23;
+  std::vector<float> grad = uniform(rows * width, 14);
+  // Ids below 20 only: the last vocabulary rows must come out zero.
+  std::vector<int32_t> ids = randomIds(rows, 15, 0, 19);
+  // Ids outside the vocabulary add nothing on either side.
+  ids[3] = -1;
+  ids[500] = vocab + 7;
+  std::vector<float> expected(vocab * width);
+  cpu::embeddingGrad(grad.data(), ids.data(), expected.data(), rows, width,
+                     vocab);
+  DeviceArray<float> dg(grad), out(vocab * width, 1.0f); // overwritten
+  DeviceArray<int32_t> di(ids);
+  cuda::embeddingGrad(dg.get(), di.get(), out.get(), rows, width, vocab);
+  expectClose("embeddingGrad", out.read(), expected, 0.0);
+}
+
+// Double sin/cos rounded to float on both sides (the GPU's double functions
+// are within 2 ulp).
+TEST_F(CudaKernels, PositionalEncoding) {
+  for (int64_t width : {64, 51}) {
+    const int64_t positions = 300;
+    std::vector<float> expected(positions * width);
+    cpu::positionalEncoding(expected.data(), positions, width);
+    DeviceArray<float> out(positions * width);
+    cuda::positionalEncoding(out.get(), positions, width);
+    expectClose("positionalEncoding width " + std::to_string(width), out.read(),
+                expected, 1e-6);
+  }
+  // The decoder's step: positions 137 .. 139 only.
+  const int64_t width = 64, first = 137, positions = 3;
+  std::vector<float> expected(positions * width);
+  cpu::positionalEncoding(expected.data(), positions, width, first);
+  DeviceArray<float> out(positions * width);
+  cuda::positionalEncoding(out.get(), positions, width, first);
+  expectClose("positionalEncoding from 137", out.read(), expected, 1e-6);
+}
+
+// The decoder appends a step's keys to the cache: [outer, length, inner]
+// into [outer, extent, inner] at `index`; the rest stays as it was.
+TEST_F(CudaKernels, StoreSlice) {
+  const int64_t outer = 6, extent = 20, inner = 24;
+  std::vector<float> cache = uniform(outer * extent * inner, 41);
+  for (auto [length, index] : {std::pair<int64_t, int64_t>{1, 7}, {3, 17}}) {
+    std::vector<float> value = uniform(outer * length * inner, 42);
+    std::vector<float> expected = cache;
+    cpu::storeSlice(expected.data(), value.data(), outer, length, extent,
+                    inner, index);
+    DeviceArray<float> target(cache), dv(value);
+    cuda::storeSlice(target.get(), dv.get(), outer, length, extent, inner,
+                     index);
+    expectClose("storeSlice at " + std::to_string(index), target.read(),
+                expected, 0.0);
+  }
+}
+
+// Beam search on the GPU: the per-hypothesis caches' rows follow their
+// hypotheses (row r takes parents[r]'s), the source's caches stay.
+TEST_F(CudaKernels, ReorderCaches) {
+  const int64_t batch = 4, width = 10;
+  const tgc::runtime::CompiledCache caches[] = {
+      {"keys", 0, batch * width, true},
+      {"source", 48, batch * width, false},
+      {"values", 96, batch * width, true}};
+  tgc::runtime::CompiledBucket bucket{};
+  bucket.batchSize = batch;
+  bucket.caches = caches;
+  bucket.numCaches = 3;
+  bucket.cacheFloats = 144;
+  std::vector<float> before = uniform(bucket.cacheFloats, 43);
+  DeviceArray<float> cache(before);
+  float *saved = cuda::deviceFrame().cache;
+  cuda::deviceFrame().cache = cache.get();
+  const int64_t parents[batch] = {2, 2, 0, 3};
+  cuda::reorderCaches(bucket, parents);
+  cuda::deviceFrame().cache = saved;
+  std::vector<float> expected = before;
+  for (const auto &entry : caches)
+    if (entry.perHypothesis)
+      for (int64_t r = 0; r < batch; ++r)
+        std::copy_n(before.begin() + entry.offset + parents[r] * width, width,
+                    expected.begin() + entry.offset + r * width);
+  expectClose("reorderCaches", cache.read(), expected, 0.0);
+}
+
+TEST_F(CudaKernels, Masks) {
+  const int64_t count = 2 * 37;
+  std::vector<int32_t> ids = randomIds(count, 16, 0, 5); // about 1/6 pads
+  std::vector<float> expected(count);
+  cpu::paddingMask(ids.data(), expected.data(), count, 0);
+  DeviceArray<int32_t> di(ids);
+  DeviceArray<float> out(count, 1.0f);
+  cuda::paddingMask(di.get(), out.get(), count, 0);
+  expectClose("paddingMask", out.read(), expected, 0.0);
+
+  const int64_t size = 37;
+  std::vector<float> causal(size * size);
+  cpu::causalMask(causal.data(), size);
+  DeviceArray<float> outCausal(size * size, 1.0f);
+  cuda::causalMask(outCausal.get(), size);
+  expectClose("causalMask", outCausal.read(), causal, 0.0);
+}
+
+} // namespace

@@ -1,0 +1,160 @@
+//===- TrainingTest.cpp - CUDA loss and Adam against the CPU --------------===//
+//
+// runtime/kernels/cuda/Loss.cu (cross-entropy and its gradient, with label
+// smoothing, ignored targets and many rows) and runtime/kernels/cuda/Adam.cu
+// (the multi-tensor Adam update, lr and step on the device). Helpers and
+// the error measure: KernelTestSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/kernels/cuda/KernelTestSupport.h"
+
+#include <memory>
+
+namespace cpu = tgc::cpu;
+namespace cuda = tgc::cuda;
+using namespace tgc::test;
+
+namespace {
+
+//===--- Loss.cu ----------------------------------------------------------===//
+
+// 64 rows of 1000 classes; some targets ignored.
+constexpr int64_t kLossRows = 64, kClasses = 1000;
+constexpr int32_t kIgnore = 0;
+
+std::vector<int32_t> lossTargets(uint32_t seed) {
+  std::vector<int32_t> targets = randomIds(kLossRows, seed, 0, 7);
+  for (int32_t &t : targets) // ignored when 0, else a class anywhere
+    t = t == 0 ? kIgnore : t * 111;
+  return targets;
+}
+
+TEST_F(CudaKernels, CrossEntropy) {
+  std::vector<float> logits = uniform(kLossRows * kClasses, 36, -4.0f, 4.0f);
+  DeviceArray<float> dl(logits), dloss(1);
+  DeviceArray<int32_t> dtokens(1);
+  for (bool allIgnored : {false, true})
+    for (float smoothing : {0.0f, 0.1f}) {
+      std::vector<int32_t> targets =
+          allIgnored ? std::vector<int32_t>(kLossRows, kIgnore)
+                     : lossTargets(37);
+      float loss = 1.0f;
+      int32_t tokens = -1;
+      cpu::crossEntropy(logits.data(), targets.data(), &loss, &tokens,
+                        kLossRows, kClasses, smoothing, kIgnore);
+      DeviceArray<int32_t> dt(targets);
+      cuda::crossEntropy(dl.get(), dt.get(), dloss.get(), dtokens.get(),
+                         kLossRows, kClasses, smoothing, kIgnore);
+      std::string tag = " smoothing " + std::to_string(smoothing) +
+                        (allIgnored ? " all ignored" : "");
+      EXPECT_EQ(dtokens.read()[0], tokens) << tag;
+      if (allIgnored) {
+        EXPECT_EQ(dloss.read()[0], 0.0f) << tag;
+        continue;
+      }
+      // Double row sums and total on both sides.
+      expectClose("crossEntropy" + tag, dloss.read(), {loss}, 1e-6);
+    }
+}
+
+TEST_F(CudaKernels, CrossEntropyGrad) {
+  std::vector<float> logits = uniform(kLossRows * kClasses, 38, -4.0f, 4.0f);
+  DeviceArray<float> dl(logits);
+  const float lossGrad = 1.7f;
+  for (float smoothing : {0.0f, 0.1f}) {
+    std::vector<int32_t> targets = lossTargets(39);
+    std::vector<float> expected(logits.size());
+    cpu::crossEntropyGrad(lossGrad, logits.data(), targets.data(),
+                          expected.data(), kLossRows, kClasses, smoothing,
+                          kIgnore);
+    DeviceArray<int32_t> dt(targets);
+    DeviceArray<float> out(logits.size(), 5.0f); // ignored rows must be 0
+    cuda::crossEntropyGrad(lossGrad, dl.get(), dt.get(), out.get(), kLossRows,
+                           kClasses, smoothing, kIgnore);
+    expectClose("crossEntropyGrad smoothing " + std::to_string(smoothing),
+                out.read(), expected, 1e-5);
+  }
+  DeviceArray<int32_t> ignored(kLossRows, kIgnore);
+  DeviceArray<float> out(logits.size(), 5.0f);
+  cuda::crossEntropyGrad(lossGrad, dl.get(), ignored.get(), out.get(),
+                         kLossRows, kClasses, 0.1f, kIgnore);
+  std::vector<float> result = out.read();
+  EXPECT_TRUE(std::all_of(result.begin(), result.end(),
+                          [](float x) { return x == 0.0f; }));
+}
+
+// More rows than the gradient kernel has blocks (each loops over rows) and
+// many loss blocks finishing in any order: the same values as the CPU, and
+// the same bits on a second run (the last block adds the rows in order).
+TEST_F(CudaKernels, CrossEntropyManyRows) {
+  const int64_t rows = 3000, classes = 50;
+  std::vector<float> logits = uniform(rows * classes, 44, -4.0f, 4.0f);
+  std::vector<int32_t> targets = randomIds(rows, 45, 0, classes - 1);
+  float loss = 0.0f;
+  int32_t tokens = 0;
+  cpu::crossEntropy(logits.data(), targets.data(), &loss, &tokens, rows,
+                    classes, 0.1f, kIgnore);
+  std::vector<float> grad(rows * classes);
+  cpu::crossEntropyGrad(1.0f, logits.data(), targets.data(), grad.data(), rows,
+                        classes, 0.1f, kIgnore);
+  DeviceArray<float> dl(logits), dloss(1), dgrad(grad.size());
+  DeviceArray<int32_t> dt(targets), dtokens(1);
+  std::vector<float> first;
+  for (int run = 0; run < 2; ++run) {
+    cuda::crossEntropy(dl.get(), dt.get(), dloss.get(), dtokens.get(), rows,
+                       classes, 0.1f, kIgnore);
+    EXPECT_EQ(dtokens.read()[0], tokens);
+    expectClose("crossEntropy, 3000 rows", dloss.read(), {loss}, 1e-6);
+    if (run == 0)
+      first = dloss.read();
+    else
+      EXPECT_EQ(dloss.read(), first) << "the loss changed between runs";
+  }
+  cuda::crossEntropyGrad(1.0f, dl.get(), dt.get(), dgrad.get(), rows, classes,
+                         0.1f, kIgnore);
+  expectClose("crossEntropyGrad, 3000 rows", dgrad.read(), grad, 1e-5);
+}
+
+//===--- Adam.cu ----------------------------------------------------------===//
+
+// A few float operations per element; the bias corrections in double on
+// both sides. lr and step are device scalars on the GPU.
+TEST_F(CudaKernels, AdamUpdate) {
+  const int64_t sizes[] = {1000, 37, 40000}; // many chunks, a tiny tensor
+  const float lr = 1e-2f, beta1 = 0.9f, beta2 = 0.98f, epsilon = 1e-9f;
+  DeviceArray<float> dlr(std::vector<float>{lr});
+  for (int32_t step : {1, 7}) {
+    DeviceArray<int32_t> dstep(std::vector<int32_t>{step});
+    std::vector<std::vector<float>> p, m, v, g;
+    std::vector<std::unique_ptr<DeviceArray<float>>> device;
+    std::vector<cpu::AdamTensor> cpuTensors;
+    std::vector<cuda::AdamTensor> cudaTensors;
+    for (size_t x = 0; x < 3; ++x) {
+      uint32_t seed = 40 + 4 * static_cast<uint32_t>(x);
+      p.push_back(uniform(sizes[x], seed, -0.02f, 0.02f));
+      m.push_back(uniform(sizes[x], seed + 1, -0.1f, 0.1f));
+      v.push_back(uniform(sizes[x], seed + 2, 0.0f, 0.01f));
+      g.push_back(uniform(sizes[x], seed + 3));
+      for (const std::vector<float> *host : {&p[x], &m[x], &v[x], &g[x]})
+        device.push_back(std::make_unique<DeviceArray<float>>(*host));
+      cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
+                             device[4 * x + 2]->get(), device[4 * x + 3]->get(),
+                             sizes[x]});
+    }
+    for (size_t x = 0; x < 3; ++x)
+      cpuTensors.push_back(
+          {p[x].data(), m[x].data(), v[x].data(), g[x].data(), sizes[x]});
+    cpu::adamUpdate(cpuTensors.data(), 3, lr, step, beta1, beta2, epsilon);
+    cuda::adamUpdate(cudaTensors.data(), 3, dlr.get(), dstep.get(), beta1,
+                     beta2, epsilon);
+    for (size_t x = 0; x < 3; ++x) {
+      std::string tag =
+          " step " + std::to_string(step) + " tensor " + std::to_string(x);
+      expectClose("adam param" + tag, device[4 * x]->read(), p[x], 1e-5);
+      expectClose("adam moment1" + tag, device[4 * x + 1]->read(), m[x], 1e-5);
+      expectClose("adam moment2" + tag, device[4 * x + 2]->read(), v[x], 1e-5);
+    }
+  }
+}
+
+} // namespace

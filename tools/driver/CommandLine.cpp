@@ -1,0 +1,262 @@
+//===- CommandLine.cpp - tgc's flags into DriverOptions -------------------===//
+//
+// The only file that sees tgc's llvm::cl options: they are parsed once and
+// copied into a DriverOptions, with the defaults that depend on other flags
+// resolved.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/driver/CommandLine.h"
+
+#include "tools/driver/Version.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace cl = llvm::cl;
+
+namespace tgc {
+namespace {
+
+cl::OptionCategory tgcCategory("tgc options");
+cl::OptionCategory mlirCategory(
+    "MLIR options (IR printing, pass statistics, timing, diagnostics)");
+
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("[<input .mlir | .tgpb | .pbtxt>]"),
+                                   cl::init(""), cl::cat(tgcCategory));
+
+cl::opt<std::string> modelName(
+    "model", cl::desc("Build a registered model instead of reading a file"),
+    cl::value_desc("name"), cl::cat(tgcCategory));
+
+cl::opt<std::string> presetName("preset",
+                                cl::desc("The model's preset (default: the "
+                                         "model's own, e.g. base)"),
+                                cl::value_desc("name"), cl::cat(tgcCategory));
+
+cl::opt<std::string> configFile(
+    "config",
+    cl::desc("Protobuf text file overriding the preset's fields"),
+    cl::value_desc("file.pbtxt"), cl::cat(tgcCategory));
+
+cl::opt<std::string> bucketList(
+    "buckets",
+    cl::desc("Compile the model for several static shapes sharing its state "
+             "and arena: comma-separated BATCHxSOURCExTARGET, or "
+             "SOURCExTARGET with the batch from --max-tokens (default: the "
+             "config's one shape, or buckets fitted to --corpus)"),
+    cl::value_desc("list"), cl::cat(tgcCategory));
+
+cl::opt<int64_t> maxTokens(
+    "max-tokens",
+    cl::desc("Token budget of one batch: a bucket's batch is this divided "
+             "by its longer length"),
+    cl::init(0), cl::cat(tgcCategory));
+
+cl::opt<std::string> corpusFile(
+    "corpus",
+    cl::desc("A training corpus written by tgc-data encode: the vocabulary "
+             "(size and hash) comes from it and, without --buckets, "
+             "--bucket-count buckets fitted to its lengths"),
+    cl::value_desc("file.tok"), cl::cat(tgcCategory));
+
+cl::opt<int> bucketCount("bucket-count",
+                         cl::desc("Buckets to fit to --corpus (default 4)"),
+                         cl::init(4), cl::cat(tgcCategory));
+
+cl::opt<bool> listModels("list-models",
+                         cl::desc("List the registered models and presets"),
+                         cl::cat(tgcCategory));
+
+cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
+                                    cl::value_desc("file"), cl::init("-"),
+                                    cl::cat(tgcCategory));
+
+cl::opt<EmitStage> emitStage(
+    "emit", cl::desc("Stage to write"), cl::init(EmitStage::Binary),
+    cl::values(clEnumValN(EmitStage::Graph, "graph",
+                          "a graph file (binary; text for .pbtxt or stdout)"),
+               clEnumValN(EmitStage::Tg, "tg",
+                          "the verified tg module (forward + loss)"),
+               clEnumValN(EmitStage::Fused, "fused",
+                          "the forward after fusion (attention, residual + "
+                          "dropout + LayerNorm)"),
+               clEnumValN(EmitStage::Train, "train",
+                          "the training step: tg-training-pipeline's output "
+                          "(forward, gradients, Adam)"),
+               clEnumValN(EmitStage::Planned, "planned",
+                          "what the emitters consume: tg-compile-pipeline's "
+                          "output (the step, @predict, the incremental "
+                          "decoder, arena offsets)"),
+               clEnumValN(EmitStage::Cpp, "cpp",
+                          "the training step as C++ (after tg-plan-memory)"),
+               clEnumValN(EmitStage::Cuda, "cuda",
+                          "the training step as CUDA C++ (--target=cuda)"),
+               clEnumValN(EmitStage::Binary, "binary",
+                          "a standalone training program (the default "
+                          "with -o; without -o tgc prints --emit=tg)")),
+    cl::cat(tgcCategory));
+
+cl::opt<Target> target(
+    "target",
+    cl::desc("What runs the module (default: a CPU program, or tgc itself "
+             "printing a stage)"),
+    cl::init(Target::None),
+    cl::values(clEnumValN(Target::Interp, "interp",
+                          "the reference interpreter: --emit=tg runs the "
+                          "function once on a synthetic batch, --emit=train "
+                          "trains for --steps on --task"),
+               clEnumValN(Target::Cuda, "cuda",
+                          "an NVIDIA GPU: --emit=cuda writes the .cu, -o "
+                          "builds the GPU training program with nvcc")),
+    cl::cat(tgcCategory));
+
+cl::opt<std::string> nvcc(
+    "nvcc", cl::desc("CUDA compiler for --target=cuda (default: $TGC_NVCC, "
+                     "else nvcc on PATH)"),
+    cl::value_desc("path"), cl::cat(tgcCategory));
+
+cl::opt<std::string> cudaArchitectures(
+    "cuda-arch",
+    cl::desc("GPU architectures of --target=cuda programs, comma-separated "
+             "(default 80,90: sm_80 and sm_90)"),
+    cl::init("80,90"), cl::value_desc("list"), cl::cat(tgcCategory));
+
+cl::opt<bool> fuse("fuse",
+                   cl::desc("Run the fusion passes (--fuse=false compiles the "
+                            "unfused graph, for comparisons)"),
+                   cl::init(true), cl::cat(tgcCategory));
+
+cl::opt<std::string> taskName("task",
+                              cl::desc("Built-in task to train on (--emit=train "
+                                       "--target=interp): copy, reverse"),
+                              cl::init("copy"), cl::cat(tgcCategory));
+
+cl::opt<int64_t> steps("steps", cl::desc("Training steps (--target=interp)"),
+                       cl::init(100), cl::cat(tgcCategory));
+
+cl::opt<int64_t> logEvery("log-every",
+                          cl::desc("Log a line every N steps (and the last)"),
+                          cl::init(10), cl::cat(tgcCategory));
+
+cl::opt<uint32_t> seed("seed",
+                       cl::desc("Seed of parameters, inputs and dropout "
+                                "(--target=interp)"),
+                       cl::init(1), cl::cat(tgcCategory));
+
+cl::opt<bool> memoryReport(
+    "memory-report",
+    cl::desc("Print the planned memory of the training step (weights, "
+             "optimizer state, gradients, saved activations, scratch, peak) "
+             "and stop"),
+    cl::cat(tgcCategory));
+
+cl::opt<std::string> compiler(
+    "cxx", cl::desc("C++ compiler for --emit=binary (default: $TGC_CXX, else "
+                    "the compiler tgc was built with)"),
+    cl::value_desc("path"), cl::cat(tgcCategory));
+
+cl::opt<bool> keepSource("keep-cpp",
+                         cl::desc("--emit=binary: keep the generated C++ as "
+                                  "<output>.cpp"),
+                         cl::cat(tgcCategory));
+
+cl::opt<bool> verbose("v", cl::desc("Print the host compiler's command"),
+                      cl::cat(tgcCategory));
+
+cl::opt<std::string> dumpParams(
+    "dump-params",
+    cl::desc("--target=interp --emit=train: write every variable after "
+             "training (raw f32, declaration order)"),
+    cl::value_desc("file"), cl::cat(tgcCategory));
+
+cl::opt<std::string> lossLog(
+    "loss-log",
+    cl::desc("--target=interp --emit=train: write 'step loss tokens' per "
+             "step"),
+    cl::value_desc("file"), cl::cat(tgcCategory));
+
+cl::opt<bool> printLocations(
+    "locations",
+    cl::desc("Print MLIR locations (on by default for --model: they point at "
+             "the model's source lines)"),
+    cl::cat(tgcCategory));
+
+/// libLLVM registers hundreds of backend flags; --help shows only tgc's own
+/// and the MLIR ones (--mlir-print-ir-after-all, --mlir-timing, ...).
+void hideUnrelatedOptions() {
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.getKey().starts_with("mlir-"))
+      entry.getValue()->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&tgcCategory, &mlirCategory});
+}
+
+/// Debian's LLVM compiles pass statistics out; with --mlir-pass-statistics
+/// the fusion passes also report their counts as remarks.
+bool passStatisticsRequested() {
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find("mlir-pass-statistics");
+  return it != options.end() && it->second->getNumOccurrences() > 0;
+}
+
+void printVersion(llvm::raw_ostream &os) {
+  os << "tgc " << TGC_VERSION << " (MLIR " << TGC_MLIR_VERSION << ")\n";
+}
+
+} // namespace
+
+DriverOptions parseCommandLine(int argc, char **argv) {
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  hideUnrelatedOptions();
+  cl::SetVersionPrinter(printVersion);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tgc: ahead-of-time compiler for the Transformer's training step\n");
+
+  DriverOptions options;
+  options.inputFilename = inputFilename;
+  options.modelName = modelName;
+  options.presetName = presetName;
+  options.configFile = configFile;
+  options.listModels = listModels;
+  options.bucketList = bucketList;
+  options.maxTokens = maxTokens;
+  options.corpusFile = corpusFile;
+  options.bucketCount = bucketCount;
+  options.outputFilename = outputFilename;
+  options.target = target;
+  // A program cannot go to stdout: without --emit and -o (or with
+  // --target=interp), tgc prints the verified module instead.
+  options.emitStage = emitStage;
+  if (!emitStage.getNumOccurrences() &&
+      (outputFilename == "-" || target == Target::Interp))
+    options.emitStage = EmitStage::Tg;
+  options.fuse = fuse;
+  options.memoryReport = memoryReport;
+  options.printLocations = printLocations.getNumOccurrences()
+                               ? printLocations.getValue()
+                               : options.fromModel();
+  options.passStatistics = passStatisticsRequested();
+  options.compiler = compiler;
+  options.nvcc = nvcc;
+  options.cudaArchitectures = cudaArchitectures;
+  options.keepSource = keepSource;
+  options.verbose = verbose;
+  options.taskName = taskName;
+  options.steps = steps;
+  options.logEvery = logEvery;
+  options.seed = seed;
+  options.dumpParams = dumpParams;
+  options.lossLog = lossLog;
+  return options;
+}
+
+} // namespace tgc

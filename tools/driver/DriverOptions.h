@@ -1,0 +1,59 @@
+//===- DriverOptions.h - what one tgc invocation asks for -------*- C++ -*-===//
+//
+// tgc's flags as plain values: CommandLine.cpp fills them from argv (and
+// resolves the defaults that depend on other flags); the driver and its
+// helpers read only this struct, so a custom driver or a test can run tgc
+// without a command line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TOOLS_DRIVER_DRIVEROPTIONS_H
+#define TGC_TOOLS_DRIVER_DRIVEROPTIONS_H
+
+#include <cstdint>
+#include <string>
+
+namespace tgc {
+
+enum class EmitStage { Graph, Tg, Fused, Train, Planned, Cpp, Cuda, Binary };
+
+/// What runs the module: a generated CPU program (None), tgc itself on the
+/// reference interpreter, or a generated GPU program.
+enum class Target { None, Interp, Cuda };
+
+struct DriverOptions {
+  // What to compile: a file (.mlir, .tgpb, .pbtxt) or a registered model.
+  std::string inputFilename;
+  std::string modelName, presetName, configFile;
+  bool listModels = false;
+
+  // Shapes: buckets, the token budget, a corpus to fit buckets to.
+  std::string bucketList;
+  int64_t maxTokens = 0;
+  std::string corpusFile;
+  int bucketCount = 4;
+
+  // What to write, where, for which target.
+  std::string outputFilename = "-";
+  EmitStage emitStage = EmitStage::Binary; ///< the resolved stage
+  Target target = Target::None;
+  bool fuse = true;
+  bool memoryReport = false;
+  bool printLocations = false; ///< the resolved choice (on for --model)
+  bool passStatistics = false; ///< --mlir-pass-statistics was given
+
+  // Building the program.
+  std::string compiler, nvcc, cudaArchitectures = "80,90";
+  bool keepSource = false, verbose = false;
+
+  // --target=interp.
+  std::string taskName = "copy";
+  int64_t steps = 100, logEvery = 10;
+  uint32_t seed = 1;
+  std::string dumpParams, lossLog;
+
+  bool fromModel() const { return !modelName.empty(); }
+};
+
+} // namespace tgc
+
+#endif // TGC_TOOLS_DRIVER_DRIVEROPTIONS_H

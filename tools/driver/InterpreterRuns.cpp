@@ -1,0 +1,154 @@
+//===- InterpreterRuns.cpp - tgc --target=interp --------------------------===//
+#include "tools/driver/InterpreterRuns.h"
+
+#include "codegen/Interpreter.h"
+#include "codegen/InterpreterTrainer.h"
+#include "ir/TgOps.h"
+#include "runtime/data/Tasks.h"
+#include "runtime/program/TrainingLoop.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <random>
+
+namespace tgc {
+namespace {
+
+/// The largest token id every embedding table and loss accepts.
+int64_t vocabularyOf(mlir::ModuleOp module) {
+  int64_t vocabulary = INT64_MAX;
+  module.walk([&](tg::EmbeddingOp op) {
+    vocabulary = std::min(vocabulary, op.getTable().getType().getDimSize(0));
+  });
+  module.walk([&](tg::CrossEntropyOp op) {
+    vocabulary = std::min(vocabulary, op.getLogits().getType().getShape().back());
+  });
+  return vocabulary == INT64_MAX ? 2 : vocabulary;
+}
+
+/// Every variable of `module` as raw f32 in declaration order: the format
+/// generated binaries' --dump-params writes, for comparisons.
+bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
+                    llvm::StringRef path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "tgc: cannot write " << path << ": " << ec.message()
+                 << "\n";
+    return false;
+  }
+  for (auto variable : module.getOps<tg::VariableOp>())
+    for (double x : interpreter.variable(variable.getSymName())->data) {
+      float f = static_cast<float>(x);
+      os.write(reinterpret_cast<const char *>(&f), sizeof f);
+    }
+  return true;
+}
+
+} // namespace
+
+/// The loss is label-smoothed, so the log's perplexity exp(loss) is an upper
+/// bound of the model's.
+int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
+  std::optional<runtime::Task> task = runtime::parseTask(options.taskName);
+  if (!task) {
+    llvm::errs() << "tgc: unknown task '" << options.taskName
+                 << "' (known: " << runtime::taskNames() << ")\n";
+    return 1;
+  }
+  if (options.steps < 1 || options.logEvery < 1) {
+    llvm::errs() << "tgc: --steps and --log-every must be at least 1\n";
+    return 1;
+  }
+  auto trainer = InterpreterTrainer::create(module, Precision::F32, options.seed);
+  if (failed(trainer))
+    return 1;
+  runtime::BatchShape shape = (*trainer)->batchShape();
+  if (std::string why = runtime::validateBatchShape(*task, shape); !why.empty()) {
+    llvm::errs() << "tgc: the model cannot take task '" << options.taskName
+                 << "': " << why << "\n";
+    return 1;
+  }
+  llvm::outs() << "training @train_step on the interpreter: task "
+               << options.taskName << ", batch " << shape.batchSize
+               << ", seed " << options.seed << "\n";
+  llvm::outs().flush(); // the loop's log is written with stdio
+
+  runtime::TrainingLoop loop{**trainer};
+  loop.batch = [&](uint32_t seed, uint64_t index) {
+    return runtime::makeBatch(*task, seed, index, shape);
+  };
+  loop.schedule = (*trainer)->schedule();
+  loop.seed = options.seed;
+  loop.lastStep = options.steps;
+  loop.logEvery = options.logEvery;
+  loop.lossLog = options.lossLog;
+  if (int code = runtime::runTrainingLoop(loop); code != 0)
+    return code;
+  if (!options.dumpParams.empty() &&
+      !writeVariables(module, (*trainer)->interpreter(), options.dumpParams))
+    return 1;
+  return 0;
+}
+
+/// Runs the module's function on a synthetic batch with the interpreter:
+/// token ids uniform in [1, vocabulary) (0 is padding), f32 inputs uniform in
+/// [-1, 1], the dropout key (seed, step 1).
+int runInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
+  mlir::func::FuncOp function;
+  module.walk([&](mlir::func::FuncOp f) { function = f; });
+  if (!function) {
+    llvm::errs() << "tgc: the module has no function to run\n";
+    return 1;
+  }
+  uint32_t seed = options.seed;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> token(
+      1, std::max<int64_t>(1, vocabularyOf(module) - 1));
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<HostTensor> args;
+  for (mlir::BlockArgument arg : function.getArguments()) {
+    auto type = llvm::cast<mlir::RankedTensorType>(arg.getType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    auto name = function.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(),
+                                                            "tg.name");
+    if (name && name.getValue() == "dropout_key") {
+      args.push_back(HostTensor::i32(shape, {double(seed), 1.0}));
+      continue;
+    }
+    bool ids = type.getElementType().isInteger(32);
+    HostTensor tensor(shape, ids ? ElementType::I32 : ElementType::F32);
+    for (double &element : tensor.data)
+      element = ids ? double(token(rng)) : value(rng);
+    args.push_back(std::move(tensor));
+  }
+
+  Interpreter interpreter(module, Precision::F32);
+  interpreter.initializeVariables(seed);
+  auto results = interpreter.run(function.getName(), args);
+  if (failed(results))
+    return 1;
+  llvm::outs() << "@" << function.getName() << " on a synthetic batch (seed "
+               << seed << "):\n";
+  for (auto [index, result] : llvm::enumerate(*results)) {
+    llvm::outs() << "  result " << index << ": ";
+    // Small results in full (row-major), larger ones by their size.
+    if (result.numElements() > 16) {
+      llvm::outs() << "tensor of " << result.numElements() << " elements";
+    } else {
+      bool scalar = result.rank() == 0;
+      llvm::outs() << (scalar ? "" : "[");
+      llvm::interleaveComma(result.data, llvm::outs(), [](double element) {
+        llvm::outs() << llvm::format("%.6g", element);
+      });
+      llvm::outs() << (scalar ? "" : "]");
+    }
+    llvm::outs() << "\n";
+  }
+  return 0;
+}
+
+} // namespace tgc

@@ -1,0 +1,27 @@
+//===- InterpreterRuns.h - tgc --target=interp ------------------*- C++ -*-===//
+//
+// What tgc runs on the reference interpreter: one function on a synthetic
+// batch (--emit=tg), or training on a built-in task (--emit=train) through
+// the same training loop as a generated program (runtime/program/TrainingLoop.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TOOLS_DRIVER_INTERPRETERRUNS_H
+#define TGC_TOOLS_DRIVER_INTERPRETERRUNS_H
+
+#include "tools/driver/DriverOptions.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace tgc {
+
+/// Runs the module's function once on a synthetic batch and prints its
+/// results; the exit code.
+int runInterpreter(mlir::ModuleOp module, const DriverOptions &options);
+
+/// Trains @train_step for --steps on --task; the exit code (128 + signal
+/// when interrupted).
+int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options);
+
+} // namespace tgc
+
+#endif // TGC_TOOLS_DRIVER_INTERPRETERRUNS_H
