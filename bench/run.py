@@ -59,13 +59,14 @@ def sgemm_peak(tmp, env):
 def run_tgc(preset, config, steps, warmup, tmp, env):
     """(parameters, ms/step, tokens/s, peak RSS MiB) of the compiled binary.
 
-    The binary's clock starts after initialization, and each log line is
-    `tok/s = tokens so far / elapsed`; with the per-step token counts of
-    --loss-log that gives the elapsed time at steps W and W+N to the
-    microsecond (the printed `elapsed` has only 0.1 s), so the N steps after
-    the warm-up are timed inside one run, without start-up or initialization.
+    The binary's clock starts after initialization, and --metrics writes each
+    log line's `elapsed_s` (to the nanosecond; the printed `elapsed` has only
+    0.1 s); with the per-step token counts of --loss-log that times the N
+    steps after the warm-up inside one run, without start-up or
+    initialization.
     """
-    exe, log = os.path.join(tmp, "train_" + preset), os.path.join(tmp, preset + ".loss")
+    exe = os.path.join(tmp, "train_" + preset)
+    log, metrics = exe + ".loss", exe + ".metrics"
     compile_cmd = [TGC, "--model", "transformer", "--preset", preset, "--config", config]
     subprocess.run(compile_cmd + ["-o", exe], check=True)
     report = subprocess.run(compile_cmd + ["--memory-report"], check=True,
@@ -75,17 +76,22 @@ def run_tgc(preset, config, steps, warmup, tmp, env):
 
     # No held-out translation after training; the final checkpoint (written
     # after the timed steps) goes to the temporary directory.
-    output, rss = run_child([exe, "--task", "reverse", "--steps", str(warmup + steps),
-                             "--log-every", str(warmup), "--loss-log", log,
-                             "--eval-sentences", "0", "--checkpoint", exe + ".ckpt"], env)
-    tok_s = {int(m.group(1)): float(m.group(2)) for m in
-             re.finditer(r"step\s+(\d+)/\d+ .*?tok/s\s+(\S+)", output)}
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    _, rss = run_child([exe, "--task", "reverse", "--steps", str(warmup + steps),
+                        "--log-every", str(warmup), "--loss-log", log,
+                        "--metrics", metrics, "--eval-sentences", "0",
+                        "--checkpoint", exe + ".ckpt"], env)
+    elapsed = {}
+    for line in open(metrics):
+        record = json.loads(line)
+        if record["kind"] == "train":
+            elapsed[record["step"]] = record["elapsed_s"]
     cumulative, total = {}, 0
     for line in open(log):
         step, _, tokens = line.split()
         total += int(tokens)
         cumulative[int(step)] = total
-    elapsed = {s: cumulative[s] / tok_s[s] for s in (warmup, warmup + steps)}
     seconds = elapsed[warmup + steps] - elapsed[warmup]
     tokens = cumulative[warmup + steps] - cumulative[warmup]
     return parameters, 1000.0 * seconds / steps, tokens / seconds, rss

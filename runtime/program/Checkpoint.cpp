@@ -115,6 +115,9 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_data(info.data);
   if (info.bestBleu >= 0)
     metadata.set_best_bleu(info.bestBleu);
+  if (info.bestLoss >= 0)
+    metadata.set_best_loss(info.bestLoss);
+  metadata.set_stale_validations(info.staleValidations);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -252,6 +255,8 @@ std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
   info.seed = metadata.rng().seed();
   info.data = metadata.data();
   info.bestBleu = metadata.has_best_bleu() ? metadata.best_bleu() : -1;
+  info.bestLoss = metadata.has_best_loss() ? metadata.best_loss() : -1;
+  info.staleValidations = metadata.stale_validations();
   return {};
 }
 

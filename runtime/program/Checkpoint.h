@@ -45,6 +45,8 @@ struct CheckpointInfo {
   uint32_t seed = 0;  ///< with `step`, the whole RNG state
   std::string data;   ///< where batches came from, e.g. "task reverse"
   double bestBleu = -1; ///< best validation BLEU so far; -1 before any
+  double bestLoss = -1; ///< best validation loss so far; -1 before any
+  int64_t staleValidations = 0; ///< validations since the best one
 };
 
 /// Writes `info` and `tensors` to `path` atomically. Returns an empty string

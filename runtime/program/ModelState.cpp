@@ -6,6 +6,7 @@
 #include "runtime/program/Initializers.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <span>
@@ -80,6 +81,17 @@ std::string ModelState::configText() const {
                 static_cast<long long>(model.scheduleWarmup),
                 model.scheduleFactor);
   return text;
+}
+
+const char *ModelState::firstNonFinite() {
+  for (int i = 0; i < model.numVariables; ++i) {
+    const CompiledVariable &v = model.variables[i];
+    const float *values = state() + v.offset;
+    for (int64_t j = 0; j < v.size; ++j)
+      if (!std::isfinite(values[j]))
+        return v.name;
+  }
+  return nullptr;
 }
 
 bool ModelState::dumpParameters(const std::string &path) {

@@ -38,6 +38,10 @@ public:
   /// The shapes, optimizer and schedule a checkpoint records as its config.
   std::string configText() const;
 
+  /// The first variable holding a NaN or an infinity, or null: a state
+  /// that is not finite is never saved, nor resumed from.
+  const char *firstNonFinite();
+
   /// Every variable's values as raw little-endian f32, in declaration order.
   bool dumpParameters(const std::string &path);
 

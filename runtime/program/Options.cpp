@@ -31,9 +31,17 @@ const char *kUsage =
     "  --seed S              parameters, data order, dropout (default 1)\n"
     "  --log-every K         a log line every K steps (default 100)\n"
     "  --loss-log F          each step's loss and token count to F\n"
+    "  --metrics F           one JSON record per log line and validation to F\n"
+    "validation (on the whole --valid-data / --valid-source set):\n"
     "  --valid-every K       every K steps: validation loss, perplexity and\n"
-    "                        greedy BLEU; the best checkpoint by BLEU is kept\n"
-    "                        as <checkpoint>.best (default 0: off)\n"
+    "                        BLEU; the best checkpoint is kept as\n"
+    "                        <checkpoint>.best (default 0: off)\n"
+    "  --valid-sentences N   validate on the first N pairs only (default: all;\n"
+    "                        a task's held-out set has 256)\n"
+    "  --valid-beam K        BLEU of beam search with K hypotheses (default:\n"
+    "                        greedy)\n"
+    "  --best-by bleu|loss   what makes a validation the best (default bleu)\n"
+    "  --patience N          stop after N validations without a better one\n"
     "checkpoints:\n"
     "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
     "                        --resume file); saved at the end and on Ctrl-C\n"
@@ -128,6 +136,28 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return choice("incremental", "full", o.fullDecoding);
   if (flag == "--valid-every")
     return parseNumber(flag, value, o.validEvery, int64_t{0});
+  auto optionalNumber = [&](std::optional<int64_t> &out, int64_t minimum) {
+    int64_t number;
+    if (!parseNumber(flag, value, number, minimum))
+      return false;
+    out = number;
+    return true;
+  };
+  if (flag == "--valid-sentences")
+    return optionalNumber(o.validSentences, 1);
+  if (flag == "--valid-beam")
+    return optionalNumber(o.validBeam, 1);
+  if (flag == "--patience")
+    return optionalNumber(o.patience, 1);
+  if (flag == "--best-by") {
+    bool byLoss = false;
+    if (!choice("bleu", "loss", byLoss))
+      return false;
+    o.bestBy = byLoss ? TrainOptions::BestBy::Loss : TrainOptions::BestBy::Bleu;
+    return true;
+  }
+  if (flag == "--metrics")
+    return text(o.metrics);
   if (flag == "--train-data")
     return text(o.trainData);
   if (flag == "--valid-data")
@@ -179,6 +209,10 @@ bool checkCombinations(const TrainOptions &o) {
                    "--vocab (its SentencePiece model)");
   if (!o.output.empty() && o.translate.empty())
     return problem("--output goes with --translate");
+  if (o.validEvery == 0 && (o.validSentences || o.validBeam || o.bestBy ||
+                           o.patience))
+    return problem("--valid-sentences, --valid-beam, --best-by and "
+                   "--patience shape validation: give --valid-every K");
   if (!o.checkpoint.empty() && o.checkpoint.back() == '/')
     return problem("--checkpoint needs a file name, not a directory");
   return true;
@@ -194,7 +228,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--checkpoint", "--save-every", "--resume", "--eval-sentences",
       "--samples", "--dump-params", "--train-data", "--valid-data", "--vocab",
       "--valid-every", "--translate", "--output", "--beam", "--alpha",
-      "--search", "--decoder"};
+      "--search", "--decoder", "--valid-sentences", "--valid-beam",
+      "--best-by", "--patience", "--metrics"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -17,8 +17,20 @@ struct TrainOptions {
   std::string trainSource, trainTarget, validSource, validTarget;
   /// Corpora written by tgc-data encode, and their SentencePiece model.
   std::string trainData, validData, vocabulary;
-  /// Validation (loss, perplexity, greedy BLEU) every N steps; 0: off.
+  /// Validation (loss, perplexity, BLEU) every N steps; 0: off.
   int64_t validEvery = 0;
+  /// Pairs validated: unset means the whole validation set (a task's
+  /// held-out set: kTaskValidationPairs).
+  std::optional<int64_t> validSentences;
+  /// Beam of validation's translations (unset: greedy).
+  std::optional<int64_t> validBeam;
+  /// What <checkpoint>.best and --patience go by (unset: BLEU).
+  enum class BestBy { Bleu, Loss };
+  std::optional<BestBy> bestBy;
+  /// Stop after this many validations without improvement (unset: never).
+  std::optional<int64_t> patience;
+  /// One JSON record per log line and per validation (Metrics.h).
+  std::string metrics;
   /// Translation mode: the text to translate ("-": stdin) and where to.
   std::string translate, output;
   int64_t beam = 4;
@@ -50,6 +62,10 @@ struct TrainOptions {
 /// Parses the flags in kUsage (also `--flag=value`) and `--help`. Returns
 /// false when the program should stop: after printing the help (`exitCode`
 /// 0) or a problem (`exitCode` 2).
+/// The held-out pairs of a built-in task that validation uses unless
+/// --valid-sentences says otherwise (a task can generate any number).
+inline constexpr int64_t kTaskValidationPairs = 256;
+
 bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
                        int &exitCode);
 

@@ -11,12 +11,14 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/data/Bleu.h"
 #include "runtime/program/CompiledStep.h"
+#include "runtime/program/Metrics.h"
 #include "runtime/program/ModelState.h"
 #include "runtime/program/Options.h"
 #include "runtime/program/TrainingData.h"
 #include "runtime/program/TrainingLoop.h"
 #include "runtime/program/Translate.h"
 #include "runtime/program/TranslateText.h"
+#include "runtime/program/Validation.h"
 
 #include <cmath>
 #include <cstdio>
@@ -106,7 +108,10 @@ struct Run {
   std::string checkpointPath;
   uint32_t seed = 1;
   int64_t stepsDone = 0;
-  double bestBleu = -1; ///< of the validations so far, also before a resume
+  /// The validations so far (best BLEU and loss, validations since the
+  /// best), also those before a resume: what a checkpoint records.
+  CheckpointInfo validations;
+  MetricsFile metrics;
 
   /// Continues `info`'s run if this one would see the same data; false
   /// after a message.
@@ -127,12 +132,14 @@ struct Run {
     }
     seed = info.seed;
     stepsDone = info.step;
-    bestBleu = info.bestBleu;
+    validations = info;
     std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
                 static_cast<long long>(stepsDone));
     return true;
   }
 
+  /// Writes the state to `path`, only when it is finite (a diverged run
+  /// must not replace a good checkpoint). False after a message.
   bool save(int64_t step, const std::string &path) {
     if (model.device) {
       model.device->download(memory.state());
@@ -140,8 +147,19 @@ struct Run {
       if (!deviceOk("before saving " + path))
         return false;
     }
-    CheckpointInfo info{model.name, memory.configText(), step, seed,
-                        data.describe(), bestBleu};
+    if (const char *variable = memory.firstNonFinite()) {
+      std::fprintf(stderr,
+                   "error: %s holds a NaN or an infinity at step %lld: %s is "
+                   "not written (what is there is kept)\n",
+                   variable, static_cast<long long>(step), path.c_str());
+      return false;
+    }
+    CheckpointInfo info = validations;
+    info.model = model.name;
+    info.config = memory.configText();
+    info.step = step;
+    info.seed = seed;
+    info.data = data.describe();
     std::vector<CheckpointTensor> tensors = memory.tensors();
     if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
       std::fprintf(stderr, "error: %s\n", why.c_str());
@@ -156,36 +174,43 @@ struct Run {
   }
   bool save(int64_t step) { return save(step, checkpointPath); }
 
-  /// Validation loss, perplexity and greedy BLEU on the held-out pairs;
-  /// keeps <checkpoint>.best when BLEU improves. False after a message when
-  /// a save or the GPU failed.
-  bool validate(int64_t step) {
-    std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
-    if (pairs.empty() || !model.buckets[0].predict)
-      return true;
-    ValidationLoss loss =
-        validationLoss(model, memory.state(), memory.arena(), pairs);
-    std::vector<std::vector<int32_t>> outputs =
-        translateGreedy(model, memory.state(), memory.arena(), pairs,
-                        decoding());
-    if (!deviceOk("while validating at step " + std::to_string(step)))
-      return false;
-    std::vector<std::vector<int32_t>> targets;
-    for (const SentencePair &pair : pairs)
-      targets.push_back(pair.target);
-    std::vector<std::string> hypotheses, references;
-    if (!data.texts(outputs, hypotheses) || !data.texts(targets, references))
-      return false;
-    BleuScore bleu = corpusBleu(hypotheses, references);
-    std::printf("valid step %lld: loss %.4f  ppl %.3f  on %lld tokens; "
-                "greedy %s\n",
-                static_cast<long long>(step), loss.perTokenLoss(),
-                std::exp(loss.perTokenLoss()),
-                static_cast<long long>(loss.tokens), bleu.format().c_str());
-    if (bleu.score <= bestBleu)
-      return true;
-    bestBleu = bleu.score;
-    return save(step, checkpointPath + ".best");
+  /// Validation loss, perplexity and BLEU on the validation set; keeps
+  /// <checkpoint>.best when the validation is the best (--best-by) and stops
+  /// after --patience validations that are not.
+  AfterStep validate(int64_t step) {
+    std::vector<SentencePair> pairs =
+        data.heldOut(options.validSentences.value_or(data.validationSize()));
+    BeamOptions search{options.validBeam.value_or(1), options.alpha,
+                       decoding()};
+    std::optional<ValidationResult> result = runtime::validate(
+        model, memory.state(), memory.arena(), pairs, data, search);
+    if (!deviceOk("while validating at step " + std::to_string(step)) ||
+        !result)
+      return AfterStep::Fail;
+    std::printf("%s\n", result->format(step, search.beam).c_str());
+    double loss = result->loss.perTokenLoss();
+    if (metrics.isOpen() &&
+        !metrics.write(MetricsRecord("valid", step)
+                           .add("loss", loss)
+                           .add("ppl", std::exp(loss))
+                           .add("bleu", result->bleu.score)
+                           .add("tokens", result->loss.tokens)
+                           .add("sentences", result->sentences)))
+      return AfterStep::Fail;
+    bool byLoss = options.bestBy == TrainOptions::BestBy::Loss;
+    ValidationVerdict verdict =
+        recordValidation(validations, loss, result->bleu.score, byLoss,
+                         options.patience.value_or(0));
+    if (verdict == ValidationVerdict::Best)
+      return save(step, checkpointPath + ".best") ? AfterStep::Continue
+                                                  : AfterStep::Fail;
+    if (verdict == ValidationVerdict::NotBest)
+      return AfterStep::Continue;
+    std::printf("stopping early at step %lld: no better %s in the last %lld "
+                "validation(s) (--patience)\n",
+                static_cast<long long>(step), byLoss ? "loss" : "BLEU",
+                static_cast<long long>(validations.staleValidations));
+    return AfterStep::Stop;
   }
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
@@ -202,14 +227,18 @@ struct Run {
     loop.lastStep = options.steps;
     loop.logEvery = options.logEvery;
     loop.lossLog = options.lossLog;
+    loop.metrics = metrics.isOpen() ? &metrics : nullptr;
     loop.afterStep = [this](int64_t step) {
       stepsDone = step;
       if (options.validEvery > 0 &&
-          (step % options.validEvery == 0 || step == options.steps) &&
-          !validate(step))
-        return false;
-      return options.saveEvery <= 0 || step % options.saveEvery != 0 ||
-             step == options.steps || save(step);
+          (step % options.validEvery == 0 || step == options.steps)) {
+        AfterStep next = validate(step);
+        if (next != AfterStep::Continue)
+          return next;
+      }
+      bool periodic = options.saveEvery > 0 &&
+                      step % options.saveEvery == 0 && step != options.steps;
+      return !periodic || save(step) ? AfterStep::Continue : AfterStep::Fail;
     };
     loop.onInterrupt = [this](int64_t step) {
       stepsDone = step;
@@ -218,7 +247,7 @@ struct Run {
     };
     if (int code = runTrainingLoop(loop); code != 0)
       return code;
-    return save(options.steps) ? -1 : 1;
+    return save(stepsDone) ? -1 : 1;
   }
 
   /// Greedy translations of held-out sentences: samples and exact match.
@@ -296,6 +325,13 @@ int main(int argc, char **argv) {
   if (!options.resume.empty()) {
     if (!loadCheckpoint(options, memory, resumed))
       return 1;
+    if (const char *variable = memory.firstNonFinite()) {
+      std::fprintf(stderr,
+                   "error: checkpoint %s holds a NaN or an infinity in %s: "
+                   "it cannot be resumed from\n",
+                   options.resume.c_str(), variable);
+      return 1;
+    }
     // Without data flags, a resumed run goes on with the checkpoint's task.
     if (!options.task && options.trainSource.empty() &&
         resumed.data.starts_with("task "))
@@ -313,12 +349,25 @@ int main(int argc, char **argv) {
   std::unique_ptr<TrainingData> data = openTrainingData(options, model);
   if (!data)
     return 1;
+  if (options.validEvery > 0 && !model.buckets[0].predict) {
+    std::fprintf(stderr, "error: --valid-every needs @predict, and %s was "
+                         "compiled without it\n", model.name);
+    return 1;
+  }
+  if (options.validEvery > 0 && data->validationSize() == 0) {
+    std::fprintf(stderr, "error: --valid-every needs a validation set: "
+                         "--valid-data, or --valid-source and "
+                         "--valid-target\n");
+    return 1;
+  }
 
   Run run{model, options, *data, memory};
   run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
                        : !options.resume.empty()   ? options.resume
                                                    : std::string(argv[0]) + ".ckpt";
   run.seed = options.seed.value_or(1);
+  if (!options.metrics.empty() && !run.metrics.open(options.metrics))
+    return 1;
   if (!options.resume.empty() ? !run.resume(resumed) : !memory.initialize(run.seed))
     return 1;
   if (model.device) {

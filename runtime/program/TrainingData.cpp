@@ -27,6 +27,7 @@ public:
   std::vector<SentencePair> heldOut(int64_t count) override {
     return heldOutPairs(task, count, shape);
   }
+  int64_t validationSize() const override { return kTaskValidationPairs; }
   std::string describe() const override {
     return std::string("task ") + taskName(task);
   }
@@ -86,6 +87,9 @@ public:
   std::vector<SentencePair> heldOut(int64_t count) override {
     count = std::min<int64_t>(count, valid.size());
     return {valid.begin(), valid.begin() + count};
+  }
+  int64_t validationSize() const override {
+    return static_cast<int64_t>(valid.size());
   }
   std::string describe() const override { return files; }
   bool texts(const std::vector<std::vector<int32_t>> &sentences,

@@ -30,6 +30,9 @@ public:
   virtual Batch batch(uint32_t seed, uint64_t index) = 0;
   /// Up to `count` held-out pairs, the same in every run.
   virtual std::vector<SentencePair> heldOut(int64_t count) = 0;
+  /// The held-out pairs validation uses by default: the whole validation
+  /// set, or kTaskValidationPairs of a task (which has no end).
+  virtual int64_t validationSize() const = 0;
   /// "task reverse", or the files: what a checkpoint records.
   virtual std::string describe() const = 0;
   /// How sentences read: detokenized text with a vocabulary, else their

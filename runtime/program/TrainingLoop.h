@@ -12,6 +12,7 @@
 #define TGC_RUNTIME_PROGRAM_TRAININGLOOP_H
 
 #include "runtime/data/Tasks.h"
+#include "runtime/program/Metrics.h"
 #include "runtime/program/Schedule.h"
 
 #include <cstdint>
@@ -45,6 +46,13 @@ public:
                        StepOutcome &outcome) = 0;
 };
 
+/// What happens after a step.
+enum class AfterStep {
+  Continue,
+  Stop, ///< end the run early, successfully (early stopping)
+  Fail, ///< end the run with exit code 1 (a message was printed)
+};
+
 struct TrainingLoop {
   StepBackend &backend;
   /// Batch number `index` (0-based: step - 1) of the run seeded `seed`.
@@ -54,17 +62,23 @@ struct TrainingLoop {
   int64_t firstStep = 1, lastStep = 1, logEvery = 1;
   /// Also "step loss tokens" per step to this file (ProgressLog.h).
   std::string lossLog;
-  /// After every step that was not interrupted (validation, periodic
-  /// checkpoints); false stops the run with exit code 1.
-  std::function<bool(int64_t step)> afterStep;
+  /// Also each log line as a record (null: none).
+  MetricsFile *metrics = nullptr;
+  /// After every step that was not interrupted and whose loss is finite
+  /// (validation, periodic checkpoints, early stopping).
+  std::function<AfterStep(int64_t step)> afterStep;
+  /// After a step whose loss is NaN or infinite, once the loop has said so:
+  /// finds out where it came from (nothing is saved after such a step).
+  std::function<void(int64_t step)> onNonFinite;
   /// After the step during which SIGINT or SIGTERM arrived: saves what can
   /// be resumed and returns how ("; continue with --resume F"), or "" when
   /// nothing was saved. Null: nothing to save.
   std::function<std::string(int64_t step)> onInterrupt;
 };
 
-/// Trains steps firstStep..lastStep. Returns 0 when they all ran, 1 after an
-/// error message, or 128 + the signal when interrupted.
+/// Trains steps firstStep..lastStep. Returns 0 when they all ran or
+/// afterStep stopped early, 1 after an error message (a non-finite loss
+/// included), or 128 + the signal when interrupted.
 int runTrainingLoop(const TrainingLoop &loop);
 
 } // namespace tgc::runtime

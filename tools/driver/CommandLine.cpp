@@ -152,8 +152,8 @@ cl::opt<uint32_t> seed("seed",
 cl::opt<bool> memoryReport(
     "memory-report",
     cl::desc("Print the planned memory of the training step (weights, "
-             "optimizer state, gradients, saved activations, scratch, peak) "
-             "and stop"),
+             "optimizer state, gradients, saved activations, scratch, peak); "
+             "with -o, then write the program as usual"),
     cl::cat(tgcCategory));
 
 cl::opt<std::string> compiler(

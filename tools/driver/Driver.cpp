@@ -207,6 +207,11 @@ bool checkOptions(const DriverOptions &options) {
       (program || stage == EmitStage::Planned))
     return fail("--target=interp runs --emit=tg or --emit=train, not a "
                 "compiled program");
+  if (options.memoryReport && options.outputFilename != "-" &&
+      stage != EmitStage::Binary && stage != EmitStage::Cpp &&
+      stage != EmitStage::Cuda)
+    return fail("--memory-report with -o writes a program: --emit=binary, "
+                "cpp or cuda (without -o it only prints the report)");
   if (stage == EmitStage::Binary && !options.memoryReport &&
       options.outputFilename == "-")
     return fail("--emit=binary writes a program: give -o FILE, or "
@@ -385,7 +390,10 @@ int runDriver(const DriverOptions &options) {
       if (!printMemoryReport(*bucketModule))
         return 1;
     }
-    return 0;
+    // With -o the program is written too, the report printed first.
+    if (options.outputFilename == "-")
+      return 0;
+    llvm::outs().flush();
   }
   if (compiles(options))
     return emitProgram(options, corpus, modules);

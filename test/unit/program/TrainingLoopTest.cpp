@@ -1,0 +1,188 @@
+//===- TrainingLoopTest.cpp - the one training loop, with a stand-in step -===//
+//
+// runtime/program/TrainingLoop.h driven by a scripted StepBackend: what each
+// step is given, the interval means of the log (read back from --metrics),
+// early stopping, and a non-finite loss ending the run; and the bookkeeping
+// of validations (Validation.h: --best-by, --patience).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/program/TrainingLoop.h"
+#include "runtime/program/Validation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace tgc::runtime;
+
+namespace {
+
+/// Returns the scripted loss and token count of each step and records what
+/// the loop gave it.
+class ScriptedStep final : public StepBackend {
+public:
+  explicit ScriptedStep(std::vector<StepOutcome> script)
+      : script(std::move(script)) {}
+  bool runStep(const Batch &batch, const StepInput &input,
+               StepOutcome &outcome) override {
+    inputs.push_back(input);
+    batchRows.push_back(batch.batchSize);
+    outcome = script.at(static_cast<size_t>(input.step - 1));
+    return true;
+  }
+  std::vector<StepOutcome> script;
+  std::vector<StepInput> inputs;
+  std::vector<int64_t> batchRows;
+};
+
+TrainingLoop loopOver(ScriptedStep &step, int64_t lastStep) {
+  TrainingLoop loop{step};
+  loop.batch = [](uint32_t, uint64_t index) {
+    Batch batch;
+    batch.batchSize = static_cast<int64_t>(index) + 1; // tells batches apart
+    return batch;
+  };
+  loop.schedule = {32, 100, 1.0};
+  loop.seed = 7;
+  loop.lastStep = lastStep;
+  loop.logEvery = 2;
+  return loop;
+}
+
+std::vector<std::string> lines(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
+
+TEST(TrainingLoop, GivesEachStepItsBatchSeedAndRate) {
+  ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}});
+  EXPECT_EQ(runTrainingLoop(loopOver(step, 3)), 0);
+  ASSERT_EQ(step.inputs.size(), 3u);
+  tgc::WarmupSchedule schedule{32, 100, 1.0};
+  for (int64_t s = 1; s <= 3; ++s) {
+    const StepInput &input = step.inputs[s - 1];
+    EXPECT_EQ(input.step, s);
+    EXPECT_EQ(input.seed, 7u);
+    EXPECT_FLOAT_EQ(input.lr, static_cast<float>(schedule.learningRate(s)));
+    EXPECT_EQ(step.batchRows[s - 1], s); // batch index = step - 1
+  }
+}
+
+TEST(TrainingLoop, LogsTheIntervalsTokenWeightedMean) {
+  std::string path = ::testing::TempDir() + "/loop-metrics.jsonl";
+  std::remove(path.c_str());
+  MetricsFile metrics;
+  ASSERT_TRUE(metrics.open(path));
+  // Lines at steps 1, 2 and 4: means of {1}, {2} and {3, 4} weighted by
+  // tokens: (3*10 + 4*30) / 40 = 3.75.
+  ScriptedStep step({{1.f, 5}, {2.f, 5}, {3.f, 10}, {4.f, 30}});
+  TrainingLoop loop = loopOver(step, 4);
+  loop.metrics = &metrics;
+  EXPECT_EQ(runTrainingLoop(loop), 0);
+  std::vector<std::string> records = lines(path);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_NE(records[0].find("\"kind\": \"train\", \"step\": 1, \"loss\": 1,"),
+            std::string::npos)
+      << records[0];
+  EXPECT_NE(records[1].find("\"step\": 2, \"loss\": 2,"), std::string::npos)
+      << records[1];
+  EXPECT_NE(records[2].find("\"step\": 4, \"loss\": 3.75,"), std::string::npos)
+      << records[2];
+  EXPECT_NE(records[2].find("\"steps\": 2,"), std::string::npos) << records[2];
+}
+
+TEST(TrainingLoop, StopsEarlyWhenAfterStepSaysSo) {
+  ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}, {1.f, 1}});
+  TrainingLoop loop = loopOver(step, 4);
+  std::vector<int64_t> seen;
+  loop.afterStep = [&](int64_t s) {
+    seen.push_back(s);
+    return s == 2 ? AfterStep::Stop : AfterStep::Continue;
+  };
+  EXPECT_EQ(runTrainingLoop(loop), 0);
+  EXPECT_EQ(step.inputs.size(), 2u);
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2}));
+}
+
+TEST(TrainingLoop, ANonFiniteLossEndsTheRunBeforeAfterStep) {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {nan, inf}) {
+    ScriptedStep step({{1.f, 1}, {bad, 1}, {1.f, 1}});
+    TrainingLoop loop = loopOver(step, 3);
+    std::vector<int64_t> after, nonFinite;
+    loop.afterStep = [&](int64_t s) {
+      after.push_back(s);
+      return AfterStep::Continue;
+    };
+    loop.onNonFinite = [&](int64_t s) { nonFinite.push_back(s); };
+    EXPECT_EQ(runTrainingLoop(loop), 1);
+    EXPECT_EQ(after, (std::vector<int64_t>{1})); // step 2 is never saved
+    EXPECT_EQ(nonFinite, (std::vector<int64_t>{2}));
+    EXPECT_EQ(step.inputs.size(), 2u);
+  }
+}
+
+TEST(TrainingLoop, AFailedStepEndsTheRun) {
+  struct Failing final : StepBackend {
+    bool runStep(const Batch &, const StepInput &, StepOutcome &) override {
+      return false;
+    }
+  } failing;
+  TrainingLoop loop{failing};
+  loop.batch = [](uint32_t, uint64_t) { return Batch(); };
+  loop.lastStep = 3;
+  EXPECT_EQ(runTrainingLoop(loop), 1);
+}
+
+TEST(Metrics, WritesNonFiniteNumbersAsNull) {
+  std::string json = MetricsRecord("valid", 12)
+                         .add("loss", std::nan(""))
+                         .add("bleu", 27.5)
+                         .add("tokens", int64_t{300})
+                         .json();
+  EXPECT_EQ(json, "{\"kind\": \"valid\", \"step\": 12, \"loss\": null, "
+                  "\"bleu\": 27.5, \"tokens\": 300}");
+}
+
+TEST(Validation, BestByBleuKeepsTheHighestAndCountsTheRest) {
+  CheckpointInfo history;
+  EXPECT_EQ(recordValidation(history, 3.0, 10.0, false, 0),
+            ValidationVerdict::Best);
+  // A lower loss does not make a BLEU-best, but is remembered.
+  EXPECT_EQ(recordValidation(history, 2.0, 9.0, false, 0),
+            ValidationVerdict::NotBest);
+  EXPECT_EQ(history.bestLoss, 2.0);
+  EXPECT_EQ(history.bestBleu, 10.0);
+  EXPECT_EQ(history.staleValidations, 1);
+  // Equal is not better.
+  EXPECT_EQ(recordValidation(history, 2.5, 10.0, false, 0),
+            ValidationVerdict::NotBest);
+  EXPECT_EQ(recordValidation(history, 2.5, 12.0, false, 0),
+            ValidationVerdict::Best);
+  EXPECT_EQ(history.staleValidations, 0);
+}
+
+TEST(Validation, BestByLossAndPatience) {
+  CheckpointInfo history;
+  EXPECT_EQ(recordValidation(history, 3.0, 0.0, true, 2),
+            ValidationVerdict::Best);
+  EXPECT_EQ(recordValidation(history, 3.5, 50.0, true, 2),
+            ValidationVerdict::NotBest);
+  EXPECT_EQ(recordValidation(history, 3.0, 60.0, true, 2),
+            ValidationVerdict::Stop); // two in a row without a lower loss
+  // A resumed run goes on counting from the checkpoint's history.
+  CheckpointInfo resumed = history;
+  resumed.staleValidations = 1;
+  EXPECT_EQ(recordValidation(resumed, 2.0, 0.0, true, 2),
+            ValidationVerdict::Best);
+}
+
+} // namespace
