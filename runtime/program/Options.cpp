@@ -46,6 +46,8 @@ const char *kUsage =
     "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
     "                        --resume file); saved at the end and on Ctrl-C\n"
     "  --save-every N        also save every N steps\n"
+    "  --keep-last N         keep the last N saves as <checkpoint>.step<S> too\n"
+    "                        (for tgc-data average --last N)\n"
     "  --resume F            continue from checkpoint F\n"
     "evaluation:\n"
     "  --eval-sentences N    held-out sentences to translate (default 256, 0 off)\n"
@@ -103,6 +105,8 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return parseNumber(flag, value, o.logEvery, int64_t{1});
   if (flag == "--save-every")
     return parseNumber(flag, value, o.saveEvery, int64_t{0});
+  if (flag == "--keep-last")
+    return parseNumber(flag, value, o.keepLast, int64_t{1});
   if (flag == "--eval-sentences")
     return parseNumber(flag, value, o.evalSentences, int64_t{0});
   if (flag == "--samples")
@@ -229,7 +233,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--samples", "--dump-params", "--train-data", "--valid-data", "--vocab",
       "--valid-every", "--translate", "--output", "--beam", "--alpha",
       "--search", "--decoder", "--valid-sentences", "--valid-beam",
-      "--best-by", "--patience", "--metrics"};
+      "--best-by", "--patience", "--metrics", "--keep-last"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -48,6 +48,9 @@ struct TrainOptions {
   std::string checkpoint;
   /// Also save every N steps (0: only at the end and on SIGINT/SIGTERM).
   int64_t saveEvery = 0;
+  /// Keep the last N saves as <checkpoint>.step<S> (0: only the latest),
+  /// for checkpoint averaging (tgc-data average --last N).
+  int64_t keepLast = 0;
   std::string resume;
   /// Held-out sentences to translate greedily after training (0: none).
   int64_t evalSentences = 256;

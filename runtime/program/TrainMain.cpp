@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/data/Bleu.h"
+#include "runtime/program/CheckpointHistory.h"
 #include "runtime/program/CompiledStep.h"
 #include "runtime/program/Metrics.h"
 #include "runtime/program/ModelState.h"
@@ -172,7 +173,17 @@ struct Run {
   Decoding decoding() const {
     return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
   }
-  bool save(int64_t step) { return save(step, checkpointPath); }
+  /// Saves the checkpoint and, with --keep-last, keeps it in the history.
+  bool save(int64_t step) {
+    if (!save(step, checkpointPath))
+      return false;
+    if (options.keepLast == 0)
+      return true;
+    std::string why = keepInHistory(checkpointPath, step, options.keepLast);
+    if (!why.empty())
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+    return why.empty();
+  }
 
   /// Validation loss, perplexity and BLEU on the validation set; keeps
   /// <checkpoint>.best when the validation is the best (--best-by) and stops
