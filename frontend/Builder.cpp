@@ -110,21 +110,22 @@ void Builder::addArgument(llvm::StringRef name, Type type, Location loc) {
       builder_.getNamedAttr("tg.name", builder_.getStringAttr(name))));
 }
 
-/// Shapes of DSL tensors are static and positive.
-static void checkShape(Builder &b, Builder::Where where, llvm::StringRef what,
-                       llvm::StringRef name, llvm::ArrayRef<int64_t> shape) {
+std::string Builder::declare(llvm::StringRef what, llvm::StringRef name,
+                             llvm::ArrayRef<int64_t> shape, Where where) {
+  std::string full = qualified(name);
+  // Shapes of DSL tensors are static and positive.
   for (int64_t dim : shape)
     if (dim <= 0)
-      b.fail(where, what + " '" + name + "' needs positive dimensions, got " +
-                        tg::formatShape(shape));
+      fail(where, what + " '" + full + "' needs positive dimensions, got " +
+                      tg::formatShape(shape));
+  if (!names_.insert(full).second)
+    fail(where, what + " '" + full + "' is declared twice");
+  return full;
 }
 
 Tensor Builder::input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                       DType type, Where where) {
-  std::string full = qualified(name);
-  checkShape(*this, where, "input", full, shape);
-  if (!names_.insert(full).second)
-    fail(where, "input '" + full + "' is declared twice");
+  std::string full = declare("input", name, shape, where);
   auto tensorTy = tensorType(shape, type);
   addArgument(full, tensorTy, location(where));
   return wrap(function_.front().getArguments().back());
@@ -156,10 +157,7 @@ static tg::InitKind toInitKind(Init::Kind kind) {
 
 Tensor Builder::param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                       Init init, Where where) {
-  std::string full = qualified(name);
-  checkShape(*this, where, "parameter", full, shape);
-  if (!names_.insert(full).second)
-    fail(where, "parameter '" + full + "' is declared twice");
+  std::string full = declare("parameter", name, shape, where);
   if (init.kind == Init::Kind::XavierUniform && shape.size() < 2)
     fail(where, "parameter '" + full +
                     "': xavier_uniform needs rank >= 2 (fan-in, fan-out)");

@@ -90,6 +90,10 @@ public:
 
 private:
   std::string qualified(llvm::StringRef name) const;
+  /// The qualified name of a new input or parameter (`what`), after
+  /// checking its shape and that the name is new.
+  std::string declare(llvm::StringRef what, llvm::StringRef name,
+                      llvm::ArrayRef<int64_t> shape, Where where);
   void addArgument(llvm::StringRef name, mlir::Type type, mlir::Location loc);
 
   mlir::OpBuilder builder_;

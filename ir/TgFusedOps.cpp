@@ -61,31 +61,30 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
   return s;
 }
 
-LogicalResult AttentionOp::verify() {
+/// The operands of tg.attention or tg.attention_grad, then the forward's
+/// output [B, H, Sq, Dv] and lse [B, H, Sq] (the forward's results, the
+/// gradient's operands).
+template <typename AttentionLike>
+static LogicalResult verifyAttention(AttentionLike op, Value position) {
   auto s = verifyAttentionOperands(
-      *this, getQuery(), getKeyIn(), getValue(), getMask(), getRngKey(),
-      getPosition(), getCausal(), getScale().convertToFloat(),
-      getDropoutRate().convertToFloat(), getOpId());
+      op, op.getQuery(), op.getKeyIn(), op.getValue(), op.getMask(),
+      op.getRngKey(), position, op.getCausal(), op.getScale().convertToFloat(),
+      op.getDropoutRate().convertToFloat(), op.getOpId());
   if (failed(s))
     return failure();
-  if (failed(expectShape(*this, "output", getOutput(),
+  if (failed(expectShape(op, "output", op.getOutput(),
                          {s->batch, s->heads, s->queries, s->valueDim})))
     return failure();
-  return expectShape(*this, "lse", getLse(), {s->batch, s->heads, s->queries});
+  return expectShape(op, "lse", op.getLse(), {s->batch, s->heads, s->queries});
 }
 
+LogicalResult AttentionOp::verify() {
+  return verifyAttention(*this, getPosition());
+}
+
+// grad has output's type and each result its input's type (ODS traits).
 LogicalResult AttentionGradOp::verify() {
-  auto s = verifyAttentionOperands(
-      *this, getQuery(), getKeyIn(), getValue(), getMask(), getRngKey(),
-      /*position=*/nullptr, getCausal(), getScale().convertToFloat(),
-      getDropoutRate().convertToFloat(), getOpId());
-  if (failed(s))
-    return failure();
-  // grad has output's type and each result its input's type (ODS traits).
-  if (failed(expectShape(*this, "output", getOutput(),
-                         {s->batch, s->heads, s->queries, s->valueDim})))
-    return failure();
-  return expectShape(*this, "lse", getLse(), {s->batch, s->heads, s->queries});
+  return verifyAttention(*this, /*position=*/nullptr);
 }
 
 //===----------------------------------------------------------------------===//

@@ -7,14 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "passes/DecoderAxisRules.h"
 
+#include "ir/OpRuleTable.h"
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
-#include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
-#include <cassert>
-#include <functional>
 
 using namespace mlir;
 
@@ -236,42 +234,25 @@ FailureOr<PositionRecipe> reshapePosition(const PositionRequest &r,
 // The table
 //===----------------------------------------------------------------------===//
 
-using TimeRule =
-    std::function<FailureOr<OpAxes>(const AxisRequest &, Operation *)>;
-using PositionRule = std::function<FailureOr<PositionRecipe>(
-    const PositionRequest &, Operation *)>;
+using TimeRule = OpRule<FailureOr<OpAxes>, const AxisRequest &>;
+using PositionRule = OpRule<FailureOr<PositionRecipe>, const PositionRequest &>;
 
 /// Either rule may be unset: that direction is refused, as for an op
 /// without an entry.
 struct Entry {
-  TimeRule time;
-  PositionRule position;
+  TimeRule::Fn time;
+  PositionRule::Fn position;
 };
-using Table = llvm::DenseMap<TypeID, Entry>;
-
-void insert(Table &table, TypeID id, Entry entry) {
-  [[maybe_unused]] bool inserted =
-      table.try_emplace(id, std::move(entry)).second;
-  assert(inserted && "tg op listed twice in the decoder axis table");
-}
+using Table = OpRuleTable<Entry>;
 
 template <typename OpT>
 void add(Table &table, FailureOr<OpAxes> (*time)(const AxisRequest &, OpT),
          FailureOr<PositionRecipe> (*position)(const PositionRequest &, OpT)) {
-  Entry entry;
-  if (time)
-    entry.time = [time](const AxisRequest &r, Operation *op) {
-      return time(r, cast<OpT>(op));
-    };
-  if (position)
-    entry.position = [position](const PositionRequest &r, Operation *op) {
-      return position(r, cast<OpT>(op));
-    };
-  insert(table, TypeID::get<OpT>(), std::move(entry));
+  table.insert<OpT>({TimeRule::of(time), PositionRule::of(position)});
 }
 
 template <typename... OpTs> void addElementwise(Table &table) {
-  (insert(table, TypeID::get<OpTs>(), {sameAxes, samePosition}), ...);
+  (table.insert<OpTs>({sameAxes, samePosition}), ...);
 }
 
 Table buildTable() {
@@ -303,8 +284,7 @@ Table buildTable() {
 
 const Entry *lookup(TypeID op) {
   static const Table table = buildTable();
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table.lookup(op);
 }
 
 } // namespace

@@ -10,13 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "passes/GradientRules.h"
 
+#include "ir/OpRuleTable.h"
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/DenseMap.h"
 
-#include <cassert>
-#include <functional>
 #include <numeric>
 
 using namespace mlir;
@@ -393,31 +391,23 @@ LogicalResult residualLayerNormRule(RuleBuilder &r,
 // The table: every tg op, with its rule or the reason it has none
 //===----------------------------------------------------------------------===//
 
-using Rule = std::function<LogicalResult(RuleBuilder &, Operation *)>;
+using Rule = OpRule<LogicalResult, RuleBuilder &>;
 
 /// Exactly one of the two is set.
 struct Entry {
-  Rule rule;
+  Rule::Fn rule;
   StringRef reason;
 };
-using Table = llvm::DenseMap<TypeID, Entry>;
-
-/// An op listed twice would be in both sets or lose its rule: assert.
-void insert(Table &table, TypeID id, Entry entry) {
-  [[maybe_unused]] bool inserted =
-      table.try_emplace(id, std::move(entry)).second;
-  assert(inserted && "tg op listed twice in the gradient table");
-}
+using Table = OpRuleTable<Entry>;
 
 template <typename OpT>
-void add(Table &table, LogicalResult (*fn)(RuleBuilder &, OpT)) {
-  insert(table, TypeID::get<OpT>(),
-         {[fn](RuleBuilder &r, Operation *op) { return fn(r, cast<OpT>(op)); },
-          StringRef()});
+void add(Table &table, LogicalResult (*rule)(RuleBuilder &, OpT)) {
+  table.insert<OpT>({Rule::of(rule), StringRef()});
 }
 
-template <typename OpT> void skip(Table &table, StringRef reason) {
-  insert(table, TypeID::get<OpT>(), {Rule(), reason});
+/// The ops OpTs, none of which has a rule, for the one `reason`.
+template <typename... OpTs> void skip(Table &table, StringRef reason) {
+  (table.insert<OpTs>({Rule::Fn(), reason}), ...);
 }
 
 Table buildTable() {
@@ -466,16 +456,11 @@ Table buildTable() {
                                     "integer offset");
 
   // What the rules above emit: second-order gradients are not supported.
-  StringRef emitted = "a backward op emitted by tg-autodiff; second-order "
-                      "gradients are not supported";
-  skip<tg::EmbeddingGradOp>(t, emitted);
-  skip<tg::ReluGradOp>(t, emitted);
-  skip<tg::SoftmaxGradOp>(t, emitted);
-  skip<tg::LayerNormGradOp>(t, emitted);
-  skip<tg::DropoutGradOp>(t, emitted);
-  skip<tg::CrossEntropyGradOp>(t, emitted);
-  skip<tg::AttentionGradOp>(t, emitted);
-  skip<tg::ResidualLayerNormGradOp>(t, emitted);
+  skip<tg::EmbeddingGradOp, tg::ReluGradOp, tg::SoftmaxGradOp,
+       tg::LayerNormGradOp, tg::DropoutGradOp, tg::CrossEntropyGradOp,
+       tg::AttentionGradOp, tg::ResidualLayerNormGradOp>(
+      t, "a backward op emitted by tg-autodiff; second-order gradients are "
+         "not supported");
 
   // Built only after tg-autodiff has run.
   skip<tg::FusedElementwiseOp>(t, "built by tg-fuse-elementwise after "
@@ -495,21 +480,15 @@ const Table &table() {
   return instance;
 }
 
-/// The entry of `op`, or null for an op that is not a tg op.
-const Entry *lookup(TypeID op) {
-  auto it = table().find(op);
-  return it == table().end() ? nullptr : &it->second;
-}
-
 } // namespace
 
 bool hasGradientRule(TypeID op) {
-  const Entry *entry = lookup(op);
+  const Entry *entry = table().lookup(op);
   return entry && entry->rule;
 }
 
 std::optional<StringRef> nonDifferentiableReason(TypeID op) {
-  const Entry *entry = lookup(op);
+  const Entry *entry = table().lookup(op);
   if (!entry || entry->rule)
     return std::nullopt;
   return entry->reason;
@@ -518,7 +497,7 @@ std::optional<StringRef> nonDifferentiableReason(TypeID op) {
 FailureOr<SmallVector<Value>>
 buildOperandGradients(OpBuilder &b, const GradientRequest &request) {
   Operation *op = request.op;
-  const Entry *entry = lookup(op->getName().getTypeID());
+  const Entry *entry = table().lookup(op->getName().getTypeID());
   if (!entry || !entry->rule)
     return op->emitError() << "no gradient rule for '" << op->getName()
                            << "', which lies on a path from a trainable "

@@ -215,6 +215,7 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
   }
   cpp::EmitContext context(target, argumentExpressions(function, target),
                            variableOffsets, bucket.cacheOffsets);
+  llvm::StringMap<FiniteCheck> checks;
   std::string constantPrefix = names.constantPrefix;
   int index = 0;
   for (Operation &op : function.getBody().front()) {
@@ -249,11 +250,85 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
        << kernels << "static void " << name << "(StepFrame &f) {\n"
        << body << "}\n\n";
     calls.push_back(name);
+    if (kind == FunctionKind::Step && !isCuda() &&
+        failed(noteFiniteCheck(op, name, context, checks)))
+      return failure();
   }
+  if (kind == FunctionKind::Step && !isCuda())
+    return emitCheckedStep(function, calls, checks, context);
   os << "void " << entry << "(StepFrame &f) {\n";
   for (const std::string &call : calls)
     os << "  " << call << "(f);\n";
   os << "}\n\n";
+  return success();
+}
+
+LogicalResult FileEmitter::noteFiniteCheck(Operation &op, StringRef call,
+                                           cpp::EmitContext &context,
+                                           llvm::StringMap<FiniteCheck> &checks) {
+  FiniteCheck check;
+  check.updatesState = llvm::isa<tg::AdamUpdateOp, tg::MultiAdamUpdateOp>(op);
+  for (Value result : op.getResults()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
+    if (!type || !type.getElementType().isF32())
+      continue;
+    FailureOr<std::string> pointer = context.pointer(result);
+    if (failed(pointer))
+      return failure();
+    check.condition += (check.condition.empty() ? "" : " ||\n      ") +
+                       std::string("!allFinite(") + *pointer + ", " +
+                       std::to_string(type.getNumElements()) + ")";
+  }
+  std::string what =
+      op.getName().getStringRef().str() + " at " + describe(op.getLoc());
+  // A fused group names the ops it computes: one of them is the culprit.
+  if (auto fused = llvm::dyn_cast<tg::FusedElementwiseOp>(op)) {
+    what += " (one of:";
+    for (Operation &inner : fused.getBody().front().without_terminator())
+      what += " " + inner.getName().getStringRef().str() + " at " +
+              describe(inner.getLoc()) + ";";
+    what.back() = ')';
+  }
+  check.what = cpp::stringLiteral(what);
+  checks[call] = std::move(check);
+  return success();
+}
+
+LogicalResult FileEmitter::emitCheckedStep(func::FuncOp function,
+                                           ArrayRef<std::string> calls,
+                                           const llvm::StringMap<FiniteCheck> &checks,
+                                           cpp::EmitContext &context) {
+  auto ret = llvm::cast<func::ReturnOp>(function.getBody().front().back());
+  FailureOr<std::string> loss = context.pointer(ret.getOperand(0));
+  if (failed(loss))
+    return failure();
+  // Adam runs only from a finite loss: a diverged step leaves the state as
+  // it was, so that checkTrainStep can re-run it on the same batch.
+  os << "void trainStep(StepFrame &f) {\n";
+  for (const std::string &call : calls) {
+    auto check = checks.find(call);
+    bool guarded = check != checks.end() && check->second.updatesState;
+    os << (guarded ? "  if (std::isfinite(*" + *loss + ")) " : "  ") << call
+       << "(f);\n";
+  }
+  os << "}\n\n";
+  os << "// trainStep's ops without Adam, each result checked: the first op "
+        "that\n// produces a NaN or an infinity, or nullptr.\n"
+     << "const char *checkTrainStep(StepFrame &f) {\n";
+  for (const std::string &call : calls) {
+    auto check = checks.find(call);
+    if (check == checks.end()) {
+      os << "  " << call << "(f);\n";
+      continue;
+    }
+    if (check->second.updatesState)
+      continue;
+    os << "  " << call << "(f);\n";
+    if (!check->second.condition.empty())
+      os << "  if (" << check->second.condition << ")\n    return "
+         << check->second.what << ";\n";
+  }
+  os << "  return nullptr;\n}\n\n";
   return success();
 }
 

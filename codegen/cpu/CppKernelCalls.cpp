@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cpu/EmitContext.h"
 
+#include "ir/OpRuleTable.h"
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -395,17 +396,13 @@ FailureOr<std::string> emitMultiAdamUpdate(Args &p, EmitContext &context,
 }
 
 /// One op's call, as C++ text; failure with a diagnostic at the op.
-using CallWriter =
-    std::function<FailureOr<std::string>(Args &, EmitContext &, Operation *)>;
-using Table = llvm::DenseMap<TypeID, CallWriter>;
+using CallWriter = OpRule<FailureOr<std::string>, Args &, EmitContext &>;
+using Table = OpRuleTable<CallWriter::Fn>;
 
 template <typename OpT>
 void add(Table &table,
          FailureOr<std::string> (*write)(Args &, EmitContext &, OpT)) {
-  table[TypeID::get<OpT>()] = [write](Args &p, EmitContext &context,
-                                      Operation *op) {
-    return write(p, context, llvm::cast<OpT>(op));
-  };
+  table.insert<OpT>(CallWriter::of(write));
 }
 
 const Table &callWriters() {
@@ -448,11 +445,11 @@ bool hasKernelCall(TypeID op) { return callWriters().contains(op); }
 
 LogicalResult emitKernelCall(Operation *op, EmitContext &context,
                              raw_ostream &os) {
-  auto it = callWriters().find(op->getName().getTypeID());
-  if (it == callWriters().end())
+  const CallWriter::Fn *write = callWriters().lookup(op->getName().getTypeID());
+  if (!write)
     return op->emitOpError() << "is not supported by the C++ emitter";
   Args p(context);
-  FailureOr<std::string> code = it->second(p, context, op);
+  FailureOr<std::string> code = (*write)(p, context, op);
   if (failed(code) || !p.ok)
     return failure();
   os << *code;

@@ -171,7 +171,8 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
   }
   os << "};\n\n";
   os << "// batch, source length, target length, train step, predict, "
-        "encode, decode step,\n// caches, their count and floats\n"
+        "encode, decode step,\n// caches, their count and floats, the "
+        "checking step\n"
      << "const CompiledBucket kBuckets[] = {\n";
   auto address = [&](const Bucket &bucket, func::FuncOp function,
                      StringRef name) {
@@ -186,7 +187,10 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
        << address(bucket, bucket.encode, "encode") << ", "
        << address(bucket, bucket.decodeStep, "decodeStep") << ", "
        << (caches ? qualified(bucket, "kCaches") : "nullptr") << ", "
-       << bucket.caches.size() << ", " << bucket.cacheFloats << "},\n";
+       << bucket.caches.size() << ", " << bucket.cacheFloats << ", "
+       << (isCuda() ? std::string("nullptr")
+                    : "&" + qualified(bucket, "checkTrainStep"))
+       << "},\n";
   }
   os << "};\n\n";
   if (isCuda())

@@ -22,6 +22,19 @@ std::string floatLiteral(double value) {
   return s + "f";
 }
 
+std::string stringLiteral(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      out += ' '; // no control characters in a generated comment or literal
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
 std::string arrayLiteral(ArrayRef<int64_t> values) {
   std::string s = "{";
   for (auto [i, v] : llvm::enumerate(values))

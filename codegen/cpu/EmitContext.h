@@ -28,6 +28,9 @@ std::string floatLiteral(double value);
 /// "{2, 7, 16}".
 std::string arrayLiteral(llvm::ArrayRef<int64_t> values);
 
+/// `text` as a C++ string literal, quotes and backslashes escaped.
+std::string stringLiteral(llvm::StringRef text);
+
 /// Static shape of a ranked tensor value.
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 int64_t numElements(mlir::Value value);

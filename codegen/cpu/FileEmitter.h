@@ -96,6 +96,24 @@ private:
                                  cpp::EmitContext &context,
                                  llvm::SmallVector<std::string> &calls);
 
+  /// A CPU step's op call, for the non-finite checks.
+  struct FiniteCheck {
+    std::string condition; ///< true when a f32 result is not finite
+    std::string what;      ///< "\"tg.matmul at file:line:col\""
+    bool updatesState = false; ///< Adam: skipped after a non-finite loss
+  };
+  mlir::LogicalResult noteFiniteCheck(mlir::Operation &op,
+                                      llvm::StringRef call,
+                                      cpp::EmitContext &context,
+                                      llvm::StringMap<FiniteCheck> &checks);
+  /// A CPU step's trainStep (Adam guarded by a finite loss) and
+  /// checkTrainStep (the runtime's search for the first non-finite op).
+  mlir::LogicalResult
+  emitCheckedStep(mlir::func::FuncOp function,
+                  llvm::ArrayRef<std::string> calls,
+                  const llvm::StringMap<FiniteCheck> &checks,
+                  cpp::EmitContext &context);
+
   std::vector<Bucket> buckets;
   const CompiledModelInfo &info;
   cpp::Target target;

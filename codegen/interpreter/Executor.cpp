@@ -33,12 +33,11 @@ void Executor::bind(Value value, HostTensor tensor) {
 }
 
 LogicalResult Executor::execute(Operation *op) {
-  const auto &handlers = opHandlers();
-  auto it = handlers.find(op->getName().getTypeID());
-  if (it == handlers.end())
+  const OpHandler *handler = opHandlers().lookup(op->getName().getTypeID());
+  if (!handler)
     return op->emitOpError()
            << "is not supported by the reference interpreter";
-  return it->second(*this, op);
+  return (*handler)(*this, op);
 }
 
 } // namespace tgc::interp

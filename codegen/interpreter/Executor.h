@@ -11,6 +11,7 @@
 #define TGC_CODEGEN_INTERPRETER_EXECUTOR_H
 
 #include "codegen/Interpreter.h"
+#include "ir/OpRuleTable.h"
 #include "runtime/kernels/reference/HostTensor.h"
 
 #include "mlir/IR/Operation.h"
@@ -60,10 +61,10 @@ private:
 };
 
 /// Executes one op of the handler's type.
-using OpHandler = std::function<mlir::LogicalResult(Executor &, mlir::Operation *)>;
+using OpHandler = OpRule<mlir::LogicalResult, Executor &>::Fn;
 
 /// Every op the interpreter executes, by TypeID (OpHandlers.cpp).
-const llvm::DenseMap<mlir::TypeID, OpHandler> &opHandlers();
+const OpRuleTable<OpHandler> &opHandlers();
 
 } // namespace tgc::interp
 

@@ -418,13 +418,11 @@ LogicalResult funcReturn(Executor &x, func::ReturnOp o) {
   return success();
 }
 
-using Table = llvm::DenseMap<TypeID, OpHandler>;
+using Table = OpRuleTable<OpHandler>;
 
 template <typename OpT>
 void add(Table &table, LogicalResult (*handler)(Executor &, OpT)) {
-  table[TypeID::get<OpT>()] = [handler](Executor &x, Operation *op) {
-    return handler(x, llvm::cast<OpT>(op));
-  };
+  table.insert<OpT>(OpRule<LogicalResult, Executor &>::of(handler));
 }
 
 Table buildTable() {
@@ -438,10 +436,10 @@ Table buildTable() {
   add(t, matmul);
   add(t, linear);
 #define TGC_ELEMENTWISE(OpClass, formula, arity)                               \
-  t[TypeID::get<tg::OpClass>()] = [](Executor &x, Operation *op) {             \
+  t.insert<tg::OpClass>([](Executor &x, Operation *op) {                       \
     return runElementwise<arity>(                                              \
         x, op, [](auto... v) { return elementwise::formula<double>(v...); });  \
-  };
+  });
 #include "codegen/ElementwiseOps.def"
   add(t, scale);
   add(t, dropout);
@@ -474,7 +472,7 @@ Table buildTable() {
 
 } // namespace
 
-const llvm::DenseMap<TypeID, OpHandler> &opHandlers() {
+const OpRuleTable<OpHandler> &opHandlers() {
   static const Table table = buildTable();
   return table;
 }

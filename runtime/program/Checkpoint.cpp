@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -172,12 +173,35 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   return {};
 }
 
-std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
-                           std::span<const CheckpointTensor> tensors) {
-  auto refuse = [&](const std::string &why) {
+namespace {
+
+/// What readCheckpoint and readCheckpointTensors share: every check but the
+/// model's, in the order a refusal is cheapest (the data is read last).
+class CheckpointReader {
+public:
+  explicit CheckpointReader(const std::string &path) : path(path) {}
+
+  /// Opens the file and checks its header, metadata, size and the tensors'
+  /// extents. Returns an empty string or why the file was refused.
+  std::string open();
+  /// Reads the data section and checks every tensor's CRC-32.
+  std::string readData(std::vector<char> &data);
+
+  std::string refuse(const std::string &why) const {
     return "checkpoint " + path + " refused: " + why;
-  };
-  Descriptor file{::open(path.c_str(), O_RDONLY)};
+  }
+  const proto::Checkpoint &metadata() const { return metadata_; }
+  CheckpointInfo info() const;
+
+private:
+  const std::string &path;
+  Descriptor file;
+  proto::Checkpoint metadata_;
+  uint64_t dataStart = 0;
+};
+
+std::string CheckpointReader::open() {
+  file.fd = ::open(path.c_str(), O_RDONLY);
   if (file.fd < 0)
     return "cannot open checkpoint " + path + ": " + std::strerror(errno);
   struct stat status;
@@ -202,15 +226,61 @@ std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
     return refuse("cannot read its metadata");
   if (crc32Of(encoded.data(), encoded.size()) != getU32(header + 16))
     return refuse("the metadata's checksum does not match (corrupt file)");
-  proto::Checkpoint metadata;
-  if (!metadata.ParseFromString(encoded))
+  if (!metadata_.ParseFromString(encoded))
     return refuse("its metadata does not parse");
 
-  uint64_t dataStart = alignUp(kHeaderBytes + metadataBytes);
-  if (dataStart + metadata.data_bytes() != fileBytes)
-    return refuse("it has " + std::to_string(fileBytes) + " bytes, its metadata says " +
-                  std::to_string(dataStart + metadata.data_bytes()) +
-                  (fileBytes < dataStart + metadata.data_bytes() ? " (truncated)" : ""));
+  dataStart = alignUp(kHeaderBytes + metadataBytes);
+  uint64_t expected = dataStart + metadata_.data_bytes();
+  if (expected != fileBytes)
+    return refuse("it has " + std::to_string(fileBytes) +
+                  " bytes, its metadata says " + std::to_string(expected) +
+                  (fileBytes < expected ? " (truncated)" : ""));
+  for (const proto::CheckpointTensor &entry : metadata_.tensors()) {
+    std::vector<int64_t> shape(entry.shape().begin(), entry.shape().end());
+    bool negative = std::any_of(shape.begin(), shape.end(),
+                                [](int64_t d) { return d < 0; });
+    if (negative ||
+        entry.bytes() !=
+            static_cast<uint64_t>(elementsOf(shape)) * sizeof(float) ||
+        entry.offset() + entry.bytes() > metadata_.data_bytes())
+      return refuse("tensor '" + entry.name() + "' has an inconsistent size");
+  }
+  return {};
+}
+
+std::string CheckpointReader::readData(std::vector<char> &data) {
+  data.resize(metadata_.data_bytes());
+  if (::lseek(file.fd, static_cast<off_t>(dataStart), SEEK_SET) < 0 ||
+      !readAll(file.fd, data.data(), data.size()))
+    return refuse("cannot read its tensor data");
+  for (const proto::CheckpointTensor &entry : metadata_.tensors())
+    if (crc32Of(data.data() + entry.offset(), entry.bytes()) != entry.crc32())
+      return refuse("the data of tensor '" + entry.name() +
+                    "' does not match its checksum (corrupt file)");
+  return {};
+}
+
+CheckpointInfo CheckpointReader::info() const {
+  CheckpointInfo info;
+  info.model = metadata_.model();
+  info.config = metadata_.config();
+  info.step = metadata_.step();
+  info.seed = metadata_.rng().seed();
+  info.data = metadata_.data();
+  info.bestBleu = metadata_.has_best_bleu() ? metadata_.best_bleu() : -1;
+  info.bestLoss = metadata_.has_best_loss() ? metadata_.best_loss() : -1;
+  info.staleValidations = metadata_.stale_validations();
+  return info;
+}
+
+} // namespace
+
+std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
+                           std::span<const CheckpointTensor> tensors) {
+  CheckpointReader reader(path);
+  if (std::string error = reader.open(); !error.empty())
+    return error;
+  const proto::Checkpoint &metadata = reader.metadata();
 
   // The model check: the same tensors, by name and shape.
   std::map<std::string_view, const CheckpointTensor *> wanted;
@@ -218,45 +288,50 @@ std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
     wanted[t.name] = &t;
   std::string modelNote = " (written by model '" + metadata.model() + "')";
   if (metadata.tensors_size() != static_cast<int>(tensors.size()))
-    return refuse("it has " + std::to_string(metadata.tensors_size()) +
-                  " tensors, this model has " + std::to_string(tensors.size()) +
-                  modelNote);
+    return reader.refuse("it has " + std::to_string(metadata.tensors_size()) +
+                         " tensors, this model has " +
+                         std::to_string(tensors.size()) + modelNote);
   for (const proto::CheckpointTensor &entry : metadata.tensors()) {
     auto it = wanted.find(entry.name());
     if (it == wanted.end())
-      return refuse("tensor '" + entry.name() + "' is not in this model" + modelNote);
+      return reader.refuse("tensor '" + entry.name() +
+                           "' is not in this model" + modelNote);
     const std::vector<int64_t> &shape = it->second->shape;
     if (!std::equal(shape.begin(), shape.end(), entry.shape().begin(),
                     entry.shape().end()))
-      return refuse("tensor '" + entry.name() + "' has shape " +
-                    shapeText(entry.shape()) + ", this model's is " +
-                    shapeText(shape) + modelNote);
-    if (entry.bytes() != static_cast<uint64_t>(elementsOf(shape)) * sizeof(float) ||
-        entry.offset() + entry.bytes() > metadata.data_bytes())
-      return refuse("tensor '" + entry.name() + "' has an inconsistent size");
+      return reader.refuse("tensor '" + entry.name() + "' has shape " +
+                           shapeText(entry.shape()) + ", this model's is " +
+                           shapeText(shape) + modelNote);
   }
 
   // Stage and verify every byte before the model's tensors change.
-  std::vector<char> data(metadata.data_bytes());
-  if (::lseek(file.fd, static_cast<off_t>(dataStart), SEEK_SET) < 0 ||
-      !readAll(file.fd, data.data(), data.size()))
-    return refuse("cannot read its tensor data");
-  for (const proto::CheckpointTensor &entry : metadata.tensors())
-    if (crc32Of(data.data() + entry.offset(), entry.bytes()) != entry.crc32())
-      return refuse("the data of tensor '" + entry.name() +
-                    "' does not match its checksum (corrupt file)");
+  std::vector<char> data;
+  if (std::string error = reader.readData(data); !error.empty())
+    return error;
   for (const proto::CheckpointTensor &entry : metadata.tensors())
     std::memcpy(wanted[entry.name()]->data, data.data() + entry.offset(),
                 entry.bytes());
+  info = reader.info();
+  return {};
+}
 
-  info.model = metadata.model();
-  info.config = metadata.config();
-  info.step = metadata.step();
-  info.seed = metadata.rng().seed();
-  info.data = metadata.data();
-  info.bestBleu = metadata.has_best_bleu() ? metadata.best_bleu() : -1;
-  info.bestLoss = metadata.has_best_loss() ? metadata.best_loss() : -1;
-  info.staleValidations = metadata.stale_validations();
+std::string readCheckpointTensors(const std::string &path, CheckpointInfo &info,
+                                  std::vector<OwnedTensor> &tensors) {
+  CheckpointReader reader(path);
+  std::vector<char> data;
+  if (std::string error = reader.open(); !error.empty())
+    return error;
+  if (std::string error = reader.readData(data); !error.empty())
+    return error;
+  tensors.clear();
+  for (const proto::CheckpointTensor &entry : reader.metadata().tensors()) {
+    OwnedTensor &t = tensors.emplace_back();
+    t.name = entry.name();
+    t.shape.assign(entry.shape().begin(), entry.shape().end());
+    t.values.resize(entry.bytes() / sizeof(float));
+    std::memcpy(t.values.data(), data.data() + entry.offset(), entry.bytes());
+  }
+  info = reader.info();
   return {};
 }
 

@@ -60,6 +60,20 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
 std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
                            std::span<const CheckpointTensor> tensors);
 
+/// One tensor of a checkpoint read without knowing the model in advance.
+struct OwnedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+/// Reads `path` into `info` and `tensors` (all of the checkpoint's, in the
+/// file's order), with readCheckpoint's checks but the model's: for tools
+/// such as `tgc-data average`. Returns an empty string or why the file was
+/// refused.
+std::string readCheckpointTensors(const std::string &path, CheckpointInfo &info,
+                                  std::vector<OwnedTensor> &tensors);
+
 } // namespace tgc::runtime
 
 #endif // TGC_RUNTIME_CHECKPOINT_H

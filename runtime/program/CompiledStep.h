@@ -10,6 +10,7 @@
 #ifndef TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 #define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -102,7 +103,21 @@ struct CompiledBucket {
   const CompiledCache *caches;
   int numCaches;
   int64_t cacheFloats;
+  /// The step's ops without Adam, each result checked: "tg.OP at
+  /// file:line:col" of the first op that produced a NaN or an infinity, or
+  /// nullptr. The step itself skips Adam after a non-finite loss, so the
+  /// runtime can re-run a diverged step with this on the same batch and
+  /// state. nullptr on CUDA.
+  const char *(*checkStep)(StepFrame &frame);
 };
+
+/// Whether `values` holds no NaN and no infinity (generated checkStep).
+inline bool allFinite(const float *values, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i]))
+      return false;
+  return true;
+}
 
 struct CompiledModel {
   const char *name; ///< the module's name, e.g. "transformer-tiny"

@@ -2,7 +2,7 @@
 //
 // A training run's curves for tools: one JSON object per log line
 // ("kind": "train") and per validation ("kind": "valid"), each with its step.
-// tools/tgc-curves (or any JSON reader) turns the file into pictures. Every
+// `tgc-data curves` (or any JSON reader) turns the file into pictures. Every
 // write is checked: a full disk stops the run instead of losing records.
 //
 //===----------------------------------------------------------------------===//

@@ -83,6 +83,47 @@ struct CompiledStepBackend final : StepBackend {
     const CompiledBucket *bucket = bucketOf(model, batch);
     if (!bucket)
       return false;
+    StepFrame frame = frameOf(batch, input);
+    bucket->trainStep(frame);
+    if (!deviceOk("in step " + std::to_string(input.step)))
+      return false;
+    outcome = {frame.loss, frame.tokens};
+    return true;
+  }
+
+  /// After a non-finite loss (the step skipped Adam): names the first op of
+  /// the step that produced a NaN or an infinity, re-running it on the same
+  /// batch and state op by op, or the parameter that an earlier update
+  /// already made non-finite.
+  void explainNonFinite(const Batch &batch, const StepInput &input) {
+    long long step = static_cast<long long>(input.step);
+    if (model.device) {
+      std::fprintf(stderr, "note: a GPU program cannot re-run step %lld op "
+                           "by op; its CPU build (tgc without --target=cuda) "
+                           "can\n", step);
+      return;
+    }
+    if (const char *variable = memory.firstNonFinite()) {
+      std::fprintf(stderr,
+                   "note: %s already held a NaN or an infinity before step "
+                   "%lld: the update of an earlier step (with a finite loss) "
+                   "made it so\n",
+                   variable, step);
+      return;
+    }
+    const CompiledBucket *bucket = bucketOf(model, batch);
+    if (!bucket || !bucket->checkStep)
+      return;
+    StepFrame frame = frameOf(batch, input);
+    if (const char *op = bucket->checkStep(frame))
+      std::fprintf(stderr, "note: the first NaN or infinity of step %lld comes "
+                           "from %s\n", step, op);
+    else
+      std::fprintf(stderr, "note: re-running step %lld op by op gave no NaN "
+                           "or infinity\n", step);
+  }
+
+  StepFrame frameOf(const Batch &batch, const StepInput &input) {
     StepFrame frame{};
     frame.state = memory.state();
     frame.arena = memory.arena();
@@ -93,11 +134,7 @@ struct CompiledStepBackend final : StepBackend {
     frame.dropoutKey[1] = static_cast<int32_t>(input.step);
     frame.lr = input.lr;
     frame.step = static_cast<int32_t>(input.step);
-    bucket->trainStep(frame);
-    if (!deviceOk("in step " + std::to_string(input.step)))
-      return false;
-    outcome = {frame.loss, frame.tokens};
-    return true;
+    return frame;
   }
 };
 
@@ -250,6 +287,9 @@ struct Run {
       bool periodic = options.saveEvery > 0 &&
                       step % options.saveEvery == 0 && step != options.steps;
       return !periodic || save(step) ? AfterStep::Continue : AfterStep::Fail;
+    };
+    loop.onNonFinite = [&backend](const Batch &batch, const StepInput &input) {
+      backend.explainNonFinite(batch, input);
     };
     loop.onInterrupt = [this](int64_t step) {
       stepsDone = step;

@@ -36,7 +36,7 @@ int runTrainingLoop(const TrainingLoop &loop) {
                    std::isnan(outcome.loss) ? "NaN" : "infinite",
                    static_cast<long long>(step));
       if (loop.onNonFinite)
-        loop.onNonFinite(step);
+        loop.onNonFinite(batch, input);
       return 1;
     }
     if (int signal = pendingInterrupt()) {

@@ -68,8 +68,9 @@ struct TrainingLoop {
   /// (validation, periodic checkpoints, early stopping).
   std::function<AfterStep(int64_t step)> afterStep;
   /// After a step whose loss is NaN or infinite, once the loop has said so:
-  /// finds out where it came from (nothing is saved after such a step).
-  std::function<void(int64_t step)> onNonFinite;
+  /// finds out where it came from, given that step's batch and input
+  /// (nothing is saved after such a step).
+  std::function<void(const Batch &batch, const StepInput &input)> onNonFinite;
   /// After the step during which SIGINT or SIGTERM arrived: saves what can
   /// be resumed and returns how ("; continue with --resume F"), or "" when
   /// nothing was saved. Null: nothing to save.

@@ -42,11 +42,13 @@ TEST(OpCompleteness, TheDialectHasOps) {
 
 TEST(OpCompleteness, EveryOpHasAReferenceKernel) {
   test::TestContext t;
-  for (mlir::RegisteredOperationName op : tgOps(t.context))
-    if (!interpretedElsewhere(op.getStringRef()))
+  for (mlir::RegisteredOperationName op : tgOps(t.context)) {
+    if (!interpretedElsewhere(op.getStringRef())) {
       EXPECT_TRUE(interp::opHandlers().contains(op.getTypeID()))
           << op.getStringRef().str()
           << " has no handler in codegen/interpreter/OpHandlers.cpp";
+    }
+  }
 }
 
 TEST(OpCompleteness, EveryOpHasAGradientRuleOrAReasonWhyNot) {

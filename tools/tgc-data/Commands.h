@@ -16,6 +16,14 @@ int runSample();
 extern llvm::cl::SubCommand bleuCommand;
 int runBleu();
 
+/// `tgc-data curves`: a --metrics file drawn as an SVG (Curves.cpp).
+extern llvm::cl::SubCommand curvesCommand;
+int runCurves();
+
+/// `tgc-data average`: the element-wise mean of checkpoints (Average.cpp).
+extern llvm::cl::SubCommand averageCommand;
+int runAverage();
+
 /// Prints "error: message" and returns 1.
 int fail(const std::string &message);
 

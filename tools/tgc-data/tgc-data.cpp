@@ -9,6 +9,8 @@
 //   tgc-data info FILE.tok
 //   tgc-data sample [--split train|valid|test] --pairs N -o PREFIX
 //   tgc-data bleu --ref REFERENCE TRANSLATIONS
+//   tgc-data curves METRICS.jsonl -o curves.svg
+//   tgc-data average (--last N CHECKPOINT | A.ckpt B.ckpt ...) -o OUT
 //
 // Text is UTF-8, one sentence a line (a CRLF line ending counts as '\n').
 // encode's rules, also in --help (kOverview):
@@ -69,6 +71,18 @@ constexpr const char *kOverview =
     "          digits (\"1,017\") and as words (\"one thousand seventeen\").\n"
     "  bleu    corpus BLEU of translations against references, as sacreBLEU\n"
     "          computes it by default (13a tokens, exp smoothing).\n"
+    "  curves  draws a training program's --metrics file as one SVG:\n"
+    "          training and validation loss, validation BLEU and the\n"
+    "          learning rate by step. A null value is a gap; blank lines and\n"
+    "          records of other kinds are skipped; a step logged twice (a\n"
+    "          resumed run) is drawn with its last record; a bad line is an\n"
+    "          error at file:line.\n"
+    "  average writes the element-wise mean of checkpoints of one model\n"
+    "          (same model, config, tensor names and shapes): every tensor,\n"
+    "          Adam's moments too; the step, seed and data are the newest\n"
+    "          input's. Meant for translation (--translate --resume OUT).\n"
+    "          --last N CHECKPOINT averages the N files CHECKPOINT.step<S>\n"
+    "          of highest S that a run with --keep-last N keeps.\n"
     "\nText is UTF-8, one sentence a line; a CRLF line ending counts as one.\n"
     "Every error is \"error: ...\" on stderr naming the file, exit status 1.\n";
 
@@ -364,7 +378,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &vocabCommand,
                               &encodeCommand, &decodeCommand, &infoCommand,
-                              &sampleCommand, &bleuCommand})
+                              &sampleCommand, &bleuCommand, &curvesCommand,
+                              &averageCommand})
     cl::HideUnrelatedOptions(dataCategory, *sub);
   cl::ParseCommandLineOptions(argc, argv, kOverview);
   if (vocabCommand)
@@ -379,6 +394,10 @@ int main(int argc, char **argv) {
     return runSample();
   if (bleuCommand)
     return runBleu();
-  return fail("give a command: vocab, encode, decode, info, sample or bleu "
-              "(--help says more)");
+  if (curvesCommand)
+    return runCurves();
+  if (averageCommand)
+    return runAverage();
+  return fail("give a command: vocab, encode, decode, info, sample, bleu, "
+              "curves or average (--help says more)");
 }

@@ -6,16 +6,6 @@
 
 namespace tgc::reference {
 
-namespace {
-/// Logits seen as rows of V classes, one per target.
-struct LossRows {
-  int64_t count, classes;
-  explicit LossRows(const HostTensor &logits)
-      : count(logits.numElements() / logits.shape.back()),
-        classes(logits.shape.back()) {}
-};
-} // namespace
-
 /// log sum_c exp(x_c) of one row.
 static double logSumExp(const double *x, int64_t n) {
   double max = *std::max_element(x, x + n);
@@ -24,6 +14,31 @@ static double logSumExp(const double *x, int64_t n) {
     sum += std::exp(x[c] - max);
   return max + std::log(sum);
 }
+
+namespace {
+/// Logits seen as rows of V classes, one per target.
+struct LossRows {
+  const HostTensor &logits;
+  int64_t count, classes;
+  explicit LossRows(const HostTensor &logits)
+      : logits(logits), count(logits.numElements() / logits.shape.back()),
+        classes(logits.shape.back()) {}
+
+  /// Calls `visit(r, target, x, lse)` for each row r whose target is not
+  /// `ignoreIndex`: x its logits, lse their log-sum-exp.
+  template <typename Visit>
+  void forEachCounted(const HostTensor &targets, int64_t ignoreIndex,
+                      Visit visit) const {
+    for (int64_t r = 0; r < count; ++r) {
+      int64_t target = static_cast<int64_t>(targets[r]);
+      if (target == ignoreIndex)
+        continue;
+      const double *x = logits.data.data() + r * classes;
+      visit(r, target, x, logSumExp(x, classes));
+    }
+  }
+};
+} // namespace
 
 /// Positions whose target is not `ignoreIndex`.
 static int64_t countTokens(const HostTensor &targets, int64_t ignoreIndex) {
@@ -40,18 +55,15 @@ CrossEntropyResult crossEntropy(const HostTensor &logits,
                                 int64_t ignoreIndex) {
   LossRows rows(logits);
   double total = 0.0;
-  for (int64_t r = 0; r < rows.count; ++r) {
-    int64_t target = static_cast<int64_t>(targets[r]);
-    if (target == ignoreIndex)
-      continue;
-    const double *x = logits.data.data() + r * rows.classes;
-    double lse = logSumExp(x, rows.classes);
-    double sumLogP = 0.0;
-    for (int64_t c = 0; c < rows.classes; ++c)
-      sumLogP += x[c] - lse;
-    total -= (1.0 - smoothing) * (x[target] - lse) +
-             smoothing / static_cast<double>(rows.classes) * sumLogP;
-  }
+  rows.forEachCounted(
+      targets, ignoreIndex,
+      [&](int64_t, int64_t target, const double *x, double lse) {
+        double sumLogP = 0.0;
+        for (int64_t c = 0; c < rows.classes; ++c)
+          sumLogP += x[c] - lse;
+        total -= (1.0 - smoothing) * (x[target] - lse) +
+                 smoothing / static_cast<double>(rows.classes) * sumLogP;
+      });
   int64_t tokens = countTokens(targets, ignoreIndex);
   double loss = tokens > 0 ? total / static_cast<double>(tokens) : 0.0;
   return {HostTensor::scalar(loss),
@@ -64,19 +76,16 @@ HostTensor crossEntropyGrad(double lossGrad, const HostTensor &logits,
   LossRows rows(logits);
   HostTensor result(logits.shape);
   int64_t tokens = countTokens(targets, ignoreIndex);
-  for (int64_t r = 0; r < rows.count; ++r) {
-    int64_t target = static_cast<int64_t>(targets[r]);
-    if (target == ignoreIndex)
-      continue;
-    const double *x = logits.data.data() + r * rows.classes;
-    double lse = logSumExp(x, rows.classes);
-    for (int64_t c = 0; c < rows.classes; ++c) {
-      double q = (c == target ? 1.0 - smoothing : 0.0) +
-                 smoothing / static_cast<double>(rows.classes);
-      result[r * rows.classes + c] =
-          lossGrad * (std::exp(x[c] - lse) - q) / static_cast<double>(tokens);
-    }
-  }
+  rows.forEachCounted(
+      targets, ignoreIndex,
+      [&](int64_t r, int64_t target, const double *x, double lse) {
+        for (int64_t c = 0; c < rows.classes; ++c) {
+          double q = (c == target ? 1.0 - smoothing : 0.0) +
+                     smoothing / static_cast<double>(rows.classes);
+          result[r * rows.classes + c] = lossGrad * (std::exp(x[c] - lse) - q) /
+                                         static_cast<double>(tokens);
+        }
+      });
   return result;
 }
 

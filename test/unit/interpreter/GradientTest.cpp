@@ -13,10 +13,7 @@
 #include "test/unit/interpreter/InterpreterTestUtil.h"
 
 using namespace tgc;
-using tgc::test::Program;
-using tgc::test::Random;
-using tgc::test::substitute;
-using tgc::test::tensorType;
+using namespace tgc::test;
 
 namespace {
 

@@ -8,6 +8,7 @@
 // calls, as the generated code's cache buffer does.
 //
 //===----------------------------------------------------------------------===//
+#include "test/unit/passes/CompiledTransformer.h"
 #include "test/unit/passes/GradientCheck.h"
 
 #include "models/Transformer.h"
@@ -27,18 +28,11 @@ OwningOpRef<ModuleOp> compiledTinyWithDecoder(TestContext &t) {
   config.set_batch_size(kBatch);
   config.set_source_length(kSource);
   config.set_target_length(kTarget);
-  auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
-    models::buildTransformer(b, config);
+  return compiledTransformer(t, config, [](PassManager &pm) {
+    TrainingPipelineOptions options;
+    options.predict = true;
+    buildTrainingPipeline(pm, options);
   });
-  EXPECT_TRUE(succeeded(built));
-  if (failed(built))
-    return nullptr;
-  PassManager pm(&t.context);
-  TrainingPipelineOptions options;
-  options.predict = true;
-  buildTrainingPipeline(pm, options);
-  EXPECT_TRUE(succeeded(pm.run(**built))) << ::testing::PrintToString(t.messages);
-  return std::move(*built);
 }
 
 /// Ids in [4, vocabulary); row r of the source has r trailing pads.

@@ -8,6 +8,7 @@
 // and Adam moments.
 //
 //===----------------------------------------------------------------------===//
+#include "test/unit/passes/CompiledTransformer.h"
 #include "test/unit/passes/GradientCheck.h"
 
 #include "codegen/InterpreterTrainer.h"
@@ -20,19 +21,9 @@ using namespace tgc::test;
 namespace {
 
 /// The tiny model's forward module after the passes `addPasses` adds.
-template <typename AddPasses>
-OwningOpRef<ModuleOp> compiledTiny(TestContext &t, AddPasses addPasses) {
-  models::TransformerConfig config = *models::transformerPreset("tiny");
-  auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
-    models::buildTransformer(b, config);
-  });
-  EXPECT_TRUE(succeeded(built));
-  if (failed(built))
-    return nullptr;
-  PassManager pm(&t.context);
-  addPasses(pm);
-  EXPECT_TRUE(succeeded(pm.run(**built))) << ::testing::PrintToString(t.messages);
-  return std::move(*built);
+OwningOpRef<ModuleOp>
+compiledTiny(TestContext &t, function_ref<void(PassManager &)> addPasses) {
+  return compiledTransformer(t, *models::transformerPreset("tiny"), addPasses);
 }
 
 /// The tiny model's @loss after `fuse ? fusion + autodiff : autodiff`.

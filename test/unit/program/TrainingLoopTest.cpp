@@ -122,7 +122,9 @@ TEST(TrainingLoop, ANonFiniteLossEndsTheRunBeforeAfterStep) {
       after.push_back(s);
       return AfterStep::Continue;
     };
-    loop.onNonFinite = [&](int64_t s) { nonFinite.push_back(s); };
+    loop.onNonFinite = [&](const Batch &, const StepInput &input) {
+      nonFinite.push_back(input.step);
+    };
     EXPECT_EQ(runTrainingLoop(loop), 1);
     EXPECT_EQ(after, (std::vector<int64_t>{1})); // step 2 is never saved
     EXPECT_EQ(nonFinite, (std::vector<int64_t>{2}));

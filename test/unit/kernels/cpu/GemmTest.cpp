@@ -7,11 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
-using tgc::HostTensor;
-namespace cpu = tgc::cpu;
-namespace reference = tgc::reference;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // k = 53 products of values in [-1, 1]: float accumulation error grows like
@@ -19,26 +15,15 @@ namespace {
 constexpr double kGemmTolerance = 1e-5;
 
 TEST(CpuKernels, Matmul) {
-  const int64_t batch = 3, m = 37, n = 29, k = 53;
-  for (bool shared : {false, true})
-    for (bool tl : {false, true})
-      for (bool tr : {false, true}) {
-        std::vector<float> lhs = uniform(batch * m * k, 1);
-        std::vector<float> rhs = uniform((shared ? 1 : batch) * k * n, 2);
-        std::vector<int64_t> lShape = {batch, tl ? k : m, tl ? m : k};
-        std::vector<int64_t> rShape = {tr ? n : k, tr ? k : n};
-        if (!shared)
-          rShape.insert(rShape.begin(), batch);
-        HostTensor expected =
-            reference::matmul(host(lhs, lShape), host(rhs, rShape), tl, tr);
-        std::vector<float> out(batch * m * n, 0.0f);
-        cpu::matmul(lhs.data(), rhs.data(), out.data(), batch, m, n, k, tl, tr,
-                    shared);
-        expectClose("matmul shared=" + std::to_string(shared) +
-                        " transposeLhs=" + std::to_string(tl) +
-                        " transposeRhs=" + std::to_string(tr),
-                    out, expected, kGemmTolerance);
-      }
+  forEachMatmulCase([](const MatmulCase &c) {
+    HostTensor expected =
+        reference::matmul(host(c.lhs, c.lhsShape()), host(c.rhs, c.rhsShape()),
+                          c.transposeLhs, c.transposeRhs);
+    std::vector<float> out(c.batch * c.m * c.n, 0.0f);
+    cpu::matmul(c.lhs.data(), c.rhs.data(), out.data(), c.batch, c.m, c.n, c.k,
+                c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    expectClose(c.name(), out, expected, kGemmTolerance);
+  });
 }
 
 TEST(CpuKernels, Linear) {
@@ -46,9 +31,8 @@ TEST(CpuKernels, Linear) {
   const int64_t rows = 300, k = 45, n = 70;
   std::vector<float> input = uniform(rows * k, 3), weight = uniform(k * n, 4),
                      bias = uniform(n, 5);
-  HostTensor product =
-      reference::matmul(host(input, {rows, k}), host(weight, {k, n}), false,
-                     false);
+  HostTensor product = reference::matmul(host(input, {rows, k}),
+                                         host(weight, {k, n}), false, false);
   for (bool relu : {false, true}) {
     HostTensor expected = product;
     for (int64_t r = 0; r < rows; ++r)
@@ -61,9 +45,10 @@ TEST(CpuKernels, Linear) {
     std::vector<float> out(rows * n, 0.0f);
     cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
                 n, relu);
-    expectClose(std::string("linear relu=") + (relu ? "1" : "0"), out,
-                expected, kGemmTolerance);
+    expectClose(std::string("linear relu=") + (relu ? "1" : "0"), out, expected,
+                kGemmTolerance);
   }
 }
 
 } // namespace
+} // namespace tgc::test

@@ -7,11 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
-using tgc::HostTensor;
-namespace cpu = tgc::cpu;
-namespace reference = tgc::reference;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // 200 rows of 97 (parallel, odd width); float sums over a row of 97.
@@ -28,16 +24,16 @@ TEST(CpuKernels, Softmax) {
 }
 
 TEST(CpuKernels, SoftmaxGrad) {
-  HostTensor y = reference::softmax(
-      host(uniform(kNormRows * kNormWidth, 15, -3.0f, 3.0f),
-           {kNormRows, kNormWidth}),
-      1);
+  HostTensor y =
+      reference::softmax(host(uniform(kNormRows * kNormWidth, 15, -3.0f, 3.0f),
+                              {kNormRows, kNormWidth}),
+                         1);
   std::vector<float> output = toFloats(y);
   std::vector<float> grad = uniform(output.size(), 16);
   // The reference reads the same float-rounded y.
-  HostTensor expected = reference::softmaxGrad(
-      host(output, {kNormRows, kNormWidth}),
-      host(grad, {kNormRows, kNormWidth}), 1);
+  HostTensor expected =
+      reference::softmaxGrad(host(output, {kNormRows, kNormWidth}),
+                             host(grad, {kNormRows, kNormWidth}), 1);
   std::vector<float> out(output.size(), 0.0f);
   cpu::softmaxGrad(output.data(), grad.data(), out.data(), kNormRows,
                    kNormWidth);
@@ -47,10 +43,10 @@ TEST(CpuKernels, SoftmaxGrad) {
 /// The reference's mean and rstd of `input` rows: residualLayerNorm with a
 /// zero sublayer normalizes the residual itself.
 reference::ResidualLayerNormResult referenceStatistics(const HostTensor &input,
-                                                    const HostTensor &gamma,
-                                                    const HostTensor &beta) {
-  return reference::residualLayerNorm(input, HostTensor(input.shape), gamma, beta,
-                                   reference::Dropout{}, kEpsilon);
+                                                       const HostTensor &gamma,
+                                                       const HostTensor &beta) {
+  return reference::residualLayerNorm(input, HostTensor(input.shape), gamma,
+                                      beta, reference::Dropout{}, kEpsilon);
 }
 
 TEST(CpuKernels, LayerNorm) {
@@ -70,8 +66,8 @@ TEST(CpuKernels, LayerNorm) {
   expectClose("layerNorm rstd", rstd, stats.rstd, 1e-5);
   // Without statistics.
   std::vector<float> again(input.size(), 0.0f);
-  cpu::layerNorm(input.data(), gamma.data(), beta.data(), again.data(),
-                 nullptr, nullptr, kNormRows, kNormWidth, kEpsilon);
+  cpu::layerNorm(input.data(), gamma.data(), beta.data(), again.data(), nullptr,
+                 nullptr, kNormRows, kNormWidth, kEpsilon);
   EXPECT_EQ(again, out);
 }
 
@@ -94,21 +90,20 @@ TEST(CpuKernels, LayerNormGrad) {
   expectClose("layerNormGrad beta", dbeta, expected.beta, 2e-5);
 }
 TEST(CpuKernels, ResidualLayerNorm) {
-  std::vector<float> residual = uniform(kNormRows * kNormWidth, 23);
-  std::vector<float> sublayer = uniform(residual.size(), 24, -2.0f, 2.0f);
-  std::vector<float> gamma = uniform(kNormWidth, 25, 0.5f, 1.5f);
+  const auto [residual, sublayer, gamma] =
+      ResidualNormInputs(kNormRows, kNormWidth, 23);
   std::vector<float> beta = uniform(kNormWidth, 26);
   std::vector<float> outputs[2];
   for (float rate : {0.0f, 0.1f}) {
     reference::ResidualLayerNormResult expected = reference::residualLayerNorm(
         host(residual, {kNormRows, kNormWidth}),
         host(sublayer, {kNormRows, kNormWidth}), host(gamma, {kNormWidth}),
-        host(beta, {kNormWidth}), interpDropout(rate), kEpsilon);
+        host(beta, {kNormWidth}), testDropout(rate), kEpsilon);
     std::vector<float> out(residual.size(), 0.0f), mean(kNormRows, 0.0f),
         rstd(kNormRows, 0.0f);
     cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
                            beta.data(), out.data(), mean.data(), rstd.data(),
-                           kNormRows, kNormWidth, cpuDropout(rate), kEpsilon);
+                           kNormRows, kNormWidth, testDropout(rate), kEpsilon);
     std::string tag = " rate " + std::to_string(rate);
     expectClose("residualLayerNorm" + tag, out, expected.result, 1e-5);
     expectClose("residualLayerNorm mean" + tag, mean, expected.mean, 1e-5);
@@ -119,9 +114,8 @@ TEST(CpuKernels, ResidualLayerNorm) {
 }
 
 TEST(CpuKernels, ResidualLayerNormGrad) {
-  std::vector<float> residual = uniform(kNormRows * kNormWidth, 27);
-  std::vector<float> sublayer = uniform(residual.size(), 28, -2.0f, 2.0f);
-  std::vector<float> gamma = uniform(kNormWidth, 29, 0.5f, 1.5f);
+  const auto [residual, sublayer, gamma] =
+      ResidualNormInputs(kNormRows, kNormWidth, 27);
   std::vector<float> grad = uniform(residual.size(), 30);
   HostTensor res = host(residual, {kNormRows, kNormWidth});
   HostTensor sub = host(sublayer, {kNormRows, kNormWidth});
@@ -129,30 +123,31 @@ TEST(CpuKernels, ResidualLayerNormGrad) {
   for (float rate : {0.0f, 0.1f}) {
     // Both sides read the same (float-rounded) saved statistics.
     reference::ResidualLayerNormResult forward = reference::residualLayerNorm(
-        res, sub, g, HostTensor({kNormWidth}), interpDropout(rate), kEpsilon);
+        res, sub, g, HostTensor({kNormWidth}), testDropout(rate), kEpsilon);
     std::vector<float> mean = toFloats(forward.mean),
                        rstd = toFloats(forward.rstd);
-    reference::ResidualLayerNormGrads expected = reference::residualLayerNormGrad(
-        host(grad, {kNormRows, kNormWidth}), res, sub, g,
-        host(mean, {kNormRows}), host(rstd, {kNormRows}), interpDropout(rate));
+    reference::ResidualLayerNormGrads expected =
+        reference::residualLayerNormGrad(host(grad, {kNormRows, kNormWidth}),
+                                         res, sub, g, host(mean, {kNormRows}),
+                                         host(rstd, {kNormRows}),
+                                         testDropout(rate));
     std::vector<float> dres(residual.size(), 0.0f), dsub(residual.size(), 0.0f),
         dgamma(kNormWidth, 0.0f), dbeta(kNormWidth, 0.0f);
-    cpu::residualLayerNormGrad(grad.data(), residual.data(), sublayer.data(),
-                               gamma.data(), mean.data(), rstd.data(),
-                               dres.data(), dsub.data(), dgamma.data(),
-                               dbeta.data(), kNormRows, kNormWidth,
-                               cpuDropout(rate));
+    cpu::residualLayerNormGrad(
+        grad.data(), residual.data(), sublayer.data(), gamma.data(),
+        mean.data(), rstd.data(), dres.data(), dsub.data(), dgamma.data(),
+        dbeta.data(), kNormRows, kNormWidth, testDropout(rate));
     std::string tag = " rate " + std::to_string(rate);
     // As layerNormGrad.
-    expectClose("residualLayerNormGrad residual" + tag, dres,
-                expected.residual, 2e-5);
-    expectClose("residualLayerNormGrad sublayer" + tag, dsub,
-                expected.sublayer, 2e-5);
+    expectClose("residualLayerNormGrad residual" + tag, dres, expected.residual,
+                2e-5);
+    expectClose("residualLayerNormGrad sublayer" + tag, dsub, expected.sublayer,
+                2e-5);
     expectClose("residualLayerNormGrad gamma" + tag, dgamma, expected.gamma,
                 2e-5);
-    expectClose("residualLayerNormGrad beta" + tag, dbeta, expected.beta,
-                2e-5);
+    expectClose("residualLayerNormGrad beta" + tag, dbeta, expected.beta, 2e-5);
   }
 }
 
 } // namespace
+} // namespace tgc::test

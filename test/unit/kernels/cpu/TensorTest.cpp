@@ -7,29 +7,16 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
-#include <utility>
-
-using tgc::HostTensor;
-namespace cpu = tgc::cpu;
-namespace reference = tgc::reference;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // Data movement: bit-exact.
 TEST(CpuKernels, Transpose) {
-  struct Case {
-    std::vector<int64_t> shape, permutation;
-  };
-  // Heads split ([B, S, H, D] -> [B, H, S, D]), a 2-D transpose, and a
-  // permutation whose innermost output dimension is strided in the input.
-  for (const Case &c : {Case{{3, 37, 4, 8}, {0, 2, 1, 3}},
-                        Case{{37, 53}, {1, 0}}, Case{{3, 5, 7, 4}, {3, 1, 0, 2}},
-                        Case{{200, 3, 70}, {1, 0, 2}}}) {
+  for (const TransposeCase &c : kTransposeCases) {
     int64_t count = HostTensor::countOf(c.shape);
     std::vector<float> input = uniform(count, 6);
-    HostTensor expected = reference::transpose(host(input, c.shape),
-                                            c.permutation);
+    HostTensor expected =
+        reference::transpose(host(input, c.shape), c.permutation);
     std::vector<float> out(count, 0.0f);
     cpu::transpose(input.data(), out.data(), c.shape.data(),
                    c.permutation.data(), static_cast<int>(c.shape.size()));
@@ -39,21 +26,7 @@ TEST(CpuKernels, Transpose) {
 }
 
 TEST(CpuKernels, Broadcast) {
-  struct Case {
-    std::vector<int64_t> inputShape, dims, resultShape;
-  };
-  // A bias over [batch, seq, d], a padding mask over scores, a column
-  // replicated along the innermost result dimension, a large case, size-1
-  // input dimensions expanded (a keep-dims reduction's gradient), and a
-  // scalar.
-  for (const Case &c : {Case{{7}, {2}, {2, 5, 7}},
-                        Case{{2, 7}, {0, 3}, {2, 4, 7, 7}},
-                        Case{{5}, {0}, {5, 6}},
-                        Case{{70}, {2}, {4, 150, 70}},
-                        Case{{1, 7}, {0, 1}, {4, 7}},
-                        Case{{37, 1}, {0, 1}, {37, 53}},
-                        Case{{2, 1, 5}, {0, 1, 3}, {2, 3, 4, 5}},
-                        Case{{}, {}, {3, 4}}}) {
+  for (const BroadcastCase &c : kBroadcastCases) {
     std::vector<float> input = uniform(HostTensor::countOf(c.inputShape), 7);
     HostTensor expected =
         reference::broadcast(host(input, c.inputShape), c.dims, c.resultShape);
@@ -69,36 +42,22 @@ TEST(CpuKernels, Broadcast) {
 // Sums accumulate in double and round once: within one float rounding of
 // the reference (1e-6 leaves room for the Mean's division). Max is exact.
 TEST(CpuKernels, Reduce) {
-  struct Case {
-    std::vector<int64_t> shape, dims;
-  };
-  const std::vector<Case> cases = {
-      {{4, 37, 6, 5}, {0}},        {{4, 37, 6, 5}, {3}},
-      {{4, 37, 6, 5}, {1, 3}},     {{4, 37, 6, 5}, {0, 2}},
-      {{4, 37, 6, 5}, {0, 1, 2, 3}}, {{4, 1, 37, 5}, {1}},
-      {{600, 70}, {0}},            {{600, 70}, {1}},
-      {{3, 200, 70}, {1}}};
-  const std::pair<reference::Reduction, cpu::Reduction> kinds[] = {
-      {reference::Reduction::Sum, cpu::Reduction::Sum},
-      {reference::Reduction::Max, cpu::Reduction::Max},
-      {reference::Reduction::Mean, cpu::Reduction::Mean}};
-  const char *names[] = {"sum", "max", "mean"};
-  for (const Case &c : cases)
-    for (int kind = 0; kind < 3; ++kind) {
+  for (const ReduceCase &c : kReduceCases)
+    for (const NamedReduction &reduction : kReductions) {
       std::vector<float> input = uniform(HostTensor::countOf(c.shape), 8);
-      HostTensor expected =
-          reference::reduce(host(input, c.shape), c.dims, false, kinds[kind].first);
+      HostTensor expected = reference::reduce(host(input, c.shape), c.dims,
+                                              false, reduction.kind);
       bool reduced[8] = {};
       for (int64_t d : c.dims)
         reduced[d] = true;
       std::vector<float> out(expected.numElements(), 0.0f);
       cpu::reduce(input.data(), out.data(), c.shape.data(),
-                  static_cast<int>(c.shape.size()), reduced,
-                  kinds[kind].second);
-      std::string what = std::string("reduce ") + names[kind] + " of " +
+                  static_cast<int>(c.shape.size()), reduced, reduction.kind);
+      std::string what = std::string("reduce ") + reduction.name + " of " +
                          std::to_string(HostTensor::countOf(c.shape)) +
                          " into " + std::to_string(out.size());
-      expectClose(what, out, expected, kind == 1 ? 0.0 : 1e-6);
+      expectClose(what, out, expected,
+                  reduction.kind == runtime::Reduction::Max ? 0.0 : 1e-6);
     }
 }
 
@@ -120,7 +79,7 @@ TEST(CpuKernels, EmbeddingGrad) {
   // Ids below 20 only: the last vocabulary rows must come out zero.
   std::vector<int32_t> ids = randomIds(rows, 12, 0, 19);
   HostTensor expected = reference::embeddingGrad(host(grad, {rows, width}),
-                                              hostIds(ids, {rows}), vocab);
+                                                 hostIds(ids, {rows}), vocab);
   std::vector<float> out(vocab * width, 1.0f); // must be overwritten
   cpu::embeddingGrad(grad.data(), ids.data(), out.data(), rows, width, vocab);
   expectClose("embeddingGrad", out, expected, 1e-5);
@@ -156,3 +115,4 @@ TEST(CpuKernels, CausalMask) {
 }
 
 } // namespace
+} // namespace tgc::test

@@ -8,24 +8,15 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
-using tgc::HostTensor;
-namespace cpu = tgc::cpu;
-namespace reference = tgc::reference;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 //===--- Loss.cpp ---------------------------------------------------------===//
 
-// 64 rows of 1000 classes (parallel); some targets ignored.
-constexpr int64_t kLossRows = 64, kClasses = 1000;
-constexpr int32_t kIgnore = 0;
-
+// The loss cases (KernelTestCases.h): 64 rows of 1000 classes (parallel).
 TEST(CpuKernels, CrossEntropy) {
-  std::vector<float> logits = uniform(kLossRows * kClasses, 36, -4.0f, 4.0f);
-  std::vector<int32_t> targets = randomIds(kLossRows, 37, 0, 7);
-  for (int32_t &t : targets) // ignored when 0, else a class anywhere
-    t = t == 0 ? kIgnore : t * 111;
+  std::vector<float> logits = lossLogits(36);
+  std::vector<int32_t> targets = lossTargets(37);
   HostTensor hl = host(logits, {kLossRows, kClasses});
   HostTensor ht = hostIds(targets, {kLossRows});
   for (float smoothing : {0.0f, 0.1f}) {
@@ -53,10 +44,8 @@ TEST(CpuKernels, CrossEntropy) {
 
 // softmax_c - q_c in float from a double log-sum-exp.
 TEST(CpuKernels, CrossEntropyGrad) {
-  std::vector<float> logits = uniform(kLossRows * kClasses, 38, -4.0f, 4.0f);
-  std::vector<int32_t> targets = randomIds(kLossRows, 39, 0, 7);
-  for (int32_t &t : targets)
-    t = t == 0 ? kIgnore : t * 111;
+  std::vector<float> logits = lossLogits(38);
+  std::vector<int32_t> targets = lossTargets(39);
   HostTensor hl = host(logits, {kLossRows, kClasses});
   HostTensor ht = hostIds(targets, {kLossRows});
   const float lossGrad = 1.7f;
@@ -79,40 +68,33 @@ TEST(CpuKernels, CrossEntropyGrad) {
 
 //===--- Adam.cpp ---------------------------------------------------------===//
 
-// A few float operations per element. Parameters are of the update's own
-// size so their comparison measures the update, not the parameter.
+// A few float operations per element; AdamProblem's parameters are of the
+// update's own size.
 TEST(CpuKernels, AdamUpdate) {
-  const int64_t sizes[] = {1000, 37, 40000}; // many chunks, a tiny tensor
-  const float lr = 1e-2f, beta1 = 0.9f, beta2 = 0.98f, epsilon = 1e-9f;
+  const int64_t *sizes = AdamProblem::sizes;
   for (int32_t step : {1, 7}) {
-    std::vector<std::vector<float>> p, m, v, g;
-    for (size_t x = 0; x < 3; ++x) {
-      uint32_t seed = 40 + 4 * static_cast<uint32_t>(x);
-      p.push_back(uniform(sizes[x], seed, -0.02f, 0.02f));
-      m.push_back(uniform(sizes[x], seed + 1, -0.1f, 0.1f));
-      v.push_back(uniform(sizes[x], seed + 2, 0.0f, 0.01f));
-      g.push_back(uniform(sizes[x], seed + 3));
-    }
-    std::vector<cpu::AdamTensor> tensors;
+    AdamProblem adam;
     std::vector<HostTensor> hp, hm, hv;
     for (size_t x = 0; x < 3; ++x) {
-      hp.push_back(host(p[x], {sizes[x]}));
-      hm.push_back(host(m[x], {sizes[x]}));
-      hv.push_back(host(v[x], {sizes[x]}));
-      reference::adamUpdate(hp[x], hm[x], hv[x], host(g[x], {sizes[x]}), lr, step,
-                         beta1, beta2, epsilon);
-      tensors.push_back({p[x].data(), m[x].data(), v[x].data(), g[x].data(),
-                         sizes[x]});
+      hp.push_back(host(adam.p[x], {sizes[x]}));
+      hm.push_back(host(adam.m[x], {sizes[x]}));
+      hv.push_back(host(adam.v[x], {sizes[x]}));
+      reference::adamUpdate(hp[x], hm[x], hv[x], host(adam.g[x], {sizes[x]}),
+                            adam.lr, step, adam.beta1, adam.beta2,
+                            adam.epsilon);
     }
-    cpu::adamUpdate(tensors.data(), 3, lr, step, beta1, beta2, epsilon);
+    std::vector<cpu::AdamTensor> tensors = adam.cpuTensors();
+    cpu::adamUpdate(tensors.data(), 3, adam.lr, step, adam.beta1, adam.beta2,
+                    adam.epsilon);
     for (size_t x = 0; x < 3; ++x) {
-      std::string tag = " step " + std::to_string(step) + " tensor " +
-                        std::to_string(x);
-      expectClose("adam param" + tag, p[x], hp[x], 1e-5);
-      expectClose("adam moment1" + tag, m[x], hm[x], 1e-5);
-      expectClose("adam moment2" + tag, v[x], hv[x], 1e-5);
+      std::string tag =
+          " step " + std::to_string(step) + " tensor " + std::to_string(x);
+      expectClose("adam param" + tag, adam.p[x], hp[x], 1e-5);
+      expectClose("adam moment1" + tag, adam.m[x], hm[x], 1e-5);
+      expectClose("adam moment2" + tag, adam.v[x], hv[x], 1e-5);
     }
   }
 }
 
 } // namespace
+} // namespace tgc::test

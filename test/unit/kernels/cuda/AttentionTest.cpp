@@ -11,30 +11,11 @@
 
 #include <iterator>
 
-namespace cpu = tgc::cpu;
-namespace cuda = tgc::cuda;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
-struct AttentionCase {
-  const char *name;
-  int64_t batch, heads, queries, keys, keyDim, valueDim;
-  bool mask, causal;
-  float rate;
-  /// The decoder's step: query i sits at key position causalOffset + i.
-  int64_t causalOffset = 0;
-};
-
-// Queries 37 = 2 full blocks of 16 and a partial one; keys 150 = 4 full
-// tiles of 32 and a partial one (the online softmax rescales). Causal
-// self-attention skips the keys after each block's last query. Head sizes
-// 64 and 128 take the shared memory past 48 KiB.
-const AttentionCase kAttentionCases[] = {
-    {"cross masked", 2, 3, 37, 150, 24, 20, true, false, 0.0f},
-    {"cross masked dropout", 2, 3, 37, 150, 24, 20, true, false, 0.1f},
-    {"self causal masked dropout", 2, 2, 150, 150, 16, 16, true, true, 0.1f},
-    {"causal unmasked", 1, 2, 37, 53, 8, 12, false, true, 0.0f},
+// Head sizes 64 and 128 take the shared memory past 48 KiB.
+const AttentionCase kWideHeadCases[] = {
     {"head 64 masked dropout", 2, 2, 70, 90, 64, 64, true, false, 0.1f},
     {"head 128 causal dropout", 1, 2, 70, 70, 128, 128, true, true, 0.1f},
 };
@@ -49,53 +30,26 @@ const AttentionCase kDecodingCases[] = {
     {"decoding the first position", 2, 2, 1, 64, 64, 64, true, true, 0.0f, 0},
 };
 
-/// Random q, k, v, mask and output gradient of one case, on both sides,
-/// and both sides' configurations.
-struct AttentionInputs {
-  cpu::AttentionShape cpuShape;
-  cuda::AttentionShape cudaShape;
-  std::vector<float> q, k, v, mask, grad;
-  cpu::AttentionConfig cpuConfig;
-  cuda::AttentionConfig cudaConfig;
-  DeviceArray<float> qDevice, kDevice, vDevice, maskDevice, gradDevice;
+/// The shared cases (KernelTestCases.h) and the wide heads: what both the
+/// forward and the backward run.
+std::vector<AttentionCase> trainingCases() {
+  std::vector<AttentionCase> cases(std::begin(kAttentionCases),
+                                   std::end(kAttentionCases));
+  cases.insert(cases.end(), std::begin(kWideHeadCases),
+               std::end(kWideHeadCases));
+  return cases;
+}
 
-  static std::vector<float> maskOf(const AttentionCase &c) {
-    // About one key in five padded, never key 0: every row keeps an
-    // unmasked key.
-    std::vector<int32_t> pads = randomIds(c.batch * c.keys, 35, 0, 4);
-    std::vector<float> mask;
-    for (int64_t i = 0; i < c.batch * c.keys; ++i)
-      mask.push_back(i % c.keys != 0 && pads[i] == 0 ? cpu::kMaskedScore
-                                                     : 0.0f);
-    return mask;
-  }
+/// A problem's inputs on the device, and the GPU's configuration: the
+/// CPU's but for the mask pointer.
+struct AttentionInputs : AttentionProblem {
+  DeviceArray<float> qDevice, kDevice, vDevice, maskDevice, gradDevice;
+  cuda::AttentionConfig cudaConfig;
 
   explicit AttentionInputs(const AttentionCase &c)
-      : cpuShape{c.batch, c.heads, c.queries, c.keys, c.keyDim, c.valueDim},
-        cudaShape{c.batch, c.heads, c.queries, c.keys, c.keyDim, c.valueDim},
-        // Scores up to about +-3: rows far from uniform, so the running max
-        // and the rescaling matter.
-        q(uniform(c.batch * c.heads * c.queries * c.keyDim, 31, -1.5f, 1.5f)),
-        k(uniform(c.batch * c.heads * c.keys * c.keyDim, 32, -1.5f, 1.5f)),
-        v(uniform(c.batch * c.heads * c.keys * c.valueDim, 33)),
-        mask(maskOf(c)),
-        grad(uniform(c.batch * c.heads * c.queries * c.valueDim, 34)),
-        qDevice(q), kDevice(k), vDevice(v), maskDevice(mask), gradDevice(grad) {
-    float scale = 1.0f / std::sqrt(static_cast<float>(c.keyDim));
-    cpuConfig.mask = c.mask ? mask.data() : nullptr;
-    cpuConfig.causal = c.causal;
-    cpuConfig.causalOffset = c.causalOffset;
-    cpuConfig.scale = scale;
-    cpuConfig.dropout = cpuDropout(c.rate);
+      : AttentionProblem(c), qDevice(q), kDevice(k), vDevice(v),
+        maskDevice(mask), gradDevice(grad), cudaConfig(cpuConfig) {
     cudaConfig.mask = c.mask ? maskDevice.get() : nullptr;
-    cudaConfig.causal = c.causal;
-    cudaConfig.causalOffset = c.causalOffset;
-    cudaConfig.scale = scale;
-    cudaConfig.dropout = cudaDropout(c.rate);
-  }
-
-  int64_t rows() const {
-    return cpuShape.batch * cpuShape.heads * cpuShape.queries;
   }
 };
 
@@ -103,30 +57,29 @@ struct AttentionInputs {
 constexpr double kAttentionTolerance = 1e-4;
 
 TEST_F(CudaKernels, Attention) {
-  std::vector<AttentionCase> cases(std::begin(kAttentionCases),
-                                   std::end(kAttentionCases));
+  std::vector<AttentionCase> cases = trainingCases();
   cases.insert(cases.end(), std::begin(kDecodingCases),
                std::end(kDecodingCases));
   for (const AttentionCase &c : cases) {
     AttentionInputs in(c);
-    std::vector<float> out(in.rows() * c.valueDim), lse(in.rows());
-    cpu::attention(in.q.data(), in.k.data(), in.v.data(), out.data(),
-                   lse.data(), in.cpuShape, in.cpuConfig);
-    DeviceArray<float> dout(out.size(), 7.0f), dlse(lse.size(), 7.0f);
+    AttentionForward expected = cpuAttention(in);
+    DeviceArray<float> dout(expected.output.size(), 7.0f),
+        dlse(expected.lse.size(), 7.0f);
     cuda::attention(in.qDevice.get(), in.kDevice.get(), in.vDevice.get(),
-                    dout.get(), dlse.get(), in.cudaShape, in.cudaConfig);
+                    dout.get(), dlse.get(), in.shape, in.cudaConfig);
     std::vector<float> gpuLse = dlse.read();
-    expectClose(std::string("attention output ") + c.name, dout.read(), out,
-                kAttentionTolerance);
-    expectClose(std::string("attention lse ") + c.name, gpuLse, lse,
+    expectClose(std::string("attention output ") + c.name, dout.read(),
+                expected.output, kAttentionTolerance);
+    expectClose(std::string("attention lse ") + c.name, gpuLse, expected.lse,
                 kAttentionTolerance);
     if (c.rate > 0.0f) {
       // The normalizer is the undropped sum: lse does not see dropout.
       cuda::AttentionConfig kept = in.cudaConfig;
       kept.dropout.rate = 0.0f;
-      DeviceArray<float> plain(out.size()), plainLse(lse.size());
+      DeviceArray<float> plain(expected.output.size()),
+          plainLse(expected.lse.size());
       cuda::attention(in.qDevice.get(), in.kDevice.get(), in.vDevice.get(),
-                      plain.get(), plainLse.get(), in.cudaShape, kept);
+                      plain.get(), plainLse.get(), in.shape, kept);
       EXPECT_EQ(plainLse.read(), gpuLse) << c.name;
     }
   }
@@ -144,15 +97,13 @@ TEST_F(CudaKernels, AttentionDropoutMask) {
       for (int64_t col = 0; col < c.valueDim; ++col)
         in.v[(bh * c.keys + j) * c.valueDim + col] = j == col ? 1.0f : 0.0f;
   DeviceArray<float> identity(in.v);
-  std::vector<float> out(in.rows() * c.valueDim), lse(in.rows());
-  cpu::attention(in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data(),
-                 in.cpuShape, in.cpuConfig);
-  DeviceArray<float> dout(out.size()), dlse(lse.size());
+  AttentionForward expected = cpuAttention(in);
+  DeviceArray<float> dout(expected.output.size()), dlse(expected.lse.size());
   cuda::attention(in.qDevice.get(), in.kDevice.get(), identity.get(),
-                  dout.get(), dlse.get(), in.cudaShape, in.cudaConfig);
+                  dout.get(), dlse.get(), in.shape, in.cudaConfig);
   std::vector<float> probabilities = dout.read();
-  expectSameZeros("attention dropout mask", probabilities, out);
-  expectClose("attention dropped probabilities", probabilities, out,
+  expectSameZeros("attention dropout mask", probabilities, expected.output);
+  expectClose("attention dropped probabilities", probabilities, expected.output,
               kAttentionTolerance);
 }
 
@@ -161,26 +112,25 @@ TEST_F(CudaKernels, AttentionDropoutMask) {
 constexpr double kAttentionGradTolerance = 1e-4;
 
 TEST_F(CudaKernels, AttentionGrad) {
-  for (const AttentionCase &c : kAttentionCases) {
+  for (const AttentionCase &c : trainingCases()) {
     AttentionInputs in(c);
     // Each side's backward reads its own forward's output and lse, as in a
     // generated step.
-    std::vector<float> out(in.rows() * c.valueDim), lse(in.rows());
-    cpu::attention(in.q.data(), in.k.data(), in.v.data(), out.data(),
-                   lse.data(), in.cpuShape, in.cpuConfig);
+    AttentionForward cpuForward = cpuAttention(in);
     std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
     cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
-                       out.data(), lse.data(), dq.data(), dk.data(), dv.data(),
-                       in.cpuShape, in.cpuConfig);
-    DeviceArray<float> dout(out.size()), dlse(lse.size());
+                       cpuForward.output.data(), cpuForward.lse.data(),
+                       dq.data(), dk.data(), dv.data(), in.shape, in.cpuConfig);
+    DeviceArray<float> dout(cpuForward.output.size()),
+        dlse(cpuForward.lse.size());
     cuda::attention(in.qDevice.get(), in.kDevice.get(), in.vDevice.get(),
-                    dout.get(), dlse.get(), in.cudaShape, in.cudaConfig);
+                    dout.get(), dlse.get(), in.shape, in.cudaConfig);
     // Outputs start as garbage: the kernels must write every element.
     DeviceArray<float> gq(dq.size(), 7.0f), gk(dk.size(), 7.0f),
         gv(dv.size(), 7.0f);
     cuda::attentionGrad(in.gradDevice.get(), in.qDevice.get(), in.kDevice.get(),
                         in.vDevice.get(), dout.get(), dlse.get(), gq.get(),
-                        gk.get(), gv.get(), in.cudaShape, in.cudaConfig);
+                        gk.get(), gv.get(), in.shape, in.cudaConfig);
     expectClose(std::string("attentionGrad query ") + c.name, gq.read(), dq,
                 kAttentionGradTolerance);
     expectClose(std::string("attentionGrad key ") + c.name, gk.read(), dk,
@@ -191,3 +141,4 @@ TEST_F(CudaKernels, AttentionGrad) {
 }
 
 } // namespace
+} // namespace tgc::test

@@ -9,33 +9,22 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
 
-namespace cpu = tgc::cpu;
-namespace cuda = tgc::cuda;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // Full-f32 cuBLAS against OpenBLAS: k = 53 products in different orders.
 constexpr double kGemmTolerance = 1e-5;
 
 TEST_F(CudaKernels, Matmul) {
-  const int64_t batch = 3, m = 37, n = 29, k = 53;
-  for (bool shared : {false, true})
-    for (bool tl : {false, true})
-      for (bool tr : {false, true}) {
-        std::vector<float> lhs = uniform(batch * m * k, 1);
-        std::vector<float> rhs = uniform((shared ? 1 : batch) * k * n, 2);
-        std::vector<float> expected(batch * m * n);
-        cpu::matmul(lhs.data(), rhs.data(), expected.data(), batch, m, n, k, tl,
-                    tr, shared);
-        DeviceArray<float> dl(lhs), dr(rhs), out(batch * m * n);
-        cuda::matmul(dl.get(), dr.get(), out.get(), batch, m, n, k, tl, tr,
-                     shared);
-        expectClose("matmul shared=" + std::to_string(shared) +
-                        " transposeLhs=" + std::to_string(tl) +
-                        " transposeRhs=" + std::to_string(tr),
-                    out.read(), expected, kGemmTolerance);
-      }
+  forEachMatmulCase([](const MatmulCase &c) {
+    std::vector<float> expected(c.batch * c.m * c.n);
+    cpu::matmul(c.lhs.data(), c.rhs.data(), expected.data(), c.batch, c.m, c.n,
+                c.k, c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    DeviceArray<float> dl(c.lhs), dr(c.rhs), out(c.batch * c.m * c.n);
+    cuda::matmul(dl.get(), dr.get(), out.get(), c.batch, c.m, c.n, c.k,
+                 c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    expectClose(c.name(), out.read(), expected, kGemmTolerance);
+  });
 }
 
 TEST_F(CudaKernels, Linear) {
@@ -111,3 +100,4 @@ TEST_F(CudaKernels, Stream) {
 }
 
 } // namespace
+} // namespace tgc::test

@@ -2,19 +2,19 @@
 //
 // The CUDA kernel tests (one file per op family of runtime/kernels/cuda)
 // run every kernel of runtime/kernels/cuda/Kernels.h on random f32 inputs
-// (fixed seeds, test/unit/RandomInputs.h) and compare it with its twin in
-// runtime/kernels/cpu/Kernels.h on the same values, itself tested against
-// the interpreter (test/unit/kernels/cpu). Shapes are not multiples of the
-// kernels' tiles (attention: 16 queries x 32 keys on the GPU, 16 x 64 on
-// the CPU) and head sizes reach 128 (attention's shared memory beyond 48
-// KiB).
+// (fixed seeds, the cases of test/unit/kernels/KernelTestCases.h and more)
+// and compare it with its twin in runtime/kernels/cpu/Kernels.h on the same
+// values, itself tested against the interpreter (test/unit/kernels/cpu).
+// Shapes are not multiples of the kernels' tiles (attention: 16 queries x
+// 32 keys on the GPU, 16 x 64 on the CPU) and head sizes reach 128
+// (attention's shared memory beyond 48 KiB).
 //
-// Error of element i: |gpu_i - cpu_i| / max(|cpu_i|, rms), rms the CPU
-// tensor's root mean square (as test/unit/kernels/cpu). Both sides round in
-// float but sum in different orders, so the tolerances are about twice the
-// CPU's against the reference; tolerance 0 means bit-exact (data movement,
-// and sums both sides add in the same order). Dropout masks must be the
-// same bits: the zeros fall in the same places.
+// The error measure (test/unit/kernels/KernelTestSupport.h) takes the CPU's
+// result as the expectation. Both sides round in float but sum in different
+// orders, so the tolerances are about twice the CPU's against the
+// reference; tolerance 0 means bit-exact (data movement, and sums both
+// sides add in the same order). Dropout masks must be the same bits: the
+// zeros fall in the same places.
 //
 // Without a usable GPU (none, no driver, a driver error) every test is
 // skipped with CUDA's message (the CudaKernels fixture); the binary still
@@ -27,12 +27,11 @@
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cuda/Device.h"
 #include "runtime/kernels/cuda/Kernels.h"
-#include "test/unit/RandomInputs.h"
+#include "test/unit/kernels/KernelTestCases.h"
+#include "test/unit/kernels/KernelTestSupport.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -115,37 +114,6 @@ inline int64_t countOf(const std::vector<int64_t> &shape) {
   return count;
 }
 
-/// The worst per-element error (see the file comment).
-inline double worstError(const std::vector<float> &actual,
-                         const std::vector<float> &expected) {
-  double squares = 0.0;
-  for (float e : expected)
-    squares += static_cast<double>(e) * e;
-  double rms = std::sqrt(squares / std::max<size_t>(1, expected.size()));
-  double worst = 0.0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    double diff = std::abs(static_cast<double>(actual[i]) - expected[i]);
-    double scale = std::max<double>(std::abs(expected[i]), rms);
-    worst = std::max(worst, scale > 0.0 ? diff / scale : diff);
-  }
-  return worst;
-}
-
-/// Compares, prints the worst error, and rejects an all-zero result (a
-/// kernel that wrote nothing must not pass against a zero expectation).
-inline void expectClose(const std::string &what,
-                        const std::vector<float> &actual,
-                        const std::vector<float> &expected, double tolerance) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  double worst = worstError(actual, expected);
-  std::cout << "  worst error " << what << ": " << worst << " (tolerance "
-            << tolerance << ")\n";
-  EXPECT_LE(worst, tolerance) << what;
-  EXPECT_TRUE(std::any_of(actual.begin(), actual.end(),
-                          [](float x) { return x != 0.0f; }))
-      << what << " is all zeros";
-}
-
 /// Dropout's zeros (where the expectation has none otherwise) are the same
 /// elements on both sides, and there are some.
 inline void expectSameZeros(const std::string &what,
@@ -162,10 +130,6 @@ inline void expectSameZeros(const std::string &what,
   EXPECT_EQ(mismatches, 0) << what;
   EXPECT_GT(zeros, 0) << what << ": nothing dropped";
 }
-
-/// The same dropout (Philox key) on both sides.
-inline cpu::Dropout cpuDropout(float rate) { return {1234, 7, 3, rate}; }
-inline cuda::Dropout cudaDropout(float rate) { return {1234, 7, 3, rate}; }
 
 } // namespace tgc::test
 

@@ -8,10 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
 
-namespace cpu = tgc::cpu;
-namespace cuda = tgc::cuda;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // 200 rows of 97 (odd width; fewer columns than a block's threads) and 3
@@ -107,20 +104,19 @@ TEST_F(CudaKernels, LayerNormGrad) {
 TEST_F(CudaKernels, ResidualLayerNorm) {
   for (const RowShape &r : kRowShapes)
     for (float rate : {0.0f, 0.1f}) {
-      std::vector<float> residual = uniform(r.rows * r.width, 26);
-      std::vector<float> sublayer = uniform(residual.size(), 27, -2.0f, 2.0f);
-      std::vector<float> gamma = uniform(r.width, 28, 0.5f, 1.5f);
+      const auto [residual, sublayer, gamma] =
+          ResidualNormInputs(r.rows, r.width, 26);
       std::vector<float> beta = uniform(r.width, 29);
       std::vector<float> expected(residual.size()), mean(r.rows), rstd(r.rows);
       cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
                              beta.data(), expected.data(), mean.data(),
-                             rstd.data(), r.rows, r.width, cpuDropout(rate),
+                             rstd.data(), r.rows, r.width, testDropout(rate),
                              kEpsilon);
       DeviceArray<float> dr(residual), ds(sublayer), dg(gamma), db(beta),
           out(residual.size()), dmean(r.rows), drstd(r.rows);
       cuda::residualLayerNorm(dr.get(), ds.get(), dg.get(), db.get(), out.get(),
                               dmean.get(), drstd.get(), r.rows, r.width,
-                              cudaDropout(rate), kEpsilon);
+                              testDropout(rate), kEpsilon);
       std::string tag = tagOf(r) + " rate " + std::to_string(rate);
       expectClose("residualLayerNorm" + tag, out.read(), expected, 1e-5);
       expectClose("residualLayerNorm mean" + tag, dmean.read(), mean, 1e-5);
@@ -131,23 +127,22 @@ TEST_F(CudaKernels, ResidualLayerNorm) {
 TEST_F(CudaKernels, ResidualLayerNormGrad) {
   for (const RowShape &r : kRowShapes)
     for (float rate : {0.0f, 0.1f}) {
-      std::vector<float> residual = uniform(r.rows * r.width, 30);
-      std::vector<float> sublayer = uniform(residual.size(), 31, -2.0f, 2.0f);
-      std::vector<float> gamma = uniform(r.width, 32, 0.5f, 1.5f);
+      const auto [residual, sublayer, gamma] =
+          ResidualNormInputs(r.rows, r.width, 30);
       std::vector<float> grad = uniform(residual.size(), 33);
       // Both sides read the CPU forward's statistics.
       std::vector<float> forward(residual.size()), mean(r.rows), rstd(r.rows);
       std::vector<float> zeros(r.width, 0.0f);
       cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
                              zeros.data(), forward.data(), mean.data(),
-                             rstd.data(), r.rows, r.width, cpuDropout(rate),
+                             rstd.data(), r.rows, r.width, testDropout(rate),
                              kEpsilon);
       std::vector<float> dres(residual.size()), dsub(residual.size()),
           dgamma(r.width), dbeta(r.width);
       cpu::residualLayerNormGrad(
           grad.data(), residual.data(), sublayer.data(), gamma.data(),
           mean.data(), rstd.data(), dres.data(), dsub.data(), dgamma.data(),
-          dbeta.data(), r.rows, r.width, cpuDropout(rate));
+          dbeta.data(), r.rows, r.width, testDropout(rate));
       DeviceArray<float> dy(grad), dr(residual), ds(sublayer), dg(gamma),
           dm(mean), dsd(rstd), ddres(residual.size(), 7.0f),
           ddsub(residual.size(), 7.0f), ddgamma(r.width, 7.0f),
@@ -155,7 +150,7 @@ TEST_F(CudaKernels, ResidualLayerNormGrad) {
       cuda::residualLayerNormGrad(dy.get(), dr.get(), ds.get(), dg.get(),
                                   dm.get(), dsd.get(), ddres.get(), ddsub.get(),
                                   ddgamma.get(), ddbeta.get(), r.rows, r.width,
-                                  cudaDropout(rate));
+                                  testDropout(rate));
       std::string tag = tagOf(r) + " rate " + std::to_string(rate);
       std::vector<float> sublayerGrad = ddsub.read();
       expectClose("residualLayerNormGrad residual" + tag, ddres.read(), dres,
@@ -173,3 +168,4 @@ TEST_F(CudaKernels, ResidualLayerNormGrad) {
 }
 
 } // namespace
+} // namespace tgc::test

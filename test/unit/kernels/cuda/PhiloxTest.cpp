@@ -8,10 +8,7 @@
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
 #include "test/unit/kernels/cuda/DropoutProbe.h"
 
-namespace cpu = tgc::cpu;
-namespace cuda = tgc::cuda;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // The device's Philox stream is the host's, bit for bit, including indices
@@ -20,10 +17,10 @@ TEST_F(CudaKernels, DropoutStream) {
   for (uint64_t first : {uint64_t{0}, (uint64_t{1} << 32) - 1001}) {
     const int64_t count = 5003;
     std::vector<float> device =
-        tgc::test::deviceDropoutFactors(cudaDropout(0.3f), first, count);
+        deviceDropoutFactors(testDropout(0.3f), first, count);
     std::vector<float> host(count);
     for (int64_t x = 0; x < count; ++x)
-      host[x] = cpuDropout(0.3f).factor(first + x);
+      host[x] = testDropout(0.3f).factor(first + x);
     EXPECT_EQ(device, host) << "from index " << first;
     expectSameZeros("dropout factors from " + std::to_string(first), device,
                     host);
@@ -31,3 +28,4 @@ TEST_F(CudaKernels, DropoutStream) {
 }
 
 } // namespace
+} // namespace tgc::test

@@ -11,21 +11,14 @@
 
 #include <utility>
 
-namespace cpu = tgc::cpu;
-namespace cuda = tgc::cuda;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 // Data movement: bit-exact.
 TEST_F(CudaKernels, Transpose) {
-  struct Case {
-    std::vector<int64_t> shape, permutation;
-  };
-  for (const Case &c :
-       {Case{{3, 37, 4, 8}, {0, 2, 1, 3}}, Case{{37, 53}, {1, 0}},
-        Case{{3, 5, 7, 4}, {3, 1, 0, 2}}, Case{{200, 3, 70}, {1, 0, 2}},
-        Case{{}, {}}}) {
+  std::vector<TransposeCase> cases = kTransposeCases;
+  cases.push_back({{}, {}}); // a scalar
+  for (const TransposeCase &c : cases) {
     int64_t count = countOf(c.shape);
     std::vector<float> input = uniform(count, 9);
     int rank = static_cast<int>(c.shape.size());
@@ -41,14 +34,7 @@ TEST_F(CudaKernels, Transpose) {
 }
 
 TEST_F(CudaKernels, Broadcast) {
-  struct Case {
-    std::vector<int64_t> inputShape, dims, resultShape;
-  };
-  for (const Case &c :
-       {Case{{7}, {2}, {2, 5, 7}}, Case{{2, 7}, {0, 3}, {2, 4, 7, 7}},
-        Case{{5}, {0}, {5, 6}}, Case{{70}, {2}, {4, 150, 70}},
-        Case{{1, 7}, {0, 1}, {4, 7}}, Case{{37, 1}, {0, 1}, {37, 53}},
-        Case{{2, 1, 5}, {0, 1, 3}, {2, 3, 4, 5}}, Case{{}, {}, {3, 4}}}) {
+  for (const BroadcastCase &c : kBroadcastCases) {
     std::vector<float> input = uniform(countOf(c.inputShape), 10);
     int64_t count = countOf(c.resultShape);
     int resultRank = static_cast<int>(c.resultShape.size());
@@ -67,26 +53,10 @@ TEST_F(CudaKernels, Broadcast) {
 // Double accumulators on both sides: one float rounding apart at most
 // (1e-6 leaves room for the Mean's division). Max is exact.
 TEST_F(CudaKernels, Reduce) {
-  struct Case {
-    std::vector<int64_t> shape, dims;
-  };
-  const std::vector<Case> cases = {{{4, 37, 6, 5}, {0}},
-                                   {{4, 37, 6, 5}, {3}},
-                                   {{4, 37, 6, 5}, {1, 3}},
-                                   {{4, 37, 6, 5}, {0, 2}},
-                                   {{4, 37, 6, 5}, {0, 1, 2, 3}},
-                                   {{4, 1, 37, 5}, {1}},
-                                   {{600, 70}, {0}},
-                                   {{600, 70}, {1}},
-                                   {{3, 200, 70}, {1}},
-                                   {{1, 1}, {0}}};
-  const std::pair<cpu::Reduction, cuda::Reduction> kinds[] = {
-      {cpu::Reduction::Sum, cuda::Reduction::Sum},
-      {cpu::Reduction::Max, cuda::Reduction::Max},
-      {cpu::Reduction::Mean, cuda::Reduction::Mean}};
-  const char *names[] = {"sum", "max", "mean"};
-  for (const Case &c : cases)
-    for (int kind = 0; kind < 3; ++kind) {
+  std::vector<ReduceCase> cases = kReduceCases;
+  cases.push_back({{1, 1}, {0}}); // one element
+  for (const ReduceCase &c : cases)
+    for (const NamedReduction &reduction : kReductions) {
       int rank = static_cast<int>(c.shape.size());
       std::vector<float> input = uniform(countOf(c.shape), 11);
       bool reduced[8] = {};
@@ -97,14 +67,15 @@ TEST_F(CudaKernels, Reduce) {
         outCount *= reduced[d] ? 1 : c.shape[d];
       std::vector<float> expected(outCount);
       cpu::reduce(input.data(), expected.data(), c.shape.data(), rank, reduced,
-                  kinds[kind].first);
+                  reduction.kind);
       DeviceArray<float> in(input), out(outCount);
       cuda::reduce(in.get(), out.get(), c.shape.data(), rank, reduced,
-                   kinds[kind].second);
-      expectClose(std::string("reduce ") + names[kind] + " of " +
+                   reduction.kind);
+      expectClose(std::string("reduce ") + reduction.name + " of " +
                       std::to_string(input.size()) + " into " +
                       std::to_string(outCount),
-                  out.read(), expected, kind == 1 ? 0.0 : 1e-6);
+                  out.read(), expected,
+                  reduction.kind == runtime::Reduction::Max ? 0.0 : 1e-6);
     }
 }
 
@@ -225,3 +196,4 @@ TEST_F(CudaKernels, Masks) {
 }
 
 } // namespace
+} // namespace tgc::test

@@ -10,27 +10,14 @@
 
 #include <memory>
 
-namespace cpu = tgc::cpu;
-namespace cuda = tgc::cuda;
-using namespace tgc::test;
-
+namespace tgc::test {
 namespace {
 
 //===--- Loss.cu ----------------------------------------------------------===//
 
-// 64 rows of 1000 classes; some targets ignored.
-constexpr int64_t kLossRows = 64, kClasses = 1000;
-constexpr int32_t kIgnore = 0;
-
-std::vector<int32_t> lossTargets(uint32_t seed) {
-  std::vector<int32_t> targets = randomIds(kLossRows, seed, 0, 7);
-  for (int32_t &t : targets) // ignored when 0, else a class anywhere
-    t = t == 0 ? kIgnore : t * 111;
-  return targets;
-}
-
+// The loss cases (KernelTestCases.h): 64 rows of 1000 classes.
 TEST_F(CudaKernels, CrossEntropy) {
-  std::vector<float> logits = uniform(kLossRows * kClasses, 36, -4.0f, 4.0f);
+  std::vector<float> logits = lossLogits(36);
   DeviceArray<float> dl(logits), dloss(1);
   DeviceArray<int32_t> dtokens(1);
   for (bool allIgnored : {false, true})
@@ -58,7 +45,7 @@ TEST_F(CudaKernels, CrossEntropy) {
 }
 
 TEST_F(CudaKernels, CrossEntropyGrad) {
-  std::vector<float> logits = uniform(kLossRows * kClasses, 38, -4.0f, 4.0f);
+  std::vector<float> logits = lossLogits(38);
   DeviceArray<float> dl(logits);
   const float lossGrad = 1.7f;
   for (float smoothing : {0.0f, 0.1f}) {
@@ -120,41 +107,36 @@ TEST_F(CudaKernels, CrossEntropyManyRows) {
 // A few float operations per element; the bias corrections in double on
 // both sides. lr and step are device scalars on the GPU.
 TEST_F(CudaKernels, AdamUpdate) {
-  const int64_t sizes[] = {1000, 37, 40000}; // many chunks, a tiny tensor
-  const float lr = 1e-2f, beta1 = 0.9f, beta2 = 0.98f, epsilon = 1e-9f;
-  DeviceArray<float> dlr(std::vector<float>{lr});
+  DeviceArray<float> dlr(std::vector<float>{AdamProblem::lr});
   for (int32_t step : {1, 7}) {
     DeviceArray<int32_t> dstep(std::vector<int32_t>{step});
-    std::vector<std::vector<float>> p, m, v, g;
+    AdamProblem adam;
     std::vector<std::unique_ptr<DeviceArray<float>>> device;
-    std::vector<cpu::AdamTensor> cpuTensors;
     std::vector<cuda::AdamTensor> cudaTensors;
     for (size_t x = 0; x < 3; ++x) {
-      uint32_t seed = 40 + 4 * static_cast<uint32_t>(x);
-      p.push_back(uniform(sizes[x], seed, -0.02f, 0.02f));
-      m.push_back(uniform(sizes[x], seed + 1, -0.1f, 0.1f));
-      v.push_back(uniform(sizes[x], seed + 2, 0.0f, 0.01f));
-      g.push_back(uniform(sizes[x], seed + 3));
-      for (const std::vector<float> *host : {&p[x], &m[x], &v[x], &g[x]})
+      for (const std::vector<float> *host :
+           {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
         device.push_back(std::make_unique<DeviceArray<float>>(*host));
       cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
                              device[4 * x + 2]->get(), device[4 * x + 3]->get(),
-                             sizes[x]});
+                             adam.sizes[x]});
     }
-    for (size_t x = 0; x < 3; ++x)
-      cpuTensors.push_back(
-          {p[x].data(), m[x].data(), v[x].data(), g[x].data(), sizes[x]});
-    cpu::adamUpdate(cpuTensors.data(), 3, lr, step, beta1, beta2, epsilon);
-    cuda::adamUpdate(cudaTensors.data(), 3, dlr.get(), dstep.get(), beta1,
-                     beta2, epsilon);
+    std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
+    cpu::adamUpdate(cpuTensors.data(), 3, adam.lr, step, adam.beta1, adam.beta2,
+                    adam.epsilon);
+    cuda::adamUpdate(cudaTensors.data(), 3, dlr.get(), dstep.get(), adam.beta1,
+                     adam.beta2, adam.epsilon);
     for (size_t x = 0; x < 3; ++x) {
       std::string tag =
           " step " + std::to_string(step) + " tensor " + std::to_string(x);
-      expectClose("adam param" + tag, device[4 * x]->read(), p[x], 1e-5);
-      expectClose("adam moment1" + tag, device[4 * x + 1]->read(), m[x], 1e-5);
-      expectClose("adam moment2" + tag, device[4 * x + 2]->read(), v[x], 1e-5);
+      expectClose("adam param" + tag, device[4 * x]->read(), adam.p[x], 1e-5);
+      expectClose("adam moment1" + tag, device[4 * x + 1]->read(), adam.m[x],
+                  1e-5);
+      expectClose("adam moment2" + tag, device[4 * x + 2]->read(), adam.v[x],
+                  1e-5);
     }
   }
 }
 
 } // namespace
+} // namespace tgc::test

@@ -1,0 +1,223 @@
+//===- Average.cpp - tgc-data average: the mean of checkpoints ------------===//
+//
+// Checkpoint averaging (the paper averages the last 5 or 20 checkpoints for
+// its results): every tensor of the output is the element-wise mean of the
+// inputs', summed in double. The inputs must be of one model: the same
+// model name, config text and tensors (names, shapes, order).
+//
+//===----------------------------------------------------------------------===//
+#include "tools/tgc-data/Commands.h"
+
+#include "runtime/program/Checkpoint.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+namespace cl = llvm::cl;
+using namespace tgc::runtime;
+
+namespace tgc::data {
+
+cl::SubCommand averageCommand("average", "Average checkpoints of one model "
+                                         "(meant for translation)");
+
+namespace {
+
+cl::opt<unsigned> averageLast(
+    "last",
+    cl::desc("Average the N files CHECKPOINT.step<S> with the highest steps"),
+    cl::value_desc("N"), cl::init(0), cl::sub(averageCommand),
+    cl::cat(dataCategory));
+cl::list<std::string> averageInputs(
+    cl::Positional, cl::OneOrMore,
+    cl::desc("<checkpoint> ... (with --last: the one checkpoint path)"),
+    cl::sub(averageCommand), cl::cat(dataCategory));
+cl::opt<std::string> averageOutput("o", cl::desc("The checkpoint to write"),
+                                   cl::value_desc("OUT"), cl::Required,
+                                   cl::sub(averageCommand),
+                                   cl::cat(dataCategory));
+
+struct Input {
+  std::string path;
+  int64_t namedStep = -1; ///< S of a CHECKPOINT.step<S>; -1 if given by name
+};
+
+/// The `count` files `<checkpoint>.step<S>` with the highest S, oldest first.
+std::string findLast(const std::string &checkpoint, unsigned count,
+                     std::vector<Input> &inputs) {
+  namespace fs = std::filesystem;
+  fs::path base(checkpoint);
+  fs::path directory = base.has_parent_path() ? base.parent_path() : ".";
+  std::string prefix = base.filename().string() + ".step";
+  std::vector<Input> found;
+  std::error_code error;
+  for (fs::directory_iterator it(directory, error), end; !error && it != end;
+       it.increment(error)) {
+    std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix) || name.size() == prefix.size())
+      continue;
+    int64_t step = -1;
+    const char *digits = name.data() + prefix.size(),
+               *stop = name.data() + name.size();
+    auto [last, bad] = std::from_chars(digits, stop, step);
+    if (bad == std::errc() && last == stop && *digits != '-')
+      found.push_back(
+          {base.has_parent_path() ? (directory / name).string() : name, step});
+  }
+  if (error)
+    return "cannot list " + directory.string() + ": " + error.message();
+  if (found.size() < count)
+    return "--last " + std::to_string(count) + ": found only " +
+           std::to_string(found.size()) + " files " + checkpoint +
+           ".step<S> (a training run with --keep-last N keeps them)";
+  std::sort(found.begin(), found.end(), [](const Input &a, const Input &b) {
+    return a.namedStep < b.namedStep;
+  });
+  inputs.assign(found.end() - count, found.end());
+  return {};
+}
+
+std::string quoted(std::string_view a, std::string_view b) {
+  return std::string("'").append(a).append("' vs '").append(b).append("'");
+}
+
+/// The first "; "-separated part of two config texts that differs.
+std::string configDifference(std::string_view a, std::string_view b) {
+  for (size_t start = 0; start < std::min(a.size(), b.size());) {
+    std::string_view partA = a.substr(start, a.find("; ", start) - start);
+    std::string_view partB = b.substr(start, b.find("; ", start) - start);
+    if (partA != partB)
+      return quoted(partA, partB);
+    start += partA.size() + 2;
+  }
+  return quoted(a, b);
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Why `b` cannot be averaged with `a`, or an empty string.
+std::string modelDifference(const CheckpointInfo &infoA,
+                            const std::vector<OwnedTensor> &a,
+                            const CheckpointInfo &infoB,
+                            const std::vector<OwnedTensor> &b) {
+  if (infoA.model != infoB.model)
+    return "model " + quoted(infoA.model, infoB.model);
+  if (infoA.config != infoB.config)
+    return "config " + configDifference(infoA.config, infoB.config);
+  if (a.size() != b.size())
+    return std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
+           " tensors";
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name)
+      return "tensor " + std::to_string(i) + " is " +
+             quoted(a[i].name, b[i].name);
+    if (a[i].shape != b[i].shape)
+      return "tensor '" + a[i].name + "' has shape " + shapeText(a[i].shape) +
+             " vs " + shapeText(b[i].shape);
+  }
+  return {};
+}
+
+/// The running sum of checkpoints of one model, in double: the mean of N
+/// copies of a value is then that value, exactly.
+class CheckpointSum {
+public:
+  /// Reads `input` and adds it; an error names the file and the problem.
+  std::string add(const Input &input);
+  /// Writes the mean, with the newest input's metadata.
+  std::string writeMean(const std::string &path);
+
+  size_t count = 0;
+  CheckpointInfo newest;
+  std::string newestPath, steps; ///< e.g. "1, 2"
+
+private:
+  CheckpointInfo first;
+  std::string firstPath;
+  std::vector<OwnedTensor> model; ///< the first input, then the mean
+  std::vector<std::vector<double>> sums;
+};
+
+std::string CheckpointSum::add(const Input &input) {
+  CheckpointInfo info;
+  std::vector<OwnedTensor> tensors;
+  if (std::string error = readCheckpointTensors(input.path, info, tensors);
+      !error.empty())
+    return error;
+  if (input.namedStep >= 0 && info.step != input.namedStep)
+    return input.path + " holds step " + std::to_string(info.step) +
+           ", not the step its name says";
+  if (count == 0) {
+    first = info;
+    firstPath = input.path;
+    model = tensors;
+    for (const OwnedTensor &t : tensors)
+      sums.emplace_back(t.values.size(), 0.0);
+  } else if (std::string why = modelDifference(first, model, info, tensors);
+             !why.empty()) {
+    return "cannot average checkpoints of different models: " + firstPath +
+           " and " + input.path + " differ: " + why;
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t j = 0; j < tensors[i].values.size(); ++j)
+      sums[i][j] += tensors[i].values[j];
+  if (count == 0 || info.step >= newest.step) {
+    newest = info;
+    newestPath = input.path;
+  }
+  steps += (count++ ? ", " : "") + std::to_string(info.step);
+  return {};
+}
+
+std::string CheckpointSum::writeMean(const std::string &path) {
+  std::vector<CheckpointTensor> views;
+  for (size_t i = 0; i < model.size(); ++i) {
+    for (size_t j = 0; j < sums[i].size(); ++j)
+      model[i].values[j] =
+          static_cast<float>(sums[i][j] / static_cast<double>(count));
+    views.push_back({model[i].name, model[i].shape, model[i].values.data()});
+  }
+  return writeCheckpoint(path, newest, views);
+}
+
+} // namespace
+
+int runAverage() {
+  std::vector<Input> inputs;
+  if (averageLast > 0) {
+    if (averageInputs.size() != 1)
+      return fail("average --last N takes one checkpoint path, not " +
+                  std::to_string(averageInputs.size()));
+    if (std::string error = findLast(averageInputs[0], averageLast, inputs);
+        !error.empty())
+      return fail(error);
+  } else {
+    if (averageInputs.size() < 2)
+      return fail("average needs two checkpoints or more, or --last N "
+                  "CHECKPOINT");
+    for (const std::string &path : averageInputs)
+      inputs.push_back({path, -1});
+  }
+  CheckpointSum sum;
+  for (const Input &input : inputs)
+    if (std::string error = sum.add(input); !error.empty())
+      return fail(error);
+  if (std::string error = sum.writeMean(averageOutput); !error.empty())
+    return fail(error);
+  llvm::outs() << averageOutput << ": the mean of " << sum.count
+               << (sum.count == 1 ? " checkpoint of " : " checkpoints of ")
+               << sum.newest.model << " (steps " << sum.steps
+               << "), metadata from " << sum.newestPath << " (step "
+               << sum.newest.step << ")\n";
+  return 0;
+}
+
+} // namespace tgc::data
