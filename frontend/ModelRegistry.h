@@ -38,6 +38,10 @@ struct ModelDefinition {
   std::function<mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>(
       mlir::MLIRContext &, const ModelOptions &)>
       build;
+  /// Optional: the resolved config `build` would use, as text with one
+  /// field a line (a program's manifest records it); empty on failure.
+  std::function<std::string(mlir::MLIRContext &, const ModelOptions &)>
+      describeConfig;
 };
 
 /// Registers `model`; a second model with the same name replaces the first.

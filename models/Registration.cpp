@@ -10,20 +10,23 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <google/protobuf/text_format.h>
+
 using namespace mlir;
 
 namespace tgc::models {
 
-static FailureOr<OwningOpRef<ModuleOp>>
-buildTransformerModel(MLIRContext &context, const ModelOptions &options) {
-  auto error = [&](const llvm::Twine &message) {
-    emitError(UnknownLoc::get(&context)) << message;
-    return failure();
-  };
+/// The preset with the config file's fields and the corpus's vocabulary
+/// (not yet a bucket's shape), or a diagnostic.
+static FailureOr<TransformerConfig>
+resolveConfig(MLIRContext &context, const ModelOptions &options) {
   std::optional<TransformerConfig> config = transformerPreset(options.preset);
-  if (!config)
-    return error("transformer has no preset '" + options.preset +
-                 "' (presets: " + llvm::join(transformerPresets(), ", ") + ")");
+  if (!config) {
+    emitError(UnknownLoc::get(&context))
+        << "transformer has no preset '" << options.preset << "' (presets: "
+        << llvm::join(transformerPresets(), ", ") << ")";
+    return failure();
+  }
   if (!options.configFile.empty()) {
     TransformerConfig overrides;
     if (auto bad = readConfigFile(options.configFile, overrides)) {
@@ -34,28 +37,51 @@ buildTransformerModel(MLIRContext &context, const ModelOptions &options) {
     }
     config->MergeFrom(overrides);
   }
+  if (options.vocabulary)
+    config->set_vocab_size(options.vocabulary);
+  return *config;
+}
+
+static FailureOr<OwningOpRef<ModuleOp>>
+buildTransformerModel(MLIRContext &context, const ModelOptions &options) {
+  FailureOr<TransformerConfig> config = resolveConfig(context, options);
+  if (failed(config))
+    return failure();
   if (options.batchSize)
     config->set_batch_size(options.batchSize);
   if (options.sourceLength)
     config->set_source_length(options.sourceLength);
   if (options.targetLength)
     config->set_target_length(options.targetLength);
-  if (options.vocabulary)
-    config->set_vocab_size(options.vocabulary);
-  if (auto message = validateTransformerConfig(*config))
-    return error(options.configFile.empty()
-                     ? "transformer preset '" + options.preset + "': " + *message
-                     : "transformer preset '" + options.preset + "' with " +
-                           options.configFile + ": " + *message);
+  if (auto message = validateTransformerConfig(*config)) {
+    emitError(UnknownLoc::get(&context))
+        << (options.configFile.empty()
+                ? "transformer preset '" + options.preset + "': " + *message
+                : "transformer preset '" + options.preset + "' with " +
+                      options.configFile + ": " + *message);
+    return failure();
+  }
   return buildGraph(context, "loss",
                     [&](Builder &b) { buildTransformer(b, *config); });
+}
+
+/// The resolved config as text, one field a line, for the manifest.
+static std::string describeTransformerConfig(MLIRContext &context,
+                                             const ModelOptions &options) {
+  FailureOr<TransformerConfig> config = resolveConfig(context, options);
+  if (failed(config))
+    return {};
+  std::string fields;
+  google::protobuf::TextFormat::PrintToString(*config, &fields);
+  return "preset " + options.preset + "\n" + fields;
 }
 
 void registerBuiltinModels() {
   registerModel({"transformer",
                  "the Transformer of \"Attention Is All You Need\" "
                  "(post-LN encoder-decoder, shared embeddings)",
-                 transformerPresets(), "base", buildTransformerModel});
+                 transformerPresets(), "base", buildTransformerModel,
+                 describeTransformerConfig});
 }
 
 } // namespace tgc::models

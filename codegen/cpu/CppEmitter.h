@@ -25,6 +25,9 @@ struct CompiledModelInfo {
   /// FNV-1a of the vocabulary the model was compiled for (tgc --corpus); 0
   /// when none, and then the binary accepts any data of its vocabulary size.
   uint64_t vocabularyHash = 0;
+  /// What made the program (tools/driver/Manifest.h): its --version and
+  /// what its checkpoints record. Lines separated by '\n'.
+  std::string manifest;
 };
 
 /// Writes the C++ of each bucket's @train_step (and @predict) to `os`: one

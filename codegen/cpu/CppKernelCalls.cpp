@@ -248,7 +248,8 @@ FailureOr<std::string> emitCausalMask(Args &p, EmitContext &context,
 
 FailureOr<std::string> emitSoftmax(Args &p, EmitContext &context,
                                    tg::SoftmaxOp o) {
-  if (o.getAxis() != static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
+  if (static_cast<int64_t>(o.getAxis()) !=
+      static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
     return o.emitOpError() << "is over axis " << o.getAxis()
                            << "; the C++ backend supports the last axis only";
   return std::string("  kernels::softmax(" + p(o.getInput()) + ", " +
@@ -258,7 +259,8 @@ FailureOr<std::string> emitSoftmax(Args &p, EmitContext &context,
 
 FailureOr<std::string> emitSoftmaxGrad(Args &p, EmitContext &context,
                                        tg::SoftmaxGradOp o) {
-  if (o.getAxis() != static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
+  if (static_cast<int64_t>(o.getAxis()) !=
+      static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
     return o.emitOpError() << "is over axis " << o.getAxis()
                            << "; the C++ backend supports the last axis only";
   return std::string("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +

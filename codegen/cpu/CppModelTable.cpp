@@ -197,8 +197,12 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
     emitDeviceHooks(arenaBytes);
   os << "} // namespace\n\n";
   const WarmupSchedule &s = buckets.front().signature.schedule;
-  os << "const CompiledModel tgc::runtime::kCompiledModel = {\n"
-     << "    \"" << info.name << "\",\n"
+  os << "// What made this program (tgc, model, config, code, compiler): "
+        "--version prints it,\n// checkpoints record it.\n"
+     << "const char kManifest[] = " << cpp::stringLiteral(info.manifest, true)
+     << ";\n\n"
+     << "const CompiledModel tgc::runtime::kCompiledModel = {\n"
+     << "    " << cpp::stringLiteral(info.name) << ",\n"
      << "    /*vocabulary=*/" << buckets.front().signature.shape.vocabulary
      << ", /*vocabularyHash=*/" << llvm::format("0x%016llx", static_cast<unsigned long long>(info.vocabularyHash))
      << "ull,\n"
@@ -209,7 +213,8 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << stateFloats << ",\n"
      << "    /*arenaBytes=*/" << arenaBytes << ",\n"
      << "    kBuckets, " << buckets.size() << ",\n"
-     << "    /*device=*/" << (isCuda() ? "&kDevice" : "nullptr") << ",\n};\n";
+     << "    /*device=*/" << (isCuda() ? "&kDevice" : "nullptr") << ",\n"
+     << "    kManifest,\n};\n";
 }
 
 void FileEmitter::emitCaches(const Bucket &bucket) {

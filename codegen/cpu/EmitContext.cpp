@@ -22,12 +22,14 @@ std::string floatLiteral(double value) {
   return s + "f";
 }
 
-std::string stringLiteral(StringRef text) {
+std::string stringLiteral(StringRef text, bool newlines) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\')
       out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
+    if (c == '\n' && newlines)
+      out += "\\n\"\n    \""; // one source line per manifest line
+    else if (static_cast<unsigned char>(c) < 0x20)
       out += ' '; // no control characters in a generated comment or literal
     else
       out += c;

@@ -28,8 +28,10 @@ std::string floatLiteral(double value);
 /// "{2, 7, 16}".
 std::string arrayLiteral(llvm::ArrayRef<int64_t> values);
 
-/// `text` as a C++ string literal, quotes and backslashes escaped.
-std::string stringLiteral(llvm::StringRef text);
+/// `text` as a C++ string literal, quotes and backslashes escaped; with
+/// `newlines`, '\n' is kept as an escape (else, as other control
+/// characters, a space).
+std::string stringLiteral(llvm::StringRef text, bool newlines = false);
 
 /// Static shape of a ranked tensor value.
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);

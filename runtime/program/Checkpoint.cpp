@@ -119,6 +119,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   if (info.bestLoss >= 0)
     metadata.set_best_loss(info.bestLoss);
   metadata.set_stale_validations(info.staleValidations);
+  metadata.set_manifest(info.manifest);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -270,6 +271,7 @@ CheckpointInfo CheckpointReader::info() const {
   info.bestBleu = metadata_.has_best_bleu() ? metadata_.best_bleu() : -1;
   info.bestLoss = metadata_.has_best_loss() ? metadata_.best_loss() : -1;
   info.staleValidations = metadata_.stale_validations();
+  info.manifest = metadata_.manifest();
   return info;
 }
 

@@ -47,6 +47,7 @@ struct CheckpointInfo {
   double bestBleu = -1; ///< best validation BLEU so far; -1 before any
   double bestLoss = -1; ///< best validation loss so far; -1 before any
   int64_t staleValidations = 0; ///< validations since the best one
+  std::string manifest; ///< of the program that wrote it; empty: unknown
 };
 
 /// Writes `info` and `tensors` to `path` atomically. Returns an empty string

@@ -135,6 +135,11 @@ struct CompiledModel {
   const CompiledBucket *buckets;
   int numBuckets;
   const DeviceHooks *device;
+  /// What made the program: tgc's version and source revision, the model,
+  /// its config, buckets, the generated code's hash, the compiler and its
+  /// flags (tools/driver/Manifest.h), one fact a line. --version prints it;
+  /// checkpoints record it, and --resume compares.
+  const char *manifest;
 };
 
 extern const CompiledModel kCompiledModel;

@@ -48,11 +48,15 @@ const char *kUsage =
     "  --save-every N        also save every N steps\n"
     "  --keep-last N         keep the last N saves as <checkpoint>.step<S> too\n"
     "                        (for tgc-data average --last N)\n"
-    "  --resume F            continue from checkpoint F\n"
+    "  --resume F            continue from checkpoint F (refused when F's config\n"
+    "                        differs from this program's)\n"
+    "  --force-resume        resume it anyway\n"
     "evaluation:\n"
     "  --eval-sentences N    held-out sentences to translate (default 256, 0 off)\n"
     "  --samples N           translations to print (default 3)\n"
     "  --dump-params F       every variable as raw f32 to F at the end\n"
+    "  --version             what made this program (tgc, model, config, code,\n"
+    "                        compiler), as its checkpoints record it\n"
     "translation (needs --resume and --vocab):\n"
     "  --translate F         translate F's lines (- for stdin), write text\n"
     "  --output F            where to write them (default stdout)\n"
@@ -94,7 +98,7 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return o.task.has_value();
   }
   if (flag == "--seed") {
-    uint32_t seed;
+    uint32_t seed = 0;
     bool ok = parseNumber(flag, value, seed, uint32_t{0});
     o.seed = seed;
     return ok;
@@ -211,6 +215,8 @@ bool checkCombinations(const TrainOptions &o) {
   if (!o.translate.empty() && (o.resume.empty() || o.vocabulary.empty()))
     return problem("--translate needs --resume (the trained model) and "
                    "--vocab (its SentencePiece model)");
+  if (o.forceResume && o.resume.empty())
+    return problem("--force-resume goes with --resume");
   if (!o.output.empty() && o.translate.empty())
     return problem("--output goes with --translate");
   if (o.validEvery == 0 && (o.validSentences || o.validBeam || o.bestBy ||
@@ -241,6 +247,14 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       std::printf(kUsage, argv[0]);
       exitCode = 0;
       return false;
+    }
+    if (arg == "--version") {
+      options.printVersion = true;
+      continue;
+    }
+    if (arg == "--force-resume") {
+      options.forceResume = true;
+      continue;
     }
     size_t eq = arg.find('=');
     if (eq != std::string_view::npos) {

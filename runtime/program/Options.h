@@ -52,6 +52,10 @@ struct TrainOptions {
   /// for checkpoint averaging (tgc-data average --last N).
   int64_t keepLast = 0;
   std::string resume;
+  /// Resume a checkpoint whose config differs from the program's.
+  bool forceResume = false;
+  /// Print the program's manifest and stop.
+  bool printVersion = false;
   /// Held-out sentences to translate greedily after training (0: none).
   int64_t evalSentences = 256;
   /// How many of them to print as samples.

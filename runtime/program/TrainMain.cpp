@@ -12,6 +12,7 @@
 #include "runtime/data/Bleu.h"
 #include "runtime/program/CheckpointHistory.h"
 #include "runtime/program/CompiledStep.h"
+#include "runtime/program/ManifestCheck.h"
 #include "runtime/program/Metrics.h"
 #include "runtime/program/ModelState.h"
 #include "runtime/program/Options.h"
@@ -138,6 +139,25 @@ struct CompiledStepBackend final : StepBackend {
   }
 };
 
+/// Whether --resume's checkpoint may go on in this program: its manifest
+/// (what made the program that wrote it) differs at most in what does not
+/// change the model, or --force-resume. False after a message.
+bool checkManifest(const TrainOptions &options, const CompiledModel &model,
+                   const CheckpointInfo &resumed) {
+  if (resumed.manifest.empty())
+    return true; // written before checkpoints recorded manifests
+  ManifestDifference difference =
+      compareManifests(resumed.manifest, model.manifest ? model.manifest : "");
+  if (difference.empty())
+    return true;
+  bool refuse = difference.configDiffers && !options.forceResume;
+  std::fprintf(stderr, "%s: checkpoint %s was written by another program%s:\n%s",
+               refuse ? "error" : "note", options.resume.c_str(),
+               refuse ? " with another config (--force-resume to go on)" : "",
+               difference.format().c_str());
+  return !refuse;
+}
+
 struct Run {
   const CompiledModel &model;
   const TrainOptions &options;
@@ -198,6 +218,7 @@ struct Run {
     info.step = step;
     info.seed = seed;
     info.data = data.describe();
+    info.manifest = model.manifest ? model.manifest : "";
     std::vector<CheckpointTensor> tensors = memory.tensors();
     if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
       std::fprintf(stderr, "error: %s\n", why.c_str());
@@ -358,6 +379,10 @@ int main(int argc, char **argv) {
   int exitCode = 0;
   if (!parseTrainOptions(argc, argv, options, exitCode))
     return exitCode;
+  if (options.printVersion) {
+    std::printf("%s", model.manifest ? model.manifest : "");
+    return 0;
+  }
   if (model.device) {
     std::string why;
     if (!model.device->open(why)) {
@@ -383,6 +408,8 @@ int main(int argc, char **argv) {
                    options.resume.c_str(), variable);
       return 1;
     }
+    if (!checkManifest(options, model, resumed))
+      return 1;
     // Without data flags, a resumed run goes on with the checkpoint's task.
     if (!options.task && options.trainSource.empty() &&
         resumed.data.starts_with("task "))

@@ -105,14 +105,51 @@ std::vector<std::string> runtimeLibraries(llvm::StringRef linkFlags) {
   return libraries;
 }
 
+/// The flags of a CPU program's compilation.
+std::vector<std::string> cpuFlags() {
+  return {"-std=c++20", "-O3", "-march=native", "-fno-math-errno",
+          "-I" + std::string(kSourceDir)};
+}
+
+std::string cudaCompiler(const BinaryOptions &options) {
+  if (!options.compiler.empty())
+    return options.compiler;
+  const char *env = std::getenv("TGC_NVCC");
+  return env && *env ? env : kNvcc;
+}
+
+/// The flags of a CUDA program's compilation; false when --cuda-arch is not
+/// a list of numbers.
+bool cudaFlags(const BinaryOptions &options, std::vector<std::string> &flags) {
+  // The shared CUDA runtime, as runtime/kernels/cuda's archive was built for.
+  flags = {"-std=c++20", "-O3", "-cudart=shared",
+           "-I" + std::string(kSourceDir)};
+  for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ',')) {
+    arch = arch.trim();
+    if (arch.empty() || !llvm::all_of(arch, llvm::isDigit))
+      return false;
+    flags.push_back(
+        ("-gencode=arch=compute_" + arch + ",code=sm_" + arch).str());
+  }
+  return true;
+}
+
 } // namespace
+
+std::string compileCommand(const BinaryOptions &options, bool cuda) {
+  std::vector<std::string> flags = cpuFlags();
+  if (cuda)
+    cudaFlags(options, flags);
+  std::string command = cuda ? cudaCompiler(options) : chooseCompiler(options);
+  for (const std::string &flag : flags)
+    command += " " + flag;
+  return command;
+}
 
 bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
                  const BinaryOptions &options) {
   return compileAndLink(cppSource, "cpp", output, chooseCompiler(options),
-                        {"-std=c++20", "-O3", "-march=native",
-                         "-fno-math-errno", "-I" + std::string(kSourceDir)},
-                        runtimeLibraries(kCpuLinkFlags), options);
+                        cpuFlags(), runtimeLibraries(kCpuLinkFlags), options);
 }
 
 bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
@@ -122,22 +159,12 @@ bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
                     "configure time); --target=cuda cannot build programs\n";
     return false;
   }
-  std::string compiler = options.compiler;
-  if (compiler.empty()) {
-    const char *env = std::getenv("TGC_NVCC");
-    compiler = env && *env ? env : kNvcc;
-  }
-  // The shared CUDA runtime, as runtime/kernels/cuda's archive was built for.
-  std::vector<std::string> flags = {"-std=c++20", "-O3", "-cudart=shared",
-                                    "-I" + std::string(kSourceDir)};
-  for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ',')) {
-    arch = arch.trim();
-    if (arch.empty() || !llvm::all_of(arch, llvm::isDigit)) {
-      llvm::errs() << "tgc: --cuda-arch wants numbers like 80,90, not '"
-                   << options.cudaArchitectures << "'\n";
-      return false;
-    }
-    flags.push_back(("-gencode=arch=compute_" + arch + ",code=sm_" + arch).str());
+  std::string compiler = cudaCompiler(options);
+  std::vector<std::string> flags;
+  if (!cudaFlags(options, flags)) {
+    llvm::errs() << "tgc: --cuda-arch wants numbers like 80,90, not '"
+                 << options.cudaArchitectures << "'\n";
+    return false;
   }
   std::vector<std::string> libraries;
   for (llvm::StringRef library : llvm::split(kCudaLibraries, ';'))

@@ -24,6 +24,10 @@ struct BinaryOptions {
   std::string cudaArchitectures = "80,90";
 };
 
+/// The compiler and the flags buildBinary (or, with `cuda`,
+/// buildCudaBinary) compiles with, for the program's manifest.
+std::string compileCommand(const BinaryOptions &options, bool cuda);
+
 /// Writes `cppSource` to a file, compiles and links it into `output`.
 /// Reports problems on stderr ("tgc: ...") and returns false.
 bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,

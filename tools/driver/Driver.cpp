@@ -20,6 +20,7 @@
 #include "tools/driver/Buckets.h"
 #include "tools/driver/CommandLine.h"
 #include "tools/driver/InterpreterRuns.h"
+#include "tools/driver/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -108,6 +109,22 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
   if (failed(module))
     return nullptr;
   return std::move(*module);
+}
+
+/// The registered model's resolved config for the manifest; empty for a
+/// file or a model without describeConfig.
+std::string describeModelConfig(const DriverOptions &driver,
+                                mlir::MLIRContext &context,
+                                int64_t vocabulary) {
+  const ModelDefinition *model =
+      driver.fromModel() ? lookupModel(driver.modelName) : nullptr;
+  if (!model || !model->describeConfig)
+    return {};
+  ModelOptions options{driver.presetName.empty() ? model->defaultPreset
+                                                 : driver.presetName,
+                       driver.configFile};
+  options.vocabulary = vocabulary;
+  return model->describeConfig(context, options);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
@@ -296,19 +313,33 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
   for (const auto &module : modules)
     bucketModules.push_back(module.get());
   bool cuda = options.target == Target::Cuda;
-  std::string cpp;
-  llvm::raw_string_ostream cppStream(cpp);
-  if (mlir::failed(cuda ? emitCuda(bucketModules, info, cppStream)
-                        : emitCpp(bucketModules, info, cppStream)))
+  BinaryOptions binary{options.compiler, options.keepSource, options.verbose};
+  if (cuda) {
+    binary.compiler = options.nvcc;
+    binary.cudaArchitectures = options.cudaArchitectures;
+  }
+  auto emit = [&](std::string &cpp) {
+    llvm::raw_string_ostream cppStream(cpp);
+    return cuda ? emitCuda(bucketModules, info, cppStream)
+                : emitCpp(bucketModules, info, cppStream);
+  };
+  // The manifest names the code's hash: the code without a manifest first.
+  std::string bare, cpp;
+  if (mlir::failed(emit(bare)))
     return 1;
-  if (options.emitStage != EmitStage::Binary)
+  bool build = options.emitStage == EmitStage::Binary;
+  info.manifest = programManifest(
+      options, bucketModules, info.name,
+      describeModelConfig(options, *bucketModules.front()->getContext(),
+                          corpus.vocabulary),
+      bare, build ? compileCommand(binary, cuda) : "");
+  if (mlir::failed(emit(cpp)))
+    return 1;
+  if (!build)
     return writeOutput(options.outputFilename,
                        [&](llvm::raw_ostream &os) { os << cpp; });
-  BinaryOptions binary{options.compiler, options.keepSource, options.verbose};
   if (!cuda)
     return buildBinary(cpp, options.outputFilename, binary) ? 0 : 1;
-  binary.compiler = options.nvcc;
-  binary.cudaArchitectures = options.cudaArchitectures;
   return buildCudaBinary(cpp, options.outputFilename, binary) ? 0 : 1;
 }
 
