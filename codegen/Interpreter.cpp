@@ -139,7 +139,8 @@ Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
 
   // Run against a copy of the state so that a failed run changes nothing.
   llvm::StringMap<HostTensor> state = variables_;
-  interp::Executor executor(state, precision_);
+  std::vector<double> accumulator = gradientAccumulator_;
+  interp::Executor executor(state, accumulator, precision_);
   for (auto [index, arg] : llvm::enumerate(args))
     executor.bind(func.getArgument(index), arg);
   for (Operation &op : func.getBody().front())
@@ -148,6 +149,7 @@ Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
   // Commit element by element: pointers from variable() stay valid.
   for (auto &entry : state)
     variables_[entry.getKey()].data.swap(entry.getValue().data);
+  gradientAccumulator_.swap(accumulator);
   return std::move(executor.results);
 }
 

@@ -66,6 +66,8 @@ private:
   mlir::ModuleOp module_;
   Precision precision_;
   llvm::StringMap<HostTensor> variables_;
+  /// tg.multi_adam_update's gradient accumulator (its accumulating phases).
+  std::vector<double> gradientAccumulator_;
   bool verified_ = false;
 };
 

@@ -34,43 +34,52 @@ InterpreterTrainer::create(ModuleOp module, Precision precision, uint32_t seed,
 FailureOr<InterpreterTrainer::StepResult>
 InterpreterTrainer::step(const runtime::Batch &batch) {
   int64_t step = stepsDone_ + 1;
-  return run(batch, seed_, step, signature_.schedule.learningRate(step));
+  runtime::StepInput input{
+      seed_, step, static_cast<float>(signature_.schedule.learningRate(step)),
+      step};
+  return run(batch, input);
 }
 
 bool InterpreterTrainer::runStep(const runtime::Batch &batch,
                                  const runtime::StepInput &input,
                                  runtime::StepOutcome &outcome) {
-  FailureOr<StepResult> result = run(batch, input.seed, input.step, input.lr);
+  FailureOr<StepResult> result = run(batch, input);
   if (failed(result))
     return false;
   outcome = {static_cast<float>(result->loss),
-             static_cast<int32_t>(result->tokens)};
+             static_cast<int32_t>(result->tokens),
+             static_cast<float>(result->gradNorm)};
   return true;
 }
 
 FailureOr<InterpreterTrainer::StepResult>
-InterpreterTrainer::run(const runtime::Batch &batch, uint32_t seed,
-                        int64_t step, double lr) {
+InterpreterTrainer::run(const runtime::Batch &batch,
+                        const runtime::StepInput &input) {
   StepSignature &s = signature_;
   std::vector<HostTensor> args(s.function.getNumArguments());
   args[s.source] = ids(batch.source, batch.batchSize, batch.sourceLength);
   args[s.targetIn] = ids(batch.targetIn, batch.batchSize, batch.targetLength);
   args[s.targetOut] = ids(batch.targetOut, batch.batchSize, batch.targetLength);
   if (s.key >= 0)
-    args[s.key] = HostTensor::i32(
-        {2}, {double(static_cast<int32_t>(seed)), double(step)});
-  args[s.lr] = HostTensor::scalar(lr);
-  args[s.step] = HostTensor::scalar(double(step), ElementType::I32);
+    args[s.key] =
+        HostTensor::i32({2}, {double(static_cast<int32_t>(input.seed)),
+                              double(input.dropoutStep)});
+  args[s.lr] = HostTensor::scalar(input.lr);
+  args[s.step] = HostTensor::scalar(double(input.step), ElementType::I32);
+  args[s.gradWeight] = HostTensor::scalar(input.gradWeight);
+  args[s.updatePhase] =
+      HostTensor::scalar(double(input.updatePhase), ElementType::I32);
+  args[s.clipNorm] = HostTensor::scalar(input.clipNorm);
 
   auto results = interpreter_.run(s.function.getName(), args);
   if (failed(results))
     return failure();
-  stepsDone_ = step;
+  stepsDone_ = input.step;
+  // (loss, tokens, grad_norm), as tg-adam makes them.
   return StepResult{(*results)[0][0],
-                    results->size() > 1
-                        ? static_cast<int64_t>((*results)[1][0])
-                        : batch.targetTokens(),
-                    lr};
+                    results->size() > 2 ? static_cast<int64_t>((*results)[1][0])
+                                        : batch.targetTokens(),
+                    input.lr, results->back()[0]};
 }
 
 } // namespace tgc

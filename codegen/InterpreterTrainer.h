@@ -28,6 +28,7 @@ public:
     double loss;
     int64_t tokens;
     double learningRate;
+    double gradNorm; ///< the global gradient norm, before clipping
   };
 
   /// Fails with a diagnostic if `module` has no `stepFunction` taking
@@ -54,8 +55,8 @@ private:
   InterpreterTrainer(mlir::ModuleOp module, Precision precision, uint32_t seed)
       : interpreter_(module, precision), seed_(seed) {}
 
-  mlir::FailureOr<StepResult> run(const runtime::Batch &batch, uint32_t seed,
-                                  int64_t step, double lr);
+  mlir::FailureOr<StepResult> run(const runtime::Batch &batch,
+                                  const runtime::StepInput &input);
 
   Interpreter interpreter_;
   StepSignature signature_;

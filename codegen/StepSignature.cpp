@@ -49,19 +49,24 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
                     .Case("dropout_key", &s.key)
                     .Case("lr", &s.lr)
                     .Case("step", &s.step)
+                    .Case("grad_weight", &s.gradWeight)
+                    .Case("update_phase", &s.updatePhase)
+                    .Case("clip_norm", &s.clipNorm)
                     .Default(nullptr);
     if (!slot)
       return function.emitError()
              << "argument #" << i << " of @" << stepFunction
              << " is not a training input (source_ids, target_in_ids, "
-                "target_out_ids, dropout_key, lr, step)";
+                "target_out_ids, dropout_key, lr, step, grad_weight, "
+                "update_phase, clip_norm)";
     *slot = static_cast<int>(i);
   }
   if (s.source < 0 || s.targetIn < 0 || s.targetOut < 0 || s.lr < 0 ||
-      s.step < 0)
+      s.step < 0 || s.gradWeight < 0 || s.updatePhase < 0 || s.clipNorm < 0)
     return function.emitError()
            << "@" << stepFunction << " must take source_ids, target_in_ids, "
-           << "target_out_ids, lr and step";
+           << "target_out_ids, lr, step, grad_weight, update_phase and "
+              "clip_norm (run tg-adam)";
 
   auto shapeOf = [&](int arg) {
     return cast<RankedTensorType>(function.getArgument(arg).getType()).getShape();

@@ -1,7 +1,8 @@
 //===- StepSignature.h - what a compiled training step takes ---*- C++ -*-===//
 //
 // tg-training-pipeline makes @train_step(source_ids, target_in_ids,
-// target_out_ids, dropout_key, lr, step) -> (loss, tokens), arguments named
+// target_out_ids, dropout_key, lr, step, grad_weight, update_phase,
+// clip_norm) -> (loss, tokens, grad_norm), arguments named
 // by `tg.name`, and the module carries its schedule (`tg.schedule`). Every
 // backend that runs the step (the interpreter's trainer, the C++ emitter)
 // reads both through here.
@@ -24,6 +25,8 @@ struct StepSignature {
   runtime::BatchShape shape{};
   /// Argument positions; `key` is -1 when the step has no dropout.
   int source = -1, targetIn = -1, targetOut = -1, key = -1, lr = -1, step = -1;
+  /// The optimizer step's controls (tg.multi_adam_update).
+  int gradWeight = -1, updatePhase = -1, clipNorm = -1;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those

@@ -53,20 +53,37 @@ def TG_AdamUpdateOp : TG_Op<"adam_update", [DeclareOpInterfaceMethods<SymbolUser
 }
 
 def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, AttrSizedOperandSegments,
     MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "tg.adam_update on many parameters at once";
+  let summary = "tg.adam_update on many parameters at once: the optimizer step";
   let description = [{
     Means one `tg.adam_update` per entry of `params` (with the moments and
     gradient at the same position), all with one `lr`, `step` and set of
     hyperparameters. A code generator runs it as one kernel over every
     parameter (one launch on a GPU, one parallel loop on a CPU) instead of
-    one per tensor. `tg-fuse-adam` builds it after `tg-adam`.
+    one per tensor. `tg-adam` builds it over every parameter of the model;
+    `tg-fuse-adam` builds it from separate `tg.adam_update`s.
+
+    With the optional control operands it is the whole optimizer step, and
+    its result is the global gradient norm:
+    - `weight` (f32) scales the gradients: `g = weight * grads`.
+    - `phase` (i32) accumulates gradients over several batches (the
+      runtime's `--update-freq`) in a gradient accumulator of one float per
+      gradient element, in entry order, that the runtime provides:
+      0 updates with `g`; 1 sets the accumulator to `g` and 2 adds `g` to
+      it, without an update; 3 updates with the accumulator plus `g`.
+    - `clip` (f32): when `clip > 0` and the norm of the update's gradient is
+      above it, the gradient is scaled to norm `clip` (global-norm
+      clipping). `clip <= 0` turns it off.
+    - The result is the L2 norm over every entry of the update's gradient
+      (phases 0 and 3) or of the accumulator (1 and 2), before clipping.
+      When it is NaN or infinite nothing is updated.
 
     ```mlir
-    tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
-        grads(%dw, %db) lr %lr step %step beta1 0.899999976 beta2 9.800000e-01
-        eps 9.99999971e-10 : tensor<16x16xf32>, tensor<16xf32>
+    %norm = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
+        grads(%dw, %db) lr %lr step %step weight %weight phase %phase clip %clip
+        beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10
+        : tensor<16x16xf32>, tensor<16xf32> -> tensor<f32>
     ```
   }];
   let arguments = (ins SymbolRefArrayAttr:$params,
@@ -74,11 +91,16 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
                        SymbolRefArrayAttr:$moments2,
                        Variadic<TG_FloatTensor>:$grads,
                        TG_Scalar:$lr, TG_IntScalar:$step,
+                       Optional<TG_Scalar>:$weight,
+                       Optional<TG_IntScalar>:$phase,
+                       Optional<TG_Scalar>:$clip,
                        F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon);
+  let results = (outs Optional<TG_Scalar>:$grad_norm);
   let assemblyFormat = [{
     $params `,` $moments1 `,` $moments2 `grads` `(` $grads `)` `lr` $lr
-    `step` $step `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
-    type($grads)
+    `step` $step (`weight` $weight^ `phase` $phase `clip` $clip)?
+    `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
+    type($grads) (`->` type($grad_norm)^)?
   }];
   let hasVerifier = 1;
 }

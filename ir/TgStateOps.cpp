@@ -173,6 +173,13 @@ LogicalResult MultiAdamUpdateOp::verify() {
         return emitOpError() << "names variables by flat symbol (@name), "
                                 "not "
                              << ref;
+  // The optimizer-step controls come together, with the norm they produce.
+  bool control = static_cast<bool>(getWeight());
+  if (static_cast<bool>(getPhase()) != control ||
+      static_cast<bool>(getClip()) != control ||
+      static_cast<bool>(getGradNorm()) != control)
+    return emitOpError() << "takes weight, phase and clip together and then "
+                            "returns the gradient norm, or none of them";
   return verifyAdamHyperparameters(*this, getBeta1().convertToFloat(),
                                    getBeta2().convertToFloat(),
                                    getEpsilon().convertToFloat());

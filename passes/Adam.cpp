@@ -2,7 +2,9 @@
 //
 // Consumes the gradient results tg-autodiff added and turns the loss function
 // into the training step: moments as module state, one in-place
-// tg.adam_update per parameter, lr and step as runtime inputs.
+// tg.multi_adam_update over every parameter (the optimizer step, with the
+// gradient norm, clipping and accumulation), lr, step and the optimizer's
+// controls as runtime inputs.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -123,22 +125,29 @@ void TgAdamPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // The schedule's inputs: lr and step are fed each step by the runtime.
+  // The runtime's inputs of each step: the schedule's lr and step, and the
+  // optimizer step's controls (gradient weight, accumulation phase, clip).
   OpBuilder b(terminator);
   Location loc = function.getLoc();
   auto named = [&](StringRef name) {
     return b.getDictionaryAttr(b.getNamedAttr("tg.name", b.getStringAttr(name)));
   };
-  unsigned lrIndex = function.getNumArguments();
-  function.insertArgument(lrIndex, RankedTensorType::get({}, b.getF32Type()),
-                          named("lr"), loc);
-  function.insertArgument(lrIndex + 1,
-                          RankedTensorType::get({}, b.getI32Type()),
-                          named("step"), loc);
-  Value lr = function.getArgument(lrIndex);
-  Value step = function.getArgument(lrIndex + 1);
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto i32 = RankedTensorType::get({}, b.getI32Type());
+  auto addInput = [&](Type type, StringRef name) {
+    unsigned index = function.getNumArguments();
+    function.insertArgument(index, type, named(name), loc);
+    return function.getArgument(index);
+  };
+  Value lr = addInput(f32, "lr");
+  Value step = addInput(i32, "step");
+  Value weight = addInput(f32, "grad_weight");
+  Value phase = addInput(i32, "update_phase");
+  Value clip = addInput(f32, "clip_norm");
 
-  SmallVector<Value> kept;
+  SmallVector<Value> kept, grads;
+  SmallVector<Attribute> params, moments1, moments2;
+  SmallVector<Location> locs;
   llvm::StringSet<> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     Value returned = terminator->getOperand(i);
@@ -166,13 +175,25 @@ void TgAdamPass::runOnOperation() {
     FailureOr<tg::VariableOp> v = declareMoment(symbols, param, "v", *m);
     if (failed(v))
       return signalPassFailure();
-    b.create<tg::AdamUpdateOp>(param.getLoc(), param.getSymName(),
-                               m->getSymName(), v->getSymName(),
-                               returned, lr, step, h->beta1, h->beta2,
-                               h->epsilon);
+    params.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+    moments1.push_back(FlatSymbolRefAttr::get(m->getSymNameAttr()));
+    moments2.push_back(FlatSymbolRefAttr::get(v->getSymNameAttr()));
+    grads.push_back(returned);
+    locs.push_back(param.getLoc());
   }
+  // One op over every parameter: clipping needs the global norm, and
+  // accumulation one accumulator for the whole gradient.
+  auto update = b.create<tg::MultiAdamUpdateOp>(
+      b.getFusedLoc(locs), f32, b.getArrayAttr(params),
+      b.getArrayAttr(moments1), b.getArrayAttr(moments2), grads, lr, step,
+      weight, phase, clip, b.getF32FloatAttr(h->beta1),
+      b.getF32FloatAttr(h->beta2), b.getF32FloatAttr(h->epsilon));
+  kept.push_back(update.getGradNorm());
   terminator->setOperands(kept);
   function.eraseResults(gradientResults);
+  // The norm is the last result, named for the runtime.
+  unsigned last = function.getNumResults();
+  function.insertResult(last, f32, named("grad_norm"));
   if (functionName != stepFunctionName)
     symbols.setSymbolName(function, stepFunctionName);
 }

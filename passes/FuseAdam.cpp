@@ -92,10 +92,11 @@ struct TgFuseAdamPass : impl::TgFuseAdamBase<TgFuseAdamPass> {
     tg::AdamUpdateOp last = updates.back();
     rewriter.setInsertionPoint(last);
     rewriter.create<tg::MultiAdamUpdateOp>(
-        rewriter.getFusedLoc(locs), rewriter.getArrayAttr(params),
-        rewriter.getArrayAttr(moments1), rewriter.getArrayAttr(moments2),
-        grads, last.getLr(), last.getStep(), last.getBeta1Attr(),
-        last.getBeta2Attr(), last.getEpsilonAttr());
+        rewriter.getFusedLoc(locs), /*gradNorm=*/Type(),
+        rewriter.getArrayAttr(params), rewriter.getArrayAttr(moments1),
+        rewriter.getArrayAttr(moments2), grads, last.getLr(), last.getStep(),
+        /*weight=*/Value(), /*phase=*/Value(), /*clip=*/Value(),
+        last.getBeta1Attr(), last.getBeta2Attr(), last.getEpsilonAttr());
     for (tg::AdamUpdateOp op : updates)
       rewriter.eraseOp(op);
     return updates.size();

@@ -297,13 +297,18 @@ std::string MemoryReport::format() const {
   line("saved activations", savedActivations,
        "arena, live from the forward into the backward");
   line("scratch", scratch, "arena, the rest (reused)");
-  line("inputs", inputs, "the batch, lr, step, dropout key");
+  line("inputs", inputs,
+       "the batch, lr, step, dropout key, optimizer controls");
   line("arena", arena, "gradients + saved activations + scratch");
   line("peak", peak(), "weights + optimizer state + arena + inputs");
   os << llvm::format("  (the arena without reuse would be %lld bytes, "
                      "%.2f MiB)\n",
                      static_cast<long long>(unplanned),
                      static_cast<double>(unplanned) / (1 << 20));
+  if (weights > 0)
+    os << llvm::format("  (--update-freq K > 1 adds a gradient accumulator "
+                       "of %.2f MiB, the size of the weights)\n",
+                       static_cast<double>(weights) / (1 << 20));
   return text;
 }
 

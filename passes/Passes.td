@@ -231,17 +231,26 @@ def TgAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
 }
 
 def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
-  let summary = "appends the Adam update of every parameter: the training step";
+  let summary = "appends the optimizer step (Adam on every parameter): the training step";
   let description = [{
     Turns the differentiated loss function into the training step. For each
     result tagged `tg.gradient_of = @p` it declares the moments
-    `@adam.m.p` and `@adam.v.p` (zero-initialized module state), appends one
-    `tg.adam_update` (bias-corrected, in place) and drops the gradient from
-    the results. The learning rate (`tensor<f32>`, `tg.name = "lr"`) and the
-    step (`tensor<i32>`, `tg.name = "step"`, counting from 1) become the last
-    two arguments: the warmup schedule lives in the runtime
-    (`runtime/program/Schedule.h`), so changing it never needs a recompile. The
+    `@adam.m.p` and `@adam.v.p` (zero-initialized module state) and drops
+    the gradient from the results; one `tg.multi_adam_update` over every
+    parameter (bias-corrected Adam, in place) is the optimizer step, and its
+    result, the global gradient norm (`tg.name = "grad_norm"`), becomes the
+    last result. New last arguments, all fed by the runtime each step: the
+    learning rate (`tensor<f32>`, `tg.name = "lr"`) and the step
+    (`tensor<i32>`, `"step"`, counting from 1), so the warmup schedule lives
+    in the runtime (`runtime/program/Schedule.h`) and never needs a
+    recompile; then the optimizer step's controls, `"grad_weight"` (f32),
+    `"update_phase"` (i32) and `"clip_norm"` (f32), which give gradient
+    accumulation (`--update-freq`) and global-norm clipping (`--clip-norm`)
+    without a recompile (`tg.multi_adam_update` says what each does). The
     function is renamed to the `step-function` option (`@train_step`).
+
+    One op rather than one per parameter: clipping needs the norm of the
+    whole gradient, and accumulation one accumulator for all of it.
 
     The hyperparameters come from the module's `tg.optimizer` attribute
     (declared in the DSL); the options are the defaults when it is absent.
@@ -251,11 +260,16 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
     tg.variable @adam.m.w init(zeros) : tensor<4x3xf32>
     tg.variable @adam.v.w init(zeros) : tensor<4x3xf32>
     func.func @train_step(..., %lr: tensor<f32> {tg.name = "lr"},
-                          %step: tensor<i32> {tg.name = "step"}) -> (tensor<f32>, tensor<i32>) {
+                          %step: tensor<i32> {tg.name = "step"},
+                          %weight: tensor<f32> {tg.name = "grad_weight"},
+                          %phase: tensor<i32> {tg.name = "update_phase"},
+                          %clip: tensor<f32> {tg.name = "clip_norm"})
+        -> (tensor<f32>, tensor<i32>, tensor<f32> {tg.name = "grad_norm"}) {
       ...
-      tg.adam_update @w, @adam.m.w, @adam.v.w grad %dw lr %lr step %step
-          beta1 9.0e-01 beta2 9.8e-01 eps 1.0e-09 : tensor<4x3xf32>
-      return %loss, %tokens : tensor<f32>, tensor<i32>
+      %norm = tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw)
+          lr %lr step %step weight %weight phase %phase clip %clip
+          beta1 9.0e-01 beta2 9.8e-01 eps 1.0e-09 : tensor<4x3xf32> -> tensor<f32>
+      return %loss, %tokens, %norm : tensor<f32>, tensor<i32>, tensor<f32>
     }
     ```
   }];
@@ -351,9 +365,11 @@ def TgFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
 def TgFuseAdam : Pass<"tg-fuse-adam", "::mlir::ModuleOp"> {
   let summary = "merges per-parameter tg.adam_update ops into one tg.multi_adam_update";
   let description = [{
-    The `tg.adam_update`s of a function that share `lr`, `step` and
-    hyperparameters become one `tg.multi_adam_update` at the place of the
-    last of them, so the optimizer is one kernel (one launch on a GPU, one
+    For modules written with separate `tg.adam_update`s (tg-adam itself
+    makes one `tg.multi_adam_update`, so the training pipeline does not run
+    this pass). The `tg.adam_update`s of a function that share `lr`, `step`
+    and hyperparameters become one `tg.multi_adam_update` at the place of
+    the last of them, so the optimizer is one kernel (one launch on a GPU, one
     parallel loop on a CPU) instead of one per parameter tensor. Gradients
     already live until the step's end, so moving the updates later costs no
     memory.

@@ -19,8 +19,8 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report) {
   pm.addPass(createTgFuseMatmulEpilogue({report}));
   // What is left of the elementwise work runs as one loop per chain.
   pm.addPass(createTgFuseElementwise({report}));
-  // One optimizer kernel instead of one per parameter tensor.
-  pm.addPass(createTgFuseAdam({report}));
+  // tg-adam already makes one optimizer step over every parameter;
+  // tg-fuse-adam is for modules written with separate tg.adam_updates.
 }
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
@@ -37,7 +37,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
                                       /*required=*/false}));
   // The loss's gradients w.r.t. every trainable variable, as extra results.
   pm.addPass(createTgAutodiff());
-  // Adam in the graph: the function becomes @train_step(batch..., lr, step).
+  // Adam in the graph: the function becomes @train_step(batch..., lr, step,
+  // the optimizer's controls) -> (loss, tokens, gradient norm).
   pm.addPass(createTgAdam());
   // The rules emit locally; dead forward values (a layer norm's unused
   // statistics, a transposed copy needed twice) are cleaned up here.

@@ -59,6 +59,10 @@ std::vector<std::string> argumentExpressions(func::FuncOp function,
       {"dropout_key", "f.dropoutKey"},
       {"lr", cuda ? "g.lr" : "&f.lr"},
       {"step", cuda ? "g.step" : "&f.step"},
+      // The optimizer's controls: host values on both targets.
+      {"grad_weight", "&f.gradWeight"},
+      {"update_phase", "&f.updatePhase"},
+      {"clip_norm", "&f.clipNorm"},
       {"position", "&f.position"}};
   std::vector<std::string> expressions;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
@@ -156,24 +160,34 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, FunctionKind kind,
     return success();
   }
   if (kind == FunctionKind::Step) {
-    if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
-      return ret.emitOpError() << "of the step must return (loss[, tokens])";
-    auto loss = context.pointer(ret.getOperand(0));
-    if (failed(loss))
+    // (loss[, tokens][, grad_norm]): the norm is the result tg-adam named.
+    auto function = ret->getParentOfType<func::FuncOp>();
+    unsigned count = ret.getNumOperands();
+    bool hasNorm = false;
+    if (count > 0)
+      if (auto name =
+              function.getResultAttrOfType<StringAttr>(count - 1, "tg.name"))
+        hasNorm = name.getValue() == "grad_norm";
+    if (count < 1 || count - hasNorm > 2)
+      return ret.emitOpError()
+             << "of the step must return (loss[, tokens][, grad_norm])";
+    auto pointerOr = [&](unsigned i, bool present) -> FailureOr<std::string> {
+      return present ? context.pointer(ret.getOperand(i))
+                     : FailureOr<std::string>(std::string("nullptr"));
+    };
+    auto loss = pointerOr(0, true);
+    auto tokens = pointerOr(1, count - hasNorm == 2);
+    auto norm = pointerOr(count - 1, hasNorm);
+    if (failed(loss) || failed(tokens) || failed(norm))
       return failure();
-    std::string tokens = "nullptr";
-    if (ret.getNumOperands() == 2) {
-      auto found = context.pointer(ret.getOperand(1));
-      if (failed(found))
-        return failure();
-      tokens = *found;
-    }
     if (isCuda())
-      body = "  cuda::downloadLoss(" + *loss + ", " + tokens + ", f);\n";
+      body = "  cuda::downloadLoss(" + *loss + ", " + *tokens + ", " + *norm +
+             ", f);\n";
     else
       body = "  f.loss = *" + *loss + ";\n" +
-             (tokens == "nullptr" ? "" : "  f.tokens = *" + tokens + ";\n");
-    comment = "the step's loss and token count";
+             (*tokens == "nullptr" ? "" : "  f.tokens = *" + *tokens + ";\n") +
+             (*norm == "nullptr" ? "" : "  f.gradNorm = *" + *norm + ";\n");
+    comment = "the step's loss, token count and gradient norm";
   } else {
     if (ret.getNumOperands() != 1)
       return ret.emitOpError() << "must return the logits";

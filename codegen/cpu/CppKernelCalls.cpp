@@ -392,9 +392,29 @@ FailureOr<std::string> emitMultiAdamUpdate(Args &p, EmitContext &context,
        llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))
     entries += adamEntry(p, context.variableOffsets(), context.stateBase(),
                          name(param), name(m), name(v), grad);
-  return adamCall(p, context, entries, static_cast<int>(o.getGrads().size()),
-                  o.getLr(), o.getStep(), o.getBeta1(), o.getBeta2(),
-                  o.getEpsilon());
+  int count = static_cast<int>(o.getGrads().size());
+  if (!o.getGradNorm())
+    return adamCall(p, context, entries, count, o.getLr(), o.getStep(),
+                    o.getBeta1(), o.getBeta2(), o.getEpsilon());
+  // The optimizer step: its controls are host values on both targets, the
+  // accumulator is the program's (StepFrame's, or the device frame's).
+  bool cuda = context.isCuda();
+  std::string control = "{*" + p(o.getWeight()) + ", *" + p(o.getPhase()) +
+                        ", *" + p(o.getClip()) + ", " + (cuda ? "g" : "f") +
+                        ".gradAccumulator}";
+  std::string hyper = floatLiteral(o.getBeta1().convertToFloat()) + ", " +
+                      floatLiteral(o.getBeta2().convertToFloat()) + ", " +
+                      floatLiteral(o.getEpsilon().convertToFloat());
+  std::string tensors =
+      "  const kernels::AdamTensor tensors[] = {\n" + entries + "  };\n";
+  std::string norm = p(o.getGradNorm());
+  if (cuda)
+    return tensors + "  kernels::optimizerStep(tensors, " +
+           std::to_string(count) + ", " + control + ", " + p(o.getLr()) + ", " +
+           p(o.getStep()) + ", " + norm + ", " + hyper + ");\n";
+  return tensors + "  *" + norm + " = kernels::optimizerStep(tensors, " +
+         std::to_string(count) + ", " + control + ", *" + p(o.getLr()) + ", *" +
+         p(o.getStep()) + ", " + hyper + ");\n";
 }
 
 /// One op's call, as C++ text; failure with a diagnostic at the op.

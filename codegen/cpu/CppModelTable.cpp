@@ -60,6 +60,8 @@ LogicalResult FileEmitter::layOutVariables() {
     variables.push_back(variable);
     // 16 floats: each variable starts on a cache line.
     stateFloats += (type.getNumElements() + 15) / 16 * 16;
+    if (variable.getTrainable())
+      gradientFloats += type.getNumElements();
   }
   return success();
 }
@@ -143,7 +145,7 @@ void FileEmitter::emitDeviceHooks(int64_t arenaBytes) {
      << ", /*arenaBytes=*/" << arenaBytes << ",\n"
      << "      /*sourceIds=*/" << sourceIds << ", /*targetIds=*/" << targetIds
      << ", /*logitsFloats=*/" << logits << ",\n      /*cacheFloats=*/"
-     << cacheFloats << "};\n"
+     << cacheFloats << ", /*gradientFloats=*/" << gradientFloats << "};\n"
      << "  if (!cuda::openDevice(sizes, why))\n    return false;\n";
   for (const std::string &upload : constantUploads)
     os << "  " << upload << "\n";
@@ -204,13 +206,15 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "const CompiledModel tgc::runtime::kCompiledModel = {\n"
      << "    " << cpp::stringLiteral(info.name) << ",\n"
      << "    /*vocabulary=*/" << buckets.front().signature.shape.vocabulary
-     << ", /*vocabularyHash=*/" << llvm::format("0x%016llx", static_cast<unsigned long long>(info.vocabularyHash))
+     << ", /*vocabularyHash=*/"
+     << llvm::format("0x%016llx",
+                     static_cast<unsigned long long>(info.vocabularyHash))
      << "ull,\n"
      << "    /*scheduleDModel=*/" << s.dModel << ", /*scheduleWarmup=*/"
      << s.warmupSteps << ", /*scheduleFactor=*/"
      << llvm::format("%.17g", s.factor) << ",\n"
      << "    kVariables, " << variables.size() << ", /*stateFloats=*/"
-     << stateFloats << ",\n"
+     << stateFloats << ", /*gradientFloats=*/" << gradientFloats << ",\n"
      << "    /*arenaBytes=*/" << arenaBytes << ",\n"
      << "    kBuckets, " << buckets.size() << ",\n"
      << "    /*device=*/" << (isCuda() ? "&kDevice" : "nullptr") << ",\n"

@@ -121,6 +121,8 @@ private:
   llvm::StringMap<int64_t> variableOffsets;
   llvm::SmallVector<tg::VariableOp> variables;
   int64_t stateFloats = 0;
+  /// The trainable variables' elements: the gradient accumulator's size.
+  int64_t gradientFloats = 0;
   /// CUDA: the constants to copy to the device, "dConstantN = ...(kConstantN)".
   llvm::SmallVector<std::string> constantUploads;
 };

@@ -34,8 +34,10 @@ void roundToFloat(HostTensor &tensor);
 /// one against the interpreter's variables.
 class Executor {
 public:
-  Executor(llvm::StringMap<HostTensor> &variables, Precision precision)
-      : variables(variables), precision(precision) {}
+  Executor(llvm::StringMap<HostTensor> &variables,
+           std::vector<double> &gradientAccumulator, Precision precision)
+      : variables(variables), gradientAccumulator(gradientAccumulator),
+        precision(precision) {}
 
   /// Executes `op`; on failure a diagnostic has been emitted at `op`.
   mlir::LogicalResult execute(mlir::Operation *op);
@@ -50,12 +52,15 @@ public:
     return variables.find(name)->second;
   }
   Precision getPrecision() const { return precision; }
+  /// The optimizer step's gradient accumulator (tg.multi_adam_update).
+  std::vector<double> &accumulator() { return gradientAccumulator; }
 
   /// What func.return returned.
   std::vector<HostTensor> results;
 
 private:
   llvm::StringMap<HostTensor> &variables;
+  std::vector<double> &gradientAccumulator;
   Precision precision;
   llvm::DenseMap<mlir::Value, HostTensor> values;
 };

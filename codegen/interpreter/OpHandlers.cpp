@@ -10,6 +10,7 @@
 #include "codegen/interpreter/Executor.h"
 #include "ir/TgOps.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/KernelTypes.h"
 #include "runtime/kernels/reference/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -379,7 +380,7 @@ LogicalResult fusedElementwise(Executor &x, tg::FusedElementwiseOp o) {
 template <typename AdamLike>
 LogicalResult adamStep(Executor &x, AdamLike o, llvm::StringRef param,
                        llvm::StringRef moment1, llvm::StringRef moment2,
-                       Value grad) {
+                       const HostTensor &grad) {
   int64_t step = scalarOf(x.get(o.getStep()));
   if (step < 1)
     return o.emitOpError() << "step must be >= 1 (Adam's bias correction "
@@ -387,7 +388,7 @@ LogicalResult adamStep(Executor &x, AdamLike o, llvm::StringRef param,
                            << step;
   HostTensor &p = x.variable(param), &m = x.variable(moment1),
              &v = x.variable(moment2);
-  ref::adamUpdate(p, m, v, x.get(grad), x.get(o.getLr())[0], step,
+  ref::adamUpdate(p, m, v, grad, x.get(o.getLr())[0], step,
                   f32Attr(o.getBeta1()), f32Attr(o.getBeta2()),
                   f32Attr(o.getEpsilon()));
   if (x.getPrecision() == Precision::F32)
@@ -398,17 +399,80 @@ LogicalResult adamStep(Executor &x, AdamLike o, llvm::StringRef param,
 
 LogicalResult adamUpdate(Executor &x, tg::AdamUpdateOp o) {
   return adamStep(x, o, o.getParam(), o.getMoment1(), o.getMoment2(),
-                  o.getGrad());
+                  x.get(o.getGrad()));
+}
+
+/// The gradient tg.multi_adam_update's controls make of `o`'s gradients
+/// (ir/TgOptimizerOps.td): weighted, accumulated, clipped; binds the norm.
+/// Returns false when the phase only accumulates or the norm is not finite
+/// (no update).
+FailureOr<bool> optimizerGradient(Executor &x, tg::MultiAdamUpdateOp o,
+                                  std::vector<HostTensor> &update) {
+  double weight = x.get(o.getWeight())[0];
+  int64_t phase = scalarOf(x.get(o.getPhase()));
+  double clip = x.get(o.getClip())[0];
+  if (phase < runtime::kUpdate || phase > runtime::kAccumulateUpdate)
+    return o.emitOpError() << "phase must be 0 (update), 1 (start "
+                              "accumulating), 2 (accumulate) or 3 (update "
+                              "with the accumulation) but is "
+                           << phase;
+  std::vector<double> &acc = x.accumulator();
+  int64_t total = 0;
+  for (Value grad : o.getGrads())
+    total += x.get(grad).numElements();
+  if (phase == runtime::kAccumulateFirst)
+    acc.assign(static_cast<size_t>(total), 0.0);
+  else if (phase != runtime::kUpdate &&
+           acc.size() != static_cast<size_t>(total))
+    return o.emitOpError() << "phase " << phase
+                           << " continues an accumulation that phase 1 did "
+                              "not start";
+  double squares = 0;
+  int64_t flat = 0;
+  for (Value grad : o.getGrads()) {
+    HostTensor g = x.get(grad);
+    for (int64_t i = 0; i < g.numElements(); ++i, ++flat) {
+      g[i] *= weight;
+      if (phase == runtime::kAccumulateFirst)
+        acc[flat] = g[i];
+      else if (phase != runtime::kUpdate)
+        g[i] = acc[flat] += g[i];
+      squares += g[i] * g[i];
+    }
+    update.push_back(std::move(g));
+  }
+  double norm = std::sqrt(squares);
+  x.bind(o.getGradNorm(), HostTensor::scalar(norm));
+  if (phase == runtime::kAccumulateFirst || phase == runtime::kAccumulate ||
+      !std::isfinite(norm))
+    return false;
+  double factor = runtime::clipFactor(norm, clip);
+  for (HostTensor &g : update)
+    for (int64_t i = 0; i < g.numElements(); ++i)
+      g[i] *= factor;
+  return true;
 }
 
 LogicalResult multiAdamUpdate(Executor &x, tg::MultiAdamUpdateOp o) {
   auto name = [](Attribute ref) {
     return llvm::cast<FlatSymbolRefAttr>(ref).getValue();
   };
-  for (auto [param, m, v, grad] :
-       llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))
-    if (failed(adamStep(x, o, name(param), name(m), name(v), grad)))
+  std::vector<HostTensor> update;
+  if (o.getGradNorm()) {
+    FailureOr<bool> updates = optimizerGradient(x, o, update);
+    if (failed(updates))
       return failure();
+    if (!*updates)
+      return success();
+  }
+  for (auto [index, entry] : llvm::enumerate(llvm::zip(
+           o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))) {
+    auto [param, m, v, grad] = entry;
+    // The optimizer step's gradient, or the op's gradient as is.
+    const HostTensor &g = update.empty() ? x.get(grad) : update[index];
+    if (failed(adamStep(x, o, name(param), name(m), name(v), g)))
+      return failure();
+  }
   return success();
 }
 

@@ -58,6 +58,29 @@ struct AdamTensor {
   int64_t size;
 };
 
+/// The optimizer step's controls (tg.multi_adam_update's weight, phase and
+/// clip operands; ir/TgOptimizerOps.td says what each phase does).
+enum UpdatePhase : int32_t {
+  kUpdate = 0,          ///< update with weight * grad
+  kAccumulateFirst = 1, ///< accumulator = weight * grad, no update
+  kAccumulate = 2,      ///< accumulator += weight * grad, no update
+  kAccumulateUpdate = 3 ///< update with accumulator + weight * grad
+};
+struct OptimizerControl {
+  float weight = 1.0f;
+  int32_t phase = kUpdate;
+  float clip = 0.0f; ///< <= 0: no clipping
+  /// One float per gradient element, the tensors' in order; needed by the
+  /// accumulating phases only.
+  float *accumulator = nullptr;
+};
+
+/// What global-norm clipping multiplies the gradient by: clip / norm when
+/// clipping is on and the norm is above it, else 1 (every backend).
+TGC_HOST_DEVICE inline double clipFactor(double norm, double clip) {
+  return clip > 0 && norm > clip ? clip / norm : 1.0;
+}
+
 } // namespace tgc::runtime
 
 #endif // TGC_RUNTIME_KERNELTYPES_H

@@ -36,8 +36,20 @@ struct StepFrame {
   int32_t dropoutKey[2]; ///< (seed, step)
   float lr;
   int32_t step; ///< >= 1
+  /// The optimizer step's controls (runtime/kernels/KernelTypes.h): the
+  /// gradient's weight, the accumulation phase, the clipping norm (<= 0:
+  /// none).
+  float gradWeight = 1.0f;
+  int32_t updatePhase = 0;
+  float clipNorm = 0.0f;
+  /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
+  /// the runtime's (null while it does not accumulate).
+  float *gradAccumulator = nullptr;
   float loss;   ///< out: the label-smoothed loss per target token
   int32_t tokens; ///< out: the target tokens counted
+  /// out: the global gradient norm (before clipping) of the update, or of
+  /// the accumulated gradient in an accumulating phase.
+  float gradNorm;
   /// out of predict: [batch, targetLength, vocabulary] logits; of
   /// decodeStep: [batch, 1, vocabulary]. In the arena (valid until the next
   /// call).
@@ -130,6 +142,8 @@ struct CompiledModel {
   const CompiledVariable *variables;
   int numVariables;
   int64_t stateFloats;
+  /// The trainable variables' elements (StepFrame::gradAccumulator).
+  int64_t gradientFloats;
   int64_t arenaBytes; ///< shared by every bucket's step and predict
   /// In the order tgc was given them; the last is the largest.
   const CompiledBucket *buckets;

@@ -3,10 +3,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <string>
-#include <iterator>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <string>
 #include <string_view>
 
 namespace tgc::runtime {
@@ -21,7 +22,8 @@ const char *kUsage =
     "  --task copy|reverse|digits  a built-in task (default reverse)\n"
     "  --train-data F.tok    a corpus written by tgc-data encode\n"
     "  --valid-data F.tok    its validation set\n"
-    "  --vocab F.model       the SentencePiece model: detokenized samples and BLEU\n"
+    "  --vocab F.model       the SentencePiece model: detokenized samples and "
+    "BLEU\n"
     "  --train-source F --train-target F\n"
     "                        parallel token-id files, one sentence per line\n"
     "  --valid-source F --valid-target F\n"
@@ -32,11 +34,18 @@ const char *kUsage =
     "  --log-every K         a log line every K steps (default 100)\n"
     "  --loss-log F          each step's loss and token count to F\n"
     "  --metrics F           one JSON record per log line and validation to F\n"
+    "  --update-freq K       accumulate K batches' gradients into each "
+    "update,\n"
+    "                        as one K times larger batch (default 1)\n"
+    "  --clip-norm C         scale the gradient to global norm C when above "
+    "it\n"
+    "                        (default 0: off, as in the paper)\n"
     "validation (on the whole --valid-data / --valid-source set):\n"
     "  --valid-every K       every K steps: validation loss, perplexity and\n"
     "                        BLEU; the best checkpoint is kept as\n"
     "                        <checkpoint>.best (default 0: off)\n"
-    "  --valid-sentences N   validate on the first N pairs only (default: all;\n"
+    "  --valid-sentences N   validate on the first N pairs only (default: "
+    "all;\n"
     "                        a task's held-out set has 256)\n"
     "  --valid-beam K        BLEU of beam search with K hypotheses (default:\n"
     "                        greedy)\n"
@@ -46,16 +55,20 @@ const char *kUsage =
     "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
     "                        --resume file); saved at the end and on Ctrl-C\n"
     "  --save-every N        also save every N steps\n"
-    "  --keep-last N         keep the last N saves as <checkpoint>.step<S> too\n"
+    "  --keep-last N         keep the last N saves as <checkpoint>.step<S> "
+    "too\n"
     "                        (for tgc-data average --last N)\n"
-    "  --resume F            continue from checkpoint F (refused when F's config\n"
+    "  --resume F            continue from checkpoint F (refused when F's "
+    "config\n"
     "                        differs from this program's)\n"
     "  --force-resume        resume it anyway\n"
     "evaluation:\n"
-    "  --eval-sentences N    held-out sentences to translate (default 256, 0 off)\n"
+    "  --eval-sentences N    held-out sentences to translate (default 256, 0 "
+    "off)\n"
     "  --samples N           translations to print (default 3)\n"
     "  --dump-params F       every variable as raw f32 to F at the end\n"
-    "  --version             what made this program (tgc, model, config, code,\n"
+    "  --version             what made this program (tgc, model, config, "
+    "code,\n"
     "                        compiler), as its checkpoints record it\n"
     "translation (needs --resume and --vocab):\n"
     "  --translate F         translate F's lines (- for stdin), write text\n"
@@ -65,7 +78,8 @@ const char *kUsage =
     "  --search beam|greedy  the search (default beam)\n"
     "decoding (translation, validation, evaluation):\n"
     "  --decoder incremental|full\n"
-    "                        incremental: the compiled decoder step with cached\n"
+    "                        incremental: the compiled decoder step with "
+    "cached\n"
     "                        keys and values (default, where compiled); full:\n"
     "                        recompute the whole prefix per token\n";
 
@@ -78,6 +92,20 @@ bool parseNumber(std::string_view flag, std::string_view text, T &out,
                  static_cast<int>(flag.size()), flag.data(),
                  static_cast<long long>(minimum),
                  static_cast<int>(text.size()), text.data());
+    return false;
+  }
+  return true;
+}
+
+/// A finite number >= 0.
+bool parseNonNegative(std::string_view flag, std::string_view text,
+                      double &out) {
+  std::string copy(text);
+  char *end = nullptr;
+  out = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || *end != '\0' || !(out >= 0) || !std::isfinite(out)) {
+    std::fprintf(stderr, "error: %.*s needs a number >= 0, not '%s'\n",
+                 static_cast<int>(flag.size()), flag.data(), copy.c_str());
     return false;
   }
   return true;
@@ -115,17 +143,16 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return parseNumber(flag, value, o.evalSentences, int64_t{0});
   if (flag == "--samples")
     return parseNumber(flag, value, o.samples, int64_t{0});
-  if (flag == "--alpha") {
-    std::string copy(value);
-    char *end = nullptr;
-    o.alpha = std::strtod(copy.c_str(), &end);
-    if (copy.empty() || *end != '\0' || !(o.alpha >= 0)) {
-      std::fprintf(stderr, "error: --alpha needs a number >= 0, not '%s'\n",
-                   copy.c_str());
-      return false;
-    }
-    return true;
+  if (flag == "--alpha")
+    return parseNonNegative(flag, value, o.alpha);
+  if (flag == "--clip-norm") {
+    double clip = 0;
+    bool ok = parseNonNegative(flag, value, clip);
+    o.clipNorm = static_cast<float>(clip);
+    return ok;
   }
+  if (flag == "--update-freq")
+    return parseNumber(flag, value, o.updateFreq, int64_t{1});
   if (flag == "--beam")
     return parseNumber(flag, value, o.beam, int64_t{1});
   auto choice = [&](const char *a, const char *b, bool &isB) {
@@ -233,13 +260,17 @@ bool checkCombinations(const TrainOptions &o) {
 bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
                        int &exitCode) {
   static constexpr std::string_view kFlags[] = {
-      "--task", "--train-source", "--train-target", "--valid-source",
-      "--valid-target", "--steps", "--seed", "--log-every", "--loss-log",
-      "--checkpoint", "--save-every", "--resume", "--eval-sentences",
-      "--samples", "--dump-params", "--train-data", "--valid-data", "--vocab",
-      "--valid-every", "--translate", "--output", "--beam", "--alpha",
-      "--search", "--decoder", "--valid-sentences", "--valid-beam",
-      "--best-by", "--patience", "--metrics", "--keep-last"};
+      "--task",           "--train-source",    "--train-target",
+      "--valid-source",   "--valid-target",    "--steps",
+      "--seed",           "--log-every",       "--loss-log",
+      "--checkpoint",     "--save-every",      "--resume",
+      "--eval-sentences", "--samples",         "--dump-params",
+      "--train-data",     "--valid-data",      "--vocab",
+      "--valid-every",    "--translate",       "--output",
+      "--beam",           "--alpha",           "--search",
+      "--decoder",        "--valid-sentences", "--valid-beam",
+      "--best-by",        "--patience",        "--metrics",
+      "--keep-last",      "--update-freq",     "--clip-norm"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

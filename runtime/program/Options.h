@@ -44,6 +44,10 @@ struct TrainOptions {
   /// Unset: 1, or the checkpoint's on --resume.
   std::optional<uint32_t> seed;
   int64_t logEvery = 100;
+  /// Batches whose gradients make one update (--update-freq).
+  int64_t updateFreq = 1;
+  /// Global gradient-norm clipping (--clip-norm); 0: off.
+  float clipNorm = 0.0f;
   /// Where checkpoints go; empty means "<program>.ckpt", or the --resume file.
   std::string checkpoint;
   /// Also save every N steps (0: only at the end and on SIGINT/SIGTERM).

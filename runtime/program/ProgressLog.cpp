@@ -18,9 +18,10 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
 
 } // namespace
 
-void ProgressLog::Totals::add(float loss, int32_t count, int64_t pad,
-                              int64_t all) {
+void ProgressLog::Totals::add(float loss, float gradNorm, int32_t count,
+                              int64_t pad, int64_t all) {
   weightedLoss += static_cast<double>(loss) * count;
+  gradNorms += gradNorm;
   tokens += count;
   padded += pad;
   slots += all;
@@ -46,10 +47,11 @@ bool ProgressLog::openLossLog(const std::string &path) {
   return lossLog != nullptr;
 }
 
-bool ProgressLog::record(int64_t step, float loss, float lr, int32_t count,
-                         int64_t batchPadded, int64_t batchSlots) {
-  run.add(loss, count, batchPadded, batchSlots);
-  interval.add(loss, count, batchPadded, batchSlots);
+bool ProgressLog::record(int64_t step, float loss, float gradNorm, float lr,
+                         int32_t count, int64_t batchPadded,
+                         int64_t batchSlots) {
+  run.add(loss, gradNorm, count, batchPadded, batchSlots);
+  interval.add(loss, gradNorm, count, batchPadded, batchSlots);
   if (lossLog && (std::fprintf(lossLog, "%lld %.9g %d\n",
                                static_cast<long long>(step), loss, count) < 0 ||
                   std::fflush(lossLog) != 0)) {
@@ -68,20 +70,25 @@ bool ProgressLog::record(int64_t step, float loss, float lr, int32_t count,
   double meanLoss = interval.tokens > 0
                         ? interval.weightedLoss / interval.tokens
                         : static_cast<double>(loss);
+  double meanGradNorm =
+      interval.gradNorms /
+      static_cast<double>(std::max<int64_t>(interval.steps, 1));
   double tokensPerSecond = interval.tokens / std::max(seconds, 1e-9);
   double padding = 100.0 * static_cast<double>(interval.padded) /
                    static_cast<double>(std::max<int64_t>(interval.slots, 1));
-  std::printf("%sstep %6lld/%lld  loss %.4f  ppl %8.3f  lr %.3e  tok/s %7.0f"
-              "  pad %4.1f%%  elapsed %6.1fs  eta %6.1fs%s",
+  std::printf("%sstep %6lld/%lld  loss %.4f  ppl %8.3f  gnorm %7.3f  lr %.3e"
+              "  tok/s %7.0f  pad %4.1f%%  elapsed %6.1fs  eta %6.1fs%s",
               terminal ? "\r" : "", static_cast<long long>(step),
-              static_cast<long long>(steps), meanLoss, std::exp(meanLoss), lr,
-              tokensPerSecond, padding, elapsed, eta, terminal ? "" : "\n");
+              static_cast<long long>(steps), meanLoss, std::exp(meanLoss),
+              meanGradNorm, lr, tokensPerSecond, padding, elapsed, eta,
+              terminal ? "" : "\n");
   std::fflush(stdout);
   bool written = true;
   if (metrics)
     written = metrics->write(MetricsRecord("train", step)
                                  .add("loss", meanLoss)
                                  .add("ppl", std::exp(meanLoss))
+                                 .add("grad_norm", meanGradNorm)
                                  .add("lr", static_cast<double>(lr))
                                  .add("tokens_per_s", tokensPerSecond)
                                  .add("pad", padding / 100.0)

@@ -2,11 +2,12 @@
 //
 // Every K steps (and the first and last) one line of the interval since the
 // previous line: its mean loss per target token and that mean's perplexity,
-// the learning rate, its target tokens/s and padding, then elapsed time and
-// ETA. Means over the interval (as fairseq and Marian log), because with
-// length buckets one step's loss jumps from bucket to bucket. On a terminal
-// the line is rewritten in place; otherwise one plain line per report.
-// Perplexity is exp(label-smoothed loss), an upper bound of the model's.
+// the mean global gradient norm (before clipping), the learning rate, its
+// target tokens/s and padding, then elapsed time and ETA. Means over the
+// interval (as fairseq and Marian log), because with length buckets one step's
+// loss jumps from bucket to bucket. On a terminal the line is rewritten in
+// place; otherwise one plain line per report. Perplexity is exp(label-smoothed
+// loss), an upper bound of the model's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_PROGRESSLOG_H
@@ -35,8 +36,8 @@ public:
   /// `padded` of the batch's `slots` source and target positions are
   /// padding. False after a message when the loss log or the metrics file
   /// could not be written.
-  bool record(int64_t step, float loss, float lr, int32_t tokens,
-              int64_t padded, int64_t slots);
+  bool record(int64_t step, float loss, float gradNorm, float lr,
+              int32_t tokens, int64_t padded, int64_t slots);
   /// Ends the progress line and prints the totals of the steps recorded
   /// (fewer than planned when the run was interrupted).
   void finish();
@@ -45,8 +46,10 @@ private:
   /// Sums over the steps since the last log line (or the whole run).
   struct Totals {
     double weightedLoss = 0; ///< sum of loss * tokens
+    double gradNorms = 0;    ///< sum of the steps' gradient norms
     int64_t tokens = 0, padded = 0, slots = 0, steps = 0;
-    void add(float loss, int32_t count, int64_t pad, int64_t all);
+    void add(float loss, float gradNorm, int32_t count, int64_t pad,
+             int64_t all);
   };
 
   int64_t firstStep, steps, every;

@@ -88,7 +88,7 @@ struct CompiledStepBackend final : StepBackend {
     bucket->trainStep(frame);
     if (!deviceOk("in step " + std::to_string(input.step)))
       return false;
-    outcome = {frame.loss, frame.tokens};
+    outcome = {frame.loss, frame.tokens, frame.gradNorm};
     return true;
   }
 
@@ -132,11 +132,21 @@ struct CompiledStepBackend final : StepBackend {
     frame.targetInIds = batch.targetIn.data();
     frame.targetOutIds = batch.targetOut.data();
     frame.dropoutKey[0] = static_cast<int32_t>(input.seed);
-    frame.dropoutKey[1] = static_cast<int32_t>(input.step);
+    frame.dropoutKey[1] = static_cast<int32_t>(input.dropoutStep);
     frame.lr = input.lr;
     frame.step = static_cast<int32_t>(input.step);
+    frame.gradWeight = input.gradWeight;
+    frame.updatePhase = input.updatePhase;
+    frame.clipNorm = input.clipNorm;
+    // The CPU's gradient accumulator, for the first accumulating step (a
+    // GPU program keeps its own on the device).
+    if (input.updatePhase != 0 && accumulator.empty() && !model.device)
+      accumulator.assign(static_cast<size_t>(model.gradientFloats), 0.0f);
+    frame.gradAccumulator = accumulator.empty() ? nullptr : accumulator.data();
     return frame;
   }
+
+  std::vector<float> accumulator;
 };
 
 /// Whether --resume's checkpoint may go on in this program: its manifest
@@ -295,6 +305,8 @@ struct Run {
     loop.firstStep = stepsDone + 1;
     loop.lastStep = options.steps;
     loop.logEvery = options.logEvery;
+    loop.updateFreq = options.updateFreq;
+    loop.clipNorm = options.clipNorm;
     loop.lossLog = options.lossLog;
     loop.metrics = metrics.isOpen() ? &metrics : nullptr;
     loop.afterStep = [this](int64_t step) {

@@ -23,19 +23,29 @@ namespace tgc::runtime {
 
 /// What one step is given besides its batch.
 struct StepInput {
-  uint32_t seed;  ///< dropout key (seed, step)
-  int64_t step;   ///< >= 1
+  uint32_t seed;  ///< dropout key (seed, dropoutStep)
+  int64_t step;   ///< the update's number, >= 1 (Adam's bias correction)
   float lr;       ///< of the model's warmup schedule at `step`
+  /// The batch's number from 1: `step` unless updates are accumulated over
+  /// several batches (--update-freq), each of which gets its own dropout.
+  int64_t dropoutStep;
+  /// The optimizer step's controls (runtime/kernels/KernelTypes.h): the
+  /// batch's share of the update's target tokens, the accumulation phase,
+  /// the clipping norm.
+  float gradWeight = 1.0f;
+  int32_t updatePhase = 0;
+  float clipNorm = 0.0f;
 };
 
 /// What one step reports.
 struct StepOutcome {
   float loss = 0;     ///< label-smoothed, per target token
   int32_t tokens = 0; ///< target tokens counted
+  float gradNorm = 0; ///< see StepFrame::gradNorm
 };
 
-/// Runs one training step (forward, loss, gradients, Adam) in place on the
-/// backend's parameters.
+/// Runs one training step (forward, loss, gradients, and the optimizer step
+/// its input asks for) in place on the backend's parameters.
 class StepBackend {
 public:
   virtual ~StepBackend() = default;
@@ -55,11 +65,17 @@ enum class AfterStep {
 
 struct TrainingLoop {
   StepBackend &backend;
-  /// Batch number `index` (0-based: step - 1) of the run seeded `seed`.
+  /// Batch number `index` (0-based: (step - 1) * updateFreq + k) of the
+  /// run seeded `seed`.
   std::function<Batch(uint32_t seed, uint64_t index)> batch;
   WarmupSchedule schedule;
   uint32_t seed = 1;
   int64_t firstStep = 1, lastStep = 1, logEvery = 1;
+  /// Batches per update (--update-freq): their gradients, weighted by
+  /// their target tokens, make one update, as one batch as large would.
+  int64_t updateFreq = 1;
+  /// Global gradient-norm clipping (--clip-norm); 0: none.
+  float clipNorm = 0.0f;
   /// Also "step loss tokens" per step to this file (ProgressLog.h).
   std::string lossLog;
   /// Also each log line as a record (null: none).

@@ -144,6 +144,18 @@ cl::opt<int64_t> logEvery("log-every",
                           cl::desc("Log a line every N steps (and the last)"),
                           cl::init(10), cl::cat(tgcCategory));
 
+cl::opt<int64_t> updateFreq(
+    "update-freq",
+    cl::desc("Batches whose gradients make one update (--target=interp; the "
+             "training binaries take it too)"),
+    cl::init(1), cl::cat(tgcCategory));
+
+cl::opt<double> clipNorm(
+    "clip-norm",
+    cl::desc("Scale the gradient to this global norm when above it "
+             "(--target=interp; the training binaries take it too); 0: off"),
+    cl::init(0.0), cl::cat(tgcCategory));
+
 cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
                                 "(--target=interp)"),
@@ -253,6 +265,8 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.taskName = taskName;
   options.steps = steps;
   options.logEvery = logEvery;
+  options.updateFreq = updateFreq;
+  options.clipNorm = clipNorm;
   options.seed = seed;
   options.dumpParams = dumpParams;
   options.lossLog = lossLog;

@@ -48,6 +48,8 @@ struct DriverOptions {
   // --target=interp.
   std::string taskName = "copy";
   int64_t steps = 100, logEvery = 10;
+  int64_t updateFreq = 1; ///< batches per update
+  double clipNorm = 0;    ///< global gradient-norm clipping; 0: off
   uint32_t seed = 1;
   std::string dumpParams, lossLog;
 

@@ -12,6 +12,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <random>
 
 namespace tgc {
@@ -59,8 +60,14 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
                  << "' (known: " << runtime::taskNames() << ")\n";
     return 1;
   }
-  if (options.steps < 1 || options.logEvery < 1) {
-    llvm::errs() << "tgc: --steps and --log-every must be at least 1\n";
+  if (options.steps < 1 || options.logEvery < 1 || options.updateFreq < 1) {
+    llvm::errs()
+        << "tgc: --steps, --log-every and --update-freq must be at least 1\n";
+    return 1;
+  }
+  if (!(options.clipNorm >= 0) || !std::isfinite(options.clipNorm)) {
+    llvm::errs() << "tgc: --clip-norm needs a number >= 0, not "
+                 << options.clipNorm << "\n";
     return 1;
   }
   auto trainer = InterpreterTrainer::create(module, Precision::F32, options.seed);
@@ -85,6 +92,8 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   loop.seed = options.seed;
   loop.lastStep = options.steps;
   loop.logEvery = options.logEvery;
+  loop.updateFreq = options.updateFreq;
+  loop.clipNorm = static_cast<float>(options.clipNorm);
   loop.lossLog = options.lossLog;
   if (int code = runtime::runTrainingLoop(loop); code != 0)
     return code;

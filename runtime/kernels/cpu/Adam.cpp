@@ -4,6 +4,8 @@
 //   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 // The corrections fold into two per-step constants computed in double:
 // with b2 near 1, 1 - b2^t is a difference of nearly equal numbers.
+// optimizerStep adds the gradient's weight, accumulation, global norm and
+// clipping in front of it (runtime/kernels/KernelTypes.h).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Kernels.h"
@@ -17,45 +19,119 @@ namespace tgc::cpu {
 namespace {
 /// Elements [begin, end) of tensor `tensor`: the unit of parallel work, so
 /// that many small tensors (biases, norms) and a few large ones (weights)
-/// balance in one pass.
+/// balance in one pass. `flat` is `begin`'s index in the concatenation of
+/// every tensor (the gradient accumulator's layout).
 struct Chunk {
   int tensor;
-  int64_t begin, end;
+  int64_t begin, end, flat;
 };
 constexpr int64_t kChunkElements = 1 << 14;
+
+std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count,
+                            int64_t &total) {
+  std::vector<Chunk> chunks;
+  total = 0;
+  for (int x = 0; x < count; ++x) {
+    for (int64_t b = 0; b < tensors[x].size; b += kChunkElements)
+      chunks.push_back(
+          {x, b, std::min(tensors[x].size, b + kChunkElements), total + b});
+    total += tensors[x].size;
+  }
+  return chunks;
+}
+
+/// The per-step constants of one Adam update.
+struct AdamStep {
+  float stepSize, rootScale, keep1, add1, keep2, add2, epsilon;
+
+  AdamStep(float lr, int32_t step, float beta1, float beta2, float eps) {
+    double t = static_cast<double>(step);
+    double correction1 = 1.0 - std::pow(static_cast<double>(beta1), t);
+    double correction2 = 1.0 - std::pow(static_cast<double>(beta2), t);
+    stepSize = static_cast<float>(lr / correction1);
+    // sqrt(v / c2) = sqrt(v) / sqrt(c2).
+    rootScale = static_cast<float>(1.0 / std::sqrt(correction2));
+    keep1 = beta1;
+    add1 = static_cast<float>(1.0 - beta1);
+    keep2 = beta2;
+    add2 = static_cast<float>(1.0 - beta2);
+    epsilon = eps;
+  }
+
+  void apply(float g, float &p, float &m, float &v) const {
+    m = keep1 * m + add1 * g;
+    v = keep2 * v + add2 * g * g;
+    p -= stepSize * m / (std::sqrt(v) * rootScale + epsilon);
+  }
+};
 } // namespace
 
 void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
                 float beta1, float beta2, float epsilon) {
-  double t = static_cast<double>(step);
-  double correction1 = 1.0 - std::pow(static_cast<double>(beta1), t);
-  double correction2 = 1.0 - std::pow(static_cast<double>(beta2), t);
-  // sqrt(v / c2) = sqrt(v) / sqrt(c2).
-  const float stepSize = static_cast<float>(lr / correction1);
-  const float rootScale = static_cast<float>(1.0 / std::sqrt(correction2));
-  const float keep1 = beta1, add1 = static_cast<float>(1.0 - beta1);
-  const float keep2 = beta2, add2 = static_cast<float>(1.0 - beta2);
-
-  std::vector<Chunk> chunks;
-  int64_t total = 0;
-  for (int x = 0; x < count; ++x) {
-    for (int64_t b = 0; b < tensors[x].size; b += kChunkElements)
-      chunks.push_back(
-          {x, b, std::min(tensors[x].size, b + kChunkElements)});
-    total += tensors[x].size;
-  }
+  const AdamStep adam(lr, step, beta1, beta2, epsilon);
+  int64_t total;
+  std::vector<Chunk> chunks = chunksOf(tensors, count, total);
   int64_t chunkCount = static_cast<int64_t>(chunks.size());
 #pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
   for (int64_t c = 0; c < chunkCount; ++c) {
     const AdamTensor &a = tensors[chunks[c].tensor];
-    float *p = a.param, *m = a.moment1, *v = a.moment2;
-    const float *g = a.grad;
-    for (int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
-      m[i] = keep1 * m[i] + add1 * g[i];
-      v[i] = keep2 * v[i] + add2 * g[i] * g[i];
-      p[i] -= stepSize * m[i] / (std::sqrt(v[i]) * rootScale + epsilon);
-    }
+    for (int64_t i = chunks[c].begin; i < chunks[c].end; ++i)
+      adam.apply(a.grad[i], a.param[i], a.moment1[i], a.moment2[i]);
   }
+}
+
+float optimizerStep(const AdamTensor *tensors, int count,
+                    const OptimizerControl &control, float lr, int32_t step,
+                    float beta1, float beta2, float epsilon) {
+  int64_t total;
+  std::vector<Chunk> chunks = chunksOf(tensors, count, total);
+  int64_t chunkCount = static_cast<int64_t>(chunks.size());
+  const int32_t phase = control.phase;
+  const float weight = control.weight;
+  float *accumulator = control.accumulator;
+  // Pass 1: accumulate, and each chunk's sum of squares (summed in chunk
+  // order below, so the norm does not depend on the thread count).
+  std::vector<double> squares(chunks.size(), 0.0);
+#pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
+  for (int64_t c = 0; c < chunkCount; ++c) {
+    const Chunk &chunk = chunks[c];
+    const float *g = tensors[chunk.tensor].grad;
+    float *acc = accumulator ? accumulator + chunk.flat - chunk.begin : nullptr;
+    double sum = 0;
+    for (int64_t i = chunk.begin; i < chunk.end; ++i) {
+      float x = weight * g[i];
+      if (phase == runtime::kAccumulateFirst)
+        acc[i] = x;
+      else if (phase != runtime::kUpdate)
+        x = acc[i] += x;
+      sum += static_cast<double>(x) * x;
+    }
+    squares[c] = sum;
+  }
+  double sum = 0;
+  for (double s : squares)
+    sum += s;
+  const double norm = std::sqrt(sum);
+  if ((phase != runtime::kUpdate && phase != runtime::kAccumulateUpdate) ||
+      !std::isfinite(norm))
+    return static_cast<float>(norm);
+
+  // Pass 2: Adam on the (clipped) gradient.
+  const float factor =
+      static_cast<float>(runtime::clipFactor(norm, control.clip));
+  const AdamStep adam(lr, step, beta1, beta2, epsilon);
+#pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
+  for (int64_t c = 0; c < chunkCount; ++c) {
+    const Chunk &chunk = chunks[c];
+    const AdamTensor &a = tensors[chunk.tensor];
+    const float *g = phase == runtime::kUpdate
+                         ? a.grad
+                         : accumulator + chunk.flat - chunk.begin;
+    const float scale = phase == runtime::kUpdate ? weight * factor : factor;
+    for (int64_t i = chunk.begin; i < chunk.end; ++i)
+      adam.apply(scale * g[i], a.param[i], a.moment1[i], a.moment2[i]);
+  }
+  return static_cast<float>(norm);
 }
 
 } // namespace tgc::cpu

@@ -29,6 +29,14 @@ namespace tgc::cpu {
 void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
                 float beta1, float beta2, float epsilon);
 
+/// The optimizer step (tg.multi_adam_update with controls): gradients
+/// weighted and accumulated as `control.phase` says, the global norm, its
+/// clipping, then Adam as adamUpdate, skipped when the norm is NaN or
+/// infinite or the phase only accumulates. Returns the norm.
+float optimizerStep(const AdamTensor *tensors, int count,
+                    const OptimizerControl &control, float lr, int32_t step,
+                    float beta1, float beta2, float epsilon);
+
 } // namespace tgc::cpu
 
 #endif // TGC_RUNTIME_CPU_KERNELS_H

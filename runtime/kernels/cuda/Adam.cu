@@ -4,7 +4,9 @@
 //   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 // The corrections fold into two per-step constants computed in double
 // (with b2 near 1, 1 - b2^t is a difference of nearly equal numbers), on
-// the device: lr and step live in device memory.
+// the device: lr and step live in device memory. optimizerStep adds the
+// gradient's weight, accumulation, global norm and clipping in front of it
+// (runtime/kernels/KernelTypes.h), without a round trip to the host.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Device.h"
@@ -16,18 +18,76 @@ namespace tgc::cuda {
 namespace {
 /// Elements [begin, end) of one tensor: a block's unit of work, so that
 /// many small tensors (biases, norms) and a few large ones (weights) share
-/// one launch.
+/// one launch. `flat` is `begin`'s index in the concatenation of every
+/// tensor (the gradient accumulator's layout).
 struct Chunk {
   float *param, *moment1, *moment2;
   const float *grad;
-  int64_t begin, end;
+  int64_t begin, end, flat;
 };
 constexpr int64_t kChunkElements = 1 << 14;
+
+/// Sums the block's `value`s in a fixed order; thread 0 gets the total.
+__device__ double blockSum(double value) {
+  __shared__ double partial[kThreads];
+  partial[threadIdx.x] = value;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  double total = partial[0];
+  __syncthreads();
+  return total;
+}
 } // namespace
 
-__global__ void adamKernel(const Chunk *chunks, int64_t count,
-                           const float *lr, const int32_t *step, float beta1,
-                           float beta2, float epsilon) {
+/// Pass 1 of the optimizer step: weights and accumulates the gradient
+/// (phase, KernelTypes.h) and writes each chunk's sum of squares.
+__global__ void gradientKernel(const Chunk *chunks, int64_t count, float weight,
+                               int32_t phase, float *accumulator,
+                               double *squares) {
+  for (int64_t x = blockIdx.x; x < count; x += gridDim.x) {
+    Chunk c = chunks[x];
+    float *acc = accumulator ? accumulator + c.flat - c.begin : nullptr;
+    double sum = 0;
+    for (int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
+      float g = weight * c.grad[i];
+      if (phase == runtime::kAccumulateFirst)
+        acc[i] = g;
+      else if (phase != runtime::kUpdate)
+        g = acc[i] += g;
+      sum += static_cast<double>(g) * g;
+    }
+    double total = blockSum(sum);
+    if (threadIdx.x == 0)
+      squares[x] = total;
+  }
+}
+
+/// One block: the global norm from the chunks' sums (in a fixed order) and
+/// the clipping factor, NaN when the norm is not finite (no update).
+__global__ void normKernel(const double *squares, int64_t count, float clip,
+                           float *norm, float *factor) {
+  double sum = 0;
+  for (int64_t x = threadIdx.x; x < count; x += blockDim.x)
+    sum += squares[x];
+  double total = blockSum(sum);
+  if (threadIdx.x == 0) {
+    double n = sqrt(total);
+    *norm = static_cast<float>(n);
+    *factor =
+        isfinite(n) ? static_cast<float>(runtime::clipFactor(n, clip)) : NAN;
+  }
+}
+
+/// Adam on g = scale * grad, or scale * the accumulator when there is one;
+/// scale = weight * *factor (factor null: 1), nothing when it is NaN.
+__global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
+                           const int32_t *step, float beta1, float beta2,
+                           float epsilon, float weight, const float *factor,
+                           const float *accumulator) {
   __shared__ float stepSize, rootScale;
   if (threadIdx.x == 0) {
     double t = static_cast<double>(*step);
@@ -38,12 +98,16 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count,
     rootScale = static_cast<float>(1.0 / sqrt(correction2));
   }
   __syncthreads();
+  const float scale = factor ? weight * *factor : weight;
+  if (!isfinite(scale))
+    return;
   const float keep1 = beta1, add1 = static_cast<float>(1.0 - beta1);
   const float keep2 = beta2, add2 = static_cast<float>(1.0 - beta2);
   for (int64_t x = blockIdx.x; x < count; x += gridDim.x) {
     Chunk c = chunks[x];
+    const float *grad = accumulator ? accumulator + c.flat - c.begin : c.grad;
     for (int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
-      float g = c.grad[i];
+      float g = scale * grad[i];
       float m = keep1 * c.moment1[i] + add1 * g;
       float v = keep2 * c.moment2[i] + add2 * g * g;
       c.moment1[i] = m;
@@ -53,27 +117,69 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count,
   }
 }
 
-void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
-                const int32_t *step, float beta1, float beta2,
-                float epsilon) {
+namespace {
+/// The chunks of `tensors`, copied to device memory `table` (from pageable
+/// memory: the copy has read the host vector when this returns).
+std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count) {
   std::vector<Chunk> chunks;
+  int64_t flat = 0;
   for (int x = 0; x < count; ++x) {
     const AdamTensor &a = tensors[x];
     for (int64_t b = 0; b < a.size; b += kChunkElements)
       chunks.push_back({a.param, a.moment1, a.moment2, a.grad, b,
-                        std::min(a.size, b + kChunkElements)});
+                        std::min(a.size, b + kChunkElements), flat + b});
+    flat += a.size;
   }
+  return chunks;
+}
+
+void upload(Scratch &table, const std::vector<Chunk> &chunks) {
+  TGC_CUDA_CHECK(cudaMemcpyAsync(table.as<Chunk>(), chunks.data(),
+                                 chunks.size() * sizeof(Chunk),
+                                 cudaMemcpyHostToDevice, stream()));
+}
+} // namespace
+
+void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
+                const int32_t *step, float beta1, float beta2, float epsilon) {
+  std::vector<Chunk> chunks = chunksOf(tensors, count);
   if (chunks.empty())
     return;
-  // The table goes to the device with the launch: a copy from pageable
-  // memory, which returns once the host vector has been read.
-  size_t bytes = chunks.size() * sizeof(Chunk);
-  Scratch table(bytes);
-  TGC_CUDA_CHECK(cudaMemcpyAsync(table.as<Chunk>(), chunks.data(), bytes,
-                                 cudaMemcpyHostToDevice, stream()));
+  Scratch table(chunks.size() * sizeof(Chunk));
+  upload(table, chunks);
   int64_t blocks = static_cast<int64_t>(chunks.size());
   adamKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
-      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon);
+      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon, 1.0f, nullptr,
+      nullptr);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+void optimizerStep(const AdamTensor *tensors, int count,
+                   const OptimizerControl &control, const float *lr,
+                   const int32_t *step, float *norm, float beta1, float beta2,
+                   float epsilon) {
+  std::vector<Chunk> chunks = chunksOf(tensors, count);
+  if (chunks.empty())
+    return;
+  int64_t blocks = static_cast<int64_t>(chunks.size());
+  Scratch table(chunks.size() * sizeof(Chunk));
+  Scratch squares(chunks.size() * sizeof(double)), factor(sizeof(float));
+  upload(table, chunks);
+  gradientKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
+      table.as<Chunk>(), blocks, control.weight, control.phase,
+      control.accumulator, squares.as<double>());
+  TGC_CUDA_CHECK_LAUNCH();
+  normKernel<<<1, kThreads, 0, stream()>>>(
+      squares.as<double>(), blocks, control.clip, norm, factor.as<float>());
+  TGC_CUDA_CHECK_LAUNCH();
+  if (control.phase != runtime::kUpdate &&
+      control.phase != runtime::kAccumulateUpdate)
+    return;
+  bool accumulated = control.phase == runtime::kAccumulateUpdate;
+  adamKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
+      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon,
+      accumulated ? 1.0f : control.weight, factor.as<float>(),
+      accumulated ? control.accumulator : nullptr);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

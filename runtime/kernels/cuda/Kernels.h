@@ -64,6 +64,13 @@ bool firstError(std::string &why);
 void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
                 const int32_t *step, float beta1, float beta2, float epsilon);
 
+/// The optimizer step, as the CPU's optimizerStep: the control's values are
+/// host values, its accumulator and `norm` (the result) DEVICE memory.
+void optimizerStep(const AdamTensor *tensors, int count,
+                   const OptimizerControl &control, const float *lr,
+                   const int32_t *step, float *norm, float beta1, float beta2,
+                   float epsilon);
+
 } // namespace tgc::cuda
 
 #endif // TGC_RUNTIME_CUDA_KERNELS_H

@@ -47,6 +47,7 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
     return false;
   setStream(stream);
   DeviceFrame &g = deviceFrame();
+  g.gradientFloats = sizes.gradientFloats;
   auto allocatePinned = [&](auto *&p, int64_t count) {
     return ok(cudaMallocHost(reinterpret_cast<void **>(&p),
                              static_cast<size_t>(count > 0 ? count : 1) * 4),
@@ -112,6 +113,9 @@ void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
        targetIds * 4);
   copy(g.lr, g.stagedLr, &frame.lr, 4);
   copy(g.step, g.stagedStep, &frame.step, 4);
+  if (frame.updatePhase != 0 && !g.gradAccumulator && g.gradientFloats > 0)
+    TGC_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&g.gradAccumulator),
+                              static_cast<size_t>(g.gradientFloats) * 4));
   TGC_CUDA_CHECK(cudaEventRecord(g.inputsCopied, stream()));
 }
 
@@ -161,12 +165,15 @@ void reorderCaches(const runtime::CompiledBucket &bucket,
   }
 }
 
-void downloadLoss(const float *loss, const int32_t *tokens,
+void downloadLoss(const float *loss, const int32_t *tokens, const float *norm,
                   runtime::StepFrame &frame) {
   TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.loss, loss, 4, cudaMemcpyDeviceToHost,
                                  stream()));
   if (tokens)
     TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.tokens, tokens, 4,
+                                   cudaMemcpyDeviceToHost, stream()));
+  if (norm)
+    TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.gradNorm, norm, 4,
                                    cudaMemcpyDeviceToHost, stream()));
   TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
 }

@@ -32,6 +32,11 @@ struct DeviceFrame {
   int32_t *sourceIds = nullptr, *targetInIds = nullptr, *targetOutIds = nullptr;
   float *lr = nullptr;
   int32_t *step = nullptr;
+  /// The optimizer step's gradient accumulator (runtime/kernels/
+  /// KernelTypes.h), allocated by uploadInputs for the first accumulating
+  /// step: only --update-freq > 1 pays for it.
+  float *gradAccumulator = nullptr;
+  int64_t gradientFloats = 0;
   /// Pinned host buffer predict's logits are downloaded into.
   float *hostLogits = nullptr;
   /// Pinned host staging for the inputs (the batch's ids, lr, step): the
@@ -49,7 +54,7 @@ DeviceFrame &deviceFrame();
 /// What a model needs on the device.
 struct DeviceSizes {
   int64_t stateFloats, arenaBytes, sourceIds, targetIds, logitsFloats,
-      cacheFloats;
+      cacheFloats, gradientFloats;
 };
 
 /// Picks device 0, creates the stream, allocates everything in `sizes`. Any
@@ -84,8 +89,9 @@ const float *downloadLogits(const float *logits, int64_t floats);
 void reorderCaches(const runtime::CompiledBucket &bucket,
                    const int64_t *parents);
 
-/// Reads the step's loss and token count (synchronous).
-void downloadLoss(const float *loss, const int32_t *tokens,
+/// Reads the step's loss, token count and gradient norm (synchronous;
+/// tokens and norm may be null).
+void downloadLoss(const float *loss, const int32_t *tokens, const float *norm,
                   runtime::StepFrame &frame);
 
 } // namespace tgc::cuda

@@ -1679,7 +1679,7 @@ func.func @fused_bad_key(%x: tensor<4xf32>, %k: tensor<5x3xi32>) -> tensor<4xf32
 // back).
 func.func @multi_adam_empty(%lr: tensor<f32>, %step: tensor<i32>) {
   // expected-error @+1 {{must update at least one parameter}}
-  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1>} : (tensor<f32>, tensor<i32>) -> ()
+  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0, 0>} : (tensor<f32>, tensor<i32>) -> ()
   return
 }
 
@@ -1714,5 +1714,18 @@ func.func @attention_position_cache(%q: tensor<2x4x8x8xf32>, %k: tensor<2x4x7x8x
   // expected-error @+1 {{a decoding step's 8 queries exceed its cache of 7 keys}}
   %o, %lse = tg.attention %q, %k, %v causal position %position scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x8x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8xf32>)
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: the optimizer step's controls come with the norm they
+// produce.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_controls_without_norm(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>) {
+  // expected-error @+1 {{takes weight, phase and clip together and then returns the gradient norm, or none of them}}
+  "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
   return
 }

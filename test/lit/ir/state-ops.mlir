@@ -63,3 +63,15 @@ func.func @multi_adam(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f
       grads(%dw, %db) lr %lr step %step beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32>
   return
 }
+
+// The optimizer step: weight, accumulation phase and clip in, the global
+// gradient norm out.
+// CHECK-LABEL: func.func @optimizer_step
+func.func @optimizer_step(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>) -> tensor<f32> {
+  // CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@encoder.layer0.self_attn.w_q, @bias], [@adam.m.w_q, @adam.m.bias], [@adam.v.w_q, @adam.v.bias] grads(%{{.*}}, %{{.*}}) lr %{{.*}} step %{{.*}} weight %{{.*}} phase %{{.*}} clip %{{.*}} beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<16x16xf32>, tensor<16xf32> -> tensor<f32>
+  %norm = tg.multi_adam_update [@encoder.layer0.self_attn.w_q, @bias], [@adam.m.w_q, @adam.m.bias], [@adam.v.w_q, @adam.v.bias]
+      grads(%dw, %db) lr %lr step %step weight %weight phase %phase clip %clip
+      beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<16x16xf32>, tensor<16xf32> -> tensor<f32>
+  // CHECK-NEXT: return %[[NORM]]
+  return %norm : tensor<f32>
+}

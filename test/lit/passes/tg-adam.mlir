@@ -1,7 +1,9 @@
 // tg-adam after tg-autodiff: per parameter, moments @adam.m.<p> / @adam.v.<p>
-// (zeros, not trainable) declared right after it and one tg.adam_update with
-// its gradient; the gradients leave the results; lr and step become the last
-// two arguments; @loss becomes @train_step.
+// (zeros, not trainable) declared right after it; one tg.multi_adam_update
+// (the optimizer step) over every gradient; the gradients leave the results
+// and the step's gradient norm becomes the last one; lr, step and the
+// optimizer's controls (grad_weight, update_phase, clip_norm) become the last
+// arguments; @loss becomes @train_step.
 //
 // The hyperparameters come from the module's tg.optimizer when it declares
 // them, else from the pass options (defaults 0.9, 0.98, 1e-9).
@@ -36,24 +38,25 @@ func.func @loss(%x: tensor<2x4xf32> {tg.name = "x"}) -> (tensor<f32>, tensor<i32
 // CHECK-NEXT: func.func @train_step(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4xf32> {tg.name = "x"},
 // CHECK-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"},
-// CHECK-SAME: %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"})
-// CHECK-SAME: -> (tensor<f32>, tensor<i32>) {
+// CHECK-SAME: %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"},
+// CHECK-SAME: %[[WEIGHT:[a-z0-9]+]]: tensor<f32> {tg.name = "grad_weight"},
+// CHECK-SAME: %[[PHASE:[a-z0-9]+]]: tensor<i32> {tg.name = "update_phase"},
+// CHECK-SAME: %[[CLIP:[a-z0-9]+]]: tensor<f32> {tg.name = "clip_norm"})
+// CHECK-SAME: -> (tensor<f32>, tensor<i32>, tensor<f32> {tg.name = "grad_norm"}) {
 // CHECK: %[[C:.*]] = tg.load @count : tensor<i32>
 // CHECK: %[[L:.*]] = tg.reduce_sum %{{.*}} dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
 // CHECK: %[[DB:.*]] = tg.reduce_sum %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
 // CHECK-NEXT: %[[DW:.*]] = tg.matmul %[[X]], %{{.*}} transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
-// DEFAULT-NEXT: tg.adam_update @w, @adam.m.w, @adam.v.w grad %[[DW]] lr %[[LR]] step %[[STEP]] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4x3xf32>
-// DEFAULT-NEXT: tg.adam_update @b, @adam.m.b, @adam.v.b grad %[[DB]] lr %[[LR]] step %[[STEP]] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<3xf32>
-// OPTS-NEXT: tg.adam_update @w, @adam.m.w, @adam.v.w grad %[[DW]] lr %[[LR]] step %[[STEP]] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4x3xf32>
-// OPTS-NEXT: tg.adam_update @b, @adam.m.b, @adam.v.b grad %[[DB]] lr %[[LR]] step %[[STEP]] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<3xf32>
-// CHECK-NEXT: return %[[L]], %[[C]] : tensor<f32>, tensor<i32>
+// DEFAULT-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+// OPTS-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+// CHECK-NEXT: return %[[L]], %[[C]], %[[NORM]] : tensor<f32>, tensor<i32>, tensor<f32>
 
 // RENAME-LABEL: tg.variable @w trainable
 // RENAME-NOT: @train_step
 // RENAME: func.func @my_step(
 // RENAME-SAME: {tg.name = "lr"}
 // RENAME-SAME: {tg.name = "step"}
-// RENAME-COUNT-2: tg.adam_update
+// RENAME-COUNT-1: tg.multi_adam_update
 
 // -----
 
@@ -71,10 +74,10 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32, beta2 = 0.
 // CHECK-LABEL: tg.variable @p trainable init(zeros) : tensor<4xf32>
 // CHECK-NEXT: tg.variable @adam.m.p init(zeros) : tensor<4xf32>
 // CHECK-NEXT: tg.variable @adam.v.p init(zeros) : tensor<4xf32>
-// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}) -> tensor<f32> {
+// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}, %{{.*}}: tensor<f32> {tg.name = "grad_weight"}, %{{.*}}: tensor<i32> {tg.name = "update_phase"}, %{{.*}}: tensor<f32> {tg.name = "clip_norm"}) -> (tensor<f32>, tensor<f32> {tg.name = "grad_norm"}) {
 // CHECK: %[[DP:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<4xf32>
-// CHECK-NEXT: tg.adam_update @p, @adam.m.p, @adam.v.p grad %[[DP]] lr %[[LR]] step %[[STEP]] beta1 2.500000e-01 beta2 5.000000e-01 eps 1.000000e-03 : tensor<4xf32>
-// CHECK-NEXT: return %{{.*}} : tensor<f32>
+// CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@p], [@adam.m.p], [@adam.v.p] grads(%[[DP]]) lr %[[LR]] step %[[STEP]] weight %{{.*}} phase %{{.*}} clip %{{.*}} beta1 2.500000e-01 beta2 5.000000e-01 eps 1.000000e-03 : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: return %{{.*}}, %[[NORM]] : tensor<f32>, tensor<f32>
 
 // RENAME-LABEL: tg.variable @p trainable
 // RENAME: func.func @my_step(
@@ -93,8 +96,8 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32}} {
 }
 
 // CHECK-LABEL: tg.variable @q trainable init(zeros) : tensor<4xf32>
-// DEFAULT: tg.adam_update @q, @adam.m.q, @adam.v.q grad %{{.*}} beta1 2.500000e-01 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4xf32>
-// OPTS: tg.adam_update @q, @adam.m.q, @adam.v.q grad %{{.*}} beta1 2.500000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4xf32>
+// DEFAULT: tg.multi_adam_update [@q], [@adam.m.q], [@adam.v.q] grads(%{{.*}}) {{.*}} beta1 2.500000e-01 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4xf32>
+// OPTS: tg.multi_adam_update [@q], [@adam.m.q], [@adam.v.q] grads(%{{.*}}) {{.*}} beta1 2.500000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4xf32>
 
 // RENAME-LABEL: tg.variable @q trainable
 // RENAME: func.func @my_step(

@@ -57,7 +57,7 @@ func.func @train_step(%x: tensor<3x3xf32>, %lr: tensor<f32>, %t: tensor<i32>) ->
 // REPORT-NEXT: {{^}}  gradients                      64 bytes       0.00 MiB  arena, own region{{$}}
 // REPORT-NEXT: {{^}}  saved activations              64 bytes       0.00 MiB  arena, live from the forward into the backward{{$}}
 // REPORT-NEXT: {{^}}  scratch                       128 bytes       0.00 MiB  arena, the rest (reused){{$}}
-// REPORT-NEXT: {{^}}  inputs                         44 bytes       0.00 MiB  the batch, lr, step, dropout key{{$}}
+// REPORT-NEXT: {{^}}  inputs                         44 bytes       0.00 MiB  the batch, lr, step, dropout key, optimizer controls{{$}}
 // REPORT-NEXT: {{^}}  arena                         256 bytes       0.00 MiB  gradients + saved activations + scratch{{$}}
 // REPORT-NEXT: {{^}}  peak                          480 bytes       0.00 MiB  weights + optimizer state + arena + inputs{{$}}
 // REPORT-NEXT: {{^}}  (the arena without reuse would be 256 bytes, 0.00 MiB){{$}}

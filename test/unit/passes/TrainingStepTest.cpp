@@ -40,6 +40,19 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.8 : f32,
 }
 )";
 
+/// @train_step's inputs for kLinearLoss: c, lr, step, then the optimizer
+/// step's controls (gradient weight, accumulation phase, clipping norm).
+std::vector<HostTensor> stepInputs(HostTensor c, double lr, int step,
+                                   double weight = 1.0, int phase = 0,
+                                   double clip = 0.0) {
+  return {std::move(c),
+          HostTensor::scalar(lr),
+          HostTensor::scalar(step, ElementType::I32),
+          HostTensor::scalar(weight),
+          HostTensor::scalar(phase, ElementType::I32),
+          HostTensor::scalar(clip)};
+}
+
 TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
   // The hyperparameters are f32 attributes (0.9f = 0.9 - 2.4e-8, so 1 - beta2
   // is off by 2.4e-7 relative); a missing bias correction would be off by 1e-1.
@@ -54,12 +67,11 @@ TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
 
   // Step 1, g = (0.5, -3), lr = 0.1. Bias correction makes m^ = g and
   // v^ = g^2, so w -= 0.1 * g / (|g| + 1e-3).
-  auto step1 = program.run("train_step",
-                           {HostTensor::f32({2}, {0.5, -3.0}),
-                            HostTensor::scalar(0.1),
-                            HostTensor::scalar(1, ElementType::I32)});
-  ASSERT_EQ(step1.size(), 1u);
+  auto step1 = program.run(
+      "train_step", stepInputs(HostTensor::f32({2}, {0.5, -3.0}), 0.1, 1));
+  ASSERT_EQ(step1.size(), 2u);
   EXPECT_DOUBLE_EQ(step1[0][0], 1.0 * 0.5 + (-2.0) * (-3.0)); // loss at w0
+  EXPECT_NEAR(step1[1][0], std::sqrt(0.25 + 9.0), kTol);      // |g|
   EXPECT_NEAR((*interp.variable("adam.m.w"))[0], 0.2 * 0.5, kTol);
   EXPECT_NEAR((*interp.variable("adam.v.w"))[1], 0.1 * 9.0, kTol);
   EXPECT_NEAR((*interp.variable("w"))[0], 1.0 - 0.1 * 0.5 / 0.501, kTol);
@@ -68,9 +80,8 @@ TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
   // Step 2, g = (1, 1), lr = 0.05:
   //   m = 0.8 m1 + 0.2 g, v = 0.9 v1 + 0.1 g^2,
   //   w -= 0.05 * (m / (1 - 0.8^2)) / (sqrt(v / (1 - 0.9^2)) + 1e-3).
-  program.run("train_step", {HostTensor::f32({2}, {1.0, 1.0}),
-                             HostTensor::scalar(0.05),
-                             HostTensor::scalar(2, ElementType::I32)});
+  program.run("train_step",
+              stepInputs(HostTensor::f32({2}, {1.0, 1.0}), 0.05, 2));
   double m0 = 0.8 * 0.1 + 0.2, v0 = 0.9 * 0.025 + 0.1;
   double m1 = 0.8 * -0.6 + 0.2, v1 = 0.9 * 0.9 + 0.1;
   double w0 = 1.0 - 0.1 * 0.5 / 0.501, w1 = -2.0 + 0.1 * 3.0 / 3.001;
@@ -78,6 +89,147 @@ TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
               w0 - 0.05 * (m0 / 0.36) / (std::sqrt(v0 / 0.19) + 1e-3), kTol);
   EXPECT_NEAR((*interp.variable("w"))[1],
               w1 - 0.05 * (m1 / 0.36) / (std::sqrt(v1 / 0.19) + 1e-3), kTol);
+}
+
+// Clipping: g = (3, 4) has norm 5; with clip 1 the step uses (0.6, 0.8).
+// Adam's first step is sign-like (w -= lr g / (|g| + eps)), so the moments
+// show the scaling: m = (1 - beta1) g'.
+TEST(OptimizerStep, ClippingScalesTheGradientToTheClipNorm) {
+  const double kTol = 1e-6;
+  Program program(kLinearLoss, Precision::F64);
+  ASSERT_TRUE(program.ok()) << program.diagnostics();
+  ASSERT_TRUE(runTrainingPipeline(*program.module, program.t));
+  program.interp =
+      std::make_unique<Interpreter>(*program.module, Precision::F64);
+  Interpreter &interp = *program.interp;
+  auto result = program.run(
+      "train_step", stepInputs(HostTensor::f32({2}, {3.0, 4.0}), 0.1, 1,
+                               /*weight=*/1.0, /*phase=*/0, /*clip=*/1.0));
+  ASSERT_EQ(result.size(), 2u);
+  EXPECT_NEAR(result[1][0], 5.0, kTol); // the norm before clipping
+  EXPECT_NEAR((*interp.variable("adam.m.w"))[0], 0.2 * 0.6, kTol);
+  EXPECT_NEAR((*interp.variable("adam.m.w"))[1], 0.2 * 0.8, kTol);
+  EXPECT_NEAR((*interp.variable("w"))[0], -0.1 * 0.6 / 0.601, kTol);
+  // Above the norm, clipping changes nothing.
+  program.run("train_step", stepInputs(HostTensor::f32({2}, {3.0, 4.0}), 0.1, 2,
+                                       1.0, 0, /*clip=*/10.0));
+  EXPECT_NEAR((*interp.variable("adam.m.w"))[0], 0.8 * 0.12 + 0.2 * 3.0, kTol);
+}
+
+// Accumulation: batch 1 (phase 1, weight 0.25) only accumulates; batch 2
+// (phase 3, weight 0.75) updates with 0.25 g1 + 0.75 g2, as one batch of
+// both would. Phase 2 without phase 1 first is an error.
+TEST(OptimizerStep, AccumulationEqualsTheWeightedSum) {
+  const double kTol = 1e-6;
+  Program program(kLinearLoss, Precision::F64);
+  ASSERT_TRUE(program.ok()) << program.diagnostics();
+  ASSERT_TRUE(runTrainingPipeline(*program.module, program.t));
+  program.interp =
+      std::make_unique<Interpreter>(*program.module, Precision::F64);
+  Interpreter &interp = *program.interp;
+  *interp.variable("w") = HostTensor::f32({2}, {1.0, -2.0});
+  auto first =
+      program.run("train_step", stepInputs(HostTensor::f32({2}, {4.0, 0.0}),
+                                           0.1, 1, 0.25, /*phase=*/1));
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_NEAR(first[1][0], 1.0, kTol); // |0.25 * (4, 0)|
+  EXPECT_EQ((*interp.variable("w"))[0], 1.0);
+  EXPECT_EQ((*interp.variable("adam.m.w"))[0], 0.0);
+  auto last =
+      program.run("train_step", stepInputs(HostTensor::f32({2}, {0.0, 4.0}),
+                                           0.1, 1, 0.75, /*phase=*/3));
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_NEAR(last[1][0], std::sqrt(1.0 + 9.0), kTol); // |(1, 3)|
+  EXPECT_NEAR((*interp.variable("adam.m.w"))[0], 0.2 * 1.0, kTol);
+  EXPECT_NEAR((*interp.variable("adam.m.w"))[1], 0.2 * 3.0, kTol);
+  EXPECT_NEAR((*interp.variable("w"))[1], -2.0 - 0.1 * 3.0 / 3.001, kTol);
+
+  Program fresh(kLinearLoss, Precision::F64);
+  ASSERT_TRUE(runTrainingPipeline(*fresh.module, fresh.t));
+  fresh.interp = std::make_unique<Interpreter>(*fresh.module, Precision::F64);
+  EXPECT_TRUE(failed(fresh.interp->run(
+      "train_step",
+      stepInputs(HostTensor::f32({2}, {1.0, 1.0}), 0.1, 1, 1.0, /*phase=*/2))));
+  EXPECT_NE(fresh.diagnostics().find("phase 2 continues an accumulation "
+                                     "that phase 1 did not start"),
+            std::string::npos)
+      << fresh.diagnostics();
+}
+
+/// The tiny Transformer without dropout for batches of `batchSize`, through
+/// the training pipeline, on the interpreter in double.
+std::unique_ptr<InterpreterTrainer>
+tinyTrainer(TestContext &t, OwningOpRef<ModuleOp> &module, int64_t batchSize) {
+  models::TransformerConfig config = *models::transformerPreset("tiny");
+  config.set_batch_size(batchSize);
+  config.set_dropout(0.0);
+  config.set_attention_dropout(0.0);
+  auto built = buildGraph(t.context, "loss", [&](tgc::Builder &b) {
+    models::buildTransformer(b, config);
+  });
+  if (failed(built) || !runTrainingPipeline(**built, t))
+    return nullptr;
+  module = std::move(*built);
+  auto trainer = InterpreterTrainer::create(*module, Precision::F64, 1);
+  return succeeded(trainer) ? std::move(*trainer) : nullptr;
+}
+
+/// Rows [begin, begin + rows) of `batch`.
+runtime::Batch rowsOf(const runtime::Batch &batch, int64_t begin,
+                      int64_t rows) {
+  runtime::Batch part = batch;
+  part.batchSize = rows;
+  auto slice = [&](std::vector<int32_t> &ids, int64_t length) {
+    ids.assign(ids.begin() + begin * length,
+               ids.begin() + (begin + rows) * length);
+  };
+  slice(part.source, batch.sourceLength);
+  slice(part.targetIn, batch.targetLength);
+  slice(part.targetOut, batch.targetLength);
+  return part;
+}
+
+// --update-freq: two batches of 4 accumulated into each update equal one
+// batch of the same 8 sentences, through the training loop (weights by
+// target tokens, phases) on the interpreter in double: 3 updates, every
+// variable (Adam moments included) within 1e-7 relative (the batches'
+// weights are floats: 6e-8 relative; measured worst 2e-8).
+TEST(TrainingStep, AccumulatedBatchesEqualOneLargerBatch) {
+  TestContext t;
+  OwningOpRef<ModuleOp> smallModule, largeModule;
+  auto small = tinyTrainer(t, smallModule, 4);
+  auto large = tinyTrainer(t, largeModule, 8);
+  ASSERT_TRUE(small && large) << ::testing::PrintToString(t.messages);
+  runtime::BatchShape largeShape = large->batchShape();
+  auto largeBatch = [&](uint32_t seed, uint64_t index) {
+    return runtime::makeBatch(runtime::Task::Reverse, seed, index, largeShape);
+  };
+  runtime::TrainingLoop one{*large};
+  one.batch = largeBatch;
+  one.schedule = large->schedule();
+  one.lastStep = 3;
+  one.logEvery = 100;
+  runtime::TrainingLoop two{*small};
+  two.batch = [&](uint32_t seed, uint64_t index) {
+    return rowsOf(largeBatch(seed, index / 2), 4 * (index % 2), 4);
+  };
+  two.schedule = small->schedule();
+  two.lastStep = 3;
+  two.logEvery = 100;
+  two.updateFreq = 2;
+  ASSERT_EQ(runtime::runTrainingLoop(one), 0);
+  ASSERT_EQ(runtime::runTrainingLoop(two), 0);
+  int compared = 0;
+  largeModule->walk([&](tg::VariableOp variable) {
+    const HostTensor &a = *large->interpreter().variable(variable.getSymName());
+    const HostTensor &b = *small->interpreter().variable(variable.getSymName());
+    ASSERT_EQ(a.numElements(), b.numElements());
+    for (int64_t i = 0; i < a.numElements(); ++i)
+      ASSERT_NEAR(b[i], a[i], 1e-7 * std::max(1.0, std::abs(a[i])))
+          << "@" << variable.getSymName().str() << "[" << i << "]";
+    ++compared;
+  });
+  EXPECT_EQ(compared, 183); // 61 parameters, 2 moments each
 }
 
 TEST(TrainingStep, TinyTransformerLearnsTheCopyTask) {

@@ -2,11 +2,15 @@
 //
 // runtime/kernels/cpu/Loss.cpp (cross-entropy and its gradient, with label
 // smoothing and ignored targets) and runtime/kernels/cpu/Adam.cpp (the
-// multi-tensor Adam update). Helpers and the error measure:
+// multi-tensor Adam update, and the optimizer step: weighting, accumulation,
+// global norm and clipping). Helpers and the error measure:
 // KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
+
+#include <cmath>
+#include <optional>
 
 namespace tgc::test {
 namespace {
@@ -94,6 +98,124 @@ TEST(CpuKernels, AdamUpdate) {
       expectClose("adam moment2" + tag, adam.v[x], hv[x], 1e-5);
     }
   }
+}
+
+/// AdamProblem's parameters after the reference Adam step on gradient
+/// `scale * g` (g: one vector per tensor).
+struct ReferenceUpdate {
+  std::vector<HostTensor> p, m, v;
+  ReferenceUpdate(const AdamProblem &adam,
+                  const std::vector<std::vector<double>> &g, double scale,
+                  int32_t step) {
+    for (size_t x = 0; x < 3; ++x) {
+      int64_t n = AdamProblem::sizes[x];
+      p.push_back(host(adam.p[x], {n}));
+      m.push_back(host(adam.m[x], {n}));
+      v.push_back(host(adam.v[x], {n}));
+      HostTensor grad = HostTensor::f32({n}, g[x]);
+      for (int64_t i = 0; i < n; ++i)
+        grad[i] *= scale;
+      reference::adamUpdate(p[x], m[x], v[x], grad, adam.lr, step, adam.beta1,
+                            adam.beta2, adam.epsilon);
+    }
+  }
+  void expectMatches(const AdamProblem &adam, const std::string &tag) const {
+    for (size_t x = 0; x < 3; ++x) {
+      std::string where = tag + " tensor " + std::to_string(x);
+      expectClose("param " + where, adam.p[x], p[x], 1e-5);
+      expectClose("moment1 " + where, adam.m[x], m[x], 1e-5);
+      expectClose("moment2 " + where, adam.v[x], v[x], 1e-5);
+    }
+  }
+};
+
+double normOf(const std::vector<std::vector<double>> &g) {
+  double sum = 0;
+  for (const auto &tensor : g)
+    for (double x : tensor)
+      sum += x * x;
+  return std::sqrt(sum);
+}
+
+std::vector<std::vector<double>> weighted(const AdamProblem &adam, double w) {
+  std::vector<std::vector<double>> g;
+  for (const auto &tensor : adam.g) {
+    g.emplace_back();
+    for (float x : tensor)
+      g.back().push_back(w * x);
+  }
+  return g;
+}
+
+// The optimizer step without accumulation: the weighted gradient's global
+// norm, then Adam on it, clipped to `clip` when above.
+TEST(CpuKernels, OptimizerStepClipsToTheGlobalNorm) {
+  const double weight = 0.5;
+  double norm = normOf(weighted(AdamProblem(), weight));
+  for (double clip : {0.0, norm / 4, 2 * norm}) {
+    AdamProblem adam;
+    ReferenceUpdate expected(adam, weighted(adam, weight),
+                             clip > 0 && norm > clip ? clip / norm : 1.0, 3);
+    std::vector<cpu::AdamTensor> tensors = adam.cpuTensors();
+    float got =
+        cpu::optimizerStep(tensors.data(), 3,
+                           {static_cast<float>(weight), runtime::kUpdate,
+                            static_cast<float>(clip)},
+                           adam.lr, 3, adam.beta1, adam.beta2, adam.epsilon);
+    EXPECT_NEAR(got, norm, 1e-5 * norm);
+    expected.expectMatches(adam, "clip " + std::to_string(clip));
+  }
+}
+
+// Three batches accumulated (phases 1, 2, 3, weights summing to 1) update
+// as the weighted sum of their gradients would in one step; the first two
+// leave the parameters alone and report the accumulation's norm.
+TEST(CpuKernels, OptimizerStepAccumulates) {
+  AdamProblem adam;
+  const double weights[3] = {0.2, 0.5, 0.3};
+  // The three batches' gradients: AdamProblem's, times 1, -2 and 3.
+  const double factors[3] = {1.0, -2.0, 3.0};
+  std::vector<std::vector<double>> sum = weighted(adam, 0.0);
+  std::vector<float> accumulator(1000 + 37 + 40000, 7.0f);
+  std::vector<std::vector<float>> original = adam.g;
+  std::vector<std::vector<float>> before = adam.p;
+  const int32_t phases[3] = {runtime::kAccumulateFirst, runtime::kAccumulate,
+                             runtime::kAccumulateUpdate};
+  // Taken before the last batch's update, from the parameters it starts at.
+  std::optional<ReferenceUpdate> expected;
+  for (int k = 0; k < 3; ++k) {
+    for (size_t x = 0; x < 3; ++x)
+      for (size_t i = 0; i < original[x].size(); ++i) {
+        adam.g[x][i] = static_cast<float>(factors[k] * original[x][i]);
+        sum[x][i] += weights[k] * adam.g[x][i];
+      }
+    if (k == 2)
+      expected.emplace(adam, sum, 1.0, 5);
+    std::vector<cpu::AdamTensor> tensors = adam.cpuTensors();
+    float norm = cpu::optimizerStep(
+        tensors.data(), 3,
+        {static_cast<float>(weights[k]), phases[k], 0.0f, accumulator.data()},
+        adam.lr, 5, adam.beta1, adam.beta2, adam.epsilon);
+    EXPECT_NEAR(norm, normOf(sum), 1e-5 * normOf(sum)) << "batch " << k;
+    if (k < 2)
+      EXPECT_EQ(adam.p, before) << "batch " << k << " only accumulates";
+  }
+  expected->expectMatches(adam, "accumulated");
+}
+
+// A NaN in the gradient: the norm says so and nothing is updated.
+TEST(CpuKernels, OptimizerStepSkipsANonFiniteGradient) {
+  AdamProblem adam;
+  adam.g[1][5] = std::nanf("");
+  std::vector<std::vector<float>> p = adam.p, m = adam.m, v = adam.v;
+  std::vector<cpu::AdamTensor> tensors = adam.cpuTensors();
+  float norm =
+      cpu::optimizerStep(tensors.data(), 3, {1.0f, runtime::kUpdate, 1.0f},
+                         adam.lr, 1, adam.beta1, adam.beta2, adam.epsilon);
+  EXPECT_TRUE(std::isnan(norm));
+  EXPECT_EQ(adam.p, p);
+  EXPECT_EQ(adam.m, m);
+  EXPECT_EQ(adam.v, v);
 }
 
 } // namespace

@@ -138,5 +138,52 @@ TEST_F(CudaKernels, AdamUpdate) {
   }
 }
 
+// The optimizer step against the CPU's, batch by batch: three batches
+// accumulated (phases 1, 2, 3) with clipping on, then one plain update
+// (phase 0). The norm comes back in device memory.
+TEST_F(CudaKernels, OptimizerStep) {
+  DeviceArray<float> dlr(std::vector<float>{AdamProblem::lr});
+  DeviceArray<int32_t> dstep(std::vector<int32_t>{4});
+  DeviceArray<float> dnorm(1);
+  AdamProblem adam;
+  int64_t total = 0;
+  std::vector<std::unique_ptr<DeviceArray<float>>> device;
+  std::vector<cuda::AdamTensor> cudaTensors;
+  for (size_t x = 0; x < 3; ++x) {
+    for (const std::vector<float> *host :
+         {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
+      device.push_back(std::make_unique<DeviceArray<float>>(*host));
+    cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
+                           device[4 * x + 2]->get(), device[4 * x + 3]->get(),
+                           adam.sizes[x]});
+    total += adam.sizes[x];
+  }
+  std::vector<float> accumulator(static_cast<size_t>(total));
+  DeviceArray<float> daccumulator(static_cast<size_t>(total));
+  const int32_t phases[4] = {runtime::kAccumulateFirst, runtime::kAccumulate,
+                             runtime::kAccumulateUpdate, runtime::kUpdate};
+  const float weights[4] = {0.25f, 0.25f, 0.5f, 1.0f};
+  for (int k = 0; k < 4; ++k) {
+    std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
+    float norm = cpu::optimizerStep(
+        cpuTensors.data(), 3, {weights[k], phases[k], 0.5f, accumulator.data()},
+        adam.lr, 4, adam.beta1, adam.beta2, adam.epsilon);
+    cuda::optimizerStep(cudaTensors.data(), 3,
+                        {weights[k], phases[k], 0.5f, daccumulator.get()},
+                        dlr.get(), dstep.get(), dnorm.get(), adam.beta1,
+                        adam.beta2, adam.epsilon);
+    std::string tag = " batch " + std::to_string(k);
+    EXPECT_NEAR(dnorm.read()[0], norm, 1e-5 * norm) << tag;
+    for (size_t x = 0; x < 3; ++x) {
+      std::string where = tag + " tensor " + std::to_string(x);
+      expectClose("param" + where, device[4 * x]->read(), adam.p[x], 1e-5);
+      expectClose("moment1" + where, device[4 * x + 1]->read(), adam.m[x],
+                  1e-5);
+      expectClose("moment2" + where, device[4 * x + 2]->read(), adam.v[x],
+                  1e-5);
+    }
+  }
+}
+
 } // namespace
 } // namespace tgc::test
