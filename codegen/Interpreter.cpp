@@ -109,6 +109,54 @@ LogicalResult Interpreter::checkVariables() {
 
 FailureOr<std::vector<HostTensor>>
 Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
+  FailureOr<func::FuncOp> func = checkCall(funcName, args);
+  if (failed(func))
+    return failure();
+  // Run against a copy of the state so that a failed run changes nothing.
+  llvm::StringMap<HostTensor> state = variables_;
+  std::vector<double> accumulator = gradientAccumulator_;
+  interp::Executor executor(state, accumulator, precision_);
+  for (auto [index, arg] : llvm::enumerate(args))
+    executor.bind(func->getArgument(index), arg);
+  for (Operation &op : func->getBody().front())
+    if (failed(executor.execute(&op)))
+      return failure();
+  // Commit element by element: pointers from variable() stay valid.
+  for (auto &entry : state)
+    variables_[entry.getKey()].data.swap(entry.getValue().data);
+  gradientAccumulator_.swap(accumulator);
+  return std::move(executor.results);
+}
+
+FailureOr<Operation *>
+Interpreter::firstNonFinite(llvm::StringRef funcName,
+                            llvm::ArrayRef<HostTensor> args) {
+  FailureOr<func::FuncOp> func = checkCall(funcName, args);
+  if (failed(func))
+    return failure();
+  // On copies: the state is never changed.
+  llvm::StringMap<HostTensor> state = variables_;
+  std::vector<double> accumulator = gradientAccumulator_;
+  interp::Executor executor(state, accumulator, precision_);
+  for (auto [index, arg] : llvm::enumerate(args))
+    executor.bind(func->getArgument(index), arg);
+  for (Operation &op : func->getBody().front()) {
+    if (llvm::isa<func::ReturnOp>(op))
+      break;
+    if (failed(executor.execute(&op)))
+      return failure();
+    for (Value result : op.getResults()) {
+      const HostTensor &value = executor.get(result);
+      for (int64_t i = 0; i < value.numElements(); ++i)
+        if (!std::isfinite(value[i]))
+          return &op;
+    }
+  }
+  return static_cast<Operation *>(nullptr);
+}
+
+FailureOr<func::FuncOp> Interpreter::checkCall(llvm::StringRef funcName,
+                                               llvm::ArrayRef<HostTensor> args) {
   // Kernels trust verified shapes; verify once, not per run.
   if (!verified_) {
     if (failed(verify(module_)))
@@ -136,21 +184,7 @@ Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
       return failure();
   if (failed(checkVariables()))
     return failure();
-
-  // Run against a copy of the state so that a failed run changes nothing.
-  llvm::StringMap<HostTensor> state = variables_;
-  std::vector<double> accumulator = gradientAccumulator_;
-  interp::Executor executor(state, accumulator, precision_);
-  for (auto [index, arg] : llvm::enumerate(args))
-    executor.bind(func.getArgument(index), arg);
-  for (Operation &op : func.getBody().front())
-    if (failed(executor.execute(&op)))
-      return failure();
-  // Commit element by element: pointers from variable() stay valid.
-  for (auto &entry : state)
-    variables_[entry.getKey()].data.swap(entry.getValue().data);
-  gradientAccumulator_.swap(accumulator);
-  return std::move(executor.results);
+  return func;
 }
 
 } // namespace tgc

@@ -27,6 +27,7 @@
 
 #include "runtime/kernels/reference/HostTensor.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringMap.h"
@@ -58,9 +59,19 @@ public:
   mlir::FailureOr<std::vector<HostTensor>> run(llvm::StringRef funcName,
                                                llvm::ArrayRef<HostTensor> args);
 
+  /// Runs `funcName` on `args` as run() does but changes no state, and
+  /// stops at the first op with a NaN or an infinity in a result: that op,
+  /// or null when there is none (what a non-finite training step is traced
+  /// to).
+  mlir::FailureOr<mlir::Operation *>
+  firstNonFinite(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args);
+
   Precision precision() const { return precision_; }
 
 private:
+  /// Verifies the module (once), the function and the arguments.
+  mlir::FailureOr<mlir::func::FuncOp>
+  checkCall(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args);
   mlir::LogicalResult checkVariables();
 
   mlir::ModuleOp module_;

@@ -52,11 +52,19 @@ bool InterpreterTrainer::runStep(const runtime::Batch &batch,
   return true;
 }
 
-FailureOr<InterpreterTrainer::StepResult>
-InterpreterTrainer::run(const runtime::Batch &batch,
-                        const runtime::StepInput &input) {
-  StepSignature &s = signature_;
-  std::vector<HostTensor> args(s.function.getNumArguments());
+FailureOr<Operation *>
+InterpreterTrainer::firstNonFinite(const runtime::Batch &batch,
+                                   const runtime::StepInput &input) {
+  return interpreter_.firstNonFinite(signature_.function.getName(),
+                                     arguments(batch, input));
+}
+
+std::vector<HostTensor>
+InterpreterTrainer::arguments(const runtime::Batch &batch,
+                              const runtime::StepInput &input) const {
+  const StepSignature &s = signature_;
+  mlir::func::FuncOp function = s.function;
+  std::vector<HostTensor> args(function.getNumArguments());
   args[s.source] = ids(batch.source, batch.batchSize, batch.sourceLength);
   args[s.targetIn] = ids(batch.targetIn, batch.batchSize, batch.targetLength);
   args[s.targetOut] = ids(batch.targetOut, batch.batchSize, batch.targetLength);
@@ -70,8 +78,14 @@ InterpreterTrainer::run(const runtime::Batch &batch,
   args[s.updatePhase] =
       HostTensor::scalar(double(input.updatePhase), ElementType::I32);
   args[s.clipNorm] = HostTensor::scalar(input.clipNorm);
+  return args;
+}
 
-  auto results = interpreter_.run(s.function.getName(), args);
+FailureOr<InterpreterTrainer::StepResult>
+InterpreterTrainer::run(const runtime::Batch &batch,
+                        const runtime::StepInput &input) {
+  auto results =
+      interpreter_.run(signature_.function.getName(), arguments(batch, input));
   if (failed(results))
     return failure();
   stepsDone_ = input.step;

@@ -46,6 +46,11 @@ public:
   bool runStep(const runtime::Batch &batch, const runtime::StepInput &input,
                runtime::StepOutcome &outcome) override;
 
+  /// Re-runs the step on `batch` and `input` without changing the state:
+  /// its first op with a NaN or an infinity in a result, or null.
+  mlir::FailureOr<mlir::Operation *>
+  firstNonFinite(const runtime::Batch &batch, const runtime::StepInput &input);
+
   int64_t stepsDone() const { return stepsDone_; }
   runtime::BatchShape batchShape() const { return signature_.shape; }
   const WarmupSchedule &schedule() const { return signature_.schedule; }
@@ -57,6 +62,9 @@ private:
 
   mlir::FailureOr<StepResult> run(const runtime::Batch &batch,
                                   const runtime::StepInput &input);
+  /// @train_step's arguments, by their tg.name.
+  std::vector<HostTensor> arguments(const runtime::Batch &batch,
+                                    const runtime::StepInput &input) const;
 
   Interpreter interpreter_;
   StepSignature signature_;

@@ -10,6 +10,7 @@
 #include "codegen/cpu/EmitContext.h"
 #include "codegen/cpu/FileEmitter.h"
 
+#include "ir/TgLocations.h"
 #include "ir/TgOps.h"
 #include "passes/MemoryPlan.h"
 
@@ -23,23 +24,6 @@ namespace tgc {
 namespace cpp {
 
 namespace {
-
-/// "models/Transformer.cpp:120:7", the first of a fused location's parts.
-std::string describe(Location loc) {
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
-    if (fused.getLocations().empty())
-      return "?";
-    std::string first = describe(fused.getLocations().front());
-    size_t more = fused.getLocations().size() - 1;
-    return more ? first + " (+" + std::to_string(more) + " fused)" : first;
-  }
-  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
-    return file.getFilename().str() + ":" + std::to_string(file.getLine()) +
-           ":" + std::to_string(file.getColumn());
-  if (auto name = llvm::dyn_cast<NameLoc>(loc))
-    return describe(name.getChildLoc());
-  return "?";
-}
 
 /// "attention" for tg.attention: the op functions' names.
 std::string shortName(Operation *op) {
@@ -121,7 +105,7 @@ void FileEmitter::emitConstant(tg::ConstantOp op, StringRef name,
                                cpp::EmitContext &context) {
   auto dense = llvm::cast<DenseElementsAttr>(op.getValue());
   bool f32 = dense.getElementType().isF32();
-  os << "// tg.constant at " << describe(op.getLoc()) << "\n";
+  os << "// tg.constant at " << describeLocation(op.getLoc()) << "\n";
   os << "alignas(64) " << (f32 ? "float " : "int32_t ") << name << "["
      << dense.getNumElements() << "] = {";
   int64_t i = 0;
@@ -260,7 +244,7 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
                                                   bodyStream, kernelStream)
                            : cpp::emitKernelCall(&op, context, bodyStream)))
       return failure();
-    os << "// " << op.getName() << " at " << describe(op.getLoc()) << "\n"
+    os << "// " << op.getName() << " at " << describeLocation(op.getLoc()) << "\n"
        << kernels << "static void " << name << "(StepFrame &f) {\n"
        << body << "}\n\n";
     calls.push_back(name);
@@ -293,17 +277,8 @@ LogicalResult FileEmitter::noteFiniteCheck(Operation &op, StringRef call,
                        std::string("!allFinite(") + *pointer + ", " +
                        std::to_string(type.getNumElements()) + ")";
   }
-  std::string what =
-      op.getName().getStringRef().str() + " at " + describe(op.getLoc());
   // A fused group names the ops it computes: one of them is the culprit.
-  if (auto fused = llvm::dyn_cast<tg::FusedElementwiseOp>(op)) {
-    what += " (one of:";
-    for (Operation &inner : fused.getBody().front().without_terminator())
-      what += " " + inner.getName().getStringRef().str() + " at " +
-              describe(inner.getLoc()) + ";";
-    what.back() = ')';
-  }
-  check.what = cpp::stringLiteral(what);
+  check.what = cpp::stringLiteral(describeOp(&op));
   checks[call] = std::move(check);
   return success();
 }

@@ -3,6 +3,7 @@
 
 #include "codegen/Interpreter.h"
 #include "codegen/InterpreterTrainer.h"
+#include "ir/TgLocations.h"
 #include "ir/TgOps.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/program/TrainingLoop.h"
@@ -95,6 +96,20 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   loop.updateFreq = options.updateFreq;
   loop.clipNorm = static_cast<float>(options.clipNorm);
   loop.lossLog = options.lossLog;
+  // A NaN or an infinity: the same step re-run op by op names its op.
+  loop.onNonFinite = [&](const runtime::Batch &batch,
+                         const runtime::StepInput &input) {
+    mlir::FailureOr<mlir::Operation *> op =
+        (*trainer)->firstNonFinite(batch, input);
+    if (failed(op))
+      return;
+    if (*op)
+      llvm::errs() << "note: the first NaN or infinity of step " << input.step
+                   << " comes from " << describeOp(*op) << "\n";
+    else
+      llvm::errs() << "note: re-running step " << input.step
+                   << " op by op gave no NaN or infinity\n";
+  };
   if (int code = runtime::runTrainingLoop(loop); code != 0)
     return code;
   if (!options.dumpParams.empty() &&
