@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
 
 namespace tgc::runtime {
 namespace {
@@ -49,7 +50,9 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
   // both would end as "no pair fits".
   for (const std::string *path : {&sourcePath, &targetPath})
     if (std::string why = checkInputFile(*path); !why.empty())
-      return why;
+      return ::access(path->c_str(), F_OK) != 0
+                 ? *path + ": cannot open: " + std::strerror(errno)
+                 : why;
   std::ifstream source(sourcePath), target(targetPath);
   if (!source)
     return sourcePath + ": cannot open: " + std::strerror(errno);
