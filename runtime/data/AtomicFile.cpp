@@ -1,10 +1,13 @@
 //===- AtomicFile.cpp - files that appear whole or not at all -------------===//
 #include "runtime/data/AtomicFile.h"
 
+#include "runtime/data/FileChecks.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tgc::runtime {
@@ -26,23 +29,39 @@ void syncDirectoryOf(const std::string &path) {
 } // namespace
 
 AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), temporary_(path_ + ".tmp") {
-  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    : path_(std::move(path)), temporary_(temporaryPathFor(path_)) {
+  buffer_.reserve(kBufferBytes);
+  struct stat status;
+  if (::stat(path_.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
+    if (S_ISDIR(status.st_mode)) {
+      error_ = "cannot write " + path_ + ": it is a directory";
+      return;
+    }
+    // A device or a FIFO: renaming over it would replace the node itself.
+    direct_ = true;
+    temporary_ = path_;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      fail("opening");
+    return;
+  }
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+               0644);
   if (fd_ < 0)
     fail("creating");
-  buffer_.reserve(kBufferBytes);
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0)
     ::close(fd_);
-  if (!committed_)
+  if (!committed_ && !direct_)
     ::unlink(temporary_.c_str());
 }
 
 void AtomicFile::fail(const char *what) {
   if (error_.empty())
-    error_ = "cannot write " + path_ + ": " + what + " " + temporary_ + ": " +
+    error_ = "cannot write " + path_ + ": " + what +
+             (direct_ ? std::string() : " " + temporary_) + ": " +
              std::strerror(errno);
 }
 
@@ -78,7 +97,8 @@ void AtomicFile::flush() {
 std::string AtomicFile::commit() {
   if (error_.empty())
     flush();
-  if (error_.empty() && ::fsync(fd_) != 0)
+  // A device or a FIFO may not sync (EINVAL): its writes were checked.
+  if (error_.empty() && !direct_ && ::fsync(fd_) != 0)
     fail("flushing");
   if (error_.empty()) {
     int closed = ::close(fd_);
@@ -86,12 +106,14 @@ std::string AtomicFile::commit() {
     if (closed != 0)
       fail("closing");
   }
-  if (error_.empty() && ::rename(temporary_.c_str(), path_.c_str()) != 0)
+  if (error_.empty() && !direct_ &&
+      ::rename(temporary_.c_str(), path_.c_str()) != 0)
     fail("renaming");
   if (!error_.empty())
     return error_;
   committed_ = true;
-  syncDirectoryOf(path_);
+  if (!direct_)
+    syncDirectoryOf(path_);
   return {};
 }
 

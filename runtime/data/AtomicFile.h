@@ -1,8 +1,12 @@
 //===- AtomicFile.h - files that appear whole or not at all -------*- C++ -*-===//
 //
-// Writes go to "<path>.tmp" through a buffer; commit() flushes the file to
-// disk and renames it over <path>, so a crash, a full disk or an error
-// leaves whatever <path> held before. A file never committed is removed.
+// Writes go to "<path>.tmp.<pid>.<n>" (a name no other writer uses, in
+// <path>'s directory) through a buffer; every write is checked; commit()
+// flushes the file to disk and renames it over <path>, so a crash, a full
+// disk or an error leaves whatever <path> held before. A file never
+// committed is removed. A <path> that exists and is not a regular file is
+// never renamed over: a directory is refused, and a device or a FIFO
+// (/dev/stdout, /dev/full) is written directly, its errors reported.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_ATOMICFILE_H
@@ -17,7 +21,7 @@ namespace tgc::runtime {
 
 class AtomicFile {
 public:
-  /// Creates "<path>.tmp"; check error() before writing.
+  /// Creates the temporary file; check error() before writing.
   explicit AtomicFile(std::string path);
   ~AtomicFile();
   AtomicFile(const AtomicFile &) = delete;
@@ -42,6 +46,7 @@ private:
   std::vector<char> buffer_;
   int fd_ = -1;
   bool committed_ = false;
+  bool direct_ = false; ///< <path> is a device or a FIFO: no rename
 };
 
 } // namespace tgc::runtime

@@ -2,6 +2,9 @@
 #include "runtime/data/TokenCorpus.h"
 
 #include "runtime/data/AtomicFile.h"
+#include "runtime/data/FileChecks.h"
+
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -66,6 +69,21 @@ std::string checkOffsets(const char *side, const uint64_t *offsets,
   return {};
 }
 
+/// Continues CRC-32 `crc` over `bytes` (zlib takes at most 4 GiB a call).
+uint32_t crc32Over(uint32_t crc, const void *data, uint64_t bytes) {
+  auto *p = static_cast<const Bytef *>(data);
+  uLong value = crc;
+  while (bytes > 0) {
+    uInt chunk = bytes > (1u << 30) ? (1u << 30) : static_cast<uInt>(bytes);
+    value = ::crc32(value, p, chunk);
+    p += chunk;
+    bytes -= chunk;
+  }
+  return static_cast<uint32_t>(value);
+}
+
+constexpr uint64_t kTrailerBytes = 8;
+
 } // namespace
 
 uint64_t fnv1a64(std::string_view bytes) {
@@ -108,18 +126,25 @@ std::string writeTokenCorpus(const std::string &path, uint32_t vocabularySize,
   append(header, sourceTokens);
   append(header, targetTokens);
   AtomicFile file(path);
-  file.write(header);
+  uint32_t crc = crc32Over(0, nullptr, 0);
+  auto put = [&](const void *data, size_t bytes) {
+    crc = crc32Over(crc, data, bytes);
+    file.write(data, bytes);
+  };
+  put(header.data(), header.size());
   for (auto side : {&SentencePair::source, &SentencePair::target}) {
     uint64_t offset = 0;
-    file.write(&offset, sizeof offset);
+    put(&offset, sizeof offset);
     for (const SentencePair &pair : pairs) {
       offset += (pair.*side).size();
-      file.write(&offset, sizeof offset);
+      put(&offset, sizeof offset);
     }
   }
   for (auto side : {&SentencePair::source, &SentencePair::target})
     for (const SentencePair &pair : pairs)
-      file.write((pair.*side).data(), (pair.*side).size() * sizeof(int32_t));
+      put((pair.*side).data(), (pair.*side).size() * sizeof(int32_t));
+  uint32_t trailer[2] = {crc, 0};
+  file.write(trailer, sizeof trailer);
   return file.commit();
 }
 
@@ -139,10 +164,14 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
   }
   if (!S_ISREG(status.st_mode)) {
     ::close(fd);
-    return refuse(S_ISDIR(status.st_mode) ? std::strerror(EISDIR)
-                                          : "not a regular file");
+    return refuse(std::string("it is ") + kindOfFile(status.st_mode) +
+                  ", not a token corpus");
   }
   uint64_t fileBytes = static_cast<uint64_t>(status.st_size);
+  if (fileBytes == 0) {
+    ::close(fd);
+    return refuse("the file is empty (0 bytes), not a token corpus");
+  }
   if (fileBytes < kHeaderBytes) {
     ::close(fd);
     return refuse("truncated: " + std::to_string(fileBytes) +
@@ -160,9 +189,10 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
   const char *bytes = static_cast<const char *>(mapping);
   if (std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
     return refuse("not a tgc token corpus (bad magic)");
-  if (uint32_t version = load<uint32_t>(bytes + 8); version != kTokenCorpusVersion)
+  uint32_t version = load<uint32_t>(bytes + 8);
+  if (version != kTokenCorpusVersion && version != 1)
     return refuse("format version " + std::to_string(version) +
-                  ", this program reads version " +
+                  ", this program reads versions 1 and " +
                   std::to_string(kTokenCorpusVersion));
   corpus.vocabularySize_ = load<uint32_t>(bytes + 12);
   corpus.vocabularyHash_ = load<uint64_t>(bytes + 16);
@@ -172,8 +202,12 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
 
   // Sizes the header claims, compared without overflow: each count must fit
   // in what is left of the file before it is multiplied.
+  uint64_t trailer = version >= 2 ? kTrailerBytes : 0;
   uint64_t left = fileBytes - kHeaderBytes;
-  bool fits = pairs < left / 16;
+  bool fits = left >= trailer;
+  if (fits)
+    left -= trailer;
+  fits = fits && pairs < left / 16;
   if (fits)
     left -= 16 * (pairs + 1);
   fits = fits && sourceTokens <= left / 4;
@@ -186,6 +220,15 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
                   std::to_string(targetTokens) +
                   " tokens do not match the file's " +
                   std::to_string(fileBytes) + " bytes (truncated?)");
+
+  if (trailer) {
+    uint64_t covered = fileBytes - kTrailerBytes;
+    uint32_t stored = load<uint32_t>(bytes + covered);
+    uint32_t computed = crc32Over(crc32Over(0, nullptr, 0), bytes, covered);
+    if (stored != computed || load<uint32_t>(bytes + covered + 4) != 0)
+      return refuse("its checksum does not match its contents (a corrupt "
+                    "file: encode it again with tgc-data encode)");
+  }
 
   corpus.pairs_ = pairs;
   corpus.sourceOffsets_ = reinterpret_cast<const uint64_t *>(bytes + kHeaderBytes);

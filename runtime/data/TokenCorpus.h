@@ -6,7 +6,7 @@
 // pairs are spans into the mapping. Layout, little endian, no padding:
 //
 //   "TGCTOKS\n"                      8 bytes, the magic
-//   u32 version                      kTokenCorpusVersion (1)
+//   u32 version                      kTokenCorpusVersion (2)
 //   u32 vocabularySize               every id is in [3, vocabularySize)
 //   u64 vocabularyHash               Vocabulary::hash() of the .model file
 //   u64 pairs                        P
@@ -16,11 +16,16 @@
 //   u64 targetOffsets[P + 1]         the same for targets
 //   i32 sourceIds[S]
 //   i32 targetIds[T]
+//   u32 crc32                        CRC-32 (zlib's) of every byte before it
+//   u32 zero
 //
 // The header is 48 bytes, so the offsets and ids are naturally aligned in a
 // page-aligned mapping. The file's length is exactly
-// 48 + 16 (P + 1) + 4 (S + T). Offsets start at 0, never decrease and end at
-// S (T); a reader checks all of it, and every id, before giving any pair out.
+// 48 + 16 (P + 1) + 4 (S + T) + 8. A reader checks the length, then the
+// checksum (a flipped bit is "corrupt", naming the file), then that offsets
+// start at 0, never decrease and end at S (T), and every id, before giving
+// any pair out. Version 1 files (no checksum, 8 bytes shorter) are still
+// read, with every check but the checksum.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TOKENCORPUS_H
@@ -36,7 +41,7 @@
 
 namespace tgc::runtime {
 
-inline constexpr uint32_t kTokenCorpusVersion = 1;
+inline constexpr uint32_t kTokenCorpusVersion = 2;
 
 /// Writes `pairs` to `path` atomically (AtomicFile). Refuses, writing
 /// nothing, an id outside [3, vocabularySize). Returns an empty string or

@@ -1,10 +1,13 @@
 //===- TokenFiles.cpp - parallel corpora of token ids ---------------------===//
 #include "runtime/data/TokenFiles.h"
 
+#include "runtime/data/FileChecks.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
 
 namespace tgc::runtime {
 namespace {
@@ -25,9 +28,9 @@ std::string parseIds(std::string_view line, int32_t vocabulary,
     int64_t id = 0;
     auto [stop, error] = std::from_chars(word.data(), word.data() + word.size(), id);
     if (error != std::errc() || stop != word.data() + word.size())
-      return "'" + std::string(word) + "' is not a token id";
+      return "'" + quoteInput(word) + "' is not a token id";
     if (id < kFirstSymbolId || id >= vocabulary)
-      return "token id " + std::string(word) + " is outside [" +
+      return "token id " + quoteInput(word) + " is outside [" +
              std::to_string(kFirstSymbolId) + ", " + std::to_string(vocabulary) +
              ") (0-2 are padding, BOS and EOS; the vocabulary has " +
              std::to_string(vocabulary) + " ids)";
@@ -43,6 +46,13 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
                                    const std::string &targetPath,
                                    const BatchShape &shape,
                                    ParallelCorpus &corpus) {
+  // A directory opens as an empty stream, and an empty file has no pairs:
+  // both would end as "no pair fits".
+  for (const std::string *path : {&sourcePath, &targetPath})
+    if (std::string why = checkInputFile(*path); !why.empty())
+      return ::access(path->c_str(), F_OK) != 0
+                 ? *path + ": cannot open: " + std::strerror(errno)
+                 : why;
   std::ifstream source(sourcePath), target(targetPath);
   if (!source)
     return sourcePath + ": cannot open: " + std::strerror(errno);

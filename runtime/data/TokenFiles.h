@@ -8,7 +8,8 @@
 // Lines are paired by number. A pair with an empty side, or one longer than
 // the model's static lengths (symbols + EOS), is skipped and counted; a
 // malformed id, an id out of range or files of different line counts is an
-// error naming file:line.
+// error naming file:line (the id quoted printably, cut after 80 bytes); a
+// directory or an empty file is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TOKENFILES_H

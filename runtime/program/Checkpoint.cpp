@@ -1,16 +1,22 @@
 //===- Checkpoint.cpp - training checkpoints ------------------------------===//
 #include "runtime/program/Checkpoint.h"
 
+#include "runtime/data/FileChecks.h"
 #include "runtime/program/Checkpoint.pb.h"
 
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <map>
+#include <mutex>
 #include <string_view>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,7 +109,111 @@ void syncDirectoryOf(const std::string &path) {
     ::fsync(dir.fd);
 }
 
+/// The checkpoints this process owns: their lock files, open and locked,
+/// removed (then closed) when the process exits normally.
+struct Claims {
+  std::mutex mutex;
+  std::map<std::string, int> locks; ///< lock file -> descriptor
+};
+
+Claims &claims() {
+  static Claims *all = [] {
+    auto *created = new Claims; // never destroyed: atexit uses it last
+    std::atexit([] {
+      for (auto &[lockPath, fd] : claims().locks) {
+        ::unlink(lockPath.c_str()); // while still locked: see claimCheckpoint
+        ::close(fd);
+      }
+    });
+    return created;
+  }();
+  return *all;
+}
+
+/// Removes the temporary files of `path` (temporaryPathFor) that processes
+/// which no longer run left behind (killed during a save).
+void removeStaleTemporaries(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  DIR *dir = ::opendir(directory.c_str());
+  if (!dir)
+    return;
+  while (const dirent *entry = ::readdir(dir))
+    if (isStaleTemporary(entry->d_name, base))
+      ::unlink((directory + (slash == std::string::npos ? "/" : "") +
+                entry->d_name).c_str());
+  ::closedir(dir);
+}
+
+/// The pid recorded in a lock file, or an empty string.
+std::string ownerOf(int fd) {
+  char text[32] = {};
+  ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  std::string owner(text, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' '))
+    owner.pop_back();
+  bool digits = !owner.empty() &&
+                owner.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? owner : std::string();
+}
+
 } // namespace
+
+std::string claimCheckpoint(const std::string &path) {
+  if (std::string why = checkReplaceable(path); !why.empty())
+    return "cannot write checkpoint: " + why +
+           " (a checkpoint only ever replaces a regular file)";
+  std::string lockPath = path + ".lock";
+  Claims &all = claims();
+  std::lock_guard<std::mutex> guard(all.mutex);
+  if (all.locks.count(lockPath))
+    return {};
+  // A lock file is removed by its owner at exit while still locked, so one
+  // locked after it was removed is not the path's: open it again.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return "cannot lock checkpoint " + path + ": creating " + lockPath +
+             ": " + std::strerror(errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int error = errno;
+      std::string owner = ownerOf(fd);
+      ::close(fd);
+      if (error == ENOLCK || error == EOPNOTSUPP)
+        return {}; // a file system without locks: go on unlocked
+      if (owner == std::to_string(::getpid()))
+        return {}; // this process, under another spelling of the path
+      if (error == EWOULDBLOCK)
+        return "checkpoint " + path + " is in use by another run" +
+               (owner.empty() ? std::string() : " (pid " + owner + ")") +
+               ": its lock " + lockPath + " is held";
+      return "cannot lock checkpoint " + path + ": " + lockPath + ": " +
+             std::strerror(error);
+    }
+    struct stat opened, named;
+    if (::fstat(fd, &opened) != 0 || ::stat(lockPath.c_str(), &named) != 0 ||
+        opened.st_ino != named.st_ino || opened.st_dev != named.st_dev) {
+      ::close(fd);
+      continue;
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) != 0 ||
+        ::pwrite(fd, pid.data(), pid.size(), 0) !=
+            static_cast<ssize_t>(pid.size())) {
+      int error = errno;
+      ::unlink(lockPath.c_str());
+      ::close(fd);
+      return "cannot lock checkpoint " + path + ": writing " + lockPath +
+             ": " + std::strerror(error);
+    }
+    all.locks[lockPath] = fd;
+    removeStaleTemporaries(path);
+    return {};
+  }
+  return "cannot lock checkpoint " + path + ": " + lockPath +
+         " keeps being replaced";
+}
 
 std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
                             std::span<const CheckpointTensor> tensors) {
@@ -145,16 +255,30 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   size_t prefix = kHeaderBytes + encoded.size();
   std::string padding(alignUp(prefix) - prefix, '\0');
 
-  std::string temporary = path + ".tmp";
+  if (std::string why = claimCheckpoint(path); !why.empty())
+    return why;
+  // A link stays a link: the file it names is replaced.
+  std::string target = path;
+  struct stat link;
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved))
+      target = resolved;
+  }
+  std::string temporary = temporaryPathFor(target);
+  bool created = false;
   auto fail = [&](const char *what) {
     std::string message = "cannot write checkpoint " + path + ": " + what +
                           " " + temporary + ": " + std::strerror(errno);
-    ::unlink(temporary.c_str()); // the previous checkpoint stays as it was
+    if (created)
+      ::unlink(temporary.c_str()); // the previous checkpoint stays as it was
     return message;
   };
-  Descriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)};
+  Descriptor file{::open(temporary.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
   if (file.fd < 0)
     return fail("creating");
+  created = true;
   bool ok = writeAll(file.fd, header, sizeof header) &&
             writeAll(file.fd, encoded.data(), encoded.size()) &&
             writeAll(file.fd, padding.data(), padding.size());
@@ -168,9 +292,9 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   file.fd = -1;
   if (closed != 0)
     return fail("closing");
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
+  if (::rename(temporary.c_str(), target.c_str()) != 0)
     return fail("renaming");
-  syncDirectoryOf(path);
+  syncDirectoryOf(target);
   return {};
 }
 
@@ -202,12 +326,17 @@ private:
 };
 
 std::string CheckpointReader::open() {
-  file.fd = ::open(path.c_str(), O_RDONLY);
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0)
     return "cannot open checkpoint " + path + ": " + std::strerror(errno);
   struct stat status;
   if (::fstat(file.fd, &status) != 0)
     return "cannot read checkpoint " + path + ": " + std::strerror(errno);
+  if (!S_ISREG(status.st_mode))
+    return refuse(std::string("it is ") + kindOfFile(status.st_mode) +
+                  ", not a checkpoint file");
+  if (status.st_size == 0)
+    return refuse("it is empty (0 bytes)");
   uint64_t fileBytes = static_cast<uint64_t>(status.st_size);
 
   char header[kHeaderBytes];

@@ -11,11 +11,22 @@
 //   zero padding           to a multiple of 64 bytes from the file's start
 //   data                   every tensor's raw little-endian f32 values
 //
-// Writing is atomic: the bytes go to "<path>.tmp", are flushed to disk, and
-// the temporary file is renamed over <path>, so a crash or a full disk
-// leaves the previous checkpoint as it was. Reading checks the magic, the
-// version, both kinds of checksums, the file's size and that the tensors are
-// exactly the model's (names and shapes) before it changes any of them.
+// Writing is atomic: the bytes go to "<path>.tmp.<pid>.<n>" (in <path>'s
+// directory), every write is checked, the file is flushed to disk and
+// renamed over <path>, so a crash, kill -9 or a full disk leaves the
+// previous checkpoint as it was. Only a regular file is ever replaced (a
+// directory, a device such as /dev/full or a FIFO is refused). Reading
+// checks the magic, the version, both kinds of checksums, the file's size
+// and that the tensors are exactly the model's (names and shapes) before it
+// changes any of them.
+//
+// One process owns a checkpoint path at a time: claimCheckpoint (the first
+// writeCheckpoint does it too) takes an advisory lock, flock on
+// "<path>.lock" holding the owner's pid, for as long as the process runs;
+// another process's claim is refused ("checkpoint X is in use by another
+// run (pid N)"). The lock file is removed at a normal exit; one left by a
+// killed process holds no lock and is taken over, as are the temporary
+// files such a process left.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CHECKPOINT_H
@@ -50,8 +61,13 @@ struct CheckpointInfo {
   std::string manifest; ///< of the program that wrote it; empty: unknown
 };
 
-/// Writes `info` and `tensors` to `path` atomically. Returns an empty string
-/// or what went wrong, naming the file.
+/// Makes this process the owner of checkpoint `path` until it exits (see
+/// above); refuses a path that exists and is not a regular file. Returns an
+/// empty string or why not, naming the file. Cheap after the first call.
+std::string claimCheckpoint(const std::string &path);
+
+/// Claims `path` and writes `info` and `tensors` to it atomically. Returns
+/// an empty string or what went wrong, naming the file.
 std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
                             std::span<const CheckpointTensor> tensors);
 

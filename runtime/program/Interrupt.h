@@ -5,6 +5,13 @@
 // second one ends the program at once (the checkpoint is written to a
 // temporary file and renamed, so the previous one is never half-written).
 //
+// The long loops outside training steps (evaluation, validation, --translate)
+// poll the flag once per batch and per decoded position, so that a signal
+// takes effect within a fraction of a second there too: interruptRequested()
+// exits the program (128 + the signal, after "interrupted by SIGINT while
+// <activity>") unless an InterruptScope asks the loop to return instead, as
+// validation does (its caller then sees pendingInterrupt()).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_INTERRUPT_H
 #define TGC_RUNTIME_TRAIN_INTERRUPT_H
@@ -15,6 +22,33 @@ void installInterruptHandlers();
 
 /// The signal that asked the program to stop, or 0.
 int pendingInterrupt();
+
+/// "SIGINT", "SIGTERM" or "signal N".
+const char *signalName(int signal);
+
+/// Prints "interrupted by SIG... while <activity>" and exits with 128 + the
+/// pending signal.
+[[noreturn]] void exitForInterrupt(const char *activity);
+
+/// What interruptRequested() does inside a scope (innermost wins): with
+/// `returns`, it returns true so that the loop stops and its caller decides;
+/// else it exits (exitForInterrupt) naming `activity`. Outside every scope
+/// it exits naming "evaluating".
+class InterruptScope {
+public:
+  InterruptScope(const char *activity, bool returns);
+  ~InterruptScope();
+  InterruptScope(const InterruptScope &) = delete;
+  InterruptScope &operator=(const InterruptScope &) = delete;
+
+private:
+  const char *previousActivity;
+  bool previousReturns;
+};
+
+/// Polled by long loops: false while no interrupt is pending, true when one
+/// is and the innermost InterruptScope returns; otherwise it exits.
+bool interruptRequested();
 
 } // namespace tgc::runtime
 

@@ -2,6 +2,7 @@
 #include "runtime/program/Translate.h"
 
 #include "runtime/program/Batcher.h"
+#include "runtime/program/Interrupt.h"
 
 #include <algorithm>
 #include <cmath>
@@ -281,6 +282,8 @@ translateGreedy(const CompiledModel &model, float *state, char *arena,
   for (const auto &[bucketIndex, members] : groups) {
     const CompiledBucket &bucket = model.buckets[bucketIndex];
     for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+      if (interruptRequested())
+        return outputs; // partial: the caller sees pendingInterrupt()
       size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
       RowDecoder decoder(model, bucket, state, arena, decoding);
       for (size_t r = 0; r < rows; ++r)
@@ -291,6 +294,8 @@ translateGreedy(const CompiledModel &model, float *state, char *arena,
       for (size_t r = 0; r < rows; ++r)
         prefixes[r] = &outputs[members[first + r]];
       for (int64_t t = 0; t < bucket.targetLength; ++t) {
+        if (interruptRequested())
+          return outputs;
         const float *logits = decoder.next(t, prefixes);
         bool all = true;
         for (size_t r = 0; r < rows; ++r) {
@@ -338,6 +343,8 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
     // Row s * beam + j holds live hypothesis j of sentence s.
     size_t perCall = static_cast<size_t>(bucket.batchSize / beam);
     for (size_t first = 0; first < members.size(); first += perCall) {
+      if (interruptRequested())
+        return outputs;
       size_t count = std::min(perCall, members.size() - first);
       std::vector<SentenceBeam> sentences(count);
       RowDecoder decoder(model, bucket, state, arena, options.decoding);
@@ -349,6 +356,8 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
       std::vector<const std::vector<int32_t> *> prefixes(bucket.batchSize);
       std::vector<int64_t> parents(bucket.batchSize);
       for (int64_t t = 0; t < bucket.targetLength; ++t) {
+        if (interruptRequested())
+          return outputs;
         std::fill(prefixes.begin(), prefixes.end(), nullptr);
         for (size_t s = 0; s < count; ++s)
           for (size_t j = 0; !sentences[s].done && j < sentences[s].live.size(); ++j)
@@ -391,6 +400,8 @@ ValidationLoss validationLoss(const CompiledModel &model, float *state,
   for (const auto &[bucketIndex, members] : groups) {
     const CompiledBucket &bucket = model.buckets[bucketIndex];
     for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+      if (interruptRequested())
+        return total;
       size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
       Batch batch = emptyBatch(shapeOf(model, bucket));
       for (size_t r = 0; r < rows; ++r)

@@ -23,6 +23,10 @@
 // every whole prefix per token. Decoding::Full forces the latter; both
 // give the same tokens.
 //
+// All three poll interruptRequested() (Interrupt.h) once per batch and per
+// position: a SIGINT or SIGTERM exits, or, inside a returning
+// InterruptScope, makes them return what they have so far.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_TRANSLATE_H
 #define TGC_RUNTIME_TRAIN_TRANSLATE_H

@@ -1,11 +1,16 @@
 //===- TranslateText.cpp - the binary's --translate mode -----------------===//
 #include "runtime/program/TranslateText.h"
 
+#include "runtime/data/AtomicFile.h"
+#include "runtime/data/FileChecks.h"
+#include "runtime/program/Interrupt.h"
 #include "runtime/program/TrainingData.h"
 #include "runtime/program/Translate.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,6 +30,11 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   std::ifstream file;
   bool fromStdin = options.translate == "-";
   if (!fromStdin) {
+    if (std::string why = checkInputFile(options.translate, /*emptyOk=*/true);
+        !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return 1;
+    }
     file.open(options.translate);
     if (!file) {
       std::fprintf(stderr, "error: cannot read %s\n", options.translate.c_str());
@@ -56,6 +66,10 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
     sources[i].resize(longest);
   }
 
+  // Ctrl-C or SIGTERM stops the translation within a batch (exit 128 + the
+  // signal); --output is written only after it, so it stays as it was.
+  installInterruptHandlers();
+  InterruptScope scope("translating", /*returns=*/false);
   auto start = std::chrono::steady_clock::now();
   Decoding decoding =
       options.fullDecoding ? Decoding::Full : Decoding::Incremental;
@@ -78,26 +92,31 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
 
-  std::FILE *out = stdout;
-  std::string temporary = options.output + ".tmp";
-  if (!options.output.empty() && !(out = std::fopen(temporary.c_str(), "w"))) {
-    std::fprintf(stderr, "error: cannot write %s\n", temporary.c_str());
-    return 1;
-  }
   std::vector<std::string> text;
   if (!vocabulary->decode(outputs, text, error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }
   int64_t tokens = 0;
+  std::string written;
   for (size_t i = 0; i < outputs.size(); ++i) {
     tokens += static_cast<int64_t>(outputs[i].size());
-    std::fprintf(out, "%s\n", text[i].c_str());
+    written += text[i];
+    written += '\n';
   }
-  if (out != stdout &&
-      (std::fclose(out) != 0 ||
-       std::rename(temporary.c_str(), options.output.c_str()) != 0)) {
-    std::fprintf(stderr, "error: cannot write %s\n", options.output.c_str());
+  if (!options.output.empty()) {
+    // Atomic, every write checked: a full disk keeps what was there.
+    AtomicFile out(options.output);
+    out.write(written);
+    if (std::string why = out.commit(); !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return 1;
+    }
+  } else if (std::fwrite(written.data(), 1, written.size(), stdout) !=
+                 written.size() ||
+             std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "error: cannot write the translations to standard "
+                         "output: %s\n", std::strerror(errno));
     return 1;
   }
   std::string search =

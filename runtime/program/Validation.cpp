@@ -1,6 +1,8 @@
 //===- Validation.cpp - a validation pass over held-out pairs -------------===//
 #include "runtime/program/Validation.h"
 
+#include "runtime/program/Interrupt.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -42,9 +44,21 @@ std::optional<ValidationResult>
 validate(const CompiledModel &model, float *state, char *arena,
          std::span<const SentencePair> pairs, const TrainingData &data,
          const BeamOptions &search) {
+  // A signal stops the validation at the next batch; the training loop's
+  // own interrupt handling takes it from there.
+  InterruptScope scope("validating", /*returns=*/true);
+  auto interrupted = [] {
+    if (!pendingInterrupt())
+      return false;
+    std::fprintf(stderr, "validation stopped by %s\n",
+                 signalName(pendingInterrupt()));
+    return true;
+  };
   ValidationResult result;
   result.sentences = static_cast<int64_t>(pairs.size());
   result.loss = validationLoss(model, state, arena, pairs);
+  if (interrupted())
+    return std::nullopt;
   std::vector<std::vector<int32_t>> outputs, targets;
   if (search.beam > 1) {
     std::vector<std::vector<int32_t>> sources;
@@ -59,6 +73,8 @@ validate(const CompiledModel &model, float *state, char *arena,
   } else {
     outputs = translateGreedy(model, state, arena, pairs, search.decoding);
   }
+  if (interrupted())
+    return std::nullopt;
   for (const SentencePair &pair : pairs)
     targets.push_back(pair.target);
   std::vector<std::string> hypotheses, references;

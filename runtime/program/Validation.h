@@ -45,7 +45,8 @@ ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
 
 /// Validates `pairs`, translating with `search` (greedy when its beam is
 /// 1); nullopt after a message (the beam does not fit a bucket, the
-/// vocabulary's tool failed).
+/// vocabulary's tool failed, or a SIGINT/SIGTERM stopped it: then
+/// pendingInterrupt() is set).
 std::optional<ValidationResult>
 validate(const CompiledModel &model, float *state, char *arena,
          std::span<const SentencePair> pairs, const TrainingData &data,

@@ -7,6 +7,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -25,11 +26,24 @@ std::string chooseCompiler(const BinaryOptions &options) {
   return kBuildCompiler;
 }
 
-/// Removes a file when it goes out of scope unless told to keep it.
+/// Removes a file when it goes out of scope, or when a signal (Ctrl-C,
+/// SIGTERM) ends tgc before that, unless told to keep it.
 struct TemporaryFile {
   std::string path;
   bool keep = false;
+  bool onSignal = false; ///< registered with RemoveFileOnSignal
+  void removeOnSignal() {
+    onSignal = !llvm::sys::RemoveFileOnSignal(path);
+  }
+  void keepIt() {
+    keep = true;
+    if (onSignal)
+      llvm::sys::DontRemoveFileOnSignal(path);
+    onSignal = false;
+  }
   ~TemporaryFile() {
+    if (onSignal)
+      llvm::sys::DontRemoveFileOnSignal(path);
     if (!keep && !path.empty())
       llvm::sys::fs::remove(path);
   }
@@ -57,6 +71,16 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
       return false;
     }
     file.path = path.str().str();
+    file.removeOnSignal();
+  }
+  // The compiler's output too: a signal must not leave half a program (the
+  // compiler, in the same process group, stops as well).
+  TemporaryFile partialOutput;
+  bool outputExisted = llvm::sys::fs::exists(output);
+  if (!outputExisted) {
+    partialOutput.path = output.str();
+    partialOutput.keep = true; // removed only by a signal
+    partialOutput.removeOnSignal();
   }
   {
     std::error_code ec;
@@ -89,7 +113,7 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
                  << (error.empty() ? "exit " + std::to_string(status) : error)
                  << "); the generated source is kept at " << file.path
                  << "; command: " << llvm::join(args, " ") << "\n";
-    file.keep = true;
+    file.keepIt();
     return false;
   }
   return true;

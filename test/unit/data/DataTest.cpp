@@ -3,6 +3,7 @@
 #include "runtime/data/Vocabulary.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <filesystem>
@@ -209,7 +210,7 @@ TEST_F(DataTest, CorpusRoundTrip) {
   std::string error;
   std::optional<TokenCorpus> corpus = TokenCorpus::open(path, error);
   ASSERT_TRUE(corpus) << error;
-  EXPECT_EQ(readBytes(path).size(), 48u + 16 * 5 + 4 * (7 + 7));
+  EXPECT_EQ(readBytes(path).size(), 48u + 16 * 5 + 4 * (7 + 7) + 8);
   EXPECT_EQ(corpus->path(), path);
   EXPECT_EQ(corpus->vocabularySize(), static_cast<uint32_t>(kVocabSize));
   EXPECT_EQ(corpus->vocabularyHash(), vocabulary->hash());
@@ -249,9 +250,15 @@ TEST_F(DataTest, WriterRefusesAnIdOutOfRangeAndKeepsTheOldFile) {
 TEST_F(DataTest, CorruptCorporaAreRefusedWithTheirReason) {
   const std::string good = readBytes(writeCorpus("good.tok", kPairs));
   // Offsets: source at 48 + 8 i, target at 88 + 8 i; ids from 128.
+  // With the checksum stamped again, so that the checks behind it run.
   auto patched = [&](size_t at, auto value) {
     std::string bytes = good;
     std::memcpy(bytes.data() + at, &value, sizeof value);
+    uint32_t crc = static_cast<uint32_t>(
+        ::crc32(::crc32(0, nullptr, 0),
+                reinterpret_cast<const Bytef *>(bytes.data()),
+                static_cast<uInt>(bytes.size() - 8)));
+    std::memcpy(bytes.data() + bytes.size() - 8, &crc, sizeof crc);
     return bytes;
   };
   std::string error;
@@ -260,16 +267,16 @@ TEST_F(DataTest, CorruptCorporaAreRefusedWithTheirReason) {
 
   EXPECT_EQ(openError("TGCCKPT\n" + good.substr(8)),
             "not a tgc token corpus (bad magic)");
-  EXPECT_EQ(openError(patched(8, uint32_t{2})),
-            "format version 2, this program reads version 1");
-  EXPECT_EQ(openError(""), "truncated: 0 bytes, shorter than the 48-byte header");
+  EXPECT_EQ(openError(patched(8, uint32_t{3})),
+            "format version 3, this program reads versions 1 and 2");
+  EXPECT_EQ(openError(""), "the file is empty (0 bytes), not a token corpus");
   EXPECT_EQ(openError(good.substr(0, 20)),
             "truncated: 20 bytes, shorter than the 48-byte header");
   EXPECT_EQ(openError(good.substr(0, good.size() - 4)),
-            "the header's 4 pairs and 7 + 7 tokens do not match the file's 180 "
+            "the header's 4 pairs and 7 + 7 tokens do not match the file's 188 "
             "bytes (truncated?)");
   EXPECT_EQ(openError(good + "x"),
-            "the header's 4 pairs and 7 + 7 tokens do not match the file's 185 "
+            "the header's 4 pairs and 7 + 7 tokens do not match the file's 193 "
             "bytes (truncated?)");
   // A count so large that its byte size would overflow 64 bits.
   EXPECT_NE(openError(patched(24, uint64_t{1} << 62)).find("do not match"),

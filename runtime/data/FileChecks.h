@@ -1,0 +1,132 @@
+//===- FileChecks.h - what a path is, before it is read or replaced -*- C++ -*-===//
+//
+// Small checks shared by the writers (AtomicFile, checkpoints) and the
+// readers (token files, corpora) of user files, header-only so that every
+// runtime archive can use them without a link dependency:
+//
+// - kindOfFile: "a directory", "a character device", ... for messages.
+// - checkReplaceable: a path that exists and is not a regular file (a
+//   device such as /dev/full, a directory, a FIFO) must never be renamed
+//   over.
+// - checkInputFile: "X is a directory", "X is empty" before a reader finds
+//   nothing in it and says something less helpful.
+// - temporaryPathFor: "<path>.tmp.<pid>.<n>", unique to this process and
+//   call, in the same directory (so that the rename stays on one file
+//   system); isStaleTemporary tells one left by a process that died.
+// - quoteInput: a piece of user input for a message, at most ~80 bytes,
+//   with control bytes (NUL included) escaped, so that neither a NUL nor a
+//   10 MB line reaches the terminal.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_DATA_FILECHECKS_H
+#define TGC_RUNTIME_DATA_FILECHECKS_H
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tgc::runtime {
+
+/// "a directory", "a character device", "a FIFO", ... ("a regular file").
+inline const char *kindOfFile(mode_t mode) {
+  if (S_ISREG(mode))
+    return "a regular file";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// An empty string when `path` does not exist or is a regular file (or a
+/// link to one), else "<path> is a directory, not a regular file" and the
+/// like.
+inline std::string checkReplaceable(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0 || S_ISREG(status.st_mode))
+    return {};
+  return path + " is " + kindOfFile(status.st_mode) + ", not a regular file";
+}
+
+/// An empty string when `path` can be read as a file of data, else why not:
+/// "<path>: No such file or directory", "<path> is a directory",
+/// "<path> is empty" (`emptyOk`: an empty regular file is fine). Devices and
+/// FIFOs pass: they have no size to check.
+inline std::string checkInputFile(const std::string &path,
+                                  bool emptyOk = false) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return path + ": " + std::strerror(errno);
+  if (S_ISDIR(status.st_mode))
+    return path + " is a directory, not a file";
+  if (S_ISREG(status.st_mode) && status.st_size == 0 && !emptyOk)
+    return path + " is empty";
+  return {};
+}
+
+/// "<path>.tmp.<pid>.<n>": a new name at each call.
+inline std::string temporaryPathFor(const std::string &path) {
+  static std::atomic<unsigned> counter{0};
+  return path + ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1));
+}
+
+/// Whether `name` (a file name in `path`'s directory) is a temporary file
+/// of `path` (temporaryPathFor) whose process no longer runs.
+inline bool isStaleTemporary(std::string_view name, std::string_view base) {
+  std::string prefix = std::string(base) + ".tmp.";
+  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
+    return false;
+  std::string_view rest = name.substr(prefix.size());
+  long long pid = 0;
+  auto [stop, error] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+  if (error != std::errc() || stop == rest.data() || pid <= 0 ||
+      stop == rest.data() + rest.size() || *stop != '.')
+    return false;
+  if (pid == ::getpid())
+    return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+/// `input` for a message: control bytes as \xNN, at most `limit` bytes of
+/// it, then "..." and its length when it was longer.
+inline std::string quoteInput(std::string_view input, size_t limit = 80) {
+  std::string quoted;
+  size_t shown = 0;
+  for (; shown < input.size() && quoted.size() < limit; ++shown) {
+    unsigned char c = static_cast<unsigned char>(input[shown]);
+    if (c < 0x20 || c == 0x7f) {
+      static const char digits[] = "0123456789abcdef";
+      quoted += "\\x";
+      quoted += digits[c >> 4];
+      quoted += digits[c & 15];
+    } else {
+      quoted += static_cast<char>(c);
+    }
+  }
+  // Not in the middle of a UTF-8 character.
+  while (shown > 0 && shown < input.size() &&
+         (static_cast<unsigned char>(input[shown]) & 0xc0) == 0x80) {
+    --shown;
+    quoted.pop_back();
+  }
+  if (shown < input.size())
+    quoted += "... (" + std::to_string(input.size()) + " bytes)";
+  return quoted;
+}
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_DATA_FILECHECKS_H

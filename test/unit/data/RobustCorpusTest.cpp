@@ -1,0 +1,130 @@
+//===- RobustCorpusTest.cpp - .tok checksums and bad input files ----------===//
+//
+// A .tok file's CRC-32 catches any flipped byte, naming the file; version 1
+// files (before the checksum) are still read; token-id files that are a
+// directory or empty say so; quoted input in messages is short and
+// printable.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/data/FileChecks.h"
+#include "runtime/data/TokenCorpus.h"
+#include "runtime/data/TokenFiles.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace tgc::runtime;
+
+namespace {
+
+std::string readBytes(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), {}};
+}
+
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+class RobustCorpusTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = ::testing::TempDir() + "tgc-robust-corpus-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::string dir;
+};
+
+const std::vector<SentencePair> kPairs = {
+    {{3, 4, 5}, {6, 7}}, {{99}, {10, 11, 12, 13}}, {{20}, {21}}};
+
+TEST_F(RobustCorpusTest, EveryFlippedByteIsCaughtAndNamesTheFile) {
+  std::string path = dir + "/good.tok";
+  ASSERT_EQ(writeTokenCorpus(path, 100, 7, kPairs), "");
+  const std::string good = readBytes(path);
+  std::string error;
+  ASSERT_TRUE(TokenCorpus::open(path, error)) << error;
+  for (size_t at = 0; at < good.size(); ++at) {
+    for (unsigned char bit : {0x01, 0x80}) {
+      std::string bytes = good;
+      bytes[at] = static_cast<char>(bytes[at] ^ bit);
+      std::string bad = dir + "/bad.tok";
+      writeBytes(bad, bytes);
+      EXPECT_FALSE(TokenCorpus::open(bad, error)) << "byte " << at;
+      EXPECT_EQ(error.rfind(bad + ": ", 0), 0u) << error;
+    }
+  }
+  // A byte of the ids changed to another valid id: only the checksum sees it.
+  std::string bytes = good;
+  bytes[48 + 16 * 4] = 9; // the first source id, 3 -> 9
+  writeBytes(dir + "/flip.tok", bytes);
+  EXPECT_FALSE(TokenCorpus::open(dir + "/flip.tok", error));
+  EXPECT_EQ(error, dir + "/flip.tok: its checksum does not match its contents "
+                         "(a corrupt file: encode it again with tgc-data "
+                         "encode)");
+}
+
+TEST_F(RobustCorpusTest, VersionOneFilesAreStillRead) {
+  std::string path = dir + "/v2.tok";
+  ASSERT_EQ(writeTokenCorpus(path, 100, 7, kPairs), "");
+  std::string bytes = readBytes(path);
+  bytes.resize(bytes.size() - 8); // no trailer
+  bytes[8] = 1;                   // version 1
+  writeBytes(dir + "/v1.tok", bytes);
+  std::string error;
+  std::optional<TokenCorpus> corpus = TokenCorpus::open(dir + "/v1.tok", error);
+  ASSERT_TRUE(corpus) << error;
+  ASSERT_EQ(corpus->size(), 3u);
+  EXPECT_EQ(corpus->source(1)[0], 99);
+}
+
+TEST_F(RobustCorpusTest, DirectoriesAndEmptyFilesSaySo) {
+  std::string error;
+  EXPECT_FALSE(TokenCorpus::open(dir, error));
+  EXPECT_EQ(error, dir + ": it is a directory, not a token corpus");
+  writeBytes(dir + "/empty.tok", "");
+  EXPECT_FALSE(TokenCorpus::open(dir + "/empty.tok", error));
+  EXPECT_EQ(error, dir + "/empty.tok: the file is empty (0 bytes), not a token corpus");
+
+  BatchShape shape{4, 8, 8, 100};
+  writeBytes(dir + "/a.txt", "3 4\n");
+  writeBytes(dir + "/empty.txt", "");
+  ParallelCorpus corpus;
+  EXPECT_EQ(readParallelTokenFiles(dir, dir + "/a.txt", shape, corpus),
+            dir + " is a directory, not a file");
+  EXPECT_EQ(readParallelTokenFiles(dir + "/a.txt", dir + "/empty.txt", shape, corpus),
+            dir + "/empty.txt is empty");
+}
+
+TEST_F(RobustCorpusTest, QuotedInputIsShortAndPrintable) {
+  EXPECT_EQ(quoteInput("abc"), "abc");
+  EXPECT_EQ(quoteInput(std::string("a\0b", 3)), "a\\x00b");
+  std::string huge(10 << 20, '7');
+  std::string quoted = quoteInput(huge);
+  EXPECT_LT(quoted.size(), 120u);
+  EXPECT_EQ(quoted, std::string(80, '7') + "... (10485760 bytes)");
+  // Never half a UTF-8 character.
+  std::string words;
+  for (int i = 0; i < 60; ++i)
+    words += "\xc3\xa9"; // é
+  EXPECT_EQ(quoteInput(words, 5), "\xc3\xa9\xc3\xa9... (120 bytes)");
+
+  BatchShape shape{4, 8, 8, 100};
+  writeBytes(dir + "/nul.src", std::string("3 4\x00 5\n", 7));
+  writeBytes(dir + "/huge.src", "3 " + huge + "x\n");
+  writeBytes(dir + "/ok.tgt", "3 4\n");
+  ParallelCorpus corpus;
+  EXPECT_EQ(readParallelTokenFiles(dir + "/nul.src", dir + "/ok.tgt", shape, corpus),
+            dir + "/nul.src:1: '4\\x00' is not a token id");
+  std::string message =
+      readParallelTokenFiles(dir + "/huge.src", dir + "/ok.tgt", shape, corpus);
+  EXPECT_LT(message.size(), 200u) << message.substr(0, 300);
+  EXPECT_NE(message.find(dir + "/huge.src:1: '7777"), std::string::npos) << message.substr(0, 300);
+}
+
+} // namespace
