@@ -12,6 +12,7 @@
 #include "runtime/data/Bleu.h"
 #include "runtime/program/CheckpointHistory.h"
 #include "runtime/program/CompiledStep.h"
+#include "runtime/program/Interrupt.h"
 #include "runtime/program/ManifestCheck.h"
 #include "runtime/program/Metrics.h"
 #include "runtime/program/ModelState.h"
@@ -263,9 +264,11 @@ struct Run {
                        decoding()};
     std::optional<ValidationResult> result = runtime::validate(
         model, memory.state(), memory.arena(), pairs, data, search);
-    if (!deviceOk("while validating at step " + std::to_string(step)) ||
-        !result)
+    if (!deviceOk("while validating at step " + std::to_string(step)))
       return AfterStep::Fail;
+    // Stopped by Ctrl-C: the loop saves this step's state and ends.
+    if (!result)
+      return pendingInterrupt() ? AfterStep::Continue : AfterStep::Fail;
     std::printf("%s\n", result->format(step, search.beam).c_str());
     double loss = result->loss.perTokenLoss();
     if (metrics.isOpen() &&
@@ -455,6 +458,17 @@ int main(int argc, char **argv) {
   run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
                        : !options.resume.empty()   ? options.resume
                                                    : std::string(argv[0]) + ".ckpt";
+  // Owned from the start (a lock; regular files only), so that a second run
+  // on the same path is refused now, not at its first save.
+  for (const std::string &path :
+       {run.checkpointPath, options.validEvery > 0
+                                ? run.checkpointPath + ".best"
+                                : std::string()})
+    if (!path.empty())
+      if (std::string why = claimCheckpoint(path); !why.empty()) {
+        std::fprintf(stderr, "error: %s\n", why.c_str());
+        return 1;
+      }
   run.seed = options.seed.value_or(1);
   if (!options.metrics.empty() && !run.metrics.open(options.metrics))
     return 1;

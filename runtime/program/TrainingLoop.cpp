@@ -9,6 +9,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 namespace tgc::runtime {
@@ -97,17 +98,26 @@ int runTrainingLoop(const TrainingLoop &loop) {
     if (!log.record(step, update.loss, update.gradNorm, lr, update.tokens,
                     update.padded, update.slots))
       return 1;
-    if (int signal = pendingInterrupt()) {
+    // Looked at after the step and again after its validation or save,
+    // which a signal may have cut short.
+    auto interrupted = [&]() -> std::optional<int> {
+      int signal = pendingInterrupt();
+      if (!signal)
+        return std::nullopt;
       log.finish();
       std::string resume = loop.onInterrupt ? loop.onInterrupt(step) : "";
       std::fprintf(stderr, "interrupted by %s after step %lld%s\n",
                    signal == SIGINT ? "SIGINT" : "SIGTERM",
                    static_cast<long long>(step), resume.c_str());
       return 128 + signal;
-    }
+    };
+    if (std::optional<int> code = interrupted())
+      return *code;
     AfterStep next = loop.afterStep ? loop.afterStep(step) : AfterStep::Continue;
     if (next == AfterStep::Fail)
       return 1;
+    if (std::optional<int> code = interrupted())
+      return *code;
     if (next == AfterStep::Stop)
       break;
   }
