@@ -40,6 +40,28 @@ std::string parseIds(std::string_view line, int32_t vocabulary,
   return {};
 }
 
+/// A line longer than this is not a sentence (an endless stream such as
+/// /dev/zero, a binary file): refused instead of read into memory.
+constexpr size_t kMaxLineBytes = size_t{64} << 20;
+
+enum class LineRead { Line, End, TooLong };
+
+/// std::getline with a length limit.
+LineRead readLine(std::istream &in, std::string &line) {
+  line.clear();
+  std::streambuf *buffer = in.rdbuf();
+  for (;;) {
+    int c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof())
+      return line.empty() ? LineRead::End : LineRead::Line;
+    if (c == '\n')
+      return LineRead::Line;
+    if (line.size() >= kMaxLineBytes)
+      return LineRead::TooLong;
+    line.push_back(static_cast<char>(c));
+  }
+}
+
 } // namespace
 
 std::string readParallelTokenFiles(const std::string &sourcePath,
@@ -60,8 +82,17 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
     return targetPath + ": cannot open: " + std::strerror(errno);
   std::string sourceLine, targetLine;
   for (int64_t line = 1;; ++line) {
-    bool hasSource = static_cast<bool>(std::getline(source, sourceLine));
-    bool hasTarget = static_cast<bool>(std::getline(target, targetLine));
+    LineRead sourceRead = readLine(source, sourceLine);
+    LineRead targetRead = readLine(target, targetLine);
+    for (auto [read, path] : {std::pair{sourceRead, &sourcePath},
+                              std::pair{targetRead, &targetPath}})
+      if (read == LineRead::TooLong)
+        return *path + ":" + std::to_string(line) +
+               ": the line is longer than " +
+               std::to_string(kMaxLineBytes >> 20) +
+               " MiB (not a file of token ids?)";
+    bool hasSource = sourceRead == LineRead::Line;
+    bool hasTarget = targetRead == LineRead::Line;
     if (!hasSource && !hasTarget)
       break;
     if (hasSource != hasTarget) {

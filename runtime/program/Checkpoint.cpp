@@ -326,7 +326,9 @@ private:
 };
 
 std::string CheckpointReader::open() {
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would block the open until a writer came; regular
+  // files ignore it.
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file.fd < 0)
     return "cannot open checkpoint " + path + ": " + std::strerror(errno);
   struct stat status;

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Feeds tgc, a training program and tgc-data bad inputs and sorts the outcomes.
+
+Usage: python3 test/robustness/bad_inputs.py [--build build] [--only SUBSTRING] [-v]
+
+Each case is a command that must fail (or, marked ok, succeed) with a clear
+error. An outcome is one of:
+  clear   non-zero exit below 128 with a message naming what is wrong
+          (where the case says, the file, field or flag it must name), or
+          exit 0 for the cases marked ok;
+  crash   a signal, an exit of 128 or more, or a crash report (stack dump,
+          assertion, sanitizer) in the output;
+  hang    still running after --timeout seconds (default 120);
+  silent  exit 0 where an error was due;
+  vague   non-zero exit without the expected words in the message.
+Prints one line per case that is not "clear" (all with -v) and the totals.
+The fixtures are written to a temporary directory. Text inputs may be FIFOs
+(process substitution): reading one without a writer waits, as `cat` does,
+so only checkpoints (which must be regular files) are tried as FIFOs. The lit tests check the
+messages word for word; this is the wide net (README: Robustness).
+"""
+import argparse
+import os
+import random
+import stat
+import subprocess
+import sys
+import tempfile
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--build", default="build")
+parser.add_argument("--only", default="")
+parser.add_argument("--timeout", type=float, default=120)
+parser.add_argument("-v", action="store_true")
+args = parser.parse_args()
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+build = os.path.abspath(args.build)
+TGC = os.path.join(build, "bin", "tgc")
+OPT = os.path.join(build, "bin", "tgc-opt")
+DATA = os.path.join(build, "bin", "tgc-data")
+work = tempfile.mkdtemp(prefix="tgc-bad-inputs-")
+os.chdir(work)
+
+
+def write(name, content, mode="w"):
+    with open(name, mode) as f:
+        f.write(content)
+    return os.path.join(work, name)
+
+
+cases = []  # (name, argv, expect words, must fail)
+
+
+def case(name, argv, words=(), ok=False):
+    """`words`: what the message must name (a file, field or flag)."""
+    cases.append((name, argv, tuple(w for w in words if w != "error"), not ok))
+
+
+# --- fixtures ---------------------------------------------------------------
+GOOD_MLIR = open(os.path.join(root, "test/lit/tgc/Inputs/ffn.mlir")).read()
+os.mkdir("adir")
+os.mkfifo("afifo")
+write("empty", "")
+write("garbage.bin", bytes(random.Random(1).randrange(256) for _ in range(4096)), "wb")
+
+# --- tgc on .mlir -----------------------------------------------------------
+mlir = {
+    "syntax": "func.func @f( {",
+    "unknown-op": "func.func @f() { tg.nope }",
+    "unknown-dialect": 'func.func @f() { "zz.op"() : () -> () return }',
+    "bad-type": "func.func @f(%x: tensor<2xbogus>) { return }",
+    "zero-dim": "tg.variable @w trainable init(zeros) : tensor<0x3xf32>",
+    "negative-dim": "tg.variable @w trainable init(zeros) : tensor<-1x3xf32>",
+    "dynamic-dim": "tg.variable @w trainable init(zeros) : tensor<?x3xf32>",
+    "huge-dim": "tg.variable @w trainable init(zeros) : tensor<4611686018427387904x4611686018427387904xf32>",
+    "matmul-mismatch": "func.func @f(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> { %c = tg.matmul %a, %b : tensor<2x3xf32>, tensor<4x5xf32> -> tensor<2x5xf32> return %c : tensor<2x5xf32> }",
+    "no-loss": "func.func @g() { return }",
+    "deep-attr": "module attributes {x = " + "[" * 10000 + "]" * 10000 + "} {}",
+    "deep-module": "module {" * 10000 + "}" * 10000,
+    "deep-parens": "func.func @f() { %0 = " + "(" * 10000 + ")" * 10000 + " }",
+    "unterminated-string": 'module attributes {x = "abc} {}',
+    "nul-bytes": "module {}\0\0\0",
+    "dropout-opid": "func.func @f(%x: tensor<4xf32>, %k: tensor<2xi32>) -> tensor<4xf32> { %y = tg.dropout %x, %k rate 1.000000e-01 op_id 4294967296 : tensor<4xf32> return %y : tensor<4xf32> }",
+    "dropout-rate": "func.func @f(%x: tensor<4xf32>, %k: tensor<2xi32>) -> tensor<4xf32> { %y = tg.dropout %x, %k rate 1.5 op_id 0 : tensor<4xf32> return %y : tensor<4xf32> }",
+    "truncated-good": GOOD_MLIR[: len(GOOD_MLIR) // 2],
+}
+for name, text in mlir.items():
+    path = write(name + ".mlir", text)
+    case("tgc .mlir " + name, [TGC, path, "--emit=train"])
+    case("tgc-opt .mlir " + name, [OPT, path, "--tg-training-pipeline"])
+for name in ["zero-dim", "huge-dim"]:
+    case("tgc -o .mlir " + name, [TGC, os.path.join(work, name + ".mlir"), "-o", "prog"])
+case("tgc /dev/zero", [TGC, "/dev/zero", "--emit=tg"])
+case("tgc directory", [TGC, "adir", "--emit=tg"], ("error", "adir"))
+case("tgc empty file", [TGC, "empty", "--emit=train"])
+case("tgc missing file", [TGC, "nonexistent.mlir"], ("error", "nonexistent"))
+case("tgc garbage", [TGC, "garbage.bin", "--emit=tg"])
+case("tgc-opt /dev/zero", [OPT, "/dev/zero"])
+case("tgc-opt directory", [OPT, "adir"])
+
+# --- tgc configs ------------------------------------------------------------
+configs = {
+    "unknown-field": ("d_modle: 64", "d_modle"),
+    "wrong-type": ('d_model: "big"', "d_model"),
+    "negative": ("d_model: -4", "d_model"),
+    "zero-heads": ("num_heads: 0", "num_heads"),
+    "heads-divide": ("num_heads: 5", "num_heads"),
+    "odd-dmodel": ("d_model: 33\nnum_heads: 3", "d_model"),
+    "dropout-1": ("dropout: 1.0", "dropout"),
+    "dropout-nan": ("dropout: nan", "dropout"),
+    "lr-inf": ("lr_factor: inf", "lr_factor"),
+    "lr-nan": ("lr_factor: nan", "lr_factor"),
+    "lr-zero": ("lr_factor: 0", "lr_factor"),
+    "eps-zero": ("layer_norm_epsilon: 0", "epsilon"),
+    "beta-1": ("adam_beta2: 1.0", "adam_beta2"),
+    "huge-source": ("source_length: 100000", "source_length"),
+    "huge-target": ("target_length: 100000", "target_length"),
+    "huge-layers": ("decoder_layers: 200", "decoder_layers"),
+    "huge-vocab": ("vocab_size: 4611686018427387904", "vocab_size"),
+    "huge-batch": ("batch_size: 100000000", "batch_size"),
+    "huge-dmodel": ("d_model: 1000000", "d_model"),
+    "pad-id": ("pad_id: 5", "pad_id"),
+    "pad-negative": ("pad_id: -1", "pad_id"),
+    "warmup-zero": ("warmup_steps: 0", "warmup_steps"),
+    "smoothing-1": ("label_smoothing: 1.0", "label_smoothing"),
+    "int-overflow": ("d_ff: 99999999999999999999999", "d_ff"),
+    "syntax": ("d_model 64 }", "error"),
+}
+for name, (text, word) in configs.items():
+    path = write("config-" + name + ".pbtxt", text)
+    case("config " + name, [TGC, "--model", "transformer", "--preset", "tiny",
+                            "--config", path, "--emit=tg"], ("error", word))
+case("config directory", [TGC, "--model", "transformer", "--preset", "tiny",
+                          "--config", "adir", "--emit=tg"], ("error", "adir"))
+case("config /dev/zero", [TGC, "--model", "transformer", "--preset", "tiny",
+                          "--config", "/dev/zero", "--emit=tg"])
+case("config garbage", [TGC, "--model", "transformer", "--preset", "tiny",
+                        "--config", "garbage.bin", "--emit=tg"])
+
+# --- tgc flags --------------------------------------------------------------
+T = [TGC, "--model", "transformer", "--preset", "tiny"]
+case("unknown preset", [TGC, "--model", "transformer", "--preset", "huge"], ("error", "huge"))
+case("unknown model", [TGC, "--model", "gpt", "--emit=tg"], ("error", "gpt"))
+case("unknown emit", T + ["--emit=nonsense"])
+case("buckets garbage", T + ["--buckets", "axbxc", "-o", "p"], ("error", "buckets"))
+case("buckets zero", T + ["--buckets", "0x4x4", "-o", "p"], ("error", "buckets"))
+case("max-tokens 1", T + ["--buckets", "8x8", "--max-tokens", "1", "-o", "p"], ("error", "max-tokens"))
+case("output directory", T + ["-o", "adir"], ("error", "adir"))
+case("output /dev/full", T + ["--emit=tg", "-o", "/dev/full"])
+case("target unknown", T + ["--target=tpu", "-o", "p"])
+case("corpus missing", T + ["--corpus", "nope.tok", "--max-tokens", "64", "-o", "p"], ("error", "nope.tok"))
+case("corpus garbage", T + ["--corpus", "garbage.bin", "--max-tokens", "64", "-o", "p"], ("error", "garbage.bin"))
+case("corpus directory", T + ["--corpus", "adir", "--max-tokens", "64", "-o", "p"], ("error", "adir"))
+case("interp steps 0", T + ["--emit=train", "--target=interp", "--steps", "0"])
+case("interp clip negative", T + ["--emit=train", "--target=interp", "--clip-norm", "-1"])
+case("interp unknown task", T + ["--emit=train", "--target=interp", "--task", "sing"], ("error", "sing"))
+
+# --- the training program ---------------------------------------------------
+built = subprocess.run(T + ["-o", "train"], capture_output=True)
+if built.returncode != 0:
+    sys.exit("cannot build the tiny program: " + built.stderr.decode())
+subprocess.run(["./train", "--steps", "2", "--eval-sentences", "0",
+                "--checkpoint", "good.ckpt"], capture_output=True, check=True)
+good = open("good.ckpt", "rb").read()
+write("trunc.ckpt", good[: len(good) // 2], "wb")
+flipped = bytearray(good)
+flipped[len(good) // 3] ^= 0x10
+write("flip.ckpt", bytes(flipped), "wb")
+write("ids-bad.src", "5 6 x\n")
+write("ids-neg.src", "5 -6\n")
+write("ids-huge.src", "5 99999999999\n")
+write("ids-ok.src", "5 6 7\n")
+write("ids-two.tgt", "5 6\n7 8\n")
+write("ids-nul.src", "5 \0 6\n")
+write("ids-long.src", "x" * 10_000_000 + "\n")
+write("ids-reserved.src", "1 2\n")
+P = ["./train", "--steps", "3", "--eval-sentences", "0"]
+flags = {
+    "unknown flag": ["--frobnicate"],
+    "missing value": ["--steps"],
+    "steps text": ["--steps", "2x"],
+    "steps negative": ["--steps", "-5"],
+    "steps overflow": ["--steps", "99999999999999999999999"],
+    "seed negative": ["--seed", "-1"],
+    "log-every 0": ["--log-every", "0"],
+    "update-freq 0": ["--update-freq", "0"],
+    "clip-norm negative": ["--clip-norm", "-2"],
+    "clip-norm nan": ["--clip-norm", "nan"],
+    "alpha negative": ["--alpha", "-1"],
+    "beam 0": ["--beam", "0"],
+    "task unknown": ["--task", "sing"],
+    "search unknown": ["--search", "random"],
+    "decoder unknown": ["--decoder", "magic"],
+    "best-by unknown": ["--valid-every", "1", "--best-by", "luck"],
+    "patience without valid": ["--patience", "2"],
+    "valid-beam without valid": ["--valid-beam", "2"],
+    "force-resume alone": ["--force-resume"],
+    "output without translate": ["--output", "x"],
+    "translate without vocab": ["--translate", "ids-ok.src", "--resume", "good.ckpt"],
+    "source without target": ["--train-source", "ids-ok.src"],
+    "task and source": ["--task", "copy", "--train-source", "ids-ok.src", "--train-target", "ids-ok.src"],
+    "resume missing": ["--resume", "nope.ckpt"],
+    "resume directory": ["--resume", "adir"],
+    "resume empty": ["--resume", "empty"],
+    "resume garbage": ["--resume", "garbage.bin"],
+    "resume truncated": ["--resume", "trunc.ckpt"],
+    "resume flipped": ["--resume", "flip.ckpt"],
+    "resume fifo": ["--resume", "afifo"],
+    "checkpoint directory": ["--checkpoint", "adir"],
+    "checkpoint dir slash": ["--checkpoint", "adir/"],
+    "checkpoint /dev/full": ["--checkpoint", "/dev/full"],
+    "checkpoint fifo": ["--checkpoint", "afifo"],
+    "checkpoint in missing dir": ["--checkpoint", "no/such/dir/x.ckpt"],
+    "loss-log /dev/full": ["--loss-log", "/dev/full"],
+    "metrics /dev/full": ["--metrics", "/dev/full"],
+    "metrics directory": ["--metrics", "adir"],
+    "dump-params /dev/full": ["--dump-params", "/dev/full"],
+    "ids bad word": ["--train-source", "ids-bad.src", "--train-target", "ids-ok.src"],
+    "ids negative": ["--train-source", "ids-neg.src", "--train-target", "ids-ok.src"],
+    "ids huge": ["--train-source", "ids-huge.src", "--train-target", "ids-ok.src"],
+    "ids nul": ["--train-source", "ids-nul.src", "--train-target", "ids-ok.src"],
+    "ids 10 MB token": ["--train-source", "ids-long.src", "--train-target", "ids-ok.src"],
+    "ids reserved": ["--train-source", "ids-reserved.src", "--train-target", "ids-ok.src"],
+    "ids line counts": ["--train-source", "ids-ok.src", "--train-target", "ids-two.tgt"],
+    "ids directory": ["--train-source", "adir", "--train-target", "ids-ok.src"],
+    "ids /dev/zero": ["--train-source", "/dev/zero", "--train-target", "ids-ok.src"],
+    "train-data /dev/zero": ["--train-data", "/dev/zero"],
+    "ids empty": ["--train-source", "empty", "--train-target", "empty"],
+    "ids missing": ["--train-source", "nope.src", "--train-target", "ids-ok.src"],
+    "train-data garbage": ["--train-data", "garbage.bin"],
+    "train-data directory": ["--train-data", "adir"],
+    "valid-every without data": ["--valid-every", "1", "--train-source", "ids-ok.src", "--train-target", "ids-ok.src"],
+    "vocab garbage": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin"],
+}
+for name, extra in flags.items():
+    case("program " + name, P + extra)
+# Two runs on one checkpoint: the second is refused while the first holds it.
+case("program resume ok", P + ["--resume", "good.ckpt", "--steps", "4"], ok=True)
+
+# --- tgc-data ---------------------------------------------------------------
+write("utf8-bad.txt", b"ok line\n\xff\xfe bad\n", "wb")
+write("one.txt", "a b c\n")
+write("two.txt", "a b\nc d\n")
+D = [DATA]
+data_cases = {
+    "unknown command": ["dance"],
+    "bleu invalid utf-8": ["bleu", "--ref", "one.txt", "utf8-bad.txt"],
+    "bleu line counts": ["bleu", "--ref", "one.txt", "two.txt"],
+    "bleu missing": ["bleu", "--ref", "one.txt", "nope.txt"],
+    "bleu directory": ["bleu", "--ref", "adir", "one.txt"],
+    "encode invalid utf-8": ["encode", "--vocab", "garbage.bin", "--source", "utf8-bad.txt", "--target", "one.txt", "-o", "x.tok"],
+    "vocab empty": ["vocab", "--size", "100", "-o", "v", "empty"],
+    "vocab size 0": ["vocab", "--size", "0", "-o", "v", "one.txt"],
+    "average different": ["average", "good.ckpt", "garbage.bin", "-o", "avg.ckpt"],
+    "average truncated": ["average", "good.ckpt", "trunc.ckpt", "-o", "avg.ckpt"],
+    "average to /dev/full": ["average", "good.ckpt", "good.ckpt", "-o", "/dev/full"],
+    "curves garbage": ["curves", "garbage.bin", "-o", "c.svg"],
+    "curves directory": ["curves", "adir", "-o", "c.svg"],
+    "average fifo": ["average", "good.ckpt", "afifo", "-o", "avg.ckpt"],
+    "sample negative": ["sample", "--pairs", "-3", "-o", "s"],
+}
+for name, extra in data_cases.items():
+    case("tgc-data " + name, D + extra)
+
+# --- run --------------------------------------------------------------------
+CRASH_WORDS = ("Stack dump", "Assertion", "AddressSanitizer", "runtime error:",
+               "Segmentation fault", "terminate called", "core dumped")
+totals = {}
+for name, argv, words, must_fail in cases:
+    if args.only not in name:
+        continue
+    try:
+        run = subprocess.run(argv, capture_output=True, timeout=args.timeout,
+                             stdin=subprocess.DEVNULL)
+        out = (run.stdout + run.stderr).decode(errors="replace")
+        code = run.returncode
+        if code < 0 or code >= 128 or any(w in out for w in CRASH_WORDS):
+            outcome = "crash"
+        elif code == 0:
+            outcome = "silent" if must_fail else "clear"
+        elif not must_fail:
+            outcome = "vague"
+        elif out.strip() and all(w.lower() in out.lower() for w in words):
+            outcome = "clear"
+        else:
+            outcome = "vague"
+    except subprocess.TimeoutExpired:
+        outcome, code, out = "hang", None, ""
+    totals[outcome] = totals.get(outcome, 0) + 1
+    if outcome != "clear" or args.v:
+        first = out.strip().splitlines()[0][:150] if out.strip() else ""
+        print(f"{outcome:6} {name}: exit {code}: {first}")
+print(f"{sum(totals.values())} bad inputs: " +
+      ", ".join(f"{totals.get(k, 0)} {k}" for k in ("clear", "crash", "hang", "silent", "vague")))
+print("fixtures in " + work)
