@@ -131,8 +131,13 @@ std::vector<std::string> runtimeLibraries(llvm::StringRef linkFlags) {
 
 /// The flags of a CPU program's compilation.
 std::vector<std::string> cpuFlags() {
-  return {"-std=c++20", "-O3", "-march=native", "-fno-math-errno",
-          "-I" + std::string(kSourceDir)};
+  std::vector<std::string> flags = {"-std=c++20", "-O3", "-march=native",
+                                    "-fno-math-errno",
+                                    "-I" + std::string(kSourceDir)};
+  for (llvm::StringRef flag : llvm::split(kSanitizerFlags, ';'))
+    if (!flag.empty())
+      flags.push_back(flag.str());
+  return flags;
 }
 
 std::string cudaCompiler(const BinaryOptions &options) {

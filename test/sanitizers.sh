@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test suite's second stage: tgc built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (-DTGC_SANITIZE=ON, CUDA off) in build-asan/,
+# the training programs its tests generate instrumented too, and the whole
+# suite run under it. Any report fails the test that triggered it.
+# Usage: test/sanitizers.sh [build-dir]   (from anywhere; after ./bootstrap.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${1:-build-asan}
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -S . -B "$build_dir" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_USE_LINKER=lld \
+    -DTGC_SANITIZE=ON -DTGC_ENABLE_CUDA=OFF
+fi
+cmake --build "$build_dir" -j2
+# halt_on_error: the first report ends the process with an error exit.
+# Leak checking is off: MLIR's and Protobuf's process-lifetime registries are
+# reported as leaks at exit.
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Instrumented programs are slower: the tests that time how fast a signal
+# takes effect wait this many times longer.
+export TGC_TIME_SCALE=5
+ctest --test-dir "$build_dir" -j2 --output-on-failure
