@@ -83,6 +83,16 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
     llvm::errs() << "tgc: " << options.corpusFile << " has no sentence pairs\n";
     return false;
   }
+  for (const BucketShape &bucket : facts.buckets)
+    if (int64_t longer = std::max(bucket.sourceLength, bucket.targetLength);
+        options.maxTokens < longer) {
+      llvm::errs() << "tgc: error: --max-tokens " << options.maxTokens
+                   << " is smaller than the longer length " << longer
+                   << " of bucket " << bucket.text() << " (fitted to "
+                   << options.corpusFile
+                   << "): not one sentence pair fits the budget\n";
+      return false;
+    }
   return true;
 }
 
