@@ -64,9 +64,8 @@ LogicalResult verifyTensorRules(Operation *op) {
     if (auto number = llvm::dyn_cast<FloatAttr>(attr.getValue())) {
       if (!number.getValue().isFinite())
         return op->emitOpError()
-               << "attribute '" << attr.getName().getValue() << "' is "
-               << formatNumber(number.getValueAsDouble())
-               << ": tg attributes must be finite";
+               << attr.getName().getValue() << " must be finite but is "
+               << formatNumber(number.getValueAsDouble());
     } else if (auto dense = llvm::dyn_cast<DenseFPElementsAttr>(attr.getValue())) {
       for (auto [index, value] : llvm::enumerate(dense.getValues<APFloat>())) {
         if (!value.isFinite())

@@ -72,7 +72,7 @@ func.func @attention_op_id(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x9x8xf32>, %v:
 // -----
 
 func.func @inf_scale(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{attribute 'factor' is inf: tg attributes must be finite}}
+  // expected-error @+1 {{factor must be finite but is inf}}
   %y = tg.scale %x by 0x7F800000 : tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }

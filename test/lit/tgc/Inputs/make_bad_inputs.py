@@ -39,7 +39,6 @@ configs = {
     "dmodel": "d_model: 32768\nnum_heads: 8",
     "dff": "d_ff: 1000000",
     "lr-inf": "lr_factor: inf",
-    "lr-huge": "lr_factor: 1e300",
     "eps": "adam_epsilon: 1e-60",
     "pad": "pad_id: 3",
     "logits": "vocab_size: 16000000\nbatch_size: 65536",
