@@ -105,8 +105,18 @@ std::unique_ptr<llvm::MemoryBuffer> readInputFile(llvm::StringRef path,
 }
 
 std::optional<size_t> findDeepNesting(llvm::StringRef text, int limit) {
-  int depth = 0;
+  // The open brackets, innermost last. A `>` closes only a `<` and a closer
+  // only its own opener (and the `<`s left open inside it), so a stray `>`
+  // (an integer set's `d0 >= 0`) hides no level. Every step is O(1)
+  // amortized.
+  std::string open;
   size_t size = text.size();
+  auto close = [&](char opener) {
+    while (!open.empty() && open.back() == '<')
+      open.pop_back();
+    if (!open.empty() && open.back() == opener)
+      open.pop_back();
+  };
   for (size_t i = 0; i < size; ++i) {
     char c = text[i];
     switch (c) {
@@ -124,18 +134,24 @@ std::optional<size_t> findDeepNesting(llvm::StringRef text, int limit) {
     case '{':
     case '(':
     case '<':
-      if (++depth > limit)
+      open.push_back(c);
+      if (open.size() > static_cast<size_t>(limit))
         return i;
       break;
     case '>':
-      if (i > 0 && text[i - 1] == '-') // a function type's arrow
-        break;
-      [[fallthrough]];
+      // A function type's arrow closes nothing; nor does a `>` whose
+      // innermost open bracket is not a `<`.
+      if ((i == 0 || text[i - 1] != '-') && !open.empty() && open.back() == '<')
+        open.pop_back();
+      break;
     case ']':
+      close('[');
+      break;
     case '}':
+      close('{');
+      break;
     case ')':
-      if (depth > 0)
-        --depth;
+      close('(');
       break;
     default:
       break;

@@ -39,9 +39,10 @@ std::unique_ptr<llvm::MemoryBuffer> readInputFile(llvm::StringRef path,
                                                   std::string &error,
                                                   llvm::StringRef what = "");
 
-/// The offset of the first bracket that opens level kMaxNestingDepth + 1
-/// (brackets in string literals and // comments do not count; `->` is not a
-/// closing `>`), or nothing when the text nests no deeper.
+/// The offset of the first bracket that opens level `limit` + 1, or nothing
+/// when the text nests no deeper. Brackets in string literals and //
+/// comments do not count; a `>` closes only an open `<` (`->` closes
+/// nothing), and `)`, `]`, `}` only their own opener.
 std::optional<size_t> findDeepNesting(llvm::StringRef text,
                                       int limit = kMaxNestingDepth);
 

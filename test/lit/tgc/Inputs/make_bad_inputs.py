@@ -24,6 +24,9 @@ def write(name, text, mode="w"):
 write("deep-attr.mlir", "module attributes {tg.x = " + "[" * 10000 +
       "]" * 10000 + "} {}\n")
 write("deep-module.mlir", "module {\n" * 10000 + "}\n" * 10000)
+# A `>` that closes no `<` (an integer set's `>=`) must not hide a level.
+write("deep-set.mlir", "module attributes {tg.x = " +
+      "[affine_set<(d0) : (d0 >= 0)>, " * 10000 + "]" * 10000 + "} {}\n")
 # 500 levels parse (brackets in strings and comments do not count).
 write("deep-ok.mlir", "// " + "[" * 1000 + "\nmodule attributes {tg.x = " +
       "[" * 500 + "\"" + "{" * 1000 + "\"" + "]" * 500 + "} {}\n")
