@@ -2,6 +2,7 @@
 #include "frontend/GraphFile.h"
 
 #include "frontend/Graph.pb.h"
+#include "frontend/InputFile.h"
 #include "ir/TgOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -11,6 +12,9 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CRC.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -30,6 +34,14 @@ bool isGraphFile(llvm::StringRef path) {
 /// Text format for .pbtxt files and for stdout ("-").
 static bool isTextFormat(llvm::StringRef path) {
   return path.ends_with(".pbtxt") || path == "-";
+}
+
+/// The tag of Graph.crc32 (field 9, wire type 5: fixed32), then 4 bytes.
+static constexpr char kChecksumTag = (9 << 3) | 5;
+static constexpr size_t kChecksumBytes = 5;
+
+static uint32_t checksum(llvm::StringRef bytes) {
+  return llvm::crc32(llvm::arrayRefFromStringRef(bytes));
 }
 
 //===----------------------------------------------------------------------===//
@@ -77,6 +89,7 @@ public:
     if (failed(writeFunction(function, *out.mutable_function())))
       return failure();
     writeDeclarations(out);
+    out.set_complete(true);
     return success();
   }
 
@@ -209,9 +222,17 @@ LogicalResult writeGraphFile(ModuleOp module, llvm::StringRef path) {
   if (failed(GraphWriter(module).write(graph)))
     return failure();
   std::string bytes;
-  bool serialized = isTextFormat(path)
-                        ? google::protobuf::TextFormat::PrintToString(graph, &bytes)
-                        : graph.SerializeToString(&bytes);
+  bool text = isTextFormat(path);
+  bool serialized = text ? google::protobuf::TextFormat::PrintToString(graph, &bytes)
+                         : graph.SerializeToString(&bytes);
+  if (serialized && !text) {
+    // Graph.crc32 last: its tag, then the CRC of the bytes before it.
+    uint32_t crc = checksum(bytes);
+    bytes += kChecksumTag;
+    char le[4];
+    llvm::support::endian::write32le(le, crc);
+    bytes.append(le, 4);
+  }
   std::string error;
   auto output = serialized ? openOutputFile(path, &error) : nullptr;
   if (!output)
@@ -260,6 +281,10 @@ public:
                   std::to_string(kGraphFormatVersion) + ")");
     if (!g.has_function())
       return fail("the graph has no function (truncated file?)");
+    if (!g.complete())
+      return fail("the file ends before its last field, `complete: true` "
+                  "(truncated? a file written before tgc wrote it: write it "
+                  "again with --emit=graph)");
 
     OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
     builder.setInsertionPointToEnd(module->getBody());
@@ -352,6 +377,12 @@ private:
       return Attribute(builder.getDenseI32ArrayAttr(values));
     }
     case graph::Attribute::kMlir:
+      // The attribute parser recurses once per bracket.
+      if (findDeepNesting(a.mlir())) {
+        fail(where + ": attribute '" + a.name() + "' nests deeper than " +
+             std::to_string(kMaxNestingDepth) + " levels of brackets");
+        return failure();
+      }
       if (Attribute parsed = parseAttribute(a.mlir(), &context))
         return parsed;
       break;
@@ -400,7 +431,21 @@ private:
           return failure();
         state.addTypes(*type);
       }
+      std::optional<RegisteredOperationName> registered =
+          RegisteredOperationName::lookup(g.name(), &context);
       for (const graph::Attribute &attr : g.attributes()) {
+        // An op's own attributes, or a dialect's (a dotted name such as
+        // tg.gradient_of); any other name is a typo or from another tgc.
+        llvm::ArrayRef<StringAttr> known = registered->getAttributeNames();
+        if (!llvm::StringRef(attr.name()).contains('.') &&
+            !llvm::is_contained(known, StringAttr::get(&context, attr.name()))) {
+          std::string names;
+          for (StringAttr name : known)
+            names += (names.empty() ? "" : ", ") + name.str();
+          fail(where + ": unknown attribute '" + attr.name() + "' (" +
+               g.name() + " has " + (names.empty() ? "none" : names) + ")");
+          return failure();
+        }
         auto value = readAttribute(attr, where);
         if (failed(value))
           return failure();
@@ -460,6 +505,10 @@ private:
 
 OwningOpRef<ModuleOp> readGraphFile(MLIRContext &context,
                                     llvm::StringRef path) {
+  if (std::string why = checkInputPath(path, "the graph file"); !why.empty()) {
+    emitError(UnknownLoc::get(&context)) << why;
+    return nullptr;
+  }
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file) {
@@ -478,10 +527,30 @@ OwningOpRef<ModuleOp> readGraphFile(MLIRContext &context,
           << error.message;
       return nullptr;
     }
-  } else if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    emitError(UnknownLoc::get(&context))
-        << path << ": not a tgc graph file (truncated or corrupt)";
-    return nullptr;
+  } else {
+    // The CRC ends the file: checked first, so that a flipped byte is named
+    // as such even where it breaks the protobuf encoding.
+    size_t size = bytes.size();
+    bool hasChecksum =
+        size >= kChecksumBytes && bytes[size - kChecksumBytes] == kChecksumTag;
+    if (hasChecksum && llvm::support::endian::read32le(bytes.end() - 4) !=
+                           checksum(bytes.drop_back(kChecksumBytes))) {
+      emitError(UnknownLoc::get(&context))
+          << path << ": its checksum does not match its contents (a corrupt "
+                     "file: write it again with --emit=graph)";
+      return nullptr;
+    }
+    if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      emitError(UnknownLoc::get(&context))
+          << path << ": not a tgc graph file (truncated or corrupt)";
+      return nullptr;
+    }
+    // A graph from another program has none.
+    if (graph.format() == kGraphFormat && (!hasChecksum || !graph.has_crc32())) {
+      emitError(UnknownLoc::get(&context))
+          << path << ": the file does not end with its checksum (truncated?)";
+      return nullptr;
+    }
   }
   return GraphReader(context, path).read(graph);
 }

@@ -37,6 +37,8 @@ def TG_Dialect : Dialect {
     fused ops (`tg.attention`, `tg.residual_layer_norm` and their gradients)
     that the fusion passes produce.
   }];
+  // tg.optimizer and tg.schedule: numbers the generated code spells out.
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

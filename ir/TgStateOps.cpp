@@ -15,6 +15,8 @@ LogicalResult VariableOp::verify() {
   if (!tensor || !tensor.hasStaticShape())
     return emitOpError() << "type must be a statically shaped tensor but is "
                          << getType();
+  if (std::string why = checkTensorSize(tensor.getShape()); !why.empty())
+    return emitOpError() << "type " << getType() << ": " << why;
   Type element = tensor.getElementType();
   if (!element.isF32() && !element.isInteger(32))
     return emitOpError() << "element type must be f32 or i32 but is "

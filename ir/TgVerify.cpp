@@ -7,6 +7,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdint>
 
 using namespace mlir;
 
@@ -42,10 +43,15 @@ LogicalResult verifyTensorRules(Operation *op) {
   auto check = [&](Type type, llvm::StringRef kind,
                    unsigned index) -> LogicalResult {
     auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.hasStaticShape())
+    if (!tensor)
       return success();
-    return op->emitOpError() << kind << " #" << index << " has type " << type
-                             << ": tg tensors must have a static shape";
+    if (!tensor.hasStaticShape())
+      return op->emitOpError() << kind << " #" << index << " has type " << type
+                               << ": tg tensors must have a static shape";
+    if (std::string why = checkTensorSize(tensor.getShape()); !why.empty())
+      return op->emitOpError() << kind << " #" << index << " has type " << type
+                               << ": " << why;
+    return success();
   };
   for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
     if (failed(check(type, "operand", index)))
@@ -53,7 +59,40 @@ LogicalResult verifyTensorRules(Operation *op) {
   for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
     if (failed(check(type, "result", index)))
       return failure();
+  // Generated C++ spells these numbers as literals: inf or nan is no C++.
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (auto number = llvm::dyn_cast<FloatAttr>(attr.getValue())) {
+      if (!number.getValue().isFinite())
+        return op->emitOpError()
+               << attr.getName().getValue() << " must be finite but is "
+               << formatNumber(number.getValueAsDouble());
+    } else if (auto dense = llvm::dyn_cast<DenseFPElementsAttr>(attr.getValue())) {
+      for (auto [index, value] : llvm::enumerate(dense.getValues<APFloat>())) {
+        if (!value.isFinite())
+          return op->emitOpError()
+                 << "attribute '" << attr.getName().getValue()
+                 << "' holds " << formatNumber(value.convertToDouble())
+                 << " at element " << index << ": tg constants must be finite";
+        if (dense.isSplat())
+          break;
+      }
+    }
+  }
   return success();
+}
+
+std::string checkTensorSize(llvm::ArrayRef<int64_t> shape) {
+  // An empty tensor has no element to compute on, and the passes divide by
+  // dimension sizes (mean gradients, reshapes).
+  if (llvm::is_contained(shape, 0))
+    return "every dimension of a tg tensor must be >= 1";
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
+    if (dim > kMaxTensorElements / elements)
+      return "a tg tensor holds at most 2^40 elements";
+    elements *= dim;
+  }
+  return "";
 }
 
 LogicalResult expectShape(Operation *op, llvm::StringRef what, Value value,
@@ -82,9 +121,13 @@ LogicalResult verifyRate(Operation *op, llvm::StringRef name, float rate) {
 }
 
 LogicalResult verifyOpId(Operation *op, int64_t opId) {
-  if (opId >= 0)
-    return success();
-  return op->emitOpError() << "op_id must be >= 0 but is " << opId;
+  if (opId < 0)
+    return op->emitOpError() << "op_id must be >= 0 but is " << opId;
+  // The generated code and the runtime's Philox counter hold it in 32 bits.
+  if (opId > int64_t(UINT32_MAX))
+    return op->emitOpError() << "op_id must fit in 32 bits (at most "
+                             << UINT32_MAX << ") but is " << opId;
+  return success();
 }
 
 LogicalResult verifyPositive(Operation *op, llvm::StringRef name, float value) {

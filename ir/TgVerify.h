@@ -14,6 +14,14 @@
 
 namespace tgc::tg {
 
+/// The most elements a tg tensor may hold (4 TiB of f32): sizes and byte
+/// offsets computed from shapes stay far from int64 overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// Empty for a static shape whose dimensions are >= 1 and whose element
+/// count is at most kMaxTensorElements; otherwise the rule it breaks.
+std::string checkTensorSize(llvm::ArrayRef<int64_t> shape);
+
 /// "[2, 7, 16]".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
@@ -37,7 +45,7 @@ mlir::LogicalResult expectRank(mlir::Operation *op, llvm::StringRef what,
 mlir::LogicalResult verifyRate(mlir::Operation *op, llvm::StringRef name,
                                float rate);
 
-/// Dropout op ids are >= 0.
+/// Dropout op ids are >= 0 and fit in 32 bits.
 mlir::LogicalResult verifyOpId(mlir::Operation *op, int64_t opId);
 
 /// Epsilons (LayerNorm, Adam) are > 0 and finite.

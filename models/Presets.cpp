@@ -1,7 +1,11 @@
 //===- Presets.cpp - the Transformer's presets and config rules ----------===//
 #include "models/Transformer.h"
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <string>
+#include <tuple>
 
 namespace tgc::models {
 
@@ -11,6 +15,13 @@ struct Shape {
   double dropout, attentionDropout;
   int64_t batch, length, warmup;
 };
+
+/// "inf", "1e-60", "0.5".
+std::string formatValue(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
 
 TransformerConfig makeConfig(const Shape &s) {
   TransformerConfig c;
@@ -77,6 +88,31 @@ validateTransformerConfig(const TransformerConfig &c) {
         {"warmup_steps", c.warmup_steps()}})
     if (auto error = positive(field, value))
       return error;
+  // Far beyond any model this compiler is for; above them sizes overflow
+  // the tensors' element counts (or, for the lengths, the runtime's buffers)
+  // long before a program could run.
+  for (auto [field, value, limit, limitText] :
+       {std::tuple<const char *, int64_t, int64_t, const char *>{
+            "vocab_size", c.vocab_size(), int64_t(1) << 24, "2^24 (16777216)"},
+        {"d_model", c.d_model(), 16384, "16384"},
+        {"num_heads", c.num_heads(), 1024, "1024"},
+        {"d_ff", c.d_ff(), 65536, "65536"},
+        {"encoder_layers", c.encoder_layers(), 64, "64"},
+        {"decoder_layers", c.decoder_layers(), 64, "64"},
+        {"batch_size", c.batch_size(), 65536, "65536"},
+        {"source_length", c.source_length(), 4096, "4096"},
+        {"target_length", c.target_length(), 4096, "4096"},
+        {"warmup_steps", c.warmup_steps(), INT32_MAX, "2^31 - 1"}})
+    if (value > limit)
+      return std::string(field) + " is " + std::to_string(value) +
+             "; the limit is " + limitText;
+  // The largest activation, the logits: batch x target length x vocabulary.
+  if (c.batch_size() * c.target_length() > (int64_t(1) << 40) / c.vocab_size())
+    return "batch_size x target_length x vocab_size (" +
+           std::to_string(c.batch_size()) + " x " +
+           std::to_string(c.target_length()) + " x " +
+           std::to_string(c.vocab_size()) +
+           ", the logits) is more than 2^40 elements";
   if (c.d_model() % c.num_heads() != 0)
     return "d_model (" + std::to_string(c.d_model()) +
            ") must be divisible by num_heads (" +
@@ -96,10 +132,24 @@ validateTransformerConfig(const TransformerConfig &c) {
   if (!(c.layer_norm_epsilon() > 0.0) || !(c.adam_epsilon() > 0.0) ||
       !(c.lr_factor() > 0.0))
     return "layer_norm_epsilon, adam_epsilon and lr_factor must be positive";
-  if (c.pad_id() < 0 || c.pad_id() >= c.vocab_size())
-    return "pad_id (" + std::to_string(c.pad_id()) +
-           ") must be a token of the vocabulary [0, " +
-           std::to_string(c.vocab_size()) + ")";
+  // Spelled as float literals in the generated code: finite, and an epsilon
+  // that rounds to 0 in f32 would divide by zero.
+  for (auto [field, value, low, high, range] :
+       {std::tuple<const char *, double, double, double, const char *>{
+            "layer_norm_epsilon", c.layer_norm_epsilon(), 1e-30, 1.0,
+            "[1e-30, 1]"},
+        {"adam_epsilon", c.adam_epsilon(), 1e-30, 1.0, "[1e-30, 1]"}})
+    if (!(value >= low && value <= high))
+      return std::string(field) + " is " + formatValue(value) +
+             "; it must be in " + range;
+  // Any finite factor is a valid literal; a learning rate that overflows
+  // (tests use 1e39) is the training program's to report.
+  if (!std::isfinite(c.lr_factor()))
+    return "lr_factor is " + formatValue(c.lr_factor()) +
+           "; it must be positive and finite";
+  if (c.pad_id() != 0)
+    return "pad_id is " + std::to_string(c.pad_id()) +
+           "; it must be 0 (the runtime pads batches with token 0)";
   return std::nullopt;
 }
 

@@ -502,6 +502,16 @@ buildOperandGradients(OpBuilder &b, const GradientRequest &request) {
     return op->emitError() << "no gradient rule for '" << op->getName()
                            << "', which lies on a path from a trainable "
                               "variable to the loss";
+  // The rules divide by dimension sizes (rows of a shared matmul weight,
+  // the count of a mean): the verifier refuses empty tensors, and this
+  // keeps unverified IR from dividing by zero.
+  for (TypeRange types : {TypeRange(op->getOperandTypes()),
+                          TypeRange(op->getResultTypes())})
+    for (Type type : types)
+      if (auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+          tensor && llvm::is_contained(tensor.getShape(), 0))
+        return op->emitError() << "cannot differentiate '" << op->getName()
+                               << "': it has an empty tensor, " << type;
   RuleBuilder rule(b, request);
   if (failed(entry->rule(rule, op)))
     return failure();

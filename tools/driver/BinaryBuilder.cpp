@@ -10,9 +10,16 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <iterator>
 #include <vector>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace tgc {
 
@@ -49,6 +56,63 @@ struct TemporaryFile {
   }
 };
 
+
+/// The host compiler while it runs, for the signal handler.
+std::atomic<pid_t> runningCompiler{0};
+
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+struct sigaction previousActions[std::size(kForwardedSignals)];
+
+/// A signal to tgc (SIGTERM from `kill`, not only Ctrl-C to the process
+/// group) stops the compiler too: it gets the signal, is waited for (up to
+/// 2 s, then SIGKILL), and the previous handler (LLVM's, which removes the
+/// temporary files and re-raises) runs. Async-signal-safe calls only.
+void forwardSignal(int signal) {
+  pid_t child = runningCompiler.exchange(0);
+  if (child > 0) {
+    kill(child, signal);
+    int status;
+    timespec tick{0, 20 * 1000 * 1000};
+    int ticks = 0;
+    while (waitpid(child, &status, WNOHANG) == 0) {
+      if (++ticks == 100)
+        kill(child, SIGKILL);
+      nanosleep(&tick, nullptr);
+    }
+  }
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+    if (kForwardedSignals[i] == signal)
+      sigaction(signal, &previousActions[i], nullptr);
+  raise(signal); // delivered, to the previous handler, when this returns
+}
+
+/// Runs the compiler with forwardSignal installed; ExecuteAndWait's result.
+int runCompiler(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
+                std::string &error) {
+  bool failedToStart = false;
+  llvm::sys::ProcessInfo started = llvm::sys::ExecuteNoWait(
+      program, args, std::nullopt, {}, 0, &error, &failedToStart);
+  if (failedToStart)
+    return -1;
+  runningCompiler = started.Pid;
+  struct sigaction forward = {};
+  forward.sa_handler = forwardSignal;
+  sigemptyset(&forward.sa_mask);
+  // A signal tgc ignores (SIGHUP under nohup) stays ignored.
+  bool installed[std::size(kForwardedSignals)] = {};
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) {
+    sigaction(kForwardedSignals[i], nullptr, &previousActions[i]);
+    if (previousActions[i].sa_handler != SIG_IGN)
+      installed[i] = !sigaction(kForwardedSignals[i], &forward, nullptr);
+  }
+  llvm::sys::ProcessInfo done =
+      llvm::sys::Wait(started, std::nullopt, &error);
+  runningCompiler = 0;
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+    if (installed[i])
+      sigaction(kForwardedSignals[i], &previousActions[i], nullptr);
+  return done.ReturnCode;
+}
 
 /// Writes `source` where the options say (next to the output, or a
 /// temporary file), compiles it with `compiler` and `flags`, and links
@@ -106,8 +170,7 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
   if (options.verbose)
     llvm::errs() << "tgc: " << llvm::join(args, " ") << "\n";
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(*program, argRefs, std::nullopt, {},
-                                         0, 0, &error);
+  int status = runCompiler(*program, argRefs, error);
   if (status != 0) {
     llvm::errs() << "tgc: compiling the generated step failed ("
                  << (error.empty() ? "exit " + std::to_string(status) : error)

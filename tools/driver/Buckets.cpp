@@ -59,6 +59,11 @@ std::string parseBuckets(std::string_view text, int64_t maxTokens,
       if (maxTokens <= 0)
         return "bucket '" + std::string(item) +
                "' has no batch: give BATCHxSOURCExTARGET or --max-tokens";
+      if (int64_t longer = std::max(numbers[0], numbers[1]); maxTokens < longer)
+        return "--max-tokens " + std::to_string(maxTokens) +
+               " is smaller than bucket '" + std::string(item) +
+               "''s longer length " + std::to_string(longer) +
+               ": not one sentence pair fits the budget";
       bucket = {batchForBudget(maxTokens, numbers[0], numbers[1]), numbers[0],
                 numbers[1]};
     } else {

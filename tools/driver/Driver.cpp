@@ -10,6 +10,7 @@
 #include "codegen/StepSignature.h"
 #include "codegen/cpu/CppEmitter.h"
 #include "frontend/GraphFile.h"
+#include "frontend/InputFile.h"
 #include "frontend/ModelRegistry.h"
 #include "ir/TgOps.h"
 #include "passes/MemoryPlan.h"
@@ -82,6 +83,16 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
     llvm::errs() << "tgc: " << options.corpusFile << " has no sentence pairs\n";
     return false;
   }
+  for (const BucketShape &bucket : facts.buckets)
+    if (int64_t longer = std::max(bucket.sourceLength, bucket.targetLength);
+        options.maxTokens < longer) {
+      llvm::errs() << "tgc: error: --max-tokens " << options.maxTokens
+                   << " is smaller than the longer length " << longer
+                   << " of bucket " << bucket.text() << " (fitted to "
+                   << options.corpusFile
+                   << "): not one sentence pair fits the budget\n";
+      return false;
+    }
   return true;
 }
 
@@ -132,10 +143,20 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
                                              llvm::SourceMgr &sourceMgr) {
   if (isGraphFile(inputFilename))
     return readGraphFile(context, inputFilename);
-  std::string error;
-  auto file = mlir::openInputFile(inputFilename, &error);
+  std::string error = checkInputPath(inputFilename);
+  if (!error.empty()) {
+    llvm::errs() << "tgc: error: " << error << "\n";
+    return nullptr;
+  }
+  auto file = readInputFile(inputFilename, error);
   if (!file) {
     llvm::errs() << "tgc: " << error << "\n";
+    return nullptr;
+  }
+  // The parser recurses once per bracket: deeper text would overflow the
+  // stack.
+  if (std::string deep = checkNesting(*file); !deep.empty()) {
+    llvm::errs() << deep << "\n";
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
@@ -213,6 +234,11 @@ bool checkOptions(const DriverOptions &options) {
   if (!options.fromModel() &&
       (!options.bucketList.empty() || !options.corpusFile.empty()))
     return fail("--buckets and --corpus apply to --model only");
+  // A directory or a device would read as an empty (or endless) config.
+  if (!options.configFile.empty())
+    if (std::string why = checkInputPath(options.configFile, "--config");
+        !why.empty())
+      return fail("error: " + why);
   EmitStage stage = options.emitStage;
   if (stage == EmitStage::Cuda && options.target != Target::Cuda)
     return fail("--emit=cuda needs --target=cuda");
