@@ -17,7 +17,7 @@ Prints one line per case that is not "clear" (all with -v) and the totals.
 The fixtures are written to a temporary directory. Text inputs may be FIFOs
 (process substitution): reading one without a writer waits, as `cat` does,
 so only checkpoints (which must be regular files) are tried as FIFOs. The lit tests check the
-messages word for word; this is the wide net (README: Robustness).
+messages word for word; this is the wide net (docs/limits.md has the rules).
 """
 import argparse
 import os
