@@ -1,0 +1,26 @@
+//===- FuzzCheckpoint.cpp - checkpoints (runtime/program/Checkpoint) ------===//
+//
+// Any bytes as a checkpoint of a model with one [4, 4] and one [4] tensor:
+// readCheckpoint accepts them only when they are such a checkpoint, and
+// readCheckpointTensors reads what any checkpoint holds, or says why not.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/program/Checkpoint.h"
+#include "test/fuzz/FuzzInput.h"
+
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string path = tgc::fuzz::asFile("model.ckpt", data, size);
+  std::vector<float> w(16), b(4);
+  std::vector<tgc::runtime::CheckpointTensor> tensors = {
+      {"w", {4, 4}, w.data()}, {"b", {4}, b.data()}};
+  tgc::runtime::CheckpointInfo info;
+  std::string error = tgc::runtime::readCheckpoint(path, info, tensors);
+  std::vector<tgc::runtime::OwnedTensor> owned;
+  tgc::runtime::CheckpointInfo any;
+  std::string anyError = tgc::runtime::readCheckpointTensors(path, any, owned);
+  if (error.empty() && !anyError.empty())
+    std::abort(); // what one reader accepts, the other must too
+  return 0;
+}

@@ -1,0 +1,29 @@
+//===- FuzzTokenCorpus.cpp - .tok files (runtime/data/TokenCorpus) --------===//
+//
+// Any bytes: TokenCorpus::open accepts them or says why not; an accepted
+// corpus's every pair can be read.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/data/TokenCorpus.h"
+#include "test/fuzz/FuzzInput.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string error;
+  auto corpus = tgc::runtime::TokenCorpus::open(
+      tgc::fuzz::asFile("corpus.tok", data, size), error);
+  if (!corpus) {
+    if (error.empty())
+      std::abort(); // a refusal says why
+    return 0;
+  }
+  uint64_t sum = 0;
+  for (size_t i = 0; i < corpus->size(); ++i) {
+    for (int32_t id : corpus->source(i))
+      sum += static_cast<uint32_t>(id);
+    for (int32_t id : corpus->target(i))
+      sum += static_cast<uint32_t>(id);
+  }
+  static volatile uint64_t sink;
+  sink = sum; // the reads are not optimized away
+  return 0;
+}
