@@ -12,6 +12,7 @@
 #include "runtime/data/Bleu.h"
 #include "runtime/program/CheckpointHistory.h"
 #include "runtime/program/CompiledStep.h"
+#include "runtime/program/ThreadDefaults.h"
 #include "runtime/program/Interrupt.h"
 #include "runtime/program/ManifestCheck.h"
 #include "runtime/program/Metrics.h"
@@ -389,6 +390,7 @@ struct Run {
 } // namespace
 
 int main(int argc, char **argv) {
+  waitPassivelyUnlessChosen(argv);
   const CompiledModel &model = kCompiledModel;
   TrainOptions options;
   int exitCode = 0;
@@ -479,15 +481,17 @@ int main(int argc, char **argv) {
     if (!deviceOk("while uploading the parameters"))
       return 1;
   }
+  std::string threads = describeThreads();
   std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
-              "arena %lld bytes (%.2f MiB)\n",
+              "arena %lld bytes (%.2f MiB)%s%s\n",
               model.name, data->describe().c_str(),
               static_cast<long long>(model.buckets[model.numBuckets - 1].batchSize),
               run.seed,
               static_cast<long long>(options.steps),
               model.stateFloats * 4.0 / (1 << 20),
               static_cast<long long>(model.arenaBytes),
-              model.arenaBytes / double(1 << 20));
+              model.arenaBytes / double(1 << 20), threads.empty() ? "" : "; ",
+              threads.c_str());
 
   if (run.stepsDone < options.steps) {
     if (int code = run.train(); code >= 0)
