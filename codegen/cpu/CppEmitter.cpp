@@ -279,6 +279,7 @@ LogicalResult FileEmitter::noteFiniteCheck(Operation &op, StringRef call,
   }
   // A fused group names the ops it computes: one of them is the culprit.
   check.what = cpp::stringLiteral(describeOp(&op));
+  check.kind = cpp::stringLiteral(op.getName().getStringRef());
   checks[call] = std::move(check);
   return success();
 }
@@ -293,13 +294,31 @@ LogicalResult FileEmitter::emitCheckedStep(func::FuncOp function,
     return failure();
   // Adam runs only from a finite loss: a diverged step leaves the state as
   // it was, so that checkTrainStep can re-run it on the same batch.
-  os << "void trainStep(StepFrame &f) {\n";
-  for (const std::string &call : calls) {
+  auto guard = [&](const std::string &call) {
     auto check = checks.find(call);
     bool guarded = check != checks.end() && check->second.updatesState;
-    os << (guarded ? "  if (std::isfinite(*" + *loss + ")) " : "  ") << call
-       << "(f);\n";
+    return guarded ? "  if (std::isfinite(*" + *loss + ")) " : std::string("  ");
+  };
+  os << "void trainStep(StepFrame &f) {\n";
+  for (const std::string &call : calls)
+    os << guard(call) << call << "(f);\n";
+  os << "}\n\n";
+  // --profile: the same calls, each followed by a lap of the clock.
+  os << "// trainStep's ops in order, for --profile: kind, what.\n"
+     << "const StepOp kTrainStepOps[] = {\n";
+  for (const std::string &call : calls) {
+    auto check = checks.find(call);
+    os << "    {"
+       << (check == checks.end() ? "\"func.return\", \"the step's results\""
+                                 : check->second.kind + ", " + check->second.what)
+       << "},\n";
   }
+  os << "};\n\n"
+     << "// trainStep, adding each op's time to seconds[i] (kTrainStepOps[i]).\n"
+     << "void profileTrainStep(StepFrame &f, double *seconds) {\n"
+     << "  OpClock clock;\n";
+  for (auto [i, call] : llvm::enumerate(calls))
+    os << guard(call) << call << "(f);\n  clock.lap(seconds[" << i << "]);\n";
   os << "}\n\n";
   os << "// trainStep's ops without Adam, each result checked: the first op "
         "that\n// produces a NaN or an infinity, or nullptr.\n"

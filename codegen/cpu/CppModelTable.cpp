@@ -174,7 +174,7 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
   os << "};\n\n";
   os << "// batch, source length, target length, train step, predict, "
         "encode, decode step,\n// caches, their count and floats, the "
-        "checking step\n"
+        "checking step,\n// the profiling step, its ops and their count\n"
      << "const CompiledBucket kBuckets[] = {\n";
   auto address = [&](const Bucket &bucket, func::FuncOp function,
                      StringRef name) {
@@ -192,6 +192,12 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
        << bucket.caches.size() << ", " << bucket.cacheFloats << ", "
        << (isCuda() ? std::string("nullptr")
                     : "&" + qualified(bucket, "checkTrainStep"))
+       << ",\n     "
+       << (isCuda() ? std::string("nullptr, nullptr, 0")
+                    : "&" + qualified(bucket, "profileTrainStep") + ", " +
+                          qualified(bucket, "kTrainStepOps") + ", " +
+                          "std::size(" + qualified(bucket, "kTrainStepOps") +
+                          ")")
        << "},\n";
   }
   os << "};\n\n";

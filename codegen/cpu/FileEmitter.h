@@ -96,18 +96,20 @@ private:
                                  cpp::EmitContext &context,
                                  llvm::SmallVector<std::string> &calls);
 
-  /// A CPU step's op call, for the non-finite checks.
+  /// A CPU step's op call, for the non-finite checks and --profile.
   struct FiniteCheck {
     std::string condition; ///< true when a f32 result is not finite
     std::string what;      ///< "\"tg.matmul at file:line:col\""
+    std::string kind;      ///< "\"tg.matmul\""
     bool updatesState = false; ///< Adam: skipped after a non-finite loss
   };
   mlir::LogicalResult noteFiniteCheck(mlir::Operation &op,
                                       llvm::StringRef call,
                                       cpp::EmitContext &context,
                                       llvm::StringMap<FiniteCheck> &checks);
-  /// A CPU step's trainStep (Adam guarded by a finite loss) and
-  /// checkTrainStep (the runtime's search for the first non-finite op).
+  /// A CPU step's trainStep (Adam guarded by a finite loss),
+  /// checkTrainStep (the runtime's search for the first non-finite op) and
+  /// profileTrainStep with its table of ops (--profile).
   mlir::LogicalResult
   emitCheckedStep(mlir::func::FuncOp function,
                   llvm::ArrayRef<std::string> calls,

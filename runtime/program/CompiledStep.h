@@ -10,6 +10,7 @@
 #ifndef TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 #define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -77,6 +78,26 @@ struct CompiledCache {
 /// The state lives on the device: the runtime's host copy is uploaded after
 /// initialization or a resume and downloaded before a checkpoint or a dump,
 /// so checkpoints are the same files on both.
+/// One op of a CPU training step, for --profile.
+struct StepOp {
+  const char *kind; ///< "tg.matmul"
+  const char *what; ///< "tg.matmul at models/Transformer.cpp:130:33"
+};
+
+/// profileStep's clock: lap(t) adds the seconds since the last lap (or the
+/// clock's creation) to t.
+class OpClock {
+public:
+  void lap(double &seconds) {
+    auto now = std::chrono::steady_clock::now();
+    seconds += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
 struct CompiledBucket;
 struct DeviceHooks {
   /// Selects the device and allocates; false with the reason (no GPU).
@@ -121,6 +142,11 @@ struct CompiledBucket {
   /// runtime can re-run a diverged step with this on the same batch and
   /// state. nullptr on CUDA.
   const char *(*checkStep)(StepFrame &frame);
+  /// trainStep adding the time of op i to seconds[i] (--profile), and
+  /// the ops in order. nullptr and 0 on CUDA.
+  void (*profileStep)(StepFrame &frame, double *seconds);
+  const StepOp *stepOps;
+  int numStepOps;
 };
 
 /// Whether `values` holds no NaN and no infinity (generated checkStep).

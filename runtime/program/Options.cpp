@@ -40,6 +40,8 @@ const char *kUsage =
     "  --clip-norm C         scale the gradient to global norm C when above "
     "it\n"
     "                        (default 0: off, as in the paper)\n"
+    "  --profile             time each op of the step; print the time per op\n"
+    "                        kind and the costliest ones after training\n"
     "validation (on the whole --valid-data / --valid-source set):\n"
     "  --valid-every K       every K steps: validation loss, perplexity and\n"
     "                        BLEU; the best checkpoint is kept as\n"
@@ -285,6 +287,10 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
     }
     if (arg == "--force-resume") {
       options.forceResume = true;
+      continue;
+    }
+    if (arg == "--profile") {
+      options.profile = true;
       continue;
     }
     size_t eq = arg.find('=');

@@ -58,6 +58,8 @@ struct TrainOptions {
   std::string resume;
   /// Resume a checkpoint whose config differs from the program's.
   bool forceResume = false;
+  /// --profile: time every op of the step, print where the time went.
+  bool profile = false;
   /// Print the program's manifest and stop.
   bool printVersion = false;
   /// Held-out sentences to translate greedily after training (0: none).

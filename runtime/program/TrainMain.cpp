@@ -12,6 +12,7 @@
 #include "runtime/data/Bleu.h"
 #include "runtime/program/CheckpointHistory.h"
 #include "runtime/program/CompiledStep.h"
+#include "runtime/program/StepProfile.h"
 #include "runtime/program/ThreadDefaults.h"
 #include "runtime/program/Interrupt.h"
 #include "runtime/program/ManifestCheck.h"
@@ -27,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 using namespace tgc;
@@ -77,6 +79,8 @@ bool deviceOk(const std::string &when) {
 struct CompiledStepBackend final : StepBackend {
   const CompiledModel &model;
   ModelState &memory;
+  /// --profile: steps run through it, op by op with the clock.
+  StepProfile *profile = nullptr;
 
   CompiledStepBackend(const CompiledModel &model, ModelState &memory)
       : model(model), memory(memory) {}
@@ -87,7 +91,10 @@ struct CompiledStepBackend final : StepBackend {
     if (!bucket)
       return false;
     StepFrame frame = frameOf(batch, input);
-    bucket->trainStep(frame);
+    if (profile)
+      profile->run(*bucket, frame);
+    else
+      bucket->trainStep(frame);
     if (!deviceOk("in step " + std::to_string(input.step)))
       return false;
     outcome = {frame.loss, frame.tokens, frame.gradNorm};
@@ -299,6 +306,11 @@ struct Run {
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train() {
     CompiledStepBackend backend{model, memory};
+    std::optional<StepProfile> profile;
+    if (options.profile && model.buckets[0].profileStep)
+      backend.profile = &profile.emplace(model);
+    else if (options.profile)
+      std::printf("note: --profile times the ops of CPU programs only\n");
     TrainingLoop loop{backend};
     loop.batch = [this](uint32_t seed, uint64_t index) {
       return data.batch(seed, index);
@@ -333,7 +345,10 @@ struct Run {
       return save(step) ? "; continue with --resume " + checkpointPath
                         : std::string();
     };
-    if (int code = runTrainingLoop(loop); code != 0)
+    int code = runTrainingLoop(loop);
+    if (profile)
+      profile->print(stdout);
+    if (code != 0)
       return code;
     return save(stepsDone) ? -1 : 1;
   }
