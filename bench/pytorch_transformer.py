@@ -76,6 +76,34 @@ def reverse_batch(c, seed, index):
     return tuple(torch.tensor(r, dtype=torch.long) for r in rows)
 
 
+def full_length_batch(c, seed, index):
+    """Random sentences that fill the whole batch (no padding): source L-1
+    symbols + EOS, target its reverse; as bench/run.py writes for tgc."""
+    g = torch.Generator().manual_seed(seed * 1000003 + index)
+    symbols = torch.randint(FIRST_SYMBOL, c.vocab_size, (c.batch_size, c.source_length - 1),
+                            generator=g)
+    out = symbols.flip(1)[:, :c.target_length - 1]
+    column = lambda v: torch.full((c.batch_size, 1), v, dtype=torch.long)
+    return (torch.cat([symbols, column(EOS)], 1), torch.cat([column(BOS), out], 1),
+            torch.cat([out, column(EOS)], 1))
+
+
+GEMM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm"}
+
+
+def gemm_share(step, steps, step_seconds):
+    """The fraction of a step (of step_seconds, timed without the profiler)
+    spent inside GEMM ops: their self time, which includes the BLAS call, over
+    `steps` calls of step() under torch.profiler (whose start-up costs
+    seconds, so its own wall time is no measure of the step)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            step()
+    gemm_us = sum(e.self_cpu_time_total for e in prof.key_averages() if e.key in GEMM_OPS)
+    return gemm_us / (steps * step_seconds * 1e6)
+
+
 # --- the model ---------------------------------------------------------------
 
 def xavier_linear(d_in, d_out, bias):
@@ -200,6 +228,10 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU comparison")
+    parser.add_argument("--full-length", action="store_true",
+                        help="random sentences filling every batch (no padding), not the reverse task")
+    parser.add_argument("--gemm-share", type=int, default=0, metavar="N",
+                        help="after the timed steps, N more under torch.profiler: the GEMMs' share")
     args = parser.parse_args()
     device = torch.device(args.device)
 
@@ -216,26 +248,35 @@ def main():
 
     # Batches are made before the clock starts: the Python generator is slow
     # and not what is measured (tgc's C++ one costs microseconds per step).
-    cpu_batches = [reverse_batch(c, args.seed, i) for i in range(args.warmup + args.steps)]
+    make_batch = full_length_batch if args.full_length else reverse_batch
+    cpu_batches = [make_batch(c, args.seed, i) for i in range(args.warmup + args.steps)]
     counts = [int((target_out != c.pad_id).sum()) for _, _, target_out in cpu_batches]
     batches = [tuple(t.to(device) for t in batch) for batch in cpu_batches]
-    tokens = 0
-    for i, (source, target_in, target_out) in enumerate(batches):
-        if i == args.warmup:
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-            tokens = 0
+    def step(batch):
+        source, target_in, target_out = batch
         loss = model(source, target_in, target_out)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
         schedule.step()
+        return loss
+
+    tokens = 0
+    for i, batch in enumerate(batches):
+        if i == args.warmup:
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            tokens = 0
+        loss = step(batch)
         tokens += counts[i]  # known on the host: no device sync per step
     if device.type == "cuda":
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
+    share = (gemm_share(lambda: step(batches[-1]), args.gemm_share, elapsed / args.steps)
+             if args.gemm_share else None)
     print(json.dumps({
+        "gemm_share": share,
         "parameters": sum(p.numel() for p in model.parameters()),
         "step_ms": 1000.0 * elapsed / args.steps,
         "tokens_per_s": tokens / elapsed,

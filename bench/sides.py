@@ -1,0 +1,161 @@
+"""The two sides of bench/run.py: tgc's compiled training binary and the
+PyTorch model, each run as a child process with its peak RSS; the machine's
+sgemm peak; the full-length token files tgc trains on."""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+TGC = os.path.join(ROOT, "build", "bin", "tgc")
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+FIRST_SYMBOL, EOS = 3, 2  # runtime/data/Tasks.h
+
+
+def run_child(argv, env, check=True):
+    """Runs argv to completion; returns (output, peak RSS in MiB). wait4 gives
+    this child's own rusage (ru_maxrss in KiB on Linux), not the sum over all
+    children that resource.getrusage(RUSAGE_CHILDREN) would."""
+    return wait_child(start_child(argv, env), argv, check)
+
+
+def start_child(argv, env):
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def wait_child(p, argv, check=True):
+    output = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)  # already reaped
+    if check and p.returncode != 0:
+        sys.exit(f"error: {' '.join(argv)} failed ({p.returncode}):\n{output}")
+    return output, usage.ru_maxrss / 1024.0
+
+
+def cpu_model():
+    """The CPU's model name with the vector extensions that matter here."""
+    name, flags = "unknown CPU", set()
+    for line in open("/proc/cpuinfo"):
+        key, _, value = line.partition(":")
+        if key.strip() == "model name":
+            name = value.strip()
+        elif key.strip() == "flags":
+            flags = set(value.split())
+    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+    return f"{name} ({', '.join(f for f in wanted if f in flags) or 'no AVX2'})"
+
+
+def torch_python():
+    """An interpreter that can import torch: this one, else Debian's."""
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        if os.path.exists(python) and subprocess.run(
+                [python, "-c", "import torch"], capture_output=True).returncode == 0:
+            return python
+    sys.exit("error: PyTorch is not installed for python3; on Debian 12 install it "
+             "with\n  apt-get install -y python3-torch")
+
+
+def pytorch_env(env):
+    """PyTorch in its fastest honest setting: jemalloc, which keeps freed
+    pages for reuse instead of returning and faulting them in again each step,
+    when Debian's libjemalloc2 is installed. Returns (env, allocator name)."""
+    if not os.path.exists(JEMALLOC):
+        return env, "glibc malloc (apt-get install libjemalloc2 for jemalloc)"
+    return dict(env, LD_PRELOAD=JEMALLOC,
+                MALLOC_CONF="dirty_decay_ms:-1,muzzy_decay_ms:-1"), "jemalloc"
+
+
+def sgemm_peak(tmp, env):
+    exe = os.path.join(tmp, "sgemm_peak")
+    subprocess.run(["c++", "-O3", "-o", exe, os.path.join(BENCH, "sgemm_peak.cpp"),
+                    "-lopenblas"], check=True)
+    output, _ = run_child([exe, "512", "1024", "1536", "2048"], env)
+    return float(re.search(r"^peak (\S+)", output, re.M).group(1)), output
+
+
+def write_full_length_files(c, pairs, directory):
+    """Token-id files of `pairs` random sentences that fill the model's lengths
+    (L-1 symbols; the runtime adds EOS or BOS), the target the source reversed.
+    Returns (source path, target path)."""
+    rng = random.Random(1)
+    source, target = (os.path.join(directory, n) for n in ("full.src", "full.tgt"))
+    with open(source, "w") as s, open(target, "w") as t:
+        for _ in range(pairs):
+            symbols = [rng.randrange(FIRST_SYMBOL, c.vocab_size)
+                       for _ in range(c.source_length - 1)]
+            s.write(" ".join(map(str, symbols)) + "\n")
+            t.write(" ".join(map(str, symbols[::-1][:c.target_length - 1])) + "\n")
+    return source, target
+
+
+def compile_tgc(name, preset, config, tmp):
+    """The training binary (not timed) and the trainable parameter count."""
+    exe = os.path.join(tmp, "train_" + name)
+    command = [TGC, "--model", "transformer", "--preset", preset, "--config", config]
+    subprocess.run(command + ["-o", exe], check=True)
+    report = subprocess.run(command + ["--memory-report"], check=True,
+                            capture_output=True, text=True).stdout
+    # The trainable variables' bytes: f32 parameters as the compiler counts them.
+    parameters = int(re.search(r"weights\s+(\d+) bytes", report).group(1)) // 4
+    return exe, parameters
+
+
+def tgc_argv(exe, data, steps, warmup, tag=""):
+    """The binary's command line: --profile for the GEMMs' share (its clock
+    costs about 20 ns per op), no evaluation, files beside the binary."""
+    base = exe + tag
+    return ([exe] + data + ["--steps", str(warmup + steps), "--log-every", str(warmup),
+                            "--loss-log", base + ".loss", "--metrics", base + ".metrics",
+                            "--eval-sentences", "0", "--checkpoint", base + ".ckpt",
+                            "--profile"])
+
+
+def tgc_result(argv, output, rss, steps, warmup):
+    """ms/step, tokens/s, peak RSS, planned MiB and GEMM share of one run.
+
+    The binary's clock starts after initialization, and --metrics writes each
+    log line's `elapsed_s`; with the per-step token counts of --loss-log that
+    times the N steps after the warm-up inside one run, without start-up.
+    """
+    base = argv[argv.index("--loss-log") + 1][:-len(".loss")]
+    elapsed = {}
+    for line in open(base + ".metrics"):
+        record = json.loads(line)
+        if record["kind"] == "train":
+            elapsed[record["step"]] = record["elapsed_s"]
+    cumulative, total = {}, 0
+    for line in open(base + ".loss"):
+        step, _, tokens = line.split()
+        total += int(tokens)
+        cumulative[int(step)] = total
+    seconds = elapsed[warmup + steps] - elapsed[warmup]
+    tokens = cumulative[warmup + steps] - cumulative[warmup]
+    state = float(re.search(r"state (\S+) MiB", output).group(1))
+    arena = float(re.search(r"arena \d+ bytes \((\S+) MiB\)", output).group(1))
+    share = float(re.search(r"^GEMMs \(.*\): (\S+)% of the step", output, re.M).group(1))
+    return {"ms": 1000.0 * seconds / steps, "tokens_per_s": tokens / seconds,
+            "rss_mib": rss, "planned_mib": state + arena, "gemm_share": share / 100}
+
+
+def run_tgc(exe, data, steps, warmup, env):
+    for suffix in (".metrics", ".loss"):
+        if os.path.exists(exe + suffix):
+            os.remove(exe + suffix)
+    argv = tgc_argv(exe, data, steps, warmup)
+    output, rss = run_child(argv, env)
+    return tgc_result(argv, output, rss, steps, warmup)
+
+
+def run_pytorch(python, preset, config, steps, warmup, threads, full_length, env):
+    argv = [python, os.path.join(BENCH, "pytorch_transformer.py"), "--preset", preset,
+            "--config", config, "--steps", str(steps), "--warmup", str(warmup),
+            "--threads", str(threads), "--gemm-share", "2"]
+    output, rss = run_child(argv + (["--full-length"] if full_length else []), env)
+    result = json.loads([l for l in output.splitlines() if l.startswith("{")][-1])
+    return {"parameters": result["parameters"], "ms": result["step_ms"],
+            "tokens_per_s": result["tokens_per_s"], "rss_mib": rss,
+            "gemm_share": result["gemm_share"], "torch": result["torch"]}
