@@ -194,7 +194,8 @@ std::vector<std::string> runtimeLibraries(llvm::StringRef linkFlags) {
 
 /// The flags of a CPU program's compilation.
 std::vector<std::string> cpuFlags() {
-  std::vector<std::string> flags = {"-std=c++20", "-O3", "-march=native",
+  std::vector<std::string> flags = {"-std=c++20", "-O3",
+                                    "-march=" + std::string(kCpuArch),
                                     "-fno-math-errno",
                                     "-I" + std::string(kSourceDir)};
   for (llvm::StringRef flag : llvm::split(kSanitizerFlags, ';'))

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/DropoutFactors.h"
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -105,9 +106,11 @@ static void attentionBlock(const Head &head, const AttentionShape &s,
       float *row = scores + i * kKeyBlock;
       const float *f = factors + i * kKeyBlock;
       float max = m[i];
+#pragma omp simd reduction(max : max)
       for (int64_t j = 0; j < t.nk; ++j)
         max = std::max(max, row[j]);
       float alpha = std::exp(m[i] - max), sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
       for (int64_t j = 0; j < t.nk; ++j) {
         float p = std::exp(row[j] - max);
         sum += p;
@@ -184,9 +187,12 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
       const float *dO = g.grad + query * s.valueDim;
       const float *qi = head.q + query * s.keyDim;
       float *dqi = g.dq + query * s.keyDim;
-      float rowLse = g.lse[query];
+      float rowLse = g.lse[query], *probabilities = scores + i * kKeyBlock;
+#pragma omp simd
+      for (int64_t j = 0; j < t.nk; ++j)
+        probabilities[j] = std::exp(probabilities[j] - rowLse);
       for (int64_t j = 0; j < t.nk; ++j) {
-        float p = std::exp(scores[i * kKeyBlock + j] - rowLse);
+        float p = probabilities[j];
         if (p == 0.0f) // contributes nothing to any gradient
           continue;
         float f = factors[i * kKeyBlock + j];

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,12 +21,19 @@ namespace tgc::cpu {
 /// Below this many logits the loss stays serial.
 static constexpr int64_t kParallelElements = 1 << 14;
 
-/// log sum_c exp(x_c) of one row.
-static double logSumExp(const float *x, int64_t classes) {
+static float rowMax(const float *x, int64_t classes) {
   float max = x[0];
-  for (int64_t c = 1; c < classes; ++c)
+#pragma omp simd reduction(max : max)
+  for (int64_t c = 0; c < classes; ++c)
     max = std::max(max, x[c]);
+  return max;
+}
+
+/// log sum_c exp(x_c) of one row (vectorized expf, see VectorMath.h).
+static double logSumExp(const float *x, int64_t classes) {
+  float max = rowMax(x, classes);
   double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < classes; ++c)
     sum += std::exp(x[c] - max);
   return max + std::log(sum);
@@ -56,6 +64,7 @@ void crossEntropy(const float *logits, const int32_t *targets, float *loss,
         continue;
       const float *x = logits + r * classes;
       double lse = logSumExp(x, classes), sum = 0.0;
+#pragma omp simd reduction(+ : sum)
       for (int64_t c = 0; c < classes; ++c)
         sum += x[c];
       double sumLogP = sum - static_cast<double>(classes) * lse;
@@ -89,6 +98,7 @@ void crossEntropyGrad(float lossGrad, const float *logits,
     }
     const float *x = logits + r * classes;
     float lse = static_cast<float>(logSumExp(x, classes));
+#pragma omp simd
     for (int64_t c = 0; c < classes; ++c)
       o[c] = weight * (std::exp(x[c] - lse) - perClass);
     o[target] = weight * (std::exp(x[target] - lse) -

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/DropoutFactors.h"
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,9 +25,11 @@ void softmax(const float *input, float *out, int64_t rows, int64_t width) {
     const float *x = input + r * width;
     float *y = out + r * width;
     float max = x[0];
+#pragma omp simd reduction(max : max)
     for (int64_t c = 1; c < width; ++c)
       max = std::max(max, x[c]);
     float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < width; ++c) {
       y[c] = std::exp(x[c] - max);
       sum += y[c];
