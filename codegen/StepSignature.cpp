@@ -77,6 +77,9 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
   module.walk([&](tg::CrossEntropyOp op) {
     vocabulary = op.getLogits().getType().getShape().back();
   });
+  module.walk([&](tg::OutputLossOp op) {
+    vocabulary = op.getWeight().getType().getDimSize(0);
+  });
   if (source.size() != 2 || target.size() != 2 || source[0] != target[0] ||
       shapeOf(s.targetIn) != target || vocabulary == 0)
     return function.emitError()

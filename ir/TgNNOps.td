@@ -253,4 +253,40 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def TG_OutputLossOp : TG_Op<"output_loss", [Pure,
+    AllTypesMatch<["hidden", "hidden_grad"]>,
+    AllTypesMatch<["weight", "weight_grad"]>]> {
+  let summary = "vocabulary projection, cross-entropy and their gradients, in row chunks";
+  let description = [{
+    What `tg-fuse-output-loss` makes of a training step's end: with
+    `logits = hidden W^T` (`hidden [..., d]`, `W [V, d]`),
+    `loss, tokens` as `tg.cross_entropy logits, targets`,
+    `dlogits = tg.cross_entropy_grad loss_grad, logits, targets`,
+    `hidden_grad = dlogits W` and `weight_grad = dlogits^T hidden` (rows
+    flattened). It computes them `chunk_rows` rows at a time, so that the
+    `[rows, V]` logits and their gradient never exist whole: `workspace`
+    (`[chunk_rows, V]`) holds one chunk's logits, then their gradient, and
+    means nothing after the op. Its memory is planned like any value's.
+
+    ```mlir
+    %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss
+        smoothing 1.000000e-01 ignore 0 chunk 4
+        : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$hidden, TG_FloatTensor:$weight,
+                       TG_IndexTensor:$targets, TG_Scalar:$loss_grad,
+                       F32Attr:$smoothing, I32Attr:$ignore_index,
+                       I64Attr:$chunk_rows);
+  let results = (outs TG_Scalar:$loss, TG_IntScalar:$tokens,
+                      TG_FloatTensor:$hidden_grad, TG_FloatTensor:$weight_grad,
+                      TG_FloatTensor:$workspace);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $targets `,` $loss_grad `smoothing` $smoothing
+    `ignore` $ignore_index `chunk` $chunk_rows attr-dict `:` type($hidden) `,`
+    type($weight) `,` type($targets) `,` type($workspace)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TG_NN_OPS_TD

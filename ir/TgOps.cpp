@@ -276,4 +276,28 @@ LogicalResult CrossEntropyGradOp::verify() {
                             getSmoothing().convertToFloat());
 }
 
+LogicalResult OutputLossOp::verify() {
+  auto hidden = shapeOf(getHidden()), weight = shapeOf(getWeight());
+  if (hidden.size() < 2)
+    return emitOpError() << "hidden must have rank >= 2 ([..., d]) but is "
+                         << formatShape(hidden);
+  if (weight.size() != 2 || weight[1] != hidden.back())
+    return emitOpError() << "weight must be [V, d] with d = "
+                         << hidden.back() << " (hidden's last dimension) but is "
+                         << formatShape(weight);
+  if (failed(expectShape(*this, "targets", getTargets(), dropLast(hidden))))
+    return failure();
+  int64_t rows = 1;
+  for (int64_t size : dropLast(hidden))
+    rows *= size;
+  int64_t chunk = getChunkRows();
+  if (chunk < 1 || chunk > rows)
+    return emitOpError() << "chunk must be between 1 and the " << rows
+                         << " rows but is " << chunk;
+  if (failed(expectShape(*this, "workspace", getWorkspace(),
+                         SmallVector<int64_t>{chunk, weight[0]})))
+    return failure();
+  return verifyRate(*this, "smoothing", getSmoothing().convertToFloat());
+}
+
 } // namespace tgc::tg

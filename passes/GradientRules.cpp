@@ -468,6 +468,8 @@ Table buildTable() {
   skip<tg::YieldOp>(t, "the terminator of tg.fused_elementwise, which exists "
                        "only after autodiff");
   skip<tg::LinearOp>(t, "built by tg-fuse-matmul-epilogue after autodiff");
+  skip<tg::OutputLossOp>(t, "built by tg-fuse-output-loss after autodiff; "
+                            "it holds the loss's gradients itself");
   skip<tg::AdamUpdateOp>(t, "the optimizer step, built by tg-adam from the "
                             "gradients; has no result");
   skip<tg::MultiAdamUpdateOp>(t, "the fused optimizer step, built by "

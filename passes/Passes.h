@@ -32,6 +32,12 @@ struct TrainingPipelineOptions
                       llvm::cl::desc("The fusion passes report what they "
                                      "fused as remarks"),
                       llvm::cl::init(false)};
+  Option<int64_t> lossChunkRows{
+      *this, "loss-chunk-rows",
+      llvm::cl::desc("tg-fuse-output-loss's rows per chunk of the output "
+                     "projection and loss; 0 keeps the logits whole (what "
+                     "the CUDA target needs)"),
+      llvm::cl::init(256)};
 };
 
 /// tg-compile-pipeline: what tgc runs before its emitters.
@@ -45,14 +51,22 @@ struct CompilePipelineOptions
                       llvm::cl::desc("The fusion passes report what they "
                                      "fused as remarks"),
                       llvm::cl::init(false)};
+  Option<int64_t> lossChunkRows{
+      *this, "loss-chunk-rows",
+      llvm::cl::desc("tg-fuse-output-loss's rows per chunk of the output "
+                     "projection and loss; 0 keeps the logits whole (what "
+                     "the CUDA target needs)"),
+      llvm::cl::init(256)};
 };
 
 /// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).
 void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 
-/// Training-step fusion, after autodiff and Adam: GEMM epilogues,
-/// elementwise groups, one multi-tensor Adam update.
-void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false);
+/// Training-step fusion, after autodiff and Adam: the output projection
+/// with its loss in row chunks (unless lossChunkRows is 0), GEMM epilogues,
+/// elementwise groups.
+void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
+                             int64_t lossChunkRows = 256);
 
 /// Forward module (loss function) -> training step: forward fusion,
 /// autodiff, Adam, cleanup, step fusion (`--emit=train`).

@@ -287,6 +287,52 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
+  let summary = "runs the vocabulary projection, the loss and their gradients in row chunks (tg.output_loss)";
+  let description = [{
+    After autodiff, a step ends with the `[rows, V]` logits of the output
+    projection, the label-smoothed cross-entropy, its gradient (another
+    `[rows, V]` tensor) and the two GEMMs that gradient feeds: to the
+    hidden states and to the projection's weight. With a vocabulary of
+    37000 and 2048 rows, the two tensors are 600 MB and every pass over them
+    goes to memory. This pass replaces the group with one `tg.output_loss`,
+    which computes it `chunk-rows` rows at a time: a chunk's logits, then
+    its loss and gradient in one pass over the row (in place), then its
+    share of both gradient GEMMs, in a `[chunk-rows, V]` workspace that stays
+    in cache. It matches `tg.matmul %h, %W transpose_rhs` whose only users
+    are one `tg.cross_entropy` and one `tg.cross_entropy_grad`, whose
+    gradient feeds only `tg.matmul %dl, %W` and, through a reshape,
+    `tg.matmul %dl transpose_lhs, reshape(%h)`. Anything else is left as it
+    is. `chunk-rows=0` turns it off (the CUDA target, which has no kernel
+    for the op yet).
+
+    Before:
+    ```mlir
+    %l = tg.matmul %h, %w transpose_rhs : tensor<2x8x16xf32>, tensor<100x16xf32> -> tensor<2x8x100xf32>
+    %loss, %tokens = tg.cross_entropy %l, %t smoothing 1.000000e-01 ignore 0 : tensor<2x8x100xf32>, tensor<2x8xi32>
+    %dl = tg.cross_entropy_grad %one, %l, %t smoothing 1.000000e-01 ignore 0 : tensor<2x8x100xf32>, tensor<2x8xi32>
+    %dh = tg.matmul %dl, %w : tensor<2x8x100xf32>, tensor<100x16xf32> -> tensor<2x8x16xf32>
+    %dl2 = tg.reshape %dl : tensor<2x8x100xf32> -> tensor<16x100xf32>
+    %h2 = tg.reshape %h : tensor<2x8x16xf32> -> tensor<16x16xf32>
+    %dw = tg.matmul %dl2, %h2 transpose_lhs : tensor<16x100xf32>, tensor<16x16xf32> -> tensor<100x16xf32>
+    ```
+    After (`chunk-rows=8`):
+    ```mlir
+    %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %t, %one smoothing 1.000000e-01 ignore 0 chunk 8
+        : tensor<2x8x16xf32>, tensor<100x16xf32>, tensor<2x8xi32>, tensor<8x100xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "losses-fused", "output projections and losses fused">,
+  ];
+  let options = [
+    Option<"chunkRows", "chunk-rows", "int64_t", /*default=*/"256",
+           "rows per chunk (fewer when the batch has fewer); 0: off">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
   let summary = "folds a bias add and a ReLU into the producing GEMM (tg.linear)";
   let description = [{

@@ -14,8 +14,12 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report) {
   pm.addPass(createTgFuseResidualLayerNorm({report}));
 }
 
-void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report) {
-  // First, so a bias add and ReLU go into their GEMM rather than a group.
+void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
+                             int64_t lossChunkRows) {
+  // The [rows, V] logits and their gradient, the largest tensors of the
+  // step, never held whole; before the epilogues take the GEMMs it matches.
+  pm.addPass(createTgFuseOutputLoss({lossChunkRows, report}));
+  // So a bias add and ReLU go into their GEMM rather than a group.
   pm.addPass(createTgFuseMatmulEpilogue({report}));
   // What is left of the elementwise work runs as one loop per chain.
   pm.addPass(createTgFuseElementwise({report}));
@@ -45,7 +49,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (options.fuse)
-    buildStepFusionPipeline(pm, options.report);
+    buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
 }
 
 void buildCompilePipeline(mlir::OpPassManager &pm,
@@ -53,6 +57,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   TrainingPipelineOptions training;
   training.fuse = options.fuse.getValue();
   training.report = options.report.getValue();
+  training.lossChunkRows = options.lossChunkRows.getValue();
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).
   training.predict = true;

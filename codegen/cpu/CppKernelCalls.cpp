@@ -350,6 +350,25 @@ FailureOr<std::string> emitCrossEntropyGrad(Args &p, EmitContext &context,
                      std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
 }
 
+FailureOr<std::string> emitOutputLoss(Args &p, EmitContext &context,
+                                      tg::OutputLossOp o) {
+  auto lossGrad = context.hostPointer(o.getLossGrad());
+  if (failed(lossGrad))
+    return failure();
+  auto weight = llvm::cast<RankedTensorType>(o.getWeight().getType()).getShape();
+  return std::string("  kernels::outputLoss(" + p(o.getHidden()) + ", " +
+                     p(o.getWeight()) + ", " + p(o.getTargets()) + ", *" +
+                     *lossGrad + ", " + p(o.getLoss()) + ", " +
+                     p(o.getTokens()) + ", " + p(o.getHiddenGrad()) + ", " +
+                     p(o.getWeightGrad()) + ", " + p(o.getWorkspace()) + ", " +
+                     std::to_string(numElements(o.getTargets())) + ", " +
+                     std::to_string(weight[1]) + ", " +
+                     std::to_string(weight[0]) + ", " +
+                     std::to_string(o.getChunkRows()) + ", " +
+                     floatLiteral(o.getSmoothing().convertToFloat()) + ", " +
+                     std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
+}
+
 FailureOr<std::string> emitStore(Args &p, EmitContext &context, tg::StoreOp o) {
   return std::string(context.copy(context.variableAddress(o.getVariable()),
                                   p(o.getValue()),
@@ -452,6 +471,7 @@ const Table &callWriters() {
     add(t, emitAttentionGrad);
     add(t, emitCrossEntropy);
     add(t, emitCrossEntropyGrad);
+    add(t, emitOutputLoss);
     add(t, emitStore);
     add(t, emitStoreSlice);
     add(t, emitAdamUpdate);

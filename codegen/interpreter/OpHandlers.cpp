@@ -359,6 +359,33 @@ LogicalResult crossEntropyGrad(Executor &x, tg::CrossEntropyGradOp o) {
   return success();
 }
 
+/// The ops tg-fuse-output-loss replaced, on the whole batch at once: the
+/// oracle of the chunked kernels. The workspace is left zero.
+LogicalResult outputLoss(Executor &x, tg::OutputLossOp o) {
+  const HostTensor &hidden = x.get(o.getHidden()), &weight = x.get(o.getWeight());
+  const HostTensor &targets = x.get(o.getTargets());
+  int64_t ignore = o.getIgnoreIndexAttr().getInt();
+  if (failed(checkIds(o, targets, weight.shape[0], "target", ignore)))
+    return failure();
+  double smoothing = f32Attr(o.getSmoothing());
+  HostTensor logits = ref::matmul(hidden, weight, false, true);
+  ref::CrossEntropyResult r =
+      ref::crossEntropy(logits, targets, smoothing, ignore);
+  HostTensor grad = ref::crossEntropyGrad(x.get(o.getLossGrad())[0], logits,
+                                          targets, smoothing, ignore);
+  HostTensor hiddenGrad = ref::matmul(grad, weight, false, false);
+  int64_t rows = targets.numElements();
+  HostTensor flatGrad = grad, flatHidden = hidden;
+  flatGrad.shape = {rows, weight.shape[0]};
+  flatHidden.shape = {rows, weight.shape[1]};
+  x.bind(o.getLoss(), std::move(r.loss));
+  x.bind(o.getTokens(), std::move(r.tokens));
+  x.bind(o.getHiddenGrad(), std::move(hiddenGrad));
+  x.bind(o.getWeightGrad(), ref::matmul(flatGrad, flatHidden, true, false));
+  x.bind(o.getWorkspace(), HostTensor(shapeOf(o.getWorkspace())));
+  return success();
+}
+
 //===--- Groups and the optimizer -----------------------------------------===//
 
 LogicalResult fusedElementwise(Executor &x, tg::FusedElementwiseOp o) {
@@ -527,6 +554,7 @@ Table buildTable() {
   add(t, attentionGrad);
   add(t, crossEntropy);
   add(t, crossEntropyGrad);
+  add(t, outputLoss);
   add(t, fusedElementwise);
   add(t, adamUpdate);
   add(t, multiAdamUpdate);

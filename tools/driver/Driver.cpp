@@ -286,6 +286,9 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       CompilePipelineOptions pipeline;
       pipeline.fuse = options.fuse;
       pipeline.report = options.passStatistics;
+      // The CUDA kernels have no tg.output_loss yet: keep the logits whole.
+      if (options.target == Target::Cuda)
+        pipeline.lossChunkRows = 0;
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
       TrainingPipelineOptions pipeline;

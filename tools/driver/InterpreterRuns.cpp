@@ -28,6 +28,9 @@ int64_t vocabularyOf(mlir::ModuleOp module) {
   module.walk([&](tg::CrossEntropyOp op) {
     vocabulary = std::min(vocabulary, op.getLogits().getType().getShape().back());
   });
+  module.walk([&](tg::OutputLossOp op) {
+    vocabulary = std::min(vocabulary, op.getWeight().getType().getDimSize(0));
+  });
   return vocabulary == INT64_MAX ? 2 : vocabulary;
 }
 

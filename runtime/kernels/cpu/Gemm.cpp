@@ -4,6 +4,7 @@
 // are never made from inside an OpenMP parallel region.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
 
 #include <algorithm>
@@ -11,13 +12,13 @@
 
 namespace tgc::cpu {
 
-/// out [m, n] = op(a) op(b) with op(a) [m, k] and op(b) [k, n].
-static void gemm(const float *a, const float *b, float *out, int64_t m,
-                 int64_t n, int64_t k, bool transposeA, bool transposeB) {
+void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
+          int64_t k, bool transposeA, bool transposeB, float beta) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) { // an empty sum; BLAS would reject the zero leading dimension
-    std::fill(out, out + m * n, 0.0f);
+    for (int64_t i = 0; i < m * n; ++i)
+      out[i] *= beta;
     return;
   }
   // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
@@ -25,7 +26,7 @@ static void gemm(const float *a, const float *b, float *out, int64_t m,
               transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0f, a,
               static_cast<int>(transposeA ? m : k), b,
-              static_cast<int>(transposeB ? k : n), 0.0f, out,
+              static_cast<int>(transposeB ? k : n), beta, out,
               static_cast<int>(n));
 }
 
@@ -35,12 +36,12 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
   // Untransposed lhs batches are contiguous rows: one tall GEMM keeps
   // OpenBLAS's threads busy where per-batch calls would be small.
   if (rhsShared && !transposeLhs) {
-    gemm(lhs, rhs, out, batch * m, n, k, false, transposeRhs);
+    gemm(lhs, rhs, out, batch * m, n, k, false, transposeRhs, 0.0f);
     return;
   }
   for (int64_t b = 0; b < batch; ++b)
     gemm(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n), out + b * m * n,
-         m, n, k, transposeLhs, transposeRhs);
+         m, n, k, transposeLhs, transposeRhs, 0.0f);
 }
 
 void linear(const float *input, const float *weight, const float *bias,
@@ -51,7 +52,7 @@ void linear(const float *input, const float *weight, const float *bias,
   for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
     int64_t count = std::min(kBlockRows, rows - r0);
     float *block = out + r0 * n;
-    gemm(input + r0 * k, weight, block, count, n, k, false, false);
+    gemm(input + r0 * k, weight, block, count, n, k, false, false, 0.0f);
     for (int64_t r = 0; r < count; ++r) {
       float *row = block + r * n;
       if (bias)

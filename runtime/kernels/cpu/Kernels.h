@@ -37,6 +37,21 @@ float optimizerStep(const AdamTensor *tensors, int count,
                     const OptimizerControl &control, float lr, int32_t step,
                     float beta1, float beta2, float epsilon);
 
+//===--- Loss.cpp (CPU only) ----------------------------------------------===//
+
+/// tg.output_loss: for each chunk of `chunkRows` of the `rows` rows,
+/// logits = hidden W^T (W [classes, width]) into `workspace`, the
+/// label-smoothed cross-entropy and its gradient (scaled by lossGrad / the
+/// counted tokens) in one pass over each row, in place, then the chunk's
+/// rows of hiddenGrad = grad W and weightGrad += grad^T hidden (set by the
+/// first chunk). *loss is the mean over counted tokens, *tokens their count.
+void outputLoss(const float *hidden, const float *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex);
+
 } // namespace tgc::cpu
 
 #endif // TGC_RUNTIME_CPU_KERNELS_H

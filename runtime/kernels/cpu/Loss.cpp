@@ -8,6 +8,7 @@
 // accumulate in double.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/VectorMath.h"
 
@@ -104,6 +105,75 @@ void crossEntropyGrad(float lossGrad, const float *logits,
     o[target] = weight * (std::exp(x[target] - lse) -
                           (1.0f - smoothing + perClass));
   }
+}
+
+/// One counted row's loss, with its gradient written over the logits x:
+/// x_c = weight (softmax_c - q_c). Reads the row twice (max, then the sums),
+/// writes it once; the row of a chunk is still in cache.
+static double lossAndGradRow(float *x, int32_t target, int64_t classes,
+                             double smoothing, float weight) {
+  float max = rowMax(x, classes);
+  double sumExp = 0.0, sum = 0.0;
+#pragma omp simd reduction(+ : sumExp, sum)
+  for (int64_t c = 0; c < classes; ++c) {
+    sumExp += std::exp(x[c] - max);
+    sum += x[c];
+  }
+  double lse = max + std::log(sumExp);
+  double perClass = smoothing / static_cast<double>(classes);
+  double loss = -((1.0 - smoothing) * (x[target] - lse) +
+                  perClass * (sum - static_cast<double>(classes) * lse));
+  float shift = static_cast<float>(lse), offset = static_cast<float>(perClass);
+#pragma omp simd
+  for (int64_t c = 0; c < classes; ++c)
+    x[c] = weight * (std::exp(x[c] - shift) - offset);
+  x[target] -= weight * static_cast<float>(1.0 - smoothing);
+  return loss;
+}
+
+void outputLoss(const float *hidden, const float *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex) {
+  int32_t count = countTokens(targets, rows, ignoreIndex);
+  float rowWeight = count > 0 ? static_cast<float>(
+                                    static_cast<double>(lossGrad) / count)
+                              : 0.0f;
+  // Per-thread partial sums added in thread order, chunk after chunk: the
+  // loss does not change from run to run.
+  int threads = omp_get_max_threads();
+  std::vector<double> partial(threads);
+  double total = 0.0;
+  for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
+    int64_t n = std::min(chunkRows, rows - r0);
+    gemm(hidden + r0 * width, weight, workspace, n, classes, width, false,
+         true, 0.0f);
+    std::fill(partial.begin(), partial.end(), 0.0);
+#pragma omp parallel num_threads(threads) if (n * classes >= kParallelElements)
+    {
+      double sum = 0.0;
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < n; ++r) {
+        float *x = workspace + r * classes;
+        int32_t target = targets[r0 + r];
+        if (target == ignoreIndex)
+          std::fill(x, x + classes, 0.0f);
+        else
+          sum += lossAndGradRow(x, target, classes, smoothing, rowWeight);
+      }
+      partial[omp_get_thread_num()] = sum;
+    }
+    for (double p : partial)
+      total += p;
+    gemm(workspace, weight, hiddenGrad + r0 * width, n, width, classes, false,
+         false, 0.0f);
+    gemm(workspace, hidden + r0 * width, weightGrad, classes, width, n, true,
+         false, r0 == 0 ? 0.0f : 1.0f);
+  }
+  *tokens = count;
+  *loss = count > 0 ? static_cast<float>(total / count) : 0.0f;
 }
 
 } // namespace tgc::cpu

@@ -69,3 +69,12 @@ func.func @attention_decoding_step(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x7x8xf
   %o, %lse = tg.attention %q, %k, %v causal position %position scale 0.353553385 dropout 0.0 op_id 3 : (tensor<2x4x1x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x1x8xf32>, tensor<2x4x1xf32>)
   return %o : tensor<2x4x1x8xf32>
 }
+
+// The output projection with its loss and their gradients in row chunks
+// (tg-fuse-output-loss); the workspace is [chunk, V].
+// CHECK-LABEL: func.func @output_loss(
+func.func @output_loss(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<2x7x16xf32>, tensor<100x16xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.output_loss %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
+  return %loss, %tokens, %dh, %dw : tensor<f32>, tensor<i32>, tensor<2x7x16xf32>, tensor<100x16xf32>
+}

@@ -778,6 +778,42 @@ func.func @cross_entropy_smoothing(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x
 
 // -----
 
+// tg.output_loss: the weight is [V, d] with hidden's d.
+func.func @output_loss_weight(%h: tensor<2x7x16xf32>, %w: tensor<100x8xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) {
+  // expected-error @+1 {{weight must be [V, d] with d = 16 (hidden's last dimension) but is [100, 8]}}
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x8xf32>, tensor<2x7xi32>, tensor<4x100xf32>
+  return
+}
+
+// -----
+
+// tg.output_loss: the targets are hidden's shape without d.
+func.func @output_loss_targets(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: tensor<2x8xi32>, %dloss: tensor<f32>) {
+  // expected-error @+1 {{targets must have shape [2, 7] but has [2, 8]}}
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x8xi32>, tensor<4x100xf32>
+  return
+}
+
+// -----
+
+// tg.output_loss: a chunk has between 1 and all the rows.
+func.func @output_loss_chunk(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) {
+  // expected-error @+1 {{chunk must be between 1 and the 14 rows but is 15}}
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 15 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<15x100xf32>
+  return
+}
+
+// -----
+
+// tg.output_loss: the workspace is [chunk, V].
+func.func @output_loss_workspace(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) {
+  // expected-error @+1 {{workspace must have shape [4, 100] but has [4, 99]}}
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x99xf32>
+  return
+}
+
+// -----
+
 // tg.cross_entropy_grad: the logits are [..., V] with rank >= 2.
 func.func @cross_entropy_grad_logits_rank(%dloss: tensor<f32>, %logits: tensor<100xf32>, %tgt: tensor<i32>) -> tensor<100xf32> {
   // expected-error @+1 {{logits must have rank >= 2 ([..., V]) but are [100]}}

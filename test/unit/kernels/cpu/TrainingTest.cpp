@@ -1,7 +1,7 @@
 //===- TrainingTest.cpp - CPU loss and Adam against the reference ---------===//
 //
 // runtime/kernels/cpu/Loss.cpp (cross-entropy and its gradient, with label
-// smoothing and ignored targets) and runtime/kernels/cpu/Adam.cpp (the
+// smoothing and ignored targets, and tg.output_loss in chunks) and runtime/kernels/cpu/Adam.cpp (the
 // multi-tensor Adam update, and the optimizer step: weighting, accumulation,
 // global norm and clipping). Helpers and the error measure:
 // KernelTestSupport.h.
@@ -44,6 +44,40 @@ TEST(CpuKernels, CrossEntropy) {
                     kClasses, 0.1f, kIgnore);
   EXPECT_EQ(loss, 0.0f);
   EXPECT_EQ(tokens, 0);
+}
+
+// tg.output_loss against the unfused ops of the reference on the whole
+// batch: 64 rows in chunks of 24 (the last one short), hidden 48 wide, the
+// loss cases' 1000 classes and targets (some ignored); weightGrad starts as
+// garbage, which the first chunk must overwrite.
+TEST(CpuKernels, OutputLossInChunksEqualsTheUnfusedOps) {
+  constexpr int64_t kWidth = 48, kChunk = 24;
+  std::vector<float> hidden = uniform(kLossRows * kWidth, 40, -1.0f, 1.0f);
+  std::vector<float> weight = uniform(kClasses * kWidth, 41, -1.0f, 1.0f);
+  std::vector<int32_t> targets = lossTargets(42);
+  HostTensor hh = host(hidden, {kLossRows, kWidth});
+  HostTensor hw = host(weight, {kClasses, kWidth});
+  HostTensor ht = hostIds(targets, {kLossRows});
+  const float lossGrad = 1.7f, smoothing = 0.1f;
+  HostTensor logits = reference::matmul(hh, hw, false, true);
+  reference::CrossEntropyResult expected =
+      reference::crossEntropy(logits, ht, smoothing, kIgnore);
+  HostTensor grad =
+      reference::crossEntropyGrad(lossGrad, logits, ht, smoothing, kIgnore);
+  float loss = 0.0f;
+  int32_t tokens = -1;
+  std::vector<float> hiddenGrad(hidden.size(), 5.0f), weightGrad(weight.size(), 5.0f);
+  std::vector<float> workspace(kChunk * kClasses);
+  cpu::outputLoss(hidden.data(), weight.data(), targets.data(), lossGrad, &loss,
+                  &tokens, hiddenGrad.data(), weightGrad.data(),
+                  workspace.data(), kLossRows, kWidth, kClasses, kChunk,
+                  smoothing, kIgnore);
+  EXPECT_EQ(tokens, static_cast<int32_t>(expected.tokens[0]));
+  expectClose("outputLoss loss", {loss}, expected.loss, 1e-6);
+  expectClose("outputLoss hidden gradient", hiddenGrad,
+              reference::matmul(grad, hw, false, false), 1e-5);
+  expectClose("outputLoss weight gradient", weightGrad,
+              reference::matmul(grad, hh, true, false), 1e-5);
 }
 
 // softmax_c - q_c in float from a double log-sum-exp.
