@@ -1,8 +1,9 @@
 //===- Driver.cpp - what one tgc invocation does --------------------------===//
 //
 // Input is either a built-in or user-registered model (--model, --preset,
-// --config) or a .mlir file. Diagnostics name file:line:col (the DSL source
-// line for models); any failure returns non-zero to the tool, which exits.
+// --config), perhaps from a model file (--model-file, ModelFile.h), or a
+// .mlir file. Diagnostics name file:line:col (the DSL source line for
+// models); any failure returns non-zero to the tool, which exits.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/driver/Driver.h"

@@ -103,17 +103,15 @@ void reportCrash(int signal) {
 /// Compiles and loads `path`; the models it registered into `names`.
 bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
                    std::vector<std::string> &names) {
-  if (!llvm::sys::fs::exists(path)) {
+  if (!llvm::sys::fs::exists(path))
     return fail("cannot open model file '" + path + "': no such file");
-  }
   if (std::string why = checkInputPath(path, "the model file"); !why.empty())
     return fail(why);
   TemporaryFile object;
   llvm::SmallString<128> objectPath;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "tgc-model", "so", objectPath)) {
+          "tgc-model", "so", objectPath))
     return fail("cannot create a temporary file: " + ec.message());
-  }
   object.path = objectPath.str().str();
   object.removeOnSignal();
   if (!compileModelFile(path, object.path, options))
@@ -163,7 +161,6 @@ ModelCodeGuard::~ModelCodeGuard() {
   for (size_t i = 0; i < std::size(kCrashSignals); ++i)
     sigaction(kCrashSignals[i], &previousCrashActions[i], nullptr);
 }
-
 
 bool useModelFile(DriverOptions &options) {
   if (!options.inputFilename.empty())
