@@ -1,6 +1,7 @@
 //===- ModelRegistry.cpp - models that tgc can build by name -------------===//
 #include "frontend/ModelRegistry.h"
 
+#include <algorithm>
 #include <map>
 
 namespace tgc {
@@ -10,9 +11,23 @@ static std::map<std::string, ModelDefinition> &registry() {
   return models;
 }
 
+/// Every registerModel call's name, in order.
+static std::vector<std::string> &registrations() {
+  static std::vector<std::string> names;
+  return names;
+}
+
 void registerModel(ModelDefinition model) {
   std::string name = model.name;
   registry()[name] = std::move(model);
+  registrations().push_back(name);
+}
+
+size_t registrationCount() { return registrations().size(); }
+
+std::vector<std::string> registeredSince(size_t count) {
+  const std::vector<std::string> &names = registrations();
+  return {names.begin() + std::min(count, names.size()), names.end()};
 }
 
 const ModelDefinition *lookupModel(llvm::StringRef name) {

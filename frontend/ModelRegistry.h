@@ -1,8 +1,10 @@
 //===- ModelRegistry.h - models that tgc can build by name -------*- C++ -*-===//
 //
 // `tgc --model NAME --preset P --config FILE` looks NAME up here. The built-in
-// models register themselves through models/Registration.h; a user's own
-// model file calls registerModel() before tgc's driver main (tools/driver).
+// models register themselves through models/Registration.h; a user's model
+// file registers its model with TGC_REGISTER_MODEL, when the driver that
+// tgc_add_model builds starts or when `tgc --model-file` loads the file
+// (docs/writing-models.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_FRONTEND_MODELREGISTRY_H
@@ -49,6 +51,23 @@ void registerModel(ModelDefinition model);
 const ModelDefinition *lookupModel(llvm::StringRef name);
 std::vector<const ModelDefinition *> registeredModels();
 
+/// How many registerModel calls there have been, and the names the calls
+/// after the first `count` registered, in order: what a loaded model file
+/// registered.
+size_t registrationCount();
+std::vector<std::string> registeredSince(size_t count);
+
 } // namespace tgc
+
+/// Registers a model when the program starts (or when tgc --model-file
+/// loads the file), at namespace scope:
+///   TGC_REGISTER_MODEL({"my_model", "what it is", {"tiny"}, "tiny", build});
+/// The argument is a tgc::ModelDefinition.
+#define TGC_REGISTER_MODEL(...) TGC_REGISTER_MODEL_LINE(__LINE__, __VA_ARGS__)
+#define TGC_REGISTER_MODEL_LINE(line, ...)                                     \
+  TGC_REGISTER_MODEL_NAMED(line, __VA_ARGS__)
+#define TGC_REGISTER_MODEL_NAMED(line, ...)                                    \
+  [[maybe_unused]] static const bool tgcModelRegistered##line =                \
+      (::tgc::registerModel(__VA_ARGS__), true)
 
 #endif // TGC_FRONTEND_MODELREGISTRY_H

@@ -19,9 +19,13 @@ extern char **environ;
 namespace tgc::runtime {
 namespace {
 
+/// $TGC_DATA, else the tgc-data built with the runtime, else (the runtime
+/// was installed and its build tree is gone) tgc-data on $PATH.
 const char *toolPath() {
   const char *path = std::getenv("TGC_DATA");
-  return path && *path ? path : TGC_DATA_TOOL;
+  if (path && *path)
+    return path;
+  return access(TGC_DATA_TOOL, X_OK) == 0 ? TGC_DATA_TOOL : "tgc-data";
 }
 
 /// A file in $TMPDIR removed when this goes out of scope.
@@ -78,7 +82,7 @@ bool VocabularyTool::run(const char *mode, const std::string &input,
   const char *argv[] = {tool, mode, "--vocab", modelPath.c_str(), "--ids",
                         nullptr};
   pid_t child;
-  int spawned = posix_spawn(&child, tool, &actions, nullptr,
+  int spawned = posix_spawnp(&child, tool, &actions, nullptr,
                             const_cast<char **>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {

@@ -7,7 +7,8 @@
 // use. One child runs per call, for a whole list of sentences.
 //
 // The tool is the tgc-data built with the runtime (its path is compiled in)
-// unless $TGC_DATA names another.
+// unless $TGC_DATA names another; an installed runtime whose build tree is
+// gone runs the tgc-data on $PATH.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_VOCABULARYTOOL_H

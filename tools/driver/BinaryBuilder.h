@@ -22,6 +22,8 @@ struct BinaryOptions {
   bool verbose = false;    ///< print the compile command
   /// CUDA: the GPU architectures, "80,90" for sm_80 and sm_90.
   std::string cudaArchitectures = "80,90";
+  /// An installed tree to compile against (Toolchain.h); empty: found.
+  std::string toolchainPrefix;
 };
 
 /// The compiler and the flags buildBinary (or, with `cuda`,

@@ -34,6 +34,13 @@ cl::opt<std::string> modelName(
     "model", cl::desc("Build a registered model instead of reading a file"),
     cl::value_desc("name"), cl::cat(tgcCategory));
 
+cl::opt<std::string> modelFile(
+    "model-file",
+    cl::desc("Compile a model file (C++ DSL, one file) with the host compiler "
+             "and build the model it registers with TGC_REGISTER_MODEL "
+             "(--model picks one when it registers several)"),
+    cl::value_desc("file.cpp"), cl::cat(tgcCategory));
+
 cl::opt<std::string> presetName("preset",
                                 cl::desc("The model's preset (default: the "
                                          "model's own, e.g. base)"),
@@ -238,6 +245,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.modelName = modelName;
   options.presetName = presetName;
   options.configFile = configFile;
+  options.modelFile = modelFile;
   options.listModels = listModels;
   options.bucketList = bucketList;
   options.maxTokens = maxTokens;

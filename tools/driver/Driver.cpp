@@ -1,8 +1,9 @@
 //===- Driver.cpp - what one tgc invocation does --------------------------===//
 //
 // Input is either a built-in or user-registered model (--model, --preset,
-// --config) or a .mlir file. Diagnostics name file:line:col (the DSL source
-// line for models); any failure returns non-zero to the tool, which exits.
+// --config), perhaps from a model file (--model-file, ModelFile.h), or a
+// .mlir file. Diagnostics name file:line:col (the DSL source line for
+// models); any failure returns non-zero to the tool, which exits.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/driver/Driver.h"
@@ -22,6 +23,7 @@
 #include "tools/driver/CommandLine.h"
 #include "tools/driver/InterpreterRuns.h"
 #include "tools/driver/Manifest.h"
+#include "tools/driver/ModelFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -39,6 +41,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 namespace tgc {
 namespace {
@@ -226,8 +230,8 @@ bool checkOptions(const DriverOptions &options) {
     return false;
   };
   if (options.fromModel() == !options.inputFilename.empty())
-    return fail("give either an input file or --model NAME (see --help, "
-                "--list-models)");
+    return fail("give either an input file or --model NAME or --model-file "
+                "FILE (see --help, --list-models)");
   if (!options.fromModel() &&
       (!options.presetName.empty() || !options.configFile.empty()))
     return fail("--preset and --config apply to --model only");
@@ -343,6 +347,7 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
     bucketModules.push_back(module.get());
   bool cuda = options.target == Target::Cuda;
   BinaryOptions binary{options.compiler, options.keepSource, options.verbose};
+  binary.toolchainPrefix = options.toolchainPrefix;
   if (cuda) {
     binary.compiler = options.nvcc;
     binary.cudaArchitectures = options.cudaArchitectures;
@@ -374,7 +379,10 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
 
 } // namespace
 
-int runDriver(const DriverOptions &options) {
+int runDriver(const DriverOptions &given) {
+  DriverOptions options = given;
+  if (!options.modelFile.empty() && !useModelFile(options))
+    return 1;
   if (options.listModels) {
     printModels(llvm::outs());
     return 0;
@@ -421,12 +429,19 @@ int runDriver(const DriverOptions &options) {
 
   // One module per bucket; a file or a model without buckets is one.
   std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
-  if (!options.fromModel())
-    modules.push_back(readModule(options.inputFilename, context, sourceMgr));
-  else if (buckets.empty())
-    modules.push_back(buildModel(options, context, nullptr, corpus.vocabulary));
-  for (const BucketShape &bucket : buckets)
-    modules.push_back(buildModel(options, context, &bucket, corpus.vocabulary));
+  {
+    std::optional<ModelCodeGuard> guard;
+    if (!options.modelFile.empty())
+      guard.emplace(options.modelFile, "building its model");
+    if (!options.fromModel())
+      modules.push_back(readModule(options.inputFilename, context, sourceMgr));
+    else if (buckets.empty())
+      modules.push_back(
+          buildModel(options, context, nullptr, corpus.vocabulary));
+    for (const BucketShape &bucket : buckets)
+      modules.push_back(
+          buildModel(options, context, &bucket, corpus.vocabulary));
+  }
   for (const auto &module : modules)
     if (!module)
       return 1;
@@ -478,9 +493,12 @@ int runDriver(const DriverOptions &options) {
   });
 }
 
-int tgcMain(int argc, char **argv) {
+int tgcMain(int argc, char **argv, const char *toolchainPrefix) {
   llvm::InitLLVM initLLVM(argc, argv);
-  return runDriver(parseCommandLine(argc, argv));
+  DriverOptions options = parseCommandLine(argc, argv);
+  if (toolchainPrefix)
+    options.toolchainPrefix = toolchainPrefix;
+  return runDriver(options);
 }
 
 } // namespace tgc

@@ -21,9 +21,11 @@ enum class EmitStage { Graph, Tg, Fused, Train, Planned, Cpp, Cuda, Binary };
 enum class Target { None, Interp, Cuda };
 
 struct DriverOptions {
-  // What to compile: a file (.mlir, .tgpb, .pbtxt) or a registered model.
+  // What to compile: a file (.mlir, .tgpb, .pbtxt) or a registered model,
+  // perhaps one that a model file (ModelFile.h) registers.
   std::string inputFilename;
   std::string modelName, presetName, configFile;
+  std::string modelFile;
   bool listModels = false;
 
   // Shapes: buckets, the token budget, a corpus to fit buckets to.
@@ -44,6 +46,9 @@ struct DriverOptions {
   // Building the program.
   std::string compiler, nvcc, cudaArchitectures = "80,90";
   bool keepSource = false, verbose = false;
+  /// The installed tree programs and model files compile against
+  /// (Toolchain.h); empty: the one tgc runs from, or its build tree.
+  std::string toolchainPrefix;
 
   // --target=interp.
   std::string taskName = "copy";
@@ -53,7 +58,7 @@ struct DriverOptions {
   uint32_t seed = 1;
   std::string dumpParams, lossLog;
 
-  bool fromModel() const { return !modelName.empty(); }
+  bool fromModel() const { return !modelName.empty() || !modelFile.empty(); }
 };
 
 } // namespace tgc

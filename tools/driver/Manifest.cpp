@@ -33,6 +33,8 @@ std::string programManifest(const DriverOptions &options,
      << TGC_SOURCE_REVISION << "\n";
   os << "model " << name << ": ";
   if (options.fromModel()) {
+    if (!options.modelFile.empty())
+      os << "--model-file " << options.modelFile << " ";
     os << "--model " << options.modelName;
     if (!options.presetName.empty())
       os << " --preset " << options.presetName;

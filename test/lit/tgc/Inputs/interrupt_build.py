@@ -1,9 +1,10 @@
 """Ctrl-C during `tgc -o` leaves no temporary file and no half program.
 
-usage: interrupt_build.py TGC WORKDIR [TGC ARGS...]
+usage: interrupt_build.py TGC WORKDIR [--wait-for GLOB] [TGC ARGS...]
 
 Runs TGC ARGS -o WORKDIR/program with TMPDIR=WORKDIR/tmp in a process group
-of its own, waits for its generated source (tgc-step-*.cpp) to appear there,
+of its own, waits for its generated source (tgc-step-*.cpp, or GLOB: the
+shared object of --model-file, tgc-model-*.so) to appear there,
 sends SIGINT to the group as a terminal's Ctrl-C does, and expects tgc to end
 within 5 seconds with WORKDIR/tmp empty and no WORKDIR/program. Prints one
 summary line; exits 1 with a reason otherwise.
@@ -16,6 +17,9 @@ import sys
 import time
 
 tgc, workdir, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+pattern = "tgc-step-*.cpp"
+if args[:1] == ["--wait-for"]:
+    pattern, args = args[1], args[2:]
 tmp = os.path.join(workdir, "tmp")
 os.makedirs(tmp, exist_ok=True)
 program = os.path.join(workdir, "program")
@@ -31,9 +35,9 @@ process = subprocess.Popen([tgc, *args, "-o", program],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, start_new_session=True)
 deadline = time.time() + 120
-while not glob.glob(os.path.join(tmp, "tgc-step-*.cpp")):
+while not glob.glob(os.path.join(tmp, pattern)):
     if process.poll() is not None or time.time() > deadline:
-        fail(f"no generated source appeared (exit {process.returncode})")
+        fail(f"no {pattern} appeared (exit {process.returncode})")
     time.sleep(0.01)
 time.sleep(0.2)  # the compiler is running
 if process.poll() is not None:

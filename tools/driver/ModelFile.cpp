@@ -1,0 +1,180 @@
+//===- ModelFile.cpp - tgc --model-file: a model without CMake ------------===//
+#include "tools/driver/ModelFile.h"
+#include "tools/driver/BuildPaths.h"
+#include "tools/driver/HostCompiler.h"
+#include "tools/driver/Toolchain.h"
+
+#include "frontend/InputFile.h"
+#include "frontend/ModelRegistry.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <iterator>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace tgc {
+namespace {
+
+bool fail(const llvm::Twine &message) {
+  llvm::errs() << "tgc: error: " << message << "\n";
+  return false;
+}
+
+/// The host compiler's command for `path` -> shared object `output`.
+std::vector<std::string> compileCommand(llvm::StringRef path,
+                                        llvm::StringRef output,
+                                        const std::string &compiler,
+                                        const Toolchain &toolchain) {
+  // -O1: a model file only builds a graph; compiling it is what takes time.
+  std::vector<std::string> args = {compiler, "-std=c++20", "-O1", "-fPIC",
+                                   "-shared", "-I" + toolchain.includeDir};
+  for (llvm::StringRef dir : llvm::split(kMlirIncludeDirs, ';'))
+    if (!dir.empty())
+      args.push_back(("-isystem" + dir).str());
+  for (llvm::StringRef list : {kLlvmDefinitions, kSanitizerFlags})
+    for (llvm::StringRef flag : llvm::split(list, ';'))
+      if (!flag.empty())
+        args.push_back(flag.str());
+  args.insert(args.end(), {path.str(), "-o", output.str()});
+  return args;
+}
+
+bool compileModelFile(llvm::StringRef path, llvm::StringRef output,
+                      const DriverOptions &options) {
+  std::string compiler = chooseCompiler(options.compiler);
+  auto program = llvm::sys::findProgramByName(compiler);
+  if (!program)
+    return fail("compiler '" + compiler + "' not found (--cxx, $TGC_CXX)");
+  std::vector<std::string> args = compileCommand(
+      path, output, *program, locateToolchain(options.toolchainPrefix));
+  if (options.verbose)
+    llvm::errs() << "tgc: " << llvm::join(args, " ") << "\n";
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int status = runCompiler(*program, argRefs, error);
+  if (status != 0)
+    return fail("compiling model file " + path + " failed (" +
+                (error.empty() ? "exit " + std::to_string(status) : error) +
+                "); command: " + llvm::join(args, " "));
+  return true;
+}
+
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction previousCrashActions[std::size(kCrashSignals)];
+/// The message a crash prints, up to the signal's name; written before the
+/// guard is installed, read by the handler only.
+char crashMessage[1024];
+size_t crashMessageLength = 0;
+
+const char *crashName(int signal) {
+  switch (signal) {
+  case SIGSEGV:
+    return "SIGSEGV: an invalid memory access";
+  case SIGBUS:
+    return "SIGBUS: an invalid memory access";
+  case SIGFPE:
+    return "SIGFPE: an arithmetic error";
+  case SIGILL:
+    return "SIGILL: an illegal instruction";
+  default:
+    return "SIGABRT: an uncaught exception, a failed assertion or abort()";
+  }
+}
+
+/// Async-signal-safe: write(2) and _exit(2) only.
+void reportCrash(int signal) {
+  const char *name = crashName(signal);
+  [[maybe_unused]] ssize_t ignored =
+      write(STDERR_FILENO, crashMessage, crashMessageLength);
+  ignored = write(STDERR_FILENO, name, std::strlen(name));
+  ignored = write(STDERR_FILENO, ")\n", 2);
+  _exit(1);
+}
+
+/// Compiles and loads `path`; the models it registered into `names`.
+bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
+                   std::vector<std::string> &names) {
+  if (!llvm::sys::fs::exists(path))
+    return fail("cannot open model file '" + path + "': no such file");
+  if (std::string why = checkInputPath(path, "the model file"); !why.empty())
+    return fail(why);
+  TemporaryFile object;
+  llvm::SmallString<128> objectPath;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "tgc-model", "so", objectPath))
+    return fail("cannot create a temporary file: " + ec.message());
+  object.path = objectPath.str().str();
+  object.removeOnSignal();
+  if (!compileModelFile(path, object.path, options))
+    return false;
+
+  size_t before = registrationCount();
+  void *handle;
+  {
+    ModelCodeGuard guard(path, "loading");
+    // RTLD_NOW: a reference tgc cannot satisfy is an error here, not a
+    // crash when the model is built.
+    handle = dlopen(object.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!handle) {
+    const char *why = dlerror();
+    return fail("cannot load model file " + path + ": " +
+                (why ? why : "unknown error"));
+  }
+  // The handle stays open: the models' build functions live in it.
+  names = registeredSince(before);
+  if (names.empty())
+    return fail("model file " + path +
+                " registers no model: add TGC_REGISTER_MODEL({\"name\", "
+                "\"description\", {presets}, \"default preset\", build}) "
+                "at namespace scope (docs/writing-models.md)");
+  return true;
+}
+
+} // namespace
+
+ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
+  std::string message = ("tgc: error: model file " + path + " crashed while " +
+                         doing + " (")
+                            .str();
+  crashMessageLength = std::min(message.size(), sizeof(crashMessage));
+  std::memcpy(crashMessage, message.data(), crashMessageLength);
+  struct sigaction report = {};
+  report.sa_handler = reportCrash;
+  // On the alternate stack LLVM's handlers set up: a stack overflow too.
+  report.sa_flags = SA_ONSTACK;
+  sigemptyset(&report.sa_mask);
+  for (size_t i = 0; i < std::size(kCrashSignals); ++i)
+    sigaction(kCrashSignals[i], &report, &previousCrashActions[i]);
+}
+
+ModelCodeGuard::~ModelCodeGuard() {
+  for (size_t i = 0; i < std::size(kCrashSignals); ++i)
+    sigaction(kCrashSignals[i], &previousCrashActions[i], nullptr);
+}
+
+bool useModelFile(DriverOptions &options) {
+  if (!options.inputFilename.empty())
+    return fail("give either an input file or --model-file, not both");
+  std::vector<std::string> names;
+  if (!loadModelFile(options.modelFile, options, names))
+    return false;
+  if (!options.modelName.empty() || options.listModels)
+    return true;
+  if (names.size() > 1)
+    return fail("model file " + options.modelFile + " registers " +
+                llvm::join(names, ", ") + ": pick one with --model");
+  options.modelName = names.front();
+  return true;
+}
+
+} // namespace tgc
