@@ -21,9 +21,10 @@ void StepProfile::run(const CompiledBucket &bucket, StepFrame &frame) {
   ++steps[index];
 }
 
-/// Ops whose kernel is a GEMM (OpenBLAS), for the GEMM share.
+/// Ops whose time is GEMMs (OpenBLAS), for the GEMM share: tg.output_loss
+/// is three GEMMs and one pass over their [chunk, V] workspace.
 static bool isGemm(std::string_view kind) {
-  return kind == "tg.matmul" || kind == "tg.linear";
+  return kind == "tg.matmul" || kind == "tg.linear" || kind == "tg.output_loss";
 }
 
 /// `totals` sorted by time, largest first.
@@ -63,8 +64,8 @@ void StepProfile::print(std::FILE *out) const {
   for (const auto &[kind, s] : byTime(byKind))
     std::fprintf(out, "  %-28s %10.3f %6.1f%%\n", kind.c_str(), perStep(s),
                  100.0 * s / total);
-  std::fprintf(out, "GEMMs (tg.matmul, tg.linear): %.1f%% of the step, the "
-                    "rest %.1f%%\n",
+  std::fprintf(out, "GEMMs (tg.matmul, tg.linear, tg.output_loss): %.1f%% of "
+                    "the step, the rest %.1f%%\n",
                100.0 * gemm / total, 100.0 * (total - gemm) / total);
   std::fprintf(out, "costliest source locations (all layers and the "
                     "gradients made there):\n");
