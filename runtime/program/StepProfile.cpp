@@ -1,6 +1,8 @@
 //===- StepProfile.cpp - where a compiled CPU step spends its time -----===//
 #include "runtime/program/StepProfile.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -15,10 +17,18 @@ StepProfile::StepProfile(const CompiledModel &model)
     seconds[b].assign(model.buckets[b].numStepOps, 0.0);
 }
 
+static long minorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 void StepProfile::run(const CompiledBucket &bucket, StepFrame &frame) {
   int index = static_cast<int>(&bucket - model.buckets);
   bucket.profileStep(frame, seconds[index].data());
   ++steps[index];
+  if (faultsAfterFirstStep < 0)
+    faultsAfterFirstStep = minorFaults();
 }
 
 /// Ops whose time is GEMMs (OpenBLAS), for the GEMM share: tg.output_loss
@@ -67,6 +77,10 @@ void StepProfile::print(std::FILE *out) const {
   std::fprintf(out, "GEMMs (tg.matmul, tg.linear, tg.output_loss): %.1f%% of "
                     "the step, the rest %.1f%%\n",
                100.0 * gemm / total, 100.0 * (total - gemm) / total);
+  if (stepCount > 1)
+    std::fprintf(out, "minor page faults per step after the first: %.1f\n",
+                 static_cast<double>(minorFaults() - faultsAfterFirstStep) /
+                     static_cast<double>(stepCount - 1));
   std::fprintf(out, "costliest source locations (all layers and the "
                     "gradients made there):\n");
   auto sorted = byTime(byWhat);

@@ -2,8 +2,10 @@
 //
 // `--profile` runs each step through the bucket's profileStep (the same ops
 // as trainStep, the clock read after each) and prints, after training, the
-// time per op kind, the share of the GEMMs, and the source locations that
-// cost most. The clock costs tens of nanoseconds per op.
+// time per op kind, the share of the GEMMs, the source locations that cost
+// most, and the minor page faults per step after the first (0 when the
+// steady state touches no new memory). The clock costs tens of nanoseconds
+// per op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_STEPPROFILE_H
@@ -31,6 +33,8 @@ private:
   /// Per bucket: seconds per op (the bucket's stepOps order), and steps.
   std::vector<std::vector<double>> seconds;
   std::vector<int64_t> steps;
+  /// The process's minor page faults after the first profiled step.
+  long faultsAfterFirstStep = -1;
 };
 
 } // namespace tgc::runtime
