@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace tgc::cpu {
 
@@ -27,10 +28,13 @@ constexpr int64_t kQueryBlock = 16, kKeyBlock = 64;
 /// Below this many multiply-adds the heads run serially.
 constexpr int64_t kParallelWork = 1 << 16;
 
-/// One (b, h): its rows of q, k, v and its mask row (or null).
+/// One (b, h): its rows of q, k, v and its mask row (or null), and k (and
+/// for the backward v) transposed, [dim, keys], so that a tile's dot
+/// products run as vector operations along the keys.
 struct Head {
   const float *q, *k, *v, *mask;
   int64_t b, h;
+  const float *kT = nullptr, *vT = nullptr;
 };
 
 /// One tile: queries [i0, i0 + nq), keys [j0, j0 + nk).
@@ -39,13 +43,49 @@ struct Tile {
 };
 } // namespace
 
+/// rows [count, width] transposed into out [width, count].
+static void transposeInto(const float *rows, int64_t count, int64_t width,
+                          float *out) {
+  for (int64_t r = 0; r < count; ++r)
+    for (int64_t c = 0; c < width; ++c)
+      out[c * count + r] = rows[r * width + c];
+}
+
+/// The head's views, with k^T (and v^T when `withValues`) in this thread's
+/// scratch, which grows to the largest head once and is reused after.
 static Head headOf(const float *q, const float *k, const float *v,
                    const AttentionShape &s, const AttentionConfig &config,
-                   int64_t bh) {
-  return {q + bh * s.queries * s.keyDim, k + bh * s.keys * s.keyDim,
-          v + bh * s.keys * s.valueDim,
-          config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
-          bh / s.heads, bh % s.heads};
+                   int64_t bh, bool withValues) {
+  Head head{q + bh * s.queries * s.keyDim, k + bh * s.keys * s.keyDim,
+            v + bh * s.keys * s.valueDim,
+            config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
+            bh / s.heads, bh % s.heads};
+  thread_local std::vector<float> scratch;
+  size_t size = s.keys * (s.keyDim + (withValues ? s.valueDim : 0));
+  if (scratch.size() < size)
+    scratch.resize(size);
+  transposeInto(head.k, s.keys, s.keyDim, scratch.data());
+  head.kT = scratch.data();
+  if (withValues) {
+    transposeInto(head.v, s.keys, s.valueDim, scratch.data() + s.keys * s.keyDim);
+    head.vT = scratch.data() + s.keys * s.keyDim;
+  }
+  return head;
+}
+
+/// out[j] = scale sum_c a[c] bT[c][j0 + j] for j < n: one row of a tile's
+/// products, vectorized along j.
+static void rowTimesTransposed(const float *a, const float *bT, int64_t dim,
+                               int64_t keys, int64_t j0, int64_t n,
+                               float scale, float *out) {
+  std::fill(out, out + n, 0.0f);
+  for (int64_t c = 0; c < dim; ++c) {
+    float ac = scale * a[c];
+    const float *b = bT + c * keys + j0;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j)
+      out[j] += ac * b[j];
+  }
 }
 
 /// Keys after this one are causally masked for every query of the block
@@ -70,16 +110,15 @@ static void tileScores(const Head &head, const AttentionShape &s,
                        float *scores, float *factors) {
   for (int64_t i = 0; i < t.nq; ++i) {
     int64_t query = t.i0 + i;
-    const float *qi = head.q + query * s.keyDim;
     float *row = scores + i * kKeyBlock;
+    rowTimesTransposed(head.q + query * s.keyDim, head.kT, s.keyDim, s.keys,
+                       t.j0, t.nk, config.scale, row);
     for (int64_t j = 0; j < t.nk; ++j) {
       int64_t key = t.j0 + j;
-      float score = config.scale * dot(qi, head.k + key * s.keyDim, s.keyDim);
       if (head.mask)
-        score += head.mask[key];
+        row[j] += head.mask[key];
       if (config.causal && key > config.causalOffset + query)
-        score += kMaskedScore;
-      row[j] = score;
+        row[j] += kMaskedScore;
     }
     uint64_t first = static_cast<uint64_t>(
         ((head.b * s.heads + head.h) * s.queries + query) * s.keys + t.j0);
@@ -148,7 +187,7 @@ void attention(const float *q, const float *k, const float *v, float *out,
                  (shape.keyDim + shape.valueDim);
 #pragma omp parallel for schedule(dynamic) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
-    Head head = headOf(q, k, v, shape, config, bh);
+    Head head = headOf(q, k, v, shape, config, bh, /*withValues=*/false);
     float *headOut = out + bh * shape.queries * shape.valueDim;
     float *headLse = lse + bh * shape.queries;
     for (int64_t i0 = 0; i0 < shape.queries; i0 += kQueryBlock)
@@ -191,6 +230,9 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
 #pragma omp simd
       for (int64_t j = 0; j < t.nk; ++j)
         probabilities[j] = std::exp(probabilities[j] - rowLse);
+      float gradDots[kKeyBlock]; // dO_i . v_j
+      rowTimesTransposed(dO, head.vT, s.valueDim, s.keys, j0, t.nk, 1.0f,
+                         gradDots);
       for (int64_t j = 0; j < t.nk; ++j) {
         float p = probabilities[j];
         if (p == 0.0f) // contributes nothing to any gradient
@@ -199,7 +241,7 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
         int64_t key = j0 + j;
         const float *kj = head.k + key * s.keyDim;
         float *dkj = g.dk + key * s.keyDim, *dvj = g.dv + key * s.valueDim;
-        float dp = f * dot(dO, head.v + key * s.valueDim, s.valueDim);
+        float dp = f * gradDots[j];
         float pf = p * f;
         for (int64_t c = 0; c < s.valueDim; ++c)
           dvj[c] += pf * dO[c];
@@ -223,7 +265,7 @@ void attentionGrad(const float *grad, const float *q, const float *k,
   int64_t qRows = shape.queries, kRows = shape.keys;
 #pragma omp parallel for schedule(dynamic) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
-    Head head = headOf(q, k, v, shape, config, bh);
+    Head head = headOf(q, k, v, shape, config, bh, /*withValues=*/true);
     HeadGrads g{grad + bh * qRows * shape.valueDim,
                 output + bh * qRows * shape.valueDim, lse + bh * qRows,
                 dq + bh * qRows * shape.keyDim, dk + bh * kRows * shape.keyDim,
