@@ -1,4 +1,4 @@
-//===- ThreadDefaults.cpp - passive OpenMP waiting unless the user chose --===//
+//===- ThreadDefaults.cpp - OpenMP defaults unless the user chose ------===//
 #include "runtime/program/ThreadDefaults.h"
 
 #include <cstdlib>
@@ -12,26 +12,43 @@
 
 namespace tgc::runtime {
 
+/// Set for the second start: which defaults this program chose.
+static constexpr const char *kChosenVariable = "TGC_THREAD_DEFAULTS";
+
 static bool linksOpenMP() { return &omp_get_max_threads != nullptr; }
 
-void waitPassivelyUnlessChosen(char **argv) {
-  if (!linksOpenMP() || std::getenv("OMP_WAIT_POLICY") ||
-      std::getenv("GOMP_SPINCOUNT"))
+void chooseThreadDefaults(char **argv, double stepFlops) {
+  if (!linksOpenMP() || std::getenv(kChosenVariable))
     return;
-  if (setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0) != 0)
+  std::string chosen;
+  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT") &&
+      setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0) == 0)
+    chosen += "wait";
+  if (!std::getenv("OMP_NUM_THREADS") && stepFlops < kSmallStepFlops &&
+      setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0) == 0)
+    chosen += chosen.empty() ? "threads" : ",threads";
+  if (chosen.empty() || setenv(kChosenVariable, chosen.c_str(), 1) != 0)
     return;
   // The same file (argv[0] may be a name looked up in PATH), the same
   // process id, arguments and signal dispositions.
   execv("/proc/self/exe", argv);
-  unsetenv("OMP_WAIT_POLICY"); // not in effect: don't report it
+  // Not in effect: don't report them.
+  unsetenv(kChosenVariable);
+  if (chosen.find("wait") != std::string::npos)
+    unsetenv("OMP_WAIT_POLICY");
+  if (chosen.find("threads") != std::string::npos)
+    unsetenv("OMP_NUM_THREADS");
 }
 
 std::string describeThreads() {
   if (!linksOpenMP())
     return "";
   int threads = omp_get_max_threads();
+  const char *chosen = std::getenv(kChosenVariable);
+  bool fewThreads = chosen && std::strstr(chosen, "threads");
   std::string text = std::to_string(threads) +
-                     (threads == 1 ? " thread" : " threads");
+                     (threads == 1 ? " thread" : " threads") +
+                     (fewThreads ? " (a small step)" : "");
   const char *policy = std::getenv("OMP_WAIT_POLICY");
   if (const char *spin = std::getenv("GOMP_SPINCOUNT"))
     return text + ", GOMP_SPINCOUNT=" + spin;

@@ -25,6 +25,7 @@
 #include "runtime/program/TranslateText.h"
 #include "runtime/program/Validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -402,10 +403,20 @@ struct Run {
   }
 };
 
+/// About 6 FLOPs per trainable parameter and token of the largest bucket
+/// (the forward's multiply-add, the backward's two): enough to tell a toy
+/// step from a real one (ThreadDefaults.h).
+double estimatedStepFlops(const CompiledModel &model) {
+  const CompiledBucket &largest = model.buckets[model.numBuckets - 1];
+  return 6.0 * static_cast<double>(model.gradientFloats) *
+         static_cast<double>(largest.batchSize *
+                             std::max(largest.sourceLength, largest.targetLength));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  waitPassivelyUnlessChosen(argv);
+  chooseThreadDefaults(argv, estimatedStepFlops(kCompiledModel));
   const CompiledModel &model = kCompiledModel;
   TrainOptions options;
   int exitCode = 0;

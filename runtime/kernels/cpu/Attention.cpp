@@ -51,8 +51,10 @@ static void transposeInto(const float *rows, int64_t count, int64_t width,
       out[c * count + r] = rows[r * width + c];
 }
 
-/// The head's views, with k^T (and v^T when `withValues`) in this thread's
-/// scratch, which grows to the largest head once and is reused after.
+/// The head's views and, with at least a full tile of keys (where the
+/// transposition pays: 15% faster tiles on the base model's 64 keys, 5%
+/// slower on 32), k^T (and v^T when `withValues`) in this thread's scratch,
+/// which grows to the largest head once and is reused after.
 static Head headOf(const float *q, const float *k, const float *v,
                    const AttentionShape &s, const AttentionConfig &config,
                    int64_t bh, bool withValues) {
@@ -60,6 +62,8 @@ static Head headOf(const float *q, const float *k, const float *v,
             v + bh * s.keys * s.valueDim,
             config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
             bh / s.heads, bh % s.heads};
+  if (s.keys < kKeyBlock)
+    return head;
   thread_local std::vector<float> scratch;
   size_t size = s.keys * (s.keyDim + (withValues ? s.valueDim : 0));
   if (scratch.size() < size)
@@ -110,9 +114,14 @@ static void tileScores(const Head &head, const AttentionShape &s,
                        float *scores, float *factors) {
   for (int64_t i = 0; i < t.nq; ++i) {
     int64_t query = t.i0 + i;
+    const float *qi = head.q + query * s.keyDim;
     float *row = scores + i * kKeyBlock;
-    rowTimesTransposed(head.q + query * s.keyDim, head.kT, s.keyDim, s.keys,
-                       t.j0, t.nk, config.scale, row);
+    if (head.kT)
+      rowTimesTransposed(qi, head.kT, s.keyDim, s.keys, t.j0, t.nk,
+                         config.scale, row);
+    else
+      for (int64_t j = 0; j < t.nk; ++j)
+        row[j] = config.scale * dot(qi, head.k + (t.j0 + j) * s.keyDim, s.keyDim);
     for (int64_t j = 0; j < t.nk; ++j) {
       int64_t key = t.j0 + j;
       if (head.mask)
@@ -231,8 +240,12 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
       for (int64_t j = 0; j < t.nk; ++j)
         probabilities[j] = std::exp(probabilities[j] - rowLse);
       float gradDots[kKeyBlock]; // dO_i . v_j
-      rowTimesTransposed(dO, head.vT, s.valueDim, s.keys, j0, t.nk, 1.0f,
-                         gradDots);
+      if (head.vT)
+        rowTimesTransposed(dO, head.vT, s.valueDim, s.keys, j0, t.nk, 1.0f,
+                           gradDots);
+      else
+        for (int64_t j = 0; j < t.nk; ++j)
+          gradDots[j] = dot(dO, head.v + (j0 + j) * s.valueDim, s.valueDim);
       for (int64_t j = 0; j < t.nk; ++j) {
         float p = probabilities[j];
         if (p == 0.0f) // contributes nothing to any gradient
