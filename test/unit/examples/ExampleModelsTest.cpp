@@ -38,14 +38,7 @@ TEST_P(ExampleModelGradient, EveryParameterMatchesCentralDifferences) {
   ASSERT_TRUE(differentiate(module, t));
 
   Interpreter interp(module, Precision::F64);
-  interp.initializeVariables(3);
-  // Biases and LayerNorm's beta start at zero and gamma at one; random
-  // values make every parameter's gradient generic.
-  Random random(5);
-  for (auto variable : module.getOps<tg::VariableOp>())
-    if (variable.getSymName() != "embedding")
-      for (double &x : interp.variable(variable.getSymName())->data)
-        x += random.uniform(-0.1, 0.1);
+  initializePerturbed(interp, module);
 
   runtime::Batch batch = runtime::makeBatch(runtime::Task::Reverse, 9, 0, shape);
   GradientCheckOptions check;

@@ -47,6 +47,19 @@ inline std::vector<HostTensor> lossArguments(const runtime::Batch &batch,
           HostTensor::i32({2}, {double(seed), double(step)})};
 }
 
+/// Interpreter variables initialized as the program would, then every one
+/// but the embedding moved by up to 0.1: biases and LayerNorm's beta start
+/// at zero and gamma at one, and random values make every parameter's
+/// gradient generic.
+inline void initializePerturbed(Interpreter &interp, mlir::ModuleOp module) {
+  interp.initializeVariables(3);
+  Random random(5);
+  for (auto variable : module.getOps<tg::VariableOp>())
+    if (variable.getSymName() != "embedding")
+      for (double &x : interp.variable(variable.getSymName())->data)
+        x += random.uniform(-0.1, 0.1);
+}
+
 struct GradientCheckOptions {
   double step = 1e-6;
   double tolerance = 1e-6;

@@ -26,14 +26,7 @@ TEST(TransformerGradient, EveryParameterMatchesCentralDifferences) {
   ASSERT_TRUE(differentiate(module, t));
 
   Interpreter interp(module, Precision::F64);
-  interp.initializeVariables(3);
-  // LayerNorm's beta and the biases start at zero and gamma at one; random
-  // values make every parameter's gradient generic.
-  Random random(5);
-  for (auto variable : module.getOps<tg::VariableOp>())
-    if (variable.getSymName() != "embedding")
-      for (double &x : interp.variable(variable.getSymName())->data)
-        x += random.uniform(-0.1, 0.1);
+  initializePerturbed(interp, module);
 
   runtime::BatchShape shape{config.batch_size(), config.source_length(),
                             config.target_length(),
