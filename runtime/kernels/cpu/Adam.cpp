@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,9 +28,11 @@ struct Chunk {
 };
 constexpr int64_t kChunkElements = 1 << 14;
 
-std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count,
-                            int64_t &total) {
-  std::vector<Chunk> chunks;
+/// The tensors' chunks, in a buffer kept across calls.
+std::vector<Chunk> &chunksOf(const AdamTensor *tensors, int count,
+                             int64_t &total) {
+  struct Chunks;
+  std::vector<Chunk> &chunks = reusedBuffer<Chunks>(0, Chunk{});
   total = 0;
   for (int x = 0; x < count; ++x) {
     for (int64_t b = 0; b < tensors[x].size; b += kChunkElements)
@@ -70,7 +73,7 @@ void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
                 float beta1, float beta2, float epsilon) {
   const AdamStep adam(lr, step, beta1, beta2, epsilon);
   int64_t total;
-  std::vector<Chunk> chunks = chunksOf(tensors, count, total);
+  const std::vector<Chunk> &chunks = chunksOf(tensors, count, total);
   int64_t chunkCount = static_cast<int64_t>(chunks.size());
 #pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
   for (int64_t c = 0; c < chunkCount; ++c) {
@@ -84,14 +87,15 @@ float optimizerStep(const AdamTensor *tensors, int count,
                     const OptimizerControl &control, float lr, int32_t step,
                     float beta1, float beta2, float epsilon) {
   int64_t total;
-  std::vector<Chunk> chunks = chunksOf(tensors, count, total);
+  const std::vector<Chunk> &chunks = chunksOf(tensors, count, total);
   int64_t chunkCount = static_cast<int64_t>(chunks.size());
   const int32_t phase = control.phase;
   const float weight = control.weight;
   float *accumulator = control.accumulator;
   // Pass 1: accumulate, and each chunk's sum of squares (summed in chunk
   // order below, so the norm does not depend on the thread count).
-  std::vector<double> squares(chunks.size(), 0.0);
+  struct Squares;
+  std::vector<double> &squares = reusedBuffer<Squares>(chunks.size(), 0.0);
 #pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
   for (int64_t c = 0; c < chunkCount; ++c) {
     const Chunk &chunk = chunks[c];

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
 #include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
@@ -55,7 +56,8 @@ void crossEntropy(const float *logits, const int32_t *targets, float *loss,
   // Per-thread partial totals added in thread order: the loss does not
   // change from run to run (an OpenMP reduction's order is unspecified).
   int threads = parallel ? omp_get_max_threads() : 1;
-  std::vector<double> partial(threads, 0.0);
+  struct LossPartials;
+  std::vector<double> &partial = reusedBuffer<LossPartials>(threads, 0.0);
 #pragma omp parallel num_threads(threads) if (parallel)
   {
     double total = 0.0;
@@ -144,7 +146,8 @@ void outputLoss(const float *hidden, const float *weight,
   // Per-thread partial sums added in thread order, chunk after chunk: the
   // loss does not change from run to run.
   int threads = omp_get_max_threads();
-  std::vector<double> partial(threads);
+  struct OutputLossPartials;
+  std::vector<double> &partial = reusedBuffer<OutputLossPartials>(threads, 0.0);
   double total = 0.0;
   for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
     int64_t n = std::min(chunkRows, rows - r0);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/DropoutFactors.h"
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
 #include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
@@ -128,7 +129,9 @@ static void rowsWithColumnSums(int64_t rows, int64_t width, float *gammaGrad,
                                float *betaGrad, RowFn rowFn) {
   bool parallel = rows * width >= kParallelElements;
   int threads = parallel ? omp_get_max_threads() : 1;
-  std::vector<double> partial(2 * static_cast<size_t>(threads) * width, 0.0);
+  struct ColumnPartials;
+  std::vector<double> &partial = reusedBuffer<ColumnPartials>(
+      2 * static_cast<size_t>(threads) * width, 0.0);
 #pragma omp parallel num_threads(threads) if (parallel)
   {
     double *gammaSum = partial.data() + 2 * omp_get_thread_num() * width;

@@ -1,5 +1,6 @@
 //===- TensorKernels.cpp - layouts, reductions, embeddings, masks ----===//
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -185,7 +186,8 @@ void reduce(const float *input, float *out, const int64_t *shape, int rank,
   // float precision.
   double init =
       kind == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-  std::vector<double> acc(outCount, init);
+  struct Accumulators;
+  std::vector<double> &acc = reusedBuffer<Accumulators>(outCount, init);
   if (total > 0) {
     if (kind == Reduction::Max)
       reduceInto<Reduction::Max>(plan, input, acc.data(), total);
