@@ -5,13 +5,14 @@
 // parameter agree within a tolerance per precision. And the whole training
 // step, with every fusion (forward, GEMM epilogues, elementwise groups, the
 // multi-tensor Adam) or none: three steps give the same losses, parameters
-// and Adam moments.
+// and Adam moments. And the CUDA emitter's refusal of tg.output_loss.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/passes/CompiledTransformer.h"
 #include "test/unit/passes/GradientCheck.h"
 
 #include "codegen/InterpreterTrainer.h"
+#include "codegen/cpu/CppEmitter.h"
 #include "models/Transformer.h"
 
 using namespace mlir;
@@ -133,5 +134,29 @@ INSTANTIATE_TEST_SUITE_P(Precisions, StepFusedVsUnfused,
                          [](const ::testing::TestParamInfo<Precision> &info) {
                            return info.param == Precision::F64 ? "f64" : "f32";
                          });
+
+// tg-compile-pipeline fuses the output projection and the loss by default;
+// the CUDA emitter has no kernel for tg.output_loss (tgc --target=cuda turns
+// the fusion off), so given such a module it fails at the op and says how
+// to compile for CUDA.
+TEST(OutputLossFusion, TheCudaEmitterRefusesItWithTheWayOut) {
+  TestContext t;
+  OwningOpRef<ModuleOp> module =
+      compiledTiny(t, [](PassManager &pm) { buildCompilePipeline(pm); });
+  ASSERT_TRUE(module);
+  int fused = 0;
+  module->walk([&](tg::OutputLossOp) { ++fused; });
+  EXPECT_EQ(fused, 1);
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  CompiledModelInfo info;
+  info.name = "transformer-tiny";
+  EXPECT_TRUE(failed(emitCuda({*module}, info, os)));
+  ASSERT_EQ(t.messages.size(), 1u) << ::testing::PrintToString(t.messages);
+  EXPECT_NE(t.messages[0].find("'tg.output_loss' op has no CUDA kernel yet: "
+                               "compile for CUDA without tg-fuse-output-loss"),
+            std::string::npos)
+      << t.messages[0];
+}
 
 } // namespace
