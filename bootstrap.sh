@@ -15,6 +15,7 @@ packages=(
   libgtest-dev                              # unit tests
   libprotobuf-dev protobuf-compiler         # model configs (text format), graph files, checkpoints
   libopenblas-dev libopenblas-openmp-dev    # OpenBLAS (OpenMP build): the CPU GEMMs of generated steps
+  libdnnl-dev                               # oneDNN: the bf16 GEMMs of --precision=bf16
   zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
   libsentencepiece-dev pkgconf              # SentencePiece (found with pkg-config): BPE vocabularies of real corpora (tgc-data)
 )

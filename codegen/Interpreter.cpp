@@ -62,7 +62,15 @@ HostTensor *Interpreter::variable(llvm::StringRef name) {
 }
 
 static const char *nameOf(ElementType type) {
-  return type == ElementType::F32 ? "f32" : "i32";
+  switch (type) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::I32:
+    break;
+  }
+  return "i32";
 }
 
 /// Argument `index` must match the function's argument type exactly.

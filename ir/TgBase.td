@@ -22,7 +22,9 @@ def TG_Dialect : Dialect {
   let description = [{
     `tg` describes one training step of the Transformer of "Attention Is All
     You Need" as a static graph on value-semantic tensors. Every tensor has a
-    static shape; activations are `f32` and token ids are `i32`.
+    static shape; activations are `f32` and token ids are `i32`. Under
+    `tg-mixed-precision`, GEMM operands are `bf16` copies (`tg.to_bf16`);
+    GEMM results, parameters and everything else stay `f32`.
 
     Parameters and optimizer state are module-level symbols (`tg.variable`)
     that functions read with `tg.load` and update in place with `tg.store` or
@@ -50,6 +52,10 @@ def TG_Dialect : Dialect {
 def TG_FloatTensor : RankedTensorOf<[F32]>;
 def TG_IndexTensor : RankedTensorOf<[I32]>;
 def TG_AnyTensor : RankedTensorOf<[F32, I32]>;
+// GEMM operands: f32, or bf16 where tg-mixed-precision rounded them (the
+// products still accumulate and return f32).
+def TG_Bf16Tensor : RankedTensorOf<[BF16]>;
+def TG_GemmOperand : RankedTensorOf<[F32, BF16]>;
 // Scalars and the dropout key have one possible type each, so the assembly
 // format need not spell it out (builderCall).
 def TG_Scalar : 0DTensorOf<[F32]> {

@@ -235,12 +235,14 @@ def TG_LinearOp : TG_Op<"linear", [Pure]> {
     cache, instead of as two more passes over memory.
     `tg-fuse-matmul-epilogue` builds it after autodiff from
     `relu(add(matmul(x, W), broadcast(b)))`; it has no gradient rule.
+    `input` and `weight` are both `f32` or both `bf16`; bias and result are
+    `f32`.
 
     ```mlir
     %h = tg.linear %x, %w1, %b1 relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$weight,
+  let arguments = (ins TG_GemmOperand:$input, TG_GemmOperand:$weight,
                        TG_FloatTensor:$bias, UnitAttr:$relu);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{

@@ -66,6 +66,9 @@ LogicalResult FusedElementwiseOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
+  if (failed(expectSameElementType(*this, "input", getInput(), "weight",
+                                   getWeight())))
+    return failure();
   auto input = shapeOf(getInput()), weight = shapeOf(getWeight());
   if (input.size() < 2)
     return emitOpError() << "input must have rank >= 2 but has shape "

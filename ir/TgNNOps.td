@@ -254,8 +254,10 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
 }
 
 def TG_OutputLossOp : TG_Op<"output_loss", [Pure,
-    AllTypesMatch<["hidden", "hidden_grad"]>,
-    AllTypesMatch<["weight", "weight_grad"]>]> {
+    TypesMatchWith<"hidden_grad is hidden's shape in f32", "hidden",
+                   "hidden_grad", "::tgc::tg::withF32Elements($_self)">,
+    TypesMatchWith<"weight_grad is weight's shape in f32", "weight",
+                   "weight_grad", "::tgc::tg::withF32Elements($_self)">]> {
   let summary = "vocabulary projection, cross-entropy and their gradients, in row chunks";
   let description = [{
     What `tg-fuse-output-loss` makes of a training step's end: with
@@ -267,6 +269,9 @@ def TG_OutputLossOp : TG_Op<"output_loss", [Pure,
     `[rows, V]` logits and their gradient never exist whole: `workspace`
     (`[chunk_rows, V]`) holds one chunk's logits, then their gradient, and
     means nothing after the op. Its memory is planned like any value's.
+    After `tg-mixed-precision`, `hidden` and `weight` are `bf16` and each
+    chunk's logit gradient is rounded to bf16 before the two gradient GEMMs;
+    the loss, the workspace and both gradients stay `f32`.
 
     ```mlir
     %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss
@@ -274,7 +279,7 @@ def TG_OutputLossOp : TG_Op<"output_loss", [Pure,
         : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$hidden, TG_FloatTensor:$weight,
+  let arguments = (ins TG_GemmOperand:$hidden, TG_GemmOperand:$weight,
                        TG_IndexTensor:$targets, TG_Scalar:$loss_grad,
                        F32Attr:$smoothing, I32Attr:$ignore_index,
                        I64Attr:$chunk_rows);

@@ -40,6 +40,8 @@ LogicalResult EmbeddingGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatmulOp::verify() {
+  if (failed(expectSameElementType(*this, "lhs", getLhs(), "rhs", getRhs())))
+    return failure();
   auto lhs = shapeOf(getLhs());
   auto rhs = shapeOf(getRhs());
   if (lhs.size() < 2 || rhs.size() < 2)
@@ -277,6 +279,9 @@ LogicalResult CrossEntropyGradOp::verify() {
 }
 
 LogicalResult OutputLossOp::verify() {
+  if (failed(expectSameElementType(*this, "hidden", getHidden(), "weight",
+                                   getWeight())))
+    return failure();
   auto hidden = shapeOf(getHidden()), weight = shapeOf(getWeight());
   if (hidden.size() < 2)
     return emitOpError() << "hidden must have rank >= 2 ([..., d]) but is "

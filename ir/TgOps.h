@@ -31,6 +31,11 @@ public:
 /// log-sum-exp) of a tensor: its shape without the last dimension.
 mlir::Type rowStatisticsType(mlir::Type type);
 
+/// `type` (a ranked tensor) with bf16 elements: what tg.to_bf16 makes of it.
+mlir::Type withBf16Elements(mlir::Type type);
+/// `type` with f32 elements: a GEMM's result and gradients for bf16 operands.
+mlir::Type withF32Elements(mlir::Type type);
+
 /// Whether `op` may sit in a tg.fused_elementwise body: an elementwise tg op,
 /// or a dropout (forward or backward), whose mask depends only on the
 /// element's index.

@@ -63,7 +63,9 @@ def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
     `lhs` or, with `transpose_lhs`, `lhs` with its last two dimensions
     swapped, and likewise `B`. Both operands have rank >= 2. `rhs` either has
     the same batch dimensions as `lhs` or is a plain matrix (rank 2) shared by
-    every batch, as a projection weight is.
+    every batch, as a projection weight is. The operands are both `f32` or,
+    after `tg-mixed-precision`, both `bf16`; the result is `f32` either way
+    (bf16 products accumulate in f32).
 
     ```mlir
     // x W for x : [batch, seq, d] and W : [d, d_ff]
@@ -72,7 +74,7 @@ def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
     %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32> -> tensor<2x4x7x9xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs,
+  let arguments = (ins TG_GemmOperand:$lhs, TG_GemmOperand:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
@@ -80,6 +82,27 @@ def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def TG_ToBf16Op : TG_Op<"to_bf16", [Pure,
+    TypesMatchWith<"result is input with bf16 elements", "input", "result",
+                   "::tgc::tg::withBf16Elements($_self)">]> {
+  let summary = "rounds f32 to bf16 (nearest, ties to even)";
+  let description = [{
+    The bf16 copy of a GEMM operand that `tg-mixed-precision` makes: the
+    upper 16 bits of each f32 after rounding to nearest, ties to even (NaN
+    stays NaN). A weight is rounded once per step, right after its
+    `tg.load`, however many GEMMs read it; an activation right after the op
+    that makes it, so the backward's GEMMs read the same (half-size) copy.
+
+    ```mlir
+    %wb = tg.to_bf16 %w : tensor<16x64xf32>
+    %h = tg.matmul %xb, %wb : tensor<2x7x16xbf16>, tensor<16x64xbf16> -> tensor<2x7x64xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input);
+  let results = (outs TG_Bf16Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -226,8 +249,8 @@ def TG_ReshapeOp : TG_Op<"reshape", [Pure]> {
     %heads = tg.reshape %x : tensor<2x7x16xf32> -> tensor<2x7x4x4xf32>
     ```
   }];
-  let arguments = (ins TG_AnyTensor:$input);
-  let results = (outs TG_AnyTensor:$result);
+  let arguments = (ins AnyTypeOf<[TG_AnyTensor, TG_Bf16Tensor]>:$input);
+  let results = (outs AnyTypeOf<[TG_AnyTensor, TG_Bf16Tensor]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -180,4 +180,31 @@ Type rowStatisticsType(Type type) {
                                tensor.getElementType());
 }
 
+static Type withElements(Type type, Type element) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return type; // The verifier reports the bad type.
+  return RankedTensorType::get(tensor.getShape(), element);
+}
+
+Type withBf16Elements(Type type) {
+  return withElements(type, BFloat16Type::get(type.getContext()));
+}
+
+Type withF32Elements(Type type) {
+  return withElements(type, Float32Type::get(type.getContext()));
+}
+
+LogicalResult expectSameElementType(Operation *op, StringRef lhsName,
+                                    Value lhs, StringRef rhsName, Value rhs) {
+  Type a = llvm::cast<ShapedType>(lhs.getType()).getElementType();
+  Type b = llvm::cast<ShapedType>(rhs.getType()).getElementType();
+  if (a == b)
+    return success();
+  return op->emitOpError() << lhsName << " and " << rhsName
+                           << " must have one element type (both f32 or "
+                              "both bf16) but are "
+                           << a << " and " << b;
+}
+
 } // namespace tgc::tg

@@ -32,6 +32,14 @@ std::string formatNumber(double value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Type type);
 
+/// "<lhs> and <rhs> must have one element type" unless they do (the two
+/// operands of a GEMM: both f32, or both bf16 after tg-mixed-precision).
+mlir::LogicalResult expectSameElementType(mlir::Operation *op,
+                                          llvm::StringRef lhsName,
+                                          mlir::Value lhs,
+                                          llvm::StringRef rhsName,
+                                          mlir::Value rhs);
+
 /// "<what> must have shape <expected> but has <actual>" unless they are equal.
 mlir::LogicalResult expectShape(mlir::Operation *op, llvm::StringRef what,
                                 mlir::Value value,

@@ -271,7 +271,9 @@ LogicalResult broadcastRule(RuleBuilder &r, tg::BroadcastOp broadcast) {
 }
 
 LogicalResult reshapeRule(RuleBuilder &r, tg::ReshapeOp reshape) {
-  r.set(0, r.reshape(r.dy(), reshape.getInput().getType().getShape()));
+  r.set(0, r.reshape(r.dy(), llvm::cast<RankedTensorType>(
+                                 reshape.getInput().getType())
+                                 .getShape()));
   return success();
 }
 
@@ -468,6 +470,8 @@ Table buildTable() {
   skip<tg::YieldOp>(t, "the terminator of tg.fused_elementwise, which exists "
                        "only after autodiff");
   skip<tg::LinearOp>(t, "built by tg-fuse-matmul-epilogue after autodiff");
+  skip<tg::ToBf16Op>(t, "built by tg-mixed-precision after autodiff; "
+                        "rounding has no useful derivative");
   skip<tg::OutputLossOp>(t, "built by tg-fuse-output-loss after autodiff; "
                             "it holds the loss's gradients itself");
   skip<tg::AdamUpdateOp>(t, "the optimizer step, built by tg-adam from the "

@@ -71,9 +71,11 @@ static FailureOr<int64_t> bytesOf(Location loc, Type type) {
                              "tensors but found "
                           << type;
   Type element = tensor.getElementType();
+  if (element.isBF16())
+    return tensor.getNumElements() * 2;
   if (!element.isF32() && !element.isSignlessInteger(32))
-    return emitError(loc) << "memory planning handles f32 and i32 tensors "
-                             "but found "
+    return emitError(loc) << "memory planning handles f32, bf16 and i32 "
+                             "tensors but found "
                           << type;
   return tensor.getNumElements() * 4;
 }

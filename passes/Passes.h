@@ -2,6 +2,8 @@
 #ifndef TGC_PASSES_PASSES_H
 #define TGC_PASSES_PASSES_H
 
+#include "passes/Precision.h"
+
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -38,6 +40,15 @@ struct TrainingPipelineOptions
                      "projection and loss; 0 keeps the logits whole (what "
                      "the CUDA target needs)"),
       llvm::cl::init(256)};
+  Option<GemmPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("GEMM operand precision: fp32, or bf16 (tg-mixed-"
+                     "precision: bf16 operands, f32 accumulation, f32 "
+                     "everything else)"),
+      llvm::cl::init(GemmPrecision::fp32),
+      llvm::cl::values(clEnumValN(GemmPrecision::fp32, "fp32", "f32 everywhere"),
+                       clEnumValN(GemmPrecision::bf16, "bf16",
+                                  "bf16 GEMM operands (mixed precision)"))};
 };
 
 /// tg-compile-pipeline: what tgc runs before its emitters.
@@ -57,6 +68,15 @@ struct CompilePipelineOptions
                      "projection and loss; 0 keeps the logits whole (what "
                      "the CUDA target needs)"),
       llvm::cl::init(256)};
+  Option<GemmPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("GEMM operand precision: fp32, or bf16 (tg-mixed-"
+                     "precision: bf16 operands, f32 accumulation, f32 "
+                     "everything else)"),
+      llvm::cl::init(GemmPrecision::fp32),
+      llvm::cl::values(clEnumValN(GemmPrecision::fp32, "fp32", "f32 everywhere"),
+                       clEnumValN(GemmPrecision::bf16, "bf16",
+                                  "bf16 GEMM operands (mixed precision)"))};
 };
 
 /// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).
@@ -67,6 +87,10 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 /// elementwise groups.
 void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
                              int64_t lossChunkRows = 256);
+
+/// The precision passes after step fusion: tg-mixed-precision for bf16.
+void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
+                            bool report = false);
 
 /// Forward module (loss function) -> training step: forward fusion,
 /// autodiff, Adam, cleanup, step fusion (`--emit=train`).

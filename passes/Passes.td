@@ -408,6 +408,53 @@ def TgFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "bf16 GEMM operands with f32 accumulation (mixed precision)";
+  let description = [{
+    Gives every GEMM (`tg.matmul`, `tg.linear`, `tg.output_loss`) bf16
+    operands: each f32 operand is replaced by its `tg.to_bf16` copy. The
+    products accumulate in f32 and the results stay f32, as do the
+    parameters, Adam's moments, LayerNorm, softmax, the loss and every
+    reduction: only the GEMMs' inputs lose mantissa bits (8 of 24), which
+    is what lets the CPU's bf16 dot products (vdpbf16ps: twice the f32 FMA
+    rate on Zen 4) and a GPU's tensor cores run them.
+
+    One copy per value: a weight is rounded once per step, right after its
+    `tg.load`, however many GEMMs (forward and backward) read it; an
+    activation right after the op that makes it, so the backward's
+    weight-gradient GEMM reads the same bf16 copy and the f32 original dies
+    as soon as nothing else needs it (the memory planner then keeps half the
+    bytes for the backward). A `tg.reshape` between a value and its GEMM is
+    moved to the bf16 side, so a value seen in two shapes is still rounded
+    once. Run after step fusion, on every function (the step, `@predict` and
+    the incremental decoder).
+
+    Before:
+    ```mlir
+    %w = tg.load @w : tensor<16x64xf32>
+    %h = tg.linear %x, %w, %b relu : tensor<4x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<4x64xf32>
+    %dx = tg.matmul %dh, %w transpose_rhs : tensor<4x64xf32>, tensor<16x64xf32> -> tensor<4x16xf32>
+    ```
+    After:
+    ```mlir
+    %w = tg.load @w : tensor<16x64xf32>
+    %wb = tg.to_bf16 %w : tensor<16x64xf32>
+    %xb = tg.to_bf16 %x : tensor<4x16xf32>
+    %h = tg.linear %xb, %wb, %b relu : tensor<4x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<4x64xf32>
+    %dhb = tg.to_bf16 %dh : tensor<4x64xf32>
+    %dx = tg.matmul %dhb, %wb transpose_rhs : tensor<4x64xbf16>, tensor<16x64xbf16> -> tensor<4x16xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numGemms", "gemms-converted", "GEMMs given bf16 operands">,
+    Statistic<"numCopies", "copies-made", "tg.to_bf16 copies made">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgFuseAdam : Pass<"tg-fuse-adam", "::mlir::ModuleOp"> {
   let summary = "merges per-parameter tg.adam_update ops into one tg.multi_adam_update";
   let description = [{

@@ -27,6 +27,15 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
   // tg-fuse-adam is for modules written with separate tg.adam_updates.
 }
 
+void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
+                            bool report) {
+  // Last of the transformations, on the fused GEMMs (tg.linear,
+  // tg.output_loss) of every function, so that no fusion pattern has to
+  // look through a tg.to_bf16 and each value is rounded once.
+  if (precision == GemmPrecision::bf16)
+    pm.addPass(createTgMixedPrecision({report}));
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options) {
   // From the unfused loss function, so @predict is fused like the step.
@@ -50,6 +59,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
   if (options.fuse)
     buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
+  buildPrecisionPipeline(pm, options.precision, options.report);
 }
 
 void buildCompilePipeline(mlir::OpPassManager &pm,
@@ -58,6 +68,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   training.fuse = options.fuse.getValue();
   training.report = options.report.getValue();
   training.lossChunkRows = options.lossChunkRows.getValue();
+  training.precision = options.precision.getValue();
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).
   training.predict = true;

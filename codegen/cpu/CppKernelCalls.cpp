@@ -161,6 +161,13 @@ FailureOr<std::string> emitLinear(Args &p, EmitContext &context,
       b(o.getRelu()) + ");\n");
 }
 
+FailureOr<std::string> emitToBf16(Args &p, EmitContext &context,
+                                  tg::ToBf16Op o) {
+  return std::string("  kernels::toBf16(" + p(o.getInput()) + ", " +
+                     p(o.getResult()) + ", " +
+                     std::to_string(numElements(o.getInput())) + ");\n");
+}
+
 FailureOr<std::string> emitTranspose(Args &p, EmitContext &context,
                                      tg::TransposeOp o) {
   auto shape = shapeOf(o.getInput());
@@ -456,6 +463,7 @@ const Table &callWriters() {
     Table t;
     add(t, emitMatmul);
     add(t, emitLinear);
+    add(t, emitToBf16);
     add(t, emitTranspose);
     add(t, emitBroadcast);
     add(t, emitReduceSum);

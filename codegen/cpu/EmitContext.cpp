@@ -52,8 +52,14 @@ int64_t numElements(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getNumElements();
 }
 
-static bool isF32(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getElementType().isF32();
+/// The generated accessor of an arena value of `value`'s element type.
+static const char *arenaAccessor(Value value) {
+  Type element = llvm::cast<RankedTensorType>(value.getType()).getElementType();
+  if (element.isF32())
+    return "F(f, ";
+  if (element.isBF16())
+    return "H(f, ";
+  return "I(f, ";
 }
 
 FailureOr<std::string> EmitContext::pointer(Value value) {
@@ -77,7 +83,7 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
     return def->emitOpError()
            << "has no arena offset for result #" << index
            << " (run tg-plan-memory before emitting C++)";
-  return std::string(isF32(value) ? "F(f, " : "I(f, ") +
+  return std::string(arenaAccessor(value)) +
          std::to_string(offsets[index]) + ")";
 }
 

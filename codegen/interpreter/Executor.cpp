@@ -1,6 +1,8 @@
 //===- Executor.cpp - the op dispatch of the reference interpreter ------===//
 #include "codegen/interpreter/Executor.h"
 
+#include "runtime/kernels/KernelTypes.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -15,6 +17,8 @@ std::optional<ElementType> elementTypeOf(Type type) {
     return ElementType::F32;
   if (tensor.getElementType().isSignlessInteger(32))
     return ElementType::I32;
+  if (tensor.getElementType().isBF16())
+    return ElementType::BF16;
   return std::nullopt;
 }
 
@@ -25,9 +29,18 @@ void roundToFloat(HostTensor &tensor) {
     x = static_cast<float>(x);
 }
 
+void roundToBf16(HostTensor &tensor) {
+  for (double &x : tensor.data)
+    x = runtime::widen(runtime::roundToBf16(static_cast<float>(x)));
+}
+
 void Executor::bind(Value value, HostTensor tensor) {
   tensor.type = elementTypeOf(value.getType()).value_or(tensor.type);
-  if (precision == Precision::F32)
+  // A bf16 value is rounded in either precision: that rounding is the op's
+  // meaning (tg.to_bf16), not an artifact of the f32 arithmetic modelled.
+  if (tensor.type == ElementType::BF16)
+    roundToBf16(tensor);
+  else if (precision == Precision::F32)
     roundToFloat(tensor);
   values[value] = std::move(tensor);
 }

@@ -24,11 +24,14 @@
 
 namespace tgc::interp {
 
-/// The element type tg uses for `type` (f32 or i32), if it is one of those.
+/// The element type tg uses for `type` (f32, i32 or bf16), if it is one of
+/// those.
 std::optional<ElementType> elementTypeOf(mlir::Type type);
 
 /// Rounds every element of an f32 tensor to float (Precision::F32).
 void roundToFloat(HostTensor &tensor);
+/// Rounds every element to bf16 as tg.to_bf16 does.
+void roundToBf16(HostTensor &tensor);
 
 /// Holds the values of one function activation and executes its ops one by
 /// one against the interpreter's variables.

@@ -161,6 +161,12 @@ LogicalResult linear(Executor &x, tg::LinearOp o) {
   return success();
 }
 
+/// Binding to a bf16 value rounds (Executor::bind).
+LogicalResult toBf16(Executor &x, tg::ToBf16Op o) {
+  x.bind(o.getResult(), x.get(o.getInput()));
+  return success();
+}
+
 //===--- Elementwise with an attribute or a random factor -----------------===//
 
 LogicalResult scale(Executor &x, tg::ScaleOp o) {
@@ -373,6 +379,12 @@ LogicalResult outputLoss(Executor &x, tg::OutputLossOp o) {
       ref::crossEntropy(logits, targets, smoothing, ignore);
   HostTensor grad = ref::crossEntropyGrad(x.get(o.getLossGrad())[0], logits,
                                           targets, smoothing, ignore);
+  // bf16 operands: the kernels round the logit gradient (computed in f32)
+  // to bf16 before the two gradient GEMMs.
+  if (hidden.type == ElementType::BF16) {
+    roundToFloat(grad);
+    roundToBf16(grad);
+  }
   HostTensor hiddenGrad = ref::matmul(grad, weight, false, false);
   int64_t rows = targets.numElements();
   HostTensor flatGrad = grad, flatHidden = hidden;
@@ -526,6 +538,7 @@ Table buildTable() {
   add(t, embeddingGrad);
   add(t, matmul);
   add(t, linear);
+  add(t, toBf16);
 #define TGC_ELEMENTWISE(OpClass, formula, arity)                               \
   t.insert<tg::OpClass>([](Executor &x, Operation *op) {                       \
     return runElementwise<arity>(                                              \

@@ -13,8 +13,34 @@
 #include "runtime/kernels/Philox.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace tgc::runtime {
+
+/// A bfloat16: the upper half of an f32 (sign, 8 exponent bits, 7 mantissa
+/// bits). The element of the GEMM operands tg-mixed-precision makes; a type
+/// of its own so that the bf16 kernels are overloads of the f32 ones.
+struct Bf16 {
+  uint16_t bits;
+};
+
+/// `x` rounded to the nearest bf16, ties to even; NaN stays a (quiet) NaN.
+/// The rounding of tg.to_bf16 on every backend and in the interpreter.
+TGC_HOST_DEVICE inline Bf16 roundToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it one
+    return Bf16{static_cast<uint16_t>((bits >> 16) | 0x40u)};
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return Bf16{static_cast<uint16_t>(bits >> 16)};
+}
+
+TGC_HOST_DEVICE inline float widen(Bf16 x) {
+  uint32_t bits = static_cast<uint32_t>(x.bits) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 /// One dropout site (runtime/kernels/Philox.h); rate 0 keeps everything. Passed to
 /// kernels by value; factor() runs on the host and on a GPU, with the same

@@ -139,6 +139,18 @@ cl::opt<bool> fuse("fuse",
                             "unfused graph, for comparisons)"),
                    cl::init(true), cl::cat(tgcCategory));
 
+cl::opt<GemmPrecision> precision(
+    "precision",
+    cl::desc("What the GEMMs multiply (parameters, Adam, LayerNorm, softmax "
+             "and the loss are f32 either way)"),
+    cl::init(GemmPrecision::fp32),
+    cl::values(clEnumValN(GemmPrecision::fp32, "fp32", "f32 operands (default)"),
+               clEnumValN(GemmPrecision::bf16, "bf16",
+                          "bf16 operands, f32 accumulation: mixed precision "
+                          "(tg-mixed-precision; oneDNN on CPUs, twice the "
+                          "GEMM rate where the CPU has AVX512-BF16 or AMX)")),
+    cl::cat(tgcCategory));
+
 cl::opt<std::string> taskName("task",
                               cl::desc("Built-in task to train on (--emit=train "
                                        "--target=interp): copy, reverse"),
@@ -260,6 +272,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
       (outputFilename == "-" || target == Target::Interp))
     options.emitStage = EmitStage::Tg;
   options.fuse = fuse;
+  options.precision = precision;
   options.memoryReport = memoryReport;
   options.printLocations = printLocations.getNumOccurrences()
                                ? printLocations.getValue()

@@ -290,6 +290,7 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       CompilePipelineOptions pipeline;
       pipeline.fuse = options.fuse;
       pipeline.report = options.passStatistics;
+      pipeline.precision = options.precision;
       // The CUDA kernels have no tg.output_loss yet: keep the logits whole.
       if (options.target == Target::Cuda)
         pipeline.lossChunkRows = 0;
@@ -298,6 +299,7 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       TrainingPipelineOptions pipeline;
       pipeline.fuse = options.fuse;
       pipeline.report = options.passStatistics;
+      pipeline.precision = options.precision;
       buildTrainingPipeline(pm, pipeline);
     } else if (options.fuse) {
       buildForwardFusionPipeline(pm, options.passStatistics);

@@ -9,6 +9,8 @@
 #ifndef TGC_TOOLS_DRIVER_DRIVEROPTIONS_H
 #define TGC_TOOLS_DRIVER_DRIVEROPTIONS_H
 
+#include "passes/Precision.h"
+
 #include <cstdint>
 #include <string>
 
@@ -39,6 +41,7 @@ struct DriverOptions {
   EmitStage emitStage = EmitStage::Binary; ///< the resolved stage
   Target target = Target::None;
   bool fuse = true;
+  GemmPrecision precision = GemmPrecision::fp32;
   bool memoryReport = false;
   bool printLocations = false; ///< the resolved choice (on for --model)
   bool passStatistics = false; ///< --mlir-pass-statistics was given

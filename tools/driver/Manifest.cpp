@@ -43,7 +43,9 @@ std::string programManifest(const DriverOptions &options,
   } else {
     os << options.inputFilename;
   }
-  os << (options.fuse ? "" : " --fuse=false") << "\n";
+  os << (options.fuse ? "" : " --fuse=false")
+     << (options.precision == GemmPrecision::bf16 ? " --precision=bf16" : "")
+     << "\n";
   for (llvm::StringRef line : llvm::split(config.trim(), '\n'))
     if (!line.empty())
       os << "config " << line << "\n";

@@ -1,7 +1,8 @@
-//===- Gemm.cpp - matmul and linear on OpenBLAS ----------------------===//
+//===- Gemm.cpp - matmul and linear on OpenBLAS (f32) or oneDNN (bf16) ---===//
 //
-// Row-major cblas_sgemm. OpenBLAS threads each call itself, so these calls
-// are never made from inside an OpenMP parallel region.
+// Row-major cblas_sgemm for f32 operands; the bf16 gemm is in Bf16Gemm.cpp.
+// The libraries thread each call themselves, so these calls are never made
+// from inside an OpenMP parallel region.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
@@ -30,9 +31,12 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
               static_cast<int>(n));
 }
 
-void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
-            int64_t m, int64_t n, int64_t k, bool transposeLhs,
-            bool transposeRhs, bool rhsShared) {
+namespace {
+
+template <typename T>
+void matmulOf(const T *lhs, const T *rhs, float *out, int64_t batch,
+              int64_t m, int64_t n, int64_t k, bool transposeLhs,
+              bool transposeRhs, bool rhsShared) {
   // Untransposed lhs batches are contiguous rows: one tall GEMM keeps
   // OpenBLAS's threads busy where per-batch calls would be small.
   if (rhsShared && !transposeLhs) {
@@ -44,8 +48,9 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
          m, n, k, transposeLhs, transposeRhs, 0.0f);
 }
 
-void linear(const float *input, const float *weight, const float *bias,
-            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+template <typename T>
+void linearOf(const T *input, const T *weight, const float *bias, float *out,
+              int64_t rows, int64_t k, int64_t n, bool relu) {
   // Blocks of rows small enough that the block's output is still in cache
   // when the epilogue reads it back, tall enough for an efficient GEMM.
   constexpr int64_t kBlockRows = 128;
@@ -63,6 +68,32 @@ void linear(const float *input, const float *weight, const float *bias,
           row[c] = std::max(row[c], 0.0f);
     }
   }
+}
+
+} // namespace
+
+void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  matmulOf(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+           rhsShared);
+}
+
+void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  matmulOf(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+           rhsShared);
+}
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  linearOf(input, weight, bias, out, rows, k, n, relu);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  linearOf(input, weight, bias, out, rows, k, n, relu);
 }
 
 } // namespace tgc::cpu

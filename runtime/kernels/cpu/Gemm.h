@@ -1,16 +1,25 @@
-//===- Gemm.h - the one cblas_sgemm call of the CPU kernels -------*- C++ -*-===//
+//===- Gemm.h - the GEMM calls of the CPU kernels -----------------*- C++ -*-===//
 #ifndef TGC_RUNTIME_KERNELS_CPU_GEMM_H
 #define TGC_RUNTIME_KERNELS_CPU_GEMM_H
+
+#include "runtime/kernels/KernelTypes.h"
 
 #include <cstdint>
 
 namespace tgc::cpu {
 
 /// out [m, n] = op(a) op(b) + beta out, with op(a) [m, k] and op(b) [k, n],
-/// row-major (a stored as [k, m] when transposed, b as [n, k]). OpenBLAS
+/// row-major (a stored as [k, m] when transposed, b as [n, k]). The library
 /// threads the call itself: never call it inside an OpenMP parallel region.
+/// f32 operands: OpenBLAS's sgemm.
 void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
           int64_t k, bool transposeA, bool transposeB, float beta);
+/// bf16 operands, f32 accumulation and output: oneDNN's bf16 GEMM
+/// (vdpbf16ps where the CPU has AVX512-BF16 or AMX; oneDNN emulates it
+/// elsewhere, and where it cannot, the operands are widened for sgemm).
+void gemm(const runtime::Bf16 *a, const runtime::Bf16 *b, float *out,
+          int64_t m, int64_t n, int64_t k, bool transposeA, bool transposeB,
+          float beta);
 
 } // namespace tgc::cpu
 

@@ -1,7 +1,7 @@
 //===- Kernels.h - the CPU kernels generated training steps call -*- C++ -*-===//
 //
 // What the C++ emitter (codegen/cpu/) does not write as a loop of its own:
-// GEMMs (OpenBLAS), and the ops whose loops have structure (rows, heads,
+// GEMMs (OpenBLAS for f32, oneDNN for bf16), and the ops whose loops have structure (rows, heads,
 // tiles): softmax, LayerNorm and its residual fusion, attention, the loss,
 // embeddings, reductions, transposes, broadcasts, Adam. The declarations
 // both backends share are in runtime/kernels/KernelDeclarations.inc (host pointers
@@ -46,6 +46,14 @@ float optimizerStep(const AdamTensor *tensors, int count,
 /// rows of hiddenGrad = grad W and weightGrad += grad^T hidden (set by the
 /// first chunk). *loss is the mean over counted tokens, *tokens their count.
 void outputLoss(const float *hidden, const float *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex);
+/// The same on bf16 hidden states and weight (tg-mixed-precision): each
+/// chunk's logit gradient is rounded to bf16 for the two gradient GEMMs.
+void outputLoss(const Bf16 *hidden, const Bf16 *weight,
                 const int32_t *targets, float lossGrad, float *loss,
                 int32_t *tokens, float *hiddenGrad, float *weightGrad,
                 float *workspace, int64_t rows, int64_t width,

@@ -133,12 +133,28 @@ static double lossAndGradRow(float *x, int32_t target, int64_t classes,
   return loss;
 }
 
-void outputLoss(const float *hidden, const float *weight,
-                const int32_t *targets, float lossGrad, float *loss,
-                int32_t *tokens, float *hiddenGrad, float *weightGrad,
-                float *workspace, int64_t rows, int64_t width,
-                int64_t classes, int64_t chunkRows, float smoothing,
-                int32_t ignoreIndex) {
+namespace {
+
+/// The chunk's logit gradient as the gradient GEMMs read it: the f32
+/// workspace itself, or its bf16 rounding for bf16 operands.
+const float *gradientOperand(const float *workspace, int64_t, const float *) {
+  return workspace;
+}
+const Bf16 *gradientOperand(const float *workspace, int64_t count,
+                            const Bf16 *) {
+  struct RoundedLogitGradient;
+  std::vector<Bf16> &rounded =
+      reusedBuffer<RoundedLogitGradient>(count, Bf16{0});
+  toBf16(workspace, rounded.data(), count);
+  return rounded.data();
+}
+
+template <typename T>
+void outputLossOf(const T *hidden, const T *weight, const int32_t *targets,
+                  float lossGrad, float *loss, int32_t *tokens,
+                  float *hiddenGrad, float *weightGrad, float *workspace,
+                  int64_t rows, int64_t width, int64_t classes,
+                  int64_t chunkRows, float smoothing, int32_t ignoreIndex) {
   int32_t count = countTokens(targets, rows, ignoreIndex);
   float rowWeight = count > 0 ? static_cast<float>(
                                     static_cast<double>(lossGrad) / count)
@@ -170,13 +186,38 @@ void outputLoss(const float *hidden, const float *weight,
     }
     for (double p : partial)
       total += p;
-    gemm(workspace, weight, hiddenGrad + r0 * width, n, width, classes, false,
+    const T *grad = gradientOperand(workspace, n * classes, hidden);
+    gemm(grad, weight, hiddenGrad + r0 * width, n, width, classes, false,
          false, 0.0f);
-    gemm(workspace, hidden + r0 * width, weightGrad, classes, width, n, true,
+    gemm(grad, hidden + r0 * width, weightGrad, classes, width, n, true,
          false, r0 == 0 ? 0.0f : 1.0f);
   }
   *tokens = count;
   *loss = count > 0 ? static_cast<float>(total / count) : 0.0f;
+}
+
+} // namespace
+
+void outputLoss(const float *hidden, const float *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex) {
+  outputLossOf(hidden, weight, targets, lossGrad, loss, tokens, hiddenGrad,
+               weightGrad, workspace, rows, width, classes, chunkRows,
+               smoothing, ignoreIndex);
+}
+
+void outputLoss(const Bf16 *hidden, const Bf16 *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex) {
+  outputLossOf(hidden, weight, targets, lossGrad, loss, tokens, hiddenGrad,
+               weightGrad, workspace, rows, width, classes, chunkRows,
+               smoothing, ignoreIndex);
 }
 
 } // namespace tgc::cpu

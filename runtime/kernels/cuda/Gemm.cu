@@ -1,7 +1,9 @@
 //===- Gemm.cu - matmul on cuBLAS, linear on cuBLASLt ----------------===//
 //
-// Both in full f32 (CUBLAS_COMPUTE_32F, no TF32). linear's bias and ReLU are
-// cuBLASLt's fused epilogue: no second pass over the output.
+// f32 operands in full f32 (CUBLAS_COMPUTE_32F, no TF32); linear's bias and
+// ReLU are cuBLASLt's fused epilogue: no second pass over the output. bf16
+// operands (tg-mixed-precision) run on the tensor cores through
+// cublasGemmEx with f32 accumulation and an f32 result.
 //
 // cuBLAS is column-major; a row-major [r, c] matrix is the column-major
 // [c, r] one in the same memory. So row-major out = op(A) op(B) is computed
@@ -231,6 +233,73 @@ void linear(const float *input, const float *weight, const float *bias,
     return;
   biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
       out, bias, rows, n, relu);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+//===--- bf16 operands ------------------------------------------------------===//
+
+/// The bf16 counterpart of gemm(Product): CUDA_R_16BF operands, f32
+/// accumulation (CUBLAS_COMPUTE_32F) and output.
+static void gemmBf16(const Bf16 *a, const Bf16 *b, float *out, int64_t batch,
+                     int64_t rows, int64_t cols, int64_t depth,
+                     bool transposeA, bool transposeB, int64_t strideA,
+                     int64_t strideB) {
+  if (batch == 0 || rows == 0 || cols == 0)
+    return;
+  if (depth == 0) {
+    TGC_CUDA_CHECK(cudaMemsetAsync(out, 0, batch * rows * cols * sizeof(float),
+                                   stream()));
+    return;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  int m = static_cast<int>(rows), n = static_cast<int>(cols),
+      k = static_cast<int>(depth);
+  cublasOperation_t opA = transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int lda = transposeA ? m : k, ldb = transposeB ? k : n;
+  cublasHandle_t handle = cublas();
+  if (!handle)
+    return;
+  // Column-major out^T = op(B)^T op(A)^T, as gemm(Product) does.
+  TGC_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      handle, opB, opA, n, m, k, &one, b, CUDA_R_16BF, ldb, strideB, a,
+      CUDA_R_16BF, lda, strideA, &zero, out, CUDA_R_32F, n, rows * cols,
+      static_cast<int>(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  if (rhsShared && !transposeLhs) {
+    gemmBf16(lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0);
+    return;
+  }
+  gemmBf16(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs, m * k,
+           rhsShared ? 0 : k * n);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  if (rows * n == 0)
+    return;
+  gemmBf16(input, weight, out, 1, rows, n, k, false, false, 0, 0);
+  if (!bias && !relu)
+    return;
+  biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
+      out, bias, rows, n, relu);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+__global__ void roundToBf16Kernel(const float *input, Bf16 *out,
+                                  int64_t count) {
+  TGC_GRID_STRIDE(i, count) { out[i] = runtime::roundToBf16(input[i]); }
+}
+
+void toBf16(const float *input, Bf16 *out, int64_t count) {
+  if (count == 0)
+    return;
+  roundToBf16Kernel<<<blocksFor(count), kThreads, 0, stream()>>>(input, out,
+                                                                 count);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

@@ -2,7 +2,8 @@
 //
 // The interpreter's value type: a row-major shape and its elements as
 // doubles. i32 tensors (token ids, counts) hold their integers exactly in the
-// doubles, so one container serves every tg element type.
+// doubles, so one container serves every tg element type; bf16 tensors hold
+// values already rounded to bf16.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_KERNELS_REFERENCE_HOSTTENSOR_H
@@ -14,7 +15,7 @@
 
 namespace tgc {
 
-enum class ElementType { F32, I32 };
+enum class ElementType { F32, I32, BF16 };
 
 struct HostTensor {
   std::vector<int64_t> shape;

@@ -78,3 +78,14 @@ func.func @output_loss(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: ten
   %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
   return %loss, %tokens, %dh, %dw : tensor<f32>, tensor<i32>, tensor<2x7x16xf32>, tensor<100x16xf32>
 }
+
+// Both on bf16 operands (tg-mixed-precision): the results and gradients are
+// f32.
+// CHECK-LABEL: func.func @bf16_gemms(
+func.func @bf16_gemms(%x: tensor<14x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor<64xf32>, %h: tensor<2x7x16xbf16>, %v: tensor<100x16xbf16>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) -> (tensor<14x64xf32>, tensor<2x7x16xf32>, tensor<100x16xf32>) {
+  // CHECK-NEXT: tg.linear %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} relu : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>
+  // CHECK-NEXT: tg.output_loss {{.*}} : tensor<2x7x16xbf16>, tensor<100x16xbf16>, tensor<2x7xi32>, tensor<4x100xf32>
+  %y = tg.linear %x, %w, %b relu : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %v, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xbf16>, tensor<100x16xbf16>, tensor<2x7xi32>, tensor<4x100xf32>
+  return %y, %dh, %dw : tensor<14x64xf32>, tensor<2x7x16xf32>, tensor<100x16xf32>
+}

@@ -29,7 +29,7 @@ func.func @dynamic_result() -> tensor<?x16xf32> {
 
 // ODS element type: matmul needs f32 operands, not i32.
 func.func @matmul_i32(%x: tensor<2x7x16xi32>, %w: tensor<16x64xf32>) -> tensor<2x7x64xf32> {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2x7x16xi32>'}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or bfloat16 type values, but got 'tensor<2x7x16xi32>'}}
   %y = tg.matmul %x, %w : tensor<2x7x16xi32>, tensor<16x64xf32> -> tensor<2x7x64xf32>
   return %y : tensor<2x7x64xf32>
 }
@@ -271,6 +271,33 @@ func.func @embedding_grad_grad_shape(%dx: tensor<2x7x8xf32>, %ids: tensor<2x7xi3
 //===----------------------------------------------------------------------===//
 // Matmul
 //===----------------------------------------------------------------------===//
+
+// tg.matmul: one element type for both operands.
+func.func @matmul_mixed(%x: tensor<2x16xbf16>, %w: tensor<16x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{lhs and rhs must have one element type (both f32 or both bf16) but are 'bf16' and 'f32'}}
+  %y = tg.matmul %x, %w : tensor<2x16xbf16>, tensor<16x64xf32> -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// tg.linear: one element type for input and weight.
+func.func @linear_mixed(%x: tensor<2x16xf32>, %w: tensor<16x64xbf16>, %b: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{input and weight must have one element type (both f32 or both bf16) but are 'f32' and 'bf16'}}
+  %y = tg.linear %x, %w, %b : tensor<2x16xf32>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// tg.to_bf16 rounds f32 only.
+func.func @to_bf16_of_bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  %y = "tg.to_bf16"(%x) : (tensor<4xbf16>) -> tensor<4xbf16>
+  return %y : tensor<4xbf16>
+}
+
+// -----
 
 // tg.matmul: both operands have rank >= 2.
 func.func @matmul_vector(%x: tensor<16xf32>, %w: tensor<16x64xf32>) -> tensor<64xf32> {

@@ -12,6 +12,20 @@ func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<2x7xi32>) -> tenso
   return %dt : tensor<100x16xf32>
 }
 
+// tg-mixed-precision's copies: bf16 GEMM operands, f32 product.
+// CHECK-LABEL: func.func @bf16_matmul(
+func.func @bf16_matmul(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>) -> tensor<2x7x64xf32> {
+  // CHECK-NEXT: %[[XB:[a-z_0-9]+]] = tg.to_bf16 %{{[a-z_0-9]+}} : tensor<2x7x16xf32>
+  // CHECK-NEXT: %[[WB:[a-z_0-9]+]] = tg.to_bf16 %{{[a-z_0-9]+}} : tensor<16x64xf32>
+  // CHECK-NEXT: %[[FLAT:[a-z_0-9]+]] = tg.reshape %[[XB]] : tensor<2x7x16xbf16> -> tensor<14x16xbf16>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul %[[XB]], %[[WB]] : tensor<2x7x16xbf16>, tensor<16x64xbf16> -> tensor<2x7x64xf32>
+  %xb = tg.to_bf16 %x : tensor<2x7x16xf32>
+  %wb = tg.to_bf16 %w : tensor<16x64xf32>
+  %flat = tg.reshape %xb : tensor<2x7x16xbf16> -> tensor<14x16xbf16>
+  %h = tg.matmul %xb, %wb : tensor<2x7x16xbf16>, tensor<16x64xbf16> -> tensor<2x7x64xf32>
+  return %h : tensor<2x7x64xf32>
+}
+
 // CHECK-LABEL: func.func @matmul(
 func.func @matmul(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %a: tensor<16x7xf32>) -> (tensor<2x7x64xf32>, tensor<2x4x7x9xf32>, tensor<7x64xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<2x7x16xf32>, tensor<16x64xf32> -> tensor<2x7x64xf32>

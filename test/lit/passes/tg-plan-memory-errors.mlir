@@ -38,7 +38,7 @@ func.func @train_step(%x: tensor<*xf32>) -> tensor<*xf32> {
 
 // -----
 
-// expected-error @+1 {{memory planning handles f32 and i32 tensors but found 'tensor<4xf16>'}}
+// expected-error @+1 {{memory planning handles f32, bf16 and i32 tensors but found 'tensor<4xf16>'}}
 func.func @train_step(%x: tensor<4xf16>) -> tensor<4xf16> {
   return %x : tensor<4xf16>
 }
@@ -47,7 +47,7 @@ func.func @train_step(%x: tensor<4xf16>) -> tensor<4xf16> {
 
 // An op result is checked too (at the op).
 func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{memory planning handles f32 and i32 tensors but found 'tensor<4xi64>'}}
+  // expected-error @+1 {{memory planning handles f32, bf16 and i32 tensors but found 'tensor<4xi64>'}}
   %y = "test.widen"(%x) : (tensor<4xf32>) -> tensor<4xi64>
   return %x : tensor<4xf32>
 }

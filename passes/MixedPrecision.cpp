@@ -1,0 +1,113 @@
+//===- MixedPrecision.cpp - tg-mixed-precision ----------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGMIXEDPRECISION
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+bool isF32Tensor(Value value) {
+  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// The bf16 copies of one function's f32 values, one per value.
+class Bf16Copies {
+public:
+  /// `value`'s bf16 copy, made right after `value` (or, for a reshape,
+  /// the reshape of its input's copy) the first time it is asked for.
+  Value of(Value value) {
+    if (Value copy = copies.lookup(value))
+      return copy;
+    Value copy;
+    OpBuilder builder(value.getContext());
+    if (auto reshape = value.getDefiningOp<tg::ReshapeOp>();
+        reshape && isF32Tensor(reshape.getInput())) {
+      Value input = of(reshape.getInput());
+      builder.setInsertionPointAfterValue(input);
+      copy = builder.create<tg::ReshapeOp>(
+          reshape.getLoc(), tg::withBf16Elements(value.getType()), input);
+    } else {
+      // A function's arguments are rounded at its start, in the order
+      // their GEMMs come.
+      bool argument = llvm::isa<BlockArgument>(value);
+      if (argument && lastArgumentCopy)
+        builder.setInsertionPointAfter(lastArgumentCopy);
+      else
+        builder.setInsertionPointAfterValue(value);
+      auto toBf16 = builder.create<tg::ToBf16Op>(value.getLoc(), value);
+      if (argument)
+        lastArgumentCopy = toBf16;
+      copy = toBf16;
+      ++made;
+    }
+    copies[value] = copy;
+    return copy;
+  }
+
+  int64_t made = 0;
+
+private:
+  llvm::DenseMap<Value, Value> copies;
+  Operation *lastArgumentCopy = nullptr;
+};
+
+struct MixedPrecisionPass
+    : public impl::TgMixedPrecisionBase<MixedPrecisionPass> {
+  using TgMixedPrecisionBase::TgMixedPrecisionBase;
+
+  void runOnOperation() override {
+    int64_t gemms = 0, copies = 0;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      Bf16Copies bf16;
+      // Operands of each GEMM: both f32 (the verifier's rule) or already
+      // bf16 (a module that went through the pass before).
+      llvm::SetVector<Operation *> bypassed;
+      auto convert = [&](Operation *gemm, ArrayRef<unsigned> operands) {
+        if (!isF32Tensor(gemm->getOperand(operands.front())))
+          return;
+        for (unsigned index : operands) {
+          Value operand = gemm->getOperand(index);
+          if (auto reshape = operand.getDefiningOp<tg::ReshapeOp>())
+            bypassed.insert(reshape);
+          gemm->setOperand(index, bf16.of(operand));
+        }
+        ++gemms;
+      };
+      func.walk([&](Operation *op) {
+        if (auto matmul = llvm::dyn_cast<tg::MatmulOp>(op))
+          convert(op, {0, 1});
+        else if (auto linear = llvm::dyn_cast<tg::LinearOp>(op))
+          convert(op, {0, 1});
+        else if (auto loss = llvm::dyn_cast<tg::OutputLossOp>(op))
+          convert(op, {0, 1});
+      });
+      // The f32 reshapes the bf16 ones replaced, unless something else
+      // reads them.
+      for (Operation *reshape : bypassed)
+        if (reshape->use_empty())
+          reshape->erase();
+      copies += bf16.made;
+    }
+    numGemms = gemms;
+    numCopies = copies;
+    if (report)
+      getOperation().emitRemark()
+          << "tg-mixed-precision: " << gemms << " GEMMs on bf16 operands, "
+          << copies << " tg.to_bf16 copies";
+  }
+};
+
+} // namespace
+} // namespace tgc

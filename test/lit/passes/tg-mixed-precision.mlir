@@ -1,0 +1,54 @@
+// tg-mixed-precision: every GEMM (tg.matmul, tg.linear, tg.output_loss) reads
+// bf16 copies of its operands; each f32 value is rounded once, right after
+// it is made, however many GEMMs read it; a reshape between a value and its
+// GEMM moves to the bf16 side (the f32 one goes when nothing else reads
+// it). Results, biases and everything else stay f32.
+// RUN: tgc-opt --tg-mixed-precision --split-input-file %s | FileCheck %s
+// RUN: tgc-opt --tg-mixed-precision --tg-mixed-precision --split-input-file %s | FileCheck %s
+// RUN: tgc-opt --tg-mixed-precision=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// A weight read by the forward GEMM and by the backward's input-gradient
+// GEMM, an activation read by the forward GEMM and (reshaped) by the
+// weight-gradient GEMM: two copies, made where the values are.
+// CHECK-LABEL: func.func @forward_and_backward(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4x16xf32>, %[[DY:[a-z0-9]+]]: tensor<2x4x64xf32>
+// CHECK-NEXT: %[[XB:[a-z0-9_]+]] = tg.to_bf16 %[[X]] : tensor<2x4x16xf32>
+// CHECK-NEXT: %[[XFLAT:[a-z0-9_]+]] = tg.reshape %[[XB]] : tensor<2x4x16xbf16> -> tensor<8x16xbf16>
+// CHECK-NEXT: %[[DYB:[a-z0-9_]+]] = tg.to_bf16 %[[DY]] : tensor<2x4x64xf32>
+// CHECK-NEXT: %[[DYFLAT:[a-z0-9_]+]] = tg.reshape %[[DYB]] : tensor<2x4x64xbf16> -> tensor<8x64xbf16>
+// CHECK-NEXT: %[[W:[a-z0-9_]+]] = tg.load @w : tensor<16x64xf32>
+// CHECK-NEXT: %[[WB:[a-z0-9_]+]] = tg.to_bf16 %[[W]] : tensor<16x64xf32>
+// CHECK-NEXT: %[[Y:[a-z0-9_]+]] = tg.matmul %[[XB]], %[[WB]] : tensor<2x4x16xbf16>, tensor<16x64xbf16> -> tensor<2x4x64xf32>
+// CHECK-NEXT: %[[DX:[a-z0-9_]+]] = tg.matmul %[[DYB]], %[[WB]] transpose_rhs : tensor<2x4x64xbf16>, tensor<16x64xbf16> -> tensor<2x4x16xf32>
+// CHECK-NEXT: %[[DW:[a-z0-9_]+]] = tg.matmul %[[XFLAT]], %[[DYFLAT]] transpose_lhs : tensor<8x16xbf16>, tensor<8x64xbf16> -> tensor<16x64xf32>
+// CHECK-NEXT: %[[SUM:[a-z0-9_]+]] = tg.add %[[X]], %[[DX]] : tensor<2x4x16xf32>
+// CHECK-NEXT: return %[[Y]], %[[SUM]], %[[DW]]
+// REPORT: remark: tg-mixed-precision: 3 GEMMs on bf16 operands, 3 tg.to_bf16 copies
+module {
+  tg.variable @w trainable init(xavier_uniform) : tensor<16x64xf32>
+  func.func @forward_and_backward(%x: tensor<2x4x16xf32>, %dy: tensor<2x4x64xf32>) -> (tensor<2x4x64xf32>, tensor<2x4x16xf32>, tensor<16x64xf32>) {
+    %w = tg.load @w : tensor<16x64xf32>
+    %y = tg.matmul %x, %w : tensor<2x4x16xf32>, tensor<16x64xf32> -> tensor<2x4x64xf32>
+    %dx = tg.matmul %dy, %w transpose_rhs : tensor<2x4x64xf32>, tensor<16x64xf32> -> tensor<2x4x16xf32>
+    %xf = tg.reshape %x : tensor<2x4x16xf32> -> tensor<8x16xf32>
+    %dyf = tg.reshape %dy : tensor<2x4x64xf32> -> tensor<8x64xf32>
+    %dw = tg.matmul %xf, %dyf transpose_lhs : tensor<8x16xf32>, tensor<8x64xf32> -> tensor<16x64xf32>
+    %sum = tg.add %x, %dx : tensor<2x4x16xf32>
+    return %y, %sum, %dw : tensor<2x4x64xf32>, tensor<2x4x16xf32>, tensor<16x64xf32>
+  }
+}
+
+// -----
+
+// tg.linear: input and weight in bf16, the bias stays f32. tg.output_loss:
+// hidden and weight in bf16, its gradients stay f32.
+// CHECK-LABEL: func.func @fused_gemms(
+// CHECK: tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} relu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>
+// CHECK: tg.output_loss {{.*}} : tensor<8x16xbf16>, tensor<100x16xbf16>, tensor<8xi32>, tensor<4x100xf32>
+// CHECK-NOT: tg.to_bf16
+// CHECK: return
+func.func @fused_gemms(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>, %v: tensor<100x16xf32>, %t: tensor<8xi32>, %one: tensor<f32>) -> (tensor<f32>, tensor<8x16xf32>, tensor<100x16xf32>) {
+  %h = tg.linear %x, %w, %b relu : tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  %loss, %tokens, %dh, %dv, %ws = tg.output_loss %h, %v, %t, %one smoothing 0.1 ignore 0 chunk 4 : tensor<8x16xf32>, tensor<100x16xf32>, tensor<8xi32>, tensor<4x100xf32>
+  return %loss, %dh, %dv : tensor<f32>, tensor<8x16xf32>, tensor<100x16xf32>
+}
