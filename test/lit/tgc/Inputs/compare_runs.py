@@ -1,16 +1,18 @@
 """Compares two training runs: their --loss-log files and --dump-params files.
 
-Usage: compare_runs.py LOSSES_A LOSSES_B PARAMS_A PARAMS_B TOLERANCE
+Usage: compare_runs.py LOSSES_A LOSSES_B PARAMS_A PARAMS_B TOLERANCE [STATE_TOLERANCE]
 
 Losses: same steps and token counts, each loss within TOLERANCE relative.
-Parameters: same size; every value within TOLERANCE as min(absolute,
-relative) error. Prints the worst errors; exits 1 on a mismatch.
+Parameters: same size; every value within STATE_TOLERANCE (default:
+TOLERANCE) as min(absolute, relative) error. Prints the worst errors; exits
+1 on a mismatch.
 """
 import array
 import sys
 
 losses_a, losses_b, params_a, params_b, tolerance = sys.argv[1:6]
 tolerance = float(tolerance)
+state_tolerance = float(sys.argv[6]) if len(sys.argv) > 6 else tolerance
 
 
 def read_losses(path):
@@ -37,5 +39,6 @@ changed = sum(1 for x, y in zip(pa, pb) if x != 0.0)
 
 print("%d steps, %d state floats: worst loss error %.3g, worst state error %.3g"
       % (len(a), len(pa), worst_loss, worst_param))
-if worst_loss > tolerance or worst_param > tolerance or changed == 0:
-    sys.exit("error: the runs differ by more than %g" % tolerance)
+if worst_loss > tolerance or worst_param > state_tolerance or changed == 0:
+    sys.exit("error: the runs differ by more than %g (losses) or %g (state)"
+             % (tolerance, state_tolerance))
