@@ -5,7 +5,8 @@ Rows of full-length batches (the shapes people train with), rows of small
 batches (the built-in reverse task), and a row under load (two copies of one
 tgc binary at once). For each: step time on both sides, the ratio, MFU against
 the machine's OpenBLAS sgemm peak, the GEMMs' share of the step and the peak
-RSS. See bench/README.md.
+RSS. tgc runs in f32 and, with --precision=bf16 (mixed precision), again in
+bf16; PyTorch in f32, as it trains on CPUs. See bench/README.md.
 """
 import argparse
 import json
@@ -38,6 +39,8 @@ def measure_row(name, args, python, tmp, env, torch_env):
     c = transformer_config.load(preset, config)
     print(f"{name}: {warmup} warm-up + {steps} timed steps per side ...", flush=True)
     exe, parameters = sides.compile_tgc(name, preset, config, tmp)
+    bf16_exe = (sides.compile_tgc(name, preset, config, tmp, "bf16")[0]
+                if "bf16" in args.precisions else None)
     if full:
         files = sides.write_full_length_files(c, c.batch_size * (warmup + steps), tmp)
         data = ["--train-source", files[0], "--train-target", files[1]]
@@ -45,6 +48,7 @@ def measure_row(name, args, python, tmp, env, torch_env):
         data = ["--task", "reverse"]
     tgc = sides.run_tgc(exe, data, steps, warmup, env)
     tgc["parameters"] = parameters
+    tgc_bf16 = sides.run_tgc(bf16_exe, data, steps, warmup, env) if bf16_exe else None
     torch = sides.run_pytorch(python, preset, config, steps, warmup, args.threads, full,
                               torch_env)
     if tgc["parameters"] != torch["parameters"]:
@@ -52,7 +56,8 @@ def measure_row(name, args, python, tmp, env, torch_env):
                  f"{torch['parameters']}): the two models are not the same")
     gflop = transformer_config.train_flops(c) / 1e9
     return {"row": name, "batch": f"{c.batch_size}x{c.source_length}/{c.target_length}",
-            "full_length": full, "train_gflop": gflop, "tgc": tgc, "pytorch": torch,
+            "full_length": full, "train_gflop": gflop, "tgc": tgc, "tgc_bf16": tgc_bf16,
+            "pytorch": torch,
             "exe": exe, "data": data, "steps": steps, "warmup": warmup}
 
 
@@ -77,10 +82,12 @@ def table(rows, peak):
               "GEMM share tgc / PT", "tok/s tgc / PT", "RSS MiB tgc / PT", "RSS tgc/PT",
               "tgc RSS / planned")
     lines = [header]
-    for r in rows:
-        t, p, g = r["tgc"], r["pytorch"], r["train_gflop"]
+    sides_of = lambda r: [(r["row"], r["tgc"])] + (
+        [(r["row"] + " bf16", r["tgc_bf16"])] if r.get("tgc_bf16") else [])
+    for r, (label, t) in ((r, side) for r in rows for side in sides_of(r)):
+        p, g = r["pytorch"], r["train_gflop"]
         mfu = lambda side: 100 * g / side["ms"] * 1e3 / peak
-        lines.append((r["row"], r["batch"], f"{g:.1f}", f"{t['ms']:.1f} / {p['ms']:.1f}",
+        lines.append((label, r["batch"], f"{g:.1f}", f"{t['ms']:.1f} / {p['ms']:.1f}",
                       f"{p['ms'] / t['ms']:.2f}x", f"{mfu(t):.0f}% / {mfu(p):.0f}%",
                       f"{100 * t['gemm_share']:.0f}% / {100 * p['gemm_share']:.0f}%",
                       f"{t['tokens_per_s']:.0f} / {p['tokens_per_s']:.0f}",
@@ -103,6 +110,9 @@ def main():
     parser.add_argument("--warmup", type=int, help="untimed steps first, at least 1")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--precisions", default="fp32,bf16",
+                        help="tgc's GEMM precisions to run (default fp32,bf16); "
+                             "PyTorch runs f32")
     args = parser.parse_args()
     if args.warmup is not None and args.warmup < 1:
         parser.error("--warmup must be at least 1 (the log line at step W starts the clock)")

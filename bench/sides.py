@@ -92,10 +92,11 @@ def write_full_length_files(c, pairs, directory):
     return source, target
 
 
-def compile_tgc(name, preset, config, tmp):
+def compile_tgc(name, preset, config, tmp, precision="fp32"):
     """The training binary (not timed) and the trainable parameter count."""
-    exe = os.path.join(tmp, "train_" + name)
-    command = [TGC, "--model", "transformer", "--preset", preset, "--config", config]
+    exe = os.path.join(tmp, f"train_{name}_{precision}")
+    command = [TGC, "--model", "transformer", "--preset", preset, "--config", config,
+               "--precision=" + precision]
     subprocess.run(command + ["-o", exe], check=True)
     report = subprocess.run(command + ["--memory-report"], check=True,
                             capture_output=True, text=True).stdout

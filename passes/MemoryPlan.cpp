@@ -28,6 +28,7 @@ struct BufferClass {
   int64_t lastRead = -1; ///< last use by an op other than the return
   bool external = false; ///< holds an argument, a load or a constant
   bool gradient = false; ///< read by an Adam update
+  bool bf16 = false;     ///< a bf16 copy (tg-mixed-precision)
   int64_t offset = -1;
 };
 
@@ -103,6 +104,9 @@ LogicalResult Planner::collectValues(Block &block) {
     parent.push_back(index);
     classes.push_back(BufferClass{*bytes});
     classes.back().external = external;
+    classes.back().bf16 = llvm::cast<RankedTensorType>(value.getType())
+                              .getElementType()
+                              .isBF16();
     return success();
   };
   for (BlockArgument arg : block.getArguments())
@@ -245,8 +249,11 @@ MemoryReport Planner::report(Block &block) {
     r.unplanned += alignUp(c.bytes);
     // Read after the loss is computed; returning the loss is not reading.
     if (!c.gradient && boundary >= 0 && c.start <= boundary &&
-        c.lastRead > boundary)
+        c.lastRead > boundary) {
       r.savedActivations += alignUp(c.bytes);
+      if (c.bf16)
+        r.savedBf16 += alignUp(c.bytes);
+    }
   }
   r.gradients = gradientBytes;
   r.arena = scratchBytes + gradientBytes;
@@ -298,6 +305,9 @@ std::string MemoryReport::format() const {
   line("gradients", gradients, "arena, own region");
   line("saved activations", savedActivations,
        "arena, live from the forward into the backward");
+  if (savedBf16 > 0)
+    line("  of which bf16", savedBf16,
+         "GEMM operands' copies (tg-mixed-precision)");
   line("scratch", scratch, "arena, the rest (reused)");
   line("inputs", inputs,
        "the batch, lr, step, dropout key, optimizer controls");
@@ -328,6 +338,7 @@ FailureOr<MemoryReport> readMemoryReport(func::FuncOp function) {
   read("optimizer_state", r.optimizerState);
   read("gradients", r.gradients);
   read("saved_activations", r.savedActivations);
+  read("saved_bf16", r.savedBf16);
   read("scratch", r.scratch);
   read("inputs", r.inputs);
   read("arena", r.arena);

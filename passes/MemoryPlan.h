@@ -39,6 +39,7 @@ struct MemoryReport {
   int64_t optimizerState = 0;   ///< other variables (Adam moments)
   int64_t gradients = 0;        ///< the arena's gradient region
   int64_t savedActivations = 0; ///< forward values the backward reads
+  int64_t savedBf16 = 0;        ///< of which bf16 GEMM operands
   int64_t scratch = 0;          ///< the rest of the arena
   int64_t inputs = 0;           ///< the step's arguments (the batch)
   int64_t arena = 0;            ///< gradients + the reused part

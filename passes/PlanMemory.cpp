@@ -60,6 +60,7 @@ struct TgPlanMemoryPass : impl::TgPlanMemoryBase<TgPlanMemoryPass> {
                        entry("optimizer_state", r.optimizerState),
                        entry("gradients", r.gradients),
                        entry("saved_activations", r.savedActivations),
+                       entry("saved_bf16", r.savedBf16),
                        entry("scratch", r.scratch), entry("inputs", r.inputs),
                        entry("arena", r.arena),
                        entry("unplanned", r.unplanned)}));
