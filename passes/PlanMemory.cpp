@@ -54,16 +54,19 @@ struct TgPlanMemoryPass : impl::TgPlanMemoryBase<TgPlanMemoryPass> {
     auto entry = [&](StringRef key, int64_t value) {
       return b.getNamedAttr(key, b.getI64IntegerAttr(value));
     };
-    step->setAttr(kMemoryAttr,
-                  b.getDictionaryAttr(
-                      {entry("weights", r.weights),
-                       entry("optimizer_state", r.optimizerState),
-                       entry("gradients", r.gradients),
-                       entry("saved_activations", r.savedActivations),
-                       entry("saved_bf16", r.savedBf16),
-                       entry("scratch", r.scratch), entry("inputs", r.inputs),
-                       entry("arena", r.arena),
-                       entry("unplanned", r.unplanned)}));
+    SmallVector<NamedAttribute> entries = {
+        entry("weights", r.weights),
+        entry("optimizer_state", r.optimizerState),
+        entry("gradients", r.gradients),
+        entry("saved_activations", r.savedActivations),
+        entry("scratch", r.scratch),
+        entry("inputs", r.inputs),
+        entry("arena", r.arena),
+        entry("unplanned", r.unplanned)};
+    // Only mixed-precision steps have bf16 copies to count.
+    if (r.savedBf16 > 0)
+      entries.push_back(entry("saved_bf16", r.savedBf16));
+    step->setAttr(kMemoryAttr, b.getDictionaryAttr(entries));
     if (report)
       step.emitRemark() << "tg-plan-memory:\n" << r.format();
     return success();

@@ -35,10 +35,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <fstream>
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -266,6 +269,35 @@ bool checkOptions(const DriverOptions &options) {
   return true;
 }
 
+/// Whether this CPU multiplies bf16 in hardware (/proc/cpuinfo's flags):
+/// AVX512-BF16 (Zen 4, Cooper Lake and later) or AMX (Sapphire Rapids).
+bool cpuHasBf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (llvm::StringRef(line).starts_with("flags")) {
+      llvm::SmallVector<llvm::StringRef> flags;
+      llvm::StringRef(line).split(flags, ' ');
+      return llvm::is_contained(flags, "avx512_bf16") ||
+             llvm::is_contained(flags, "amx_bf16");
+    }
+  return false;
+}
+
+/// A CPU program in bf16 on a CPU without bf16 instructions still runs
+/// (oneDNN emulates them, or the operands are widened for sgemm), slower
+/// than in f32: say so.
+void warnAboutPrecision(const DriverOptions &options) {
+  if (options.precision == GemmPrecision::bf16 &&
+      options.target == Target::None &&
+      (options.emitStage == EmitStage::Binary ||
+       options.emitStage == EmitStage::Cpp) &&
+      !cpuHasBf16())
+    llvm::errs() << "tgc: warning: this CPU has no bf16 instructions "
+                    "(avx512_bf16, amx_bf16): the program's bf16 GEMMs will "
+                    "be emulated, slower than --precision=fp32\n";
+}
+
 /// Whether the stage needs the compile pipeline (a program, its C++, the
 /// memory report or the planned module).
 bool compiles(const DriverOptions &options) {
@@ -391,6 +423,7 @@ int runDriver(const DriverOptions &given) {
   }
   if (!checkOptions(options))
     return 1;
+  warnAboutPrecision(options);
 
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
