@@ -95,9 +95,15 @@ struct MixedPrecisionPass
       });
       // The f32 reshapes the bf16 ones replaced, unless something else
       // reads them.
-      for (Operation *reshape : bypassed)
-        if (reshape->use_empty())
-          reshape->erase();
+      // (a chain of them goes link by link).
+      while (!bypassed.empty()) {
+        Operation *reshape = bypassed.pop_back_val();
+        if (!reshape->use_empty())
+          continue;
+        if (auto input = reshape->getOperand(0).getDefiningOp<tg::ReshapeOp>())
+          bypassed.insert(input);
+        reshape->erase();
+      }
       copies += bf16.made;
     }
     numGemms = gemms;

@@ -8,6 +8,10 @@
 # 1. runtime/kernels/cuda's kernels against the CPU kernels (ctest -R '^cuda\.');
 # 2. the compiled tiny step on the GPU against the CPU binary: 3 steps of
 #    reverse with dropout on, losses and all state within 1e-4;
+#    2b. the same in mixed precision (--precision=bf16: tensor-core GEMMs on
+#    bf16 operands), GPU against CPU: losses within 2e-4, state within 5e-3
+#    (the tolerances lit/tgc/mixed-precision.test states for CPU vs
+#    interpreter);
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);
 # 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
 # 5. translation on the GPU: the incremental decoder (caches on the device,
@@ -32,6 +36,13 @@ common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
 "$work/cpu" "${common[@]}" --loss-log "$work/cpu.loss" --dump-params "$work/cpu.params" --checkpoint "$work/cpu3.ckpt"
 "$work/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
 python3 $compare "$work/gpu.loss" "$work/cpu.loss" "$work/gpu.params" "$work/cpu.params" 1e-4
+
+say "2b. tiny in bf16: GPU step vs CPU step, 3 steps with dropout"
+$tgc --model transformer --preset tiny --precision=bf16 -o "$work/cpu_bf16"
+$tgc --model transformer --preset tiny --precision=bf16 --target=cuda -o "$work/gpu_bf16"
+"$work/cpu_bf16" "${common[@]}" --loss-log "$work/cpu_bf16.loss" --dump-params "$work/cpu_bf16.params" --checkpoint "$work/cpu_bf16.ckpt"
+"$work/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" --checkpoint "$work/gpu_bf16.ckpt"
+python3 $compare "$work/gpu_bf16.loss" "$work/cpu_bf16.loss" "$work/gpu_bf16.params" "$work/cpu_bf16.params" 2e-4 5e-3
 
 say "3. tiny-train learns reverse on the GPU"
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt --target=cuda -o "$work/gpu16"
