@@ -199,21 +199,30 @@ def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise]> 
   let hasVerifier = 1;
 }
 
-def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, SameOperandsAndResultType, Elementwise]> {
+def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise,
+    AllTypesMatch<["grad", "result"]>, AllShapesMatch<["grad", "input"]>]> {
   let summary = "gradient of relu: grad where input > 0, else 0";
   let description = [{
     `result = input > 0 ? grad : 0`, with `input` the relu's input or its
     output: both are positive at the same elements. Autodiff passes the
     output, so the pre-activation need not be kept for the backward and the
     bias add before the relu can fuse into the GEMM (`tg.linear`).
+    `input` may be the output's bf16 copy (`tg-mixed-precision`): rounding
+    to bf16 keeps every sign, so the result is the same and the f32 output
+    need not be kept for the backward. Its type is then spelled out.
 
     ```mlir
     %dx = tg.relu_grad %dy, %x : tensor<2x7x64xf32>
+    %dx2 = tg.relu_grad %dy, %xb : tensor<2x7x64xf32>, tensor<2x7x64xbf16>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$input);
+  let arguments = (ins TG_FloatTensor:$grad,
+                       AnyTypeOf<[TG_FloatTensor, TG_Bf16Tensor]>:$input);
   let results = (outs TG_FloatTensor:$result);
-  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $grad `,` $input attr-dict `:` type($result) ``
+    custom<TypeUnlessSame>(type($input), ref(type($result)))
+  }];
 }
 
 //===----------------------------------------------------------------------===//

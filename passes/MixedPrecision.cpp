@@ -56,6 +56,9 @@ public:
     return copy;
   }
 
+  /// `value`'s copy if one was made, else null.
+  Value existing(Value value) const { return copies.lookup(value); }
+
   int64_t made = 0;
 
 private:
@@ -92,6 +95,15 @@ struct MixedPrecisionPass
           convert(op, {0, 1});
         else if (auto loss = llvm::dyn_cast<tg::OutputLossOp>(op))
           convert(op, {0, 1});
+      });
+      // A relu's gradient needs only the signs of its output, which the
+      // output's bf16 copy keeps: reading the copy lets the f32 output die
+      // after the forward (the largest activation of a feed-forward layer).
+      func.walk([&](tg::ReluGradOp reluGrad) {
+        if (reluGrad->getParentOp() != func.getOperation())
+          return; // inside a group, whose inputs stay as they are
+        if (Value copy = bf16.existing(reluGrad.getInput()))
+          reluGrad.getInputMutable().assign(copy);
       });
       // The f32 reshapes the bf16 ones replaced, unless something else
       // reads them.

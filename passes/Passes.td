@@ -426,8 +426,10 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
     as soon as nothing else needs it (the memory planner then keeps half the
     bytes for the backward). A `tg.reshape` between a value and its GEMM is
     moved to the bf16 side, so a value seen in two shapes is still rounded
-    once. Run after step fusion, on every function (the step, `@predict` and
-    the incremental decoder).
+    once. A `tg.relu_grad` whose relu output has a copy reads the copy (the
+    signs are the same), so the f32 output is not kept for the backward.
+    Run after step fusion, on every function (the step, `@predict` and the
+    incremental decoder).
 
     Before:
     ```mlir

@@ -36,23 +36,26 @@ public:
 
   /// Declares the pointer `name` to `value` before the loop.
   LogicalResult declareInput(Value value, Value local) {
-    bool isKey = !llvm::cast<RankedTensorType>(value.getType())
-                      .getElementType()
-                      .isF32();
+    Type element = llvm::cast<RankedTensorType>(value.getType()).getElementType();
+    bool isKey = element.isSignlessInteger(32);
     // A key is read on the host, to build the Dropout sites.
     auto ptr = isKey ? context.hostPointer(value) : context.pointer(value);
     if (failed(ptr))
       return failure();
     std::string name = "in" + std::to_string(inputs++);
-    os << "  const " << (isKey ? "int32_t" : "float") << " *" << name << " = "
-       << *ptr << ";\n";
+    // bf16 inputs (tg-mixed-precision's copies) are widened as they load.
+    const char *type = isKey ? "int32_t" : element.isBF16() ? "Bf16" : "float";
+    os << "  const " << type << " *" << name << " = " << *ptr << ";\n";
     if (isKey) {
       keys[local] = name;
       return success();
     }
-    parameters.push_back("const float *" + name);
+    parameters.push_back(std::string("const ") + type + " *" + name);
     arguments.push_back(name);
-    loads += "    const float " + local_(local) + " = " + name + "[i];\n";
+    loads += "    const float " + local_(local) + " = " +
+             (element.isBF16() ? "runtime::widen(" + name + "[i])"
+                               : name + "[i]") +
+             ";\n";
     return success();
   }
 
@@ -73,7 +76,9 @@ public:
   LogicalResult addOp(Operation *op) {
     std::vector<std::string> args;
     for (Value operand : op->getOperands())
-      if (llvm::cast<RankedTensorType>(operand.getType()).getElementType().isF32())
+      if (!llvm::cast<RankedTensorType>(operand.getType())
+               .getElementType()
+               .isSignlessInteger(32)) // not a dropout key
         args.push_back(local_(operand));
     FailureOr<std::string> expr = formulaCall(op, args);
     if (failed(expr))

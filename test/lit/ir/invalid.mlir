@@ -384,9 +384,9 @@ func.func @scale_infinite(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
 
 // -----
 
-// tg.relu_grad: SameOperandsAndResultType.
+// tg.relu_grad: grad and input have one shape (input may be bf16).
 func.func @relu_grad_shape_mismatch(%dy: tensor<2x7x64xf32>, %x: tensor<2x7x16xf32>) -> tensor<2x7x64xf32> {
-  // expected-error @+1 {{requires the same type for all operands and results}}
+  // expected-error @+1 {{failed to verify that all of {grad, input} have same shape}}
   %dx = "tg.relu_grad"(%dy, %x) : (tensor<2x7x64xf32>, tensor<2x7x16xf32>) -> tensor<2x7x64xf32>
   return %dx : tensor<2x7x64xf32>
 }

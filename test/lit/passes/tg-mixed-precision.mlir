@@ -41,14 +41,35 @@ module {
 // -----
 
 // tg.linear: input and weight in bf16, the bias stays f32. tg.output_loss:
-// hidden and weight in bf16, its gradients stay f32.
+// hidden and weight in bf16, its gradients stay f32. The ReLU's gradient
+// reads the bf16 copy of the ReLU's output (same signs).
 // CHECK-LABEL: func.func @fused_gemms(
-// CHECK: tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} relu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>
-// CHECK: tg.output_loss {{.*}} : tensor<8x16xbf16>, tensor<100x16xbf16>, tensor<8xi32>, tensor<4x100xf32>
+// CHECK: %[[H:[a-z0-9_]+]] = tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} relu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT: %[[HB:[a-z0-9_]+]] = tg.to_bf16 %[[H]] : tensor<8x16xf32>
+// CHECK-NEXT: tg.output_loss %[[HB]], {{.*}} : tensor<8x16xbf16>, tensor<100x16xbf16>, tensor<8xi32>, tensor<4x100xf32>
+// CHECK-NEXT: tg.relu_grad %{{[a-z0-9_]+}}, %[[HB]] : tensor<8x16xf32>, tensor<8x16xbf16>
 // CHECK-NOT: tg.to_bf16
 // CHECK: return
 func.func @fused_gemms(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>, %v: tensor<100x16xf32>, %t: tensor<8xi32>, %one: tensor<f32>) -> (tensor<f32>, tensor<8x16xf32>, tensor<100x16xf32>) {
   %h = tg.linear %x, %w, %b relu : tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
   %loss, %tokens, %dh, %dv, %ws = tg.output_loss %h, %v, %t, %one smoothing 0.1 ignore 0 chunk 4 : tensor<8x16xf32>, tensor<100x16xf32>, tensor<8xi32>, tensor<4x100xf32>
-  return %loss, %dh, %dv : tensor<f32>, tensor<8x16xf32>, tensor<100x16xf32>
+  %dr = tg.relu_grad %dh, %h : tensor<8x16xf32>
+  return %loss, %dr, %dv : tensor<f32>, tensor<8x16xf32>, tensor<100x16xf32>
+}
+
+// -----
+
+// A relu_grad inside an elementwise group keeps its f32 input (the group's
+// loop reads it).
+// CHECK-LABEL: func.func @grouped_relu_grad(
+// CHECK: tg.fused_elementwise
+// CHECK: tg.relu_grad %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<8x16xf32>{{$}}
+func.func @grouped_relu_grad(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %dy: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %h = tg.matmul %x, %w : tensor<8x16xf32>, tensor<16x16xf32> -> tensor<8x16xf32>
+  %g = tg.fused_elementwise(%dy, %h) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>):
+    %r = tg.relu_grad %a, %b : tensor<8x16xf32>
+    tg.yield %r : tensor<8x16xf32>
+  }
+  return %h, %g : tensor<8x16xf32>, tensor<8x16xf32>
 }
