@@ -4,9 +4,10 @@
 Rows of full-length batches (the shapes people train with), rows of small
 batches (the built-in reverse task), and a row under load (two copies of one
 tgc binary at once). For each: step time on both sides, the ratio, MFU against
-the machine's OpenBLAS sgemm peak, the GEMMs' share of the step and the peak
-RSS. tgc runs in f32 and, with --precision=bf16 (mixed precision), again in
-bf16; PyTorch in f32, as it trains on CPUs. See bench/README.md.
+the machine's GEMM peak (OpenBLAS sgemm for f32 rows, oneDNN bf16 for bf16
+rows), the GEMMs' share of the step and the peak RSS. tgc runs in f32 and,
+with --precision=bf16 (mixed precision), again in bf16; PyTorch in f32, as it
+trains on CPUs. See bench/README.md.
 """
 import argparse
 import json
@@ -77,18 +78,18 @@ def measure_load(row, env):
             "slowdown": [r["ms"] / idle for r in results]}
 
 
-def table(rows, peak):
+def table(rows, peak, peak_bf16):
     header = ("row", "batch", "GFLOP", "ms/step tgc / PT", "PT/tgc", "MFU tgc / PT",
               "GEMM share tgc / PT", "tok/s tgc / PT", "RSS MiB tgc / PT", "RSS tgc/PT",
               "tgc RSS / planned")
     lines = [header]
-    sides_of = lambda r: [(r["row"], r["tgc"])] + (
-        [(r["row"] + " bf16", r["tgc_bf16"])] if r.get("tgc_bf16") else [])
-    for r, (label, t) in ((r, side) for r in rows for side in sides_of(r)):
+    sides_of = lambda r: [(r["row"], r["tgc"], peak)] + (
+        [(r["row"] + " bf16", r["tgc_bf16"], peak_bf16)] if r.get("tgc_bf16") else [])
+    for r, (label, t, t_peak) in ((r, side) for r in rows for side in sides_of(r)):
         p, g = r["pytorch"], r["train_gflop"]
-        mfu = lambda side: 100 * g / side["ms"] * 1e3 / peak
+        mfu = lambda side, limit=peak: 100 * g / side["ms"] * 1e3 / limit
         lines.append((label, r["batch"], f"{g:.1f}", f"{t['ms']:.1f} / {p['ms']:.1f}",
-                      f"{p['ms'] / t['ms']:.2f}x", f"{mfu(t):.0f}% / {mfu(p):.0f}%",
+                      f"{p['ms'] / t['ms']:.2f}x", f"{mfu(t, t_peak):.0f}% / {mfu(p):.0f}%",
                       f"{100 * t['gemm_share']:.0f}% / {100 * p['gemm_share']:.0f}%",
                       f"{t['tokens_per_s']:.0f} / {p['tokens_per_s']:.0f}",
                       f"{t['rss_mib']:.0f} / {p['rss_mib']:.0f}",
@@ -140,9 +141,10 @@ def main():
                "pytorch_allocator": allocator, "load_average_start": os.getloadavg()[0]}
     rows, load = [], None
     with tempfile.TemporaryDirectory(prefix="tgc-bench-") as tmp:
-        peak, detail = sides.sgemm_peak(tmp, env)
+        peak, peak_bf16, detail = sides.gemm_peaks(tmp, env)
         print(detail, end="", flush=True)
         machine["sgemm_peak_gflops"] = peak
+        machine["bf16_gemm_peak_gflops"] = peak_bf16
         for name in names:
             rows.append(measure_row(name, args, python, tmp, env, torch_env))
             if name == LOAD_ROW and "load" in sections:
@@ -150,11 +152,12 @@ def main():
     machine["load_average_end"] = os.getloadavg()[0]
     machine["pytorch"] = rows[0]["pytorch"]["torch"] if rows else None
 
-    print(f"\n{machine['cpu']}; {args.threads} threads; OpenBLAS sgemm peak {peak:.1f} "
-          f"GFLOP/s; PyTorch {machine['pytorch']} with {allocator}; load average "
+    print(f"\n{machine['cpu']}; {args.threads} threads; GEMM peaks: OpenBLAS sgemm "
+          f"{peak:.1f}, oneDNN bf16 {peak_bf16:.1f} GFLOP/s (MFU of f32 rows and PyTorch "
+          f"against the first, of bf16 rows against the second); PyTorch {machine['pytorch']} with {allocator}; load average "
           f"{machine['load_average_start']:.2f} at start, {machine['load_average_end']:.2f} "
           "at end\n")
-    table(rows, peak)
+    table(rows, peak, peak_bf16)
     if load:
         print(f"\nunder load ({load['row']}, two copies at once): idle {load['idle_ms']:.1f} "
               "ms/step; copies " + ", ".join(

@@ -1,6 +1,6 @@
 """The two sides of bench/run.py: tgc's compiled training binary and the
 PyTorch model, each run as a child process with its peak RSS; the machine's
-sgemm peak; the full-length token files tgc trains on."""
+GEMM peaks; the full-length token files tgc trains on."""
 import json
 import os
 import random
@@ -69,12 +69,16 @@ def pytorch_env(env):
                 MALLOC_CONF="dirty_decay_ms:-1,muzzy_decay_ms:-1"), "jemalloc"
 
 
-def sgemm_peak(tmp, env):
-    exe = os.path.join(tmp, "sgemm_peak")
-    subprocess.run(["c++", "-O3", "-o", exe, os.path.join(BENCH, "sgemm_peak.cpp"),
-                    "-lopenblas"], check=True)
+def gemm_peaks(tmp, env):
+    """The f32 (OpenBLAS sgemm) and bf16 (oneDNN) GEMM peaks, GFLOP/s, and
+    the tool's output."""
+    exe = os.path.join(tmp, "gemm_peak")
+    subprocess.run(["c++", "-O3", "-o", exe, os.path.join(BENCH, "gemm_peak.cpp"),
+                    "-lopenblas", "-ldnnl"], check=True)
     output, _ = run_child([exe, "512", "1024", "1536", "2048"], env)
-    return float(re.search(r"^peak (\S+)", output, re.M).group(1)), output
+    f32 = float(re.search(r"^peak (\S+)", output, re.M).group(1))
+    bf16 = float(re.search(r"^peak bf16 (\S+)", output, re.M).group(1))
+    return f32, bf16, output
 
 
 def write_full_length_files(c, pairs, directory):

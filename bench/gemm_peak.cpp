@@ -1,0 +1,78 @@
+// The machine's GEMM peaks through the libraries tgc's CPU kernels call:
+// best GFLOP/s over square sizes of row-major f32 GEMMs (OpenBLAS's
+// cblas_sgemm, what f32 steps run, and oneDNN's dnnl_sgemm beside it) and
+// of bf16 x bf16 -> f32 GEMMs (oneDNN's, what --precision=bf16 runs).
+// Threads come from OMP_NUM_THREADS / OPENBLAS_NUM_THREADS, as for the
+// training binary.
+//
+//   c++ -O3 -o gemm_peak gemm_peak.cpp -lopenblas -ldnnl && ./gemm_peak 512 1024 2048
+#include <cblas.h>
+#include <dnnl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+// Exported by libdnnl 2.6 but not declared in its headers (bf16 as bits).
+extern "C" dnnl_status_t dnnl_gemm_bf16bf16f32(
+    char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K,
+    float alpha, const uint16_t *A, dnnl_dim_t lda, const uint16_t *B,
+    dnnl_dim_t ldb, float beta, float *C, dnnl_dim_t ldc);
+
+/// Best GFLOP/s of `run` (an n x n x n GEMM): the first call (thread
+/// start-up, page faults, code generation) is not timed; repeats for at
+/// least ~0.3 s and keeps the least disturbed repetition.
+double bestRate(int n, const std::function<void()> &run) {
+  run();
+  double flops = 2.0 * n * n * double(n), best = 0.0, total = 0.0;
+  for (int rep = 0; rep < 3 || total < 0.3; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    total += s;
+    best = std::max(best, flops / s / 1e9);
+  }
+  return best;
+}
+
+int main(int argc, char **argv) {
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i)
+    sizes.push_back(std::atoi(argv[i]));
+  if (sizes.empty())
+    sizes = {512, 1024, 1536, 2048};
+  double peakF32 = 0.0, peakDnnlF32 = 0.0, peakBf16 = 0.0;
+  for (int n : sizes) {
+    size_t count = size_t(n) * n;
+    std::vector<float> a(count, 0.5f), b(count, 0.25f), c(count);
+    std::vector<uint16_t> ah(count, 0x3f00), bh(count, 0x3e80); // 0.5, 0.25
+    double openblas = bestRate(n, [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+                  a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    });
+    double dnnl = bestRate(n, [&] {
+      dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+                 c.data(), n);
+    });
+    double bf16 = bestRate(n, [&] {
+      dnnl_gemm_bf16bf16f32('N', 'N', n, n, n, 1.0f, ah.data(), n, bh.data(),
+                            n, 0.0f, c.data(), n);
+    });
+    std::printf("%5d: OpenBLAS sgemm %7.1f, oneDNN sgemm %7.1f, oneDNN bf16 "
+                "%7.1f GFLOP/s\n",
+                n, openblas, dnnl, bf16);
+    peakF32 = std::max(peakF32, openblas);
+    peakDnnlF32 = std::max(peakDnnlF32, dnnl);
+    peakBf16 = std::max(peakBf16, bf16);
+  }
+  std::printf("peak %.1f\n", peakF32); // OpenBLAS sgemm: f32 steps' GEMMs
+  std::printf("peak oneDNN f32 %.1f\n", peakDnnlF32);
+  std::printf("peak bf16 %.1f\n", peakBf16);
+  return 0;
+}
