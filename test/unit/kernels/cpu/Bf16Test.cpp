@@ -1,7 +1,7 @@
 //===- Bf16Test.cpp - the bf16 kernels of tg-mixed-precision --------------===//
 //
-// runtime/kernels/cpu/Bf16Gemm.cpp and the bf16 overloads of Gemm.cpp and
-// Loss.cpp: rounding to bf16 bit for bit, and bf16 GEMMs against the
+// runtime/kernels/cpu/Bf16Gemm.cpp and the bf16 overloads of Gemm.cpp (the
+// output loss's are in TrainingTest.cpp): rounding to bf16 bit for bit, and bf16 GEMMs against the
 // reference on the same rounded operands. A product of two bf16 values is
 // exact in f32, so the only error left is f32 accumulation: the f32
 // tolerance holds.
@@ -94,58 +94,13 @@ TEST(CpuKernels, Bf16Linear) {
       reference::matmul(host(widened(input), {rows, k}),
                         host(widened(weight), {k, n}), false, false);
   for (bool relu : {false, true}) {
-    HostTensor expected = product;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < n; ++c) {
-        double &y = expected[r * n + c];
-        y += bias[c];
-        if (relu)
-          y = std::max(y, 0.0);
-      }
+    HostTensor expected = withBiasAndRelu(product, bias, relu);
     std::vector<float> out(rows * n, 0.0f);
     cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
                 n, relu);
     expectClose(std::string("bf16 linear relu=") + (relu ? "1" : "0"), out,
                 expected, kGemmTolerance);
   }
-}
-
-// The bf16 output projection and loss: the logit gradient is rounded to
-// bf16 before the gradient GEMMs, as the interpreter does it.
-TEST(CpuKernels, Bf16OutputLossEqualsTheUnfusedOpsOnRoundedValues) {
-  constexpr int64_t kWidth = 48, kChunk = 24;
-  std::vector<Bf16> hidden = rounded(uniform(kLossRows * kWidth, 40, -1.0f, 1.0f));
-  std::vector<Bf16> weight = rounded(uniform(kClasses * kWidth, 41, -1.0f, 1.0f));
-  std::vector<int32_t> targets = lossTargets(42);
-  HostTensor hh = host(widened(hidden), {kLossRows, kWidth});
-  HostTensor hw = host(widened(weight), {kClasses, kWidth});
-  HostTensor ht = hostIds(targets, {kLossRows});
-  const float lossGrad = 1.7f, smoothing = 0.1f;
-  HostTensor logits = reference::matmul(hh, hw, false, true);
-  reference::CrossEntropyResult expected =
-      reference::crossEntropy(logits, ht, smoothing, kIgnore);
-  HostTensor grad =
-      reference::crossEntropyGrad(lossGrad, logits, ht, smoothing, kIgnore);
-  for (double &g : grad.data)
-    g = runtime::widen(runtime::roundToBf16(static_cast<float>(g)));
-  float loss = 0.0f;
-  int32_t tokens = -1;
-  std::vector<float> hiddenGrad(hidden.size(), 5.0f),
-      weightGrad(weight.size(), 5.0f);
-  std::vector<float> workspace(kChunk * kClasses);
-  cpu::outputLoss(hidden.data(), weight.data(), targets.data(), lossGrad,
-                  &loss, &tokens, hiddenGrad.data(), weightGrad.data(),
-                  workspace.data(), kLossRows, kWidth, kClasses, kChunk,
-                  smoothing, kIgnore);
-  EXPECT_EQ(tokens, static_cast<int32_t>(expected.tokens[0]));
-  expectClose("bf16 outputLoss loss", {loss}, expected.loss, 1e-6);
-  // A logit gradient computed in f32 may round to the other bf16 neighbour
-  // than the double one: one bf16 step (2^-8 relative) in a few products
-  // (measured worst: 6e-5).
-  expectClose("bf16 outputLoss hidden gradient", hiddenGrad,
-              reference::matmul(grad, hw, false, false), 2e-4);
-  expectClose("bf16 outputLoss weight gradient", weightGrad,
-              reference::matmul(grad, hh, true, false), 2e-4);
 }
 
 } // namespace

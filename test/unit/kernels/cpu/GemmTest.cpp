@@ -34,14 +34,7 @@ TEST(CpuKernels, Linear) {
   HostTensor product = reference::matmul(host(input, {rows, k}),
                                          host(weight, {k, n}), false, false);
   for (bool relu : {false, true}) {
-    HostTensor expected = product;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < n; ++c) {
-        double &y = expected[r * n + c];
-        y += bias[c];
-        if (relu)
-          y = std::max(y, 0.0);
-      }
+    HostTensor expected = withBiasAndRelu(product, bias, relu);
     std::vector<float> out(rows * n, 0.0f);
     cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
                 n, relu);

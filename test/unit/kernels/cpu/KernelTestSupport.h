@@ -22,6 +22,7 @@
 #include "test/unit/kernels/KernelTestCases.h"
 #include "test/unit/kernels/KernelTestSupport.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,20 @@ inline HostTensor hostIds(const std::vector<int32_t> &values,
 }
 inline std::vector<float> toFloats(const HostTensor &t) {
   return std::vector<float>(t.data.begin(), t.data.end());
+}
+
+/// linear's epilogue on the reference's product [rows, n]: + bias, then
+/// ReLU when `relu`.
+inline HostTensor withBiasAndRelu(HostTensor product,
+                                  const std::vector<float> &bias, bool relu) {
+  int64_t n = static_cast<int64_t>(bias.size());
+  for (int64_t i = 0; i < product.numElements(); ++i) {
+    double &y = product[i];
+    y += bias[i % n];
+    if (relu)
+      y = std::max(y, 0.0);
+  }
+  return product;
 }
 
 /// expectClose against the reference's double-precision result.
