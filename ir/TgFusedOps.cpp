@@ -25,7 +25,9 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
                         float scale, float dropoutRate, int64_t opId) {
   if (failed(expectRank(op, "query", query, 4)) ||
       failed(expectRank(op, "key", key, 4)) ||
-      failed(expectRank(op, "value", value, 4)))
+      failed(expectRank(op, "value", value, 4)) ||
+      failed(expectSameElementType(op, "query", query, "key", key)) ||
+      failed(expectSameElementType(op, "query", query, "value", value)))
     return failure();
   auto q = shapeOf(query), k = shapeOf(key), v = shapeOf(value);
   AttentionShape s{q[0], q[1], q[2], k[2], q[3], v[3]};

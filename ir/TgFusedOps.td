@@ -30,6 +30,9 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     Besides `out : [B, H, Sq, Dv]` it returns `lse : [B, H, Sq]`, the
     log-sum-exp of each score row, which is all `tg.attention_grad` needs to
     recompute the probabilities: the `Sq x Sk` matrix is never stored.
+    `query`, `key` and `value` are all `f32` or, after `tg-mixed-precision`,
+    all `bf16` (the products then multiply the rounded values, in f32);
+    `out` and `lse` are `f32`.
 
     ```mlir
     %o, %lse = tg.attention %q, %k, %v mask %pad key %key causal
@@ -38,8 +41,8 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
            tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$query, TG_FloatTensor:$key_in,
-                       TG_FloatTensor:$value,
+  let arguments = (ins TG_GemmOperand:$query, TG_GemmOperand:$key_in,
+                       TG_GemmOperand:$value,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        Optional<TG_IntScalar>:$position,
                        UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,
@@ -56,7 +59,8 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
       ::llvm::SmallVector<int64_t> outShape(q.getShape());
       outShape.back() = v.getShape().back();
-      build($_builder, $_state, q.clone(outShape), rowStatisticsType(q), query,
+      auto f32 = ::llvm::cast<::mlir::RankedTensorType>(withF32Elements(q));
+      build($_builder, $_state, f32.clone(outShape), rowStatisticsType(f32), query,
             key, value, mask, rngKey, position, causal, ::llvm::APFloat(scale),
             ::llvm::APFloat(dropoutRate), static_cast<uint64_t>(opId));
     }]>
@@ -71,15 +75,22 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
 }
 
 def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments,
-    AllTypesMatch<["grad", "output"]>, AllTypesMatch<["query", "query_grad"]>,
-    AllTypesMatch<["key_in", "key_grad"]>, AllTypesMatch<["value", "value_grad"]>]> {
+    AllTypesMatch<["grad", "output"]>,
+    TypesMatchWith<"query_grad is query's shape in f32", "query", "query_grad",
+                   "::tgc::tg::withF32Elements($_self)">,
+    TypesMatchWith<"key_grad is key's shape in f32", "key_in", "key_grad",
+                   "::tgc::tg::withF32Elements($_self)">,
+    TypesMatchWith<"value_grad is value's shape in f32", "value", "value_grad",
+                   "::tgc::tg::withF32Elements($_self)">]> {
   let summary = "fused backward of tg.attention";
   let description = [{
     Given the gradient `grad` of `tg.attention`'s `out`, returns
     `(d_query, d_key, d_value)`. It recomputes the probabilities tile by tile
     from `q`, `k` and the saved `lse` (and the dropout mask from `key` and
     `op_id`) instead of reading a stored `Sq x Sk` matrix. Attributes and
-    optional operands must match the forward op's.
+    optional operands must match the forward op's; `query`, `key` and
+    `value` are the forward's (`bf16` after `tg-mixed-precision`), the
+    gradients `f32`.
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad key %key causal
@@ -89,8 +100,8 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
           -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$query,
-                       TG_FloatTensor:$key_in, TG_FloatTensor:$value,
+  let arguments = (ins TG_FloatTensor:$grad, TG_GemmOperand:$query,
+                       TG_GemmOperand:$key_in, TG_GemmOperand:$value,
                        TG_FloatTensor:$output, TG_FloatTensor:$lse,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,

@@ -22,6 +22,14 @@ bool isF32Tensor(Value value) {
   return type && type.getElementType().isF32();
 }
 
+/// An incremental decoder's attention reads its keys and values from a
+/// cache variable: rounding the whole cache at every step would cost more
+/// than the products gain, so it stays f32.
+bool readsCache(tg::AttentionOp attention) {
+  return attention.getKeyIn().getDefiningOp<tg::LoadOp>() ||
+         attention.getValue().getDefiningOp<tg::LoadOp>();
+}
+
 /// The bf16 copies of one function's f32 values, one per value.
 class Bf16Copies {
 public:
@@ -89,12 +97,14 @@ struct MixedPrecisionPass
         ++gemms;
       };
       func.walk([&](Operation *op) {
-        if (auto matmul = llvm::dyn_cast<tg::MatmulOp>(op))
+        if (llvm::isa<tg::MatmulOp, tg::LinearOp, tg::OutputLossOp>(op))
           convert(op, {0, 1});
-        else if (auto linear = llvm::dyn_cast<tg::LinearOp>(op))
-          convert(op, {0, 1});
-        else if (auto loss = llvm::dyn_cast<tg::OutputLossOp>(op))
-          convert(op, {0, 1});
+        else if (auto forward = llvm::dyn_cast<tg::AttentionOp>(op);
+                 forward && attention && !readsCache(forward))
+          convert(op, {0, 1, 2});
+        else if (auto backward = llvm::dyn_cast<tg::AttentionGradOp>(op);
+                 backward && attention)
+          convert(op, {1, 2, 3});
       });
       // A relu's gradient needs only the signs of its output, which the
       // output's bf16 copy keeps: reading the copy lets the f32 output die

@@ -49,6 +49,12 @@ struct TrainingPipelineOptions
       llvm::cl::values(clEnumValN(GemmPrecision::fp32, "fp32", "f32 everywhere"),
                        clEnumValN(GemmPrecision::bf16, "bf16",
                                   "bf16 GEMM operands (mixed precision)"))};
+  Option<bool> bf16Attention{
+      *this, "bf16-attention",
+      llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
+                     "keys and values too (what the CPU kernels take; false "
+                     "for the CUDA target)"),
+      llvm::cl::init(true)};
 };
 
 /// tg-compile-pipeline: what tgc runs before its emitters.
@@ -77,6 +83,12 @@ struct CompilePipelineOptions
       llvm::cl::values(clEnumValN(GemmPrecision::fp32, "fp32", "f32 everywhere"),
                        clEnumValN(GemmPrecision::bf16, "bf16",
                                   "bf16 GEMM operands (mixed precision)"))};
+  Option<bool> bf16Attention{
+      *this, "bf16-attention",
+      llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
+                     "keys and values too (what the CPU kernels take; false "
+                     "for the CUDA target)"),
+      llvm::cl::init(true)};
 };
 
 /// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).
@@ -90,7 +102,7 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
 
 /// The precision passes after step fusion: tg-mixed-precision for bf16.
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
-                            bool report = false);
+                            bool attention = true, bool report = false);
 
 /// Forward module (loss function) -> training step: forward fusion,
 /// autodiff, Adam, cleanup, step fusion (`--emit=train`).

@@ -412,7 +412,10 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "bf16 GEMM operands with f32 accumulation (mixed precision)";
   let description = [{
     Gives every GEMM (`tg.matmul`, `tg.linear`, `tg.output_loss`) bf16
-    operands: each f32 operand is replaced by its `tg.to_bf16` copy. The
+    operands: each f32 operand is replaced by its `tg.to_bf16` copy. With
+    `attention` (the default), `tg.attention` and `tg.attention_grad` get
+    bf16 queries, keys and values too, the same copies for both, except an
+    incremental decoder's attention over a cache variable. The
     products accumulate in f32 and the results stay f32, as do the
     parameters, Adam's moments, LayerNorm, softmax, the loss and every
     reduction: only the GEMMs' inputs lose mantissa bits (8 of 24), which
@@ -454,6 +457,9 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark">,
+    Option<"attention", "attention", "bool", /*default=*/"true",
+           "also round attention's queries, keys and values (the CPU kernels "
+           "take bf16 ones, the CUDA kernels not yet)">,
   ];
 }
 

@@ -28,12 +28,12 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
 }
 
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
-                            bool report) {
+                            bool attention, bool report) {
   // Last of the transformations, on the fused GEMMs (tg.linear,
   // tg.output_loss) of every function, so that no fusion pattern has to
   // look through a tg.to_bf16 and each value is rounded once.
   if (precision == GemmPrecision::bf16)
-    pm.addPass(createTgMixedPrecision({report}));
+    pm.addPass(createTgMixedPrecision({report, attention}));
 }
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
@@ -59,7 +59,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
   if (options.fuse)
     buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
-  buildPrecisionPipeline(pm, options.precision, options.report);
+  buildPrecisionPipeline(pm, options.precision, options.bf16Attention,
+                         options.report);
 }
 
 void buildCompilePipeline(mlir::OpPassManager &pm,
@@ -69,6 +70,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   training.report = options.report.getValue();
   training.lossChunkRows = options.lossChunkRows.getValue();
   training.precision = options.precision.getValue();
+  training.bf16Attention = options.bf16Attention.getValue();
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).
   training.predict = true;

@@ -51,15 +51,15 @@ static void transposeInto(const float *rows, int64_t count, int64_t width,
       out[c * count + r] = rows[r * width + c];
 }
 
-/// The head's views and, with at least a full tile of keys (where the
-/// transposition pays: 15% faster tiles on the base model's 64 keys, 5%
-/// slower on 32), k^T (and v^T when `withValues`) in this thread's scratch,
-/// which grows to the largest head once and is reused after.
-static Head headOf(const float *q, const float *k, const float *v,
-                   const AttentionShape &s, const AttentionConfig &config,
-                   int64_t bh, bool withValues) {
-  Head head{q + bh * s.queries * s.keyDim, k + bh * s.keys * s.keyDim,
-            v + bh * s.keys * s.valueDim,
+/// The head's views of its rows `hq`, `hk`, `hv` and, with at least a full
+/// tile of keys (where the transposition pays: 15% faster tiles on the base
+/// model's 64 keys, 5% slower on 32), k^T (and v^T when `withValues`) in
+/// this thread's scratch, which grows to the largest head once and is reused
+/// after.
+static Head headView(const float *hq, const float *hk, const float *hv,
+                     const AttentionShape &s, const AttentionConfig &config,
+                     int64_t bh, bool withValues) {
+  Head head{hq, hk, hv,
             config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
             bh / s.heads, bh % s.heads};
   if (s.keys < kKeyBlock)
@@ -75,6 +75,37 @@ static Head headOf(const float *q, const float *k, const float *v,
     head.vT = scratch.data() + s.keys * s.keyDim;
   }
   return head;
+}
+
+/// `count` values of a head's q, k or v from `first` on, as f32: the f32
+/// input itself, or bf16 inputs (tg-mixed-precision) widened into this
+/// thread's scratch for `Role`. The products of widened bf16 values are
+/// exact in f32, so the kernels below compute what the interpreter does on
+/// the rounded values.
+template <int Role>
+const float *headRows(const float *x, int64_t first, int64_t) {
+  return x + first;
+}
+template <int Role>
+const float *headRows(const Bf16 *x, int64_t first, int64_t count) {
+  thread_local std::vector<float> widened;
+  widened.resize(count);
+  for (int64_t i = 0; i < count; ++i)
+    widened[i] = runtime::widen(x[first + i]);
+  return widened.data();
+}
+
+/// headView of head `bh` of the whole q, k, v.
+template <typename T>
+static Head headOf(const T *q, const T *k, const T *v, const AttentionShape &s,
+                   const AttentionConfig &config, int64_t bh,
+                   bool withValues) {
+  int64_t qCount = s.queries * s.keyDim, kCount = s.keys * s.keyDim,
+          vCount = s.keys * s.valueDim;
+  return headView(headRows<0>(q, bh * qCount, qCount),
+                  headRows<1>(k, bh * kCount, kCount),
+                  headRows<2>(v, bh * vCount, vCount), s, config, bh,
+                  withValues);
 }
 
 /// out[j] = scale sum_c a[c] bT[c][j0 + j] for j < n: one row of a tile's
@@ -188,9 +219,10 @@ static void attentionBlock(const Head &head, const AttentionShape &s,
   }
 }
 
-void attention(const float *q, const float *k, const float *v, float *out,
-               float *lse, const AttentionShape &shape,
-               const AttentionConfig &config) {
+template <typename T>
+static void attentionOf(const T *q, const T *k, const T *v, float *out,
+                        float *lse, const AttentionShape &shape,
+                        const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
   int64_t work = heads * shape.queries * shape.keys *
                  (shape.keyDim + shape.valueDim);
@@ -268,10 +300,12 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
   }
 }
 
-void attentionGrad(const float *grad, const float *q, const float *k,
-                   const float *v, const float *output, const float *lse,
-                   float *dq, float *dk, float *dv, const AttentionShape &shape,
-                   const AttentionConfig &config) {
+template <typename T>
+static void attentionGradOf(const float *grad, const T *q, const T *k,
+                            const T *v, const float *output, const float *lse,
+                            float *dq, float *dk, float *dv,
+                            const AttentionShape &shape,
+                            const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
   int64_t work = heads * shape.queries * shape.keys *
                  (shape.keyDim + shape.valueDim);
@@ -290,6 +324,32 @@ void attentionGrad(const float *grad, const float *q, const float *k,
       attentionGradBlock(head, g, shape, config, i0,
                          std::min(kQueryBlock, qRows - i0));
   }
+}
+
+void attention(const float *q, const float *k, const float *v, float *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  attentionOf(q, k, v, out, lse, shape, config);
+}
+
+void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  attentionOf(q, k, v, out, lse, shape, config);
+}
+
+void attentionGrad(const float *grad, const float *q, const float *k,
+                   const float *v, const float *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const float *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
 } // namespace tgc::cpu

@@ -89,3 +89,13 @@ func.func @bf16_gemms(%x: tensor<14x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor
   %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %v, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xbf16>, tensor<100x16xbf16>, tensor<2x7xi32>, tensor<4x100xf32>
   return %y, %dh, %dw : tensor<14x64xf32>, tensor<2x7x16xf32>, tensor<100x16xf32>
 }
+
+// Attention on bf16 queries, keys and values: output, lse and gradients f32.
+// CHECK-LABEL: func.func @bf16_attention(
+func.func @bf16_attention(%q: tensor<2x4x5x8xbf16>, %k: tensor<2x4x9x8xbf16>, %v: tensor<2x4x9x6xbf16>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {
+  // CHECK-NEXT: tg.attention {{.*}} : (tensor<2x4x5x8xbf16>, tensor<2x4x9x8xbf16>, tensor<2x4x9x6xbf16>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+  // CHECK-NEXT: tg.attention_grad {{.*}} : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xbf16>, tensor<2x4x9x8xbf16>, tensor<2x4x9x6xbf16>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x8xbf16>, tensor<2x4x9x8xbf16>, tensor<2x4x9x6xbf16>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+  %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xbf16>, tensor<2x4x9x8xbf16>, tensor<2x4x9x6xbf16>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)
+  return %dq, %dk, %dv : tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>
+}

@@ -290,6 +290,15 @@ func.func @linear_mixed(%x: tensor<2x16xf32>, %w: tensor<16x64xbf16>, %b: tensor
 
 // -----
 
+// tg.attention: query, key and value all f32 or all bf16.
+func.func @attention_mixed(%q: tensor<2x4x5x8xbf16>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x6xbf16>) -> tensor<2x4x5x6xf32> {
+  // expected-error @+1 {{query and key must have one element type (both f32 or both bf16) but are 'bf16' and 'f32'}}
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x8xbf16>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xbf16>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+  return %o : tensor<2x4x5x6xf32>
+}
+
+// -----
+
 // tg.to_bf16 rounds f32 only.
 func.func @to_bf16_of_bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
   // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
@@ -1079,7 +1088,7 @@ func.func @attention_grad_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x
 // tg.attention_grad: AllTypesMatch<query, query_grad>.
 func.func @attention_grad_query_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
                                           %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that all of {query, query_grad} have same type}}
+  // expected-error @+1 {{failed to verify that query_grad is query's shape in f32}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
          tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
@@ -1092,7 +1101,7 @@ func.func @attention_grad_query_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2
 // tg.attention_grad: AllTypesMatch<key_in, key_grad>.
 func.func @attention_grad_key_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x8xf32>,
                                         %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that all of {key_in, key_grad} have same type}}
+  // expected-error @+1 {{failed to verify that key_grad is key's shape in f32}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>,
          tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
@@ -1105,7 +1114,7 @@ func.func @attention_grad_key_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4
 // tg.attention_grad: AllTypesMatch<value, value_grad>.
 func.func @attention_grad_value_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x16xf32>,
                                           %o: tensor<2x4x7x16xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that all of {value, value_grad} have same type}}
+  // expected-error @+1 {{failed to verify that value_grad is value's shape in f32}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x16xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x16xf32>,
          tensor<2x4x7x16xf32>, tensor<2x4x7xf32>)

@@ -6,6 +6,7 @@
 // RUN: tgc-opt --tg-mixed-precision --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-mixed-precision --tg-mixed-precision --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-mixed-precision=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: tgc-opt --tg-mixed-precision=attention=false --split-input-file %s | FileCheck %s --check-prefix=NOATT
 
 // A weight read by the forward GEMM and by the backward's input-gradient
 // GEMM, an activation read by the forward GEMM and (reshaped) by the
@@ -72,4 +73,39 @@ func.func @grouped_relu_grad(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %dy: t
     tg.yield %r : tensor<8x16xf32>
   }
   return %h, %g : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// Attention and its gradient read the same bf16 copies of q, k and v; an
+// incremental decoder's attention over cache variables stays f32.
+// CHECK-LABEL: func.func @attention(
+// CHECK-NEXT: %[[QB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x5x8xf32>
+// CHECK-NEXT: %[[KB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x9x8xf32>
+// CHECK-NEXT: %[[VB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x9x6xf32>
+// CHECK-NEXT: %[[O:[a-z0-9_]+]], %[[L:[a-z0-9_]+]] = tg.attention %[[QB]], %[[KB]], %[[VB]] scale
+// CHECK-NEXT: tg.attention_grad %[[O]], %[[QB]], %[[KB]], %[[VB]], %[[O]], %[[L]] scale
+// NOATT-LABEL: func.func @attention(
+// NOATT-NOT: tg.to_bf16
+// NOATT: return
+func.func @attention(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x6xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {
+  %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+  %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)
+  return %dq, %dk, %dv : tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @decode_step(
+// CHECK-NOT: tg.to_bf16
+// CHECK: return
+module {
+  tg.variable @cache.k cache init(zeros) : tensor<2x4x7x8xf32>
+  tg.variable @cache.v cache init(zeros) : tensor<2x4x7x8xf32>
+  func.func @decode_step(%q: tensor<2x4x1x8xf32>, %position: tensor<i32>) -> tensor<2x4x1x8xf32> {
+    %k = tg.load @cache.k : tensor<2x4x7x8xf32>
+    %v = tg.load @cache.v : tensor<2x4x7x8xf32>
+    %o, %lse = tg.attention %q, %k, %v causal position %position scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x1x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<i32>) -> (tensor<2x4x1x8xf32>, tensor<2x4x1xf32>)
+    return %o : tensor<2x4x1x8xf32>
+  }
 }

@@ -90,5 +90,52 @@ TEST(CpuKernels, AttentionGrad) {
   }
 }
 
+// bf16 queries, keys and values (tg-mixed-precision): the kernels widen
+// each head's rows and compute in f32, so they give exactly what the f32
+// kernels give on the widened values (and the reference's result within
+// the f32 tolerances).
+TEST(CpuKernels, Bf16AttentionIsTheF32OneOnTheRoundedValues) {
+  using runtime::Bf16;
+  auto round = [](std::vector<float> &values) {
+    std::vector<Bf16> rounded(values.size());
+    cpu::toBf16(values.data(), rounded.data(),
+                static_cast<int64_t>(values.size()));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = runtime::widen(rounded[i]);
+    return rounded;
+  };
+  for (const AttentionCase &c : kAttentionCases) {
+    AttentionInputs in(c);
+    std::vector<Bf16> q = round(in.q), k = round(in.k), v = round(in.v);
+    const cpu::AttentionShape &s = in.shape;
+    in.hq = host(in.q, {s.batch, s.heads, s.queries, s.keyDim});
+    in.hk = host(in.k, {s.batch, s.heads, s.keys, s.keyDim});
+    in.hv = host(in.v, {s.batch, s.heads, s.keys, s.valueDim});
+    AttentionForward f32 = cpuAttention(in);
+    AttentionForward bf16{std::vector<float>(f32.output.size()),
+                          std::vector<float>(f32.lse.size())};
+    cpu::attention(q.data(), k.data(), v.data(), bf16.output.data(),
+                   bf16.lse.data(), s, in.cpuConfig);
+    EXPECT_EQ(bf16.output, f32.output) << c.name;
+    EXPECT_EQ(bf16.lse, f32.lse) << c.name;
+    reference::AttentionResult expected = in.referenceForward();
+    expectClose(std::string("bf16 attention output ") + c.name, bf16.output,
+                expected.output, kAttentionTolerance);
+
+    std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+    std::vector<float> dq16(in.q.size(), 7.0f), dk16(in.k.size(), 7.0f),
+        dv16(in.v.size(), 7.0f);
+    cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
+                       f32.output.data(), f32.lse.data(), dq.data(), dk.data(),
+                       dv.data(), s, in.cpuConfig);
+    cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                       f32.output.data(), f32.lse.data(), dq16.data(),
+                       dk16.data(), dv16.data(), s, in.cpuConfig);
+    EXPECT_EQ(dq16, dq) << c.name;
+    EXPECT_EQ(dk16, dk) << c.name;
+    EXPECT_EQ(dv16, dv) << c.name;
+  }
+}
+
 } // namespace
 } // namespace tgc::test
