@@ -139,16 +139,22 @@ cl::opt<bool> fuse("fuse",
                             "unfused graph, for comparisons)"),
                    cl::init(true), cl::cat(tgcCategory));
 
-cl::opt<GemmPrecision> precision(
+/// --precision's values: the two precisions, or the choice by the machine.
+enum class PrecisionFlag { fp32, bf16, automatic };
+
+cl::opt<PrecisionFlag> precision(
     "precision",
-    cl::desc("What the GEMMs multiply (parameters, Adam, LayerNorm, softmax "
-             "and the loss are f32 either way)"),
-    cl::init(GemmPrecision::fp32),
-    cl::values(clEnumValN(GemmPrecision::fp32, "fp32", "f32 operands (default)"),
-               clEnumValN(GemmPrecision::bf16, "bf16",
+    cl::desc("What the GEMMs and attention multiply (parameters, Adam, "
+             "LayerNorm, softmax and the loss are f32 either way)"),
+    cl::init(PrecisionFlag::fp32),
+    cl::values(clEnumValN(PrecisionFlag::fp32, "fp32", "f32 operands (default)"),
+               clEnumValN(PrecisionFlag::bf16, "bf16",
                           "bf16 operands, f32 accumulation: mixed precision "
                           "(tg-mixed-precision; oneDNN on CPUs, twice the "
-                          "GEMM rate where the CPU has AVX512-BF16 or AMX)")),
+                          "GEMM rate where the CPU has AVX512-BF16 or AMX)"),
+               clEnumValN(PrecisionFlag::automatic, "auto",
+                          "bf16 for GPUs and for CPUs with AVX512-BF16 or "
+                          "AMX, fp32 (with a note) for other CPUs")),
     cl::cat(tgcCategory));
 
 cl::opt<std::string> taskName("task",
@@ -272,7 +278,9 @@ DriverOptions parseCommandLine(int argc, char **argv) {
       (outputFilename == "-" || target == Target::Interp))
     options.emitStage = EmitStage::Tg;
   options.fuse = fuse;
-  options.precision = precision;
+  options.precision = precision == PrecisionFlag::bf16 ? GemmPrecision::bf16
+                                                      : GemmPrecision::fp32;
+  options.precisionByMachine = precision == PrecisionFlag::automatic;
   options.memoryReport = memoryReport;
   options.printLocations = printLocations.getNumOccurrences()
                                ? printLocations.getValue()

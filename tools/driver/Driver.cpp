@@ -284,15 +284,25 @@ bool cpuHasBf16() {
   return false;
 }
 
-/// A CPU program in bf16 on a CPU without bf16 instructions still runs
-/// (oneDNN emulates them, or the operands are widened for sgemm), slower
-/// than in f32: say so.
-void warnAboutPrecision(const DriverOptions &options) {
-  if (options.precision == GemmPrecision::bf16 &&
-      options.target == Target::None &&
-      (options.emitStage == EmitStage::Binary ||
-       options.emitStage == EmitStage::Cpp) &&
-      !cpuHasBf16())
+/// Resolves --precision=auto: bf16 for GPUs (every one tgc builds for has
+/// bf16 tensor cores) and for CPUs with bf16 instructions, fp32 otherwise.
+/// A CPU program asked for in bf16 on a CPU without them still runs (oneDNN
+/// emulates them, or the operands are widened for sgemm), slower than in
+/// f32: say so.
+void choosePrecision(DriverOptions &options) {
+  bool cpuProgram = options.target == Target::None &&
+                    (options.emitStage == EmitStage::Binary ||
+                     options.emitStage == EmitStage::Cpp);
+  bool hardware = options.target == Target::Cuda || cpuHasBf16();
+  if (options.precisionByMachine) {
+    options.precision = hardware ? GemmPrecision::bf16 : GemmPrecision::fp32;
+    if (!hardware && cpuProgram)
+      llvm::errs() << "tgc: note: --precision=auto: this CPU has no bf16 "
+                      "instructions (avx512_bf16, amx_bf16); compiling in "
+                      "fp32\n";
+    return;
+  }
+  if (options.precision == GemmPrecision::bf16 && cpuProgram && !hardware)
     llvm::errs() << "tgc: warning: this CPU has no bf16 instructions "
                     "(avx512_bf16, amx_bf16): the program's bf16 GEMMs will "
                     "be emulated, slower than --precision=fp32\n";
@@ -426,7 +436,7 @@ int runDriver(const DriverOptions &given) {
   }
   if (!checkOptions(options))
     return 1;
-  warnAboutPrecision(options);
+  choosePrecision(options);
 
   mlir::DialectRegistry registry;
   registerAllDialects(registry);

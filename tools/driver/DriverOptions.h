@@ -42,6 +42,8 @@ struct DriverOptions {
   Target target = Target::None;
   bool fuse = true;
   GemmPrecision precision = GemmPrecision::fp32;
+  /// --precision=auto: runDriver sets `precision` from the target and CPU.
+  bool precisionByMachine = false;
   bool memoryReport = false;
   bool printLocations = false; ///< the resolved choice (on for --model)
   bool passStatistics = false; ///< --mlir-pass-statistics was given
