@@ -17,6 +17,7 @@ packages=(
   libopenblas-dev libopenblas-openmp-dev    # OpenBLAS (OpenMP build): the CPU GEMMs of generated steps
   zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
   libsentencepiece-dev pkgconf              # SentencePiece (found with pkg-config): BPE vocabularies of real corpora (tgc-data)
+  libopenmpi-dev openmpi-bin                # Open MPI: data-parallel training (mpirun -np N ./train)
 )
 
 missing=()

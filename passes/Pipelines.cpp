@@ -50,6 +50,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
   if (options.fuse)
     buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
+  // Data parallelism: the update reads the gradients summed over the
+  // processes (a no-op call in one process), reduced in place in the
+  // arena's gradient region.
+  pm.addPass(createTgAllReduceGradients());
 }
 
 void buildCompilePipeline(mlir::OpPassManager &pm,

@@ -46,6 +46,19 @@ struct StepFrame {
   /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
   /// the runtime's (null while it does not accumulate).
   float *gradAccumulator = nullptr;
+  /// Data-parallel runs (runtime/program/ProcessGroup.h): sums `count`
+  /// floats at `data` (the step's gradient region; device memory on a GPU),
+  /// each process's multiplied by its `scale`, over every process, in
+  /// place. Null in one process: no call.
+  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
+  /// What the step passes as allReduceSum's scale: the batch's share of the
+  /// global batch's target tokens, so that the sum is the global batch's
+  /// gradient (the runtime then sets gradWeight to 1).
+  float allReduceScale = 1.0f;
+  /// The index of the batch's first row in the global batch of a
+  /// data-parallel run (0 in one process): dropout masks are keyed by the
+  /// global example, not by the row in this process's share.
+  int64_t firstExample = 0;
   float loss;   ///< out: the label-smoothed loss per target token
   int32_t tokens; ///< out: the target tokens counted
   /// out: the global gradient norm (before clipping) of the update, or of
@@ -107,6 +120,9 @@ struct DeviceHooks {
   /// Beam search: row r of the bucket's per-hypothesis caches (on the
   /// device, not in StepFrame::cache) becomes row parents[r].
   void (*reorderCaches)(const CompiledBucket &bucket, const int64_t *parents);
+  /// Data-parallel runs: StepFrame::allReduceSum for device memory (NCCL);
+  /// null where the program was built without it.
+  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
 };
 
 /// Whether a GPU model's device has failed: true with `why` (the first CUDA

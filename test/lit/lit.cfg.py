@@ -25,3 +25,11 @@ config.substitutions.append(("%tgc_src", config.tgc_source_dir))
 # run without a GPU (the programs must then say so and stop).
 if getattr(config, "tgc_have_cuda", False):
     config.available_features.add("cuda")
+
+# Data-parallel tests (test/lit/mpi) run 2 processes under mpirun: only with
+# a tgc built with MPI (CMake found it) and mpirun on the PATH.
+import shutil
+if getattr(config, "tgc_have_mpi", False) and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+config.substitutions.append(
+    ("%mpirun", "sh " + os.path.join(config.tgc_source_dir, "test/lit/mpi/Inputs/mpirun.sh")))
