@@ -482,8 +482,9 @@ int main(int argc, char **argv) {
   if (group && group->rank() != 0)
     std::freopen("/dev/null", "w", stdout); // rank 0 logs; errors stay
   int code = trainMain(argc, argv, group.get());
-  // A process that stops alone would leave the others waiting for it.
-  if (group && code != 0)
+  // A process that stops alone would leave the others waiting for it; an
+  // interrupt (128 + the signal) stops them all at the same step.
+  if (group && code != 0 && code < 128)
     group->abort(code);
   return code;
 }

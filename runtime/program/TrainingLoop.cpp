@@ -140,9 +140,10 @@ int runTrainingLoop(const TrainingLoop &loop) {
         return std::nullopt;
       log.finish();
       std::string resume = loop.onInterrupt ? loop.onInterrupt(step) : "";
-      std::fprintf(stderr, "interrupted by %s after step %lld%s\n",
-                   signal == SIGINT ? "SIGINT" : "SIGTERM",
-                   static_cast<long long>(step), resume.c_str());
+      if (!group || group->rank() == 0) // one message for the run
+        std::fprintf(stderr, "interrupted by %s after step %lld%s\n",
+                     signal == SIGINT ? "SIGINT" : "SIGTERM",
+                     static_cast<long long>(step), resume.c_str());
       return 128 + signal;
     };
     if (std::optional<int> code = interrupted(agreedSignal))

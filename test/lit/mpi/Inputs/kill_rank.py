@@ -1,8 +1,9 @@
 """Kills one process of a data-parallel run once it has saved a checkpoint:
     kill_rank.py MPIRUN_SH SHM_DIR RANK PROGRAM ARGS...
 Starts `sh MPIRUN_SH SHM_DIR -np 2 PROGRAM ARGS...`, waits for rank 0's
-"saved checkpoint" line, kills the process of rank RANK with SIGKILL and
-waits for the run to end. Prints the run's exit status, then its standard
+"saved checkpoint" line, kills the process of rank RANK with SIGKILL (or,
+with RANK "ctrl-c", sends mpirun SIGINT as Ctrl-C would) and waits for the
+run to end. Prints the run's exit status, then its standard output and
 error (what the user sees)."""
 import os
 import signal
@@ -47,11 +48,27 @@ def main():
     run = subprocess.Popen(["sh", mpirun, shm, "-np", "2", program] + sys.argv[5:],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
+    # Ctrl-C once training runs; a kill once there is a checkpoint to keep.
+    awaited = "step " if rank == "ctrl-c" else "saved checkpoint"
     for line in run.stdout:
-        if line.startswith("saved checkpoint"):
+        if line.startswith(awaited):
             break
     else:
-        sys.exit("error: the run ended before saving a checkpoint")
+        sys.exit("error: the run ended before printing '%s'" % awaited)
+    if rank == "ctrl-c":
+        # mpirun.sh execs mpirun: usually the child itself.
+        mpirun_pid = next((p for p in [run.pid] + descendants(run.pid)
+                           if open("/proc/%d/comm" % p).read().strip()
+                           in ("mpirun", "orterun", "mpiexec")), None)
+        if not mpirun_pid:
+            run.kill()
+            sys.exit("error: no mpirun under %d" % run.pid)
+        os.kill(mpirun_pid, signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+        print("exit status %d" % run.returncode)
+        print(out)
+        print(err)
+        return
     victim = None
     for _ in range(100):
         victim = next((p for p in descendants(run.pid)
