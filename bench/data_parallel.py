@@ -52,6 +52,12 @@ def step_ms(train, warmup, steps):
     return 1e3 * (times[warmup + steps] - times[warmup]) / steps
 
 
+def ops_ms(out):
+    match = re.search(r"^profile of \d+ steps: ([0-9.]+) ms/step in the ops", out,
+                      re.M)
+    return float(match.group(1)) if match else 0.0
+
+
 def profile_row(out, kind):
     match = re.search(r"^\s+%s\s+([0-9.]+)\s+([0-9.]+)%%" % re.escape(kind), out,
                       re.M)
@@ -64,6 +70,8 @@ def main():
     parser.add_argument("--length", type=int, default=32)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs of both (a shared machine's times vary)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         whole = compile_model(tmp, "whole", args.batch, args.length)
@@ -72,27 +80,35 @@ def main():
         common = ["--task", "reverse", "--steps", str(total), "--log-every",
                   str(args.warmup), "--eval-sentences", "0", "--profile"]
         env = dict(os.environ, OMP_WAIT_POLICY="passive")
-        one, one_train = run([whole] + common + [
-            "--metrics", os.path.join(tmp, "one.json"),
-            "--checkpoint", os.path.join(tmp, "one.ckpt")],
-            dict(env, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2"),
-            os.path.join(tmp, "one.json"))
-        two, two_train = run(["sh", MPIRUN, os.path.join(tmp, "shm"), "-np", "2",
-                              "-x", "OMP_NUM_THREADS=1",
-                              "-x", "OPENBLAS_NUM_THREADS=1", half] + common + [
-            "--metrics", os.path.join(tmp, "two.json"),
-            "--checkpoint", os.path.join(tmp, "two.ckpt")],
-            env, os.path.join(tmp, "two.json"))
-        one_ms = step_ms(one_train, args.warmup, args.steps)
-        two_ms = step_ms(two_train, args.warmup, args.steps)
-        reduce_ms, reduce_share = profile_row(two, "tg.all_reduce")
-        adam_ms, adam_share = profile_row(two, "tg.multi_adam_update")
         print("base, global batch %d x %d/%d, %d timed steps after %d" %
               (args.batch, args.length, args.length, args.steps, args.warmup))
-        print("  1 process  x 2 threads: %8.1f ms/step" % one_ms)
-        print("  2 processes x 1 thread: %8.1f ms/step; tg.all_reduce %.1f ms "
-              "(%.1f%% of the ops), Adam %.1f ms (%.1f%%)" %
-              (two_ms, reduce_ms, reduce_share, adam_ms, adam_share))
+        # ms/step: the timed steps' wall time (with the runtime's work
+        # between steps: the 2-process run's parameter checksum at every
+        # log line); ops: --profile's time in the step's ops, every step.
+        for attempt in range(args.repeat):
+            one, one_train = run([whole] + common + [
+                "--metrics", os.path.join(tmp, "one.json"),
+                "--checkpoint", os.path.join(tmp, "one.ckpt")],
+                dict(env, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2"),
+                os.path.join(tmp, "one.json"))
+            two, two_train = run(["sh", MPIRUN, os.path.join(tmp, "shm"), "-np",
+                                  "2", "-x", "OMP_NUM_THREADS=1",
+                                  "-x", "OPENBLAS_NUM_THREADS=1", half] + common + [
+                "--metrics", os.path.join(tmp, "two.json"),
+                "--checkpoint", os.path.join(tmp, "two.ckpt")],
+                env, os.path.join(tmp, "two.json"))
+            for f in ("one.json", "two.json"):
+                os.remove(os.path.join(tmp, f))
+            reduce_ms, reduce_share = profile_row(two, "tg.all_reduce")
+            adam_ms, adam_share = profile_row(two, "tg.multi_adam_update")
+            print("run %d:" % (attempt + 1))
+            print("  1 process  x 2 threads: %8.1f ms/step, %8.1f in the ops" %
+                  (step_ms(one_train, args.warmup, args.steps), ops_ms(one)))
+            print("  2 processes x 1 thread: %8.1f ms/step, %8.1f in the ops; "
+                  "tg.all_reduce %.1f ms (%.1f%% of the ops), Adam %.1f ms "
+                  "(%.1f%%)" % (step_ms(two_train, args.warmup, args.steps),
+                                ops_ms(two), reduce_ms, reduce_share, adam_ms,
+                                adam_share), flush=True)
 
 
 if __name__ == "__main__":
