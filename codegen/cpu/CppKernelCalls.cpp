@@ -445,9 +445,14 @@ FailureOr<std::string> emitMultiAdamUpdate(Args &p, EmitContext &context,
     return tensors + "  kernels::optimizerStep(tensors, " +
            std::to_string(count) + ", " + control + ", " + p(o.getLr()) + ", " +
            p(o.getStep()) + ", " + norm + ", " + hyper + ");\n";
-  return tensors + "  *" + norm + " = kernels::optimizerStep(tensors, " +
-         std::to_string(count) + ", " + control + ", *" + p(o.getLr()) + ", *" +
-         p(o.getStep()) + ", " + hyper + ");\n";
+  // A data-parallel run's sharded optimizer takes the step over (and is
+  // given the kernel, for its share).
+  std::string arguments = "tensors, " + std::to_string(count) + ", " + control +
+                          ", *" + p(o.getLr()) + ", *" + p(o.getStep()) + ", " +
+                          hyper;
+  return tensors + "  *" + norm + " = f.optimizerStep ? f.optimizerStep(" +
+         "&kernels::optimizerStep, " + arguments + ")\n" +
+         "                   : kernels::optimizerStep(" + arguments + ");\n";
 }
 
 FailureOr<std::string> emitAllReduce(Args &, EmitContext &, tg::AllReduceOp o) {

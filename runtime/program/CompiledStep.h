@@ -10,6 +10,8 @@
 #ifndef TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 #define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 
+#include "runtime/kernels/KernelTypes.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -55,6 +57,17 @@ struct StepFrame {
   /// global batch's target tokens, so that the sum is the global batch's
   /// gradient (the runtime then sets gradWeight to 1).
   float allReduceScale = 1.0f;
+  /// Data-parallel runs with a sharded optimizer (CPU; ShardedOptimizer.h):
+  /// the optimizer step in place of the kernels' `plain` one, which it is
+  /// given to run Adam on its share. Null: the plain step.
+  using OptimizerStepFn = float (*)(const AdamTensor *tensors, int count,
+                                    const OptimizerControl &control, float lr,
+                                    int32_t step, float beta1, float beta2,
+                                    float epsilon);
+  float (*optimizerStep)(OptimizerStepFn plain, const AdamTensor *tensors,
+                         int count, const OptimizerControl &control, float lr,
+                         int32_t step, float beta1, float beta2,
+                         float epsilon) = nullptr;
   /// The index of the batch's first row in the global batch of a
   /// data-parallel run (0 in one process): dropout masks are keyed by the
   /// global example, not by the row in this process's share.

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 namespace tgc::runtime {
 
@@ -51,6 +52,32 @@ public:
   void sum(double *values, int64_t count, const char *what) override {
     allReduce(values, count, MPI_DOUBLE, MPI_SUM, what);
   }
+  void reduceScatter(float *data, const int *counts) override {
+    begin("the optimizer's gradient shares");
+    check(MPI_Reduce_scatter(MPI_IN_PLACE, data, counts, MPI_FLOAT, MPI_SUM,
+                             MPI_COMM_WORLD),
+          "the optimizer's gradient shares");
+    end();
+  }
+  void allGather(float *data, const int *counts) override {
+    std::vector<int> displacements(static_cast<size_t>(size_), 0);
+    for (int r = 1; r < size_; ++r)
+      displacements[r] = displacements[r - 1] + counts[r - 1];
+    begin("the updated parameters");
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, data, counts,
+                         displacements.data(), MPI_FLOAT, MPI_COMM_WORLD),
+          "the updated parameters");
+    end();
+  }
+  void sumToFirst(float *data, int64_t count) override {
+    begin("the Adam moments for a checkpoint");
+    check(MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : data, data,
+                     static_cast<int>(count), MPI_FLOAT, MPI_SUM, 0,
+                     MPI_COMM_WORLD),
+          "the Adam moments for a checkpoint");
+    end();
+  }
+
   void shareFromFirst(void *data, int64_t bytes) override {
     waitingFor.store("rank 0's NCCL id");
     waitingSince.store(Clock::now().time_since_epoch().count());
@@ -77,6 +104,25 @@ public:
   }
 
 private:
+  /// The watchdog's view of the exchange under way.
+  void begin(const char *what) {
+    waitingFor.store(what);
+    waitingSince.store(Clock::now().time_since_epoch().count());
+  }
+  void end() { waitingSince.store(0); }
+  void check(int status, const char *what) {
+    if (status == MPI_SUCCESS)
+      return;
+    char message[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(status, message, &length);
+    std::fprintf(stderr,
+                 "error: rank %d of %d: exchanging %s with the other processes "
+                 "failed: %.*s; every process stops\n",
+                 rank_, size_, what, length, message);
+    abort(1);
+  }
+
   void allReduce(void *values, int64_t count, MPI_Datatype type, MPI_Op op,
                  const char *what) {
     int bytes = 0;

@@ -27,6 +27,15 @@ public:
   /// the sums. `what` names the exchange in the error a lost peer causes.
   virtual void sum(float *values, int64_t count, const char *what) = 0;
   virtual void sum(double *values, int64_t count, const char *what) = 0;
+  /// The sharded optimizer's exchanges (ShardedOptimizer.h), in place on
+  /// the `counts[r]` floats process r owns, laid end to end from `data`:
+  /// reduceScatter sums every process's `data` and leaves process r's part
+  /// of the sums at the start of its `data`; allGather gives every process
+  /// every process's part (taken from its place in the layout).
+  virtual void reduceScatter(float *data, const int *counts) = 0;
+  virtual void allGather(float *data, const int *counts) = 0;
+  /// Sums `count` floats at `data` of every process into rank 0's.
+  virtual void sumToFirst(float *data, int64_t count) = 0;
   /// Rank 0's `bytes` bytes at `data`, in every process (NCCL's id).
   virtual void shareFromFirst(void *data, int64_t bytes) = 0;
   /// The smallest and largest `value` of any process.

@@ -21,6 +21,7 @@
 #include "runtime/program/Options.h"
 #include "runtime/program/ParameterChecksum.h"
 #include "runtime/program/ProcessGroup.h"
+#include "runtime/program/ShardedOptimizer.h"
 #include "runtime/program/TrainingData.h"
 #include "runtime/program/TrainingLoop.h"
 #include "runtime/program/Translate.h"
@@ -84,8 +85,10 @@ struct CompiledStepBackend final : StepBackend {
   ModelState &memory;
   /// --profile: steps run through it, op by op with the clock.
   StepProfile *profile = nullptr;
-  /// Data-parallel runs: what the step's gradients are summed with.
+  /// Data-parallel runs: what the step's gradients are summed with, or
+  /// the sharded optimizer that sums and applies them.
   void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
+  decltype(StepFrame::optimizerStep) optimizerStep = nullptr;
 
   CompiledStepBackend(const CompiledModel &model, ModelState &memory)
       : model(model), memory(memory) {}
@@ -154,6 +157,7 @@ struct CompiledStepBackend final : StepBackend {
     frame.updatePhase = input.updatePhase;
     frame.clipNorm = input.clipNorm;
     frame.allReduceSum = allReduceSum;
+    frame.optimizerStep = optimizerStep;
     frame.firstExample = input.firstExample;
     if (allReduceSum) {
       // Weighted before the sum (the weights differ between processes),
@@ -205,6 +209,8 @@ struct Run {
   MetricsFile metrics;
   /// Data-parallel runs (null: one process); only rank 0 saves.
   ProcessGroup *group = nullptr;
+  /// --shard-optimizer: each process holds 1/N of the Adam moments.
+  ShardedOptimizer *sharded = nullptr;
   bool leads() const { return !group || group->rank() == 0; }
 
   /// Every --log-every steps and at the end of a data-parallel run: stops
@@ -216,7 +222,18 @@ struct Run {
       return true;
     if (model.device)
       model.device->download(memory.state());
-    uint64_t mine = parameterChecksum(memory.state(), model.stateFloats);
+    // Sharded, the processes hold different parts of the moments: the
+    // parameters alone are compared.
+    uint64_t mine = 0;
+    if (sharded) {
+      for (int v = 0; v < model.numVariables; ++v)
+        if (model.variables[v].trainable)
+          mine = mine * 0x100000001b3ull ^
+                 parameterChecksum(memory.state() + model.variables[v].offset,
+                                   model.variables[v].size);
+    } else {
+      mine = parameterChecksum(memory.state(), model.stateFloats);
+    }
     uint64_t min = 0, max = 0;
     group->minMax(mine, min, max);
     if (min == max)
@@ -296,10 +313,16 @@ struct Run {
     return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
   }
   /// Saves the checkpoint and, with --keep-last, keeps it in the history.
+  /// Every process calls it (a sharded optimizer's moments come together).
   bool save(int64_t step) {
-    if (!save(step, checkpointPath))
+    if (sharded)
+      sharded->gatherMoments();
+    bool saved = save(step, checkpointPath);
+    if (sharded)
+      sharded->releaseMoments();
+    if (!saved)
       return false;
-    if (options.keepLast == 0)
+    if (options.keepLast == 0 || !leads())
       return true;
     std::string why = keepInHistory(checkpointPath, step, options.keepLast);
     if (!why.empty())
@@ -311,6 +334,15 @@ struct Run {
   /// <checkpoint>.best when the validation is the best (--best-by) and stops
   /// after --patience validations that are not.
   AfterStep validate(int64_t step) {
+    // A best checkpoint needs the moments whole (rank 0 decides alone).
+    if (sharded)
+      sharded->gatherMoments();
+    AfterStep next = validateOnFirst(step);
+    if (sharded)
+      sharded->releaseMoments();
+    return next;
+  }
+  AfterStep validateOnFirst(int64_t step) {
     if (!leads())
       return AfterStep::Continue; // rank 0's verdict is shared by the loop
     std::vector<SentencePair> pairs =
@@ -353,7 +385,9 @@ struct Run {
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train() {
     CompiledStepBackend backend{model, memory};
-    if (group)
+    if (group && sharded)
+      backend.optimizerStep = &ShardedOptimizer::step;
+    else if (group)
       backend.allReduceSum = model.device && model.device->allReduceSum
                                  ? model.device->allReduceSum
                                  : allReduceHostSum;
@@ -559,6 +593,21 @@ int trainMain(int argc, char **argv, ProcessGroup *group) {
 
   Run run{model, options, *data, memory};
   run.group = group;
+  std::optional<ShardedOptimizer> sharded;
+  if (options.shardOptimizer) {
+    if (!group)
+      std::printf("note: --shard-optimizer shares the optimizer between the "
+                  "processes of mpirun; one process keeps it whole\n");
+    else if (model.device || options.updateFreq > 1) {
+      std::fprintf(stderr, "error: --shard-optimizer runs on CPU programs and "
+                           "without --update-freq\n");
+      return 1;
+    } else {
+      sharded.emplace(*group);
+      sharded->activate();
+      run.sharded = &*sharded;
+    }
+  }
   run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
                        : !options.resume.empty()   ? options.resume
                                                    : std::string(argv[0]) + ".ckpt";
@@ -613,6 +662,8 @@ int trainMain(int argc, char **argv, ProcessGroup *group) {
                 static_cast<long long>(options.steps));
   }
   if (!options.dumpParameters.empty()) {
+    if (run.sharded)
+      run.sharded->gatherMoments(); // rank 0's dump holds every moment
     if (model.device) {
       model.device->download(memory.state());
       if (!deviceOk("before dumping the parameters"))
