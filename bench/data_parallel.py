@@ -7,9 +7,13 @@ half of it. Then runs, on the built-in reverse task, with --profile:
   - 1 process x 2 threads on the global batch;
   - 2 processes x 1 thread (mpirun) on half a batch each: the same global
     batches, the gradients summed with MPI.
-Prints each run's ms/step (mean of the timed steps, from the metrics file)
-and, for the 2-process run, the time and share of tg.all_reduce (rank 0's
-profile: the wait for the slower process included).
+  - the same with --shard-optimizer: each process sums and updates half of
+    the parameters and keeps half of Adam's moments.
+Prints each run's ms/step (mean of the timed steps, from the metrics file),
+its time in the ops (--profile), the time and share of tg.all_reduce and of
+Adam (rank 0's profile: the wait for the slower process included; sharded,
+Adam's line holds the reduce-scatter and all-gather), and each process's
+resident set while training (the median of samples every 0.1 s).
 
     python3 bench/data_parallel.py [--batch 16] [--steps 3] [--warmup 1]
 
@@ -22,6 +26,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TGC = os.path.join(ROOT, "build", "bin", "tgc")
@@ -39,12 +44,62 @@ def compile_model(tmp, name, batch, length):
     return exe
 
 
+def rank_rss(pid):
+    """(rank, resident KiB) of a running process, or None."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+        with open("/proc/%d/status" % pid) as f:
+            rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+        return int(env.get(b"OMPI_COMM_WORLD_RANK", b"0")), rss
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
+def descendants(root):
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def run(command, env, metrics):
-    out = subprocess.run(command, env=env, check=True, capture_output=True,
-                         text=True).stdout
+    """Runs `command`; returns its output, its metrics records and the
+    largest resident set each rank had (sampled every 0.1 s, KiB)."""
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    peak = {}
+    while child.poll() is None:
+        for pid in [child.pid] + descendants(child.pid):
+            try:  # the training programs only, not mpirun or the shell
+                program = os.path.basename(os.readlink("/proc/%d/exe" % pid))
+            except OSError:
+                continue
+            sample = rank_rss(pid) if program in ("whole", "half") else None
+            if sample:
+                rank, rss = sample
+                peak.setdefault(rank, []).append(rss)
+        time.sleep(0.1)
+    out, err = child.communicate()
+    if child.returncode != 0:
+        sys.exit("error: %s failed:\n%s" % (command[0], err))
     records = [json.loads(line) for line in open(metrics)]
     train = [r for r in records if r.get("kind", r.get("type")) != "valid"]
-    return out, train
+    # The resident set while training: the median sample (the peak is
+    # start-up, when every moment is written once, or rank 0's gathering of
+    # the moments for the final checkpoint).
+    return out, train, {r: sorted(v)[len(v) // 2] for r, v in peak.items()}
 
 
 def step_ms(train, warmup, steps):
@@ -71,7 +126,7 @@ def main():
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of both (a shared machine's times vary)")
+                        help="runs of each (a shared machine's times vary)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         whole = compile_model(tmp, "whole", args.batch, args.length)
@@ -85,30 +140,32 @@ def main():
         # ms/step: the timed steps' wall time (with the runtime's work
         # between steps: the 2-process run's parameter checksum at every
         # log line); ops: --profile's time in the step's ops, every step.
+        mpirun = ["sh", MPIRUN, os.path.join(tmp, "shm"), "-np", "2", "-x",
+                  "OMP_NUM_THREADS=1", "-x", "OPENBLAS_NUM_THREADS=1", half]
+        runs = [("1 process  x 2 threads", [whole],
+                 dict(env, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")),
+                ("2 processes x 1 thread", mpirun, env),
+                ("  sharded optimizer", mpirun + ["--shard-optimizer"], env)]
         for attempt in range(args.repeat):
-            one, one_train = run([whole] + common + [
-                "--metrics", os.path.join(tmp, "one.json"),
-                "--checkpoint", os.path.join(tmp, "one.ckpt")],
-                dict(env, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2"),
-                os.path.join(tmp, "one.json"))
-            two, two_train = run(["sh", MPIRUN, os.path.join(tmp, "shm"), "-np",
-                                  "2", "-x", "OMP_NUM_THREADS=1",
-                                  "-x", "OPENBLAS_NUM_THREADS=1", half] + common + [
-                "--metrics", os.path.join(tmp, "two.json"),
-                "--checkpoint", os.path.join(tmp, "two.ckpt")],
-                env, os.path.join(tmp, "two.json"))
-            for f in ("one.json", "two.json"):
-                os.remove(os.path.join(tmp, f))
-            reduce_ms, reduce_share = profile_row(two, "tg.all_reduce")
-            adam_ms, adam_share = profile_row(two, "tg.multi_adam_update")
             print("run %d:" % (attempt + 1))
-            print("  1 process  x 2 threads: %8.1f ms/step, %8.1f in the ops" %
-                  (step_ms(one_train, args.warmup, args.steps), ops_ms(one)))
-            print("  2 processes x 1 thread: %8.1f ms/step, %8.1f in the ops; "
-                  "tg.all_reduce %.1f ms (%.1f%% of the ops), Adam %.1f ms "
-                  "(%.1f%%)" % (step_ms(two_train, args.warmup, args.steps),
-                                ops_ms(two), reduce_ms, reduce_share, adam_ms,
-                                adam_share), flush=True)
+            for name, command, run_env in runs:
+                metrics = os.path.join(tmp, "metrics.json")
+                out, train, peak = run(command + common + [
+                    "--metrics", metrics,
+                    "--checkpoint", os.path.join(tmp, "run.ckpt")], run_env, metrics)
+                os.remove(metrics)
+                line = "  %-24s %8.1f ms/step, %8.1f in the ops" % (
+                    name + ":", step_ms(train, args.warmup, args.steps), ops_ms(out))
+                reduce_ms, reduce_share = profile_row(out, "tg.all_reduce")
+                adam_ms, adam_share = profile_row(out, "tg.multi_adam_update")
+                if reduce_ms:
+                    line += "; tg.all_reduce %.1f ms (%.1f%%)" % (reduce_ms, reduce_share)
+                line += "; Adam%s %.1f ms (%.1f%%)" % (
+                    " with its exchanges" if "--shard-optimizer" in command else "",
+                    adam_ms, adam_share)
+                line += "; RSS MiB " + ", ".join(
+                    "rank %d %.0f" % (r, kib / 1024) for r, kib in sorted(peak.items()))
+                print(line, flush=True)
 
 
 if __name__ == "__main__":
