@@ -55,6 +55,57 @@ FailureOr<std::string> allReduceCalls(tg::AllReduceOp op) {
   return code + "  }\n";
 }
 
+namespace {
+
+/// Each updated parameter and its gradient's byte offset from the start of
+/// the region the all-reduce sums, in the optimizer step's order; empty
+/// without an all-reduce.
+std::vector<std::pair<std::string, int64_t>> gradientLayout(func::FuncOp step,
+                                                            Operation *&reduce) {
+  std::vector<std::pair<std::string, int64_t>> layout;
+  step.walk([&](tg::MultiAdamUpdateOp update) {
+    int64_t start = -1;
+    for (auto [param, grad] : llvm::zip(update.getParams(), update.getGrads())) {
+      auto sums = grad.getDefiningOp<tg::AllReduceOp>();
+      if (!sums)
+        continue;
+      reduce = sums;
+      auto offsets = sums->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);
+      if (!offsets)
+        continue;
+      int64_t offset = offsets[llvm::cast<OpResult>(grad).getResultNumber()];
+      if (start < 0)
+        for (int64_t o : offsets.asArrayRef())
+          start = start < 0 ? o : std::min(start, o);
+      layout.push_back(
+          {llvm::cast<FlatSymbolRefAttr>(param).getValue().str(), offset - start});
+    }
+  });
+  return layout;
+}
+
+} // namespace
+
+LogicalResult checkSameGradientLayout(func::FuncOp first, func::FuncOp step) {
+  Operation *firstReduce = nullptr, *reduce = nullptr;
+  auto expected = gradientLayout(first, firstReduce);
+  auto layout = gradientLayout(step, reduce);
+  if (expected == layout)
+    return success();
+  Operation *at = reduce ? reduce : step.getOperation();
+  for (size_t i = 0; i < std::min(expected.size(), layout.size()); ++i)
+    if (expected[i] != layout[i])
+      return at->emitError()
+             << "this bucket sums the gradient of @" << layout[i].first
+             << " at byte " << layout[i].second
+             << " of its gradient region, the first bucket that of @"
+             << expected[i].first << " at byte " << expected[i].second
+             << ": processes in different buckets would add different "
+                "parameters' gradients";
+  return at->emitError() << "this bucket sums " << layout.size()
+                         << " gradients, the first bucket " << expected.size();
+}
+
 std::string dropoutIndexOffset(Operation *op, int64_t elements) {
   auto function = op->getParentOfType<func::FuncOp>();
   if (!function)

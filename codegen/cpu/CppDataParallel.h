@@ -13,6 +13,8 @@
 
 #include "ir/TgOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <string>
 
 namespace tgc::cpp {
@@ -21,6 +23,14 @@ namespace tgc::cpp {
 /// operands' arena bytes (one for the gradient region of a planned step).
 /// Fails at the op when an operand does not live in the arena.
 mlir::FailureOr<std::string> allReduceCalls(tg::AllReduceOp op);
+
+/// Checks that `step` (a bucket's @train_step) lays out the gradients its
+/// tg.all_reduce sums as `first` (the first bucket's) does: each
+/// parameter's gradient at the same place from the region's start. The
+/// processes of a run may be in different buckets and sum their regions
+/// element by element. Fails with a diagnostic at `step`'s all-reduce.
+mlir::LogicalResult checkSameGradientLayout(mlir::func::FuncOp first,
+                                            mlir::func::FuncOp step);
 
 /// The C++ expression of a dropout site's Dropout::indexOffset, for a site
 /// of op `op` over `elements` elements whose leading dimension is the
