@@ -18,6 +18,7 @@ packages=(
   libdnnl-dev                               # oneDNN: the bf16 GEMMs of --precision=bf16
   zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
   libsentencepiece-dev pkgconf              # SentencePiece (found with pkg-config): BPE vocabularies of real corpora (tgc-data)
+  libopenmpi-dev openmpi-bin                # Open MPI: data-parallel training (mpirun -np N ./train)
 )
 
 missing=()

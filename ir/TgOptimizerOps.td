@@ -10,6 +10,7 @@
 
 include "ir/TgBase.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Optimizer
@@ -101,6 +102,33 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
     `step` $step (`weight` $weight^ `phase` $phase `clip` $clip)?
     `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
     type($grads) (`->` type($grad_norm)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_AllReduceOp : TG_Op<"all_reduce", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "sums tensors over the data-parallel processes, in place";
+  let description = [{
+    Each result is the sum, over every process of a data-parallel run, of
+    the operand at the same position; every process gets the same sums.
+    The results share their operands' bytes (memory planning places them
+    together), so a code generator reduces them in place, with one call
+    per contiguous run of bytes (`tg-all-reduce-gradients` puts it on the
+    gradients the optimizer step reads, which the memory plan keeps in one
+    region of the arena). In a single process it is the identity and
+    costs nothing. It is an effect (the other processes take part), so it
+    is neither moved, merged nor removed while its results are used.
+
+    ```mlir
+    %dw_sum, %db_sum = tg.all_reduce %dw, %db : tensor<16x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TG_FloatTensor>:$inputs);
+  let results = (outs Variadic<TG_FloatTensor>:$sums);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs)
   }];
   let hasVerifier = 1;
 }

@@ -207,4 +207,19 @@ MultiAdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+LogicalResult AllReduceOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  // Each sum has its operand's type (and bytes).
+  llvm::append_range(inferred, operands.getTypes());
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "must reduce at least one tensor";
+  return success();
+}
+
 } // namespace tgc::tg

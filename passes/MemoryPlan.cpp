@@ -121,6 +121,10 @@ LogicalResult Planner::collectValues(Block &block) {
         return failure();
     if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(op))
       unite(reshape.getInput(), reshape.getResult());
+    // Sums over the processes are made in place, in the operands' bytes.
+    if (auto reduce = llvm::dyn_cast<tg::AllReduceOp>(op))
+      for (auto [input, sum] : llvm::zip(reduce.getInputs(), reduce.getSums()))
+        unite(input, sum);
   }
   auto markGradient = [&](Value grad) { classOf(grad).gradient = true; };
   for (Operation &op : block) {

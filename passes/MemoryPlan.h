@@ -3,11 +3,13 @@
 // Where every tensor of a step function lives at run time. Variables live in
 // the state buffer, arguments where the caller puts them, constants in the
 // program; every other op result gets a byte offset in one arena:
-//   - a reshape shares its input's bytes (an alias, no copy);
+//   - a reshape shares its input's bytes (an alias, no copy), and so does a
+//     tg.all_reduce's result its operand's (the sum is made in place);
 //   - an elementwise op (or group) writes over an operand of its type that
 //     dies at it (in place: each element is read before it is written);
 //   - the gradients Adam consumes get a region of their own at the arena's
-//     end (they live from their computation to the update anyway);
+//     end (they live from their computation to the update anyway), one
+//     contiguous run of bytes that data-parallel steps all-reduce at once;
 //   - the rest share bytes when their lifetimes (first definition to last
 //     use, in program order) do not overlap, placed greedily by size.
 //

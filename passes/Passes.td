@@ -496,6 +496,40 @@ def TgFuseAdam : Pass<"tg-fuse-adam", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
+  let summary = "sums the optimizer step's gradients over data-parallel processes";
+  let description = [{
+    Data-parallel training runs the same step in N processes, each on its
+    share of a global batch; before the optimizer step every process needs
+    the sum of the N gradients. This pass puts one `tg.all_reduce` over the
+    gradients of each `tg.multi_adam_update`, just before it, so the emitted
+    step is: forward and backward, the all-reduce, then the update (whose
+    `weight` operand carries the 1 / global-token-count normalization: the
+    runtime sets it from the token count summed over the processes). The
+    memory plan keeps the gradients in one region of the arena and the
+    all-reduce's results in its operands' bytes, so the emitters reduce
+    the whole region with one in-place call. In a single process the call
+    does nothing and the step is unchanged. Gradients that are constants
+    (a parameter the loss does not depend on) are the same everywhere and
+    are left out.
+
+    Before:
+    ```mlir
+    %norm = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
+        grads(%dw, %db) lr %lr step %t weight %wt phase %ph clip %c ...
+    ```
+    After:
+    ```mlir
+    %sums:2 = tg.all_reduce %dw, %db : tensor<16x16xf32>, tensor<16xf32>
+    %norm = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
+        grads(%sums#0, %sums#1) lr %lr step %t weight %wt phase %ph clip %c ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numReduced", "gradients-reduced", "gradients all-reduced">,
+  ];
+}
+
 def TgPlanMemory : Pass<"tg-plan-memory", "::mlir::ModuleOp"> {
   let summary = "gives every intermediate of the step a static arena offset";
   let description = [{

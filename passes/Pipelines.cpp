@@ -61,6 +61,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
     buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
   buildPrecisionPipeline(pm, options.precision, options.bf16Attention,
                          options.report);
+  // Data parallelism: the update reads the gradients summed over the
+  // processes (a no-op call in one process), reduced in place in the
+  // arena's gradient region.
+  pm.addPass(createTgAllReduceGradients());
 }
 
 void buildCompilePipeline(mlir::OpPassManager &pm,

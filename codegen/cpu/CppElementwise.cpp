@@ -9,6 +9,7 @@
 // the host from the key and passed by value.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/cpu/CppDataParallel.h"
 #include "codegen/cpu/EmitContext.h"
 
 #include "ir/TgOps.h"
@@ -114,15 +115,16 @@ public:
 private:
   /// The factor expression of a dropout site, declaring the site (built on
   /// the host from its key) before the loop.
-  FailureOr<std::string> dropoutFactor(Value key, llvm::APFloat rate,
-                                       uint64_t opId) {
+  FailureOr<std::string> dropoutFactor(Operation *op, Value key,
+                                       llvm::APFloat rate, uint64_t opId) {
     auto it = keys.find(key);
     if (it == keys.end())
       return failure();
     std::string name = "drop" + std::to_string(drops++);
     os << "  const kernels::Dropout " << name << "{uint32_t(" << it->second
        << "[0]), uint32_t(" << it->second << "[1]), " << opId << "u, "
-       << floatLiteral(rate.convertToFloat()) << "};\n";
+       << floatLiteral(rate.convertToFloat()) << ", "
+       << dropoutIndexOffset(op, numElements(op->getResult(0))) << "};\n";
     parameters.push_back("kernels::Dropout " + name);
     arguments.push_back(name);
     return name + ".factor(uint64_t(i))";
@@ -144,9 +146,9 @@ private:
                   {args[0], floatLiteral(scale.getFactor().convertToFloat())});
     FailureOr<std::string> factor = failure();
     if (auto drop = llvm::dyn_cast<tg::DropoutOp>(op))
-      factor = dropoutFactor(drop.getKey(), drop.getRate(), drop.getOpId());
+      factor = dropoutFactor(op, drop.getKey(), drop.getRate(), drop.getOpId());
     else if (auto drop = llvm::dyn_cast<tg::DropoutGradOp>(op))
-      factor = dropoutFactor(drop.getKey(), drop.getRate(), drop.getOpId());
+      factor = dropoutFactor(op, drop.getKey(), drop.getRate(), drop.getOpId());
     else
       return op->emitOpError() << "has no elementwise C++ form";
     if (failed(factor))

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cpu/CppEmitter.h"
+#include "codegen/cpu/CppDataParallel.h"
 #include "codegen/cpu/EmitContext.h"
 #include "codegen/cpu/FileEmitter.h"
 
@@ -348,7 +349,9 @@ LogicalResult FileEmitter::emit() {
   int64_t arena = 0;
   for (Bucket &bucket : buckets) {
     if (bucket.module != buckets.front().module &&
-        failed(checkSameVariables(bucket.module)))
+        (failed(checkSameVariables(bucket.module)) ||
+         failed(checkSameGradientLayout(buckets.front().signature.function,
+                                        bucket.signature.function))))
       return failure();
     if (bucket.decodeStep && failed(layOutCaches(bucket)))
       return failure();

@@ -6,6 +6,7 @@
 // kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/cpu/CppDataParallel.h"
 #include "codegen/cpu/EmitContext.h"
 
 #include "ir/OpRuleTable.h"
@@ -58,13 +59,16 @@ std::string b(bool value) { return value ? "true" : "false"; }
 
 /// "kernels::Dropout{uint32_t(K[0]), uint32_t(K[1]), op, rate}", or a disabled
 /// one without a key or at rate 0 (inference).
-std::string dropout(Args &p, Value key, llvm::APFloat rate, uint64_t opId) {
+/// `elements` is the size of the tensor the site applies to (its index
+/// offset in a data-parallel run, CppDataParallel.h).
+std::string dropout(Args &p, Value key, llvm::APFloat rate, uint64_t opId,
+                    Operation *op, int64_t elements) {
   if (!key || rate.isZero())
     return "kernels::Dropout{}";
   std::string k = p.host(key);
   return "kernels::Dropout{uint32_t(" + k + "[0]), uint32_t(" + k + "[1]), " +
          std::to_string(opId) + "u, " + floatLiteral(rate.convertToFloat()) +
-         "}";
+         ", " + dropoutIndexOffset(op, elements) + "}";
 }
 
 template <typename AttentionLike>
@@ -85,7 +89,8 @@ std::string attentionSetup(Args &p, AttentionLike op) {
   s += "  config.scale = " + floatLiteral(op.getScale().convertToFloat()) +
        ";\n";
   s += "  config.dropout = " +
-       dropout(p, op.getRngKey(), op.getDropoutRate(), op.getOpId()) + ";\n";
+       dropout(p, op.getRngKey(), op.getDropoutRate(), op.getOpId(), op,
+               q[0] * q[1] * q[2] * k[2]) + ";\n";
   return s;
 }
 
@@ -301,7 +306,9 @@ FailureOr<std::string> emitResidualLayerNorm(Args &p, EmitContext &context,
                      p(o.getBeta()) + ", " + p(o.getResult()) + ", " +
                      p(o.getMean()) + ", " + p(o.getRstd()) + ", " +
                      rowsWidth(o.getResidual()) + ", " +
-                     dropout(p, o.getKey(), o.getRate(), o.getOpId()) + ", " +
+                     dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+                             numElements(o.getResidual())) +
+                     ", " +
                      floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
 }
 
@@ -315,7 +322,9 @@ emitResidualLayerNormGrad(Args &p, EmitContext &context,
                      p(o.getSublayerGrad()) + ", " + p(o.getGammaGrad()) +
                      ", " + p(o.getBetaGrad()) + ", " +
                      rowsWidth(o.getResidual()) + ", " +
-                     dropout(p, o.getKey(), o.getRate(), o.getOpId()) + ");\n");
+                     dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+                             numElements(o.getResidual())) +
+                     ");\n");
 }
 
 /// The CUDA kernels' attention takes f32 inputs only.
@@ -462,9 +471,18 @@ FailureOr<std::string> emitMultiAdamUpdate(Args &p, EmitContext &context,
     return tensors + "  kernels::optimizerStep(tensors, " +
            std::to_string(count) + ", " + control + ", " + p(o.getLr()) + ", " +
            p(o.getStep()) + ", " + norm + ", " + hyper + ");\n";
-  return tensors + "  *" + norm + " = kernels::optimizerStep(tensors, " +
-         std::to_string(count) + ", " + control + ", *" + p(o.getLr()) + ", *" +
-         p(o.getStep()) + ", " + hyper + ");\n";
+  // A data-parallel run's sharded optimizer takes the step over (and is
+  // given the kernel, for its share).
+  std::string arguments = "tensors, " + std::to_string(count) + ", " + control +
+                          ", *" + p(o.getLr()) + ", *" + p(o.getStep()) + ", " +
+                          hyper;
+  return tensors + "  *" + norm + " = f.optimizerStep ? f.optimizerStep(" +
+         "&kernels::optimizerStep, " + arguments + ")\n" +
+         "                   : kernels::optimizerStep(" + arguments + ");\n";
+}
+
+FailureOr<std::string> emitAllReduce(Args &, EmitContext &, tg::AllReduceOp o) {
+  return allReduceCalls(o);
 }
 
 /// One op's call, as C++ text; failure with a diagnostic at the op.
@@ -508,6 +526,7 @@ const Table &callWriters() {
     add(t, emitStoreSlice);
     add(t, emitAdamUpdate);
     add(t, emitMultiAdamUpdate);
+    add(t, emitAllReduce);
     return t;
   }();
   return table;

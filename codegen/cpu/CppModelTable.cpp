@@ -160,7 +160,7 @@ void FileEmitter::emitDeviceHooks(int64_t arenaBytes) {
      << stateFloats << "); }\n\n"
      << "const DeviceHooks kDevice = {&openDevice, &uploadState, "
         "&downloadState,\n                              "
-        "&cuda::reorderCaches};\n\n";
+        "&cuda::reorderCaches, &cuda::allReduceSum};\n\n";
 }
 
 void FileEmitter::emitModel(int64_t arenaBytes) {

@@ -210,6 +210,14 @@ LogicalResult reshape(Executor &x, tg::ReshapeOp o) {
   return success();
 }
 
+/// The interpreter is one process: the sum over the processes is the
+/// operand itself.
+LogicalResult allReduce(Executor &x, tg::AllReduceOp o) {
+  for (auto [input, sum] : llvm::zip(o.getInputs(), o.getSums()))
+    x.bind(sum, x.get(input));
+  return success();
+}
+
 LogicalResult transpose(Executor &x, tg::TransposeOp o) {
   x.bind(o.getResult(),
          ref::transpose(x.get(o.getInput()), span(o.getPermutation())));
@@ -571,6 +579,7 @@ Table buildTable() {
   add(t, fusedElementwise);
   add(t, adamUpdate);
   add(t, multiAdamUpdate);
+  add(t, allReduce);
   add(t, funcReturn);
   return t;
 }

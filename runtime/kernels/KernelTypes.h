@@ -48,13 +48,19 @@ TGC_HOST_DEVICE inline float widen(Bf16 x) {
 struct Dropout {
   uint32_t seed = 0, step = 0, opId = 0;
   float rate = 0.0f;
+  /// Added to every element index: where this process's rows start in the
+  /// global batch of a data-parallel run (its first example times the
+  /// elements per example), so that the masks do not depend on how the
+  /// batch is split. 0 in one process.
+  uint64_t indexOffset = 0;
 
   /// What dropout multiplies element `index` by: 0 or 1 / (1 - rate).
   TGC_HOST_DEVICE float factor(uint64_t index) const {
     if (rate <= 0.0f)
       return 1.0f;
-    return dropoutKeep(seed, step, opId, index, rate) ? 1.0f / (1.0f - rate)
-                                                      : 0.0f;
+    return dropoutKeep(seed, step, opId, index + indexOffset, rate)
+               ? 1.0f / (1.0f - rate)
+               : 0.0f;
   }
 };
 

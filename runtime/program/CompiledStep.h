@@ -10,6 +10,8 @@
 #ifndef TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 #define TGC_RUNTIME_TRAIN_COMPILEDSTEP_H
 
+#include "runtime/kernels/KernelTypes.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -46,6 +48,30 @@ struct StepFrame {
   /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
   /// the runtime's (null while it does not accumulate).
   float *gradAccumulator = nullptr;
+  /// Data-parallel runs (runtime/program/ProcessGroup.h): sums `count`
+  /// floats at `data` (the step's gradient region; device memory on a GPU),
+  /// each process's multiplied by its `scale`, over every process, in
+  /// place. Null in one process: no call.
+  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
+  /// What the step passes as allReduceSum's scale: the batch's share of the
+  /// global batch's target tokens, so that the sum is the global batch's
+  /// gradient (the runtime then sets gradWeight to 1).
+  float allReduceScale = 1.0f;
+  /// Data-parallel runs with a sharded optimizer (CPU; ShardedOptimizer.h):
+  /// the optimizer step in place of the kernels' `plain` one, which it is
+  /// given to run Adam on its share. Null: the plain step.
+  using OptimizerStepFn = float (*)(const AdamTensor *tensors, int count,
+                                    const OptimizerControl &control, float lr,
+                                    int32_t step, float beta1, float beta2,
+                                    float epsilon);
+  float (*optimizerStep)(OptimizerStepFn plain, const AdamTensor *tensors,
+                         int count, const OptimizerControl &control, float lr,
+                         int32_t step, float beta1, float beta2,
+                         float epsilon) = nullptr;
+  /// The index of the batch's first row in the global batch of a
+  /// data-parallel run (0 in one process): dropout masks are keyed by the
+  /// global example, not by the row in this process's share.
+  int64_t firstExample = 0;
   float loss;   ///< out: the label-smoothed loss per target token
   int32_t tokens; ///< out: the target tokens counted
   /// out: the global gradient norm (before clipping) of the update, or of
@@ -107,6 +133,9 @@ struct DeviceHooks {
   /// Beam search: row r of the bucket's per-hypothesis caches (on the
   /// device, not in StepFrame::cache) becomes row parents[r].
   void (*reorderCaches)(const CompiledBucket &bucket, const int64_t *parents);
+  /// Data-parallel runs: StepFrame::allReduceSum for device memory (NCCL);
+  /// null where the program was built without it.
+  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
 };
 
 /// Whether a GPU model's device has failed: true with `why` (the first CUDA

@@ -42,6 +42,8 @@ const char *kUsage =
     "                        (default 0: off, as in the paper)\n"
     "  --profile             time each op of the step; print the time per op\n"
     "                        kind and the costliest ones after training\n"
+    "  --shard-optimizer     under mpirun (CPU): each of the N processes keeps\n"
+    "                        Adam's moments of 1/N of the parameters\n"
     "validation (on the whole --valid-data / --valid-source set):\n"
     "  --valid-every K       every K steps: validation loss, perplexity and\n"
     "                        BLEU; the best checkpoint is kept as\n"
@@ -291,6 +293,10 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
     }
     if (arg == "--profile") {
       options.profile = true;
+      continue;
+    }
+    if (arg == "--shard-optimizer") {
+      options.shardOptimizer = true;
       continue;
     }
     size_t eq = arg.find('=');

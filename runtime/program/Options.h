@@ -60,6 +60,9 @@ struct TrainOptions {
   bool forceResume = false;
   /// --profile: time every op of the step, print where the time went.
   bool profile = false;
+  /// --shard-optimizer: under mpirun, each process keeps Adam's moments of
+  /// 1/N of the parameters (ShardedOptimizer.h).
+  bool shardOptimizer = false;
   /// Print the program's manifest and stop.
   bool printVersion = false;
   /// Held-out sentences to translate greedily after training (0: none).

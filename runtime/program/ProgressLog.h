@@ -32,6 +32,9 @@ public:
   bool openLossLog(const std::string &path);
   /// Also writes each log line as a "train" record to `metrics`.
   void setMetrics(MetricsFile *file) { metrics = file; }
+  /// One line per log, even on a terminal (mpirun gives its processes a
+  /// terminal that its own output may not be).
+  void setPlainLines() { terminal = false; }
 
   /// `padded` of the batch's `slots` source and target positions are
   /// padding. False after a message when the loss log or the metrics file

@@ -19,6 +19,9 @@
 #include "runtime/program/Metrics.h"
 #include "runtime/program/ModelState.h"
 #include "runtime/program/Options.h"
+#include "runtime/program/ParameterChecksum.h"
+#include "runtime/program/ProcessGroup.h"
+#include "runtime/program/ShardedOptimizer.h"
 #include "runtime/program/TrainingData.h"
 #include "runtime/program/TrainingLoop.h"
 #include "runtime/program/Translate.h"
@@ -82,6 +85,10 @@ struct CompiledStepBackend final : StepBackend {
   ModelState &memory;
   /// --profile: steps run through it, op by op with the clock.
   StepProfile *profile = nullptr;
+  /// Data-parallel runs: what the step's gradients are summed with, or
+  /// the sharded optimizer that sums and applies them.
+  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
+  decltype(StepFrame::optimizerStep) optimizerStep = nullptr;
 
   CompiledStepBackend(const CompiledModel &model, ModelState &memory)
       : model(model), memory(memory) {}
@@ -126,6 +133,7 @@ struct CompiledStepBackend final : StepBackend {
     if (!bucket || !bucket->checkStep)
       return;
     StepFrame frame = frameOf(batch, input);
+    frame.allReduceSum = nullptr; // this process's own values, alone
     if (const char *op = bucket->checkStep(frame))
       std::fprintf(stderr, "note: the first NaN or infinity of step %lld comes "
                            "from %s\n", step, op);
@@ -148,6 +156,15 @@ struct CompiledStepBackend final : StepBackend {
     frame.gradWeight = input.gradWeight;
     frame.updatePhase = input.updatePhase;
     frame.clipNorm = input.clipNorm;
+    frame.allReduceSum = allReduceSum;
+    frame.optimizerStep = optimizerStep;
+    frame.firstExample = input.firstExample;
+    if (allReduceSum) {
+      // Weighted before the sum (the weights differ between processes),
+      // so the optimizer step takes the sum as it is.
+      frame.allReduceScale = input.gradWeight;
+      frame.gradWeight = 1.0f;
+    }
     // The CPU's gradient accumulator, for the first accumulating step (a
     // GPU program keeps its own on the device).
     if (input.updatePhase != 0 && accumulator.empty() && !model.device)
@@ -190,6 +207,48 @@ struct Run {
   /// best), also those before a resume: what a checkpoint records.
   CheckpointInfo validations;
   MetricsFile metrics;
+  /// Data-parallel runs (null: one process); only rank 0 saves.
+  ProcessGroup *group = nullptr;
+  /// --shard-optimizer: each process holds 1/N of the Adam moments.
+  ShardedOptimizer *sharded = nullptr;
+  bool leads() const { return !group || group->rank() == 0; }
+
+  /// Every --log-every steps and at the end of a data-parallel run: stops
+  /// it when the processes' parameters differ (a checksum of the state),
+  /// which would mean they no longer train one model. False after a
+  /// message, on every process.
+  bool checkSameParameters(int64_t step) {
+    if (!group)
+      return true;
+    if (model.device)
+      model.device->download(memory.state());
+    // Sharded, the processes hold different parts of the moments: the
+    // parameters alone are compared.
+    uint64_t mine = 0;
+    if (sharded) {
+      for (int v = 0; v < model.numVariables; ++v)
+        if (model.variables[v].trainable)
+          mine = mine * 0x100000001b3ull ^
+                 parameterChecksum(memory.state() + model.variables[v].offset,
+                                   model.variables[v].size);
+    } else {
+      mine = parameterChecksum(memory.state(), model.stateFloats);
+    }
+    uint64_t min = 0, max = 0;
+    group->minMax(mine, min, max);
+    if (min == max)
+      return true;
+    std::fprintf(stderr,
+                 "error: rank %d: the %d processes' parameters differ at step "
+                 "%lld (checksum %016llx; the processes hold %016llx to "
+                 "%016llx): they no longer train one model; every process "
+                 "stops\n",
+                 group->rank(), group->size(), static_cast<long long>(step),
+                 static_cast<unsigned long long>(mine),
+                 static_cast<unsigned long long>(min),
+                 static_cast<unsigned long long>(max));
+    return false;
+  }
 
   /// Continues `info`'s run if this one would see the same data; false
   /// after a message.
@@ -219,6 +278,8 @@ struct Run {
   /// Writes the state to `path`, only when it is finite (a diverged run
   /// must not replace a good checkpoint). False after a message.
   bool save(int64_t step, const std::string &path) {
+    if (!leads())
+      return true; // rank 0 writes the run's checkpoints
     if (model.device) {
       model.device->download(memory.state());
       // Garbage must not replace a good checkpoint.
@@ -252,10 +313,16 @@ struct Run {
     return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
   }
   /// Saves the checkpoint and, with --keep-last, keeps it in the history.
+  /// Every process calls it (a sharded optimizer's moments come together).
   bool save(int64_t step) {
-    if (!save(step, checkpointPath))
+    if (sharded)
+      sharded->gatherMoments();
+    bool saved = save(step, checkpointPath);
+    if (sharded)
+      sharded->releaseMoments();
+    if (!saved)
       return false;
-    if (options.keepLast == 0)
+    if (options.keepLast == 0 || !leads())
       return true;
     std::string why = keepInHistory(checkpointPath, step, options.keepLast);
     if (!why.empty())
@@ -267,6 +334,17 @@ struct Run {
   /// <checkpoint>.best when the validation is the best (--best-by) and stops
   /// after --patience validations that are not.
   AfterStep validate(int64_t step) {
+    // A best checkpoint needs the moments whole (rank 0 decides alone).
+    if (sharded)
+      sharded->gatherMoments();
+    AfterStep next = validateOnFirst(step);
+    if (sharded)
+      sharded->releaseMoments();
+    return next;
+  }
+  AfterStep validateOnFirst(int64_t step) {
+    if (!leads())
+      return AfterStep::Continue; // rank 0's verdict is shared by the loop
     std::vector<SentencePair> pairs =
         data.heldOut(options.validSentences.value_or(data.validationSize()));
     BeamOptions search{options.validBeam.value_or(1), options.alpha,
@@ -307,6 +385,12 @@ struct Run {
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train() {
     CompiledStepBackend backend{model, memory};
+    if (group && sharded)
+      backend.optimizerStep = &ShardedOptimizer::step;
+    else if (group)
+      backend.allReduceSum = model.device && model.device->allReduceSum
+                                 ? model.device->allReduceSum
+                                 : allReduceHostSum;
     std::optional<StepProfile> profile;
     if (options.profile && model.buckets[0].profileStep)
       backend.profile = &profile.emplace(model);
@@ -314,8 +398,10 @@ struct Run {
       std::printf("note: --profile times the ops of CPU programs only\n");
     TrainingLoop loop{backend};
     loop.batch = [this](uint32_t seed, uint64_t index) {
-      return data.batch(seed, index);
+      return group ? data.share(seed, index, group->rank(), group->size())
+                   : data.batch(seed, index);
     };
+    loop.group = group;
     loop.schedule = {model.scheduleDModel, model.scheduleWarmup,
                      model.scheduleFactor};
     loop.seed = seed;
@@ -324,10 +410,13 @@ struct Run {
     loop.logEvery = options.logEvery;
     loop.updateFreq = options.updateFreq;
     loop.clipNorm = options.clipNorm;
-    loop.lossLog = options.lossLog;
+    loop.lossLog = leads() ? options.lossLog : std::string();
     loop.metrics = metrics.isOpen() ? &metrics : nullptr;
     loop.afterStep = [this](int64_t step) {
       stepsDone = step;
+      if ((step % options.logEvery == 0 || step == options.steps) &&
+          !checkSameParameters(step))
+        return AfterStep::Fail;
       if (options.validEvery > 0 &&
           (step % options.validEvery == 0 || step == options.steps)) {
         AfterStep next = validate(step);
@@ -357,7 +446,7 @@ struct Run {
   /// Greedy translations of held-out sentences: samples and exact match.
   /// False after a message when the GPU failed.
   bool evaluate() {
-    if (options.evalSentences == 0)
+    if (options.evalSentences == 0 || !leads())
       return true;
     if (!model.buckets[0].predict) {
       std::printf("no evaluation: the model was compiled without @predict\n");
@@ -415,8 +504,26 @@ double estimatedStepFlops(const CompiledModel &model) {
 
 } // namespace
 
+int trainMain(int argc, char **argv, ProcessGroup *group);
+
 int main(int argc, char **argv) {
   chooseThreadDefaults(argv, estimatedStepFlops(kCompiledModel));
+  // Under mpirun, one of a data-parallel run's processes (after the thread
+  // defaults, which may restart the program).
+  std::unique_ptr<ProcessGroup> group;
+  if (!joinProcessGroup(argc, argv, group))
+    return 1;
+  if (group && group->rank() != 0)
+    std::freopen("/dev/null", "w", stdout); // rank 0 logs; errors stay
+  int code = trainMain(argc, argv, group.get());
+  // A process that stops alone would leave the others waiting for it; an
+  // interrupt (128 + the signal) stops them all at the same step.
+  if (group && code != 0 && code < 128)
+    group->abort(code);
+  return code;
+}
+
+int trainMain(int argc, char **argv, ProcessGroup *group) {
   const CompiledModel &model = kCompiledModel;
   TrainOptions options;
   int exitCode = 0;
@@ -459,6 +566,8 @@ int main(int argc, char **argv) {
       options.task = parseTask(resumed.data.substr(5));
   }
   if (!options.translate.empty()) {
+    if (group && group->rank() != 0)
+      return 0; // one translation is enough
     if (model.device) {
       model.device->upload(memory.state());
       if (!deviceOk("while uploading the parameters"))
@@ -483,6 +592,22 @@ int main(int argc, char **argv) {
   }
 
   Run run{model, options, *data, memory};
+  run.group = group;
+  std::optional<ShardedOptimizer> sharded;
+  if (options.shardOptimizer) {
+    if (!group)
+      std::printf("note: --shard-optimizer shares the optimizer between the "
+                  "processes of mpirun; one process keeps it whole\n");
+    else if (model.device || options.updateFreq > 1) {
+      std::fprintf(stderr, "error: --shard-optimizer runs on CPU programs and "
+                           "without --update-freq\n");
+      return 1;
+    } else {
+      sharded.emplace(*group);
+      sharded->activate();
+      run.sharded = &*sharded;
+    }
+  }
   run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
                        : !options.resume.empty()   ? options.resume
                                                    : std::string(argv[0]) + ".ckpt";
@@ -492,13 +617,14 @@ int main(int argc, char **argv) {
        {run.checkpointPath, options.validEvery > 0
                                 ? run.checkpointPath + ".best"
                                 : std::string()})
-    if (!path.empty())
+    if (!path.empty() && run.leads())
       if (std::string why = claimCheckpoint(path); !why.empty()) {
         std::fprintf(stderr, "error: %s\n", why.c_str());
         return 1;
       }
   run.seed = options.seed.value_or(1);
-  if (!options.metrics.empty() && !run.metrics.open(options.metrics))
+  if (!options.metrics.empty() && run.leads() &&
+      !run.metrics.open(options.metrics))
     return 1;
   if (!options.resume.empty() ? !run.resume(resumed) : !memory.initialize(run.seed))
     return 1;
@@ -508,6 +634,13 @@ int main(int argc, char **argv) {
       return 1;
   }
   std::string threads = describeThreads();
+  if (group)
+    threads += std::string(threads.empty() ? "" : "; ") +
+               std::to_string(group->size()) +
+               " processes (data parallel: a global batch of " +
+               std::to_string(group->size() *
+                              model.buckets[model.numBuckets - 1].batchSize) +
+               ")";
   std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
               "arena %lld bytes (%.2f MiB)%s%s\n",
               model.name, data->describe().c_str(),
@@ -529,12 +662,18 @@ int main(int argc, char **argv) {
                 static_cast<long long>(options.steps));
   }
   if (!options.dumpParameters.empty()) {
+    if (run.sharded)
+      run.sharded->gatherMoments(); // rank 0's dump holds every moment
     if (model.device) {
       model.device->download(memory.state());
       if (!deviceOk("before dumping the parameters"))
         return 1;
     }
-    if (!memory.dumpParameters(options.dumpParameters))
+    // Each process its own file, so that they can be compared.
+    std::string path = options.dumpParameters;
+    if (group && group->rank() != 0)
+      path += ".rank" + std::to_string(group->rank());
+    if (!memory.dumpParameters(path))
       return 1;
   }
   return run.evaluate() ? 0 : 1;

@@ -24,6 +24,22 @@ public:
   Batch batch(uint32_t seed, uint64_t index) override {
     return makeBatch(task, seed, index, shape);
   }
+  Batch share(uint32_t seed, uint64_t index, int rank,
+              int processes) override {
+    BatchShape global = shape;
+    global.batchSize *= processes;
+    Batch whole = makeBatch(task, seed, index, global);
+    Batch part = emptyBatch(shape);
+    auto rows = [&](const std::vector<int32_t> &from, std::vector<int32_t> &to,
+                    int64_t length) {
+      std::copy_n(from.begin() + rank * shape.batchSize * length,
+                  shape.batchSize * length, to.begin());
+    };
+    rows(whole.source, part.source, shape.sourceLength);
+    rows(whole.targetIn, part.targetIn, shape.targetLength);
+    rows(whole.targetOut, part.targetOut, shape.targetLength);
+    return part;
+  }
   std::vector<SentencePair> heldOut(int64_t count) override {
     return heldOutPairs(task, count, shape);
   }

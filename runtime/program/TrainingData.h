@@ -28,6 +28,15 @@ public:
   virtual ~TrainingData() = default;
   /// The training batch number `index` (0-based), in one bucket's shape.
   virtual Batch batch(uint32_t seed, uint64_t index) = 0;
+  /// Process `rank`'s share of global batch `index` in a data-parallel run
+  /// of `processes`, in one bucket's shape. A task's global batch is
+  /// `processes` times the bucket's rows, of which each process takes its
+  /// consecutive block (the rows one process with the whole batch would
+  /// see); a corpus's is `processes` consecutive batches, one each.
+  virtual Batch share(uint32_t seed, uint64_t index, int rank, int processes) {
+    return batch(seed, index * static_cast<uint64_t>(processes) +
+                           static_cast<uint64_t>(rank));
+  }
   /// Up to `count` held-out pairs, the same in every run.
   virtual std::vector<SentencePair> heldOut(int64_t count) = 0;
   /// The held-out pairs validation uses by default: the whole validation

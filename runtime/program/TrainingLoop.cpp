@@ -49,17 +49,25 @@ int runTrainingLoop(const TrainingLoop &loop) {
     return 1;
   log.setMetrics(loop.metrics);
   installInterruptHandlers();
+  ProcessGroup *group = loop.group;
+  if (group)
+    log.setPlainLines();
   const int64_t n = std::max<int64_t>(loop.updateFreq, 1);
   std::vector<Batch> batches(static_cast<size_t>(n));
   for (int64_t step = loop.firstStep; step <= loop.lastStep; ++step) {
     // The update's batches first: each one's gradient weighs its share of
-    // the update's target tokens.
+    // the update's target tokens (of every process's batches).
     int64_t tokens = 0;
     for (int64_t k = 0; k < n; ++k) {
       batches[k] =
           loop.batch(loop.seed, static_cast<uint64_t>((step - 1) * n + k));
       tokens += batches[k].targetTokens();
     }
+    double updateTokens = static_cast<double>(tokens);
+    if (group)
+      group->sum(&updateTokens, 1, "the update's token count");
+    // One process, one batch: the weight is 1 (the step as it always was).
+    const bool weighted = n > 1 || group;
     Update update;
     for (int64_t k = 0; k < n; ++k) {
       const Batch &batch = batches[k];
@@ -67,22 +75,28 @@ int runTrainingLoop(const TrainingLoop &loop) {
                       static_cast<float>(loop.schedule.learningRate(step)),
                       (step - 1) * n + k + 1};
       input.gradWeight =
-          n == 1 ? 1.0f
-                 : static_cast<float>(
-                       static_cast<double>(batch.targetTokens()) /
-                       static_cast<double>(std::max<int64_t>(tokens, 1)));
+          !weighted ? 1.0f
+                    : static_cast<float>(
+                          static_cast<double>(batch.targetTokens()) /
+                          std::max(updateTokens, 1.0));
       input.updatePhase = phaseOf(k, n);
       input.clipNorm = loop.clipNorm;
+      input.firstExample = group ? group->rank() * batch.batchSize : 0;
       StepOutcome outcome;
-      if (!loop.backend.runStep(batch, input, outcome))
+      if (!loop.backend.runStep(batch, input, outcome)) {
+        if (group)
+          group->abort(1); // the others would wait for this one
         return 1;
-      update.loss += n == 1 ? outcome.loss : input.gradWeight * outcome.loss;
+      }
+      update.loss += !weighted ? outcome.loss : input.gradWeight * outcome.loss;
       update.tokens += outcome.tokens;
       update.gradNorm = outcome.gradNorm;
       update.padded +=
           batch.slots() - batch.sourceTokens() - batch.targetTokens();
       update.slots += batch.slots();
-      bool lossFinite = std::isfinite(outcome.loss);
+      // In a group the loss is judged once summed (below), so that every
+      // process stops at the same step; the norm is of the summed gradient.
+      bool lossFinite = group || std::isfinite(outcome.loss);
       if (!lossFinite || !std::isfinite(outcome.gradNorm)) {
         log.finish();
         if (lossFinite)
@@ -94,29 +108,64 @@ int runTrainingLoop(const TrainingLoop &loop) {
         return 1;
       }
     }
+    // A group's totals: the global batch's loss per token, its tokens and
+    // padding, and whether any process was interrupted.
+    int agreedSignal = pendingInterrupt();
+    if (group) {
+      double totals[5] = {update.loss, static_cast<double>(update.tokens),
+                          static_cast<double>(update.padded),
+                          static_cast<double>(update.slots),
+                          agreedSignal ? 1.0 : 0.0};
+      group->sum(totals, 5, "the update's loss and tokens");
+      update.loss = static_cast<float>(totals[0]);
+      update.tokens = static_cast<int32_t>(totals[1]);
+      update.padded = static_cast<int64_t>(totals[2]);
+      update.slots = static_cast<int64_t>(totals[3]);
+      if (totals[4] > 0 && !agreedSignal)
+        agreedSignal = SIGTERM;
+      if (!std::isfinite(update.loss)) {
+        log.finish();
+        reportNonFinite("loss", update.loss, step);
+        return 1;
+      }
+    }
     float lr = static_cast<float>(loop.schedule.learningRate(step));
     if (!log.record(step, update.loss, update.gradNorm, lr, update.tokens,
                     update.padded, update.slots))
       return 1;
     // Looked at after the step and again after its validation or save,
     // which a signal may have cut short.
-    auto interrupted = [&]() -> std::optional<int> {
-      int signal = pendingInterrupt();
+    auto interrupted = [&](int signal) -> std::optional<int> {
       if (!signal)
         return std::nullopt;
       log.finish();
       std::string resume = loop.onInterrupt ? loop.onInterrupt(step) : "";
-      std::fprintf(stderr, "interrupted by %s after step %lld%s\n",
-                   signal == SIGINT ? "SIGINT" : "SIGTERM",
-                   static_cast<long long>(step), resume.c_str());
+      if (!group || group->rank() == 0) // one message for the run
+        std::fprintf(stderr, "interrupted by %s after step %lld%s\n",
+                     signal == SIGINT ? "SIGINT" : "SIGTERM",
+                     static_cast<long long>(step), resume.c_str());
       return 128 + signal;
     };
-    if (std::optional<int> code = interrupted())
+    if (std::optional<int> code = interrupted(agreedSignal))
       return *code;
     AfterStep next = loop.afterStep ? loop.afterStep(step) : AfterStep::Continue;
+    int lateSignal = pendingInterrupt();
+    if (group) {
+      // Rank 0 validates and saves: its verdict is everyone's, and so is
+      // any process's interrupt.
+      double votes[3] = {next == AfterStep::Fail ? 1.0 : 0.0,
+                         next == AfterStep::Stop ? 1.0 : 0.0,
+                         lateSignal ? 1.0 : 0.0};
+      group->sum(votes, 3, "the decisions after the step");
+      next = votes[0] > 0   ? AfterStep::Fail
+             : votes[1] > 0 ? AfterStep::Stop
+                            : AfterStep::Continue;
+      if (votes[2] > 0 && !lateSignal)
+        lateSignal = SIGTERM;
+    }
     if (next == AfterStep::Fail)
       return 1;
-    if (std::optional<int> code = interrupted())
+    if (std::optional<int> code = interrupted(lateSignal))
       return *code;
     if (next == AfterStep::Stop)
       break;

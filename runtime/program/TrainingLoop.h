@@ -13,6 +13,7 @@
 
 #include "runtime/data/Tasks.h"
 #include "runtime/program/Metrics.h"
+#include "runtime/program/ProcessGroup.h"
 #include "runtime/program/Schedule.h"
 
 #include <cstdint>
@@ -35,6 +36,9 @@ struct StepInput {
   float gradWeight = 1.0f;
   int32_t updatePhase = 0;
   float clipNorm = 0.0f;
+  /// The batch's first row in the global batch (data-parallel runs; 0 in
+  /// one process): its dropout masks are keyed by the global example.
+  int64_t firstExample = 0;
 };
 
 /// What one step reports.
@@ -66,8 +70,15 @@ enum class AfterStep {
 struct TrainingLoop {
   StepBackend &backend;
   /// Batch number `index` (0-based: (step - 1) * updateFreq + k) of the
-  /// run seeded `seed`.
+  /// run seeded `seed`; in a data-parallel run, this process's share of
+  /// the global batch `index`.
   std::function<Batch(uint32_t seed, uint64_t index)> batch;
+  /// The processes of a data-parallel run (null: one process). They sum
+  /// each update's target tokens before it (each batch's gradient weighs
+  /// its share of the global tokens, so the summed gradient is the global
+  /// batch's) and its loss, tokens and padding after it, and agree on
+  /// interrupts, early stops and failures, so all stop at the same step.
+  ProcessGroup *group = nullptr;
   WarmupSchedule schedule;
   uint32_t seed = 1;
   int64_t firstStep = 1, lastStep = 1, logEvery = 1;

@@ -25,3 +25,21 @@ config.substitutions.append(("%tgc_src", config.tgc_source_dir))
 # run without a GPU (the programs must then say so and stop).
 if getattr(config, "tgc_have_cuda", False):
     config.available_features.add("cuda")
+
+# Data-parallel tests (test/lit/mpi) run 2 processes under mpirun: only with
+# a tgc built with MPI (CMake found it) and mpirun on the PATH.
+import shutil
+if getattr(config, "tgc_have_mpi", False) and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+config.substitutions.append(
+    ("%mpirun", "sh " + os.path.join(config.tgc_source_dir, "test/lit/mpi/Inputs/mpirun.sh")))
+# Two machines on one (test/lit/mpi/two-hosts.test) need network namespaces:
+# root and a working `ip netns`.
+import subprocess
+if "mpi" in config.available_features and os.geteuid() == 0 and shutil.which("ip"):
+    try:
+        if subprocess.run(["ip", "netns", "list"], capture_output=True,
+                          timeout=10).returncode == 0:
+            config.available_features.add("netns")
+    except (OSError, subprocess.SubprocessError):
+        pass

@@ -25,7 +25,7 @@ inline void dropoutFactors(const Dropout &dropout, uint64_t start,
   const runtime::PhiloxKey key{{dropout.seed, runtime::kDropoutKeyTag}};
   int64_t x = 0;
   while (x < count) {
-    uint64_t index = start + static_cast<uint64_t>(x);
+    uint64_t index = start + dropout.indexOffset + static_cast<uint64_t>(x);
     uint64_t block = index / 4;
     runtime::PhiloxCounter counter{{static_cast<uint32_t>(block),
                                     static_cast<uint32_t>(block >> 32),

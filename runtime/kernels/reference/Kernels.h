@@ -24,8 +24,8 @@ using runtime::Dropout;
 inline double dropoutFactor(const Dropout &dropout, uint64_t index) {
   if (dropout.rate <= 0.0f)
     return 1.0;
-  return runtime::dropoutKeep(dropout.seed, dropout.step, dropout.opId, index,
-                              dropout.rate)
+  return runtime::dropoutKeep(dropout.seed, dropout.step, dropout.opId,
+                              index + dropout.indexOffset, dropout.rate)
              ? 1.0 / (1.0 - static_cast<double>(dropout.rate))
              : 0.0;
 }

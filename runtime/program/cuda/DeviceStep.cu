@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace tgc::cuda {
@@ -41,8 +42,13 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
     why = "cudaGetDeviceCount found no device";
     return false;
   }
+  // One GPU per process: the processes mpirun started on this machine
+  // take its GPUs in turn (its local rank; 0 without mpirun).
+  int device = 0;
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"))
+    device = std::atoi(local) % devices;
   cudaStream_t stream;
-  if (!ok(cudaSetDevice(0), "cudaSetDevice", why) ||
+  if (!ok(cudaSetDevice(device), "cudaSetDevice", why) ||
       !ok(cudaStreamCreate(&stream), "cudaStreamCreate", why))
     return false;
   setStream(stream);

@@ -51,6 +51,11 @@ struct DeviceFrame {
 /// The process's one device frame.
 DeviceFrame &deviceFrame();
 
+/// Data-parallel runs (runtime/program/ProcessGroup.h): sums `count`
+/// floats of device memory over every process's GPU with NCCL, in place on
+/// stream() (NcclAllReduce.cu): DeviceHooks::allReduceSum.
+void allReduceSum(float *data, int64_t count, float scale);
+
 /// What a model needs on the device.
 struct DeviceSizes {
   int64_t stateFloats, arenaBytes, sourceIds, targetIds, logitsFloats,

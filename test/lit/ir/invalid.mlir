@@ -1801,3 +1801,12 @@ func.func @multi_adam_controls_without_norm(%dw: tensor<4x4xf32>, %lr: tensor<f3
   "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
   return
 }
+
+// -----
+
+// tg.all_reduce: something to sum.
+func.func @all_reduce_nothing() {
+  // expected-error @+1 {{must reduce at least one tensor}}
+  "tg.all_reduce"() : () -> ()
+  return
+}

@@ -75,3 +75,12 @@ func.func @optimizer_step(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tens
   // CHECK-NEXT: return %[[NORM]]
   return %norm : tensor<f32>
 }
+
+// The data-parallel sum of gradients: results of the operands' types.
+// CHECK-LABEL: func.func @all_reduce
+func.func @all_reduce(%dw: tensor<16x16xf32>, %db: tensor<16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  // CHECK-NEXT: %[[SUMS:.*]]:2 = tg.all_reduce %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16xf32>
+  %sums:2 = tg.all_reduce %dw, %db : tensor<16x16xf32>, tensor<16xf32>
+  // CHECK-NEXT: return %[[SUMS]]#0, %[[SUMS]]#1
+  return %sums#0, %sums#1 : tensor<16x16xf32>, tensor<16xf32>
+}

@@ -1,0 +1,63 @@
+//===- ProcessGroup.h - the processes of a data-parallel run ----*- C++ -*-===//
+//
+// `mpirun -np N ./train ...` runs N copies of a training program, each on
+// its share of every global batch; they agree through this interface.
+// MpiProcessGroup.cpp implements it on MPI (built only where CMake found
+// MPI); a program started without mpirun has no group (one process, the
+// same run as ever). TrainingLoop.h sees only this header, so tgc itself
+// never links MPI.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_PROGRAM_PROCESSGROUP_H
+#define TGC_RUNTIME_PROGRAM_PROCESSGROUP_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tgc::runtime {
+
+class ProcessGroup {
+public:
+  virtual ~ProcessGroup() = default;
+  /// This process's number, 0..size()-1; rank 0 logs, validates and saves.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Sums `count` values over every process, in place; every process gets
+  /// the sums. `what` names the exchange in the error a lost peer causes.
+  virtual void sum(float *values, int64_t count, const char *what) = 0;
+  virtual void sum(double *values, int64_t count, const char *what) = 0;
+  /// The sharded optimizer's exchanges (ShardedOptimizer.h), in place on
+  /// the `counts[r]` floats process r owns, laid end to end from `data`:
+  /// reduceScatter sums every process's `data` and leaves process r's part
+  /// of the sums at the start of its `data`; allGather gives every process
+  /// every process's part (taken from its place in the layout).
+  virtual void reduceScatter(float *data, const int *counts) = 0;
+  virtual void allGather(float *data, const int *counts) = 0;
+  /// Sums `count` floats at `data` of every process into rank 0's.
+  virtual void sumToFirst(float *data, int64_t count) = 0;
+  /// Rank 0's `bytes` bytes at `data`, in every process (NCCL's id).
+  virtual void shareFromFirst(void *data, int64_t bytes) = 0;
+  /// The smallest and largest `value` of any process.
+  virtual void minMax(uint64_t value, uint64_t &min, uint64_t &max) = 0;
+  /// Ends every process with exit code `code` (after a message): a process
+  /// that stops alone would leave the others waiting.
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+/// The group this process was started in: null without a launcher (plain
+/// `./train`), an MPI group under mpirun. False after a message when the
+/// launcher asks for processes this build cannot join (built without MPI).
+bool joinProcessGroup(int &argc, char **&argv,
+                      std::unique_ptr<ProcessGroup> &group);
+
+/// The group StepFrame::allReduceSum sums over (set by joinProcessGroup).
+ProcessGroup *activeProcessGroup();
+
+/// What StepFrame::allReduceSum points at in a group of several processes:
+/// host memory (CPU programs), each process's values times `scale`.
+void allReduceHostSum(float *data, int64_t count, float scale);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_PROGRAM_PROCESSGROUP_H

@@ -1,0 +1,86 @@
+//===- NcclAllReduce.cu - a GPU program's gradients summed with NCCL -----===//
+//
+// A data-parallel GPU program (one GPU per process) sums its gradient
+// region in device memory with NCCL, on the step's stream. The NCCL
+// communicator is made at the first all-reduce (a point every process
+// reaches), from a unique id that rank 0 creates and the process group
+// (MPI) hands to the others. Built without NCCL, the call records an
+// error that the program shell reports after the step.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Kernels.h"
+#include "runtime/program/ProcessGroup.h"
+#include "runtime/program/cuda/DeviceStep.h"
+
+#include <cstdio>
+
+#ifdef TGC_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace tgc::cuda {
+
+#ifdef TGC_HAVE_NCCL
+namespace {
+
+/// False after a message naming the NCCL call; the failure is also kept as
+/// the device's first error, so the program stops after the step.
+bool ncclOk(ncclResult_t status, const char *what) {
+  if (status == ncclSuccess)
+    return true;
+  std::fprintf(stderr, "error: %s failed: NCCL error %d: %s\n", what,
+               static_cast<int>(status), ncclGetErrorString(status));
+  TGC_CUDA_CHECK(cudaErrorUnknown);
+  return false;
+}
+
+ncclComm_t communicator() {
+  static ncclComm_t comm = nullptr;
+  static bool tried = false;
+  if (tried)
+    return comm;
+  tried = true;
+  runtime::ProcessGroup *group = runtime::activeProcessGroup();
+  if (!group)
+    return nullptr;
+  ncclUniqueId id{};
+  if (group->rank() == 0 && !ncclOk(ncclGetUniqueId(&id), "ncclGetUniqueId"))
+    group->abort(1);
+  group->shareFromFirst(&id, sizeof id);
+  ncclComm_t made = nullptr;
+  if (ncclOk(ncclCommInitRank(&made, group->size(), id, group->rank()),
+             "ncclCommInitRank"))
+    comm = made;
+  return comm;
+}
+
+} // namespace
+#endif
+
+void allReduceSum(float *data, int64_t count, float scale) {
+#ifdef TGC_HAVE_NCCL
+  ncclComm_t comm = communicator();
+  if (!comm)
+    return;
+  // Each process's gradients times its weight, then summed: one NCCL op.
+  ncclRedOp_t scaledSum;
+  if (!ncclOk(ncclRedOpCreatePreMulSum(&scaledSum, &scale, ncclFloat,
+                                       ncclScalarHostImmediate, comm),
+              "ncclRedOpCreatePreMulSum"))
+    return;
+  ncclOk(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat,
+                       scaledSum, comm, stream()),
+         "ncclAllReduce of the gradients");
+  ncclOk(ncclRedOpDestroy(scaledSum, comm), "ncclRedOpDestroy");
+#else
+  (void)data;
+  (void)count;
+  (void)scale;
+  std::fprintf(stderr, "error: this GPU program was built without NCCL (tgc "
+                       "found no nccl.h in the CUDA toolkit): it cannot "
+                       "train on several processes\n");
+  TGC_CUDA_CHECK(cudaErrorNotSupported);
+#endif
+}
+
+} // namespace tgc::cuda

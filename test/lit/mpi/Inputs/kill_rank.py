@@ -1,0 +1,92 @@
+"""Kills one process of a data-parallel run once it has saved a checkpoint:
+    kill_rank.py MPIRUN_SH SHM_DIR RANK PROGRAM ARGS...
+Starts `sh MPIRUN_SH SHM_DIR -np 2 PROGRAM ARGS...`, waits for rank 0's
+"saved checkpoint" line, kills the process of rank RANK with SIGKILL (or,
+with RANK "ctrl-c", sends mpirun SIGINT as Ctrl-C would) and waits for the
+run to end. Prints the run's exit status, then its standard output and
+error (what the user sees)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def rank_of(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for entry in f.read().split(b"\0"):
+                if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(entry.split(b"=", 1)[1])
+    except OSError:
+        pass
+    return None
+
+
+def descendants(root):
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def main():
+    mpirun, shm, rank, program = sys.argv[1:5]
+    run = subprocess.Popen(["sh", mpirun, shm, "-np", "2", program] + sys.argv[5:],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    # Ctrl-C once training runs; a kill once there is a checkpoint to keep.
+    awaited = "step " if rank == "ctrl-c" else "saved checkpoint"
+    for line in run.stdout:
+        if line.startswith(awaited):
+            break
+    else:
+        sys.exit("error: the run ended before printing '%s'" % awaited)
+    if rank == "ctrl-c":
+        # mpirun.sh execs mpirun: usually the child itself.
+        mpirun_pid = next((p for p in [run.pid] + descendants(run.pid)
+                           if open("/proc/%d/comm" % p).read().strip()
+                           in ("mpirun", "orterun", "mpiexec")), None)
+        if not mpirun_pid:
+            run.kill()
+            sys.exit("error: no mpirun under %d" % run.pid)
+        os.kill(mpirun_pid, signal.SIGINT)
+        out, err = run.communicate(timeout=120)
+        print("exit status %d" % run.returncode)
+        print(out)
+        print(err)
+        return
+    victim = None
+    for _ in range(100):
+        victim = next((p for p in descendants(run.pid)
+                       if rank_of(p) == int(rank)), None)
+        if victim:
+            break
+        time.sleep(0.1)
+    if not victim:
+        run.kill()
+        sys.exit("error: no process of rank %s" % rank)
+    os.kill(victim, signal.SIGKILL)
+    try:
+        _, err = run.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        sys.exit("error: the other process did not stop within 120 s")
+    print("exit status %d" % run.returncode)
+    print(err)
+
+
+main()
