@@ -1,8 +1,13 @@
 //===- Gemm.cpp - matmul and linear on OpenBLAS (f32) or oneDNN (bf16) ---===//
 //
-// Row-major cblas_sgemm for f32 operands; the bf16 gemm is in Bf16Gemm.cpp.
-// The libraries thread each call themselves, so these calls are never made
-// from inside an OpenMP parallel region.
+// f32 operands: oneDNN's sgemm for all but small products, OpenBLAS's
+// cblas_sgemm for those (bench/gemm_peak.cpp and the shapes of a step,
+// measured on AMD EPYC with AVX-512, 2 threads: oneDNN 1.5-2.0x OpenBLAS's
+// rate from 128^3 multiply-adds up, e.g. 470 against 248 GFLOP/s at
+// 2048x512x512; at 64^3 OpenBLAS is 3.7x faster, oneDNN's call costing more
+// than the product). The bf16 gemm is in Bf16Gemm.cpp. The libraries thread
+// each call themselves, so these calls are never made from inside an OpenMP
+// parallel region.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
@@ -10,6 +15,7 @@
 
 #include <algorithm>
 #include <cblas.h>
+#include <dnnl.h>
 
 namespace tgc::cpu {
 
@@ -23,6 +29,12 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
     return;
   }
   // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
+  constexpr int64_t kOneDnnFrom = int64_t{1} << 21; // multiply-adds
+  if (m * n * k >= kOneDnnFrom &&
+      dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f,
+                 a, transposeA ? m : k, b, transposeB ? k : n, beta, out,
+                 n) == dnnl_success)
+    return;
   cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
               transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0f, a,

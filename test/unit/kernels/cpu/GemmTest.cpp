@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
+#include "runtime/kernels/cpu/Gemm.h"
+
 namespace tgc::test {
 namespace {
 
@@ -41,6 +43,33 @@ TEST(CpuKernels, Linear) {
     expectClose(std::string("linear relu=") + (relu ? "1" : "0"), out, expected,
                 kGemmTolerance);
   }
+}
+
+// Products of 2^21 multiply-adds and more run on oneDNN's sgemm (Gemm.cpp):
+// 160 x 136 x 100 in every transposition, beta 0 and 1.
+TEST(CpuKernels, LargeGemmsOnOneDnn) {
+  const int64_t m = 160, n = 136, k = 100;
+  std::vector<float> a = uniform(m * k, 6), b = uniform(k * n, 7);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      HostTensor expected =
+          reference::matmul(host(a, ta ? std::vector<int64_t>{k, m}
+                                       : std::vector<int64_t>{m, k}),
+                            host(b, tb ? std::vector<int64_t>{n, k}
+                                       : std::vector<int64_t>{k, n}),
+                            ta, tb);
+      std::vector<float> out(m * n, 0.5f);
+      cpu::gemm(a.data(), b.data(), out.data(), m, n, k, ta, tb, 1.0f);
+      for (double &x : expected.data)
+        x += 0.5; // beta 1 adds what out held
+      std::string what = std::string("large gemm ") + (ta ? "T" : "N") +
+                         (tb ? "T" : "N");
+      expectClose(what, out, expected, kGemmTolerance);
+      cpu::gemm(a.data(), b.data(), out.data(), m, n, k, ta, tb, 0.0f);
+      for (double &x : expected.data)
+        x -= 0.5;
+      expectClose(what + " beta 0", out, expected, kGemmTolerance);
+    }
 }
 
 } // namespace
