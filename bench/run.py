@@ -4,8 +4,8 @@
 Rows of full-length batches (the shapes people train with), rows of small
 batches (the built-in reverse task), and a row under load (two copies of one
 tgc binary at once). For each: step time on both sides, the ratio, MFU against
-the machine's GEMM peak (OpenBLAS sgemm for f32 rows, oneDNN bf16 for bf16
-rows), the GEMMs' share of the step and the peak RSS. tgc runs in f32 and,
+the machine's GEMM peak (the best f32 GEMM, OpenBLAS's or oneDNN's, for f32
+rows and PyTorch; oneDNN's bf16 GEMM for bf16 rows), the GEMMs' share of the step and the peak RSS. tgc runs in f32 and,
 with --precision=bf16 (mixed precision), again in bf16; PyTorch in f32, as it
 trains on CPUs. See bench/README.md.
 """
@@ -143,7 +143,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tgc-bench-") as tmp:
         peak, peak_bf16, detail = sides.gemm_peaks(tmp, env)
         print(detail, end="", flush=True)
-        machine["sgemm_peak_gflops"] = peak
+        machine["f32_gemm_peak_gflops"] = peak
         machine["bf16_gemm_peak_gflops"] = peak_bf16
         for name in names:
             rows.append(measure_row(name, args, python, tmp, env, torch_env))
@@ -152,9 +152,9 @@ def main():
     machine["load_average_end"] = os.getloadavg()[0]
     machine["pytorch"] = rows[0]["pytorch"]["torch"] if rows else None
 
-    print(f"\n{machine['cpu']}; {args.threads} threads; GEMM peaks: OpenBLAS sgemm "
-          f"{peak:.1f}, oneDNN bf16 {peak_bf16:.1f} GFLOP/s (MFU of f32 rows and PyTorch "
-          f"against the first, of bf16 rows against the second); PyTorch {machine['pytorch']} with {allocator}; load average "
+    print(f"\n{machine['cpu']}; {args.threads} threads; GEMM peaks: f32 {peak:.1f}, "
+          f"bf16 {peak_bf16:.1f} GFLOP/s (MFU of f32 rows and PyTorch against the first, "
+          f"of bf16 rows against the second); PyTorch {machine['pytorch']} with {allocator}; load average "
           f"{machine['load_average_start']:.2f} at start, {machine['load_average_end']:.2f} "
           "at end\n")
     table(rows, peak, peak_bf16)

@@ -70,8 +70,8 @@ def pytorch_env(env):
 
 
 def gemm_peaks(tmp, env):
-    """The f32 (OpenBLAS sgemm) and bf16 (oneDNN) GEMM peaks, GFLOP/s, and
-    the tool's output."""
+    """The f32 (the better of OpenBLAS's and oneDNN's sgemm) and bf16
+    (oneDNN) GEMM peaks, GFLOP/s, and the tool's output."""
     exe = os.path.join(tmp, "gemm_peak")
     subprocess.run(["c++", "-O3", "-o", exe, os.path.join(BENCH, "gemm_peak.cpp"),
                     "-lopenblas", "-ldnnl"], check=True)
