@@ -116,8 +116,7 @@ struct MixedPrecisionPass
           reluGrad.getInputMutable().assign(copy);
       });
       // The f32 reshapes the bf16 ones replaced, unless something else
-      // reads them.
-      // (a chain of them goes link by link).
+      // reads them (a chain of them goes link by link).
       while (!bypassed.empty()) {
         Operation *reshape = bypassed.pop_back_val();
         if (!reshape->use_empty())
