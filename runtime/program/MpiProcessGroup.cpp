@@ -130,24 +130,14 @@ private:
     char *data = static_cast<char *>(values);
     // MPI counts are int: large buffers go in pieces.
     constexpr int64_t kPiece = 1 << 30;
-    waitingFor.store(what);
-    waitingSince.store(Clock::now().time_since_epoch().count());
+    begin(what);
     for (int64_t done = 0; done < count; done += kPiece) {
       int n = static_cast<int>(std::min(kPiece, count - done));
-      int status = MPI_Allreduce(MPI_IN_PLACE, data + done * bytes, n, type, op,
-                                 MPI_COMM_WORLD);
-      if (status != MPI_SUCCESS) {
-        char message[MPI_MAX_ERROR_STRING];
-        int length = 0;
-        MPI_Error_string(status, message, &length);
-        std::fprintf(stderr,
-                     "error: rank %d of %d: summing %s over the processes "
-                     "failed: %.*s; every process stops\n",
-                     rank_, size_, what, length, message);
-        abort(1);
-      }
+      check(MPI_Allreduce(MPI_IN_PLACE, data + done * bytes, n, type, op,
+                          MPI_COMM_WORLD),
+            what);
     }
-    waitingSince.store(0);
+    end();
   }
 
   /// Ends this process when one exchange has waited too long.
