@@ -19,6 +19,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 using namespace mlir;
@@ -483,18 +484,18 @@ private:
               builder.getNamedAttr("beta2", f32(g.optimizer().beta2())),
               builder.getNamedAttr("epsilon", f32(g.optimizer().epsilon())),
           }));
-    if (g.has_schedule())
-      module->setAttr(
-          "tg.schedule",
-          builder.getDictionaryAttr({
-              builder.getNamedAttr("name", builder.getStringAttr("warmup")),
-              builder.getNamedAttr(
-                  "d_model", builder.getI64IntegerAttr(g.schedule().d_model())),
-              builder.getNamedAttr("warmup", builder.getI64IntegerAttr(
-                                                 g.schedule().warmup_steps())),
-              builder.getNamedAttr("factor", builder.getF64FloatAttr(
-                                                 g.schedule().factor())),
-          }));
+    if (g.has_schedule()) {
+      SmallVector<NamedAttribute> schedule = {
+          builder.getNamedAttr("name", builder.getStringAttr("warmup")),
+          builder.getNamedAttr(
+              "d_model", builder.getI64IntegerAttr(g.schedule().d_model())),
+          builder.getNamedAttr(
+              "warmup", builder.getI64IntegerAttr(g.schedule().warmup_steps()))};
+      if (g.schedule().has_factor())
+        schedule.push_back(builder.getNamedAttr(
+            "factor", builder.getF64FloatAttr(g.schedule().factor())));
+      module->setAttr("tg.schedule", builder.getDictionaryAttr(schedule));
+    }
   }
 
   MLIRContext &context;
@@ -540,6 +541,9 @@ OwningOpRef<ModuleOp> readGraphFile(MLIRContext &context,
                      "file: write it again with --emit=graph)";
       return nullptr;
     }
+    // Protobuf logs what it rejects (e.g. a string that is not UTF-8) to
+    // stderr: the message below says it for the user.
+    google::protobuf::LogSilencer quiet;
     if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       emitError(UnknownLoc::get(&context))
           << path << ": not a tgc graph file (truncated or corrupt)";

@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of the runtime's file readers with clang
-# (-fsanitize=fuzzer,address,undefined) into BUILD/fuzz, from the sources
-# they test; the Protobuf code of checkpoints comes from BUILD (run after
-# building tgc). clang 14's libFuzzer is enough (package clang).
+# Builds the libFuzzer harnesses (test/fuzz/CMakeLists.txt) with clang in
+# their own build directory (default build-fuzz): tgc's libraries compiled
+# with libFuzzer's coverage, AddressSanitizer and UndefinedBehaviorSanitizer
+# (-DTGC_FUZZ=ON); MLIR, Protobuf and zlib are Debian's, uninstrumented.
+# Needs clang 19, its libFuzzer and OpenMP (packages clang-19
+# libclang-rt-19-dev libomp-19-dev;
+# clang 14 lacks std::source_location with GCC 12's library).
 # Usage: test/fuzz/build.sh [BUILD]   then e.g.
-#   BUILD/fuzz/FuzzTokenCorpus -max_total_time=600 test/fuzz/corpus/tok
+#   BUILD/fuzz/FuzzMlirFile -max_total_time=600 -rss_limit_mb=4096 \
+#       /tmp/mlir-corpus test/fuzz/corpus/mlir
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=$(realpath "${1:-build}")
-out=$build/fuzz
-mkdir -p "$out"
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -I. -I"$build")
-clang++ "${flags[@]}" test/fuzz/FuzzTokenCorpus.cpp runtime/data/TokenCorpus.cpp \
-  runtime/data/AtomicFile.cpp -lz -o "$out/FuzzTokenCorpus"
-clang++ "${flags[@]}" test/fuzz/FuzzTokenFiles.cpp runtime/data/TokenFiles.cpp \
-  runtime/data/Tasks.cpp -o "$out/FuzzTokenFiles"
-clang++ "${flags[@]}" test/fuzz/FuzzCheckpoint.cpp runtime/program/Checkpoint.cpp \
-  "$build"/runtime/program/Checkpoint.pb.cc -lprotobuf -lz -o "$out/FuzzCheckpoint"
-echo "built $out/FuzzTokenCorpus $out/FuzzTokenFiles $out/FuzzCheckpoint"
+build=${1:-build-fuzz}
+if [ ! -f "$build/build.ninja" ]; then
+  if ! command -v clang++-19 > /dev/null; then
+    echo "test/fuzz/build.sh: clang++-19 not found (apt-get install clang-19 libclang-rt-19-dev libomp-19-dev)" >&2
+    exit 1
+  fi
+  CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_USE_LINKER=lld \
+    -DTGC_FUZZ=ON -DTGC_ENABLE_CUDA=OFF -DTGC_ENABLE_MPI=OFF
+fi
+cmake --build "$build" -j2 --target fuzzers
+echo "built the harnesses in $build/fuzz: $(ls "$build/fuzz" | tr '\n' ' ')"

@@ -1,14 +1,14 @@
 """One run owns a checkpoint path; kill -9 during saves loses nothing.
 
-usage: robust_checkpoint.py BINARY WORKDIR
+usage: robust_checkpoint.py BINARY WORKDIR [KILLS]
 
 1. Starts BINARY saving <WORKDIR>/owned.ckpt after every step, waits for
    its lock file, starts a second run on the same checkpoint and expects it
    to be refused (exit 1, "checkpoint ... is in use by another run (pid N)"
    naming the first run's pid) without touching the checkpoint; then
    interrupts the first run (exit 130) and expects its lock file gone.
-2. Kills (SIGKILL) a run that saves after every step, three times at
-   different moments, each time resuming the checkpoint it left: the file
+2. Kills (SIGKILL) a run that saves after every step, KILLS times (default
+   3) at different moments, each time resuming the checkpoint it left: the file
    always loads, its step only grows, and the next run takes the path over
    (the dead run's lock file holds no lock) and removes the temporary files
    the dead run left.
@@ -23,6 +23,7 @@ import sys
 import time
 
 binary, workdir = sys.argv[1], sys.argv[2]
+kills = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 os.makedirs(workdir, exist_ok=True)
 path = lambda f: os.path.join(workdir, f)
 common = ["--task", "copy", "--eval-sentences", "0", "--log-every", "1000000"]
@@ -69,7 +70,9 @@ if os.path.exists(owned + ".lock"):
 # 2. kill -9 while saving.
 killed = path("killed.ckpt")
 last_step = 0
-for delay in (0.3, 0.7, 1.1):
+steps = []
+for kill in range(kills):
+    delay = (0.3, 0.7, 1.1)[kill % 3] + 0.13 * (kill // 3)
     run = subprocess.Popen(
         [binary, *common, "--steps", "1000000", "--save-every", "1",
          "--checkpoint", killed] + (["--resume", killed] if last_step else []),
@@ -98,8 +101,12 @@ for delay in (0.3, 0.7, 1.1):
     if step < last_step:
         fail(f"the checkpoint went back from step {last_step} to {step}")
     last_step = max(step, 1)
+    steps.append(step)
 leftovers = glob.glob(killed + ".tmp.*") + glob.glob(killed + ".lock")
 if leftovers:
     fail("left behind: " + " ".join(leftovers))
-print("lock refused a second run; 3 x kill -9 during saves: every checkpoint "
-      "loaded, stale files taken over")
+print(f"lock refused a second run; {kills} x kill -9 during saves: every "
+      "checkpoint loaded, stale files taken over")
+if kills != 3:
+    print("steps of the checkpoints left by the kills: " +
+          " ".join(map(str, steps)))
