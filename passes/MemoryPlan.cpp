@@ -61,6 +61,8 @@ private:
   std::vector<BufferClass> classes;
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t scratchBytes = 0, gradientBytes = 0;
+  bool allReduces = false;     ///< the block sums gradients over processes
+  int64_t tokenCountOffset = -1;
 };
 
 } // namespace
@@ -122,9 +124,11 @@ LogicalResult Planner::collectValues(Block &block) {
     if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(op))
       unite(reshape.getInput(), reshape.getResult());
     // Sums over the processes are made in place, in the operands' bytes.
-    if (auto reduce = llvm::dyn_cast<tg::AllReduceOp>(op))
+    if (auto reduce = llvm::dyn_cast<tg::AllReduceOp>(op)) {
+      allReduces = true;
       for (auto [input, sum] : llvm::zip(reduce.getInputs(), reduce.getSums()))
         unite(input, sum);
+    }
   }
   auto markGradient = [&](Value grad) { classOf(grad).gradient = true; };
   for (Operation &op : block) {
@@ -224,6 +228,12 @@ void Planner::place() {
     classes[root].offset = scratchBytes + gradientBytes;
     gradientBytes += alignUp(classes[root].bytes);
   }
+  // The token count slot ends the region: the all-reduce of the gradients
+  // sums the processes' target tokens in the same call.
+  if (allReduces) {
+    tokenCountOffset = scratchBytes + gradientBytes;
+    gradientBytes += kArenaAlignment;
+  }
 }
 
 MemoryReport Planner::report(Block &block) {
@@ -259,9 +269,11 @@ MemoryReport Planner::report(Block &block) {
         r.savedBf16 += alignUp(c.bytes);
     }
   }
-  r.gradients = gradientBytes;
+  // The token count slot after the gradients counts as scratch.
+  int64_t slot = tokenCountOffset >= 0 ? kArenaAlignment : 0;
+  r.gradients = gradientBytes - slot;
   r.arena = scratchBytes + gradientBytes;
-  r.scratch = scratchBytes - r.savedActivations;
+  r.scratch = scratchBytes + slot - r.savedActivations;
   return r;
 }
 
@@ -285,6 +297,7 @@ FailureOr<MemoryPlan> Planner::run() {
     if (!c.external && !llvm::isa<BlockArgument>(value))
       plan.offsets[value] = c.offset;
   }
+  plan.tokenCountOffset = tokenCountOffset;
   plan.report = report(block);
   return plan;
 }

@@ -10,6 +10,9 @@
 //   - the gradients Adam consumes get a region of their own at the arena's
 //     end (they live from their computation to the update anyway), one
 //     contiguous run of bytes that data-parallel steps all-reduce at once;
+//     a step with a tg.all_reduce keeps one more aligned float after it,
+//     the token count slot, so that the same call sums the processes'
+//     target tokens beside their gradients;
 //   - the rest share bytes when their lifetimes (first definition to last
 //     use, in program order) do not overlap, placed greedily by size.
 //
@@ -32,6 +35,10 @@ inline constexpr int64_t kArenaAlignment = 64;
 /// The attribute on each op of a planned function: one arena offset per
 /// result, -1 for results that live elsewhere (aliases, state, constants).
 inline constexpr llvm::StringLiteral kArenaOffsetsAttr = "tg.arena_offsets";
+/// The attribute on a planned tg.all_reduce: the arena offset of the token
+/// count slot right after the gradient region (see MemoryPlan.h's header).
+inline constexpr llvm::StringLiteral kTokenCountOffsetAttr =
+    "tg.token_count_offset";
 /// The function attribute with the plan's figures (MemoryReport's fields).
 inline constexpr llvm::StringLiteral kMemoryAttr = "tg.memory";
 
@@ -55,6 +62,8 @@ struct MemoryReport {
 struct MemoryPlan {
   /// Arena offset of each op result that lives in the arena.
   llvm::DenseMap<mlir::Value, int64_t> offsets;
+  /// The token count slot's arena offset; -1 in a step without tg.all_reduce.
+  int64_t tokenCountOffset = -1;
   MemoryReport report;
 };
 

@@ -2,6 +2,8 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
+#include "ir/TgOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -49,6 +51,9 @@ struct TgPlanMemoryPass : impl::TgPlanMemoryBase<TgPlanMemoryPass> {
       for (Value result : op.getResults())
         offsets.push_back(plan->offsets.contains(result) ? plan->offsets.lookup(result) : -1);
       op.setAttr(kArenaOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
+      if (llvm::isa<tg::AllReduceOp>(op))
+        op.setAttr(kTokenCountOffsetAttr,
+                   b.getI64IntegerAttr(plan->tokenCountOffset));
     }
     const MemoryReport &r = plan->report;
     auto entry = [&](StringRef key, int64_t value) {

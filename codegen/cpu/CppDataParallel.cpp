@@ -46,13 +46,26 @@ FailureOr<std::string> allReduceCalls(tg::AllReduceOp op) {
     else
       merged.push_back(run);
   }
-  std::string code = "  // Summed over the data-parallel processes, in place; "
-                     "no call in one process.\n  if (f.allReduceSum) {\n";
-  for (const Run &run : merged)
-    code += "    f.allReduceSum(F(f, " + std::to_string(run.begin) + "), " +
-            std::to_string((run.end - run.begin) / 4) +
-            ", f.allReduceScale);\n";
-  return code + "  }\n";
+  // The token count slot the plan put right after the gradients ends the
+  // one run that is summed: gradients and tokens in one call.
+  auto slot = op->getAttrOfType<IntegerAttr>(kTokenCountOffsetAttr);
+  if (!slot || slot.getInt() < 0)
+    return op.emitOpError()
+           << "has no token count slot (run tg-plan-memory before emitting)";
+  const int64_t slotOffset = slot.getInt();
+  if (merged.size() != 1 || slotOffset < merged[0].end ||
+      slotOffset - merged[0].end >= kArenaAlignment)
+    return op.emitOpError()
+           << "sums gradients that do not lie in one run of the arena ending "
+              "at the token count slot (byte "
+           << slotOffset << "): tg-plan-memory lays them out so";
+  const int64_t floats = (slotOffset - merged[0].begin) / 4 + 1;
+  return std::string("  // This process's gradients and, in the float after "
+                     "them, its target tokens:\n") +
+         "  // summed over the data-parallel processes in one call, in place "
+         "(no call\n  // in one process).\n  if (f.allReduceSum)\n"
+         "    f.allReduceSum(f, F(f, " + std::to_string(merged[0].begin) +
+         "), " + std::to_string(floats) + ");\n";
 }
 
 namespace {

@@ -1,7 +1,9 @@
 //===- CppDataParallel.h - what a data-parallel step emits -----*- C++ -*-===//
 //
-// A data-parallel step sums its gradients over the processes through the
-// frame (runtime/program/CompiledStep.h: StepFrame::allReduceSum), which
+// A data-parallel step sums its gradients and its target tokens over the
+// processes through the frame (runtime/program/CompiledStep.h:
+// StepFrame::allReduceSum, which also divides the optimizer's weight by
+// the global tokens), which
 // the runtime points at its communicator when it runs in several processes
 // and leaves null in one; its dropout masks are keyed by the example's
 // index in the global batch (StepFrame::firstExample). Shared by the C++
@@ -19,9 +21,10 @@
 
 namespace tgc::cpp {
 
-/// The statements of `op`: one in-place call per contiguous run of its
-/// operands' arena bytes (one for the gradient region of a planned step).
-/// Fails at the op when an operand does not live in the arena.
+/// The statement of `op`: one in-place call over its operands' arena bytes
+/// (the gradient region of a planned step) and the token count slot after
+/// them. Fails at the op when an operand does not live in the arena or the
+/// operands and the slot are not one run of bytes.
 mlir::FailureOr<std::string> allReduceCalls(tg::AllReduceOp op);
 
 /// Checks that `step` (a bucket's @train_step) lays out the gradients its

@@ -48,15 +48,18 @@ struct StepFrame {
   /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
   /// the runtime's (null while it does not accumulate).
   float *gradAccumulator = nullptr;
-  /// Data-parallel runs (runtime/program/ProcessGroup.h): sums `count`
-  /// floats at `data` (the step's gradient region; device memory on a GPU),
-  /// each process's multiplied by its `scale`, over every process, in
-  /// place. Null in one process: no call.
-  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
-  /// What the step passes as allReduceSum's scale: the batch's share of the
-  /// global batch's target tokens, so that the sum is the global batch's
-  /// gradient (the runtime then sets gradWeight to 1).
-  float allReduceScale = 1.0f;
+  /// Data-parallel runs (runtime/program/ProcessGroup.h): the step calls it
+  /// between its backward and the optimizer step on its gradient region,
+  /// `count` floats at `data` (device memory on a GPU) whose last float is
+  /// the token count slot. It multiplies this process's gradients (per-token
+  /// means of its batch) by batchTokens and sets the slot to batchTokens,
+  /// then sums all `count` floats over every process in one call, in place:
+  /// the gradients become the global batch's per-token loss sums and the
+  /// slot its target tokens G, by which it divides gradWeight. Null in one
+  /// process: no call.
+  void (*allReduceSum)(StepFrame &f, float *data, int64_t count) = nullptr;
+  /// This process's target tokens in the batch (those the loss counts).
+  float batchTokens = 0.0f;
   /// Data-parallel runs with a sharded optimizer (CPU; ShardedOptimizer.h):
   /// the optimizer step in place of the kernels' `plain` one, which it is
   /// given to run Adam on its share. Null: the plain step.
@@ -135,7 +138,7 @@ struct DeviceHooks {
   void (*reorderCaches)(const CompiledBucket &bucket, const int64_t *parents);
   /// Data-parallel runs: StepFrame::allReduceSum for device memory (NCCL);
   /// null where the program was built without it.
-  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
+  void (*allReduceSum)(StepFrame &f, float *data, int64_t count) = nullptr;
 };
 
 /// Whether a GPU model's device has failed: true with `why` (the first CUDA

@@ -1,6 +1,9 @@
 //===- ProcessGroup.cpp - which group a program was started in ------------===//
 #include "runtime/program/ProcessGroup.h"
 
+#include "runtime/program/CompiledStep.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -51,13 +54,21 @@ bool joinProcessGroup(int &argc, char **&argv,
 
 ProcessGroup *activeProcessGroup() { return active; }
 
-void allReduceHostSum(float *data, int64_t count, float scale) {
-  // One thread (GPU programs link no OpenMP): a pass over the gradients,
-  // small beside the sum itself.
-  if (scale != 1.0f)
-    for (int64_t i = 0; i < count; ++i)
-      data[i] *= scale;
-  active->sum(data, count, "the gradients");
+void allReduceHostSum(StepFrame &f, float *data, int64_t count) {
+  // Per-token means times tokens: sums over the process's tokens. One
+  // thread (GPU programs link no OpenMP): a pass over the gradients, small
+  // beside the exchange itself.
+  const float tokens = f.batchTokens;
+  for (int64_t i = 0; i + 1 < count; ++i)
+    data[i] *= tokens;
+  data[count - 1] = tokens;
+  active->sum(data, count, "the gradients and the token count");
+  divideWeightByTokens(f, data[count - 1]);
+}
+
+void divideWeightByTokens(StepFrame &f, float globalTokens) {
+  // A global batch without tokens has zero gradients: any weight will do.
+  f.gradWeight /= std::max(globalTokens, 1.0f);
 }
 
 } // namespace tgc::runtime

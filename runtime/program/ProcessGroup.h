@@ -17,6 +17,8 @@
 
 namespace tgc::runtime {
 
+struct StepFrame;
+
 class ProcessGroup {
 public:
   virtual ~ProcessGroup() = default;
@@ -55,8 +57,12 @@ bool joinProcessGroup(int &argc, char **&argv,
 ProcessGroup *activeProcessGroup();
 
 /// What StepFrame::allReduceSum points at in a group of several processes:
-/// host memory (CPU programs), each process's values times `scale`.
-void allReduceHostSum(float *data, int64_t count, float scale);
+/// host memory (CPU programs).
+void allReduceHostSum(StepFrame &f, float *data, int64_t count);
+
+/// After StepFrame::allReduceSum's exchange: the optimizer's weight
+/// divided by the global batch's target tokens (its slot's sum).
+void divideWeightByTokens(StepFrame &f, float globalTokens);
 
 } // namespace tgc::runtime
 

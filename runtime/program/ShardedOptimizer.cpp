@@ -36,6 +36,15 @@ void release(float *begin, float *end) {
 
 void ShardedOptimizer::activate() { active = this; }
 
+void ShardedOptimizer::countTokens(StepFrame &f, float *data, int64_t count) {
+  const float tokens = f.batchTokens;
+  for (int64_t i = 0; i + 1 < count; ++i)
+    data[i] *= tokens;
+  data[count - 1] = tokens;
+  active->countedRegion = data;
+  active->countedFloats = count;
+}
+
 float ShardedOptimizer::step(StepFrame::OptimizerStepFn plain,
                              const AdamTensor *tensors, int count,
                              const OptimizerControl &control, float lr,
@@ -46,7 +55,8 @@ float ShardedOptimizer::step(StepFrame::OptimizerStepFn plain,
 }
 
 void ShardedOptimizer::layOut(const AdamTensor *given, int count) {
-  bool same = static_cast<int>(tensors.size()) == count;
+  bool same = static_cast<int>(tensors.size()) == count &&
+              regionStart + regionFloats == countedRegion + countedFloats;
   for (int t = 0; same && t < count; ++t)
     same = tensors[t].grad == given[t].grad && tensors[t].param == given[t].param;
   if (same)
@@ -59,7 +69,10 @@ void ShardedOptimizer::layOut(const AdamTensor *given, int count) {
     lo = std::min(lo, t.grad);
     hi = std::max(hi, t.grad + t.size);
   }
+  // The region ends with the token count slot.
+  hi = std::max<const float *>(hi, countedRegion + countedFloats);
   regionStart = lo;
+  regionFloats = hi - lo;
   const int64_t total = hi - lo, n = group.size();
   counts.assign(static_cast<size_t>(n), 0);
   for (int64_t r = 0; r < n; ++r)
@@ -123,22 +136,25 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
   int64_t total = 0;
   for (int c : counts)
     total += c;
-  // This process's gradients weighted by its share of the global tokens,
-  // then its part of the sums (at the region's start).
-  if (control.weight != 1.0f)
-    for (int64_t i = 0; i < total; ++i)
-      region[i] *= control.weight;
+  // This process's part of the per-token sums (countTokens() made them) at
+  // the region's start.
   group.reduceScatter(region, counts.data());
-  // The global norm from the parts' sums of squares.
-  double squares = 0;
+  // The global norm from the parts' sums of squares, and the global tokens
+  // from the process whose part holds the slot.
+  double sums[2] = {0, 0};
   for (const Piece &piece : pieces) {
     const float *g = region + (tensors[piece.tensor].grad - regionStart) +
                      piece.begin - shareBegin;
     for (int64_t i = 0; i < piece.end - piece.begin; ++i)
-      squares += static_cast<double>(g[i]) * g[i];
+      sums[0] += static_cast<double>(g[i]) * g[i];
   }
-  group.sum(&squares, 1, "the gradient norm");
-  const double norm = std::sqrt(squares);
+  const int64_t slot = total - 1;
+  if (slot >= shareBegin && slot < shareEnd)
+    sums[1] = region[slot - shareBegin];
+  group.sum(sums, 2, "the gradient norm and the token count");
+  // The optimizer's weight per global token: Adam's gradient is weight x sums.
+  const double weight = control.weight / std::max(sums[1], 1.0);
+  const double norm = std::abs(weight) * std::sqrt(sums[0]);
   if (!std::isfinite(norm))
     return static_cast<float>(norm); // nothing is updated, anywhere
   // Adam on the share, the clipping as its weight.
@@ -152,7 +168,7 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
          piece.end - piece.begin});
   }
   OptimizerControl scaled;
-  scaled.weight = static_cast<float>(clipFactor(norm, control.clip));
+  scaled.weight = static_cast<float>(weight * clipFactor(norm, control.clip));
   if (!shareTensors.empty())
     plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
           lr, step, beta1, beta2, epsilon);

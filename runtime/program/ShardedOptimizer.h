@@ -3,18 +3,23 @@
 // `--shard-optimizer` under mpirun (CPU programs): instead of summing every
 // gradient in every process and running Adam on every parameter N times,
 // process r
-//   1. sums only its share of the gradient region over the processes
-//      (reduce-scatter: the region split in N nearly equal parts),
+//   1. sums only its share of the gradient region and the token count
+//      slot after it over the processes (reduce-scatter: the region split
+//      in N nearly equal parts),
 //   2. runs Adam on the parameters of that share (the global gradient norm
-//      and its clipping from one summed scalar),
+//      and token count, and so the gradient's weight and clipping, from
+//      one summed pair of scalars),
 //   3. and the processes exchange their updated parameters (all-gather).
 // Each process keeps the Adam moments of its share only: the others are
 // zeroed and their whole pages given back to the system, so the moments
 // take 1/N of the memory. Before a checkpoint, every process adds its
 // moments into rank 0's (sumToFirst), which writes them whole.
 //
-// The compiled step calls step() through StepFrame::optimizerStep, with
-// the kernels' optimizer step to run Adam on the share.
+// The compiled step calls countTokens() through StepFrame::allReduceSum
+// (the region's gradients become per-token sums, as in the plain
+// all-reduce, and no exchange happens yet), then step() through
+// StepFrame::optimizerStep, with the kernels' optimizer step to run Adam on
+// the share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_SHARDEDOPTIMIZER_H
@@ -37,7 +42,11 @@ public:
   static float step(StepFrame::OptimizerStepFn plain, const AdamTensor *tensors,
                     int count, const OptimizerControl &control, float lr,
                     int32_t step, float beta1, float beta2, float epsilon);
-  /// Makes this the instance step() uses.
+  /// StepFrame::allReduceSum: this process's gradients times its target
+  /// tokens, the token count in the region's last float; remembers the
+  /// region for step().
+  static void countTokens(StepFrame &f, float *data, int64_t count);
+  /// Makes this the instance step() and countTokens() use.
   void activate();
 
   /// Before rank 0 writes the moments (checkpoints, dumps): every process
@@ -62,6 +71,10 @@ private:
   ProcessGroup &group;
   std::vector<AdamTensor> tensors;   ///< the last layout's
   const float *regionStart = nullptr; ///< the first gradient's first float
+  /// countTokens()'s region: the token count slot is its last float.
+  float *countedRegion = nullptr;
+  int64_t countedFloats = 0;
+  int64_t regionFloats = 0; ///< the gradients and the token count slot
   std::vector<int> counts;           ///< floats of the region per process
   int64_t shareBegin = 0, shareEnd = 0; ///< this process's, in the region
   std::vector<Piece> pieces;

@@ -85,9 +85,9 @@ struct CompiledStepBackend final : StepBackend {
   ModelState &memory;
   /// --profile: steps run through it, op by op with the clock.
   StepProfile *profile = nullptr;
-  /// Data-parallel runs: what the step's gradients are summed with, or
-  /// the sharded optimizer that sums and applies them.
-  void (*allReduceSum)(float *data, int64_t count, float scale) = nullptr;
+  /// Data-parallel runs: what the step's gradients and tokens are summed
+  /// with, and the sharded optimizer that sums and applies them.
+  decltype(StepFrame::allReduceSum) allReduceSum = nullptr;
   decltype(StepFrame::optimizerStep) optimizerStep = nullptr;
 
   CompiledStepBackend(const CompiledModel &model, ModelState &memory)
@@ -159,12 +159,7 @@ struct CompiledStepBackend final : StepBackend {
     frame.allReduceSum = allReduceSum;
     frame.optimizerStep = optimizerStep;
     frame.firstExample = input.firstExample;
-    if (allReduceSum) {
-      // Weighted before the sum (the weights differ between processes),
-      // so the optimizer step takes the sum as it is.
-      frame.allReduceScale = input.gradWeight;
-      frame.gradWeight = 1.0f;
-    }
+    frame.batchTokens = static_cast<float>(batch.targetTokens());
     // The CPU's gradient accumulator, for the first accumulating step (a
     // GPU program keeps its own on the device).
     if (input.updatePhase != 0 && accumulator.empty() && !model.device)
@@ -385,9 +380,10 @@ struct Run {
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train() {
     CompiledStepBackend backend{model, memory};
-    if (group && sharded)
+    if (group && sharded) {
+      backend.allReduceSum = &ShardedOptimizer::countTokens;
       backend.optimizerStep = &ShardedOptimizer::step;
-    else if (group)
+    } else if (group)
       backend.allReduceSum = model.device && model.device->allReduceSum
                                  ? model.device->allReduceSum
                                  : allReduceHostSum;

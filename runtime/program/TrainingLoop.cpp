@@ -18,6 +18,7 @@ namespace {
 
 /// One update: `updateFreq` batches, their losses and tokens summed.
 struct Update {
+  double lossSum = 0; ///< per-token losses times tokens (weighted runs)
   float loss = 0, gradNorm = 0;
   int32_t tokens = 0;
   int64_t padded = 0, slots = 0;
@@ -54,18 +55,24 @@ int runTrainingLoop(const TrainingLoop &loop) {
     log.setPlainLines();
   const int64_t n = std::max<int64_t>(loop.updateFreq, 1);
   std::vector<Batch> batches(static_cast<size_t>(n));
+  // Target tokens of each batch of the update, of every process's share.
+  std::vector<double> batchTokens(static_cast<size_t>(n));
   for (int64_t step = loop.firstStep; step <= loop.lastStep; ++step) {
     // The update's batches first: each one's gradient weighs its share of
-    // the update's target tokens (of every process's batches).
-    int64_t tokens = 0;
+    // the update's target tokens. In a group the step itself sums the
+    // gradients and tokens of one batch (StepFrame::allReduceSum) and
+    // divides the weight by the tokens: several batches need their global
+    // token counts beforehand, one does not.
     for (int64_t k = 0; k < n; ++k) {
       batches[k] =
           loop.batch(loop.seed, static_cast<uint64_t>((step - 1) * n + k));
-      tokens += batches[k].targetTokens();
+      batchTokens[k] = static_cast<double>(batches[k].targetTokens());
     }
-    double updateTokens = static_cast<double>(tokens);
-    if (group)
-      group->sum(&updateTokens, 1, "the update's token count");
+    if (group && n > 1)
+      group->sum(batchTokens.data(), n, "the update's token counts");
+    double updateTokens = 0;
+    for (double tokens : batchTokens)
+      updateTokens += tokens;
     // One process, one batch: the weight is 1 (the step as it always was).
     const bool weighted = n > 1 || group;
     Update update;
@@ -75,10 +82,9 @@ int runTrainingLoop(const TrainingLoop &loop) {
                       static_cast<float>(loop.schedule.learningRate(step)),
                       (step - 1) * n + k + 1};
       input.gradWeight =
-          !weighted ? 1.0f
-                    : static_cast<float>(
-                          static_cast<double>(batch.targetTokens()) /
-                          std::max(updateTokens, 1.0));
+          n == 1 ? 1.0f
+                 : static_cast<float>(batchTokens[k] /
+                                      std::max(updateTokens, 1.0));
       input.updatePhase = phaseOf(k, n);
       input.clipNorm = loop.clipNorm;
       input.firstExample = group ? group->rank() * batch.batchSize : 0;
@@ -88,7 +94,9 @@ int runTrainingLoop(const TrainingLoop &loop) {
           group->abort(1); // the others would wait for this one
         return 1;
       }
-      update.loss += !weighted ? outcome.loss : input.gradWeight * outcome.loss;
+      update.loss = outcome.loss;
+      if (outcome.tokens > 0) // a share without tokens has no loss
+        update.lossSum += static_cast<double>(outcome.loss) * outcome.tokens;
       update.tokens += outcome.tokens;
       update.gradNorm = outcome.gradNorm;
       update.padded +=
@@ -108,19 +116,27 @@ int runTrainingLoop(const TrainingLoop &loop) {
         return 1;
       }
     }
-    // A group's totals: the global batch's loss per token, its tokens and
-    // padding, and whether any process was interrupted.
+    // The loss per target token of the update's batches.
+    auto lossPerToken = [&] {
+      return static_cast<float>(update.lossSum /
+                                std::max<double>(update.tokens, 1.0));
+    };
+    if (weighted)
+      update.loss = lossPerToken();
+    // A group's totals: the global batch's loss and tokens, its padding,
+    // and whether any process was interrupted.
     int agreedSignal = pendingInterrupt();
     if (group) {
-      double totals[5] = {update.loss, static_cast<double>(update.tokens),
+      double totals[5] = {update.lossSum, static_cast<double>(update.tokens),
                           static_cast<double>(update.padded),
                           static_cast<double>(update.slots),
                           agreedSignal ? 1.0 : 0.0};
       group->sum(totals, 5, "the update's loss and tokens");
-      update.loss = static_cast<float>(totals[0]);
+      update.lossSum = totals[0];
       update.tokens = static_cast<int32_t>(totals[1]);
       update.padded = static_cast<int64_t>(totals[2]);
       update.slots = static_cast<int64_t>(totals[3]);
+      update.loss = lossPerToken();
       if (totals[4] > 0 && !agreedSignal)
         agreedSignal = SIGTERM;
       if (!std::isfinite(update.loss)) {

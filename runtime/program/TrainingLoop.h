@@ -31,8 +31,10 @@ struct StepInput {
   /// several batches (--update-freq), each of which gets its own dropout.
   int64_t dropoutStep;
   /// The optimizer step's controls (runtime/kernels/KernelTypes.h): the
-  /// batch's share of the update's target tokens, the accumulation phase,
-  /// the clipping norm.
+  /// batch's share of the update's target tokens (1 for one batch; in a
+  /// data-parallel run counted over every process, and the step divides it
+  /// by the batch's global tokens: StepFrame::allReduceSum), the
+  /// accumulation phase, the clipping norm.
   float gradWeight = 1.0f;
   int32_t updatePhase = 0;
   float clipNorm = 0.0f;

@@ -51,10 +51,10 @@ struct DeviceFrame {
 /// The process's one device frame.
 DeviceFrame &deviceFrame();
 
-/// Data-parallel runs (runtime/program/ProcessGroup.h): sums `count`
-/// floats of device memory over every process's GPU with NCCL, in place on
-/// stream() (NcclAllReduce.cu): DeviceHooks::allReduceSum.
-void allReduceSum(float *data, int64_t count, float scale);
+/// Data-parallel runs (runtime/program/ProcessGroup.h): StepFrame::
+/// allReduceSum on device memory, with NCCL on stream() (NcclAllReduce.cu):
+/// DeviceHooks::allReduceSum.
+void allReduceSum(runtime::StepFrame &f, float *data, int64_t count);
 
 /// What a model needs on the device.
 struct DeviceSizes {

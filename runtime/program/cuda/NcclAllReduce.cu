@@ -57,12 +57,19 @@ ncclComm_t communicator() {
 } // namespace
 #endif
 
-void allReduceSum(float *data, int64_t count, float scale) {
+void allReduceSum(runtime::StepFrame &f, float *data, int64_t count) {
 #ifdef TGC_HAVE_NCCL
   ncclComm_t comm = communicator();
   if (!comm)
     return;
-  // Each process's gradients times its weight, then summed: one NCCL op.
+  // The token count slot holds 1 before the sum, so that one NCCL op, which
+  // multiplies every value by the process's target tokens before summing,
+  // gives the per-token loss sums and the global tokens together.
+  static const float one = 1.0f;
+  float *slot = data + count - 1;
+  TGC_CUDA_CHECK(cudaMemcpyAsync(slot, &one, sizeof one,
+                                 cudaMemcpyHostToDevice, stream()));
+  float scale = f.batchTokens;
   ncclRedOp_t scaledSum;
   if (!ncclOk(ncclRedOpCreatePreMulSum(&scaledSum, &scale, ncclFloat,
                                        ncclScalarHostImmediate, comm),
@@ -70,12 +77,18 @@ void allReduceSum(float *data, int64_t count, float scale) {
     return;
   ncclOk(ncclAllReduce(data, data, static_cast<size_t>(count), ncclFloat,
                        scaledSum, comm, stream()),
-         "ncclAllReduce of the gradients");
+         "ncclAllReduce of the gradients and the token count");
   ncclOk(ncclRedOpDestroy(scaledSum, comm), "ncclRedOpDestroy");
+  // The optimizer's weight is a host value: wait for the count.
+  float tokens = 0.0f;
+  TGC_CUDA_CHECK(cudaMemcpyAsync(&tokens, slot, sizeof tokens,
+                                 cudaMemcpyDeviceToHost, stream()));
+  TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  runtime::divideWeightByTokens(f, tokens);
 #else
+  (void)f;
   (void)data;
   (void)count;
-  (void)scale;
   std::fprintf(stderr, "error: this GPU program was built without NCCL (tgc "
                        "found no nccl.h in the CUDA toolkit): it cannot "
                        "train on several processes\n");

@@ -30,11 +30,12 @@ func.func @step(%x: tensor<16x16xf32>, %y: tensor<16xf32>, %lr: tensor<f32>, %t:
 
 // The gradients get the region after the reused part (64 bytes here: the
 // norm), in program order, one after the other, and the sums the same
-// offsets: one run of 1088 - 64 + 64 bytes to reduce.
+// offsets: one run of 1088 - 64 + 64 bytes to reduce, then the token count
+// slot, summed in the same call.
 // PLAN-LABEL: func.func @step(
 // PLAN: tg.mul {{.*}}tg.arena_offsets = array<i64: 64>
 // PLAN-NEXT: tg.add {{.*}}tg.arena_offsets = array<i64: 1088>
-// PLAN-NEXT: tg.all_reduce {{.*}}tg.arena_offsets = array<i64: 64, 1088>
+// PLAN-NEXT: tg.all_reduce {{.*}}tg.arena_offsets = array<i64: 64, 1088>, tg.token_count_offset = 1152 : i64
 
 // -----
 

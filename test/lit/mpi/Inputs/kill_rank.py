@@ -1,10 +1,11 @@
 """Kills one process of a data-parallel run once it has saved a checkpoint:
     kill_rank.py MPIRUN_SH SHM_DIR RANK PROGRAM ARGS...
 Starts `sh MPIRUN_SH SHM_DIR -np 2 PROGRAM ARGS...`, waits for rank 0's
-"saved checkpoint" line, kills the process of rank RANK with SIGKILL (or,
-with RANK "ctrl-c", sends mpirun SIGINT as Ctrl-C would) and waits for the
-run to end. Prints the run's exit status, then its standard output and
-error (what the user sees)."""
+"saved checkpoint" line, kills the process of rank RANK with SIGKILL (with
+RANK "hang-N", stops rank N with SIGSTOP, a process that hangs; with RANK
+"ctrl-c", sends mpirun SIGINT as Ctrl-C would) and waits for the run to
+end. Prints the run's exit status, then its standard output and error (what
+the user sees)."""
 import os
 import signal
 import subprocess
@@ -69,22 +70,30 @@ def main():
         print(out)
         print(err)
         return
+    hang = rank.startswith("hang-")
+    victim_rank = int(rank[len("hang-"):] if hang else rank)
     victim = None
     for _ in range(100):
         victim = next((p for p in descendants(run.pid)
-                       if rank_of(p) == int(rank)), None)
+                       if rank_of(p) == victim_rank), None)
         if victim:
             break
         time.sleep(0.1)
     if not victim:
         run.kill()
         sys.exit("error: no process of rank %s" % rank)
-    os.kill(victim, signal.SIGKILL)
+    os.kill(victim, signal.SIGSTOP if hang else signal.SIGKILL)
     try:
         _, err = run.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         run.kill()
         sys.exit("error: the other process did not stop within 120 s")
+    finally:
+        if hang:  # a stopped process may outlive mpirun
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     print("exit status %d" % run.returncode)
     print(err)
 
