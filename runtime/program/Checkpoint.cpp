@@ -230,6 +230,8 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
     metadata.set_best_loss(info.bestLoss);
   metadata.set_stale_validations(info.staleValidations);
   metadata.set_manifest(info.manifest);
+  metadata.set_processes(info.processes);
+  metadata.set_global_batch(info.globalBatch);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -403,6 +405,8 @@ CheckpointInfo CheckpointReader::info() const {
   info.bestLoss = metadata_.has_best_loss() ? metadata_.best_loss() : -1;
   info.staleValidations = metadata_.stale_validations();
   info.manifest = metadata_.manifest();
+  info.processes = metadata_.processes();
+  info.globalBatch = metadata_.global_batch();
   return info;
 }
 

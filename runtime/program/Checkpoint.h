@@ -59,6 +59,10 @@ struct CheckpointInfo {
   double bestLoss = -1; ///< best validation loss so far; -1 before any
   int64_t staleValidations = 0; ///< validations since the best one
   std::string manifest; ///< of the program that wrote it; empty: unknown
+  /// The run that wrote it: data-parallel processes and the sentences of
+  /// one update over all of them; 0: not recorded (older checkpoints).
+  int32_t processes = 0;
+  int64_t globalBatch = 0;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

@@ -267,7 +267,26 @@ struct Run {
     validations = info;
     std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
                 static_cast<long long>(stepsDone));
+    // Another number of processes goes on from the same step; another
+    // global batch changes what a step trains on (said, not refused).
+    if (info.processes > 0 && leads() &&
+        (info.processes != processes() || info.globalBatch != globalBatch()))
+      std::printf("note: the checkpoint was written by %d process%s with a "
+                  "global batch of %lld sentences; this run has %d with %lld%s\n",
+                  info.processes, info.processes == 1 ? "" : "es",
+                  static_cast<long long>(info.globalBatch), processes(),
+                  static_cast<long long>(globalBatch()),
+                  info.globalBatch == globalBatch()
+                      ? " (the same batches)"
+                      : ": the steps to come train on other batches");
     return true;
+  }
+
+  int processes() const { return group ? group->size() : 1; }
+  /// Sentences of one update over every process (the largest bucket's).
+  int64_t globalBatch() const {
+    return model.buckets[model.numBuckets - 1].batchSize * processes() *
+           std::max<int64_t>(options.updateFreq, 1);
   }
 
   /// Writes the state to `path`, only when it is finite (a diverged run
@@ -295,6 +314,8 @@ struct Run {
     info.seed = seed;
     info.data = data.describe();
     info.manifest = model.manifest ? model.manifest : "";
+    info.processes = processes();
+    info.globalBatch = globalBatch();
     std::vector<CheckpointTensor> tensors = memory.tensors();
     if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
       std::fprintf(stderr, "error: %s\n", why.c_str());
@@ -634,8 +655,8 @@ int trainMain(int argc, char **argv, ProcessGroup *group) {
     threads += std::string(threads.empty() ? "" : "; ") +
                std::to_string(group->size()) +
                " processes (data parallel: a global batch of " +
-               std::to_string(group->size() *
-                              model.buckets[model.numBuckets - 1].batchSize) +
+               std::to_string(run.globalBatch() /
+                              std::max<int64_t>(options.updateFreq, 1)) +
                ")";
   std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
               "arena %lld bytes (%.2f MiB)%s%s\n",
