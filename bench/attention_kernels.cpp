@@ -1,0 +1,95 @@
+// What the CPU attention kernels (runtime/kernels/cpu/Attention.cpp) cost on
+// the bench rows' shapes: cpu::attention and cpu::attentionGrad with
+// dropout 0.1, f32 and bf16 operands, each timed over 10 calls after one;
+// milliseconds per call and GFLOP/s (the four products of the forward and
+// the five of the backward, 2 flops per multiply-add; the causal rows count
+// every tile, as the kernels' rate is what is compared).
+// Build (repository root, after the README's build):
+//   c++ -O3 -march=native -fopenmp -I. -Ibuild bench/attention_kernels.cpp \
+//       runtime/kernels/cpu/Attention.cpp -lopenblas \
+//       -o attention_kernels
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./attention_kernels
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+using namespace tgc;
+
+namespace {
+
+struct Row {
+  const char *name;
+  runtime::AttentionShape shape;
+  bool causal;
+};
+
+template <typename T>
+std::vector<T> randomValues(int64_t n, std::mt19937 &rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<T> values(static_cast<size_t>(n));
+  for (T &x : values) {
+    if constexpr (sizeof(T) == 2)
+      x = runtime::roundToBf16(normal(rng));
+    else
+      x = normal(rng);
+  }
+  return values;
+}
+
+template <typename T> void timeRow(const Row &row, const char *type) {
+  const runtime::AttentionShape &s = row.shape;
+  std::mt19937 rng(1);
+  int64_t heads = s.batch * s.heads;
+  auto q = randomValues<T>(heads * s.queries * s.keyDim, rng);
+  auto k = randomValues<T>(heads * s.keys * s.keyDim, rng);
+  auto v = randomValues<T>(heads * s.keys * s.valueDim, rng);
+  auto dout = randomValues<float>(heads * s.queries * s.valueDim, rng);
+  std::vector<float> out(dout.size()), lse(static_cast<size_t>(heads * s.queries)),
+      dq(q.size()), dk(k.size()), dv(v.size());
+  runtime::AttentionConfig config;
+  config.causal = row.causal;
+  config.scale = 0.125f;
+  auto seconds = [&](auto &&call) {
+    call();
+    auto start = std::chrono::steady_clock::now();
+    const int repeats = 10;
+    for (int i = 0; i < repeats; ++i)
+      call();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+               .count() /
+           repeats;
+  };
+  double forward = seconds([&] {
+    cpu::attention(q.data(), k.data(), v.data(), out.data(), lse.data(), s, config);
+  });
+  double backward = seconds([&] {
+    cpu::attentionGrad(dout.data(), q.data(), k.data(), v.data(), out.data(),
+                       lse.data(), dq.data(), dk.data(), dv.data(), s, config);
+  });
+  double products = 2.0 * heads * s.queries * s.keys;
+  double forwardFlops = products * (s.keyDim + s.valueDim);
+  double backwardFlops = products * (2 * s.keyDim + 3 * s.valueDim);
+  std::printf("%-28s %-4s forward %8.2f ms %6.1f GFLOP/s   backward %8.2f ms "
+              "%6.1f GFLOP/s\n",
+              row.name, type, forward * 1e3, forwardFlops / forward / 1e9,
+              backward * 1e3, backwardFlops / backward / 1e9);
+}
+
+} // namespace
+
+int main() {
+  const Row rows[] = {
+      {"2L: 32 x 4 heads x 32, d 32", {32, 4, 32, 32, 32, 32}, false},
+      {"3L: 64 x 4 heads x 32, d 64", {64, 4, 32, 32, 64, 64}, false},
+      {"6L: 32 x 8 heads x 64, d 64", {32, 8, 64, 64, 64, 64}, false},
+      {"6L causal", {32, 8, 64, 64, 64, 64}, true},
+      {"long: 8 x 8 heads x 256", {8, 8, 256, 256, 64, 64}, false},
+  };
+  for (const Row &row : rows) {
+    timeRow<float>(row, "f32");
+    timeRow<runtime::Bf16>(row, "bf16");
+  }
+}
