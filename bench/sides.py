@@ -76,8 +76,8 @@ def gemm_peaks(tmp, env):
     subprocess.run(["c++", "-O3", "-o", exe, os.path.join(BENCH, "gemm_peak.cpp"),
                     "-lopenblas", "-ldnnl"], check=True)
     output, _ = run_child([exe, "512", "1024", "1536", "2048"], env)
-    f32 = float(re.search(r"^peak (\S+)", output, re.M).group(1))
-    bf16 = float(re.search(r"^peak bf16 (\S+)", output, re.M).group(1))
+    f32 = float(re.search(r"^peak ([0-9.]+)$", output, re.M).group(1))
+    bf16 = float(re.search(r"^peak bf16 ([0-9.]+)$", output, re.M).group(1))
     return f32, bf16, output
 
 

@@ -11,8 +11,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unistd.h>
+#include <vector>
+#include <zlib.h>
 
 namespace tgc::fuzz {
 
@@ -25,6 +28,24 @@ inline std::string asFile(const char *name, const uint8_t *data, size_t size) {
       std::fclose(file) != 0)
     std::abort();
   return path;
+}
+
+/// CRC-32 (zlib's, as the readers') of `size` bytes at `data`, stored
+/// little-endian at `at`: a mutated input gets the checksum its reader
+/// expects, so that mutations reach the parser behind the check (whose
+/// refusals of flipped bytes the test suite covers).
+inline void storeCrc32(std::vector<uint8_t> &bytes, size_t from, size_t size,
+                       size_t at) {
+  uint32_t crc = static_cast<uint32_t>(
+      ::crc32(::crc32(0L, nullptr, 0), bytes.data() + from, static_cast<uInt>(size)));
+  for (int i = 0; i < 4; ++i)
+    bytes[at + i] = static_cast<uint8_t>(crc >> (8 * i));
+}
+
+inline uint32_t loadU32(const std::vector<uint8_t> &bytes, size_t at) {
+  uint32_t value;
+  std::memcpy(&value, bytes.data() + at, sizeof value);
+  return value;
 }
 
 } // namespace tgc::fuzz
