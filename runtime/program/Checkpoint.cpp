@@ -4,6 +4,7 @@
 #include "runtime/data/FileChecks.h"
 #include "runtime/program/Checkpoint.pb.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -360,6 +361,9 @@ std::string CheckpointReader::open() {
     return refuse("cannot read its metadata");
   if (crc32Of(encoded.data(), encoded.size()) != getU32(header + 16))
     return refuse("the metadata's checksum does not match (corrupt file)");
+  // Protobuf logs what it rejects (e.g. a string that is not UTF-8) to
+  // stderr: the refusal says it for the user.
+  google::protobuf::LogSilencer quiet;
   if (!metadata_.ParseFromString(encoded))
     return refuse("its metadata does not parse");
 
@@ -371,9 +375,11 @@ std::string CheckpointReader::open() {
                   (fileBytes < expected ? " (truncated)" : ""));
   for (const proto::CheckpointTensor &entry : metadata_.tensors()) {
     std::vector<int64_t> shape(entry.shape().begin(), entry.shape().end());
-    bool negative = std::any_of(shape.begin(), shape.end(),
-                                [](int64_t d) { return d < 0; });
-    if (negative ||
+    // No model has a tensor without elements (the verifier refuses a zero
+    // dimension), and a negative one has no size.
+    bool empty = std::any_of(shape.begin(), shape.end(),
+                             [](int64_t d) { return d <= 0; });
+    if (empty ||
         entry.bytes() !=
             static_cast<uint64_t>(elementsOf(shape)) * sizeof(float) ||
         entry.offset() + entry.bytes() > metadata_.data_bytes())
