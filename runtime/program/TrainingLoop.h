@@ -75,11 +75,12 @@ struct TrainingLoop {
   /// run seeded `seed`; in a data-parallel run, this process's share of
   /// the global batch `index`.
   std::function<Batch(uint32_t seed, uint64_t index)> batch;
-  /// The processes of a data-parallel run (null: one process). They sum
-  /// each update's target tokens before it (each batch's gradient weighs
-  /// its share of the global tokens, so the summed gradient is the global
-  /// batch's) and its loss, tokens and padding after it, and agree on
-  /// interrupts, early stops and failures, so all stop at the same step.
+  /// The processes of a data-parallel run (null: one process). Each step
+  /// sums its gradients with the batch's target tokens (StepFrame::
+  /// allReduceSum; with updateFreq > 1 the loop first sums the update's
+  /// token counts); the loop sums the loss, tokens and padding after it,
+  /// and the processes agree on interrupts, early stops and failures, so
+  /// all stop at the same step.
   ProcessGroup *group = nullptr;
   WarmupSchedule schedule;
   uint32_t seed = 1;
