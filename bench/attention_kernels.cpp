@@ -6,8 +6,7 @@
 // every tile, as the kernels' rate is what is compared).
 // Build (repository root, after the README's build):
 //   c++ -O3 -march=native -fopenmp -I. -Ibuild bench/attention_kernels.cpp \
-//       runtime/kernels/cpu/Attention.cpp -lopenblas \
-//       -o attention_kernels
+//       runtime/kernels/cpu/Attention.cpp -ldnnl -o attention_kernels
 // Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./attention_kernels
 #include "runtime/kernels/cpu/Kernels.h"
 

@@ -6,9 +6,12 @@
 // output. Its queries go in blocks of kQueryBlock rows; a block's scores
 // against every key it can see are one [rows, keys] matrix in per-thread
 // scratch (no [Sq, Sk] matrix of the whole head or batch exists), so each
-// product of the forward and the backward is one small single-threaded
-// OpenBLAS sgemm, and the softmax works on whole rows (vectorized expf).
-// Measured against tiles of vector loops (bench/attention_kernels.cpp).
+// product of the forward and the backward is one small sgemm in the calling
+// thread, and the softmax works on whole rows (vectorized expf). The sgemm
+// is oneDNN's: several threads call it at once, which OpenBLAS promises
+// only when built with NUM_PARALLEL (Debian's is not); oneDNN is as fast at
+// these sizes. Measured against tiles of vector loops
+// (bench/attention_kernels.cpp).
 //
 // Causal blocks stop at the last key any of their queries sees; within the
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
@@ -21,7 +24,7 @@
 #include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
-#include <cblas.h>
+#include <dnnl.h>
 #include <cmath>
 #include <vector>
 
@@ -49,16 +52,12 @@ struct Head {
 };
 
 /// out [m, n] = alpha op(a) op(b) + beta out, row-major, in the calling
-/// thread (OpenBLAS runs single-threaded inside an OpenMP parallel region).
+/// thread (oneDNN runs single-threaded inside an OpenMP parallel region).
 void smallGemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
                int64_t k, bool transposeA, bool transposeB, float alpha,
                float beta) {
-  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
-              transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(transposeA ? m : k), b,
-              static_cast<int>(transposeB ? k : n), beta, out,
-              static_cast<int>(n));
+  dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, alpha, a,
+             transposeA ? m : k, b, transposeB ? k : n, beta, out, n);
 }
 
 /// This thread's scratch matrices of a block, grown to the largest block
