@@ -7,7 +7,11 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "lit.cfg.py", "check_op_coverage.py"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(os.path.dirname(config.tgc_tools_dir), "test", "lit")
+# ctest starts one lit per file, two at a time; each gets its own exec root
+# (tgc_exec_root), because lit rewrites .lit_test_times.txt in the exec root
+# without locking, and a lit reading it mid-write fails before running a test.
+config.test_exec_root = lit_config.params.get(
+    "tgc_exec_root", os.path.join(os.path.dirname(config.tgc_tools_dir), "test", "lit"))
 
 # tgc, tgc-opt first; then FileCheck, not, split-file from LLVM.
 config.environment["PATH"] = os.pathsep.join(
