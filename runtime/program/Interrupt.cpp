@@ -1,9 +1,12 @@
 //===- Interrupt.cpp - Ctrl-C and SIGTERM end training cleanly -----------===//
 #include "runtime/program/Interrupt.h"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <pthread.h>
+#include <thread>
 
 namespace tgc::runtime {
 namespace {
@@ -12,12 +15,58 @@ volatile std::sig_atomic_t interrupt = 0;
 
 extern "C" void onInterrupt(int signal) { interrupt = signal; }
 
+/// Set once watchInterruptSignals' thread runs; then `polled` says whether
+/// the program polls the flag yet.
+std::atomic<bool> watched{false}, polled{false};
+
+sigset_t interruptSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+/// Ends the program as `signal`'s default action does (the exit status a
+/// shell reports for a killed program).
+[[noreturn]] void dieOf(int signal) {
+  std::signal(signal, SIG_DFL);
+  sigset_t set = interruptSignals();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  raise(signal);
+  std::_Exit(128 + signal); // not reached: the signal was unblocked
+}
+
+void waitForSignals() {
+  sigset_t set = interruptSignals();
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&set, &signal) != 0)
+      continue;
+    if (!polled.load() || interrupt != 0)
+      dieOf(signal);
+    interrupt = signal;
+  }
+}
+
 const char *currentActivity = "evaluating";
 bool currentReturns = false;
 
 } // namespace
 
+void watchInterruptSignals() {
+  if (watched.exchange(true))
+    return;
+  sigset_t set = interruptSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread(waitForSignals).detach();
+}
+
 void installInterruptHandlers() {
+  if (watched.load()) {
+    polled.store(true);
+    return;
+  }
   struct sigaction action = {};
   action.sa_handler = onInterrupt;
   sigemptyset(&action.sa_mask);

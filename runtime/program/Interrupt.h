@@ -12,12 +12,28 @@
 // <activity>") unless an InterruptScope asks the loop to return instead, as
 // validation does (its caller then sees pendingInterrupt()).
 //
+// A compiled program takes the two signals on a thread of their own
+// (watchInterruptSignals, first thing in main): every other thread blocks
+// them, so no signal handler ever runs in the middle of a kernel. oneDNN's
+// JIT-compiled GEMMs do not survive that: an interrupted one sometimes
+// corrupted the heap (glibc aborted in the GEMM after a Ctrl-C).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_INTERRUPT_H
 #define TGC_RUNTIME_TRAIN_INTERRUPT_H
 
 namespace tgc::runtime {
 
+/// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread
+/// it starts later, and starts the thread that waits for them. Until
+/// installInterruptHandlers, a signal ends the program at once (its default
+/// action). Call it in main before any other thread exists.
+void watchInterruptSignals();
+
+/// From now on the first SIGINT or SIGTERM sets the flag that
+/// pendingInterrupt() reads, and a second one ends the program at once.
+/// Without watchInterruptSignals (a program that did not call it), a signal
+/// handler does the same.
 void installInterruptHandlers();
 
 /// The signal that asked the program to stop, or 0.

@@ -525,6 +525,9 @@ int trainMain(int argc, char **argv, ProcessGroup *group);
 
 int main(int argc, char **argv) {
   chooseThreadDefaults(argv, estimatedStepFlops(kCompiledModel));
+  // Before the first thread (MPI's, OpenMP's, CUDA's) exists, so that all
+  // of them leave SIGINT and SIGTERM to the one thread that waits for them.
+  watchInterruptSignals();
   // Under mpirun, one of a data-parallel run's processes (after the thread
   // defaults, which may restart the program).
   std::unique_ptr<ProcessGroup> group;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <csignal>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -82,8 +83,17 @@ bool VocabularyTool::run(const char *mode, const std::string &input,
   const char *argv[] = {tool, mode, "--vocab", modelPath.c_str(), "--ids",
                         nullptr};
   pid_t child;
-  int spawned = posix_spawnp(&child, tool, &actions, nullptr,
+  // The child gets no blocked signals: this program blocks SIGINT and
+  // SIGTERM in its threads (Interrupt.h), and Ctrl-C must reach tgc-data too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  int spawned = posix_spawnp(&child, tool, &actions, &attributes,
                             const_cast<char **>(argv), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
     error = std::string("cannot run ") + tool + ": " + std::strerror(spawned) +
