@@ -13,7 +13,7 @@ no dropout after the ReLU, and torch 1.13's TransformerEncoderLayer can express
 neither (no bias=False, one dropout for everything), so only a hand-written
 layer is the same model with the same parameter count. 1.13 has no
 F.scaled_dot_product_attention; matmul + softmax is what MultiheadAttention
-does on the CPU anyway.
+does on the CPU anyway. A torch that has it (2.x, the GPU comparison) uses it.
 
 Run by bench/run.py; prints one JSON line with the parameter count and timings.
 """
@@ -131,9 +131,15 @@ class Attention(nn.Module):
     def forward(self, queries, keys_values, mask):
         q, k, v = self.split(self.q(queries)), self.split(self.k(keys_values)), \
             self.split(self.v(keys_values))
-        scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(q.shape[-1])) + mask
-        p = F.dropout(scores.softmax(-1), self.dropout, self.training)
-        out = (p @ v).transpose(1, 2).reshape(queries.shape)
+        if hasattr(F, "scaled_dot_product_attention"):
+            # torch >= 2.0: its fused kernels, the fastest it has (same math).
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask.to(q.dtype),
+                dropout_p=self.dropout if self.training else 0.0)
+        else:
+            scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(q.shape[-1])) + mask
+            out = F.dropout(scores.softmax(-1), self.dropout, self.training) @ v
+        out = out.transpose(1, 2).reshape(queries.shape)
         return self.o(out)
 
 
@@ -228,6 +234,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU comparison")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                        help="bf16: autocast's bf16 matrix products (tgc --precision=bf16's peer)")
     parser.add_argument("--full-length", action="store_true",
                         help="random sentences filling every batch (no padding), not the reverse task")
     parser.add_argument("--gemm-share", type=int, default=0, metavar="N",
@@ -254,7 +262,9 @@ def main():
     batches = [tuple(t.to(device) for t in batch) for batch in cpu_batches]
     def step(batch):
         source, target_in, target_out = batch
-        loss = model(source, target_in, target_out)
+        with torch.autocast(device.type, dtype=torch.bfloat16,
+                            enabled=args.precision == "bf16"):
+            loss = model(source, target_in, target_out)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -280,7 +290,7 @@ def main():
         "parameters": sum(p.numel() for p in model.parameters()),
         "step_ms": 1000.0 * elapsed / args.steps,
         "tokens_per_s": tokens / elapsed,
-        "final_loss": float(loss),
+        "final_loss": float(loss.detach()),
         "torch": torch.__version__,
     }))
 

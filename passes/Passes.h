@@ -52,8 +52,7 @@ struct TrainingPipelineOptions
   Option<bool> bf16Attention{
       *this, "bf16-attention",
       llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
-                     "keys and values too (what the CPU kernels take; false "
-                     "for the CUDA target)"),
+                     "keys and values too"),
       llvm::cl::init(true)};
 };
 
@@ -86,8 +85,7 @@ struct CompilePipelineOptions
   Option<bool> bf16Attention{
       *this, "bf16-attention",
       llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
-                     "keys and values too (what the CPU kernels take; false "
-                     "for the CUDA target)"),
+                     "keys and values too"),
       llvm::cl::init(true)};
 };
 

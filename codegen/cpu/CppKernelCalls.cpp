@@ -327,25 +327,8 @@ emitResidualLayerNormGrad(Args &p, EmitContext &context,
                      ");\n");
 }
 
-/// The CUDA kernels' attention takes f32 inputs only.
-template <typename AttentionLike>
-LogicalResult checkAttentionInputs(EmitContext &context, AttentionLike o) {
-  if (!context.isCuda() ||
-      llvm::cast<RankedTensorType>(o.getQuery().getType())
-          .getElementType()
-          .isF32())
-    return success();
-  return o.emitOpError()
-         << "has bf16 queries, keys and values, which the CUDA kernels do "
-            "not take yet: compile for CUDA with "
-            "tg-compile-pipeline{bf16-attention=false} (what tgc "
-            "--target=cuda runs)";
-}
-
 FailureOr<std::string> emitAttention(Args &p, EmitContext &context,
                                      tg::AttentionOp o) {
-  if (failed(checkAttentionInputs(context, o)))
-    return failure();
   return std::string(attentionSetup(p, o) + "  kernels::attention(" +
                      p(o.getQuery()) + ", " + p(o.getKeyIn()) + ", " +
                      p(o.getValue()) + ", " + p(o.getOutput()) + ", " +
@@ -354,8 +337,6 @@ FailureOr<std::string> emitAttention(Args &p, EmitContext &context,
 
 FailureOr<std::string> emitAttentionGrad(Args &p, EmitContext &context,
                                          tg::AttentionGradOp o) {
-  if (failed(checkAttentionInputs(context, o)))
-    return failure();
   return std::string(attentionSetup(p, o) + "  kernels::attentionGrad(" +
                      p(o.getGrad()) + ", " + p(o.getQuery()) + ", " +
                      p(o.getKeyIn()) + ", " + p(o.getValue()) + ", " +

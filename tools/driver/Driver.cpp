@@ -333,12 +333,9 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       pipeline.fuse = options.fuse;
       pipeline.report = options.passStatistics;
       pipeline.precision = options.precision;
-      // The CUDA kernels have no tg.output_loss yet (keep the logits whole)
-      // and their attention takes f32 inputs only.
-      if (options.target == Target::Cuda) {
+      // The CUDA kernels have no tg.output_loss yet: keep the logits whole.
+      if (options.target == Target::Cuda)
         pipeline.lossChunkRows = 0;
-        pipeline.bf16Attention = false;
-      }
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
       TrainingPipelineOptions pipeline;

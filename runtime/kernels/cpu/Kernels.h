@@ -60,17 +60,6 @@ void outputLoss(const Bf16 *hidden, const Bf16 *weight,
                 int64_t classes, int64_t chunkRows, float smoothing,
                 int32_t ignoreIndex);
 
-/// Attention and its gradient on bf16 queries, keys and values
-/// (tg-mixed-precision): the scores and the value sums of the rounded values
-/// in f32, so the saved inputs take half the memory.
-void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
-               float *lse, const AttentionShape &shape,
-               const AttentionConfig &config);
-void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
-                   const Bf16 *v, const float *output, const float *lse,
-                   float *dq, float *dk, float *dv, const AttentionShape &shape,
-                   const AttentionConfig &config);
-
 } // namespace tgc::cpu
 
 #endif // TGC_RUNTIME_CPU_KERNELS_H

@@ -30,9 +30,10 @@ struct ForwardLayout {
 };
 } // namespace
 
+template <typename T>
 __global__ void __launch_bounds__(kAttentionThreads)
-    attentionKernel(const float *q, const float *k, const float *v, float *out,
-                    float *lse, AttentionShape s, AttentionConfig config) {
+    attentionKernel(const T *q, const T *k, const T *v, float *out, float *lse,
+                    AttentionShape s, AttentionConfig config) {
   extern __shared__ float shared[];
   __shared__ float rowMax[kQueryBlock], rowSum[kQueryBlock],
       rowScale[kQueryBlock];
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
   float *qTile = shared + at.query, *kTile = shared + at.key,
         *vTile = shared + at.value, *probs = shared + at.probs,
         *acc = shared + at.acc;
-  const Head head = headOf(q, k, v, s, config, blockIdx.x);
+  const Head<T> head = headOf(q, k, v, s, config, blockIdx.x);
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kQueryBlock;
   const int nq = static_cast<int>(min(int64_t(kQueryBlock), s.queries - i0));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -98,9 +99,10 @@ __global__ void __launch_bounds__(kAttentionThreads)
         rowMax[threadIdx.x] + logf(rowSum[threadIdx.x]);
 }
 
-void attention(const float *q, const float *k, const float *v, float *out,
-               float *lse, const AttentionShape &shape,
-               const AttentionConfig &config) {
+template <typename T>
+static void attentionOf(const T *q, const T *k, const T *v, float *out,
+                        float *lse, const AttentionShape &shape,
+                        const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
   if (heads == 0 || shape.queries == 0)
     return;
@@ -108,13 +110,25 @@ void attention(const float *q, const float *k, const float *v, float *out,
                                static_cast<int>(shape.valueDim))
                      .floats *
                  sizeof(float);
-  allowSharedMemory(attentionKernel, bytes);
+  allowSharedMemory(attentionKernel<T>, bytes);
   dim3 grid(static_cast<unsigned>(heads),
             static_cast<unsigned>((shape.queries + kQueryBlock - 1) /
                                   kQueryBlock));
-  attentionKernel<<<grid, kAttentionThreads, bytes, stream()>>>(
+  attentionKernel<T><<<grid, kAttentionThreads, bytes, stream()>>>(
       q, k, v, out, lse, shape, config);
   TGC_CUDA_CHECK_LAUNCH();
+}
+
+void attention(const float *q, const float *k, const float *v, float *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  attentionOf(q, k, v, out, lse, shape, config);
+}
+
+void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  attentionOf(q, k, v, out, lse, shape, config);
 }
 
 } // namespace tgc::cuda

@@ -33,8 +33,10 @@ __global__ void rowDotKernel(const float *grad, const float *output,
 
 namespace {
 /// The saved forward values and the gradients of one attention.
-struct GradArgs {
-  const float *grad, *q, *k, *v, *lse, *rowDot;
+template <typename T> struct GradArgs {
+  const float *grad;
+  const T *q, *k, *v;
+  const float *lse, *rowDot;
   float *dq, *dk, *dv;
 };
 
@@ -83,8 +85,9 @@ struct PairGrad {
 
 /// p f and ds of query row i of the tile (qRow, dORow in shared memory)
 /// and key `key` (kRow, vRow), given the row's lse and D.
+template <typename T>
 __device__ PairGrad pairGrad(const AttentionShape &s,
-                             const AttentionConfig &config, const Head &head,
+                             const AttentionConfig &config, const Head<T> &head,
                              const float *qRow, const float *dORow,
                              const float *kRow, const float *vRow,
                              int64_t query, int64_t key, float rowLse,
@@ -96,8 +99,9 @@ __device__ PairGrad pairGrad(const AttentionShape &s,
   return {p * f, config.scale * p * (dp - rowDot)};
 }
 
+template <typename T>
 __global__ void __launch_bounds__(kAttentionThreads)
-    queryGradKernel(GradArgs a, AttentionShape s, AttentionConfig config) {
+    queryGradKernel(GradArgs<T> a, AttentionShape s, AttentionConfig config) {
   extern __shared__ float shared[];
   __shared__ float rowLse[kQueryBlock], rowDot[kQueryBlock];
   const int dk = static_cast<int>(s.keyDim), dv = static_cast<int>(s.valueDim);
@@ -105,7 +109,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
   float *qTile = shared + at.query, *dOTile = shared + at.outGrad,
         *kTile = shared + at.key, *vTile = shared + at.value,
         *dsTile = shared + at.scoreGrad, *acc = shared + at.acc;
-  const Head head = headOf(a.q, a.k, a.v, s, config, blockIdx.x);
+  const Head<T> head = headOf(a.q, a.k, a.v, s, config, blockIdx.x);
   const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kQueryBlock;
   const int nq = static_cast<int>(min(int64_t(kQueryBlock), s.queries - i0));
   const int64_t firstRow = head.bh * s.queries + i0;
@@ -150,8 +154,9 @@ __global__ void __launch_bounds__(kAttentionThreads)
     a.dq[firstRow * dk + e] = acc[e];
 }
 
+template <typename T>
 __global__ void __launch_bounds__(kAttentionThreads)
-    keyGradKernel(GradArgs a, AttentionShape s, AttentionConfig config) {
+    keyGradKernel(GradArgs<T> a, AttentionShape s, AttentionConfig config) {
   extern __shared__ float shared[];
   __shared__ float rowLse[kQueryBlock], rowDot[kQueryBlock];
   const int dk = static_cast<int>(s.keyDim), dv = static_cast<int>(s.valueDim);
@@ -160,7 +165,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
         *qTile = shared + at.query, *dOTile = shared + at.outGrad,
         *pTile = shared + at.probs, *dsTile = shared + at.scoreGrad,
         *dkAcc = shared + at.keyAcc, *dvAcc = shared + at.valueAcc;
-  const Head head = headOf(a.q, a.k, a.v, s, config, blockIdx.x);
+  const Head<T> head = headOf(a.q, a.k, a.v, s, config, blockIdx.x);
   const int64_t j0 = static_cast<int64_t>(blockIdx.y) * kKeyBlock;
   const int nk = static_cast<int>(min(int64_t(kKeyBlock), s.keys - j0));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -220,10 +225,12 @@ __global__ void __launch_bounds__(kAttentionThreads)
     a.dv[firstKey * dv + e] = dvAcc[e];
 }
 
-void attentionGrad(const float *grad, const float *q, const float *k,
-                   const float *v, const float *output, const float *lse,
-                   float *dq, float *dk, float *dv, const AttentionShape &shape,
-                   const AttentionConfig &config) {
+template <typename T>
+static void attentionGradOf(const float *grad, const T *q, const T *k,
+                            const T *v, const float *output, const float *lse,
+                            float *dq, float *dk, float *dv,
+                            const AttentionShape &shape,
+                            const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
   int64_t rows = heads * shape.queries;
   if (heads == 0)
@@ -236,26 +243,40 @@ void attentionGrad(const float *grad, const float *q, const float *k,
         grad, output, rowDot.as<float>(), rows, dvInt);
     TGC_CUDA_CHECK_LAUNCH();
   }
-  GradArgs args{grad, q, k, v, lse, rowDot.as<float>(), dq, dk, dv};
+  GradArgs<T> args{grad, q, k, v, lse, rowDot.as<float>(), dq, dk, dv};
   if (shape.queries > 0) {
     size_t bytes = QueryLayout(dkInt, dvInt).floats * sizeof(float);
-    allowSharedMemory(queryGradKernel, bytes);
+    allowSharedMemory(queryGradKernel<T>, bytes);
     dim3 grid(static_cast<unsigned>(heads),
               static_cast<unsigned>((shape.queries + kQueryBlock - 1) /
                                     kQueryBlock));
-    queryGradKernel<<<grid, kAttentionThreads, bytes, stream()>>>(args, shape,
+    queryGradKernel<T><<<grid, kAttentionThreads, bytes, stream()>>>(args, shape,
                                                                   config);
     TGC_CUDA_CHECK_LAUNCH();
   }
   if (shape.keys > 0) {
     size_t bytes = KeyLayout(dkInt, dvInt).floats * sizeof(float);
-    allowSharedMemory(keyGradKernel, bytes);
+    allowSharedMemory(keyGradKernel<T>, bytes);
     dim3 grid(static_cast<unsigned>(heads),
               static_cast<unsigned>((shape.keys + kKeyBlock - 1) / kKeyBlock));
-    keyGradKernel<<<grid, kAttentionThreads, bytes, stream()>>>(args, shape,
+    keyGradKernel<T><<<grid, kAttentionThreads, bytes, stream()>>>(args, shape,
                                                                 config);
     TGC_CUDA_CHECK_LAUNCH();
   }
+}
+
+void attentionGrad(const float *grad, const float *q, const float *k,
+                   const float *v, const float *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const float *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
 } // namespace tgc::cuda

@@ -20,15 +20,18 @@ inline constexpr int kQueryBlock = 16, kKeyBlock = 32;
 inline constexpr int kAttentionWarps = 4;
 inline constexpr int kAttentionThreads = 32 * kAttentionWarps;
 
-/// One (b, h): its rows of q, k, v and its mask row (or null).
-struct Head {
-  const float *q, *k, *v, *mask;
+/// One (b, h): its rows of q, k, v (f32, or bf16 from tg-mixed-precision)
+/// and its mask row (or null).
+template <typename T> struct Head {
+  const T *q, *k, *v;
+  const float *mask;
   int64_t bh;
 };
 
-__device__ inline Head headOf(const float *q, const float *k, const float *v,
-                              const AttentionShape &s,
-                              const AttentionConfig &config, int64_t bh) {
+template <typename T>
+__device__ inline Head<T> headOf(const T *q, const T *k, const T *v,
+                                 const AttentionShape &s,
+                                 const AttentionConfig &config, int64_t bh) {
   return {q + bh * s.queries * s.keyDim, k + bh * s.keys * s.keyDim,
           v + bh * s.keys * s.valueDim,
           config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr, bh};
@@ -42,12 +45,18 @@ __device__ inline int64_t keyEnd(const AttentionShape &s,
   return config.causal ? min(s.keys, config.causalOffset + i0 + nq) : s.keys;
 }
 
-/// Copies `count` rows of `width` floats (contiguous in global memory) to
-/// shared memory rows `stride` floats apart. The whole block calls.
-__device__ inline void loadRows(float *tile, int stride, const float *rows,
+__device__ inline float toFloat(float x) { return x; }
+__device__ inline float toFloat(Bf16 x) { return runtime::widen(x); }
+
+/// Copies `count` rows of `width` values (contiguous in global memory) to
+/// shared memory rows of floats `stride` apart; bf16 values are widened
+/// exactly, so the f32 arithmetic after is that of the rounded values (the
+/// CPU kernel's and the interpreter's). The whole block calls.
+template <typename T>
+__device__ inline void loadRows(float *tile, int stride, const T *rows,
                                 int width, int count) {
   for (int e = threadIdx.x; e < count * width; e += blockDim.x)
-    tile[(e / width) * stride + e % width] = rows[e];
+    tile[(e / width) * stride + e % width] = toFloat(rows[e]);
 }
 
 __device__ inline float dot(const float *a, const float *b, int n) {
@@ -58,9 +67,10 @@ __device__ inline float dot(const float *a, const float *b, int n) {
 }
 
 /// s_ij from the query's and the key's rows in shared memory.
+template <typename T>
 __device__ inline float score(const float *queryRow, const float *keyRow,
                               int keyDim, const AttentionConfig &config,
-                              const Head &head, int64_t query, int64_t key) {
+                              const Head<T> &head, int64_t query, int64_t key) {
   float s = config.scale * dot(queryRow, keyRow, keyDim);
   if (head.mask)
     s += head.mask[key];
@@ -71,9 +81,10 @@ __device__ inline float score(const float *queryRow, const float *keyRow,
 
 /// The dropout factor of probability (query, key): index flat into
 /// [B, H, Sq, Sk].
+template <typename T>
 __device__ inline float probabilityFactor(const AttentionShape &s,
                                           const AttentionConfig &config,
-                                          const Head &head, int64_t query,
+                                          const Head<T> &head, int64_t query,
                                           int64_t key) {
   uint64_t index =
       static_cast<uint64_t>((head.bh * s.queries + query) * s.keys + key);

@@ -140,5 +140,51 @@ TEST_F(CudaKernels, AttentionGrad) {
   }
 }
 
+std::vector<runtime::Bf16> roundedToBf16(const std::vector<float> &values) {
+  std::vector<runtime::Bf16> rounded;
+  for (float x : values)
+    rounded.push_back(runtime::roundToBf16(x));
+  return rounded;
+}
+
+// tg-mixed-precision's attention: bf16 q, k, v on both sides, widened
+// exactly and computed in f32, so the tolerances are the f32 kernels'.
+TEST_F(CudaKernels, AttentionBf16) {
+  for (const AttentionCase &c : trainingCases()) {
+    AttentionInputs in(c);
+    std::vector<runtime::Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
+                               v = roundedToBf16(in.v);
+    DeviceArray<runtime::Bf16> qDevice(q), kDevice(k), vDevice(v);
+    AttentionForward cpuForward{std::vector<float>(in.rows() * c.valueDim),
+                                std::vector<float>(in.rows())};
+    cpu::attention(q.data(), k.data(), v.data(), cpuForward.output.data(),
+                   cpuForward.lse.data(), in.shape, in.cpuConfig);
+    DeviceArray<float> dout(cpuForward.output.size(), 7.0f),
+        dlse(cpuForward.lse.size(), 7.0f);
+    cuda::attention(qDevice.get(), kDevice.get(), vDevice.get(), dout.get(),
+                    dlse.get(), in.shape, in.cudaConfig);
+    expectClose(std::string("bf16 attention output ") + c.name, dout.read(),
+                cpuForward.output, kAttentionTolerance);
+    expectClose(std::string("bf16 attention lse ") + c.name, dlse.read(),
+                cpuForward.lse, kAttentionTolerance);
+
+    std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+    cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                       cpuForward.output.data(), cpuForward.lse.data(),
+                       dq.data(), dk.data(), dv.data(), in.shape, in.cpuConfig);
+    DeviceArray<float> gq(dq.size(), 7.0f), gk(dk.size(), 7.0f),
+        gv(dv.size(), 7.0f);
+    cuda::attentionGrad(in.gradDevice.get(), qDevice.get(), kDevice.get(),
+                        vDevice.get(), dout.get(), dlse.get(), gq.get(),
+                        gk.get(), gv.get(), in.shape, in.cudaConfig);
+    expectClose(std::string("bf16 attentionGrad query ") + c.name, gq.read(),
+                dq, kAttentionGradTolerance);
+    expectClose(std::string("bf16 attentionGrad key ") + c.name, gk.read(), dk,
+                kAttentionGradTolerance);
+    expectClose(std::string("bf16 attentionGrad value ") + c.name, gv.read(),
+                dv, kAttentionGradTolerance);
+  }
+}
+
 } // namespace
 } // namespace tgc::test
