@@ -10,6 +10,7 @@
 #include "runtime/kernels/cuda/BlockReduce.cuh"
 #include "runtime/kernels/cuda/Device.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tgc::cuda {
@@ -69,16 +70,24 @@ __global__ void reduceAlongRows(const float *input, float *out,
 /// Innermost run kept: a block is kColumns neighbouring outputs (x, reading
 /// neighbouring floats) times kSlices interleaved slices of the reduced
 /// elements (y), combined in slice order.
+/// Outer runs reduced: a block per kColumns outputs and slice of the
+/// reduced rows (blockIdx.y; a base batch's 25k rows over 16 blocks of a
+/// bias's 512 outputs left most of the GPU idle), its threads kColumns
+/// columns by kSlices rows. With one slice the block writes the outputs,
+/// else its partial results, which finishAcrossRows folds in slice order
+/// (the same order on every run).
 template <Reduction K>
 __global__ void __launch_bounds__(kColumns * kSlices)
-    reduceAcrossRows(const float *input, float *out, ReducePlan plan,
-                     double divisor) {
+    reduceAcrossRows(const float *input, float *out, double *partials,
+                     ReducePlan plan, int64_t rowsPerSlice, double divisor) {
   __shared__ double partial[kSlices][kColumns + 1];
   int64_t o = blockIdx.x * int64_t(kColumns) + threadIdx.x;
+  int64_t firstRow = blockIdx.y * rowsPerSlice,
+          endRow = min(plan.reduceCount, firstRow + rowsPerSlice);
   double acc = identity<K>();
   if (o < plan.outCount) {
     const float *base = input + offsetOf(o, plan.kept);
-    for (int64_t r = threadIdx.y; r < plan.reduceCount; r += kSlices)
+    for (int64_t r = firstRow + threadIdx.y; r < endRow; r += kSlices)
       acc = combine<K>(acc, base[offsetOf(r, plan.reduced)]);
   }
   partial[threadIdx.y][threadIdx.x] = acc;
@@ -87,7 +96,21 @@ __global__ void __launch_bounds__(kColumns * kSlices)
     return;
   for (int y = 1; y < kSlices; ++y)
     acc = combine<K>(acc, partial[y][threadIdx.x]);
-  out[o] = static_cast<float>(acc / divisor);
+  if (gridDim.y == 1)
+    out[o] = static_cast<float>(acc / divisor);
+  else
+    partials[blockIdx.y * plan.outCount + o] = acc;
+}
+
+template <Reduction K>
+__global__ void finishAcrossRows(const double *partials, float *out,
+                                 int64_t outCount, int slices, double divisor) {
+  TGC_GRID_STRIDE(o, outCount) {
+    double acc = identity<K>();
+    for (int y = 0; y < slices; ++y)
+      acc = combine<K>(acc, partials[y * outCount + o]);
+    out[o] = static_cast<float>(acc / divisor);
+  }
 }
 
 static ReducePlan planOf(const int64_t *shape, int rank, const bool *reduced) {
@@ -127,10 +150,22 @@ static void launch(const float *input, float *out, const ReducePlan &plan,
     reduceAlongRows<K><<<rowBlocks(plan.outCount), kThreads, 0, stream()>>>(
         input, out, plan, divisor);
   } else {
-    unsigned blocks =
-        static_cast<unsigned>((plan.outCount + kColumns - 1) / kColumns);
-    reduceAcrossRows<K><<<blocks, dim3(kColumns, kSlices), 0, stream()>>>(
-        input, out, plan, divisor);
+    // Enough slices for about 512 blocks, each at least 1024 rows.
+    int64_t blocks = (plan.outCount + kColumns - 1) / kColumns;
+    int64_t slices = std::clamp<int64_t>(
+        std::min(512 / blocks, plan.reduceCount / 1024), 1, 256);
+    int64_t rowsPerSlice = (plan.reduceCount + slices - 1) / slices;
+    slices = (plan.reduceCount + rowsPerSlice - 1) / rowsPerSlice;
+    Scratch partials(slices > 1 ? slices * plan.outCount * sizeof(double) : 0);
+    dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(slices));
+    reduceAcrossRows<K><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
+        input, out, partials.as<double>(), plan, rowsPerSlice, divisor);
+    if (slices > 1) {
+      TGC_CUDA_CHECK_LAUNCH();
+      finishAcrossRows<K><<<blocksFor(plan.outCount), kThreads, 0, stream()>>>(
+          partials.as<double>(), out, plan.outCount, static_cast<int>(slices),
+          divisor);
+    }
   }
   TGC_CUDA_CHECK_LAUNCH();
 }

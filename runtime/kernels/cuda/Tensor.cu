@@ -1,7 +1,8 @@
 //===- TensorKernels.cu - layouts, embeddings, positions, masks ------===//
 //
 // Grid-stride loops, one thread per output element, except embeddingGrad
-// (CUB's radix sort groups the rows by id, then one block per id).
+// (CUB's radix sort groups the rows by id, then blocks sum chunks of the
+// sorted rows and the runs that cross chunks).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Device.h"
@@ -22,13 +23,22 @@ struct Gather {
 };
 } // namespace
 
+/// Index is uint32_t when every offset fits: the division per dimension
+/// is then several times cheaper than int64_t's, and it was what limited
+/// the kernel (a base step's head transposes took 14 ms).
+template <typename Index>
 __global__ void gatherKernel(const float *input, float *out, Gather g,
                              int64_t total) {
+  Index shape[kMaxRank], from[kMaxRank];
+  for (int d = 0; d < g.rank; ++d) {
+    shape[d] = static_cast<Index>(g.shape[d]);
+    from[d] = static_cast<Index>(g.from[d]);
+  }
   TGC_GRID_STRIDE(i, total) {
-    int64_t rest = i, source = 0;
+    Index rest = static_cast<Index>(i), source = 0;
     for (int d = g.rank - 1; d >= 0; --d) {
-      source += (rest % g.shape[d]) * g.from[d];
-      rest /= g.shape[d];
+      source += (rest % shape[d]) * from[d];
+      rest /= shape[d];
     }
     out[i] = input[source];
   }
@@ -40,8 +50,16 @@ static void gather(const float *input, float *out, const Gather &g) {
     total *= g.shape[d];
   if (total == 0)
     return;
-  gatherKernel<<<blocksFor(total), kThreads, 0, stream()>>>(input, out, g,
-                                                            total);
+  // The largest input offset read: the sum of (size - 1) * stride.
+  int64_t largest = 0;
+  for (int d = 0; d < g.rank; ++d)
+    largest += (g.shape[d] - 1) * g.from[d];
+  if (total <= UINT32_MAX && largest <= UINT32_MAX)
+    gatherKernel<uint32_t><<<blocksFor(total), kThreads, 0, stream()>>>(
+        input, out, g, total);
+  else
+    gatherKernel<int64_t><<<blocksFor(total), kThreads, 0, stream()>>>(
+        input, out, g, total);
   TGC_CUDA_CHECK_LAUNCH();
 }
 
@@ -101,25 +119,73 @@ __global__ void iotaKernel(int32_t *values, int64_t count) {
   TGC_GRID_STRIDE(i, count) { values[i] = static_cast<int32_t>(i); }
 }
 
-/// `ids` sorted (stably) with `rows` their row numbers: each run of one id
-/// is owned by the block at its first position, which writes that id's
-/// output row once, the sum of the run's gradient rows in row order (as the
-/// CPU kernel adds them). Ids outside the vocabulary are skipped (as on the
-/// CPU). No atomics: the result is the same on every run.
-__global__ void embeddingGradKernel(const float *grad, const int32_t *ids,
+namespace {
+/// Sorted rows per chunk of the embedding gradient's first pass: a frequent
+/// id (padding, punctuation) has thousands of rows, which one block summing
+/// alone took milliseconds over.
+constexpr int64_t kEmbeddingChunk = 128;
+} // namespace
+
+/// Pass 1, one block per chunk of kEmbeddingChunk sorted rows, a thread per
+/// column: each run of one id is summed, in row order, piece by piece (a
+/// piece: the run's rows inside the chunk). A run wholly inside the chunk is
+/// that id's gradient row. The chunk's first piece, when its run began in
+/// an earlier chunk, goes to head[chunk]; its last piece, when its run
+/// begins in this chunk and goes on past it, to tail[chunk]; pass 2 adds
+/// those up.
+__global__ void embeddingGradChunks(const float *grad, const int32_t *ids,
                                     const int32_t *rowOf, float *out,
-                                    int64_t rows, int64_t width,
-                                    int64_t vocab) {
-  TGC_FOR_ROW(first, rows) {
-    int32_t id = ids[first];
-    if (id < 0 || id >= vocab || (first > 0 && ids[first - 1] == id))
-      continue;
-    TGC_FOR_COLUMN(c, width) {
-      float sum = 0.0f;
-      for (int64_t x = first; x < rows && ids[x] == id; ++x)
-        sum += grad[rowOf[x] * width + c];
-      out[static_cast<int64_t>(id) * width + c] = sum;
+                                    float *head, float *tail, int64_t rows,
+                                    int64_t width, int64_t vocab) {
+  const int64_t chunk = blockIdx.x, first = chunk * kEmbeddingChunk,
+                end = min(rows, first + kEmbeddingChunk);
+  const bool firstContinued = first > 0 && ids[first - 1] == ids[first];
+  const bool lastContinues = end < rows && ids[end] == ids[end - 1];
+  TGC_FOR_COLUMN(c, width) {
+    float sum = 0.0f;
+    int64_t start = first; // of the current piece
+    for (int64_t x = first; x < end; ++x) {
+      sum += grad[static_cast<int64_t>(rowOf[x]) * width + c];
+      if (x + 1 < end && ids[x + 1] == ids[x])
+        continue;
+      int32_t id = ids[x];
+      if (start == first && firstContinued)
+        head[chunk * width + c] = sum;
+      else if (x + 1 == end && lastContinues)
+        tail[chunk * width + c] = sum;
+      else if (id >= 0 && id < vocab)
+        out[static_cast<int64_t>(id) * width + c] = sum;
+      sum = 0.0f;
+      start = x + 1;
     }
+  }
+}
+
+/// Pass 2, one block per chunk whose last piece begins a run that goes on:
+/// the run's gradient row is that tail plus the heads of the chunks after,
+/// in row order, up to the chunk where the run ends.
+__global__ void embeddingGradRuns(const int32_t *ids, float *out,
+                                  const float *head, const float *tail,
+                                  int64_t rows, int64_t width, int64_t vocab) {
+  const int64_t chunk = blockIdx.x, first = chunk * kEmbeddingChunk,
+                end = min(rows, first + kEmbeddingChunk);
+  if (end >= rows || ids[end] != ids[end - 1])
+    return; // the last piece's run ends in this chunk
+  // A chunk that is all one continued run (sorted: its first id is its
+  // last) holds no tail: the block that owns the run's tail adds its head.
+  int32_t id = ids[end - 1];
+  if ((first > 0 && ids[first - 1] == id && ids[first] == id) || id < 0 ||
+      id >= vocab)
+    return;
+  TGC_FOR_COLUMN(c, width) {
+    float sum = tail[chunk * width + c];
+    for (int64_t next = chunk + 1;; ++next) {
+      sum += head[next * width + c];
+      int64_t nextEnd = min(rows, (next + 1) * kEmbeddingChunk);
+      if (nextEnd >= rows || ids[nextEnd] != id || ids[nextEnd - 1] != id)
+        break; // the run ends in chunk `next`
+    }
+    out[static_cast<int64_t>(id) * width + c] = sum;
   }
 }
 
@@ -149,8 +215,15 @@ void embeddingGrad(const float *grad, const int32_t *ids, float *out,
   TGC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
       temp.as<void>(), tempBytes, ids, sortedIds, rowNumbers, sortedRows,
       count, 0, 32, stream()));
-  embeddingGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
-      grad, sortedIds, sortedRows, out, rows, width, vocab);
+  const int64_t chunks = (rows + kEmbeddingChunk - 1) / kEmbeddingChunk;
+  Scratch pieces(2 * chunks * width * sizeof(float));
+  float *head = pieces.as<float>(), *tail = head + chunks * width;
+  const unsigned grid = static_cast<unsigned>(chunks);
+  embeddingGradChunks<<<grid, kThreads, 0, stream()>>>(
+      grad, sortedIds, sortedRows, out, head, tail, rows, width, vocab);
+  TGC_CUDA_CHECK_LAUNCH();
+  embeddingGradRuns<<<grid, kThreads, 0, stream()>>>(sortedIds, out, head, tail,
+                                                     rows, width, vocab);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

@@ -98,7 +98,10 @@ inline const std::vector<ReduceCase> kReduceCases = {
     {{4, 1, 37, 5}, {1}},
     {{600, 70}, {0}},
     {{600, 70}, {1}},
-    {{3, 200, 70}, {1}}};
+    {{3, 200, 70}, {1}},
+    // Enough rows that the GPU splits them into slices (bias gradients).
+    {{9000, 70}, {0}},
+    {{6000, 2, 40}, {0, 1}}};
 
 /// Every reduction, with the name the tests print.
 struct NamedReduction {

@@ -92,21 +92,35 @@ TEST_F(CudaKernels, Embedding) {
 }
 
 // Both sides add each vocabulary row's gradients in row order: bit-exact.
+// The GPU sums each id's rows chunk by chunk of the sorted rows (128), the
+// CPU row by row: up to a few thousand values of [-1, 1] in float.
 TEST_F(CudaKernels, EmbeddingGrad) {
-  const int64_t rows = 1000, width = 300, vocab = 23;
-  std::vector<float> grad = uniform(rows * width, 14);
-  // Ids below 20 only: the last vocabulary rows must come out zero.
-  std::vector<int32_t> ids = randomIds(rows, 15, 0, 19);
-  // Ids outside the vocabulary add nothing on either side.
-  ids[3] = -1;
-  ids[500] = vocab + 7;
-  std::vector<float> expected(vocab * width);
-  cpu::embeddingGrad(grad.data(), ids.data(), expected.data(), rows, width,
-                     vocab);
-  DeviceArray<float> dg(grad), out(vocab * width, 1.0f); // overwritten
-  DeviceArray<int32_t> di(ids);
-  cuda::embeddingGrad(dg.get(), di.get(), out.get(), rows, width, vocab);
-  expectClose("embeddingGrad", out.read(), expected, 0.0);
+  struct Case {
+    int64_t rows, width, vocab;
+    int32_t largestId;
+  };
+  // Runs of ~50 rows (some crossing chunks), then runs of ~1600 rows
+  // crossing a dozen chunks (a base batch's padding id), then 1 row.
+  for (Case c : {Case{1000, 300, 23, 19}, Case{5000, 64, 5, 2},
+                 Case{1, 8, 3, 1}}) {
+    std::vector<float> grad = uniform(c.rows * c.width, 14);
+    // Ids up to largestId only: the last vocabulary rows must come out zero.
+    std::vector<int32_t> ids = randomIds(c.rows, 15, 0, c.largestId);
+    // Ids outside the vocabulary add nothing on either side.
+    if (c.rows > 500) {
+      ids[3] = -1;
+      ids[500] = static_cast<int32_t>(c.vocab) + 7;
+    }
+    std::vector<float> expected(c.vocab * c.width);
+    cpu::embeddingGrad(grad.data(), ids.data(), expected.data(), c.rows,
+                       c.width, c.vocab);
+    DeviceArray<float> dg(grad), out(c.vocab * c.width, 1.0f); // overwritten
+    DeviceArray<int32_t> di(ids);
+    cuda::embeddingGrad(dg.get(), di.get(), out.get(), c.rows, c.width,
+                        c.vocab);
+    expectClose("embeddingGrad rows " + std::to_string(c.rows), out.read(),
+                expected, 1e-5);
+  }
 }
 
 // Double sin/cos rounded to float on both sides (the GPU's double functions
