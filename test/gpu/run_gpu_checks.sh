@@ -17,7 +17,9 @@
 # 5. translation on the GPU: the incremental decoder (caches on the device,
 #    beam search's reorder there too) gives the full recomputation's
 #    tokens, and the CPU program translates the GPU's checkpoint as well;
-# 6. base at a 25k-token batch: tokens/s of tgc and of PyTorch on the GPU.
+# 6. base at a 25k-token batch: tokens/s of tgc and of PyTorch on the GPU
+#    (PyTorch with its fused attention, scaled_dot_product_attention), f32
+#    and bf16 (PyTorch: autocast).
 set -euo pipefail
 build=${1:-build}
 tgc=$build/bin/tgc
@@ -91,7 +93,9 @@ for out in gpu.beam gpu.greedy cpu.beam; do
 done
 echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
 
-say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch"
-$tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda -o "$work/base"
-"$work/base" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"
-python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5
+say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch, f32 and bf16"
+for precision in fp32 bf16; do
+  $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda --precision=$precision -o "$work/base_$precision"
+  "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_$precision.ckpt"
+  python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision
+done
