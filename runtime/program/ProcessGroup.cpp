@@ -54,14 +54,17 @@ bool joinProcessGroup(int &argc, char **&argv,
 
 ProcessGroup *activeProcessGroup() { return active; }
 
-void allReduceHostSum(StepFrame &f, float *data, int64_t count) {
-  // Per-token means times tokens: sums over the process's tokens. One
-  // thread (GPU programs link no OpenMP): a pass over the gradients, small
-  // beside the exchange itself.
+void weighByTokens(const StepFrame &f, float *data, int64_t count) {
+  // One thread (GPU programs link no OpenMP): a pass over the gradients,
+  // small beside the exchange itself.
   const float tokens = f.batchTokens;
   for (int64_t i = 0; i + 1 < count; ++i)
     data[i] *= tokens;
   data[count - 1] = tokens;
+}
+
+void allReduceHostSum(StepFrame &f, float *data, int64_t count) {
+  weighByTokens(f, data, count);
   active->sum(data, count, "the gradients and the token count");
   divideWeightByTokens(f, data[count - 1]);
 }

@@ -60,6 +60,12 @@ ProcessGroup *activeProcessGroup();
 /// host memory (CPU programs).
 void allReduceHostSum(StepFrame &f, float *data, int64_t count);
 
+/// The gradients' per-token means of this process's batch, data[0, count-1),
+/// times its target tokens (sums over them), and the count slot after them,
+/// data[count-1], set to those tokens: what the sum of every process's adds
+/// up to the global batch's sums and its token count.
+void weighByTokens(const StepFrame &f, float *data, int64_t count);
+
 /// After StepFrame::allReduceSum's exchange: the optimizer's weight
 /// divided by the global batch's target tokens (its slot's sum).
 void divideWeightByTokens(StepFrame &f, float globalTokens);

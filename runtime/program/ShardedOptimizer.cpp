@@ -37,10 +37,7 @@ void release(float *begin, float *end) {
 void ShardedOptimizer::activate() { active = this; }
 
 void ShardedOptimizer::countTokens(StepFrame &f, float *data, int64_t count) {
-  const float tokens = f.batchTokens;
-  for (int64_t i = 0; i + 1 < count; ++i)
-    data[i] *= tokens;
-  data[count - 1] = tokens;
+  weighByTokens(f, data, count);
   active->countedRegion = data;
   active->countedFloats = count;
 }
