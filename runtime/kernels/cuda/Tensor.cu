@@ -26,8 +26,8 @@ struct Gather {
 /// Index is uint32_t when every offset fits: the division per dimension
 /// is then several times cheaper than int64_t's, and it was what limited
 /// the kernel (a base step's head transposes took 14 ms).
-template <typename Index>
-__global__ void gatherKernel(const float *input, float *out, Gather g,
+template <typename Index, typename Element>
+__global__ void gatherKernel(const Element *input, Element *out, Gather g,
                              int64_t total) {
   Index shape[kMaxRank], from[kMaxRank];
   for (int d = 0; d < g.rank; ++d) {
@@ -44,7 +44,8 @@ __global__ void gatherKernel(const float *input, float *out, Gather g,
   }
 }
 
-static void gather(const float *input, float *out, const Gather &g) {
+template <typename Element>
+static void launchGather(const Element *input, Element *out, const Gather &g) {
   int64_t total = 1; // rank 0: one element
   for (int d = 0; d < g.rank; ++d)
     total *= g.shape[d];
@@ -61,6 +62,28 @@ static void gather(const float *input, float *out, const Gather &g) {
     gatherKernel<int64_t><<<blocksFor(total), kThreads, 0, stream()>>>(
         input, out, g, total);
   TGC_CUDA_CHECK_LAUNCH();
+}
+
+/// Moves 4 floats at a time when the innermost dimension is read in place
+/// in runs of 4 aligned floats (a head split or merge keeps its 64 values
+/// per head together): a quarter of the index arithmetic.
+static void gather(const float *input, float *out, const Gather &g) {
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % sizeof(float4) == 0;
+  };
+  int last = g.rank - 1;
+  bool byFour = g.rank > 0 && g.from[last] == 1 && g.shape[last] % 4 == 0 &&
+                aligned(input) && aligned(out);
+  for (int d = 0; byFour && d < last; ++d)
+    byFour = g.from[d] % 4 == 0;
+  if (!byFour)
+    return launchGather(input, out, g);
+  Gather quads = g;
+  quads.shape[last] /= 4;
+  for (int d = 0; d < last; ++d)
+    quads.from[d] /= 4;
+  launchGather(reinterpret_cast<const float4 *>(input),
+               reinterpret_cast<float4 *>(out), quads);
 }
 
 void transpose(const float *input, float *out, const int64_t *inputShape,

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
 
+#include <limits>
+
 namespace tgc::test {
 namespace {
 
@@ -97,6 +99,27 @@ TEST_F(CudaKernels, Stream) {
   cuda::setStream(nullptr);
   TGC_CUDA_CHECK(cudaStreamDestroy(stream));
   expectClose("linear on a stream", out.read(), expected, kGemmTolerance);
+}
+
+// tg.to_bf16 rounds as runtime::roundToBf16 does, bit for bit: four values
+// a thread where the pointers allow (with a tail), one a thread elsewhere.
+TEST_F(CudaKernels, ToBf16) {
+  std::vector<float> values = uniform(1003, 21, -3.0f, 3.0f);
+  values[0] = std::numeric_limits<float>::quiet_NaN();
+  values[1] = std::numeric_limits<float>::infinity();
+  values[2] = -0.0f;
+  values[5] = 1.00390625f; // halfway between two bf16 values: to even
+  DeviceArray<float> input(values);
+  for (int64_t skip : {0, 1}) { // aligned; one float in (4-byte aligned)
+    const int64_t count = static_cast<int64_t>(values.size()) - skip;
+    DeviceArray<runtime::Bf16> out(static_cast<size_t>(count));
+    cuda::toBf16(input.get() + skip, out.get(), count);
+    std::vector<runtime::Bf16> rounded = out.read();
+    int64_t differing = 0;
+    for (int64_t i = 0; i < count; ++i)
+      differing += rounded[i].bits != runtime::roundToBf16(values[i + skip]).bits;
+    EXPECT_EQ(differing, 0) << "starting at element " << skip;
+  }
 }
 
 } // namespace

@@ -1,0 +1,74 @@
+//===- AttentionScores.cuh - what the attention kernels share --*- CUDA -*-===//
+//
+// Internal to TgcCudaKernels. Attention as the CPU kernel computes it, with
+// its products on cuBLAS: the heads go in groups, and each group's scores
+// [heads, Sq, Sk] are one batched GEMM into scratch, which row kernels turn
+// into probabilities, and more batched GEMMs take from there. Scores as the
+// CPU kernel and the reference:
+//   s_ij = scale q_i.k_j + mask[b, j] + (causal && j > offset + i ? kMaskedScore : 0)
+// bf16 queries, keys and values (tg-mixed-precision) are widened to f32
+// first, exactly: the products are those of the rounded values, as on the
+// CPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_CUDA_ATTENTIONSCORES_CUH
+#define TGC_RUNTIME_CUDA_ATTENTIONSCORES_CUH
+
+#include "runtime/kernels/cuda/BlockReduce.cuh"
+#include "runtime/kernels/cuda/Device.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace tgc::cuda {
+
+/// Scratch floats a group of heads may take (64 MiB): a base batch's 3072
+/// heads of 64 x 64 scores go in two groups, long sequences in more.
+inline constexpr int64_t kGroupFloats = int64_t(16) << 20;
+
+/// Heads per group when each takes `floatsPerHead` of scratch.
+inline int64_t headsPerGroup(int64_t heads, int64_t floatsPerHead) {
+  return std::clamp<int64_t>(kGroupFloats / std::max<int64_t>(floatsPerHead, 1),
+                             1, heads);
+}
+
+/// f32 values of each head's q, k or v: the extra scratch floats per head
+/// (none for f32 inputs, read in place).
+template <typename T> constexpr int64_t widenedFloats(int64_t perHead) {
+  return std::is_same_v<T, float> ? 0 : perHead;
+}
+
+/// `count` values from `first` on as f32: `x` itself, or bf16 widened into
+/// `scratch` (stream-ordered: ready for the GEMMs queued after).
+inline const float *groupValues(const float *x, int64_t first, int64_t,
+                                float *) {
+  return x + first;
+}
+const float *groupValues(const Bf16 *x, int64_t first, int64_t count,
+                         float *scratch);
+
+/// s_ij from the raw product q_i.k_j of head bh.
+__device__ inline float maskedScore(float product, const AttentionShape &s,
+                                    const AttentionConfig &config, int64_t bh,
+                                    int64_t query, int64_t key) {
+  float score = config.scale * product;
+  if (config.mask)
+    score += config.mask[(bh / s.heads) * s.keys + key];
+  if (config.causal && key > config.causalOffset + query)
+    score += kMaskedScore;
+  return score;
+}
+
+/// The dropout factor of probability (bh, query, key): index flat into
+/// [B, H, Sq, Sk].
+__device__ inline float probabilityFactor(const AttentionShape &s,
+                                          const AttentionConfig &config,
+                                          int64_t bh, int64_t query,
+                                          int64_t key) {
+  uint64_t index = static_cast<uint64_t>((bh * s.queries + query) * s.keys + key);
+  return config.dropout.factor(index);
+}
+
+} // namespace tgc::cuda
+
+#endif // TGC_RUNTIME_CUDA_ATTENTIONSCORES_CUH
