@@ -11,9 +11,13 @@
 namespace tgc::runtime {
 namespace {
 
-volatile std::sig_atomic_t interrupt = 0;
+/// The signal that asked the program to stop, or 0. Written by the thread
+/// that waits for signals (or by the handler), read by the loops: an atomic
+/// (lock-free, so a handler may store to it too).
+std::atomic<int> interrupt{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-extern "C" void onInterrupt(int signal) { interrupt = signal; }
+extern "C" void onInterrupt(int signal) { interrupt.store(signal); }
 
 /// Set once watchInterruptSignals' thread runs; then `polled` says whether
 /// the program polls the flag yet.
@@ -43,9 +47,9 @@ void waitForSignals() {
     int signal = 0;
     if (sigwait(&set, &signal) != 0)
       continue;
-    if (!polled.load() || interrupt != 0)
+    if (!polled.load() || interrupt.load() != 0)
       dieOf(signal);
-    interrupt = signal;
+    interrupt.store(signal);
   }
 }
 
@@ -76,7 +80,7 @@ void installInterruptHandlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-int pendingInterrupt() { return interrupt; }
+int pendingInterrupt() { return interrupt.load(); }
 
 const char *signalName(int signal) {
   if (signal == SIGINT)
@@ -89,7 +93,7 @@ const char *signalName(int signal) {
 }
 
 void exitForInterrupt(const char *activity) {
-  int signal = interrupt ? interrupt : SIGINT;
+  int signal = interrupt.load() ? interrupt.load() : SIGINT;
   std::fflush(stdout);
   std::fprintf(stderr, "interrupted by %s while %s\n", signalName(signal),
                activity);
@@ -108,7 +112,7 @@ InterruptScope::~InterruptScope() {
 }
 
 bool interruptRequested() {
-  if (!interrupt)
+  if (!interrupt.load())
     return false;
   if (currentReturns)
     return true;
