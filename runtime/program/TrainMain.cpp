@@ -631,6 +631,10 @@ int trainMain(int argc, char **argv, ProcessGroup *group) {
   run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
                        : !options.resume.empty()   ? options.resume
                                                    : std::string(argv[0]) + ".ckpt";
+  // From the claim on, the run owns its checkpoint path (a lock file): a
+  // signal ends it through the training loop, which releases the lock and
+  // exits with 128 + the signal, never by the signal's default action.
+  installInterruptHandlers();
   // Owned from the start (a lock; regular files only), so that a second run
   // on the same path is refused now, not at its first save.
   for (const std::string &path :

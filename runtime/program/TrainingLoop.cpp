@@ -53,6 +53,14 @@ int runTrainingLoop(const TrainingLoop &loop) {
   ProcessGroup *group = loop.group;
   if (group)
     log.setPlainLines();
+  // A signal during the set-up stops the run before its first step (a
+  // group agrees on signals after each step, so that all stop together).
+  if (int signal = pendingInterrupt(); signal && !group) {
+    log.finish();
+    std::fprintf(stderr, "interrupted by %s before step %lld\n",
+                 signalName(signal), static_cast<long long>(loop.firstStep));
+    return 128 + signal;
+  }
   const int64_t n = std::max<int64_t>(loop.updateFreq, 1);
   std::vector<Batch> batches(static_cast<size_t>(n));
   // Target tokens of each batch of the update, of every process's share.

@@ -7,11 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/program/TrainingLoop.h"
+#include "runtime/program/Interrupt.h"
 #include "runtime/program/Validation.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -170,6 +173,24 @@ TEST(Validation, BestByBleuKeepsTheHighestAndCountsTheRest) {
   EXPECT_EQ(recordValidation(history, 2.5, 12.0, false, 0),
             ValidationVerdict::Best);
   EXPECT_EQ(history.staleValidations, 0);
+}
+
+// A signal that comes after the run owns its checkpoint but before the loop
+// starts (resuming, initializing) stops it before its first step, with
+// 128 + the signal. In a child process: the flag, once set, stays set.
+TEST(TrainingLoopDeathTest, ASignalDuringTheSetUpStopsBeforeTheFirstStep) {
+  ScriptedStep step({{1.f, 1}});
+  TrainingLoop loop = loopOver(step, 1);
+  loop.firstStep = 4;
+  loop.lastStep = 9;
+  EXPECT_EXIT(
+      {
+        installInterruptHandlers();
+        std::raise(SIGINT);
+        int code = runTrainingLoop(loop);
+        std::exit(step.inputs.empty() ? code : 99);
+      },
+      testing::ExitedWithCode(128 + SIGINT), "interrupted by SIGINT before step 4");
 }
 
 TEST(Validation, BestByLossAndPatience) {
