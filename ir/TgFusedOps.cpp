@@ -94,10 +94,12 @@ LogicalResult AttentionGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Checks the rules shared by tg.residual_layer_norm and its gradient.
-static LogicalResult verifyResidualNormOperands(Operation *op, Value residual,
-                                                Value gamma, float rate,
-                                                int64_t opId, float epsilon) {
-  if (failed(verifyNormParam(op, "gamma", gamma, "residual", residual)) ||
+static LogicalResult verifyResidualNormOperands(Operation *op,
+                                                const char *rowsName,
+                                                Value rows, Value gamma,
+                                                float rate, int64_t opId,
+                                                float epsilon) {
+  if (failed(verifyNormParam(op, "gamma", gamma, rowsName, rows)) ||
       failed(verifyRate(op, "rate", rate)) || failed(verifyOpId(op, opId)))
     return failure();
   return verifyPositive(op, "epsilon", epsilon);
@@ -107,13 +109,13 @@ static LogicalResult verifyResidualNormOperands(Operation *op, Value residual,
 // traits (AllTypesMatch, TypesMatchWith); what is left is checked here.
 
 LogicalResult ResidualLayerNormOp::verify() {
-  return verifyResidualNormOperands(*this, getResidual(), getGamma(),
+  return verifyResidualNormOperands(*this, "residual", getResidual(), getGamma(),
                                     getRate().convertToFloat(), getOpId(),
                                     getEpsilon().convertToFloat());
 }
 
 LogicalResult ResidualLayerNormGradOp::verify() {
-  return verifyResidualNormOperands(*this, getResidual(), getGamma(),
+  return verifyResidualNormOperands(*this, "result", getResult(), getGamma(),
                                     getRate().convertToFloat(), getOpId(),
                                     getEpsilon().convertToFloat());
 }

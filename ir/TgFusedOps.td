@@ -149,33 +149,38 @@ def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure,
 }
 
 def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
-    AllTypesMatch<["grad", "residual", "sublayer", "residual_grad", "sublayer_grad"]>,
-    AllTypesMatch<["gamma", "gamma_grad", "beta_grad"]>,
-    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
-                   "residual", "mean", "::tgc::tg::rowStatisticsType($_self)">,
-    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
-                   "residual", "rstd", "::tgc::tg::rowStatisticsType($_self)">]> {
+    AllTypesMatch<["grad", "result", "residual_grad", "sublayer_grad"]>,
+    AllTypesMatch<["gamma", "beta", "gamma_grad", "beta_grad"]>,
+    TypesMatchWith<"per-row statistics have the result's shape without the last dimension",
+                   "result", "rstd", "::tgc::tg::rowStatisticsType($_self)">]> {
   let summary = "fused backward of tg.residual_layer_norm";
   let description = [{
     Given the gradient of `tg.residual_layer_norm`'s result, returns
-    `(d_residual, d_sublayer, d_gamma, d_beta)`. It rebuilds `h` from the
-    residual, the sublayer output and the regenerated dropout mask, and uses
-    the saved `mean`/`rstd`. Attributes must match the forward op's.
+    `(d_residual, d_sublayer, d_gamma, d_beta)`. It reads the forward's
+    `result` (which the next sublayer keeps for its own gradients anyway)
+    instead of its two inputs: the normalized row is
+    `xhat = (result - beta) / gamma`, and with the saved `rstd` that is all
+    the LayerNorm backward needs. So neither the residual nor the sublayer
+    output stays alive into the backward (a tensor of the activations' size
+    per sublayer). The sublayer's gradient goes through the dropout mask,
+    regenerated from the key. Attributes must match the forward op's. A
+    `gamma` entry of exactly 0 makes its column's `xhat` unknowable: the
+    gradients come out non-finite there and training stops with a message.
 
     ```mlir
-    %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %x, %sub, %gamma, %mean, %rstd, %key
+    %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key
         rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$residual,
-                       TG_FloatTensor:$sublayer, TG_FloatTensor:$gamma,
-                       TG_FloatTensor:$mean, TG_FloatTensor:$rstd, TG_RngKey:$key,
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$result,
+                       TG_FloatTensor:$gamma, TG_FloatTensor:$beta,
+                       TG_FloatTensor:$rstd, TG_RngKey:$key,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$residual_grad, TG_FloatTensor:$sublayer_grad,
                       TG_FloatTensor:$gamma_grad, TG_FloatTensor:$beta_grad);
   let assemblyFormat = [{
-    $grad `,` $residual `,` $sublayer `,` $gamma `,` $mean `,` $rstd `,` $key
-    `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($residual) `,` type($gamma)
+    $grad `,` $result `,` $gamma `,` $beta `,` $rstd `,` $key
+    `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($result) `,` type($gamma)
   }];
   let hasVerifier = 1;
 }

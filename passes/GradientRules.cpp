@@ -379,8 +379,8 @@ LogicalResult residualLayerNormRule(RuleBuilder &r,
   if (failed(r.onlyThrough({0})))
     return failure();
   auto grad = r.b.create<tg::ResidualLayerNormGradOp>(
-      r.loc, r.dy(), norm.getResidual(), norm.getSublayer(), norm.getGamma(),
-      norm.getMean(), norm.getRstd(), norm.getKey(), norm.getRateAttr(),
+      r.loc, r.dy(), norm.getResult(), norm.getGamma(), norm.getBeta(),
+      norm.getRstd(), norm.getKey(), norm.getRateAttr(),
       norm.getOpIdAttr(), norm.getEpsilonAttr());
   r.set(0, grad.getResidualGrad());
   r.set(1, grad.getSublayerGrad());

@@ -316,14 +316,13 @@ FailureOr<std::string>
 emitResidualLayerNormGrad(Args &p, EmitContext &context,
                           tg::ResidualLayerNormGradOp o) {
   return std::string("  kernels::residualLayerNormGrad(" + p(o.getGrad()) +
-                     ", " + p(o.getResidual()) + ", " + p(o.getSublayer()) +
-                     ", " + p(o.getGamma()) + ", " + p(o.getMean()) + ", " +
-                     p(o.getRstd()) + ", " + p(o.getResidualGrad()) + ", " +
-                     p(o.getSublayerGrad()) + ", " + p(o.getGammaGrad()) +
-                     ", " + p(o.getBetaGrad()) + ", " +
-                     rowsWidth(o.getResidual()) + ", " +
+                     ", " + p(o.getResult()) + ", " + p(o.getGamma()) +
+                     ", " + p(o.getBeta()) + ", " + p(o.getRstd()) + ", " +
+                     p(o.getResidualGrad()) + ", " + p(o.getSublayerGrad()) +
+                     ", " + p(o.getGammaGrad()) + ", " + p(o.getBetaGrad()) +
+                     ", " + rowsWidth(o.getResult()) + ", " +
                      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
-                             numElements(o.getResidual())) +
+                             numElements(o.getResult())) +
                      ");\n");
 }
 

@@ -276,8 +276,8 @@ LogicalResult residualLayerNorm(Executor &x, tg::ResidualLayerNormOp o) {
 LogicalResult residualLayerNormGrad(Executor &x,
                                     tg::ResidualLayerNormGradOp o) {
   ref::ResidualLayerNormGrads g = ref::residualLayerNormGrad(
-      x.get(o.getGrad()), x.get(o.getResidual()), x.get(o.getSublayer()),
-      x.get(o.getGamma()), x.get(o.getMean()), x.get(o.getRstd()),
+      x.get(o.getGrad()), x.get(o.getResult()), x.get(o.getGamma()),
+      x.get(o.getBeta()), x.get(o.getRstd()),
       dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId()));
   x.bind(o.getResidualGrad(), std::move(g.residual));
   x.bind(o.getSublayerGrad(), std::move(g.sublayer));

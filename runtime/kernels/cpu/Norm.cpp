@@ -96,26 +96,27 @@ void layerNorm(const float *input, const float *gamma, const float *beta,
   }
 }
 
-/// With xhat = (h - mean) rstd and g = dy gamma, writes one row's
+/// One row of the LayerNorm backward from its normalized row xhat (which
+/// dh may alias): with g = dy * gamma,
 ///   dh = rstd (g - mean(g) - xhat mean(g xhat))
 /// and adds dy xhat and dy to the row's gamma and beta partial sums.
-static void normalizeGradRow(const float *dy, const float *h,
-                             const float *gamma, float mean, float rstd,
-                             float *dh, double *gammaSum, double *betaSum,
+static void normalizeGradRow(const float *dy, const float *xhat,
+                             const float *gamma, float rstd, float *dh,
+                             double *gammaSum, double *betaSum,
                              int64_t width) {
   float sumG = 0.0f, sumGX = 0.0f;
 #pragma omp simd reduction(+ : sumG, sumGX)
   for (int64_t c = 0; c < width; ++c) {
     float g = dy[c] * gamma[c];
     sumG += g;
-    sumGX += g * ((h[c] - mean) * rstd);
+    sumGX += g * xhat[c];
   }
   float meanG = sumG / static_cast<float>(width);
   float meanGX = sumGX / static_cast<float>(width);
   for (int64_t c = 0; c < width; ++c) {
-    float xhat = (h[c] - mean) * rstd;
-    dh[c] = rstd * (dy[c] * gamma[c] - meanG - xhat * meanGX);
-    gammaSum[c] += static_cast<double>(dy[c]) * xhat;
+    float x = xhat[c];
+    dh[c] = rstd * (dy[c] * gamma[c] - meanG - x * meanGX);
+    gammaSum[c] += static_cast<double>(dy[c]) * x;
     betaSum[c] += dy[c];
   }
 }
@@ -160,8 +161,11 @@ void layerNormGrad(const float *grad, const float *input, const float *gamma,
         const float *x = input + r * width;
         float mean, rstd;
         rowStatistics(x, width, epsilon, mean, rstd);
-        normalizeGradRow(grad + r * width, x, gamma, mean, rstd,
-                         inputGrad + r * width, gammaSum, betaSum, width);
+        float *xhat = inputGrad + r * width; // until dh overwrites it
+        for (int64_t c = 0; c < width; ++c)
+          xhat[c] = (x[c] - mean) * rstd;
+        normalizeGradRow(grad + r * width, xhat, gamma, rstd, xhat, gammaSum,
+                         betaSum, width);
       });
 }
 
@@ -183,28 +187,33 @@ void residualLayerNorm(const float *residual, const float *sublayer,
   }
 }
 
-void residualLayerNormGrad(const float *grad, const float *residual,
-                           const float *sublayer, const float *gamma,
-                           const float *mean, const float *rstd,
-                           float *residualGrad, float *sublayerGrad,
-                           float *gammaGrad, float *betaGrad, int64_t rows,
-                           int64_t width, const Dropout &dropout) {
+void residualLayerNormGrad(const float *grad, const float *out,
+                           const float *gamma, const float *beta,
+                           const float *rstd, float *residualGrad,
+                           float *sublayerGrad, float *gammaGrad,
+                           float *betaGrad, int64_t rows, int64_t width,
+                           const Dropout &dropout) {
+  struct InverseGamma;
+  std::vector<float> &inverseGamma = reusedBuffer<InverseGamma>(width, 0.0f);
+  for (int64_t c = 0; c < width; ++c)
+    inverseGamma[c] = 1.0f / gamma[c];
+  const float *invGamma = inverseGamma.data();
   rowsWithColumnSums(
       rows, width, gammaGrad, betaGrad,
       [&](int64_t r, double *gammaSum, double *betaSum) {
-        // sublayerGrad's row holds the factors until dh is known; the
-        // residual gradient's row holds h until dh overwrites it.
+        // The residual gradient's row holds xhat until dh overwrites it.
+        float *xhat = residualGrad + r * width;
+        const float *y = out + r * width;
+#pragma omp simd
+        for (int64_t c = 0; c < width; ++c)
+          xhat[c] = (y[c] - beta[c]) * invGamma[c];
+        normalizeGradRow(grad + r * width, xhat, gamma, rstd[r], xhat,
+                         gammaSum, betaSum, width);
         float *factors = sublayerGrad + r * width;
-        float *h = residualGrad + r * width;
         dropoutFactors(dropout, static_cast<uint64_t>(r * width), width,
                        factors);
-        const float *x = residual + r * width, *s = sublayer + r * width;
         for (int64_t c = 0; c < width; ++c)
-          h[c] = x[c] + s[c] * factors[c];
-        normalizeGradRow(grad + r * width, h, gamma, mean[r], rstd[r], h,
-                         gammaSum, betaSum, width);
-        for (int64_t c = 0; c < width; ++c)
-          factors[c] *= h[c];
+          factors[c] *= xhat[c];
       });
 }
 

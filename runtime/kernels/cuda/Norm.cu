@@ -107,17 +107,19 @@ void layerNorm(const float *input, const float *gamma, const float *beta,
 }
 
 namespace {
-/// The rows LayerNorm normalized: the input itself...
-struct PlainRows {
-  const float *input;
-  __device__ float operator()(int64_t i) const { return input[i]; }
+/// The normalized rows xhat of a LayerNorm's backward: from its input and
+/// statistics...
+struct NormalizedInput {
+  const float *input, *mean, *rstd;
+  __device__ float operator()(int64_t r, int64_t c, int64_t width) const {
+    return (input[r * width + c] - mean[r]) * rstd[r];
+  }
 };
-/// ...or residual + dropout(sublayer), regenerated from the same mask.
-struct ResidualRows {
-  const float *residual, *sublayer;
-  Dropout dropout;
-  __device__ float operator()(int64_t i) const {
-    return residualSum(residual[i], sublayer[i], dropout.factor(i));
+/// ...or from its output: (out - beta) / gamma.
+struct NormalizedOutput {
+  const float *out, *gamma, *beta;
+  __device__ float operator()(int64_t r, int64_t c, int64_t width) const {
+    return (out[r * width + c] - beta[c]) / gamma[c];
   }
 };
 
@@ -128,11 +130,10 @@ constexpr int kColumns = 32, kSlices = 8;
 } // namespace
 
 /// partial[chunk][0][c] = sum of dy xhat and partial[chunk][1][c] = sum of
-/// dy over the chunk's rows, xhat = (h - mean) rstd.
-template <typename Rows>
-__global__ void columnPartials(const float *grad, Rows h, const float *mean,
-                               const float *rstd, int64_t rows, int64_t width,
-                               double *partial) {
+/// dy over the chunk's rows.
+template <typename Xhat>
+__global__ void columnPartials(const float *grad, Xhat xhatOf, int64_t rows,
+                               int64_t width, double *partial) {
   __shared__ double sums[2][kSlices][kColumns + 1];
   int64_t c = blockIdx.x * int64_t(kColumns) + threadIdx.x;
   int64_t first = blockIdx.y * kChunkRows;
@@ -141,7 +142,7 @@ __global__ void columnPartials(const float *grad, Rows h, const float *mean,
   if (c < width)
     for (int64_t r = first + threadIdx.y; r < last; r += kSlices) {
       float dy = grad[r * width + c];
-      float xhat = (h(r * width + c) - mean[r]) * rstd[r];
+      float xhat = xhatOf(r, c, width);
       gammaSum += static_cast<double>(dy) * xhat;
       betaSum += dy;
     }
@@ -173,17 +174,16 @@ __global__ void finishColumns(const double *partial, int64_t chunks,
   }
 }
 
-/// gammaGrad and betaGrad from the rows' saved (or recomputed) statistics.
-template <typename Rows>
-static void columnSums(const float *grad, Rows h, const float *mean,
-                       const float *rstd, int64_t rows, int64_t width,
-                       float *gammaGrad, float *betaGrad) {
+/// gammaGrad and betaGrad from the normalized rows.
+template <typename Xhat>
+static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
+                       int64_t width, float *gammaGrad, float *betaGrad) {
   int64_t chunks = std::max<int64_t>(1, (rows + kChunkRows - 1) / kChunkRows);
   Scratch partial(2 * chunks * width * sizeof(double));
   dim3 grid(static_cast<unsigned>((width + kColumns - 1) / kColumns),
             static_cast<unsigned>(chunks));
-  columnPartials<Rows><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
-      grad, h, mean, rstd, rows, width, partial.as<double>());
+  columnPartials<Xhat><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
+      grad, xhatOf, rows, width, partial.as<double>());
   TGC_CUDA_CHECK_LAUNCH();
   finishColumns<<<blocksFor(width), kThreads, 0, stream()>>>(
       partial.as<double>(), chunks, width, gammaGrad, betaGrad);
@@ -191,22 +191,21 @@ static void columnSums(const float *grad, Rows h, const float *mean,
 }
 
 /// dh = rstd (g - mean(g) - xhat mean(g xhat)) for one row, g = dy gamma;
-/// h(c) gives the normalized row's values. Writes dh[c] through put(c, dh).
+/// xhat(c) gives the normalized row's values. Writes dh[c] through
+/// put(c, dh).
 template <typename H, typename Put>
-__device__ void normalizeGradRow(const float *dy, H h, const float *gamma,
-                                 float mean, float rstd, int64_t width,
-                                 Put put) {
+__device__ void normalizeGradRow(const float *dy, H xhat, const float *gamma,
+                                 float rstd, int64_t width, Put put) {
   float sumG = 0.0f, sumGX = 0.0f;
   TGC_FOR_COLUMN(c, width) {
     float g = dy[c] * gamma[c];
     sumG += g;
-    sumGX += g * ((h(c) - mean) * rstd);
+    sumGX += g * xhat(c);
   }
   float meanG = blockSum(sumG) / static_cast<float>(width);
   float meanGX = blockSum(sumGX) / static_cast<float>(width);
   TGC_FOR_COLUMN(c, width) {
-    float xhat = (h(c) - mean) * rstd;
-    put(c, rstd * (dy[c] * gamma[c] - meanG - xhat * meanGX));
+    put(c, rstd * (dy[c] * gamma[c] - meanG - xhat(c) * meanGX));
   }
 }
 
@@ -226,8 +225,8 @@ __global__ void layerNormGradKernel(const float *grad, const float *input,
     }
     float *dx = inputGrad + r * width;
     normalizeGradRow(
-        grad + r * width, [=](int64_t c) { return x[c]; }, gamma, m, s, width,
-        [=](int64_t c, float d) { dx[c] = d; });
+        grad + r * width, [=](int64_t c) { return (x[c] - m) * s; }, gamma, s,
+        width, [=](int64_t c, float d) { dx[c] = d; });
   }
 }
 
@@ -243,8 +242,8 @@ void layerNormGrad(const float *grad, const float *input, const float *gamma,
         grad, input, gamma, inputGrad, mean, rstd, rows, width, epsilon);
     TGC_CUDA_CHECK_LAUNCH();
   }
-  columnSums(grad, PlainRows{input}, mean, rstd, rows, width, gammaGrad,
-             betaGrad);
+  columnSums(grad, NormalizedInput{input, mean, rstd}, rows, width,
+             gammaGrad, betaGrad);
 }
 
 __global__ void residualLayerNormKernel(const float *residual,
@@ -284,45 +283,35 @@ void residualLayerNorm(const float *residual, const float *sublayer,
 }
 
 __global__ void residualLayerNormGradKernel(
-    const float *grad, const float *residual, const float *sublayer,
-    const float *gamma, const float *mean, const float *rstd,
+    const float *grad, NormalizedOutput xhatOf, const float *rstd,
     float *residualGrad, float *sublayerGrad, int64_t rows, int64_t width,
     Dropout dropout) {
   TGC_FOR_ROW(r, rows) {
-    // The sublayer gradient's row holds the factors and the residual
-    // gradient's row holds h until dh is known (each thread its own
-    // columns), as in the CPU kernel.
-    float *factors = sublayerGrad + r * width, *h = residualGrad + r * width;
-    TGC_FOR_COLUMN(c, width) {
-      int64_t i = r * width + c;
-      factors[c] = dropout.factor(i);
-      h[c] = residualSum(residual[i], sublayer[i], factors[c]);
-    }
+    float *dh = residualGrad + r * width, *dsub = sublayerGrad + r * width;
     normalizeGradRow(
-        grad + r * width, [=](int64_t c) { return h[c]; }, gamma, mean[r],
-        rstd[r], width, [=](int64_t c, float dh) {
-          h[c] = dh;
-          factors[c] *= dh;
+        grad + r * width, [=](int64_t c) { return xhatOf(r, c, width); },
+        xhatOf.gamma, rstd[r], width, [=](int64_t c, float d) {
+          dh[c] = d;
+          dsub[c] = d * dropout.factor(r * width + c);
         });
   }
 }
 
-void residualLayerNormGrad(const float *grad, const float *residual,
-                           const float *sublayer, const float *gamma,
-                           const float *mean, const float *rstd,
-                           float *residualGrad, float *sublayerGrad,
-                           float *gammaGrad, float *betaGrad, int64_t rows,
-                           int64_t width, const Dropout &dropout) {
+void residualLayerNormGrad(const float *grad, const float *out,
+                           const float *gamma, const float *beta,
+                           const float *rstd, float *residualGrad,
+                           float *sublayerGrad, float *gammaGrad,
+                           float *betaGrad, int64_t rows, int64_t width,
+                           const Dropout &dropout) {
   if (width == 0)
     return;
+  NormalizedOutput xhatOf{out, gamma, beta};
   if (rows > 0) {
     residualLayerNormGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
-        grad, residual, sublayer, gamma, mean, rstd, residualGrad,
-        sublayerGrad, rows, width, dropout);
+        grad, xhatOf, rstd, residualGrad, sublayerGrad, rows, width, dropout);
     TGC_CUDA_CHECK_LAUNCH();
   }
-  columnSums(grad, ResidualRows{residual, sublayer, dropout}, mean, rstd,
-             rows, width, gammaGrad, betaGrad);
+  columnSums(grad, xhatOf, rows, width, gammaGrad, betaGrad);
 }
 
 } // namespace tgc::cuda

@@ -89,12 +89,12 @@ residualLayerNorm(const HostTensor &residual, const HostTensor &sublayer,
 struct ResidualLayerNormGrads {
   HostTensor residual, sublayer, gamma, beta;
 };
-/// Uses the saved `mean` and `rstd` rather than recomputing them.
+/// From the forward's `result` and saved `rstd`: the normalized rows are
+/// (result - beta) / gamma.
 ResidualLayerNormGrads
-residualLayerNormGrad(const HostTensor &grad, const HostTensor &residual,
-                      const HostTensor &sublayer, const HostTensor &gamma,
-                      const HostTensor &mean, const HostTensor &rstd,
-                      const Dropout &dropout);
+residualLayerNormGrad(const HostTensor &grad, const HostTensor &result,
+                      const HostTensor &gamma, const HostTensor &beta,
+                      const HostTensor &rstd, const Dropout &dropout);
 
 //===--- Attention.cpp: tg.attention and its gradient --------------===//
 

@@ -81,30 +81,30 @@ static ResidualLayerNormResult normalize(const HostTensor &h,
   return out;
 }
 
-/// With xhat = (h - mean) rstd and g = grad * gamma:
+/// With the normalized rows xhat and g = grad * gamma:
 ///   dh = rstd (g - mean(g) - xhat mean(g xhat)),
 ///   dgamma = sum_rows grad xhat, dbeta = sum_rows grad.
-static LayerNormGrads normalizeGrad(const HostTensor &grad, const HostTensor &h,
+static LayerNormGrads normalizeGrad(const HostTensor &grad,
+                                    const HostTensor &xhat,
                                     const HostTensor &gamma,
-                                    const HostTensor &mean,
                                     const HostTensor &rstd) {
-  int64_t width = h.shape.back(), count = h.numElements() / width;
-  LayerNormGrads out{HostTensor(h.shape), HostTensor(gamma.shape),
+  int64_t width = xhat.shape.back(), count = xhat.numElements() / width;
+  LayerNormGrads out{HostTensor(xhat.shape), HostTensor(gamma.shape),
                      HostTensor(gamma.shape)};
-  std::vector<double> xhat(width), g(width);
+  std::vector<double> g(width);
   for (int64_t r = 0; r < count; ++r) {
     double meanG = 0.0, meanGX = 0.0;
     for (int64_t d = 0; d < width; ++d) {
       int64_t i = r * width + d;
-      xhat[d] = (h[i] - mean[r]) * rstd[r];
       g[d] = grad[i] * gamma[d];
       meanG += g[d] / static_cast<double>(width);
-      meanGX += g[d] * xhat[d] / static_cast<double>(width);
-      out.gamma[d] += grad[i] * xhat[d];
+      meanGX += g[d] * xhat[i] / static_cast<double>(width);
+      out.gamma[d] += grad[i] * xhat[i];
       out.beta[d] += grad[i];
     }
     for (int64_t d = 0; d < width; ++d)
-      out.input[r * width + d] = rstd[r] * (g[d] - meanG - xhat[d] * meanGX);
+      out.input[r * width + d] =
+          rstd[r] * (g[d] - meanG - xhat[r * width + d] * meanGX);
   }
   return out;
 }
@@ -119,7 +119,11 @@ LayerNormGrads layerNormGrad(const HostTensor &grad, const HostTensor &input,
   // The statistics do not depend on gamma/beta; zeros stand in for beta.
   ResidualLayerNormResult stats =
       normalize(input, gamma, HostTensor(gamma.shape), epsilon);
-  return normalizeGrad(grad, input, gamma, stats.mean, stats.rstd);
+  int64_t width = input.shape.back();
+  HostTensor xhat(input.shape);
+  for (int64_t i = 0; i < input.numElements(); ++i)
+    xhat[i] = (input[i] - stats.mean[i / width]) * stats.rstd[i / width];
+  return normalizeGrad(grad, xhat, gamma, stats.rstd);
 }
 
 /// h = residual + dropout(sublayer).
@@ -142,12 +146,14 @@ residualLayerNorm(const HostTensor &residual, const HostTensor &sublayer,
 }
 
 ResidualLayerNormGrads
-residualLayerNormGrad(const HostTensor &grad, const HostTensor &residual,
-                      const HostTensor &sublayer, const HostTensor &gamma,
-                      const HostTensor &mean, const HostTensor &rstd,
-                      const Dropout &dropout) {
-  HostTensor h = residualSum(residual, sublayer, dropout);
-  LayerNormGrads g = normalizeGrad(grad, h, gamma, mean, rstd);
+residualLayerNormGrad(const HostTensor &grad, const HostTensor &result,
+                      const HostTensor &gamma, const HostTensor &beta,
+                      const HostTensor &rstd, const Dropout &dropout) {
+  int64_t width = result.shape.back();
+  HostTensor xhat(result.shape);
+  for (int64_t i = 0; i < result.numElements(); ++i)
+    xhat[i] = (result[i] - beta[i % width]) / gamma[i % width];
+  LayerNormGrads g = normalizeGrad(grad, xhat, gamma, rstd);
   HostTensor dSublayer = reference::dropout(g.input, dropout);
   return {std::move(g.input), std::move(dSublayer), std::move(g.gamma),
           std::move(g.beta)};

@@ -1214,10 +1214,10 @@ func.func @residual_layer_norm_rstd_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x
 // -----
 
 // tg.residual_layer_norm_grad: the shared operand rules apply (here: gamma is [D]).
-func.func @residual_layer_norm_grad_gamma(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<8xf32>,
-                                          %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+func.func @residual_layer_norm_grad_gamma(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<8xf32>, %beta: tensor<8xf32>,
+                                          %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{gamma must have shape [16] but has [8]}}
-  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %x, %sub, %gamma, %mean, %rstd, %key
+  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key
       rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
   return
 }
@@ -1225,58 +1225,46 @@ func.func @residual_layer_norm_grad_gamma(%dy: tensor<2x7x16xf32>, %x: tensor<2x
 // -----
 
 // tg.residual_layer_norm_grad: the shared operand rules apply (here: op_id is >= 0).
-func.func @residual_layer_norm_grad_op_id(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
-                                          %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+func.func @residual_layer_norm_grad_op_id(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                          %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{op_id must be >= 0 but is -1}}
-  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %x, %sub, %gamma, %mean, %rstd, %key
+  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key
       rate 1.000000e-01 op_id -1 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
   return
 }
 
 // -----
 
-// tg.residual_layer_norm_grad: AllTypesMatch<grad, residual, sublayer, residual_grad, sublayer_grad>.
-func.func @residual_layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
-                                              %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
-  // expected-error @+1 {{failed to verify that all of {grad, residual, sublayer, residual_grad, sublayer_grad} have same type}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
-      : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2x7xf32>, tensor<2xi32>)
+// tg.residual_layer_norm_grad: AllTypesMatch<grad, result, residual_grad, sublayer_grad>.
+func.func @residual_layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                              %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that all of {grad, result, residual_grad, sublayer_grad} have same type}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
   return
 }
 
 // -----
 
-// tg.residual_layer_norm_grad: AllTypesMatch<gamma, gamma_grad, beta_grad>.
-func.func @residual_layer_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
-                                                    %mean: tensor<2x7xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
-  // expected-error @+1 {{failed to verify that all of {gamma, gamma_grad, beta_grad} have same type}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
-      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2x7xf32>, tensor<2xi32>)
+// tg.residual_layer_norm_grad: AllTypesMatch<gamma, beta, gamma_grad, beta_grad>.
+func.func @residual_layer_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                                    %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that all of {gamma, beta, gamma_grad, beta_grad} have same type}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<8xf32>, tensor<16xf32>)
   return
 }
 
 // -----
 
-// tg.residual_layer_norm_grad: TypesMatchWith, mean is the residual's shape without the last dimension.
-func.func @residual_layer_norm_grad_mean_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
-                                              %mean: tensor<2x7x16xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
-  // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
-      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2xi32>)
-        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
-  return
-}
-
-// -----
-
-// tg.residual_layer_norm_grad: TypesMatchWith, rstd is the residual's shape without the last dimension.
-func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
-                                              %mean: tensor<2x7xf32>, %rstd: tensor<14xf32>, %key: tensor<2xi32>) {
-  // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %x, %sub, %gamma, %mean, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
-      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<14xf32>, tensor<2xi32>)
+// tg.residual_layer_norm_grad: TypesMatchWith, rstd is the result's shape without the last dimension.
+func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                              %rstd: tensor<14xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that per-row statistics have the result's shape without the last dimension}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<14xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
   return
 }

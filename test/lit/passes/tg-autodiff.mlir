@@ -353,8 +353,9 @@ func.func @loss(%v: tensor<1x2x3x4xf32>, %src: tensor<1x3xi32>, %key: tensor<2xi
 
 // -----
 
-// Fused residual + dropout + layer norm: residual_layer_norm_grad reuses the
-// saved mean and rstd and the dropout key; the sublayer is an input.
+// Fused residual + dropout + layer norm: residual_layer_norm_grad reads the
+// forward's result, its saved rstd and the dropout key (neither the residual
+// nor the sublayer output).
 tg.variable @x trainable init(normal, 0.02) : tensor<2x3x8xf32>
 tg.variable @gamma trainable init(ones) : tensor<8xf32>
 tg.variable @beta trainable init(zeros) : tensor<8xf32>
@@ -373,10 +374,10 @@ func.func @loss(%sub: tensor<2x3x8xf32>, %key: tensor<2xi32>) -> tensor<f32> {
 // CHECK: %[[X:.*]] = tg.load @x
 // CHECK-NEXT: %[[G:.*]] = tg.load @gamma
 // CHECK-NEXT: %[[B:.*]] = tg.load @beta
-// CHECK-NEXT: %{{.*}}, %[[MEAN:.*]], %[[RSTD:.*]] = tg.residual_layer_norm %[[X]], %[[SUB]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 4
+// CHECK-NEXT: %[[Y:.*]], %{{.*}}, %[[RSTD:.*]] = tg.residual_layer_norm %[[X]], %[[SUB]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 4
 // CHECK: %[[ONE:.*]] = tg.constant dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[DY:.*]] = tg.broadcast %[[ONE]] dims [] : tensor<f32> -> tensor<2x3x8xf32>
-// CHECK-NEXT: %[[DX:.*]], %{{.*}}, %[[DG:.*]], %[[DB:.*]] = tg.residual_layer_norm_grad %[[DY]], %[[X]], %[[SUB]], %[[G]], %[[MEAN]], %[[RSTD]], %[[KEY]] rate 1.000000e-01 op_id 4
+// CHECK-NEXT: %[[DX:.*]], %{{.*}}, %[[DG:.*]], %[[DB:.*]] = tg.residual_layer_norm_grad %[[DY]], %[[Y]], %[[G]], %[[B]], %[[RSTD]], %[[KEY]] rate 1.000000e-01 op_id 4
 // CHECK-NEXT: return %{{.*}}, %[[DX]], %[[DG]], %[[DB]] :
 
 // -----

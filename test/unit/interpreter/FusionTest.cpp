@@ -135,7 +135,7 @@ func.func @fused(%x: {X}, %y: {X}, %g: {G}, %b: {G}, %key: tensor<2xi32>, %w: {X
     -> ({X}, {R}, {R}, {X}, {X}, {G}, {G}) {
   %out, %mean, %rstd = tg.residual_layer_norm %x, %y, %g, %b, %key
       rate 1.000000e-01 op_id 4 eps 1.000000e-05 : {X}, {G}
-  %dx, %dy, %dg, %db = tg.residual_layer_norm_grad %w, %x, %y, %g, %mean, %rstd, %key
+  %dx, %dy, %dg, %db = tg.residual_layer_norm_grad %w, %out, %g, %b, %rstd, %key
       rate 1.000000e-01 op_id 4 eps 1.000000e-05 : {X}, {G}
   return %out, %mean, %rstd, %dx, %dy, %dg, %db : {X}, {R}, {R}, {X}, {X}, {G}, {G}
 }

@@ -370,7 +370,7 @@ func.func @bwd(%x: {X}, %s: {X}, %g: {G}, %b: {G}, %key: tensor<2xi32>, %w: {X})
     -> ({X}, {X}, {G}, {G}) {
   %y, %mean, %rstd = tg.residual_layer_norm %x, %s, %g, %b, %key
       rate 3.000000e-01 op_id 4 eps 1.000000e-05 : {X}, {G}
-  %dx, %ds, %dg, %db = tg.residual_layer_norm_grad %w, %x, %s, %g, %mean, %rstd, %key
+  %dx, %ds, %dg, %db = tg.residual_layer_norm_grad %w, %y, %g, %b, %rstd, %key
       rate 3.000000e-01 op_id 4 eps 1.000000e-05 : {X}, {G}
   return %dx, %ds, %dg, %db : {X}, {X}, {G}, {G}
 }

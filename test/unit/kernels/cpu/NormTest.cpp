@@ -113,39 +113,54 @@ TEST(CpuKernels, ResidualLayerNorm) {
   EXPECT_NE(outputs[0], outputs[1]) << "dropout 0.1 changed nothing";
 }
 
+// The backward reads the forward's output, not its inputs; the oracle is
+// the reference LayerNorm gradient of h = residual + dropout(sublayer)
+// computed from the inputs. Gammas near 1 and small ones (0.05-0.15, where
+// the division by gamma magnifies the output's rounding: measured 1e-6).
 TEST(CpuKernels, ResidualLayerNormGrad) {
-  const auto [residual, sublayer, gamma] =
-      ResidualNormInputs(kNormRows, kNormWidth, 27);
-  std::vector<float> grad = uniform(residual.size(), 30);
-  HostTensor res = host(residual, {kNormRows, kNormWidth});
-  HostTensor sub = host(sublayer, {kNormRows, kNormWidth});
-  HostTensor g = host(gamma, {kNormWidth});
-  for (float rate : {0.0f, 0.1f}) {
-    // Both sides read the same (float-rounded) saved statistics.
-    reference::ResidualLayerNormResult forward = reference::residualLayerNorm(
-        res, sub, g, HostTensor({kNormWidth}), testDropout(rate), kEpsilon);
-    std::vector<float> mean = toFloats(forward.mean),
-                       rstd = toFloats(forward.rstd);
-    reference::ResidualLayerNormGrads expected =
-        reference::residualLayerNormGrad(host(grad, {kNormRows, kNormWidth}),
-                                         res, sub, g, host(mean, {kNormRows}),
-                                         host(rstd, {kNormRows}),
-                                         testDropout(rate));
-    std::vector<float> dres(residual.size(), 0.0f), dsub(residual.size(), 0.0f),
-        dgamma(kNormWidth, 0.0f), dbeta(kNormWidth, 0.0f);
-    cpu::residualLayerNormGrad(
-        grad.data(), residual.data(), sublayer.data(), gamma.data(),
-        mean.data(), rstd.data(), dres.data(), dsub.data(), dgamma.data(),
-        dbeta.data(), kNormRows, kNormWidth, testDropout(rate));
-    std::string tag = " rate " + std::to_string(rate);
-    // As layerNormGrad.
-    expectClose("residualLayerNormGrad residual" + tag, dres, expected.residual,
-                2e-5);
-    expectClose("residualLayerNormGrad sublayer" + tag, dsub, expected.sublayer,
-                2e-5);
-    expectClose("residualLayerNormGrad gamma" + tag, dgamma, expected.gamma,
-                2e-5);
-    expectClose("residualLayerNormGrad beta" + tag, dbeta, expected.beta, 2e-5);
+  for (float gammaScale : {1.0f, 0.1f}) {
+    auto [residual, sublayer, gamma] =
+        ResidualNormInputs(kNormRows, kNormWidth, 27);
+    for (float &g : gamma)
+      g *= gammaScale;
+    std::vector<float> beta = uniform(kNormWidth, 29);
+    std::vector<float> grad = uniform(residual.size(), 30);
+    HostTensor res = host(residual, {kNormRows, kNormWidth});
+    HostTensor sub = host(sublayer, {kNormRows, kNormWidth});
+    HostTensor g = host(gamma, {kNormWidth});
+    for (float rate : {0.0f, 0.1f}) {
+      HostTensor h = reference::dropout(sub, testDropout(rate));
+      for (int64_t i = 0; i < h.numElements(); ++i)
+        h[i] += res[i];
+      reference::LayerNormGrads expected = reference::layerNormGrad(
+          host(grad, {kNormRows, kNormWidth}), h, g, kEpsilon);
+      HostTensor expectedSublayer =
+          reference::dropout(expected.input, testDropout(rate));
+      std::vector<float> out(residual.size()), mean(kNormRows),
+          rstd(kNormRows);
+      cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
+                             beta.data(), out.data(), mean.data(), rstd.data(),
+                             kNormRows, kNormWidth, testDropout(rate),
+                             kEpsilon);
+      std::vector<float> dres(residual.size(), 0.0f),
+          dsub(residual.size(), 0.0f), dgamma(kNormWidth, 0.0f),
+          dbeta(kNormWidth, 0.0f);
+      cpu::residualLayerNormGrad(grad.data(), out.data(), gamma.data(),
+                                 beta.data(), rstd.data(), dres.data(),
+                                 dsub.data(), dgamma.data(), dbeta.data(),
+                                 kNormRows, kNormWidth, testDropout(rate));
+      std::string tag = " gamma x" + std::to_string(gammaScale) + " rate " +
+                        std::to_string(rate);
+      const float tolerance = 2e-5f;
+      expectClose("residualLayerNormGrad residual" + tag, dres,
+                  expected.input, tolerance);
+      expectClose("residualLayerNormGrad sublayer" + tag, dsub,
+                  expectedSublayer, tolerance);
+      expectClose("residualLayerNormGrad gamma" + tag, dgamma, expected.gamma,
+                  tolerance);
+      expectClose("residualLayerNormGrad beta" + tag, dbeta, expected.beta,
+                  2e-5);
+    }
   }
 }
 

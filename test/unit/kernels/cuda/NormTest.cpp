@@ -130,25 +130,25 @@ TEST_F(CudaKernels, ResidualLayerNormGrad) {
       const auto [residual, sublayer, gamma] =
           ResidualNormInputs(r.rows, r.width, 30);
       std::vector<float> grad = uniform(residual.size(), 33);
-      // Both sides read the CPU forward's statistics.
+      // Both sides read the CPU forward's output and statistics.
       std::vector<float> forward(residual.size()), mean(r.rows), rstd(r.rows);
-      std::vector<float> zeros(r.width, 0.0f);
+      std::vector<float> beta = uniform(r.width, 34);
       cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
-                             zeros.data(), forward.data(), mean.data(),
+                             beta.data(), forward.data(), mean.data(),
                              rstd.data(), r.rows, r.width, testDropout(rate),
                              kEpsilon);
       std::vector<float> dres(residual.size()), dsub(residual.size()),
           dgamma(r.width), dbeta(r.width);
-      cpu::residualLayerNormGrad(
-          grad.data(), residual.data(), sublayer.data(), gamma.data(),
-          mean.data(), rstd.data(), dres.data(), dsub.data(), dgamma.data(),
-          dbeta.data(), r.rows, r.width, testDropout(rate));
-      DeviceArray<float> dy(grad), dr(residual), ds(sublayer), dg(gamma),
-          dm(mean), dsd(rstd), ddres(residual.size(), 7.0f),
+      cpu::residualLayerNormGrad(grad.data(), forward.data(), gamma.data(),
+                                 beta.data(), rstd.data(), dres.data(),
+                                 dsub.data(), dgamma.data(), dbeta.data(),
+                                 r.rows, r.width, testDropout(rate));
+      DeviceArray<float> dy(grad), dout(forward), dg(gamma), db(beta),
+          dsd(rstd), ddres(residual.size(), 7.0f),
           ddsub(residual.size(), 7.0f), ddgamma(r.width, 7.0f),
           ddbeta(r.width, 7.0f);
-      cuda::residualLayerNormGrad(dy.get(), dr.get(), ds.get(), dg.get(),
-                                  dm.get(), dsd.get(), ddres.get(), ddsub.get(),
+      cuda::residualLayerNormGrad(dy.get(), dout.get(), dg.get(), db.get(),
+                                  dsd.get(), ddres.get(), ddsub.get(),
                                   ddgamma.get(), ddbeta.get(), r.rows, r.width,
                                   testDropout(rate));
       std::string tag = tagOf(r) + " rate " + std::to_string(rate);
