@@ -19,7 +19,6 @@
 // is not reproduced anyway: in float, -1e9 + s rounds s away.)
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/kernels/cpu/DropoutFactors.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/VectorMath.h"
 

@@ -37,6 +37,14 @@ float optimizerStep(const AdamTensor *tensors, int count,
                     const OptimizerControl &control, float lr, int32_t step,
                     float beta1, float beta2, float epsilon);
 
+//===--- DropoutFactors.cpp (CPU only) ------------------------------------===//
+
+/// factors[x] = dropout.factor(start + x) for x < count: 0 or 1 / (1 - rate),
+/// the Philox counters of the run vectorized (the kernels' row loops and
+/// the generated elementwise loops fill a block of factors at a time).
+void dropoutFactors(const Dropout &dropout, uint64_t start, int64_t count,
+                    float *factors);
+
 //===--- Loss.cpp (CPU only) ----------------------------------------------===//
 
 /// tg.output_loss: for each chunk of `chunkRows` of the `rows` rows,

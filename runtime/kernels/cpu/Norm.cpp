@@ -5,7 +5,6 @@
 // beta gradients, sums over every row, accumulate in double.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/kernels/cpu/DropoutFactors.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/ReusedBuffer.h"
 #include "runtime/kernels/cpu/VectorMath.h"

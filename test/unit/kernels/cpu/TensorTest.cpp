@@ -114,5 +114,24 @@ TEST(CpuKernels, CausalMask) {
   expectClose("causalMask", out, expected, 0.0);
 }
 
+// The vectorized factors are the dropout stream's, bit for bit: every rate,
+// unaligned starts and counts (the scalar head and tail), block indices past
+// 2^32 and a data-parallel index offset.
+TEST(CpuKernels, DropoutFactorsAreTheStream) {
+  for (float rate : {0.0f, 1e-4f, 0.1f, 0.123456f, 0.5f, 0.999f})
+    for (uint64_t offset : {uint64_t{0}, uint64_t{4096 * 3 + 1}})
+      for (uint64_t start : {uint64_t{0}, uint64_t{1}, uint64_t{3},
+                             uint64_t{1000001}, (uint64_t{1} << 34) + 2})
+        for (int64_t count : {1, 3, 4, 63, 64, 65, 255, 256, 257, 2000}) {
+          runtime::Dropout dropout{1234, 7, 3, rate, offset};
+          std::vector<float> factors(static_cast<size_t>(count), -1.0f);
+          cpu::dropoutFactors(dropout, start, count, factors.data());
+          for (int64_t x = 0; x < count; ++x)
+            ASSERT_EQ(factors[x], dropout.factor(start + x))
+                << "rate " << rate << " offset " << offset << " start "
+                << start << " count " << count << " element " << x;
+        }
+}
+
 } // namespace
 } // namespace tgc::test
