@@ -164,8 +164,9 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
     output stays alive into the backward (a tensor of the activations' size
     per sublayer). The sublayer's gradient goes through the dropout mask,
     regenerated from the key. Attributes must match the forward op's. A
-    `gamma` entry of exactly 0 makes its column's `xhat` unknowable: the
-    gradients come out non-finite there and training stops with a message.
+    `gamma` entry of exactly 0 makes its column's `xhat` unknowable (the
+    gradients come out non-finite there), which is why
+    `tg-fuse-residual-layernorm` leaves a gamma that starts at zero unfused.
 
     ```mlir
     %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key

@@ -24,22 +24,36 @@ struct TgFuseResidualLayerNormPass
     SmallVector<tg::LayerNormOp> roots;
     getOperation().walk([&](tg::LayerNormOp op) { roots.push_back(op); });
     IRRewriter rewriter(&getContext());
-    unsigned fused = 0, rejected = 0;
+    unsigned fused = 0, rejected = 0, zeroGamma = 0;
     for (tg::LayerNormOp norm : roots) {
       Outcome outcome = fuse(rewriter, norm);
       fused += outcome == Outcome::Fused;
       rejected += outcome == Outcome::ExtraUse;
+      zeroGamma += outcome == Outcome::ZeroGamma;
     }
     numFused = fused;
     numRejected = rejected;
+    numZeroGamma = zeroGamma;
     if (report)
       getOperation().emitRemark()
           << "tg-fuse-residual-layernorm: fused " << fused
           << " residual + dropout + layer_norm blocks; " << rejected
-          << " left unfused because the sum or dropout has another use";
+          << " left unfused because the sum or dropout has another use, "
+          << zeroGamma << " because gamma starts at zero";
   }
 
-  enum class Outcome { Fused, NoMatch, ExtraUse };
+  enum class Outcome { Fused, NoMatch, ExtraUse, ZeroGamma };
+
+  /// Whether gamma is a variable that starts at zero: the fused backward
+  /// divides by gamma to rebuild the normalized rows from the result.
+  static bool startsAtZero(Value gamma) {
+    auto load = gamma.getDefiningOp<tg::LoadOp>();
+    if (!load)
+      return false;
+    auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
+        load, load.getVariableAttr());
+    return variable && variable.getInit() == tg::InitKind::zeros;
+  }
 
   /// The key of a dropout-free block: rate 0 draws nothing, any key will do.
   Value unusedKey(IRRewriter &rewriter, func::FuncOp function) {
@@ -58,6 +72,8 @@ struct TgFuseResidualLayerNormPass
     auto add = norm.getInput().getDefiningOp<tg::AddOp>();
     if (!add)
       return Outcome::NoMatch;
+    if (startsAtZero(norm.getGamma()))
+      return Outcome::ZeroGamma;
     // x + dropout(y) (the DSL's order) or dropout(y) + x; without a dropout
     // the lhs is the residual.
     auto dropout = add.getRhs().getDefiningOp<tg::DropoutOp>();

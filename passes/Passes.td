@@ -65,9 +65,11 @@ def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::Module
     The post-LN wrapper of every sublayer, `LayerNorm(x + Dropout(y))`,
     becomes one `tg.residual_layer_norm` that makes one pass over memory and
     saves only the per-row mean and rstd for its backward (not the sum or
-    the normalized tensor). Without a dropout (rate 0) the sum is fused with
-    rate 0 and a constant key. The add or the dropout having another use
-    keeps the chain unfused.
+    the normalized tensor); its backward rebuilds the normalized rows from
+    the result, `(y - beta) / gamma`. Without a dropout (rate 0) the sum is
+    fused with rate 0 and a constant key. The add or the dropout having
+    another use keeps the chain unfused, and so does a gamma variable that
+    starts at zero (`init(zeros)`): dividing by it would lose the rows.
 
     Before:
     ```mlir
@@ -86,6 +88,8 @@ def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::Module
               "residual + dropout + layer_norm blocks fused">,
     Statistic<"numRejected", "rejected-extra-use",
               "blocks left unfused because the sum or dropout has another use">,
+    Statistic<"numZeroGamma", "rejected-zero-gamma",
+              "blocks left unfused because gamma starts at zero">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

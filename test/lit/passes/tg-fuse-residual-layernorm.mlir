@@ -22,7 +22,7 @@ func.func @residual_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gam
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
 
 // -----
 
@@ -39,7 +39,7 @@ func.func @commuted(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tens
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 3.000000e-01 op_id 4 eps 9.99999974E-6 : tensor<2x7x16xf32>, tensor<16xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
 
 // -----
 
@@ -61,7 +61,7 @@ func.func @no_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %y2: tenso
 // CHECK-NEXT: %[[Z2:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[Z]], %[[Y2]], %[[G]], %[[B]], %[[KEY]] rate 0.000000e+00 op_id 0 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
 // CHECK-NEXT: return %[[Z2]] : tensor<2x7x16xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-residual-layernorm: fused 2 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+// REPORT: remark: tg-fuse-residual-layernorm: fused 2 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
 
 // -----
 
@@ -118,4 +118,32 @@ func.func @neg_not_add(%y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: te
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[D]]
 // CHECK-NEXT: return %[[Z]]
 // CHECK-NOT: tg.residual_layer_norm
-// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
+
+// -----
+
+// A gamma variable that starts at zero keeps the chain: the fused backward
+// rebuilds the normalized rows as (y - beta) / gamma. One that starts at
+// one fuses.
+tg.variable @zero_gamma trainable init(zeros) : tensor<16xf32>
+tg.variable @one_gamma trainable init(ones) : tensor<16xf32>
+tg.variable @beta trainable init(zeros) : tensor<16xf32>
+func.func @gamma_init(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  %g0 = tg.load @zero_gamma : tensor<16xf32>
+  %g1 = tg.load @one_gamma : tensor<16xf32>
+  %b = tg.load @beta : tensor<16xf32>
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %g0, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %d2 = tg.dropout %y, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+  %h2 = tg.add %x, %d2 : tensor<2x7x16xf32>
+  %z2 = tg.layer_norm %h2, %g1, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z, %z2 : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @gamma_init(
+// CHECK: %[[G0:[a-z0-9_]+]] = tg.load @zero_gamma
+// CHECK: %[[G1:[a-z0-9_]+]] = tg.load @one_gamma
+// CHECK: tg.layer_norm %{{[a-z0-9_]+}}, %[[G0]]
+// CHECK: tg.residual_layer_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[G1]]
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 1 because gamma starts at zero
