@@ -5,8 +5,11 @@
 // the five of the backward, 2 flops per multiply-add; the causal rows count
 // every tile, as the kernels' rate is what is compared).
 // Build (repository root, after the README's build):
-//   c++ -O3 -march=native -fopenmp -I. -Ibuild bench/attention_kernels.cpp \
-//       runtime/kernels/cpu/Attention.cpp -ldnnl -o attention_kernels
+//   c++ -O3 -fno-math-errno -march=native -fopenmp -I. -Ibuild \
+//       bench/attention_kernels.cpp runtime/kernels/cpu/Attention.cpp \
+//       runtime/kernels/cpu/DropoutFactors.cpp \
+//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas \
+//       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o attention_kernels
 // Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./attention_kernels
 #include "runtime/kernels/cpu/Kernels.h"
 

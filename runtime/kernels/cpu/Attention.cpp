@@ -8,10 +8,13 @@
 // scratch (no [Sq, Sk] matrix of the whole head or batch exists), so each
 // product of the forward and the backward is one small sgemm in the calling
 // thread, and the softmax works on whole rows (vectorized expf). The sgemm
-// is oneDNN's: several threads call it at once, which OpenBLAS promises
-// only when built with NUM_PARALLEL (Debian's is not); oneDNN is as fast at
-// these sizes. Measured against tiles of vector loops
-// (bench/attention_kernels.cpp).
+// is OpenBLAS's: its OpenMP build runs single-threaded inside a parallel
+// region and is documented safe there, and its small-matrix kernels take
+// 0.3-0.7 us for a 32x32x32 tile where oneDNN's sgemm takes 0.6-2.6 us
+// (AMD EPYC, AVX-512): 3L-d256's attention forward + backward 30 -> 22 ms.
+// A block's dropout factors come from one call (the Philox stream is
+// contiguous over a block's rows when it sees every key). Measured against
+// tiles of vector loops (bench/attention_kernels.cpp).
 //
 // Causal blocks stop at the last key any of their queries sees; within the
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
@@ -23,7 +26,7 @@
 #include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
-#include <dnnl.h>
+#include <cblas.h>
 #include <cmath>
 #include <vector>
 
@@ -34,14 +37,22 @@ constexpr int64_t kQueryBlock = 64;
 /// Below this many multiply-adds the heads run serially.
 constexpr int64_t kParallelWork = 1 << 16;
 
-/// exp(x), and exactly 0 where it would be below float's normal range
-/// (masked scores: libmvec's vector expf takes a slow scalar path for
-/// arguments that far out, and the terms it would give are below 1e-37 of
-/// the row's largest).
-inline float expOrZero(float x) {
+/// row[j] = exp(row[j] - shift) in place, and exactly 0 where that would
+/// be below float's normal range (masked scores: libmvec's vector expf
+/// takes a slow scalar path for arguments that far out, and the terms it
+/// would give are below 1e-37 of the row's largest). Two passes: written as
+/// one, `x < floor ? 0 : expf(max(x, floor))`, GCC drops the max and calls
+/// expf on the masked scores themselves.
+inline void expOrZero(float *row, int64_t n, float shift) {
   constexpr float kFloor = -87.0f;
-  float e = expf(std::max(x, kFloor));
-  return x < kFloor ? 0.0f : e;
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j)
+    row[j] = std::max(row[j] - shift, kFloor);
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) {
+    float e = expf(row[j]);
+    row[j] = row[j] > kFloor ? e : 0.0f;
+  }
 }
 
 /// One (b, h): its rows of q, k, v (f32) and its mask row (or null).
@@ -52,11 +63,19 @@ struct Head {
 
 /// out [m, n] = alpha op(a) op(b) + beta out, row-major, in the calling
 /// thread (oneDNN runs single-threaded inside an OpenMP parallel region).
+/// `lda`: a's stored row length where it is not the default (k, or m
+/// transposed).
 void smallGemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
                int64_t k, bool transposeA, bool transposeB, float alpha,
-               float beta) {
-  dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, alpha, a,
-             transposeA ? m : k, b, transposeB ? k : n, beta, out, n);
+               float beta, int64_t lda = 0) {
+  if (lda == 0)
+    lda = transposeA ? m : k;
+  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
+              transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b,
+              static_cast<int>(transposeB ? k : n), beta, out,
+              static_cast<int>(n));
 }
 
 /// This thread's scratch matrices of a block, grown to the largest block
@@ -117,7 +136,8 @@ static int64_t keyEnd(const AttentionShape &s, const AttentionConfig &config,
 }
 
 /// The block's scores [nq, nk] (one GEMM, then the masks) and its dropout
-/// factors likewise.
+/// factors, [nq, s.keys] (rows as long as the head's, so that a block that
+/// sees every key takes its factors in one call).
 static void blockScores(const Head &head, const AttentionShape &s,
                         const AttentionConfig &config, int64_t i0, int64_t nq,
                         int64_t nk, float *scores, float *factors) {
@@ -135,10 +155,15 @@ static void blockScores(const Head &head, const AttentionShape &s,
       for (int64_t j = std::max<int64_t>(config.causalOffset + query + 1, 0);
            j < nk; ++j)
         row[j] += kMaskedScore;
-    uint64_t first = static_cast<uint64_t>(
-        ((head.b * s.heads + head.h) * s.queries + query) * s.keys);
-    dropoutFactors(config.dropout, first, nk, factors + i * nk);
   }
+  uint64_t first = static_cast<uint64_t>(
+      ((head.b * s.heads + head.h) * s.queries + i0) * s.keys);
+  if (nk == s.keys) {
+    dropoutFactors(config.dropout, first, nq * s.keys, factors);
+    return;
+  }
+  for (int64_t i = 0; i < nq; ++i)
+    dropoutFactors(config.dropout, first + i * s.keys, nk, factors + i * s.keys);
 }
 
 /// One block of queries: p = exp(s - max) over whole rows, the output rows
@@ -153,17 +178,17 @@ static void attentionBlock(const Head &head, const AttentionShape &s,
   float inverse[kQueryBlock];
   for (int64_t i = 0; i < nq; ++i) {
     float *row = scores + i * nk;
-    const float *f = factors + i * nk;
+    const float *f = factors + i * s.keys;
     float max = row[0];
 #pragma omp simd reduction(max : max)
     for (int64_t j = 0; j < nk; ++j)
       max = std::max(max, row[j]);
+    expOrZero(row, nk, max);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < nk; ++j) {
-      float p = expOrZero(row[j] - max);
-      sum += p;
-      row[j] = p * f[j];
+      sum += row[j];
+      row[j] *= f[j];
     }
     inverse[i] = 1.0f / sum;
     lse[i0 + i] = max + std::log(sum);
@@ -226,16 +251,17 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
     for (int64_t c = 0; c < s.valueDim; ++c)
       rowDot += dO[c] * o[c];
     const float rowLse = g.lse[query], scale = config.scale;
-    float *p = probabilities + i * nk, *f = factors + i * nk, *ds = grads + i * nk;
+    float *p = probabilities + i * nk, *f = factors + i * s.keys,
+          *ds = grads + i * nk;
+    expOrZero(p, nk, rowLse);
 #pragma omp simd
     for (int64_t j = 0; j < nk; ++j) {
-      float pj = expOrZero(p[j] - rowLse);
-      ds[j] = scale * pj * (f[j] * ds[j] - rowDot);
-      f[j] *= pj; // p f, for dv
+      ds[j] = scale * p[j] * (f[j] * ds[j] - rowDot);
+      f[j] *= p[j]; // p f, for dv
     }
   }
   smallGemm(factors, g.grad + i0 * s.valueDim, g.dv, nk, s.valueDim, nq, true,
-            false, 1.0f, 1.0f);
+            false, 1.0f, 1.0f, s.keys);
   smallGemm(grads, head.k, g.dq + i0 * s.keyDim, nq, s.keyDim, nk, false, false,
             1.0f, 0.0f);
   smallGemm(grads, head.q + i0 * s.keyDim, g.dk, nk, s.keyDim, nq, true, false,

@@ -5,9 +5,11 @@
 // measured on AMD EPYC with AVX-512, 2 threads: oneDNN 1.5-2.0x OpenBLAS's
 // rate from 128^3 multiply-adds up, e.g. 470 against 248 GFLOP/s at
 // 2048x512x512; at 64^3 OpenBLAS is 3.7x faster, oneDNN's call costing more
-// than the product). The bf16 gemm is in Bf16Gemm.cpp. The libraries thread
-// each call themselves, so these calls are never made from inside an OpenMP
-// parallel region.
+// than the product). Two kinds of large product run on a oneDNN matmul
+// primitive instead (MatmulPrimitive.cpp): linear, whose bias and ReLU the
+// primitive applies in its tiles, and A B^T with K above N. The bf16 gemm
+// is in Bf16Gemm.cpp. The libraries thread each call themselves, so these
+// calls are never made from inside an OpenMP parallel region.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
@@ -19,6 +21,11 @@
 
 namespace tgc::cpu {
 
+namespace {
+/// Products of at least this many multiply-adds go to oneDNN.
+constexpr int64_t kOneDnnFrom = int64_t{1} << 21;
+} // namespace
+
 void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
           int64_t k, bool transposeA, bool transposeB, float beta) {
   if (m == 0 || n == 0)
@@ -29,8 +36,11 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
     return;
   }
   // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
-  constexpr int64_t kOneDnnFrom = int64_t{1} << 21; // multiply-adds
-  if (m * n * k >= kOneDnnFrom &&
+  bool large = m * n * k >= kOneDnnFrom;
+  if (large && !transposeA && transposeB && k > n &&
+      matmulPrimitive(a, b, nullptr, out, m, n, k, false, true, beta, false))
+    return;
+  if (large &&
       dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f,
                  a, transposeA ? m : k, b, transposeB ? k : n, beta, out,
                  n) == dnnl_success)
@@ -63,7 +73,11 @@ void matmulOf(const T *lhs, const T *rhs, float *out, int64_t batch,
 template <typename T>
 void linearOf(const T *input, const T *weight, const float *bias, float *out,
               int64_t rows, int64_t k, int64_t n, bool relu) {
-  // Blocks of rows small enough that the block's output is still in cache
+  if (rows * n * k >= kOneDnnFrom &&
+      matmulPrimitive(input, weight, bias, out, rows, n, k, false, false, 0.0f,
+                      relu))
+    return;
+  // Small products (or no primitive): blocks of rows small enough that the block's output is still in cache
   // when the epilogue reads it back, tall enough for an efficient GEMM.
   constexpr int64_t kBlockRows = 128;
   for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {

@@ -11,7 +11,7 @@ namespace tgc::cpu {
 /// out [m, n] = op(a) op(b) + beta out, with op(a) [m, k] and op(b) [k, n],
 /// row-major (a stored as [k, m] when transposed, b as [n, k]). The library
 /// threads the call itself: never call it inside an OpenMP parallel region.
-/// f32 operands: OpenBLAS's sgemm.
+/// f32 operands: oneDNN or OpenBLAS, whichever is faster for the shape.
 void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
           int64_t k, bool transposeA, bool transposeB, float beta);
 /// bf16 operands, f32 accumulation and output: oneDNN's bf16 GEMM
@@ -20,6 +20,18 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
 void gemm(const runtime::Bf16 *a, const runtime::Bf16 *b, float *out,
           int64_t m, int64_t n, int64_t k, bool transposeA, bool transposeB,
           float beta);
+
+/// out [m, n] = op(a) op(b) + bias, ReLU if `relu`, + beta out, on a oneDNN
+/// matmul primitive made for the shape on first use and kept
+/// (MatmulPrimitive.cpp); `bias` may be null. False where oneDNN has no
+/// primitive for it (out untouched).
+bool matmulPrimitive(const float *a, const float *b, const float *bias,
+                     float *out, int64_t m, int64_t n, int64_t k,
+                     bool transposeA, bool transposeB, float beta, bool relu);
+bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
+                     const float *bias, float *out, int64_t m, int64_t n,
+                     int64_t k, bool transposeA, bool transposeB, float beta,
+                     bool relu);
 
 } // namespace tgc::cpu
 

@@ -1,15 +1,16 @@
 //===- Kernels.h - the CPU kernels generated training steps call -*- C++ -*-===//
 //
 // What the C++ emitter (codegen/cpu/) does not write as a loop of its own:
-// GEMMs (OpenBLAS for f32, oneDNN for bf16), and the ops whose loops have structure (rows, heads,
+// GEMMs (oneDNN and OpenBLAS for f32, oneDNN for bf16), and the ops whose loops have structure (rows, heads,
 // tiles): softmax, LayerNorm and its residual fusion, attention, the loss,
 // embeddings, reductions, transposes, broadcasts, Adam. The declarations
 // both backends share are in runtime/kernels/KernelDeclarations.inc (host pointers
 // here; the generated code passes compile-time shapes).
 //
 // Parallel with OpenMP where the work splits into independent rows or
-// heads; GEMMs use OpenBLAS's own threads. linear's bias and activation run
-// on each block of rows right after its GEMM, while the block is in cache.
+// heads; GEMMs use their library's threads (oneDNN and OpenBLAS both run on
+// libgomp's pool). Large linears run on a oneDNN matmul primitive that
+// applies the bias and activation in its tiles (MatmulPrimitive.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CPU_KERNELS_H

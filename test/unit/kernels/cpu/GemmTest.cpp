@@ -45,6 +45,47 @@ TEST(CpuKernels, Linear) {
   }
 }
 
+// Linears of 2^21 multiply-adds and more run on a oneDNN matmul primitive
+// that adds the bias and applies the ReLU itself (MatmulPrimitive.cpp),
+// with and without a bias, twice each (the second call reuses the
+// primitive made by the first).
+TEST(CpuKernels, LargeLinearOnAMatmulPrimitive) {
+  const int64_t rows = 260, k = 96, n = 100;
+  std::vector<float> input = uniform(rows * k, 8), weight = uniform(k * n, 9),
+                     bias = uniform(n, 10);
+  HostTensor product = reference::matmul(host(input, {rows, k}),
+                                         host(weight, {k, n}), false, false);
+  std::vector<float> zeros(n, 0.0f);
+  for (bool withBias : {false, true})
+    for (bool relu : {false, true})
+      for (int call = 0; call < 2; ++call) {
+        HostTensor expected =
+            withBiasAndRelu(product, withBias ? bias : zeros, relu);
+        std::vector<float> out(rows * n, 7.0f);
+        cpu::linear(input.data(), weight.data(), withBias ? bias.data() : nullptr,
+                    out.data(), rows, k, n, relu);
+        expectClose(std::string("large linear bias=") + (withBias ? "1" : "0") +
+                        " relu=" + (relu ? "1" : "0"),
+                    out, expected, kGemmTolerance);
+      }
+}
+
+// A B^T with K above N runs on a matmul primitive too (Gemm.cpp), beta 0
+// and 1.
+TEST(CpuKernels, LargeGemmWithLongRowsOnAMatmulPrimitive) {
+  const int64_t m = 120, n = 64, k = 300;
+  std::vector<float> a = uniform(m * k, 11), b = uniform(n * k, 12);
+  HostTensor expected =
+      reference::matmul(host(a, {m, k}), host(b, {n, k}), false, true);
+  std::vector<float> out(m * n, 0.0f);
+  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, false, true, 0.0f);
+  expectClose("A B^T beta 0", out, expected, kGemmTolerance);
+  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, false, true, 1.0f);
+  for (double &x : expected.data)
+    x *= 2.0;
+  expectClose("A B^T beta 1", out, expected, kGemmTolerance);
+}
+
 // Products of 2^21 multiply-adds and more run on oneDNN's sgemm (Gemm.cpp):
 // 160 x 136 x 100 in every transposition, beta 0 and 1.
 TEST(CpuKernels, LargeGemmsOnOneDnn) {
