@@ -1,7 +1,8 @@
 // What the CPU attention kernels (runtime/kernels/cpu/Attention.cpp) cost on
 // the bench rows' shapes: cpu::attention and cpu::attentionGrad with
 // dropout 0.1, f32 and bf16 operands, each timed over 10 calls after one;
-// milliseconds per call and GFLOP/s (the four products of the forward and
+// milliseconds per call and GFLOP/s, in both layouts (head- and
+// sequence-major), (the four products of the forward and
 // the five of the backward, 2 flops per multiply-add; the causal rows count
 // every tile, as the kernels' rate is what is compared).
 // Build (repository root, after the README's build):
@@ -74,7 +75,7 @@ template <typename T> void timeRow(const Row &row, const char *type) {
   double products = 2.0 * heads * s.queries * s.keys;
   double forwardFlops = products * (s.keyDim + s.valueDim);
   double backwardFlops = products * (2 * s.keyDim + 3 * s.valueDim);
-  std::printf("%-28s %-4s forward %8.2f ms %6.1f GFLOP/s   backward %8.2f ms "
+  std::printf("%-28s %-19s forward %8.2f ms %6.1f GFLOP/s   backward %8.2f ms "
               "%6.1f GFLOP/s\n",
               row.name, type, forward * 1e3, forwardFlops / forward / 1e9,
               backward * 1e3, backwardFlops / backward / 1e9);
@@ -90,8 +91,10 @@ int main() {
       {"6L causal", {32, 8, 64, 64, 64, 64}, true},
       {"long: 8 x 8 heads x 256", {8, 8, 256, 256, 64, 64}, false},
   };
-  for (const Row &row : rows) {
-    timeRow<float>(row, "f32");
-    timeRow<runtime::Bf16>(row, "bf16");
-  }
+  for (Row row : rows)
+    for (bool sequenceMajor : {false, true}) {
+      row.shape.sequenceMajor = sequenceMajor;
+      timeRow<float>(row, sequenceMajor ? "f32 sequence-major" : "f32");
+      timeRow<runtime::Bf16>(row, sequenceMajor ? "bf16 sequence-major" : "bf16");
+    }
 }

@@ -22,7 +22,8 @@ struct AttentionShape {
 static FailureOr<AttentionShape>
 verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
                         Value mask, Value rngKey, Value position, bool causal,
-                        float scale, float dropoutRate, int64_t opId) {
+                        bool sequenceMajor, float scale, float dropoutRate,
+                        int64_t opId) {
   if (failed(expectRank(op, "query", query, 4)) ||
       failed(expectRank(op, "key", key, 4)) ||
       failed(expectRank(op, "value", value, 4)) ||
@@ -30,16 +31,22 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
       failed(expectSameElementType(op, "query", query, "value", value)))
     return failure();
   auto q = shapeOf(query), k = shapeOf(key), v = shapeOf(value);
-  AttentionShape s{q[0], q[1], q[2], k[2], q[3], v[3]};
-  if (k[0] != s.batch || k[1] != s.heads || k[3] != s.keyDim)
+  // Dimensions 1 and 2 are heads and positions, or (sequence_major)
+  // positions and heads.
+  int heads = sequenceMajor ? 2 : 1, positions = sequenceMajor ? 1 : 2;
+  AttentionShape s{q[0], q[heads], q[positions], k[positions], q[3], v[3]};
+  if (k[0] != s.batch || k[heads] != s.heads || k[3] != s.keyDim)
     return op->emitOpError()
-           << "key must be [B, H, Sk, Dk] with B, H, Dk of query "
-           << formatShape(q) << " but is " << formatShape(k);
-  if (v[0] != s.batch || v[1] != s.heads || v[2] != s.keys)
+           << "key must be "
+           << (sequenceMajor ? "[B, Sk, H, Dk]" : "[B, H, Sk, Dk]")
+           << " with B, H, Dk of query " << formatShape(q) << " but is "
+           << formatShape(k);
+  if (v[0] != s.batch || v[heads] != s.heads || v[positions] != s.keys)
     return op->emitOpError()
-           << "value must be [B, H, Sk, Dv] with B, H of query "
-           << formatShape(q) << " and Sk of key " << formatShape(k)
-           << " but is " << formatShape(v);
+           << "value must be "
+           << (sequenceMajor ? "[B, Sk, H, Dv]" : "[B, H, Sk, Dv]")
+           << " with B, H of query " << formatShape(q) << " and Sk of key "
+           << formatShape(k) << " but is " << formatShape(v);
   if (mask && failed(expectShape(op, "mask ([B, Sk])", mask, {s.batch, s.keys})))
     return failure();
   if (position && !causal)
@@ -65,19 +72,26 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
 
 /// The operands of tg.attention or tg.attention_grad, then the forward's
 /// output [B, H, Sq, Dv] and lse [B, H, Sq] (the forward's results, the
-/// gradient's operands).
+/// gradient's operands; [B, Sq, H, Dv] and [B, Sq, H] sequence-major).
 template <typename AttentionLike>
 static LogicalResult verifyAttention(AttentionLike op, Value position) {
+  bool sequenceMajor = op.getSequenceMajor();
+  if (sequenceMajor && position)
+    return op.emitOpError() << "a decoding step (position) reads its key "
+                               "cache head-major: it cannot be sequence_major";
   auto s = verifyAttentionOperands(
       op, op.getQuery(), op.getKeyIn(), op.getValue(), op.getMask(),
-      op.getRngKey(), position, op.getCausal(), op.getScale().convertToFloat(),
-      op.getDropoutRate().convertToFloat(), op.getOpId());
+      op.getRngKey(), position, op.getCausal(), sequenceMajor,
+      op.getScale().convertToFloat(), op.getDropoutRate().convertToFloat(),
+      op.getOpId());
   if (failed(s))
     return failure();
+  int64_t first = sequenceMajor ? s->queries : s->heads,
+          second = sequenceMajor ? s->heads : s->queries;
   if (failed(expectShape(op, "output", op.getOutput(),
-                         {s->batch, s->heads, s->queries, s->valueDim})))
+                         {s->batch, first, second, s->valueDim})))
     return failure();
-  return expectShape(op, "lse", op.getLse(), {s->batch, s->heads, s->queries});
+  return expectShape(op, "lse", op.getLse(), {s->batch, first, second});
 }
 
 LogicalResult AttentionOp::verify() {

@@ -27,6 +27,13 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     of a key/value cache of `Sk` positions and sees keys `0 .. position + i`:
     one step of an incremental decoder.
 
+    With `sequence_major` (what `tg-fold-head-transposes` makes) the
+    operands keep the projections' layout, positions before heads:
+    `q : [B, Sq, H, Dk]`, `k : [B, Sk, H, Dk]`, `v : [B, Sk, H, Dv]`,
+    `out : [B, Sq, H, Dv]` and `lse : [B, Sq, H]`, so splitting and merging
+    the heads needs no transposed copy; the dropout stream is the same in
+    both layouts (indexed by batch, head, query and key).
+
     Besides `out : [B, H, Sq, Dv]` it returns `lse : [B, H, Sq]`, the
     log-sum-exp of each score row, which is all `tg.attention_grad` needs to
     recompute the probabilities: the `Sq x Sk` matrix is never stored.
@@ -45,8 +52,8 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        TG_GemmOperand:$value,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        Optional<TG_IntScalar>:$position,
-                       UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,
-                       I64Attr:$op_id);
+                       UnitAttr:$causal, UnitAttr:$sequence_major,
+                       F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$lse);
   let builders = [
     // Result types follow from the operands: out [B, H, Sq, Dv], lse [B, H, Sq].
@@ -54,20 +61,22 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    "::mlir::Value":$value, "::mlir::Value":$mask,
                    "::mlir::Value":$rngKey, "bool":$causal, "float":$scale,
                    "float":$dropoutRate, "int64_t":$opId,
-                   CArg<"::mlir::Value", "{}">:$position), [{
+                   CArg<"::mlir::Value", "{}">:$position,
+                   CArg<"bool", "false">:$sequenceMajor), [{
       auto q = ::llvm::cast<::mlir::RankedTensorType>(query.getType());
       auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
       ::llvm::SmallVector<int64_t> outShape(q.getShape());
       outShape.back() = v.getShape().back();
       auto f32 = ::llvm::cast<::mlir::RankedTensorType>(withF32Elements(q));
       build($_builder, $_state, f32.clone(outShape), rowStatisticsType(f32), query,
-            key, value, mask, rngKey, position, causal, ::llvm::APFloat(scale),
-            ::llvm::APFloat(dropoutRate), static_cast<uint64_t>(opId));
+            key, value, mask, rngKey, position, causal, sequenceMajor,
+            ::llvm::APFloat(scale), ::llvm::APFloat(dropoutRate),
+            static_cast<uint64_t>(opId));
     }]>
   ];
   let assemblyFormat = [{
     $query `,` $key_in `,` $value (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
-    (`position` $position^)?
+    (`position` $position^)? (`sequence_major` $sequence_major^)?
     `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];
@@ -90,7 +99,8 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
     `op_id`) instead of reading a stored `Sq x Sk` matrix. Attributes and
     optional operands must match the forward op's; `query`, `key` and
     `value` are the forward's (`bf16` after `tg-mixed-precision`), the
-    gradients `f32`.
+    gradients `f32`, every tensor in the forward's layout
+    (`sequence_major` too).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad key %key causal
@@ -104,13 +114,14 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
                        TG_GemmOperand:$key_in, TG_GemmOperand:$value,
                        TG_FloatTensor:$output, TG_FloatTensor:$lse,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
-                       UnitAttr:$causal, F32Attr:$scale, F32Attr:$dropout_rate,
-                       I64Attr:$op_id);
+                       UnitAttr:$causal, UnitAttr:$sequence_major,
+                       F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$query_grad, TG_FloatTensor:$key_grad,
                       TG_FloatTensor:$value_grad);
   let assemblyFormat = [{
     $grad `,` $query `,` $key_in `,` $value `,` $output `,` $lse
     (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
+    (`sequence_major` $sequence_major^)?
     `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];

@@ -366,8 +366,8 @@ LogicalResult attentionRule(RuleBuilder &r, tg::AttentionOp attention) {
       r.loc, r.dy(), attention.getQuery(), attention.getKeyIn(),
       attention.getValue(), attention.getOutput(), attention.getLse(),
       attention.getMask(), attention.getRngKey(), attention.getCausalAttr(),
-      attention.getScaleAttr(), attention.getDropoutRateAttr(),
-      attention.getOpIdAttr());
+      attention.getSequenceMajorAttr(), attention.getScaleAttr(),
+      attention.getDropoutRateAttr(), attention.getOpIdAttr());
   r.set(0, grad.getQueryGrad());
   r.set(1, grad.getKeyGrad());
   r.set(2, grad.getValueGrad());

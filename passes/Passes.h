@@ -54,6 +54,12 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
                      "keys and values too"),
       llvm::cl::init(true)};
+  Option<bool> foldHeadTransposes{
+      *this, "fold-head-transposes",
+      llvm::cl::desc("tg-fold-head-transposes: attention reads and writes "
+                     "the projections' [B, S, H, D] layout (the CPU "
+                     "kernels; the CUDA target needs false)"),
+      llvm::cl::init(true)};
 };
 
 /// tg-compile-pipeline: what tgc runs before its emitters.
@@ -86,6 +92,12 @@ struct CompilePipelineOptions
       *this, "bf16-attention",
       llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
                      "keys and values too"),
+      llvm::cl::init(true)};
+  Option<bool> foldHeadTransposes{
+      *this, "fold-head-transposes",
+      llvm::cl::desc("tg-fold-head-transposes: attention reads and writes "
+                     "the projections' [B, S, H, D] layout (the CPU "
+                     "kernels; the CUDA target needs false)"),
       llvm::cl::init(true)};
 };
 

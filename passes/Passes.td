@@ -59,6 +59,48 @@ def TgFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgFoldHeadTransposes : Pass<"tg-fold-head-transposes", "::mlir::ModuleOp"> {
+  let summary = "lets tg.attention read and write the projections' layout";
+  let description = [{
+    The DSL splits heads as `transpose(reshape(x W), [0, 2, 1, 3])`, from
+    `[B, S, H, D]` to `[B, H, S, D]`, and merges them back the same way: a
+    copy of every query, key, value and output tensor in the forward, and of
+    their gradients in the backward. A `tg.attention` whose query, key and
+    value are each such a transpose and whose output is used only by such
+    transposes becomes a `sequence_major` one on the transposes' inputs,
+    its result replacing theirs; its strided kernels read each head's rows
+    where the projections wrote them. Run before `tg-autodiff`, so the
+    gradient is sequence-major too and the backward has no transposes
+    either. A decoding step (`position`, its keys in a head-major cache) and
+    any other use of the head-major tensors keep the transposes.
+
+    Before:
+    ```mlir
+    %q = tg.transpose %qp permutation [0, 2, 1, 3] : tensor<2x7x4x8xf32> -> tensor<2x4x7x8xf32>
+    %k = tg.transpose %kp permutation [0, 2, 1, 3] : tensor<2x7x4x8xf32> -> tensor<2x4x7x8xf32>
+    %v = tg.transpose %vp permutation [0, 2, 1, 3] : tensor<2x7x4x8xf32> -> tensor<2x4x7x8xf32>
+    %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.000000e+00 op_id 1 : (...)
+    %m = tg.transpose %o permutation [0, 2, 1, 3] : tensor<2x4x7x8xf32> -> tensor<2x7x4x8xf32>
+    ```
+    After:
+    ```mlir
+    %m, %lse = tg.attention %qp, %kp, %vp sequence_major scale 0.353553385
+        dropout 0.000000e+00 op_id 1 : (...) -> (tensor<2x7x4x8xf32>, tensor<2x7x4xf32>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFolded", "attentions-folded",
+              "attentions that read and write the sequence-major layout">,
+    Statistic<"numKept", "kept-head-major",
+              "attentions left head-major (an operand or a use is not a head "
+              "transpose, or a decoding step)">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::ModuleOp"> {
   let summary = "rewrites layer_norm(x + dropout(y)) into tg.residual_layer_norm";
   let description = [{

@@ -48,6 +48,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   if (options.predict && options.fuse)
     pm.addPass(createTgDeriveDecoder({"predict", "encode", "decode_step",
                                       /*required=*/false}));
+  // After the decoder (whose caches are head-major) is derived, before
+  // autodiff, so that the gradients need no transposes either.
+  if (options.fuse && options.foldHeadTransposes)
+    pm.addPass(createTgFoldHeadTransposes({options.report}));
   // The loss's gradients w.r.t. every trainable variable, as extra results.
   pm.addPass(createTgAutodiff());
   // Adam in the graph: the function becomes @train_step(batch..., lr, step,
@@ -75,6 +79,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   training.lossChunkRows = options.lossChunkRows.getValue();
   training.precision = options.precision.getValue();
   training.bf16Attention = options.bf16Attention.getValue();
+  training.foldHeadTransposes = options.foldHeadTransposes.getValue();
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).
   training.predict = true;

@@ -75,10 +75,14 @@ template <typename AttentionLike>
 std::string attentionSetup(Args &p, AttentionLike op) {
   auto q = shapeOf(op.getQuery()), k = shapeOf(op.getKeyIn()),
        v = shapeOf(op.getValue());
+  bool sequenceMajor = op.getSequenceMajor();
+  int heads = sequenceMajor ? 2 : 1, positions = sequenceMajor ? 1 : 2;
   std::string s = "  const kernels::AttentionShape shape{" +
-                  std::to_string(q[0]) + ", " + std::to_string(q[1]) + ", " +
-                  std::to_string(q[2]) + ", " + std::to_string(k[2]) + ", " +
-                  std::to_string(q[3]) + ", " + std::to_string(v[3]) + "};\n";
+                  std::to_string(q[0]) + ", " + std::to_string(q[heads]) +
+                  ", " + std::to_string(q[positions]) + ", " +
+                  std::to_string(k[positions]) + ", " + std::to_string(q[3]) +
+                  ", " + std::to_string(v[3]) +
+                  (sequenceMajor ? ", /*sequenceMajor=*/true" : "") + "};\n";
   s += "  kernels::AttentionConfig config;\n";
   if (op.getMask())
     s += "  config.mask = " + p(op.getMask()) + ";\n";
@@ -90,7 +94,7 @@ std::string attentionSetup(Args &p, AttentionLike op) {
        ";\n";
   s += "  config.dropout = " +
        dropout(p, op.getRngKey(), op.getDropoutRate(), op.getOpId(), op,
-               q[0] * q[1] * q[2] * k[2]) + ";\n";
+               q[0] * q[1] * q[2] * k[positions]) + ";\n";
   return s;
 }
 

@@ -325,22 +325,36 @@ ref::AttentionConfig attentionConfig(Executor &x, AttentionLike o) {
   return config;
 }
 
+/// A sequence-major operand or result ([B, S, H, D], lse [B, S, H]) in the
+/// reference kernels' head-major layout, or back (the swap of dimensions 1
+/// and 2 is its own inverse); head-major values pass as they are.
+HostTensor swapHeads(const HostTensor &t, bool sequenceMajor) {
+  if (!sequenceMajor)
+    return t;
+  static constexpr int64_t kRank4[] = {0, 2, 1, 3}, kRank3[] = {0, 2, 1};
+  return t.shape.size() == 4 ? ref::transpose(t, kRank4)
+                             : ref::transpose(t, kRank3);
+}
+
 LogicalResult attention(Executor &x, tg::AttentionOp o) {
-  ref::AttentionResult r =
-      ref::attention(x.get(o.getQuery()), x.get(o.getKeyIn()),
-                     x.get(o.getValue()), attentionConfig(x, o));
-  x.bind(o.getOutput(), std::move(r.output));
-  x.bind(o.getLse(), std::move(r.lse));
+  bool swap = o.getSequenceMajor();
+  ref::AttentionResult r = ref::attention(
+      swapHeads(x.get(o.getQuery()), swap), swapHeads(x.get(o.getKeyIn()), swap),
+      swapHeads(x.get(o.getValue()), swap), attentionConfig(x, o));
+  x.bind(o.getOutput(), swapHeads(r.output, swap));
+  x.bind(o.getLse(), swapHeads(r.lse, swap));
   return success();
 }
 
 LogicalResult attentionGrad(Executor &x, tg::AttentionGradOp o) {
+  bool swap = o.getSequenceMajor();
   ref::AttentionGrads g = ref::attentionGrad(
-      x.get(o.getGrad()), x.get(o.getQuery()), x.get(o.getKeyIn()),
-      x.get(o.getValue()), x.get(o.getLse()), attentionConfig(x, o));
-  x.bind(o.getQueryGrad(), std::move(g.query));
-  x.bind(o.getKeyGrad(), std::move(g.key));
-  x.bind(o.getValueGrad(), std::move(g.value));
+      swapHeads(x.get(o.getGrad()), swap), swapHeads(x.get(o.getQuery()), swap),
+      swapHeads(x.get(o.getKeyIn()), swap), swapHeads(x.get(o.getValue()), swap),
+      swapHeads(x.get(o.getLse()), swap), attentionConfig(x, o));
+  x.bind(o.getQueryGrad(), swapHeads(g.query, swap));
+  x.bind(o.getKeyGrad(), swapHeads(g.key, swap));
+  x.bind(o.getValueGrad(), swapHeads(g.value, swap));
   return success();
 }
 

@@ -72,6 +72,11 @@ enum class Reduction { Sum, Max, Mean };
 /// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv], mask [B, Sk] or null.
 struct AttentionShape {
   int64_t batch, heads, queries, keys, keyDim, valueDim;
+  /// q, k, v, out as [B, S, H, D] and lse as [B, Sq, H] (tg.attention's
+  /// sequence_major) instead of [B, H, S, D] and [B, H, Sq]. The CPU
+  /// kernels take both; the CUDA ones only head-major (the CUDA target
+  /// does not fold the head transposes).
+  bool sequenceMajor = false;
 };
 struct AttentionConfig {
   const float *mask = nullptr;

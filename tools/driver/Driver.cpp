@@ -333,9 +333,12 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       pipeline.fuse = options.fuse;
       pipeline.report = options.passStatistics;
       pipeline.precision = options.precision;
-      // The CUDA kernels have no tg.output_loss yet: keep the logits whole.
-      if (options.target == Target::Cuda)
+      // The CUDA kernels have no tg.output_loss yet: keep the logits whole;
+      // their attention reads the head-major layout only.
+      if (options.target == Target::Cuda) {
         pipeline.lossChunkRows = 0;
+        pipeline.foldHeadTransposes = false;
+      }
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
       TrainingPipelineOptions pipeline;

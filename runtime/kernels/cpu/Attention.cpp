@@ -3,7 +3,9 @@
 // Scores as the reference (runtime/kernels/reference/Attention.cpp):
 //   s_ij = scale q_i.k_j + mask[b, j] + (causal && j > i ? kMaskedScore : 0)
 // Each (b, h) is one OpenMP work item and writes only its own rows of every
-// output. Its queries go in blocks of kQueryBlock rows; a block's scores
+// output; the heads are split statically, each thread a contiguous range
+// (dynamic scheduling measured up to 2x slower on 2 threads, most in the
+// sequence-major layout, where neighbouring heads share rows). Its queries go in blocks of kQueryBlock rows; a block's scores
 // against every key it can see are one [rows, keys] matrix in per-thread
 // scratch (no [Sq, Sk] matrix of the whole head or batch exists), so each
 // product of the forward and the backward is one small sgemm in the calling
@@ -15,6 +17,11 @@
 // A block's dropout factors come from one call (the Philox stream is
 // contiguous over a block's rows when it sees every key). Measured against
 // tiles of vector loops (bench/attention_kernels.cpp).
+//
+// Both layouts of tg.attention run here: a head's rows of q, k, v, out and
+// their gradients are `stride` floats apart, D in head-major [B, H, S, D]
+// and H x D in sequence-major [B, S, H, D], and the sgemms take the
+// stride as their leading dimension, so neither layout is copied.
 //
 // Causal blocks stop at the last key any of their queries sees; within the
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
@@ -55,27 +62,46 @@ inline void expOrZero(float *row, int64_t n, float shift) {
   }
 }
 
-/// One (b, h): its rows of q, k, v (f32) and its mask row (or null).
+/// A head's rows in one tensor: row i at base + i * stride.
+struct HeadRows {
+  int64_t base, stride;
+};
+
+/// Where head bh's `positions` rows of `width` floats lie in a [B, H, S, W]
+/// tensor, or in a [B, S, H, W] one when sequence-major.
+HeadRows rowsOf(const AttentionShape &s, int64_t bh, int64_t positions,
+                int64_t width) {
+  int64_t b = bh / s.heads, h = bh % s.heads;
+  return s.sequenceMajor
+             ? HeadRows{(b * positions * s.heads + h) * width, s.heads * width}
+             : HeadRows{bh * positions * width, width};
+}
+
+/// One (b, h): its rows of q, k, v (f32, row strides qs, ks, vs) and its
+/// mask row (or null).
 struct Head {
   const float *q, *k, *v, *mask;
+  int64_t qs, ks, vs;
   int64_t b, h;
 };
 
-/// out [m, n] = alpha op(a) op(b) + beta out, row-major, in the calling
-/// thread (oneDNN runs single-threaded inside an OpenMP parallel region).
-/// `lda`: a's stored row length where it is not the default (k, or m
-/// transposed).
-void smallGemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
-               int64_t k, bool transposeA, bool transposeB, float alpha,
-               float beta, int64_t lda = 0) {
-  if (lda == 0)
-    lda = transposeA ? m : k;
+/// A row-major matrix operand: its first element and row stride.
+struct Matrix {
+  const float *data;
+  int64_t stride;
+};
+
+/// out [m, n] (row stride ldOut) = alpha op(a) op(b) + beta out, in the
+/// calling thread (OpenBLAS runs single-threaded inside an OpenMP parallel
+/// region).
+void smallGemm(Matrix a, Matrix b, float *out, int64_t ldOut, int64_t m,
+               int64_t n, int64_t k, bool transposeA, bool transposeB,
+               float alpha, float beta) {
   cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
               transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(lda), b,
-              static_cast<int>(transposeB ? k : n), beta, out,
-              static_cast<int>(n));
+              static_cast<int>(n), static_cast<int>(k), alpha, a.data,
+              static_cast<int>(a.stride), b.data, static_cast<int>(b.stride),
+              beta, out, static_cast<int>(ldOut));
 }
 
 /// This thread's scratch matrices of a block, grown to the largest block
@@ -97,33 +123,38 @@ BlockScratch &blockScratch(int64_t size) {
 }
 } // namespace
 
-/// `count` values of a head's q, k or v from `first` on, as f32: the f32
-/// input itself, or bf16 inputs (tg-mixed-precision) widened into this
-/// thread's scratch for `Role`. The products of widened bf16 values are
-/// exact in f32, so the kernels below compute what the interpreter does on
-/// the rounded values.
+/// A head's `count` rows of `width` values of q, k or v as f32: the f32
+/// input itself, rows `stride` apart, or bf16 inputs (tg-mixed-precision)
+/// widened into this thread's scratch for `Role`, contiguous. The products
+/// of widened bf16 values are exact in f32, so the kernels below compute
+/// what the interpreter does on the rounded values.
 template <int Role>
-const float *headRows(const float *x, int64_t first, int64_t) {
-  return x + first;
+Matrix headRows(const float *x, HeadRows rows, int64_t, int64_t) {
+  return {x + rows.base, rows.stride};
 }
 template <int Role>
-const float *headRows(const Bf16 *x, int64_t first, int64_t count) {
+Matrix headRows(const Bf16 *x, HeadRows rows, int64_t count, int64_t width) {
   thread_local std::vector<float> widened;
-  widened.resize(count);
+  widened.resize(count * width);
   for (int64_t i = 0; i < count; ++i)
-    widened[i] = runtime::widen(x[first + i]);
-  return widened.data();
+    for (int64_t c = 0; c < width; ++c)
+      widened[i * width + c] =
+          runtime::widen(x[rows.base + i * rows.stride + c]);
+  return {widened.data(), width};
 }
 
 /// Head `bh` of the whole q, k, v.
 template <typename T>
 static Head headOf(const T *q, const T *k, const T *v, const AttentionShape &s,
                    const AttentionConfig &config, int64_t bh) {
-  int64_t qCount = s.queries * s.keyDim, kCount = s.keys * s.keyDim,
-          vCount = s.keys * s.valueDim;
-  return {headRows<0>(q, bh * qCount, qCount), headRows<1>(k, bh * kCount, kCount),
-          headRows<2>(v, bh * vCount, vCount),
+  Matrix hq = headRows<0>(q, rowsOf(s, bh, s.queries, s.keyDim), s.queries,
+                          s.keyDim),
+         hk = headRows<1>(k, rowsOf(s, bh, s.keys, s.keyDim), s.keys, s.keyDim),
+         hv = headRows<2>(v, rowsOf(s, bh, s.keys, s.valueDim), s.keys,
+                          s.valueDim);
+  return {hq.data,   hk.data,   hv.data,
           config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
+          hq.stride, hk.stride, hv.stride,
           bh / s.heads, bh % s.heads};
 }
 
@@ -141,8 +172,8 @@ static int64_t keyEnd(const AttentionShape &s, const AttentionConfig &config,
 static void blockScores(const Head &head, const AttentionShape &s,
                         const AttentionConfig &config, int64_t i0, int64_t nq,
                         int64_t nk, float *scores, float *factors) {
-  smallGemm(head.q + i0 * s.keyDim, head.k, scores, nq, nk, s.keyDim, false,
-            true, config.scale, 0.0f);
+  smallGemm({head.q + i0 * head.qs, head.qs}, {head.k, head.ks}, scores, nk,
+            nq, nk, s.keyDim, false, true, config.scale, 0.0f);
   for (int64_t i = 0; i < nq; ++i) {
     int64_t query = i0 + i;
     float *row = scores + i * nk;
@@ -167,10 +198,12 @@ static void blockScores(const Head &head, const AttentionShape &s,
 }
 
 /// One block of queries: p = exp(s - max) over whole rows, the output rows
-/// sum_j p f v_j / l with l the undropped sum, lse = max + log l.
+/// sum_j p f v_j / l with l the undropped sum, lse = max + log l. `out` and
+/// `lse` are the head's rows.
 static void attentionBlock(const Head &head, const AttentionShape &s,
                            const AttentionConfig &config, int64_t i0,
-                           int64_t nq, float *out, float *lse) {
+                           int64_t nq, float *out, int64_t outStride,
+                           float *lse, int64_t lseStride) {
   const int64_t nk = keyEnd(s, config, i0, nq);
   BlockScratch &scratch = blockScratch(kQueryBlock * s.keys);
   float *scores = scratch.scores.data(), *factors = scratch.factors.data();
@@ -191,13 +224,14 @@ static void attentionBlock(const Head &head, const AttentionShape &s,
       row[j] *= f[j];
     }
     inverse[i] = 1.0f / sum;
-    lse[i0 + i] = max + std::log(sum);
+    lse[(i0 + i) * lseStride] = max + std::log(sum);
   }
-  float *o = out + i0 * s.valueDim;
-  smallGemm(scores, head.v, o, nq, s.valueDim, nk, false, false, 1.0f, 0.0f);
+  float *o = out + i0 * outStride;
+  smallGemm({scores, nk}, {head.v, head.vs}, o, outStride, nq, s.valueDim, nk,
+            false, false, 1.0f, 0.0f);
   for (int64_t i = 0; i < nq; ++i)
     for (int64_t c = 0; c < s.valueDim; ++c)
-      o[i * s.valueDim + c] *= inverse[i];
+      o[i * outStride + c] *= inverse[i];
 }
 
 template <typename T>
@@ -207,23 +241,27 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
   int64_t heads = shape.batch * shape.heads;
   int64_t work = heads * shape.queries * shape.keys *
                  (shape.keyDim + shape.valueDim);
-#pragma omp parallel for schedule(dynamic) if (heads > 1 && work >= kParallelWork)
+#pragma omp parallel for schedule(static) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
     Head head = headOf(q, k, v, shape, config, bh);
-    float *headOut = out + bh * shape.queries * shape.valueDim;
-    float *headLse = lse + bh * shape.queries;
+    HeadRows outRows = rowsOf(shape, bh, shape.queries, shape.valueDim),
+             lseRows = rowsOf(shape, bh, shape.queries, 1);
     for (int64_t i0 = 0; i0 < shape.queries; i0 += kQueryBlock)
       attentionBlock(head, shape, config, i0,
-                     std::min(kQueryBlock, shape.queries - i0), headOut,
-                     headLse);
+                     std::min(kQueryBlock, shape.queries - i0),
+                     out + outRows.base, outRows.stride, lse + lseRows.base,
+                     lseRows.stride);
   }
 }
 
 namespace {
-/// One head's gradient rows and the saved forward values it reads.
+/// One head's gradient rows and the saved forward values it reads: grad
+/// and output rows `os` apart, lse `lseStride`, dq, dk, dv `qs`, `ks`, `vs`
+/// (the layout's strides, whatever head.q's are after widening).
 struct HeadGrads {
   const float *grad, *output, *lse;
   float *dq, *dk, *dv;
+  int64_t os, lseStride, qs, ks, vs;
 };
 } // namespace
 
@@ -241,16 +279,16 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
         *grads = scratch.grads.data();
   blockScores(head, s, config, i0, nq, nk, probabilities, factors);
   // dO_i . v_j for the block.
-  smallGemm(g.grad + i0 * s.valueDim, head.v, grads, nq, nk, s.valueDim, false,
-            true, 1.0f, 0.0f);
+  smallGemm({g.grad + i0 * g.os, g.os}, {head.v, head.vs}, grads, nk, nq, nk,
+            s.valueDim, false, true, 1.0f, 0.0f);
   for (int64_t i = 0; i < nq; ++i) {
     int64_t query = i0 + i;
-    const float *dO = g.grad + query * s.valueDim, *o = g.output + query * s.valueDim;
+    const float *dO = g.grad + query * g.os, *o = g.output + query * g.os;
     float rowDot = 0.0f;
 #pragma omp simd reduction(+ : rowDot)
     for (int64_t c = 0; c < s.valueDim; ++c)
       rowDot += dO[c] * o[c];
-    const float rowLse = g.lse[query], scale = config.scale;
+    const float rowLse = g.lse[query * g.lseStride], scale = config.scale;
     float *p = probabilities + i * nk, *f = factors + i * s.keys,
           *ds = grads + i * nk;
     expOrZero(p, nk, rowLse);
@@ -260,12 +298,12 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
       f[j] *= p[j]; // p f, for dv
     }
   }
-  smallGemm(factors, g.grad + i0 * s.valueDim, g.dv, nk, s.valueDim, nq, true,
-            false, 1.0f, 1.0f, s.keys);
-  smallGemm(grads, head.k, g.dq + i0 * s.keyDim, nq, s.keyDim, nk, false, false,
-            1.0f, 0.0f);
-  smallGemm(grads, head.q + i0 * s.keyDim, g.dk, nk, s.keyDim, nq, true, false,
-            1.0f, 1.0f);
+  smallGemm({factors, s.keys}, {g.grad + i0 * g.os, g.os}, g.dv, g.vs, nk,
+            s.valueDim, nq, true, false, 1.0f, 1.0f);
+  smallGemm({grads, nk}, {head.k, head.ks}, g.dq + i0 * g.qs, g.qs, nq,
+            s.keyDim, nk, false, false, 1.0f, 0.0f);
+  smallGemm({grads, nk}, {head.q + i0 * head.qs, head.qs}, g.dk, g.ks, nk,
+            s.keyDim, nq, true, false, 1.0f, 1.0f);
 }
 
 template <typename T>
@@ -278,16 +316,23 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   int64_t work = heads * shape.queries * shape.keys *
                  (shape.keyDim + shape.valueDim);
   int64_t qRows = shape.queries, kRows = shape.keys;
-#pragma omp parallel for schedule(dynamic) if (heads > 1 && work >= kParallelWork)
+#pragma omp parallel for schedule(static) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
     Head head = headOf(q, k, v, shape, config, bh);
-    HeadGrads g{grad + bh * qRows * shape.valueDim,
-                output + bh * qRows * shape.valueDim, lse + bh * qRows,
-                dq + bh * qRows * shape.keyDim, dk + bh * kRows * shape.keyDim,
-                dv + bh * kRows * shape.valueDim};
+    HeadRows o = rowsOf(shape, bh, qRows, shape.valueDim),
+             l = rowsOf(shape, bh, qRows, 1),
+             dqRows = rowsOf(shape, bh, qRows, shape.keyDim),
+             dkRows = rowsOf(shape, bh, kRows, shape.keyDim),
+             dvRows = rowsOf(shape, bh, kRows, shape.valueDim);
+    HeadGrads g{grad + o.base,      output + o.base,  lse + l.base,
+                dq + dqRows.base,   dk + dkRows.base, dv + dvRows.base,
+                o.stride,           l.stride,         dqRows.stride,
+                dkRows.stride,      dvRows.stride};
     // Keys no block sees (causal) keep zero gradients.
-    std::fill(g.dk, g.dk + kRows * shape.keyDim, 0.0f);
-    std::fill(g.dv, g.dv + kRows * shape.valueDim, 0.0f);
+    for (int64_t j = 0; j < kRows; ++j) {
+      std::fill_n(g.dk + j * g.ks, shape.keyDim, 0.0f);
+      std::fill_n(g.dv + j * g.vs, shape.valueDim, 0.0f);
+    }
     for (int64_t i0 = 0; i0 < qRows; i0 += kQueryBlock)
       attentionGradBlock(head, g, shape, config, i0,
                          std::min(kQueryBlock, qRows - i0));

@@ -59,6 +59,10 @@ template <typename T>
 static void attentionOf(const T *q, const T *k, const T *v, float *out,
                         float *lse, const AttentionShape &s,
                         const AttentionConfig &config) {
+  if (s.sequenceMajor) { // never emitted for CUDA: see AttentionShape
+    TGC_CUDA_CHECK(cudaErrorNotSupported);
+    return;
+  }
   const int64_t heads = s.batch * s.heads;
   if (heads == 0 || s.queries == 0)
     return;

@@ -52,6 +52,10 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
                             float *dq, float *dk, float *dv,
                             const AttentionShape &s,
                             const AttentionConfig &config) {
+  if (s.sequenceMajor) { // never emitted for CUDA: see AttentionShape
+    TGC_CUDA_CHECK(cudaErrorNotSupported);
+    return;
+  }
   const int64_t heads = s.batch * s.heads, rows = heads * s.queries;
   if (heads == 0)
     return;

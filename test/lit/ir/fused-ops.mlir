@@ -21,6 +21,15 @@ func.func @attention_cross_no_dropout(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x9x
   return %dq, %dk, %dv : tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>
 }
 
+// CHECK-LABEL: func.func @attention_sequence_major(
+func.func @attention_sequence_major(%q: tensor<2x5x4x8xf32>, %k: tensor<2x9x4x8xf32>, %v: tensor<2x9x4x6xf32>, %pad: tensor<2x9xf32>) -> (tensor<2x5x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x6xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} mask %{{[a-z_0-9]+}} sequence_major scale 0.353553385 dropout 0.000000e+00 op_id 2 : (tensor<2x5x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x6xf32>, tensor<2x9xf32>) -> (tensor<2x5x4x6xf32>, tensor<2x5x4xf32>)
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.attention_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} mask %{{[a-z_0-9]+}} sequence_major scale 0.353553385 dropout 0.000000e+00 op_id 2 :
+  %o, %lse = tg.attention %q, %k, %v mask %pad sequence_major scale 0.353553385 dropout 0.0 op_id 2 : (tensor<2x5x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x6xf32>, tensor<2x9xf32>) -> (tensor<2x5x4x6xf32>, tensor<2x5x4xf32>)
+  %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse mask %pad sequence_major scale 0.353553385 dropout 0.0 op_id 2 : (tensor<2x5x4x6xf32>, tensor<2x5x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x6xf32>, tensor<2x5x4x6xf32>, tensor<2x5x4xf32>, tensor<2x9xf32>) -> (tensor<2x5x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x6xf32>)
+  return %dq, %dk, %dv : tensor<2x5x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x6xf32>
+}
+
 // CHECK-LABEL: func.func @residual_layer_norm(
 func.func @residual_layer_norm(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.residual_layer_norm %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>

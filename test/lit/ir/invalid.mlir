@@ -920,6 +920,36 @@ func.func @attention_value_rank(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>
 
 // -----
 
+// tg.attention sequence_major: q [B, Sq, H, Dk], k [B, Sk, H, Dk].
+func.func @attention_sequence_major_key_shape(%q: tensor<2x7x4x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x9x4x8xf32>) {
+  // expected-error @+1 {{key must be [B, Sk, H, Dk] with B, H, Dk of query [2, 7, 4, 8] but is [2, 4, 9, 8]}}
+  %o, %lse = tg.attention %q, %k, %v sequence_major scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x7x4x8xf32>, tensor<2x4x9x8xf32>, tensor<2x9x4x8xf32>) -> (tensor<2x7x4x8xf32>, tensor<2x7x4xf32>)
+  return
+}
+
+// -----
+
+// tg.attention sequence_major: out [B, Sq, H, Dv].
+func.func @attention_sequence_major_output_shape(%q: tensor<2x7x4x8xf32>, %k: tensor<2x9x4x8xf32>, %v: tensor<2x9x4x8xf32>) {
+  // expected-error @+1 {{output}}
+  %o, %lse = tg.attention %q, %k, %v sequence_major scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x7x4x8xf32>, tensor<2x9x4x8xf32>, tensor<2x9x4x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x7x4xf32>)
+  return
+}
+
+// -----
+
+// tg.attention: a decoding step reads a head-major cache.
+func.func @attention_sequence_major_position(%q: tensor<2x1x4x8xf32>, %k: tensor<2x7x4x8xf32>, %v: tensor<2x7x4x8xf32>, %position: tensor<i32>) {
+  // expected-error @+1 {{a decoding step (position) reads its key cache head-major: it cannot be sequence_major}}
+  %o, %lse = tg.attention %q, %k, %v causal position %position sequence_major scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x1x4x8xf32>, tensor<2x7x4x8xf32>, tensor<2x7x4x8xf32>, tensor<i32>) -> (tensor<2x1x4x8xf32>, tensor<2x1x4xf32>)
+  return
+}
+
+// -----
+
 // tg.attention: the key agrees with the query on B, H and Dk.
 func.func @attention_key_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x6xf32>, %v: tensor<2x4x9x8xf32>) {
   // expected-error @+1 {{key must be [B, H, Sk, Dk] with B, H, Dk of query [2, 4, 7, 8] but is [2, 4, 9, 6]}}

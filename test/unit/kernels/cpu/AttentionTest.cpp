@@ -137,5 +137,85 @@ TEST(CpuKernels, Bf16AttentionIsTheF32OneOnTheRoundedValues) {
   }
 }
 
+/// [B, A, C, D] -> [B, C, A, D]: head-major rows to sequence-major ones
+/// and back (A and C swap roles).
+std::vector<float> swapMiddle(const std::vector<float> &x, int64_t b,
+                              int64_t a, int64_t c, int64_t d) {
+  std::vector<float> out(x.size());
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t j = 0; j < a; ++j)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t l = 0; l < d; ++l)
+          out[((i * c + k) * a + j) * d + l] = x[((i * a + j) * c + k) * d + l];
+  return out;
+}
+
+// tg.attention sequence_major (tg-fold-head-transposes): q, k, v, out and
+// the gradients as [B, S, H, D], lse as [B, Sq, H]. Each head computes the
+// same products on rows H x D apart instead of D, so the results are the
+// head-major kernels' (tested against the reference above), transposed,
+// bit for bit; f32 and bf16 operands.
+template <typename T> void expectSequenceMajorIsTransposed() {
+  for (const AttentionCase &c : kAttentionCases) {
+    AttentionInputs in(c);
+    const cpu::AttentionShape &s = in.shape;
+    std::vector<float> qf = in.q, kf = in.k, vf = in.v;
+    std::vector<T> q(qf.size()), k(kf.size()), v(vf.size());
+    if constexpr (std::is_same_v<T, runtime::Bf16>) {
+      cpu::toBf16(qf.data(), q.data(), static_cast<int64_t>(q.size()));
+      cpu::toBf16(kf.data(), k.data(), static_cast<int64_t>(k.size()));
+      cpu::toBf16(vf.data(), v.data(), static_cast<int64_t>(v.size()));
+    } else {
+      q = qf, k = kf, v = vf;
+    }
+    std::vector<float> out(in.grad.size()), lse(in.rows()), dq(q.size()),
+        dk(k.size()), dv(v.size());
+    cpu::attention(q.data(), k.data(), v.data(), out.data(), lse.data(), s,
+                   in.cpuConfig);
+    cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                       out.data(), lse.data(), dq.data(), dk.data(), dv.data(),
+                       s, in.cpuConfig);
+
+    auto toSeq = [&](const std::vector<T> &x, int64_t positions, int64_t d) {
+      std::vector<T> out(x.size());
+      for (int64_t b = 0; b < s.batch; ++b)
+        for (int64_t h = 0; h < s.heads; ++h)
+          for (int64_t i = 0; i < positions; ++i)
+            for (int64_t l = 0; l < d; ++l)
+              out[((b * positions + i) * s.heads + h) * d + l] =
+                  x[((b * s.heads + h) * positions + i) * d + l];
+      return out;
+    };
+    cpu::AttentionShape seq = s;
+    seq.sequenceMajor = true;
+    std::vector<T> sq = toSeq(q, s.queries, s.keyDim),
+                   sk = toSeq(k, s.keys, s.keyDim),
+                   sv = toSeq(v, s.keys, s.valueDim);
+    std::vector<float> sgrad =
+        swapMiddle(in.grad, s.batch, s.heads, s.queries, s.valueDim);
+    // Outputs start as garbage: the kernels must write every element.
+    std::vector<float> sout(out.size(), 7.0f), slse(lse.size(), 7.0f),
+        sdq(dq.size(), 7.0f), sdk(dk.size(), 7.0f), sdv(dv.size(), 7.0f);
+    cpu::attention(sq.data(), sk.data(), sv.data(), sout.data(), slse.data(),
+                   seq, in.cpuConfig);
+    cpu::attentionGrad(sgrad.data(), sq.data(), sk.data(), sv.data(),
+                       sout.data(), slse.data(), sdq.data(), sdk.data(),
+                       sdv.data(), seq, in.cpuConfig);
+    auto back = [&](const std::vector<float> &x, int64_t positions, int64_t d) {
+      return swapMiddle(x, s.batch, positions, s.heads, d);
+    };
+    EXPECT_EQ(back(sout, s.queries, s.valueDim), out) << c.name;
+    EXPECT_EQ(back(slse, s.queries, 1), lse) << c.name;
+    EXPECT_EQ(back(sdq, s.queries, s.keyDim), dq) << c.name;
+    EXPECT_EQ(back(sdk, s.keys, s.keyDim), dk) << c.name;
+    EXPECT_EQ(back(sdv, s.keys, s.valueDim), dv) << c.name;
+  }
+}
+
+TEST(CpuKernels, SequenceMajorAttentionIsTheHeadMajorOneTransposed) {
+  expectSequenceMajorIsTransposed<float>();
+  expectSequenceMajorIsTransposed<runtime::Bf16>();
+}
+
 } // namespace
 } // namespace tgc::test

@@ -1,0 +1,103 @@
+//===- FoldHeadTransposes.cpp - tg-fold-head-transposes -------------------===//
+//
+// A head-major tg.attention between head transposes becomes a
+// sequence-major one on the untransposed tensors (Passes.td says why). All
+// or nothing per attention: a partly folded one would need transposes of its
+// own.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace tgc {
+
+#define GEN_PASS_DEF_TGFOLDHEADTRANSPOSES
+#include "passes/Passes.h.inc"
+
+using namespace mlir;
+
+namespace {
+
+/// The one permutation that swaps positions and heads of a [B, x, y, D]
+/// tensor.
+bool isHeadSwap(tg::TransposeOp op) {
+  return op && op.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3};
+}
+
+/// The sequence-major tensor `v` is the head transpose of, or null.
+Value untransposed(Value v) {
+  auto transpose = v.getDefiningOp<tg::TransposeOp>();
+  return isHeadSwap(transpose) ? transpose.getInput() : Value();
+}
+
+struct TgFoldHeadTransposesPass
+    : impl::TgFoldHeadTransposesBase<TgFoldHeadTransposesPass> {
+  using TgFoldHeadTransposesBase::TgFoldHeadTransposesBase;
+
+  void runOnOperation() override {
+    SmallVector<tg::AttentionOp> attentions;
+    getOperation().walk([&](tg::AttentionOp op) { attentions.push_back(op); });
+    unsigned folded = 0, kept = 0;
+    IRRewriter rewriter(&getContext());
+    for (tg::AttentionOp op : attentions) {
+      if (fold(rewriter, op))
+        ++folded;
+      else
+        ++kept;
+    }
+    numFolded = folded;
+    numKept = kept;
+    if (report)
+      getOperation().emitRemark()
+          << "tg-fold-head-transposes: " << folded
+          << " attentions read and write the sequence-major layout, " << kept
+          << " kept head-major";
+  }
+
+  bool fold(IRRewriter &rewriter, tg::AttentionOp op) {
+    if (op.getSequenceMajor() || op.getPosition())
+      return false;
+    Value query = untransposed(op.getQuery()), key = untransposed(op.getKeyIn()),
+          value = untransposed(op.getValue());
+    if (!query || !key || !value)
+      return false;
+    // The output's uses: merge transposes only (the lse goes to the
+    // gradient, which autodiff makes after this pass).
+    SmallVector<tg::TransposeOp> merges;
+    for (Operation *user : op.getOutput().getUsers()) {
+      auto merge = dyn_cast<tg::TransposeOp>(user);
+      if (!isHeadSwap(merge))
+        return false;
+      merges.push_back(merge);
+    }
+    if (merges.empty() || !op.getLse().use_empty())
+      return false;
+    rewriter.setInsertionPoint(op);
+    auto folded = rewriter.create<tg::AttentionOp>(
+        op.getLoc(), query, key, value, op.getMask(), op.getRngKey(),
+        op.getCausal(), op.getScale().convertToFloat(),
+        op.getDropoutRate().convertToFloat(), op.getOpId(), Value(),
+        /*sequenceMajor=*/true);
+    for (tg::TransposeOp merge : merges)
+      rewriter.replaceOp(merge, folded.getOutput());
+    SmallVector<Operation *> splits = {op.getQuery().getDefiningOp(),
+                                       op.getKeyIn().getDefiningOp(),
+                                       op.getValue().getDefiningOp()};
+    rewriter.eraseOp(op);
+    // Key and value may be one transpose (the same tensor attended twice).
+    for (Operation *split : splits)
+      if (split && split->use_empty()) {
+        rewriter.eraseOp(split);
+        for (Operation *&other : splits)
+          if (other == split)
+            other = nullptr;
+      }
+    return true;
+  }
+};
+
+} // namespace
+} // namespace tgc
