@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
+#include <array>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -85,8 +87,13 @@ TEST(CpuKernels, Bf16Matmul) {
   });
 }
 
-TEST(CpuKernels, Bf16Linear) {
-  const int64_t rows = 300, k = 45, n = 70;
+// 300 x 45 x 70 runs as blocks of GEMMs with the epilogue after each;
+// 260 x 96 x 100 (over 2^21 multiply-adds) on a oneDNN matmul primitive
+// with bf16 operands that applies the bias and ReLU itself.
+class Bf16LinearTest : public ::testing::TestWithParam<std::array<int64_t, 3>> {};
+
+TEST_P(Bf16LinearTest, MatchesTheReferenceOnTheRoundedValues) {
+  const auto [rows, k, n] = GetParam();
   std::vector<Bf16> input = rounded(uniform(rows * k, 3)),
                     weight = rounded(uniform(k * n, 4));
   std::vector<float> bias = uniform(n, 5);
@@ -102,6 +109,10 @@ TEST(CpuKernels, Bf16Linear) {
                 expected, kGemmTolerance);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, Bf16LinearTest,
+                         ::testing::Values(std::array<int64_t, 3>{300, 45, 70},
+                                           std::array<int64_t, 3>{260, 96, 100}));
 
 } // namespace
 } // namespace tgc::test
