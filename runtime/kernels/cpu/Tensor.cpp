@@ -138,16 +138,30 @@ static void reduceInto(const ReducePlan &plan, const float *input,
       accumulate<K>(plan, 1, input + i * plan.inStride[0],
                     acc + i * plan.outStride[0]);
   } else if (plan.groups == 2) {
-    // [rows reduced, columns kept] (bias gradients): column chunks.
-    constexpr int64_t kChunk = 256;
+    // [rows reduced, columns kept] (bias gradients): blocks of rows, each
+    // folded into its own partial row, then the partials in block order.
+    // Parallel however few the columns (column chunks left one thread
+    // alone on d_model = 128), and the same result for any thread count.
+    constexpr int64_t kBlockRows = 64;
     int64_t rows = plan.size[0], cols = plan.size[1];
+    int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+    struct BlockPartials;
+    std::vector<double> &partial =
+        reusedBuffer<BlockPartials>(blocks * cols, acc[0]);
 #pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
-      int64_t c1 = std::min(cols, c0 + kChunk);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = c0; c < c1; ++c)
-          acc[c] = combine<K>(acc[c], input[r * cols + c]);
+    for (int64_t b = 0; b < blocks; ++b) {
+      double *p = partial.data() + b * cols;
+      for (int64_t r = b * kBlockRows; r < std::min(rows, (b + 1) * kBlockRows);
+           ++r) {
+        const float *row = input + r * cols;
+#pragma omp simd
+        for (int64_t c = 0; c < cols; ++c)
+          p[c] = combine<K>(p[c], row[c]);
+      }
     }
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t c = 0; c < cols; ++c)
+        acc[c] = combine<K>(acc[c], partial[b * cols + c]);
   } else {
     accumulate<K>(plan, 0, input, acc);
   }
