@@ -5,18 +5,19 @@
 // Each (b, h) is one OpenMP work item and writes only its own rows of every
 // output; the heads are split statically, each thread a contiguous range
 // (dynamic scheduling measured up to 2x slower on 2 threads, most in the
-// sequence-major layout, where neighbouring heads share rows). Its queries go in blocks of kQueryBlock rows; a block's scores
-// against every key it can see are one [rows, keys] matrix in per-thread
-// scratch (no [Sq, Sk] matrix of the whole head or batch exists), so each
-// product of the forward and the backward is one small sgemm in the calling
-// thread, and the softmax works on whole rows (vectorized expf). The sgemm
-// is OpenBLAS's: its OpenMP build runs single-threaded inside a parallel
+// sequence-major layout, where neighbouring heads share rows). Its queries
+// go in blocks of kQueryBlock rows; a block's scores against every key it
+// can see are one [rows, keys] matrix in per-thread scratch (no [Sq, Sk]
+// matrix of the whole head or batch exists), so each product of the
+// forward and the backward is one small sgemm in the calling thread, and
+// the softmax works on whole rows (vectorized expf). The sgemm is
+// OpenBLAS's: its OpenMP build runs single-threaded inside a parallel
 // region and is documented safe there, and its small-matrix kernels take
 // 0.3-0.7 us for a 32x32x32 tile where oneDNN's sgemm takes 0.6-2.6 us
-// (AMD EPYC, AVX-512): 3L-d256's attention forward + backward 30 -> 22 ms.
-// A block's dropout factors come from one call (the Philox stream is
-// contiguous over a block's rows when it sees every key). Measured against
-// tiles of vector loops (bench/attention_kernels.cpp).
+// (AMD EPYC, AVX-512). A block's dropout factors come from one call (the
+// Philox stream is contiguous over a block's rows when it sees every key).
+// bench/attention_kernels.cpp times both layouts; it also measured the
+// earlier tiles of vector loops.
 //
 // Both layouts of tg.attention run here: a head's rows of q, k, v, out and
 // their gradients are `stride` floats apart, D in head-major [B, H, S, D]
