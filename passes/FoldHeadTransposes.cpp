@@ -11,6 +11,7 @@
 #include "ir/TgOps.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace tgc {
 
@@ -83,18 +84,14 @@ struct TgFoldHeadTransposesPass
         /*sequenceMajor=*/true);
     for (tg::TransposeOp merge : merges)
       rewriter.replaceOp(merge, folded.getOutput());
-    SmallVector<Operation *> splits = {op.getQuery().getDefiningOp(),
-                                       op.getKeyIn().getDefiningOp(),
-                                       op.getValue().getDefiningOp()};
-    rewriter.eraseOp(op);
     // Key and value may be one transpose (the same tensor attended twice).
+    llvm::SetVector<Operation *> splits;
+    for (Value operand : {op.getQuery(), op.getKeyIn(), op.getValue()})
+      splits.insert(operand.getDefiningOp());
+    rewriter.eraseOp(op);
     for (Operation *split : splits)
-      if (split && split->use_empty()) {
+      if (split->use_empty())
         rewriter.eraseOp(split);
-        for (Operation *&other : splits)
-          if (other == split)
-            other = nullptr;
-      }
     return true;
   }
 };
