@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+#include <map>
 #include <tuple>
 
 namespace tgc {
@@ -15,6 +17,10 @@ std::string BucketShape::text() const {
 static int64_t batchForBudget(int64_t maxTokens, int64_t source,
                               int64_t target) {
   return std::max<int64_t>(1, maxTokens / std::max(source, target));
+}
+
+static int64_t roundUpTo8(int64_t n) {
+  return std::max<int64_t>(8, (n + 7) / 8 * 8);
 }
 
 static void sortBySize(std::vector<BucketShape> &buckets) {
@@ -85,38 +91,67 @@ std::string parseBuckets(std::string_view text, int64_t maxTokens,
 
 std::vector<BucketShape> bucketsForCorpus(std::span<const PairLength> pairs,
                                           int count, int64_t maxTokens) {
-  std::vector<PairLength> sorted(pairs.begin(), pairs.end());
-  std::sort(sorted.begin(), sorted.end(), [](PairLength a, PairLength b) {
-    return std::max(a.source, a.target) < std::max(b.source, b.target);
-  });
-  auto roundUp = [](int64_t n) { return std::max<int64_t>(8, (n + 7) / 8 * 8); };
-  std::vector<BucketShape> buckets;
-  size_t begin = 0;
-  for (int part = 1; part <= count && begin < sorted.size(); ++part) {
-    size_t end = sorted.size() * part / count;
-    if (end <= begin)
-      continue;
-    int64_t source = 0, target = 0;
-    for (size_t i = begin; i < end; ++i) {
-      source = std::max(source, sorted[i].source);
-      target = std::max(target, sorted[i].target);
+  // Pairs whose longer side rounds up to the same multiple of 8 share a
+  // class; a bucket serves a run of consecutive classes, with the longest
+  // source and target of the run (rounded up).
+  struct LengthClass {
+    int64_t pairs = 0, source = 0, target = 0;
+  };
+  std::map<int64_t, LengthClass> byLonger;
+  for (PairLength pair : pairs) {
+    LengthClass &c = byLonger[roundUpTo8(std::max(pair.source, pair.target))];
+    ++c.pairs;
+    c.source = std::max(c.source, pair.source);
+    c.target = std::max(c.target, pair.target);
+  }
+  std::vector<LengthClass> classes;
+  for (const auto &entry : byLonger)
+    classes.push_back(entry.second);
+  const size_t n = classes.size();
+  const size_t parts = std::min<size_t>(n, std::max(count, 0));
+  if (parts == 0)
+    return {};
+
+  // The bucket of classes [i, j): the longest source and target among them.
+  auto bucketOf = [&](size_t i, size_t j) {
+    BucketShape shape{0, 8, 8};
+    for (size_t k = i; k < j; ++k) {
+      shape.sourceLength = std::max(shape.sourceLength, roundUpTo8(classes[k].source));
+      shape.targetLength = std::max(shape.targetLength, roundUpTo8(classes[k].target));
     }
-    // A pair fits a bucket with both lengths at least its own; keep the
-    // lengths growing so every earlier part also fits the later buckets.
-    source = roundUp(source);
-    target = roundUp(target);
-    if (!buckets.empty()) {
-      source = std::max(source, buckets.back().sourceLength);
-      target = std::max(target, buckets.back().targetLength);
-      if (source == buckets.back().sourceLength &&
-          target == buckets.back().targetLength) {
-        begin = end;
-        continue;
+    shape.batch = batchForBudget(maxTokens, shape.sourceLength, shape.targetLength);
+    return shape;
+  };
+
+  // A step costs about its budget whatever the bucket, so an epoch costs its
+  // positions, padding included: pairs x (source + target length) summed
+  // over the buckets. cost[p][j]: the fewest positions p buckets spend on
+  // classes [0, j); cut[p][j]: where the last of them starts. Classes are
+  // few (the longest pair / 8), so the exhaustive search is instant.
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  std::vector<std::vector<int64_t>> cost(parts + 1, std::vector<int64_t>(n + 1, kNone));
+  std::vector<std::vector<size_t>> cut(parts + 1, std::vector<size_t>(n + 1, 0));
+  cost[0][0] = 0;
+  for (size_t p = 1; p <= parts; ++p)
+    for (size_t j = p; j <= n; ++j) {
+      int64_t source = 8, target = 8, members = 0;
+      for (size_t i = j; i-- > p - 1;) { // the last bucket is [i, j)
+        source = std::max(source, roundUpTo8(classes[i].source));
+        target = std::max(target, roundUpTo8(classes[i].target));
+        members += classes[i].pairs;
+        if (cost[p - 1][i] == kNone)
+          continue;
+        int64_t total = cost[p - 1][i] + members * (source + target);
+        if (total < cost[p][j]) {
+          cost[p][j] = total;
+          cut[p][j] = i;
+        }
       }
     }
-    buckets.push_back({batchForBudget(maxTokens, source, target), source, target});
-    begin = end;
-  }
+  std::vector<BucketShape> buckets;
+  for (size_t p = parts, j = n; p > 0; j = cut[p][j], --p)
+    buckets.push_back(bucketOf(cut[p][j], j));
+  sortBySize(buckets);
   return buckets;
 }
 

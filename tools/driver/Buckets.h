@@ -35,9 +35,11 @@ struct PairLength {
   int64_t source, target;
 };
 
-/// `count` buckets for a corpus: the pairs sorted by their longer side are
-/// cut at equal quantiles and each part gets the lengths of its longest
-/// pair, rounded up to a multiple of 8. Fewer when parts coincide.
+/// At most `count` buckets for a corpus, the ones that spend the fewest
+/// positions (padding included) on an epoch of it: the pairs are classed by
+/// their longer side rounded up to a multiple of 8, and each bucket serves a
+/// run of classes with the longest source and target among them (rounded
+/// up). Fewer when the corpus has fewer classes.
 std::vector<BucketShape> bucketsForCorpus(std::span<const PairLength> pairs,
                                           int count, int64_t maxTokens);
 

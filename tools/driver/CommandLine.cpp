@@ -73,8 +73,8 @@ cl::opt<std::string> corpusFile(
     cl::value_desc("file.tok"), cl::cat(tgcCategory));
 
 cl::opt<int> bucketCount("bucket-count",
-                         cl::desc("Buckets to fit to --corpus (default 4)"),
-                         cl::init(4), cl::cat(tgcCategory));
+                         cl::desc("Buckets to fit to --corpus (default 6)"),
+                         cl::init(6), cl::cat(tgcCategory));
 
 cl::opt<bool> listModels("list-models",
                          cl::desc("List the registered models and presets"),

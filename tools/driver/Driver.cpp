@@ -81,6 +81,12 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
                     "--max-tokens (or --buckets)\n";
     return false;
   }
+  if (options.bucketCount < 1) {
+    llvm::errs() << "tgc: --bucket-count " << options.bucketCount
+                 << ": give at least 1 bucket to fit to " << options.corpusFile
+                 << "\n";
+    return false;
+  }
   std::vector<PairLength> lengths;
   for (size_t i = 0; i < corpus->size(); ++i)
     lengths.push_back({static_cast<int64_t>(corpus->source(i).size()) + 1,

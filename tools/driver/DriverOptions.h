@@ -34,7 +34,7 @@ struct DriverOptions {
   std::string bucketList;
   int64_t maxTokens = 0;
   std::string corpusFile;
-  int bucketCount = 4;
+  int bucketCount = 6;
 
   // What to write, where, for which target.
   std::string outputFilename = "-";
