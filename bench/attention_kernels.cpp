@@ -1,6 +1,7 @@
 // What the CPU attention kernels (runtime/kernels/cpu/Attention.cpp) cost on
-// the bench rows' shapes: cpu::attention and cpu::attentionGrad with
-// dropout 0.1, f32 and bf16 operands, each timed over 10 calls after one;
+// the bench rows' shapes: cpu::attention and cpu::attentionGrad without
+// dropout, f32 operands, bf16 ones widened to f32 products, and bf16 ones
+// with bf16 products (bf16_products), each timed over 10 calls after one;
 // milliseconds per call and GFLOP/s, in both layouts (head- and
 // sequence-major), (the four products of the forward and
 // the five of the backward, 2 flops per multiply-add; the causal rows count
@@ -8,7 +9,7 @@
 // Build (repository root, after the README's build):
 //   c++ -O3 -fno-math-errno -march=native -fopenmp -I. -Ibuild \
 //       bench/attention_kernels.cpp runtime/kernels/cpu/Attention.cpp \
-//       runtime/kernels/cpu/DropoutFactors.cpp \
+//       runtime/kernels/cpu/Bf16Tile.cpp runtime/kernels/cpu/DropoutFactors.cpp \
 //       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas \
 //       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o attention_kernels
 // Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./attention_kernels
@@ -42,7 +43,8 @@ std::vector<T> randomValues(int64_t n, std::mt19937 &rng) {
   return values;
 }
 
-template <typename T> void timeRow(const Row &row, const char *type) {
+template <typename T>
+void timeRow(const Row &row, const char *type, bool bf16Products = false) {
   const runtime::AttentionShape &s = row.shape;
   std::mt19937 rng(1);
   int64_t heads = s.batch * s.heads;
@@ -55,6 +57,7 @@ template <typename T> void timeRow(const Row &row, const char *type) {
   runtime::AttentionConfig config;
   config.causal = row.causal;
   config.scale = 0.125f;
+  config.bf16Products = bf16Products;
   auto seconds = [&](auto &&call) {
     call();
     auto start = std::chrono::steady_clock::now();
@@ -75,7 +78,7 @@ template <typename T> void timeRow(const Row &row, const char *type) {
   double products = 2.0 * heads * s.queries * s.keys;
   double forwardFlops = products * (s.keyDim + s.valueDim);
   double backwardFlops = products * (2 * s.keyDim + 3 * s.valueDim);
-  std::printf("%-28s %-19s forward %8.2f ms %6.1f GFLOP/s   backward %8.2f ms "
+  std::printf("%-28s %-23s forward %8.2f ms %6.1f GFLOP/s   backward %8.2f ms "
               "%6.1f GFLOP/s\n",
               row.name, type, forward * 1e3, forwardFlops / forward / 1e9,
               backward * 1e3, backwardFlops / backward / 1e9);
@@ -96,5 +99,6 @@ int main() {
       row.shape.sequenceMajor = sequenceMajor;
       timeRow<float>(row, sequenceMajor ? "f32 sequence-major" : "f32");
       timeRow<runtime::Bf16>(row, sequenceMajor ? "bf16 sequence-major" : "bf16");
+      timeRow<runtime::Bf16>(row, sequenceMajor ? "bf16-products seq-major" : "bf16-products", true);
     }
 }

@@ -86,6 +86,9 @@ static LogicalResult verifyAttention(AttentionLike op, Value position) {
       op.getOpId());
   if (failed(s))
     return failure();
+  if (op.getBf16Products() &&
+      !llvm::cast<ShapedType>(op.getQuery().getType()).getElementType().isBF16())
+    return op.emitOpError() << "bf16_products needs bf16 query, key and value";
   int64_t first = sequenceMajor ? s->queries : s->heads,
           second = sequenceMajor ? s->heads : s->queries;
   if (failed(expectShape(op, "output", op.getOutput(),

@@ -39,7 +39,10 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     recompute the probabilities: the `Sq x Sk` matrix is never stored.
     `query`, `key` and `value` are all `f32` or, after `tg-mixed-precision`,
     all `bf16` (the products then multiply the rounded values, in f32);
-    `out` and `lse` are `f32`.
+    `out` and `lse` are `f32`. With `bf16_products` (bf16 operands only) the
+    value product is a bf16 one too: each unnormalized, dropped probability
+    `exp(s_ij - max_i) f_ij` is rounded to bf16 before it multiplies `v_j`,
+    and the sum is divided by the row's (f32) normalizer after.
 
     ```mlir
     %o, %lse = tg.attention %q, %k, %v mask %pad key %key causal
@@ -53,6 +56,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        Optional<TG_IntScalar>:$position,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
+                       UnitAttr:$bf16_products,
                        F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$lse);
   let builders = [
@@ -70,14 +74,14 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
       auto f32 = ::llvm::cast<::mlir::RankedTensorType>(withF32Elements(q));
       build($_builder, $_state, f32.clone(outShape), rowStatisticsType(f32), query,
             key, value, mask, rngKey, position, causal, sequenceMajor,
-            ::llvm::APFloat(scale), ::llvm::APFloat(dropoutRate),
+            /*bf16_products=*/false, ::llvm::APFloat(scale), ::llvm::APFloat(dropoutRate),
             static_cast<uint64_t>(opId));
     }]>
   ];
   let assemblyFormat = [{
     $query `,` $key_in `,` $value (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
     (`position` $position^)? (`sequence_major` $sequence_major^)?
-    `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
+    (`bf16_products` $bf16_products^)? `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -100,7 +104,11 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
     optional operands must match the forward op's; `query`, `key` and
     `value` are the forward's (`bf16` after `tg-mixed-precision`), the
     gradients `f32`, every tensor in the forward's layout
-    (`sequence_major` too).
+    (`sequence_major` too). With `bf16_products` the four products of the
+    backward are bf16 ones: `grad` is rounded to bf16 where it multiplies
+    `v`, and so are the dropped probabilities `p_ij f_ij` (times `grad`, for
+    `d_value`) and the score gradients `scale p_ij (dp_ij - D_i)` (times `k`
+    and `q`, for `d_query` and `d_key`).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad key %key causal
@@ -115,13 +123,13 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
                        TG_FloatTensor:$output, TG_FloatTensor:$lse,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
-                       F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
+                       UnitAttr:$bf16_products, F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$query_grad, TG_FloatTensor:$key_grad,
                       TG_FloatTensor:$value_grad);
   let assemblyFormat = [{
     $grad `,` $query `,` $key_in `,` $value `,` $output `,` $lse
     (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
-    (`sequence_major` $sequence_major^)?
+    (`sequence_major` $sequence_major^)? (`bf16_products` $bf16_products^)?
     `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];

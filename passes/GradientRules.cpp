@@ -366,7 +366,8 @@ LogicalResult attentionRule(RuleBuilder &r, tg::AttentionOp attention) {
       r.loc, r.dy(), attention.getQuery(), attention.getKeyIn(),
       attention.getValue(), attention.getOutput(), attention.getLse(),
       attention.getMask(), attention.getRngKey(), attention.getCausalAttr(),
-      attention.getSequenceMajorAttr(), attention.getScaleAttr(),
+      attention.getSequenceMajorAttr(), attention.getBf16ProductsAttr(),
+      attention.getScaleAttr(),
       attention.getDropoutRateAttr(), attention.getOpIdAttr());
   r.set(0, grad.getQueryGrad());
   r.set(1, grad.getKeyGrad());

@@ -88,6 +88,9 @@ struct MixedPrecisionPass
       auto convert = [&](Operation *gemm, ArrayRef<unsigned> operands) {
         if (!isF32Tensor(gemm->getOperand(operands.front())))
           return;
+        if (llvm::isa<tg::AttentionOp, tg::AttentionGradOp>(gemm) &&
+            attentionProducts)
+          gemm->setAttr("bf16_products", UnitAttr::get(gemm->getContext()));
         for (unsigned index : operands) {
           Value operand = gemm->getOperand(index);
           if (auto reshape = operand.getDefiningOp<tg::ReshapeOp>())

@@ -54,6 +54,13 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
                      "keys and values too"),
       llvm::cl::init(true)};
+  Option<bool> bf16AttentionProducts{
+      *this, "bf16-attention-products",
+      llvm::cl::desc("With bf16-attention, attention's value products and "
+                     "its gradient's products are bf16 ones too "
+                     "(bf16_products: the CPU kernels; the CUDA target "
+                     "needs false)"),
+      llvm::cl::init(true)};
   Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
       llvm::cl::desc("tg-fold-head-transposes: attention reads and writes "
@@ -93,6 +100,13 @@ struct CompilePipelineOptions
       llvm::cl::desc("With precision=bf16, attention reads bf16 queries, "
                      "keys and values too"),
       llvm::cl::init(true)};
+  Option<bool> bf16AttentionProducts{
+      *this, "bf16-attention-products",
+      llvm::cl::desc("With bf16-attention, attention's value products and "
+                     "its gradient's products are bf16 ones too "
+                     "(bf16_products: the CPU kernels; the CUDA target "
+                     "needs false)"),
+      llvm::cl::init(true)};
   Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
       llvm::cl::desc("tg-fold-head-transposes: attention reads and writes "
@@ -112,7 +126,9 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
 
 /// The precision passes after step fusion: tg-mixed-precision for bf16.
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
-                            bool attention = true, bool report = false);
+                            bool attention = true,
+                            bool attentionProducts = true,
+                            bool report = false);
 
 /// Forward module (loss function) -> training step: forward fusion,
 /// autodiff, Adam, cleanup, step fusion (`--emit=train`).

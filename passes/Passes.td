@@ -504,8 +504,12 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark">,
     Option<"attention", "attention", "bool", /*default=*/"true",
-           "also round attention's queries, keys and values (the CPU kernels "
-           "take bf16 ones, the CUDA kernels not yet)">,
+           "also round attention's queries, keys and values">,
+    Option<"attentionProducts", "attention-products", "bool",
+           /*default=*/"true",
+           "with attention, mark the attention ops bf16_products: their "
+           "value and gradient products in bf16 too (the CPU kernels; the "
+           "CUDA kernels take bf16 operands but not these products)">,
   ];
 }
 

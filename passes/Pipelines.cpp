@@ -28,12 +28,13 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
 }
 
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
-                            bool attention, bool report) {
+                            bool attention, bool attentionProducts,
+                            bool report) {
   // Last of the transformations, on the fused GEMMs (tg.linear,
   // tg.output_loss) of every function, so that no fusion pattern has to
   // look through a tg.to_bf16 and each value is rounded once.
   if (precision == GemmPrecision::bf16)
-    pm.addPass(createTgMixedPrecision({report, attention}));
+    pm.addPass(createTgMixedPrecision({report, attention, attentionProducts}));
 }
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
@@ -64,7 +65,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   if (options.fuse)
     buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
   buildPrecisionPipeline(pm, options.precision, options.bf16Attention,
-                         options.report);
+                         options.bf16AttentionProducts, options.report);
   // Data parallelism: the update reads the gradients summed over the
   // processes (a no-op call in one process), reduced in place in the
   // arena's gradient region.
@@ -79,6 +80,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   training.lossChunkRows = options.lossChunkRows.getValue();
   training.precision = options.precision.getValue();
   training.bf16Attention = options.bf16Attention.getValue();
+  training.bf16AttentionProducts = options.bf16AttentionProducts.getValue();
   training.foldHeadTransposes = options.foldHeadTransposes.getValue();
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).

@@ -92,6 +92,8 @@ std::string attentionSetup(Args &p, AttentionLike op) {
       s += "  config.causalOffset = " + p.position(op.getPosition()) + ";\n";
   s += "  config.scale = " + floatLiteral(op.getScale().convertToFloat()) +
        ";\n";
+  if (op.getBf16Products())
+    s += "  config.bf16Products = true;\n";
   s += "  config.dropout = " +
        dropout(p, op.getRngKey(), op.getDropoutRate(), op.getOpId(), op,
                q[0] * q[1] * q[2] * k[positions]) + ";\n";

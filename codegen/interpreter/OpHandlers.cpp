@@ -319,6 +319,7 @@ ref::AttentionConfig attentionConfig(Executor &x, AttentionLike o) {
     if (o.getPosition())
       config.causalOffset = scalarOf(x.get(o.getPosition()));
   config.scale = f32Attr(o.getScale());
+  config.bf16Products = o.getBf16Products();
   if (o.getRngKey())
     config.dropout =
         dropoutOf(x.get(o.getRngKey()), o.getDropoutRate(), o.getOpId());

@@ -86,6 +86,10 @@ struct AttentionConfig {
   int64_t causalOffset = 0;
   float scale = 1.0f;
   Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
+  /// tg.attention's bf16_products (bf16 q, k, v): the probabilities, and in
+  /// the gradient dO and the score gradients, are rounded to bf16 for the
+  /// products. The CPU kernels only.
+  bool bf16Products = false;
 };
 
 /// One tensor of a (multi-tensor) Adam update.

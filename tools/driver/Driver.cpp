@@ -344,6 +344,7 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       if (options.target == Target::Cuda) {
         pipeline.lossChunkRows = 0;
         pipeline.foldHeadTransposes = false;
+        pipeline.bf16AttentionProducts = false;
       }
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {

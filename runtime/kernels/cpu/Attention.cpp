@@ -19,6 +19,12 @@
 // bench/attention_kernels.cpp times both layouts; it also measured the
 // earlier tiles of vector loops.
 //
+// With bf16_products (tg-mixed-precision) the products are bf16 tile
+// products instead (Bf16Tile.cpp: vdpbf16ps, f32 sums): q, k and v are read
+// as they are, and the f32 operands (probabilities, dO, score gradients)
+// rounded as they are packed; without it bf16 q, k, v are widened per head
+// and multiplied in f32.
+//
 // Both layouts of tg.attention run here: a head's rows of q, k, v, out and
 // their gradients are `stride` floats apart, D in head-major [B, H, S, D]
 // and H x D in sequence-major [B, S, H, D], and the sgemms take the
@@ -30,12 +36,14 @@
 // is not reproduced anyway: in float, -1e9 + s rounds s away.)
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/Bf16Tile.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 namespace tgc::cpu {
@@ -78,31 +86,50 @@ HeadRows rowsOf(const AttentionShape &s, int64_t bh, int64_t positions,
              : HeadRows{bh * positions * width, width};
 }
 
-/// One (b, h): its rows of q, k, v (f32, row strides qs, ks, vs) and its
-/// mask row (or null).
+/// One (b, h): its rows of q, k, v (row strides qs, ks, vs) and its mask
+/// row (or null). T is what the products multiply: f32 (f32 inputs, or
+/// bf16 ones widened), or bf16 (bf16_products).
+template <typename T>
 struct Head {
-  const float *q, *k, *v, *mask;
+  const T *q, *k, *v;
+  const float *mask;
   int64_t qs, ks, vs;
   int64_t b, h;
 };
 
-/// A row-major matrix operand: its first element and row stride.
-struct Matrix {
-  const float *data;
+/// A row-major operand of a tile product: its first element, its row
+/// stride, and whether the product reads it transposed.
+template <typename E>
+struct Operand {
+  const E *data;
   int64_t stride;
+  bool transposed = false;
 };
 
+template <typename E>
+TileOperand<E> tileOperand(Operand<E> x) {
+  return x.transposed ? TileOperand<E>{x.data, 1, x.stride}
+                      : TileOperand<E>{x.data, x.stride, 1};
+}
+
 /// out [m, n] (row stride ldOut) = alpha op(a) op(b) + beta out, in the
-/// calling thread (OpenBLAS runs single-threaded inside an OpenMP parallel
-/// region).
-void smallGemm(Matrix a, Matrix b, float *out, int64_t ldOut, int64_t m,
-               int64_t n, int64_t k, bool transposeA, bool transposeB,
-               float alpha, float beta) {
-  cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
-              transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a.data,
-              static_cast<int>(a.stride), b.data, static_cast<int>(b.stride),
-              beta, out, static_cast<int>(ldOut));
+/// calling thread: OpenBLAS's sgemm for f32 products (it runs
+/// single-threaded inside an OpenMP parallel region), bf16TileProduct for
+/// bf16 ones (T = Bf16), which rounds f32 operands to bf16 as it packs them.
+template <typename T, typename A, typename B>
+void product(Operand<A> a, Operand<B> b, float *out, int64_t ldOut, int64_t m,
+             int64_t n, int64_t k, float alpha, float beta) {
+  if constexpr (std::is_same_v<T, Bf16>) {
+    bf16TileProduct(tileOperand(a), tileOperand(b), out, ldOut, m, n, k, alpha,
+                    beta);
+  } else {
+    static_assert(std::is_same_v<A, float> && std::is_same_v<B, float>);
+    cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
+                b.transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), alpha, a.data,
+                static_cast<int>(a.stride), b.data, static_cast<int>(b.stride),
+                beta, out, static_cast<int>(ldOut));
+  }
 }
 
 /// This thread's scratch matrices of a block, grown to the largest block
@@ -124,17 +151,19 @@ BlockScratch &blockScratch(int64_t size) {
 }
 } // namespace
 
-/// A head's `count` rows of `width` values of q, k or v as f32: the f32
-/// input itself, rows `stride` apart, or bf16 inputs (tg-mixed-precision)
-/// widened into this thread's scratch for `Role`, contiguous. The products
-/// of widened bf16 values are exact in f32, so the kernels below compute
-/// what the interpreter does on the rounded values.
-template <int Role>
-Matrix headRows(const float *x, HeadRows rows, int64_t, int64_t) {
+/// A head's `count` rows of `width` values of q, k or v as its products
+/// read them: the input itself, rows `stride` apart (f32 inputs, or bf16
+/// ones with bf16 products), or bf16 inputs widened into this thread's
+/// scratch for `Role`, contiguous (the products of widened bf16 values are
+/// exact in f32, so the f32 products compute what the interpreter does on
+/// the rounded values).
+template <typename T, int Role>
+Operand<T> headRows(const T *x, HeadRows rows, int64_t, int64_t) {
   return {x + rows.base, rows.stride};
 }
-template <int Role>
-Matrix headRows(const Bf16 *x, HeadRows rows, int64_t count, int64_t width) {
+template <typename T, int Role>
+std::enable_if_t<std::is_same_v<T, float>, Operand<float>>
+headRows(const Bf16 *x, HeadRows rows, int64_t count, int64_t width) {
   thread_local std::vector<float> widened;
   widened.resize(count * width);
   for (int64_t i = 0; i < count; ++i)
@@ -144,15 +173,17 @@ Matrix headRows(const Bf16 *x, HeadRows rows, int64_t count, int64_t width) {
   return {widened.data(), width};
 }
 
-/// Head `bh` of the whole q, k, v.
-template <typename T>
-static Head headOf(const T *q, const T *k, const T *v, const AttentionShape &s,
-                   const AttentionConfig &config, int64_t bh) {
-  Matrix hq = headRows<0>(q, rowsOf(s, bh, s.queries, s.keyDim), s.queries,
-                          s.keyDim),
-         hk = headRows<1>(k, rowsOf(s, bh, s.keys, s.keyDim), s.keys, s.keyDim),
-         hv = headRows<2>(v, rowsOf(s, bh, s.keys, s.valueDim), s.keys,
-                          s.valueDim);
+/// Head `bh` of the whole q, k, v (stored as S), with products in T.
+template <typename T, typename S>
+static Head<T> headOf(const S *q, const S *k, const S *v,
+                      const AttentionShape &s, const AttentionConfig &config,
+                      int64_t bh) {
+  Operand<T> hq = headRows<T, 0>(q, rowsOf(s, bh, s.queries, s.keyDim),
+                                 s.queries, s.keyDim),
+             hk = headRows<T, 1>(k, rowsOf(s, bh, s.keys, s.keyDim), s.keys,
+                                 s.keyDim),
+             hv = headRows<T, 2>(v, rowsOf(s, bh, s.keys, s.valueDim), s.keys,
+                                 s.valueDim);
   return {hq.data,   hk.data,   hv.data,
           config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
           hq.stride, hk.stride, hv.stride,
@@ -170,11 +201,13 @@ static int64_t keyEnd(const AttentionShape &s, const AttentionConfig &config,
 /// The block's scores [nq, nk] (one GEMM, then the masks) and its dropout
 /// factors, [nq, s.keys] (rows as long as the head's, so that a block that
 /// sees every key takes its factors in one call).
-static void blockScores(const Head &head, const AttentionShape &s,
+template <typename T>
+static void blockScores(const Head<T> &head, const AttentionShape &s,
                         const AttentionConfig &config, int64_t i0, int64_t nq,
                         int64_t nk, float *scores, float *factors) {
-  smallGemm({head.q + i0 * head.qs, head.qs}, {head.k, head.ks}, scores, nk,
-            nq, nk, s.keyDim, false, true, config.scale, 0.0f);
+  product<T>(Operand<T>{head.q + i0 * head.qs, head.qs},
+             Operand<T>{head.k, head.ks, true}, scores, nk, nq, nk, s.keyDim,
+             config.scale, 0.0f);
   for (int64_t i = 0; i < nq; ++i) {
     int64_t query = i0 + i;
     float *row = scores + i * nk;
@@ -201,7 +234,8 @@ static void blockScores(const Head &head, const AttentionShape &s,
 /// One block of queries: p = exp(s - max) over whole rows, the output rows
 /// sum_j p f v_j / l with l the undropped sum, lse = max + log l. `out` and
 /// `lse` are the head's rows.
-static void attentionBlock(const Head &head, const AttentionShape &s,
+template <typename T>
+static void attentionBlock(const Head<T> &head, const AttentionShape &s,
                            const AttentionConfig &config, int64_t i0,
                            int64_t nq, float *out, int64_t outStride,
                            float *lse, int64_t lseStride) {
@@ -228,15 +262,16 @@ static void attentionBlock(const Head &head, const AttentionShape &s,
     lse[(i0 + i) * lseStride] = max + std::log(sum);
   }
   float *o = out + i0 * outStride;
-  smallGemm({scores, nk}, {head.v, head.vs}, o, outStride, nq, s.valueDim, nk,
-            false, false, 1.0f, 0.0f);
+  product<T>(Operand<float>{scores, nk}, Operand<T>{head.v, head.vs}, o,
+             outStride, nq, s.valueDim, nk, 1.0f, 0.0f);
   for (int64_t i = 0; i < nq; ++i)
     for (int64_t c = 0; c < s.valueDim; ++c)
       o[i * outStride + c] *= inverse[i];
 }
 
-template <typename T>
-static void attentionOf(const T *q, const T *k, const T *v, float *out,
+/// T: the products' type; S: the inputs'.
+template <typename T, typename S>
+static void attentionOf(const S *q, const S *k, const S *v, float *out,
                         float *lse, const AttentionShape &shape,
                         const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
@@ -244,7 +279,7 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
                  (shape.keyDim + shape.valueDim);
 #pragma omp parallel for schedule(static) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
-    Head head = headOf(q, k, v, shape, config, bh);
+    Head<T> head = headOf<T>(q, k, v, shape, config, bh);
     HeadRows outRows = rowsOf(shape, bh, shape.queries, shape.valueDim),
              lseRows = rowsOf(shape, bh, shape.queries, 1);
     for (int64_t i0 = 0; i0 < shape.queries; i0 += kQueryBlock)
@@ -270,7 +305,8 @@ struct HeadGrads {
 /// dp = f (dO_i . v_j), ds = scale p (dp - D_i) and D_i = dO_i . O_i
 /// (= sum_j p dp, the softmax's row term),
 ///   dv += (p f)^T dO,  dq = ds k,  dk += ds^T q.
-static void attentionGradBlock(const Head &head, const HeadGrads &g,
+template <typename T>
+static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
                                const AttentionShape &s,
                                const AttentionConfig &config, int64_t i0,
                                int64_t nq) {
@@ -280,36 +316,48 @@ static void attentionGradBlock(const Head &head, const HeadGrads &g,
         *grads = scratch.grads.data();
   blockScores(head, s, config, i0, nq, nk, probabilities, factors);
   // dO_i . v_j for the block.
-  smallGemm({g.grad + i0 * g.os, g.os}, {head.v, head.vs}, grads, nk, nq, nk,
-            s.valueDim, false, true, 1.0f, 0.0f);
+  product<T>(Operand<float>{g.grad + i0 * g.os, g.os},
+             Operand<T>{head.v, head.vs, true}, grads, nk, nq, nk, s.valueDim,
+             1.0f, 0.0f);
   for (int64_t i = 0; i < nq; ++i) {
     int64_t query = i0 + i;
     const float *dO = g.grad + query * g.os, *o = g.output + query * g.os;
-    float rowDot = 0.0f;
-#pragma omp simd reduction(+ : rowDot)
-    for (int64_t c = 0; c < s.valueDim; ++c)
-      rowDot += dO[c] * o[c];
     const float rowLse = g.lse[query * g.lseStride], scale = config.scale;
     float *p = probabilities + i * nk, *f = factors + i * s.keys,
           *ds = grads + i * nk;
     expOrZero(p, nk, rowLse);
+    // D_i: dO_i . O_i in f32; with bf16 products, sum_j p dp from the
+    // rounded dO the products saw (dO . O would differ from it by the
+    // roundings, and p (dp - D) cancels).
+    float rowDot = 0.0f;
+    if constexpr (std::is_same_v<T, Bf16>) {
+#pragma omp simd reduction(+ : rowDot)
+      for (int64_t j = 0; j < nk; ++j)
+        rowDot += p[j] * f[j] * ds[j];
+    } else {
+#pragma omp simd reduction(+ : rowDot)
+      for (int64_t c = 0; c < s.valueDim; ++c)
+        rowDot += dO[c] * o[c];
+    }
 #pragma omp simd
     for (int64_t j = 0; j < nk; ++j) {
       ds[j] = scale * p[j] * (f[j] * ds[j] - rowDot);
       f[j] *= p[j]; // p f, for dv
     }
   }
-  smallGemm({factors, s.keys}, {g.grad + i0 * g.os, g.os}, g.dv, g.vs, nk,
-            s.valueDim, nq, true, false, 1.0f, 1.0f);
-  smallGemm({grads, nk}, {head.k, head.ks}, g.dq + i0 * g.qs, g.qs, nq,
-            s.keyDim, nk, false, false, 1.0f, 0.0f);
-  smallGemm({grads, nk}, {head.q + i0 * head.qs, head.qs}, g.dk, g.ks, nk,
-            s.keyDim, nq, true, false, 1.0f, 1.0f);
+  product<T>(Operand<float>{factors, s.keys, true},
+             Operand<float>{g.grad + i0 * g.os, g.os}, g.dv, g.vs, nk,
+             s.valueDim, nq, 1.0f, 1.0f);
+  product<T>(Operand<float>{grads, nk}, Operand<T>{head.k, head.ks},
+             g.dq + i0 * g.qs, g.qs, nq, s.keyDim, nk, 1.0f, 0.0f);
+  product<T>(Operand<float>{grads, nk, true},
+             Operand<T>{head.q + i0 * head.qs, head.qs}, g.dk, g.ks, nk,
+             s.keyDim, nq, 1.0f, 1.0f);
 }
 
-template <typename T>
-static void attentionGradOf(const float *grad, const T *q, const T *k,
-                            const T *v, const float *output, const float *lse,
+template <typename T, typename S>
+static void attentionGradOf(const float *grad, const S *q, const S *k,
+                            const S *v, const float *output, const float *lse,
                             float *dq, float *dk, float *dv,
                             const AttentionShape &shape,
                             const AttentionConfig &config) {
@@ -319,7 +367,7 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   int64_t qRows = shape.queries, kRows = shape.keys;
 #pragma omp parallel for schedule(static) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
-    Head head = headOf(q, k, v, shape, config, bh);
+    Head<T> head = headOf<T>(q, k, v, shape, config, bh);
     HeadRows o = rowsOf(shape, bh, qRows, shape.valueDim),
              l = rowsOf(shape, bh, qRows, 1),
              dqRows = rowsOf(shape, bh, qRows, shape.keyDim),
@@ -343,27 +391,34 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
 void attention(const float *q, const float *k, const float *v, float *out,
                float *lse, const AttentionShape &shape,
                const AttentionConfig &config) {
-  attentionOf(q, k, v, out, lse, shape, config);
+  attentionOf<float>(q, k, v, out, lse, shape, config);
 }
 
 void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
                float *lse, const AttentionShape &shape,
                const AttentionConfig &config) {
-  attentionOf(q, k, v, out, lse, shape, config);
+  if (config.bf16Products)
+    attentionOf<Bf16>(q, k, v, out, lse, shape, config);
+  else
+    attentionOf<float>(q, k, v, out, lse, shape, config);
 }
 
 void attentionGrad(const float *grad, const float *q, const float *k,
                    const float *v, const float *output, const float *lse,
                    float *dq, float *dk, float *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
-  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+  attentionGradOf<float>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
 void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    const Bf16 *v, const float *output, const float *lse,
                    float *dq, float *dk, float *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
-  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+  if (config.bf16Products)
+    attentionGradOf<Bf16>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+  else
+    attentionGradOf<float>(grad, q, k, v, output, lse, dq, dk, dv, shape,
+                           config);
 }
 
 } // namespace tgc::cpu

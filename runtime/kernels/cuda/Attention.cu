@@ -59,7 +59,8 @@ template <typename T>
 static void attentionOf(const T *q, const T *k, const T *v, float *out,
                         float *lse, const AttentionShape &s,
                         const AttentionConfig &config) {
-  if (s.sequenceMajor) { // never emitted for CUDA: see AttentionShape
+  // Never emitted for CUDA (see AttentionShape and AttentionConfig).
+  if (s.sequenceMajor || config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }

@@ -52,7 +52,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
                             float *dq, float *dk, float *dv,
                             const AttentionShape &s,
                             const AttentionConfig &config) {
-  if (s.sequenceMajor) { // never emitted for CUDA: see AttentionShape
+  // Never emitted for CUDA (see AttentionShape and AttentionConfig).
+  if (s.sequenceMajor || config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }

@@ -6,6 +6,11 @@
 //   (the backward recomputes p_ij as exp(s_ij - lse_i))
 //   out_i = sum_j p_ij f_ij v_j,  f = the dropout factor of element
 //           ((b * H + h) * Sq + i) * Sk + j of the probabilities.
+// With bf16 products (tg-mixed-precision), out_i = sum_j r(e_ij f_ij) v_j
+// / sum_j e_ij with e_ij = exp(s_ij - max_j' s_ij') and r() the rounding
+// of an f32 to bf16: the kernels multiply v by the unnormalized, rounded
+// probabilities and divide after. The backward rounds likewise each
+// operand of its four products (see attentionGrad).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/reference/Kernels.h"
@@ -16,6 +21,12 @@
 namespace tgc::reference {
 
 namespace {
+/// x as the kernels' products see it: as is, or rounded to f32 and then to
+/// bf16 (bf16 products).
+double productOperand(double x, bool bf16) {
+  return bf16 ? runtime::widen(runtime::roundToBf16(static_cast<float>(x))) : x;
+}
+
 /// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv].
 struct AttentionDims {
   int64_t batch, heads, queries, keys, keyDim, valueDim;
@@ -83,8 +94,10 @@ AttentionResult attention(const HostTensor &query, const HostTensor &key,
         // exp(s - max) / sum rather than exp(s - lse): exact for rows whose
         // scores are all near -1e9.
         for (int64_t j = 0; j < d.keys; ++j) {
-          double p = std::exp(s[j] - max) / sum *
-                     dropoutFactor(config.dropout, probabilityIndex(d, b, h, i, j));
+          double f = dropoutFactor(config.dropout, probabilityIndex(d, b, h, i, j));
+          double p = config.bf16Products
+                         ? productOperand(std::exp(s[j] - max) * f, true) / sum
+                         : std::exp(s[j] - max) / sum * f;
           const double *vj =
               value.data.data() + d.row(b, h, d.keys, j, d.valueDim);
           for (int64_t c = 0; c < d.valueDim; ++c)
@@ -98,6 +111,8 @@ AttentionResult attention(const HostTensor &query, const HostTensor &key,
 //   dV_j += P_ij F_ij dO_i,  dP_ij = F_ij (dO_i . v_j),
 //   dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'),
 //   dQ_i += scale dS_ij k_j,  dK_j += scale dS_ij q_i.
+// With bf16 products, r(dO_i) in dP and dV, r(P_ij F_ij) in dV and
+// r(scale dS_ij) in dQ and dK.
 AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
                              const HostTensor &key, const HostTensor &value,
                              const HostTensor &lse,
@@ -105,7 +120,8 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
   AttentionDims d(query, key, value);
   AttentionGrads grads{HostTensor(query.shape), HostTensor(key.shape),
                        HostTensor(value.shape)};
-  std::vector<double> p(d.keys), factor(d.keys), dp(d.keys);
+  std::vector<double> p(d.keys), factor(d.keys), dp(d.keys),
+      roundedGrad(d.valueDim);
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h)
       for (int64_t i = 0; i < d.queries; ++i) {
@@ -113,6 +129,9 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
         double rowLse = lse[(b * d.heads + h) * d.queries + i];
         const double *dO =
             grad.data.data() + d.row(b, h, d.queries, i, d.valueDim);
+        const bool bf16 = config.bf16Products;
+        for (int64_t c = 0; c < d.valueDim; ++c)
+          roundedGrad[c] = productOperand(dO[c], bf16);
         double rowDot = 0.0;
         for (int64_t j = 0; j < d.keys; ++j) {
           p[j] = std::exp(s[j] - rowLse);
@@ -121,10 +140,10 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
               value.data.data() + d.row(b, h, d.keys, j, d.valueDim);
           double *dvj =
               grads.value.data.data() + d.row(b, h, d.keys, j, d.valueDim);
-          double dropped = 0.0;
+          double dropped = 0.0, kept = productOperand(p[j] * factor[j], bf16);
           for (int64_t c = 0; c < d.valueDim; ++c) {
-            dropped += dO[c] * vj[c];
-            dvj[c] += p[j] * factor[j] * dO[c];
+            dropped += roundedGrad[c] * vj[c];
+            dvj[c] += kept * roundedGrad[c];
           }
           dp[j] = factor[j] * dropped;
           rowDot += p[j] * dp[j];
@@ -134,7 +153,7 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
         double *dqi =
             grads.query.data.data() + d.row(b, h, d.queries, i, d.keyDim);
         for (int64_t j = 0; j < d.keys; ++j) {
-          double ds = config.scale * p[j] * (dp[j] - rowDot);
+          double ds = productOperand(config.scale * p[j] * (dp[j] - rowDot), bf16);
           const double *kj = key.data.data() + d.row(b, h, d.keys, j, d.keyDim);
           double *dkj =
               grads.key.data.data() + d.row(b, h, d.keys, j, d.keyDim);

@@ -104,6 +104,9 @@ struct AttentionConfig {
   int64_t causalOffset = 0; ///< query i sits at position causalOffset + i
   double scale = 1.0;
   Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
+  /// tg.attention's bf16_products: what multiplies v, and in the gradient
+  /// what multiplies v, q, k and dO, is rounded to bf16 (as f32) first.
+  bool bf16Products = false;
 };
 struct AttentionResult {
   HostTensor output, lse;

@@ -950,6 +950,28 @@ func.func @attention_sequence_major_position(%q: tensor<2x1x4x8xf32>, %k: tensor
 
 // -----
 
+// tg.attention bf16_products: the products round to bf16 what multiplies
+// bf16 queries, keys and values; f32 ones have no bf16 products.
+func.func @attention_bf16_products_f32(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>) {
+  // expected-error @+1 {{bf16_products needs bf16 query, key and value}}
+  %o, %lse = tg.attention %q, %k, %v bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad bf16_products: the same rule.
+func.func @attention_grad_bf16_products_f32(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{bf16_products needs bf16 query, key and value}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
 // tg.attention: the key agrees with the query on B, H and Dk.
 func.func @attention_key_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x6xf32>, %v: tensor<2x4x9x8xf32>) {
   // expected-error @+1 {{key must be [B, H, Sk, Dk] with B, H, Dk of query [2, 4, 7, 8] but is [2, 4, 9, 6]}}

@@ -7,6 +7,7 @@
 // RUN: tgc-opt --tg-mixed-precision --tg-mixed-precision --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-mixed-precision=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: tgc-opt --tg-mixed-precision=attention=false --split-input-file %s | FileCheck %s --check-prefix=NOATT
+// RUN: tgc-opt --tg-mixed-precision=attention-products=false --split-input-file %s | FileCheck %s --check-prefix=NOPROD
 
 // A weight read by the forward GEMM and by the backward's input-gradient
 // GEMM, an activation read by the forward GEMM and (reshaped) by the
@@ -77,17 +78,23 @@ func.func @grouped_relu_grad(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %dy: t
 
 // -----
 
-// Attention and its gradient read the same bf16 copies of q, k and v; an
-// incremental decoder's attention over cache variables stays f32.
+// Attention and its gradient read the same bf16 copies of q, k and v, and
+// their other products are bf16 ones too (bf16_products), unless
+// attention-products=false (the CUDA target); an incremental decoder's
+// attention over cache variables stays f32.
 // CHECK-LABEL: func.func @attention(
 // CHECK-NEXT: %[[QB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x5x8xf32>
 // CHECK-NEXT: %[[KB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x9x8xf32>
 // CHECK-NEXT: %[[VB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x9x6xf32>
-// CHECK-NEXT: %[[O:[a-z0-9_]+]], %[[L:[a-z0-9_]+]] = tg.attention %[[QB]], %[[KB]], %[[VB]] scale
-// CHECK-NEXT: tg.attention_grad %[[O]], %[[QB]], %[[KB]], %[[VB]], %[[O]], %[[L]] scale
+// CHECK-NEXT: %[[O:[a-z0-9_]+]], %[[L:[a-z0-9_]+]] = tg.attention %[[QB]], %[[KB]], %[[VB]] bf16_products scale
+// CHECK-NEXT: tg.attention_grad %[[O]], %[[QB]], %[[KB]], %[[VB]], %[[O]], %[[L]] bf16_products scale
 // NOATT-LABEL: func.func @attention(
 // NOATT-NOT: tg.to_bf16
+// NOATT-NOT: bf16_products
 // NOATT: return
+// NOPROD-LABEL: func.func @attention(
+// NOPROD: tg.attention %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} scale
+// NOPROD: tg.attention_grad %{{.*}} scale
 func.func @attention(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x6xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {
   %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
   %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)

@@ -1,12 +1,14 @@
 //===- Bf16Test.cpp - the bf16 kernels of tg-mixed-precision --------------===//
 //
-// runtime/kernels/cpu/Bf16Gemm.cpp and the bf16 overloads of Gemm.cpp (the
-// output loss's are in TrainingTest.cpp): rounding to bf16 bit for bit, and bf16 GEMMs against the
+// runtime/kernels/cpu/Bf16Gemm.cpp, Bf16Tile.cpp and the bf16 overloads of
+// Gemm.cpp (the output loss's are in TrainingTest.cpp): rounding to bf16
+// bit for bit, and bf16 GEMMs and tile products against the
 // reference on the same rounded operands. A product of two bf16 values is
 // exact in f32, so the only error left is f32 accumulation: the f32
 // tolerance holds.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cpu/Bf16Tile.h"
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
 #include <array>
@@ -113,6 +115,66 @@ TEST_P(Bf16LinearTest, MatchesTheReferenceOnTheRoundedValues) {
 INSTANTIATE_TEST_SUITE_P(CpuKernels, Bf16LinearTest,
                          ::testing::Values(std::array<int64_t, 3>{300, 45, 70},
                                            std::array<int64_t, 3>{260, 96, 100}));
+
+// Attention's tile products: bf16 operands read in place or f32 ones
+// rounded as they are packed, each of them row-major or transposed, on
+// shapes with partial register blocks (m not a multiple of 8, n of 16)
+// and an odd k; beta 0 must not read out (NaN there), beta 1 adds.
+TEST(CpuKernels, Bf16TileProductMatchesTheReferenceOnTheRoundedValues) {
+  const std::array<int64_t, 3> shapes[] = {
+      {37, 53, 24}, {64, 64, 64}, {8, 16, 2}, {5, 40, 37}, {1, 1, 1}};
+  for (auto [m, n, k] : shapes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (float beta : {0.0f, 1.0f}) {
+        bool ta = layout & 1, tb = layout & 2;
+        std::vector<float> a = uniform(m * k, 11), b = uniform(k * n, 12);
+        std::vector<Bf16> a16 = rounded(a), b16 = rounded(b);
+        HostTensor expected =
+            reference::matmul(host(widened(a16), ta ? std::vector<int64_t>{k, m}
+                                                    : std::vector<int64_t>{m, k}),
+                              host(widened(b16), tb ? std::vector<int64_t>{n, k}
+                                                    : std::vector<int64_t>{k, n}),
+                              ta, tb);
+        std::vector<float> start = uniform(m * n, 13);
+        if (beta != 0.0f)
+          for (int64_t i = 0; i < m * n; ++i)
+            expected.data[i] += start[i];
+        auto operand = [](const auto *data, bool transposed, int64_t rows,
+                          int64_t cols) {
+          using E = std::remove_cv_t<std::remove_pointer_t<decltype(data)>>;
+          return transposed ? cpu::TileOperand<E>{data, 1, rows}
+                            : cpu::TileOperand<E>{data, cols, 1};
+        };
+        std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" +
+                           std::to_string(k) + (ta ? " aT" : "") +
+                           (tb ? " bT" : "") + " beta " + std::to_string(beta);
+        // Row stride 5 floats wider than n: the kernel writes only n.
+        const int64_t ld = n + 5;
+        auto run = [&](auto aOperand, auto bOperand) {
+          std::vector<float> out(m * ld, std::nanf(""));
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              if (beta != 0.0f)
+                out[i * ld + j] = start[i * n + j];
+          cpu::bf16TileProduct(aOperand, bOperand, out.data(), ld, m, n, k,
+                               1.0f, beta);
+          std::vector<float> packed(m * n);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j)
+              packed[i * n + j] = out[i * ld + j];
+            for (int64_t j = n; j < ld; ++j)
+              EXPECT_TRUE(std::isnan(out[i * ld + j])) << what << ": wrote past n";
+          }
+          return packed;
+        };
+        expectClose("bf16 tile " + what,
+                    run(operand(a16.data(), ta, m, k), operand(b16.data(), tb, k, n)),
+                    expected, kGemmTolerance);
+        expectClose("f32-rounded tile " + what,
+                    run(operand(a.data(), ta, m, k), operand(b.data(), tb, k, n)),
+                    expected, kGemmTolerance);
+      }
+}
 
 } // namespace
 } // namespace tgc::test
