@@ -1,0 +1,127 @@
+// Which library is fastest for each f32 GEMM of a training step, and what
+// the CPU kernels' dispatch (runtime/kernels/cpu/Gemm.cpp: cpu::gemm and
+// cpu::linear) gets: for the shapes of one bench row, GFLOP/s of OpenBLAS's
+// cblas_sgemm, oneDNN's dnnl_sgemm, a oneDNN matmul primitive made for the
+// shape, and the dispatch itself, each the best of repeats after a warm-up
+// call. The shapes follow the Transformer's step with M tokens, model width
+// d, feed-forward width f and vocabulary V: the forward linears and
+// projections, their input- and weight-gradient products, and the output
+// loss's three products per chunk of 256 rows.
+//
+// Build (repository root, after the README's build):
+//   c++ -O3 -march=native -fopenmp -I. -Ibuild bench/gemm_shapes.cpp \
+//       build/runtime/kernels/cpu/libTgcCpuKernels.a \
+//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl \
+//       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o gemm_shapes
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./gemm_shapes M d f V
+//   (2L row: 1024 128 512 1000; 3L: 2048 256 1024 8000; 6L: 2048 512 2048 8000)
+#include "runtime/kernels/cpu/Gemm.h"
+#include "runtime/kernels/cpu/Kernels.h"
+
+#include <cblas.h>
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Shape {
+  const char *what;
+  int64_t m, n, k;
+  bool ta, tb, bias; // bias: a linear (cpu::linear) with its bias
+};
+
+double rate(const Shape &s, const std::function<void()> &run) {
+  run();
+  double flops = 2.0 * s.m * s.n * double(s.k), best = 0.0, total = 0.0;
+  for (int rep = 0; rep < 5 || total < 0.2; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    total += seconds;
+    best = std::max(best, flops / seconds / 1e9);
+  }
+  return best;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s M d f V\n", argv[0]);
+    return 2;
+  }
+  const int64_t M = std::atoll(argv[1]), d = std::atoll(argv[2]),
+                f = std::atoll(argv[3]), V = std::atoll(argv[4]),
+                chunk = std::min<int64_t>(256, M);
+  const Shape shapes[] = {
+      {"projection x W", M, d, d, false, false, false},
+      {"ffn1 x W1 + b1", M, f, d, false, false, true},
+      {"ffn2 h W2 + b2", M, d, f, false, false, true},
+      {"projection dY W^T", M, d, d, false, true, false},
+      {"ffn1 dH W1^T", M, d, f, false, true, false},
+      {"ffn2 dY W2^T", M, f, d, false, true, false},
+      {"projection X^T dY", d, d, M, true, false, false},
+      {"ffn1 X^T dH", d, f, M, true, false, false},
+      {"ffn2 H^T dY", f, d, M, true, false, false},
+      {"loss logits x E^T", chunk, V, d, false, true, false},
+      {"loss dL E", chunk, d, V, false, false, false},
+      {"loss dL^T x", V, d, chunk, true, false, false},
+  };
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  using dims = dnnl::memory::dims;
+  std::printf("%-20s %5s %5s %5s %2s  GFLOP/s: %8s %8s %9s %8s\n", "product",
+              "m", "n", "k", "op", "OpenBLAS", "oneDNN", "primitive", "tgc");
+  for (const Shape &s : shapes) {
+    std::vector<float> a(s.m * s.k, 0.5f), b(s.k * s.n, 0.25f),
+        c(s.m * s.n), bias(s.n, 0.1f);
+    const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+    dnnl::memory::desc ad({s.m, s.k}, dnnl::memory::data_type::f32,
+                          s.ta ? dims{1, s.m} : dims{s.k, 1});
+    dnnl::memory::desc bd({s.k, s.n}, dnnl::memory::data_type::f32,
+                          s.tb ? dims{1, s.k} : dims{s.n, 1});
+    dnnl::memory::desc cd({s.m, s.n}, dnnl::memory::data_type::f32,
+                          dnnl::memory::format_tag::ab);
+    dnnl::matmul primitive(
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), engine));
+    dnnl::memory am(ad, engine, a.data()), bm(bd, engine, b.data()),
+        cm(cd, engine, c.data());
+    double openblas = rate(s, [&] {
+      cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
+                  s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f,
+                  a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
+    });
+    double onednn = rate(s, [&] {
+      dnnl_sgemm(s.ta ? 'T' : 'N', s.tb ? 'T' : 'N', s.m, s.n, s.k, 1.0f,
+                 a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
+    });
+    double matmul = rate(s, [&] {
+      primitive.execute(stream, {{DNNL_ARG_SRC, am},
+                                 {DNNL_ARG_WEIGHTS, bm},
+                                 {DNNL_ARG_DST, cm}});
+      stream.wait();
+    });
+    double tgc = rate(s, [&] {
+      if (s.bias)
+        tgc::cpu::linear(a.data(), b.data(), bias.data(), c.data(), s.m, s.k,
+                         s.n, false);
+      else
+        tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
+                       0.0f);
+    });
+    double best = std::max({openblas, onednn, matmul});
+    std::printf("%-20s %5ld %5ld %5ld %c%c           %8.0f %8.0f %9.0f %8.0f  "
+                "(%3.0f%% of the best)\n",
+                s.what, long(s.m), long(s.n), long(s.k), s.ta ? 'T' : 'N',
+                s.tb ? 'T' : 'N', openblas, onednn, matmul, tgc,
+                100.0 * tgc / best);
+  }
+}
