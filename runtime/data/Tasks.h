@@ -23,6 +23,7 @@
 #define TGC_RUNTIME_TASKS_H
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -93,9 +94,12 @@ Batch makeBatch(Task task, uint32_t seed, uint64_t index,
                 const BatchShape &shape);
 
 /// `count` distinct held-out pairs of `task` (fewer if the task has fewer),
-/// the same for every seed.
+/// the same for every seed. Drawing hundreds of thousands takes seconds, so
+/// `poll` (if given) is called every few thousand draws: a program's Ctrl-C
+/// check, which may end it.
 std::vector<SentencePair> heldOutPairs(Task task, int64_t count,
-                                       const BatchShape &shape);
+                                       const BatchShape &shape,
+                                       const std::function<void()> &poll = {});
 
 /// Why `shape` cannot hold `task`'s sentences, or empty when it can.
 std::string validateBatchShape(Task task, const BatchShape &shape);

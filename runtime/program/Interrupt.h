@@ -6,7 +6,8 @@
 // temporary file and renamed, so the previous one is never half-written).
 //
 // The long loops outside training steps (evaluation, validation, --translate)
-// poll the flag once per batch and per decoded position, so that a signal
+// poll the flag once per batch and per decoded position (and every few
+// thousand held-out sentences drawn for a task), so that a signal
 // takes effect within a fraction of a second there too: interruptRequested()
 // exits the program (128 + the signal, after "interrupted by SIGINT while
 // <activity>") unless an InterruptScope asks the loop to return instead, as

@@ -4,6 +4,7 @@
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/data/TokenFiles.h"
 #include "runtime/program/Batcher.h"
+#include "runtime/program/Interrupt.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -41,7 +42,9 @@ public:
     return part;
   }
   std::vector<SentencePair> heldOut(int64_t count) override {
-    return heldOutPairs(task, count, shape);
+    // A Ctrl-C while drawing them ends the program as it would in the
+    // evaluation or validation that asked for them.
+    return heldOutPairs(task, count, shape, [] { interruptRequested(); });
   }
   int64_t validationSize() const override { return kTaskValidationPairs; }
   std::string describe() const override {
