@@ -32,6 +32,28 @@ struct AttentionInputs : AttentionProblem {
   reference::AttentionResult referenceForward() const {
     return reference::attention(hq, hk, hv, interpConfig);
   }
+
+  /// q, k and v rounded to bf16 (tg-mixed-precision's copies); the f32
+  /// and host inputs become the rounded values, widened.
+  struct Rounded {
+    std::vector<runtime::Bf16> q, k, v;
+  };
+  Rounded roundToBf16() {
+    auto round = [](std::vector<float> &values) {
+      std::vector<runtime::Bf16> rounded(values.size());
+      cpu::toBf16(values.data(), rounded.data(),
+                  static_cast<int64_t>(values.size()));
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = runtime::widen(rounded[i]);
+      return rounded;
+    };
+    Rounded r{round(q), round(k), round(v)};
+    const cpu::AttentionShape &s = shape;
+    hq = host(q, {s.batch, s.heads, s.queries, s.keyDim});
+    hk = host(k, {s.batch, s.heads, s.keys, s.keyDim});
+    hv = host(v, {s.batch, s.heads, s.keys, s.valueDim});
+    return r;
+  }
 };
 
 // Scores, exponentials and the weighted sum of up to 150 values in float.
@@ -95,22 +117,10 @@ TEST(CpuKernels, AttentionGrad) {
 // kernels give on the widened values (and the reference's result within
 // the f32 tolerances).
 TEST(CpuKernels, Bf16AttentionIsTheF32OneOnTheRoundedValues) {
-  using runtime::Bf16;
-  auto round = [](std::vector<float> &values) {
-    std::vector<Bf16> rounded(values.size());
-    cpu::toBf16(values.data(), rounded.data(),
-                static_cast<int64_t>(values.size()));
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = runtime::widen(rounded[i]);
-    return rounded;
-  };
   for (const AttentionCase &c : kAttentionCases) {
     AttentionInputs in(c);
-    std::vector<Bf16> q = round(in.q), k = round(in.k), v = round(in.v);
+    auto [q, k, v] = in.roundToBf16();
     const cpu::AttentionShape &s = in.shape;
-    in.hq = host(in.q, {s.batch, s.heads, s.queries, s.keyDim});
-    in.hk = host(in.k, {s.batch, s.heads, s.keys, s.keyDim});
-    in.hv = host(in.v, {s.batch, s.heads, s.keys, s.valueDim});
     AttentionForward f32 = cpuAttention(in);
     AttentionForward bf16{std::vector<float>(f32.output.size()),
                           std::vector<float>(f32.lse.size())};
@@ -177,22 +187,10 @@ void expectBf16Products(const std::string &what, const std::vector<float> &got,
 }
 
 TEST(CpuKernels, Bf16ProductsAttentionMatchesTheReferenceWithItsRoundings) {
-  using runtime::Bf16;
-  auto round = [](std::vector<float> &values) {
-    std::vector<Bf16> rounded(values.size());
-    cpu::toBf16(values.data(), rounded.data(),
-                static_cast<int64_t>(values.size()));
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = runtime::widen(rounded[i]);
-    return rounded;
-  };
   for (const AttentionCase &c : kAttentionCases) {
     AttentionInputs in(c);
-    std::vector<Bf16> q = round(in.q), k = round(in.k), v = round(in.v);
+    auto [q, k, v] = in.roundToBf16();
     const cpu::AttentionShape &s = in.shape;
-    in.hq = host(in.q, {s.batch, s.heads, s.queries, s.keyDim});
-    in.hk = host(in.k, {s.batch, s.heads, s.keys, s.keyDim});
-    in.hv = host(in.v, {s.batch, s.heads, s.keys, s.valueDim});
     reference::AttentionConfig plain = in.interpConfig, rounded = plain;
     rounded.bf16Products = true;
     cpu::AttentionConfig config = in.cpuConfig;
