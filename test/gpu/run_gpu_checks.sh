@@ -32,8 +32,8 @@ say "1. CUDA kernels vs CPU kernels"
 ctest --test-dir "$build" -R '^cuda\.' --output-on-failure
 
 say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
-$tgc --model transformer --preset tiny -o "$work/cpu"
-$tgc --model transformer --preset tiny --target=cuda -o "$work/gpu"
+$tgc --model transformer --preset tiny --precision=fp32 -o "$work/cpu"
+$tgc --model transformer --preset tiny --precision=fp32 --target=cuda -o "$work/gpu"
 common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
 "$work/cpu" "${common[@]}" --loss-log "$work/cpu.loss" --dump-params "$work/cpu.params" --checkpoint "$work/cpu3.ckpt"
 "$work/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
@@ -70,8 +70,8 @@ data=$(cd "$build/bin" && pwd)/tgc-data  # absolute: used after cd
   $data encode --vocab spm.model --source train.src --target train.tgt -o train.tok
 )
 numbers=(--model transformer --preset tiny --config models/configs/numbers.pbtxt --corpus "$work/train.tok" --max-tokens 640)
-$tgc "${numbers[@]}" --target=cuda -o "$work/numbers_gpu"
-$tgc "${numbers[@]}" -o "$work/numbers_cpu"
+$tgc "${numbers[@]}" --precision=fp32 --target=cuda -o "$work/numbers_gpu"
+$tgc "${numbers[@]}" --precision=fp32 -o "$work/numbers_cpu"
 "$work/numbers_gpu" --train-data "$work/train.tok" --vocab "$work/spm.model" --steps 1000 --log-every 500 --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
 translate() { "$1" --translate "$work/test.src" --resume "$work/numbers.ckpt" --vocab "$work/spm.model" --output "$work/$2" "${@:3}"; }
 translate "$work/numbers_gpu" gpu.beam

@@ -146,15 +146,16 @@ cl::opt<PrecisionFlag> precision(
     "precision",
     cl::desc("What the GEMMs and attention multiply (parameters, Adam, "
              "LayerNorm, softmax and the loss are f32 either way)"),
-    cl::init(PrecisionFlag::fp32),
-    cl::values(clEnumValN(PrecisionFlag::fp32, "fp32", "f32 operands (default)"),
+    cl::init(PrecisionFlag::automatic),
+    cl::values(clEnumValN(PrecisionFlag::fp32, "fp32", "f32 operands"),
                clEnumValN(PrecisionFlag::bf16, "bf16",
                           "bf16 operands, f32 accumulation: mixed precision "
                           "(tg-mixed-precision; oneDNN on CPUs, twice the "
                           "GEMM rate where the CPU has AVX512-BF16 or AMX)"),
                clEnumValN(PrecisionFlag::automatic, "auto",
                           "bf16 for GPUs and for CPUs with AVX512-BF16 or "
-                          "AMX, fp32 (with a note) for other CPUs")),
+                          "AMX, fp32 (with a note) for other CPUs "
+                          "(default)")),
     cl::cat(tgcCategory));
 
 cl::opt<std::string> taskName("task",

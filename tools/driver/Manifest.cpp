@@ -44,7 +44,8 @@ std::string programManifest(const DriverOptions &options,
     os << options.inputFilename;
   }
   os << (options.fuse ? "" : " --fuse=false")
-     << (options.precision == GemmPrecision::bf16 ? " --precision=bf16" : "")
+     << (options.precision == GemmPrecision::bf16 ? " --precision=bf16"
+                                                   : " --precision=fp32")
      << "\n";
   for (llvm::StringRef line : llvm::split(config.trim(), '\n'))
     if (!line.empty())
