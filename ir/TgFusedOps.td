@@ -271,8 +271,9 @@ def TG_LinearOp : TG_Op<"linear", [Pure]> {
     cache, instead of as two more passes over memory.
     `tg-fuse-matmul-epilogue` builds it after autodiff from
     `relu(add(matmul(x, W), broadcast(b)))`; it has no gradient rule.
-    `input` and `weight` are both `f32` or both `bf16`; bias and result are
-    `f32`.
+    `input` and `weight` are both `f32` or both `bf16`; bias is `f32`, the
+    result `f32` or, with bf16 operands, `bf16` (the epilogue's f32 values
+    rounded as they are written, `tg-fold-bf16-roundings`).
 
     ```mlir
     %h = tg.linear %x, %w1, %b1 relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
@@ -280,7 +281,7 @@ def TG_LinearOp : TG_Op<"linear", [Pure]> {
   }];
   let arguments = (ins TG_GemmOperand:$input, TG_GemmOperand:$weight,
                        TG_FloatTensor:$bias, UnitAttr:$relu);
-  let results = (outs TG_FloatTensor:$result);
+  let results = (outs TG_GemmOperand:$result);
   let assemblyFormat = [{
     $input `,` $weight `,` $bias (`relu` $relu^)? attr-dict `:` type($input)
     `,` type($weight) `,` type($bias) `->` type($result)

@@ -67,7 +67,8 @@ LogicalResult FusedElementwiseOp::verify() {
 
 LogicalResult LinearOp::verify() {
   if (failed(expectSameElementType(*this, "input", getInput(), "weight",
-                                   getWeight())))
+                                   getWeight())) ||
+      failed(expectGemmResultType(*this, getInput(), getResult())))
     return failure();
   auto input = shapeOf(getInput()), weight = shapeOf(getWeight());
   if (input.size() < 2)

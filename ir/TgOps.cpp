@@ -40,7 +40,8 @@ LogicalResult EmbeddingGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatmulOp::verify() {
-  if (failed(expectSameElementType(*this, "lhs", getLhs(), "rhs", getRhs())))
+  if (failed(expectSameElementType(*this, "lhs", getLhs(), "rhs", getRhs())) ||
+      failed(expectGemmResultType(*this, getLhs(), getResult())))
     return failure();
   auto lhs = shapeOf(getLhs());
   auto rhs = shapeOf(getRhs());

@@ -64,8 +64,9 @@ def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
     swapped, and likewise `B`. Both operands have rank >= 2. `rhs` either has
     the same batch dimensions as `lhs` or is a plain matrix (rank 2) shared by
     every batch, as a projection weight is. The operands are both `f32` or,
-    after `tg-mixed-precision`, both `bf16`; the result is `f32` either way
-    (bf16 products accumulate in f32).
+    after `tg-mixed-precision`, both `bf16`; the result is `f32` (bf16
+    products accumulate in f32) or, with bf16 operands, `bf16`: the f32 sums
+    rounded as they are written (`tg-fold-bf16-roundings`).
 
     ```mlir
     // x W for x : [batch, seq, d] and W : [d, d_ff]
@@ -76,7 +77,7 @@ def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
   }];
   let arguments = (ins TG_GemmOperand:$lhs, TG_GemmOperand:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
-  let results = (outs TG_FloatTensor:$result);
+  let results = (outs TG_GemmOperand:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)

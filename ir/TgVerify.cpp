@@ -207,4 +207,15 @@ LogicalResult expectSameElementType(Operation *op, StringRef lhsName,
                            << a << " and " << b;
 }
 
+LogicalResult expectGemmResultType(Operation *op, Value operand,
+                                   Value result) {
+  Type in = llvm::cast<ShapedType>(operand.getType()).getElementType();
+  Type out = llvm::cast<ShapedType>(result.getType()).getElementType();
+  if (out.isF32() || (out.isBF16() && in.isBF16()))
+    return success();
+  return op->emitOpError() << "result must be f32, or bf16 with bf16 "
+                              "operands, but is "
+                           << out << " with " << in << " operands";
+}
+
 } // namespace tgc::tg

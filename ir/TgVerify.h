@@ -40,6 +40,12 @@ mlir::LogicalResult expectSameElementType(mlir::Operation *op,
                                           llvm::StringRef rhsName,
                                           mlir::Value rhs);
 
+/// A GEMM's result: f32, or bf16 when its operands are bf16 (the f32 sums
+/// rounded as they are written, tg-fold-bf16-roundings).
+mlir::LogicalResult expectGemmResultType(mlir::Operation *op,
+                                         mlir::Value operand,
+                                         mlir::Value result);
+
 /// "<what> must have shape <expected> but has <actual>" unless they are equal.
 mlir::LogicalResult expectShape(mlir::Operation *op, llvm::StringRef what,
                                 mlir::Value value,

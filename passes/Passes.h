@@ -107,6 +107,12 @@ struct CompilePipelineOptions
                      "(bf16_products: the CPU kernels; the CUDA target "
                      "needs false)"),
       llvm::cl::init(true)};
+  Option<bool> bf16FoldRoundings{
+      *this, "bf16-fold-roundings",
+      llvm::cl::desc("With precision=bf16, tg-fold-bf16-roundings: a GEMM "
+                     "whose result only its bf16 copy reads writes it in "
+                     "bf16 (the CPU kernels; the CUDA target needs false)"),
+      llvm::cl::init(true)};
   Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
       llvm::cl::desc("tg-fold-head-transposes: attention reads and writes "

@@ -580,6 +580,41 @@ def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
+  let summary = "GEMMs whose result is only read rounded write it in bf16";
+  let description = [{
+    After `tg-mixed-precision`, a GEMM's f32 result is often read by nothing
+    but its `tg.to_bf16` copy: a query, key or value projection (read by
+    attention and its gradient), a feed-forward layer's first linear (read
+    by the second GEMM, the weight gradient and `tg.relu_grad`). For a
+    `tg.matmul` or `tg.linear` on bf16 operands whose one use is such a
+    copy, the GEMM's result becomes bf16 and the copy goes: the kernels
+    round each tile as they write it (a oneDNN primitive's epilogue), so the
+    f32 result is never stored nor read back. The values are the same: the
+    f32 sums rounded once, as `tg.to_bf16` rounds them.
+    Part of the compile pipeline (it depends on the kernels: the CPU
+    target's have these products; the CUDA target does not run it).
+
+    Before:
+    ```mlir
+    %q = tg.matmul %xb, %wb : tensor<4x8x32xbf16>, tensor<32x32xbf16> -> tensor<4x8x32xf32>
+    %qb = tg.to_bf16 %q : tensor<4x8x32xf32>
+    ```
+    After:
+    ```mlir
+    %q = tg.matmul %xb, %wb : tensor<4x8x32xbf16>, tensor<32x32xbf16> -> tensor<4x8x32xbf16>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFolded", "roundings-folded",
+              "tg.to_bf16 copies folded into their GEMM">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgPlanMemory : Pass<"tg-plan-memory", "::mlir::ModuleOp"> {
   let summary = "gives every intermediate of the step a static arena offset";
   let description = [{

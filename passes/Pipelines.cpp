@@ -86,6 +86,10 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   // incremental decoder).
   training.predict = true;
   buildTrainingPipeline(pm, training);
+  // The kernels' choice of where a rounding happens, so after everything
+  // the interpreter also runs (tgc --emit=train shows the copies).
+  if (training.precision == GemmPrecision::bf16 && options.bf16FoldRoundings)
+    pm.addPass(createTgFoldBf16Roundings({options.report.getValue()}));
   // Last: the arena offsets of every function, which the emitters read.
   pm.addPass(createTgPlanMemory({/*function=*/"", /*report=*/false}));
 }

@@ -345,6 +345,7 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
         pipeline.lossChunkRows = 0;
         pipeline.foldHeadTransposes = false;
         pipeline.bf16AttentionProducts = false;
+        pipeline.bf16FoldRoundings = false;
       }
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {

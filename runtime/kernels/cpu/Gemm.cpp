@@ -8,12 +8,14 @@
 // than the product). Two kinds of large product run on a oneDNN matmul
 // primitive instead (MatmulPrimitive.cpp): linear, whose bias and ReLU the
 // primitive applies in its tiles, and A B^T with K above N. The bf16 gemm
-// is in Bf16Gemm.cpp. The libraries thread each call themselves, so these
+// is in Bf16Gemm.cpp; a bf16 product whose result is rounded to bf16 runs on
+// a primitive that rounds in its epilogue. The libraries thread each call themselves, so these
 // calls are never made from inside an OpenMP parallel region.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -96,6 +98,23 @@ void linearOf(const T *input, const T *weight, const float *bias, float *out,
   }
 }
 
+/// A bf16 product rounded to bf16: on a primitive, which rounds in its
+/// epilogue; without one (a CPU oneDNN has no bf16 kernels for), the f32
+/// result in a reused buffer, then rounded.
+void roundedProduct(const Bf16 *a, const Bf16 *b, const float *bias,
+                    Bf16 *out, int64_t m, int64_t n, int64_t k,
+                    bool transposeA, bool transposeB, bool relu) {
+  if (matmulPrimitive(a, b, bias, out, m, n, k, transposeA, transposeB, relu))
+    return;
+  struct UnroundedProduct;
+  std::vector<float> &product = reusedBuffer<UnroundedProduct>(m * n, 0.0f);
+  if (bias || relu) // a linear's, never transposed
+    linearOf(a, b, bias, product.data(), m, k, n, relu);
+  else
+    gemm(a, b, product.data(), m, n, k, transposeA, transposeB, 0.0f);
+  toBf16(product.data(), out, m * n);
+}
+
 } // namespace
 
 void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
@@ -112,6 +131,20 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
            rhsShared);
 }
 
+void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  if (rhsShared && !transposeLhs) {
+    roundedProduct(lhs, rhs, nullptr, out, batch * m, n, k, false,
+                   transposeRhs, false);
+    return;
+  }
+  for (int64_t b = 0; b < batch; ++b)
+    roundedProduct(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n),
+                   nullptr, out + b * m * n, m, n, k, transposeLhs,
+                   transposeRhs, false);
+}
+
 void linear(const float *input, const float *weight, const float *bias,
             float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
   linearOf(input, weight, bias, out, rows, k, n, relu);
@@ -120,6 +153,11 @@ void linear(const float *input, const float *weight, const float *bias,
 void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
             float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
   linearOf(input, weight, bias, out, rows, k, n, relu);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  roundedProduct(input, weight, bias, out, rows, n, k, false, false, relu);
 }
 
 } // namespace tgc::cpu

@@ -33,6 +33,12 @@ bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
                      int64_t k, bool transposeA, bool transposeB, float beta,
                      bool relu);
 
+/// The bf16 product rounded to a bf16 `out` in the primitive's epilogue.
+bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
+                     const float *bias, runtime::Bf16 *out, int64_t m,
+                     int64_t n, int64_t k, bool transposeA, bool transposeB,
+                     bool relu);
+
 } // namespace tgc::cpu
 
 #endif // TGC_RUNTIME_KERNELS_CPU_GEMM_H

@@ -46,6 +46,17 @@ float optimizerStep(const AdamTensor *tensors, int count,
 void dropoutFactors(const Dropout &dropout, uint64_t start, int64_t count,
                     float *factors);
 
+//===--- Gemm.cpp: rounded results (CPU only) -----------------------------===//
+
+/// matmul and linear on bf16 operands whose result is rounded to bf16 as it
+/// is written (tg-fold-bf16-roundings): the f32 sums of the f32-result
+/// versions, each rounded once (runtime::roundToBf16), never stored in f32.
+void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared);
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu);
+
 //===--- Loss.cpp (CPU only) ----------------------------------------------===//
 
 /// tg.output_loss: for each chunk of `chunkRows` of the `rows` rows,

@@ -1,6 +1,6 @@
 //===- MatmulPrimitive.cpp - oneDNN matmul primitives, made once per shape -===//
 //
-// Two products run better as a oneDNN matmul primitive than as a GEMM call
+// Three products run better as a oneDNN matmul primitive than as a GEMM call
 // (AMD EPYC, AVX-512, 2 threads, f32):
 //  - linear: the primitive adds the bias and applies the ReLU while each tile
 //    of the output is in registers, so the whole batch is one product (e.g.
@@ -8,7 +8,9 @@
 //    GEMM call needed to keep the epilogue in cache);
 //  - A B^T with K above N (the backward's dX = dH W^T of the FFN's second
 //    layer): 2.6's sgemm reaches 270 GFLOP/s at 2048x512x2048, the primitive
-//    362.
+//    362;
+//  - a bf16 product whose result is rounded to bf16: the primitive rounds
+//    each tile as it writes it, so the f32 result is never stored.
 // Creating a primitive costs 2-20 ms (its kernels are generated then), so
 // each shape's is made on first use and kept for the rest of the run; the
 // steady state creates and allocates nothing. Calls come from one thread at
@@ -33,10 +35,11 @@ struct PrimitiveKey {
   int64_t m, n, k;
   bool transposeA, transposeB, bf16, bias, relu;
   float beta;
+  bool bf16Out;
   bool operator==(const PrimitiveKey &o) const {
     return m == o.m && n == o.n && k == o.k && transposeA == o.transposeA &&
            transposeB == o.transposeB && bf16 == o.bf16 && bias == o.bias &&
-           relu == o.relu && beta == o.beta;
+           relu == o.relu && beta == o.beta && bf16Out == o.bf16Out;
   }
 };
 
@@ -66,7 +69,9 @@ std::unique_ptr<Primitive> create(const PrimitiveKey &key) {
   Dt operand = key.bf16 ? Dt::bf16 : Dt::f32;
   auto a = matrix(key.m, key.k, key.transposeA, operand);
   auto b = matrix(key.k, key.n, key.transposeB, operand);
-  auto out = matrix(key.m, key.n, false, Dt::f32);
+  // A bf16 destination: oneDNN rounds the f32 sums to nearest, ties to
+  // even, as runtime::roundToBf16 does.
+  auto out = matrix(key.m, key.n, false, key.bf16Out ? Dt::bf16 : Dt::f32);
   auto bias = key.bias ? matrix(1, key.n, false, Dt::f32) : dnnl::memory::desc();
   dnnl::post_ops ops;
   if (key.beta != 0.0f)
@@ -106,7 +111,7 @@ Primitive *primitiveFor(const PrimitiveKey &key) {
 }
 
 bool run(const PrimitiveKey &key, const void *a, const void *b,
-         const float *bias, float *out) {
+         const float *bias, void *out) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   Primitive *p = primitiveFor(key);
@@ -123,12 +128,12 @@ bool run(const PrimitiveKey &key, const void *a, const void *b,
   return true;
 }
 
-template <typename T>
-bool primitiveProduct(const T *a, const T *b, const float *bias, float *out,
+template <typename T, typename Out>
+bool primitiveProduct(const T *a, const T *b, const float *bias, Out *out,
                       int64_t m, int64_t n, int64_t k, bool transposeA,
                       bool transposeB, float beta, bool relu) {
   PrimitiveKey key{m, n, k, transposeA, transposeB, sizeof(T) == 2,
-                   bias != nullptr, relu, beta};
+                   bias != nullptr, relu, beta, sizeof(Out) == 2};
   return run(key, a, b, bias, out);
 }
 
@@ -146,6 +151,14 @@ bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b, const float
                      bool transposeA, bool transposeB, float beta, bool relu) {
   return primitiveProduct(a, b, bias, out, m, n, k, transposeA, transposeB,
                           beta, relu);
+}
+
+bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
+                     const float *bias, runtime::Bf16 *out, int64_t m,
+                     int64_t n, int64_t k, bool transposeA, bool transposeB,
+                     bool relu) {
+  return primitiveProduct(a, b, bias, out, m, n, k, transposeA, transposeB,
+                          0.0f, relu);
 }
 
 } // namespace tgc::cpu

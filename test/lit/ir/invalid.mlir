@@ -1850,3 +1850,22 @@ func.func @all_reduce_nothing() {
   "tg.all_reduce"() : () -> ()
   return
 }
+
+// -----
+
+// A GEMM's bf16 result is the rounding of bf16 products' f32 sums: f32
+// operands have none.
+func.func @matmul_bf16_result_f32_operands(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{result must be f32, or bf16 with bf16 operands, but is 'bf16' with 'f32' operands}}
+  %c = tg.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+// tg.linear: the same rule.
+func.func @linear_bf16_result_f32_operands(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{result must be f32, or bf16 with bf16 operands, but is 'bf16' with 'f32' operands}}
+  %y = tg.linear %x, %w, %b relu : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xbf16>
+  return
+}

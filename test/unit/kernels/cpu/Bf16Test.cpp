@@ -1,7 +1,8 @@
 //===- Bf16Test.cpp - the bf16 kernels of tg-mixed-precision --------------===//
 //
 // runtime/kernels/cpu/Bf16Gemm.cpp, Bf16Tile.cpp and the bf16 overloads of
-// Gemm.cpp (the output loss's are in TrainingTest.cpp): rounding to bf16
+// Gemm.cpp, with f32 or rounded bf16 results (the output loss's are in
+// TrainingTest.cpp): rounding to bf16
 // bit for bit, and bf16 GEMMs and tile products against the
 // reference on the same rounded operands. A product of two bf16 values is
 // exact in f32, so the only error left is f32 accumulation: the f32
@@ -115,6 +116,62 @@ TEST_P(Bf16LinearTest, MatchesTheReferenceOnTheRoundedValues) {
 INSTANTIATE_TEST_SUITE_P(CpuKernels, Bf16LinearTest,
                          ::testing::Values(std::array<int64_t, 3>{300, 45, 70},
                                            std::array<int64_t, 3>{260, 96, 100}));
+
+/// A bf16 result of a bf16 product (tg-fold-bf16-roundings) against the f32
+/// result of the same product: each element its rounding (runtime::
+/// roundToBf16), up to the last f32 bits of the sums, which another kernel
+/// may add in another order: a value that near a tie may round the other
+/// way, one bf16 step apart. So: every element within half a bf16 step of
+/// the f32 result (plus its f32 error), and nearly all (at least 99%;
+/// measured: all) bit for bit its rounding. Truncating instead of rounding
+/// misses the second by far.
+void expectRoundedResult(const std::string &name,
+                         const std::vector<Bf16> &rounded,
+                         const std::vector<float> &unrounded) {
+  ASSERT_EQ(rounded.size(), unrounded.size());
+  size_t exact = 0;
+  for (size_t i = 0; i < rounded.size(); ++i) {
+    float value = runtime::widen(rounded[i]), f32 = unrounded[i];
+    exact += rounded[i].bits == runtime::roundToBf16(f32).bits;
+    int exponent; // f32 in [2^(exponent-1), 2^exponent): bf16 steps of
+    std::frexp(f32, &exponent); // 2^(exponent-8) there
+    ASSERT_LE(std::fabs(value - f32),
+              std::ldexp(1.0f, exponent - 9) + 1e-5f * (1 + std::fabs(f32)))
+        << name << " element " << i;
+  }
+  EXPECT_GE(exact, rounded.size() * 99 / 100) << name;
+}
+
+TEST(CpuKernels, Bf16MatmulRoundedResult) {
+  forEachMatmulCase([](const MatmulCase &c) {
+    std::vector<Bf16> lhs = rounded(c.lhs), rhs = rounded(c.rhs);
+    std::vector<float> f32(c.batch * c.m * c.n, 0.0f);
+    cpu::matmul(lhs.data(), rhs.data(), f32.data(), c.batch, c.m, c.n, c.k,
+                c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    std::vector<Bf16> out(f32.size(), Bf16{0x7fc0}); // NaN: all written
+    cpu::matmul(lhs.data(), rhs.data(), out.data(), c.batch, c.m, c.n, c.k,
+                c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    expectRoundedResult("bf16 -> bf16 " + c.name(), out, f32);
+  });
+}
+
+TEST_P(Bf16LinearTest, RoundedResultIsTheF32ResultRounded) {
+  const auto [rows, k, n] = GetParam();
+  std::vector<Bf16> input = rounded(uniform(rows * k, 3)),
+                    weight = rounded(uniform(k * n, 4));
+  std::vector<float> bias = uniform(n, 5);
+  for (bool relu : {false, true}) {
+    std::vector<float> f32(rows * n, 0.0f);
+    cpu::linear(input.data(), weight.data(), bias.data(), f32.data(), rows, k,
+                n, relu);
+    std::vector<Bf16> out(f32.size(), Bf16{0x7fc0});
+    cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
+                n, relu);
+    expectRoundedResult(std::string("bf16 -> bf16 linear relu=") +
+                            (relu ? "1" : "0"),
+                        out, f32);
+  }
+}
 
 // Attention's tile products: bf16 operands read in place or f32 ones
 // rounded as they are packed, each of them row-major or transposed, on
