@@ -13,8 +13,11 @@
 //       build/runtime/kernels/cpu/libTgcCpuKernels.a \
 //       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl \
 //       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o gemm_shapes
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./gemm_shapes M d f V
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./gemm_shapes M d f V [bf16]
 //   (2L row: 1024 128 512 1000; 3L: 2048 256 1024 8000; 6L: 2048 512 2048 8000)
+// With bf16: the same shapes on bf16 operands (tg-mixed-precision), f32
+// results: oneDNN's dnnl_gemm_bf16bf16f32 (what cpu::gemm calls), a matmul
+// primitive, and the dispatch (cpu::gemm, cpu::linear).
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
 
@@ -51,13 +54,66 @@ double rate(const Shape &s, const std::function<void()> &run) {
   return best;
 }
 
+dnnl::matmul::primitive_desc productDesc(const Shape &s, dnnl::engine &engine,
+                                         dnnl::memory::data_type operands) {
+  using dims = dnnl::memory::dims;
+  dnnl::memory::desc ad({s.m, s.k}, operands, s.ta ? dims{1, s.m} : dims{s.k, 1});
+  dnnl::memory::desc bd({s.k, s.n}, operands, s.tb ? dims{1, s.k} : dims{s.n, 1});
+  dnnl::memory::desc cd({s.m, s.n}, dnnl::memory::data_type::f32,
+                        dnnl::memory::format_tag::ab);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), engine);
+}
+
+template <size_t N>
+int bf16Rates(const Shape (&shapes)[N], dnnl::engine &engine,
+              dnnl::stream &stream) {
+  using tgc::runtime::Bf16;
+  std::printf("%-20s %5s %5s %5s %2s  bf16 GFLOP/s: %8s %9s %8s\n", "product",
+              "m", "n", "k", "op", "oneDNN", "primitive", "tgc");
+  for (const Shape &s : shapes) {
+    std::vector<Bf16> a(s.m * s.k, tgc::runtime::roundToBf16(0.5f)),
+        b(s.k * s.n, tgc::runtime::roundToBf16(0.25f));
+    std::vector<float> c(s.m * s.n), bias(s.n, 0.1f);
+    auto desc = productDesc(s, engine, dnnl::memory::data_type::bf16);
+    dnnl::matmul primitive(desc);
+    dnnl::memory am(desc.src_desc(), engine, a.data()),
+        bm(desc.weights_desc(), engine, b.data()),
+        cm(desc.dst_desc(), engine, c.data());
+    double onednn = rate(s, [&] {
+      tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
+                     0.0f);
+    });
+    double matmul = rate(s, [&] {
+      primitive.execute(stream, {{DNNL_ARG_SRC, am},
+                                 {DNNL_ARG_WEIGHTS, bm},
+                                 {DNNL_ARG_DST, cm}});
+      stream.wait();
+    });
+    double tgc = rate(s, [&] {
+      if (s.bias)
+        tgc::cpu::linear(a.data(), b.data(), bias.data(), c.data(), s.m, s.k,
+                         s.n, false);
+      else
+        tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
+                       0.0f);
+    });
+    double best = std::max(onednn, matmul);
+    std::printf("%-20s %5ld %5ld %5ld %c%c                %8.0f %9.0f %8.0f  "
+                "(%3.0f%% of the best)\n",
+                s.what, long(s.m), long(s.n), long(s.k), s.ta ? 'T' : 'N',
+                s.tb ? 'T' : 'N', onednn, matmul, tgc, 100.0 * tgc / best);
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s M d f V\n", argv[0]);
+  if (argc != 5 && !(argc == 6 && std::string(argv[5]) == "bf16")) {
+    std::fprintf(stderr, "usage: %s M d f V [bf16]\n", argv[0]);
     return 2;
   }
+  const bool bf16 = argc == 6;
   const int64_t M = std::atoll(argv[1]), d = std::atoll(argv[2]),
                 f = std::atoll(argv[3]), V = std::atoll(argv[4]),
                 chunk = std::min<int64_t>(256, M);
@@ -78,6 +134,8 @@ int main(int argc, char **argv) {
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   using dims = dnnl::memory::dims;
+  if (bf16)
+    return bf16Rates(shapes, engine, stream);
   std::printf("%-20s %5s %5s %5s %2s  GFLOP/s: %8s %8s %9s %8s\n", "product",
               "m", "n", "k", "op", "OpenBLAS", "oneDNN", "primitive", "tgc");
   for (const Shape &s : shapes) {
