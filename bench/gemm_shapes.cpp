@@ -54,6 +54,19 @@ double rate(const Shape &s, const std::function<void()> &run) {
   return best;
 }
 
+/// The CPU kernels' own choice: cpu::linear (with its bias) for a linear,
+/// cpu::gemm for the rest.
+template <typename T>
+void dispatch(const Shape &s, const std::vector<T> &a, const std::vector<T> &b,
+              const std::vector<float> &bias, std::vector<float> &c) {
+  if (s.bias)
+    tgc::cpu::linear(a.data(), b.data(), bias.data(), c.data(), s.m, s.k, s.n,
+                     false);
+  else
+    tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
+                   0.0f);
+}
+
 dnnl::matmul::primitive_desc productDesc(const Shape &s, dnnl::engine &engine,
                                          dnnl::memory::data_type operands) {
   using dims = dnnl::memory::dims;
@@ -89,14 +102,7 @@ int bf16Rates(const Shape (&shapes)[N], dnnl::engine &engine,
                                  {DNNL_ARG_DST, cm}});
       stream.wait();
     });
-    double tgc = rate(s, [&] {
-      if (s.bias)
-        tgc::cpu::linear(a.data(), b.data(), bias.data(), c.data(), s.m, s.k,
-                         s.n, false);
-      else
-        tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
-                       0.0f);
-    });
+    double tgc = rate(s, [&] { dispatch(s, a, b, bias, c); });
     double best = std::max(onednn, matmul);
     std::printf("%-20s %5ld %5ld %5ld %c%c                %8.0f %9.0f %8.0f  "
                 "(%3.0f%% of the best)\n",
@@ -133,7 +139,6 @@ int main(int argc, char **argv) {
   };
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  using dims = dnnl::memory::dims;
   if (bf16)
     return bf16Rates(shapes, engine, stream);
   std::printf("%-20s %5s %5s %5s %2s  GFLOP/s: %8s %8s %9s %8s\n", "product",
@@ -142,16 +147,11 @@ int main(int argc, char **argv) {
     std::vector<float> a(s.m * s.k, 0.5f), b(s.k * s.n, 0.25f),
         c(s.m * s.n), bias(s.n, 0.1f);
     const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
-    dnnl::memory::desc ad({s.m, s.k}, dnnl::memory::data_type::f32,
-                          s.ta ? dims{1, s.m} : dims{s.k, 1});
-    dnnl::memory::desc bd({s.k, s.n}, dnnl::memory::data_type::f32,
-                          s.tb ? dims{1, s.k} : dims{s.n, 1});
-    dnnl::memory::desc cd({s.m, s.n}, dnnl::memory::data_type::f32,
-                          dnnl::memory::format_tag::ab);
-    dnnl::matmul primitive(
-        dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), engine));
-    dnnl::memory am(ad, engine, a.data()), bm(bd, engine, b.data()),
-        cm(cd, engine, c.data());
+    auto desc = productDesc(s, engine, dnnl::memory::data_type::f32);
+    dnnl::matmul primitive(desc);
+    dnnl::memory am(desc.src_desc(), engine, a.data()),
+        bm(desc.weights_desc(), engine, b.data()),
+        cm(desc.dst_desc(), engine, c.data());
     double openblas = rate(s, [&] {
       cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
                   s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f,
@@ -167,14 +167,7 @@ int main(int argc, char **argv) {
                                  {DNNL_ARG_DST, cm}});
       stream.wait();
     });
-    double tgc = rate(s, [&] {
-      if (s.bias)
-        tgc::cpu::linear(a.data(), b.data(), bias.data(), c.data(), s.m, s.k,
-                         s.n, false);
-      else
-        tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
-                       0.0f);
-    });
+    double tgc = rate(s, [&] { dispatch(s, a, b, bias, c); });
     double best = std::max({openblas, onednn, matmul});
     std::printf("%-20s %5ld %5ld %5ld %c%c           %8.0f %8.0f %9.0f %8.0f  "
                 "(%3.0f%% of the best)\n",
