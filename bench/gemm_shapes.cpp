@@ -67,6 +67,13 @@ void dispatch(const Shape &s, const std::vector<T> &a, const std::vector<T> &b,
                    0.0f);
 }
 
+void execute(dnnl::matmul &primitive, dnnl::memory &a, dnnl::memory &b,
+             dnnl::memory &c, dnnl::stream &stream) {
+  primitive.execute(stream,
+                    {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  stream.wait();
+}
+
 dnnl::matmul::primitive_desc productDesc(const Shape &s, dnnl::engine &engine,
                                          dnnl::memory::data_type operands) {
   using dims = dnnl::memory::dims;
@@ -96,12 +103,7 @@ int bf16Rates(const Shape (&shapes)[N], dnnl::engine &engine,
       tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
                      0.0f);
     });
-    double matmul = rate(s, [&] {
-      primitive.execute(stream, {{DNNL_ARG_SRC, am},
-                                 {DNNL_ARG_WEIGHTS, bm},
-                                 {DNNL_ARG_DST, cm}});
-      stream.wait();
-    });
+    double matmul = rate(s, [&] { execute(primitive, am, bm, cm, stream); });
     double tgc = rate(s, [&] { dispatch(s, a, b, bias, c); });
     double best = std::max(onednn, matmul);
     std::printf("%-20s %5ld %5ld %5ld %c%c                %8.0f %9.0f %8.0f  "
@@ -161,12 +163,7 @@ int main(int argc, char **argv) {
       dnnl_sgemm(s.ta ? 'T' : 'N', s.tb ? 'T' : 'N', s.m, s.n, s.k, 1.0f,
                  a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
     });
-    double matmul = rate(s, [&] {
-      primitive.execute(stream, {{DNNL_ARG_SRC, am},
-                                 {DNNL_ARG_WEIGHTS, bm},
-                                 {DNNL_ARG_DST, cm}});
-      stream.wait();
-    });
+    double matmul = rate(s, [&] { execute(primitive, am, bm, cm, stream); });
     double tgc = rate(s, [&] { dispatch(s, a, b, bias, c); });
     double best = std::max({openblas, onednn, matmul});
     std::printf("%-20s %5ld %5ld %5ld %c%c           %8.0f %8.0f %9.0f %8.0f  "
