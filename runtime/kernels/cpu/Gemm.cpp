@@ -58,21 +58,6 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
 namespace {
 
 template <typename T>
-void matmulOf(const T *lhs, const T *rhs, float *out, int64_t batch,
-              int64_t m, int64_t n, int64_t k, bool transposeLhs,
-              bool transposeRhs, bool rhsShared) {
-  // Untransposed lhs batches are contiguous rows: one tall GEMM keeps
-  // OpenBLAS's threads busy where per-batch calls would be small.
-  if (rhsShared && !transposeLhs) {
-    gemm(lhs, rhs, out, batch * m, n, k, false, transposeRhs, 0.0f);
-    return;
-  }
-  for (int64_t b = 0; b < batch; ++b)
-    gemm(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n), out + b * m * n,
-         m, n, k, transposeLhs, transposeRhs, 0.0f);
-}
-
-template <typename T>
 void linearOf(const T *input, const T *weight, const float *bias, float *out,
               int64_t rows, int64_t k, int64_t n, bool relu) {
   if (rows * n * k >= kOneDnnFrom &&
@@ -115,6 +100,32 @@ void roundedProduct(const Bf16 *a, const Bf16 *b, const float *bias,
   toBf16(product.data(), out, m * n);
 }
 
+/// One product of matmul: f32 results, or bf16 ones rounded as written.
+template <typename T>
+void product(const T *a, const T *b, float *out, int64_t m, int64_t n,
+             int64_t k, bool transposeA, bool transposeB) {
+  gemm(a, b, out, m, n, k, transposeA, transposeB, 0.0f);
+}
+void product(const Bf16 *a, const Bf16 *b, Bf16 *out, int64_t m, int64_t n,
+             int64_t k, bool transposeA, bool transposeB) {
+  roundedProduct(a, b, nullptr, out, m, n, k, transposeA, transposeB, false);
+}
+
+template <typename T, typename Out>
+void matmulOf(const T *lhs, const T *rhs, Out *out, int64_t batch, int64_t m,
+              int64_t n, int64_t k, bool transposeLhs, bool transposeRhs,
+              bool rhsShared) {
+  // Untransposed lhs batches are contiguous rows: one tall GEMM keeps
+  // OpenBLAS's threads busy where per-batch calls would be small.
+  if (rhsShared && !transposeLhs) {
+    product(lhs, rhs, out, batch * m, n, k, false, transposeRhs);
+    return;
+  }
+  for (int64_t b = 0; b < batch; ++b)
+    product(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n),
+            out + b * m * n, m, n, k, transposeLhs, transposeRhs);
+}
+
 } // namespace
 
 void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
@@ -134,15 +145,8 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
 void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transposeLhs,
             bool transposeRhs, bool rhsShared) {
-  if (rhsShared && !transposeLhs) {
-    roundedProduct(lhs, rhs, nullptr, out, batch * m, n, k, false,
-                   transposeRhs, false);
-    return;
-  }
-  for (int64_t b = 0; b < batch; ++b)
-    roundedProduct(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n),
-                   nullptr, out + b * m * n, m, n, k, transposeLhs,
-                   transposeRhs, false);
+  matmulOf(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+           rhsShared);
 }
 
 void linear(const float *input, const float *weight, const float *bias,
