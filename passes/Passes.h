@@ -58,8 +58,7 @@ struct TrainingPipelineOptions
       *this, "bf16-attention-products",
       llvm::cl::desc("With bf16-attention, attention's value products and "
                      "its gradient's products are bf16 ones too "
-                     "(bf16_products: the CPU kernels; the CUDA target "
-                     "needs false)"),
+                     "(bf16_products)"),
       llvm::cl::init(true)};
   Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
@@ -104,8 +103,7 @@ struct CompilePipelineOptions
       *this, "bf16-attention-products",
       llvm::cl::desc("With bf16-attention, attention's value products and "
                      "its gradient's products are bf16 ones too "
-                     "(bf16_products: the CPU kernels; the CUDA target "
-                     "needs false)"),
+                     "(bf16_products)"),
       llvm::cl::init(true)};
   Option<bool> bf16FoldRoundings{
       *this, "bf16-fold-roundings",

@@ -508,8 +508,7 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
     Option<"attentionProducts", "attention-products", "bool",
            /*default=*/"true",
            "with attention, mark the attention ops bf16_products: their "
-           "value and gradient products in bf16 too (the CPU kernels; the "
-           "CUDA kernels take bf16 operands but not these products)">,
+           "value and gradient products in bf16 too">,
   ];
 }
 

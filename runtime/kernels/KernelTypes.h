@@ -88,7 +88,7 @@ struct AttentionConfig {
   Dropout dropout; ///< index: flat into the [B, H, Sq, Sk] probabilities
   /// tg.attention's bf16_products (bf16 q, k, v): the probabilities, and in
   /// the gradient dO and the score gradients, are rounded to bf16 for the
-  /// products. The CPU kernels only.
+  /// products (CPU: bf16 tiles; CUDA: tensor-core GEMMs).
   bool bf16Products = false;
 };
 

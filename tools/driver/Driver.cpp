@@ -340,11 +340,11 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       pipeline.report = options.passStatistics;
       pipeline.precision = options.precision;
       // The CUDA kernels have no tg.output_loss yet: keep the logits whole;
-      // their attention reads the head-major layout only.
+      // their attention reads the head-major layout only, and their GEMMs
+      // write f32 results only.
       if (options.target == Target::Cuda) {
         pipeline.lossChunkRows = 0;
         pipeline.foldHeadTransposes = false;
-        pipeline.bf16AttentionProducts = false;
         pipeline.bf16FoldRoundings = false;
       }
       buildCompilePipeline(pm, pipeline);

@@ -59,7 +59,8 @@ template <typename T>
 static void attentionOf(const T *q, const T *k, const T *v, float *out,
                         float *lse, const AttentionShape &s,
                         const AttentionConfig &config) {
-  // Never emitted for CUDA (see AttentionShape and AttentionConfig).
+  // Sequence-major is never emitted for CUDA (see AttentionShape);
+  // bf16_products takes bf16 inputs and attentionBf16Products.
   if (s.sequenceMajor || config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
@@ -97,7 +98,10 @@ void attention(const float *q, const float *k, const float *v, float *out,
 void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
                float *lse, const AttentionShape &shape,
                const AttentionConfig &config) {
-  attentionOf(q, k, v, out, lse, shape, config);
+  if (config.bf16Products && !shape.sequenceMajor)
+    attentionBf16Products(q, k, v, out, lse, shape, config);
+  else
+    attentionOf(q, k, v, out, lse, shape, config);
 }
 
 } // namespace tgc::cuda

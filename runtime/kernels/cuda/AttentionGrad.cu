@@ -52,7 +52,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
                             float *dq, float *dk, float *dv,
                             const AttentionShape &s,
                             const AttentionConfig &config) {
-  // Never emitted for CUDA (see AttentionShape and AttentionConfig).
+  // Sequence-major is never emitted for CUDA (see AttentionShape);
+  // bf16_products takes bf16 inputs and attentionGradBf16Products.
   if (s.sequenceMajor || config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
@@ -105,7 +106,10 @@ void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    const Bf16 *v, const float *output, const float *lse,
                    float *dq, float *dk, float *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
-  attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+  if (config.bf16Products && !shape.sequenceMajor)
+    attentionGradBf16Products(grad, q, k, v, dq, dk, dv, lse, shape, config);
+  else
+    attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
 } // namespace tgc::cuda

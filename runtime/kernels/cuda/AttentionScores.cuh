@@ -8,7 +8,8 @@
 //   s_ij = scale q_i.k_j + mask[b, j] + (causal && j > offset + i ? kMaskedScore : 0)
 // bf16 queries, keys and values (tg-mixed-precision) are widened to f32
 // first, exactly: the products are those of the rounded values, as on the
-// CPU.
+// CPU. With bf16_products the products run on bf16 operands instead
+// (AttentionBf16.cu).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CUDA_ATTENTIONSCORES_CUH
@@ -46,6 +47,16 @@ inline const float *groupValues(const float *x, int64_t first, int64_t,
 }
 const float *groupValues(const Bf16 *x, int64_t first, int64_t count,
                          float *scratch);
+
+/// tg.attention and tg.attention_grad with bf16_products (AttentionBf16.cu).
+void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
+                           float *out, float *lse, const AttentionShape &s,
+                           const AttentionConfig &config);
+void attentionGradBf16Products(const float *grad, const Bf16 *q,
+                               const Bf16 *k, const Bf16 *v, float *dq,
+                               float *dk, float *dv, const float *lse,
+                               const AttentionShape &s,
+                               const AttentionConfig &config);
 
 /// s_ij from the raw product q_i.k_j of head bh.
 __device__ inline float maskedScore(float product, const AttentionShape &s,

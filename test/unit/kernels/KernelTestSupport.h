@@ -69,6 +69,48 @@ inline void expectClose(const std::string &what,
   expectCloseValues(what, actual, expected, tolerance);
 }
 
+/// The share of elements whose error (worstError's measure) exceeds `bound`.
+template <typename Expected>
+double shareAbove(const std::vector<float> &actual,
+                  const std::vector<Expected> &expected, double bound) {
+  double squares = 0.0;
+  for (Expected e : expected)
+    squares += static_cast<double>(e) * e;
+  double rms = std::sqrt(squares / std::max<size_t>(1, expected.size()));
+  size_t above = 0;
+  for (size_t i = 0; i < actual.size(); ++i)
+    if (std::abs(actual[i] - static_cast<double>(expected[i])) >
+        bound * std::max<double>(std::abs(expected[i]), rms))
+      ++above;
+  return static_cast<double>(above) / std::max<size_t>(1, actual.size());
+}
+
+// Attention with bf16_products rounds f32 operands (probabilities, dO, score
+// gradients) to bf16 for its products. Two sides that compute those values
+// in different orders (or in double) may round a value within the last f32
+// bits of a bf16 tie to neighbouring bf16s: one term of a sum off by 2^-8
+// relative. So most elements must match the expectation with the same
+// roundings to f32 accuracy (kBf16ProductsNear) and every element within a
+// few such steps (kBf16ProductsTolerance), while against the result without
+// the roundings most elements are off by the roundings' size.
+inline constexpr double kBf16ProductsTolerance = 1e-2;
+inline constexpr double kBf16ProductsNear = 1e-4;
+
+/// Close to `rounded` (the same roundings), far from `plain` (none).
+template <typename Expected>
+void expectBf16Products(const std::string &what, const std::vector<float> &got,
+                        const std::vector<Expected> &rounded,
+                        const std::vector<Expected> &plain) {
+  expectCloseValues(what, got, rounded, kBf16ProductsTolerance);
+  double near = shareAbove(got, rounded, kBf16ProductsNear),
+         far = shareAbove(got, plain, kBf16ProductsNear);
+  std::cout << "  " << what << ": " << 100 * near << "% of elements above "
+            << kBf16ProductsNear << " from the rounded expectation, "
+            << 100 * far << "% from the plain one\n";
+  EXPECT_LE(near, 0.01) << what;
+  EXPECT_GE(far, 0.2) << what << ": the products were not rounded";
+}
+
 /// The dropout of every test that has one, on both sides of a comparison:
 /// one Philox key, so both drop the same elements.
 inline runtime::Dropout testDropout(float rate) { return {1234, 7, 3, rate}; }

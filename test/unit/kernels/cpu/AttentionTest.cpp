@@ -148,44 +148,8 @@ TEST(CpuKernels, Bf16AttentionIsTheF32OneOnTheRoundedValues) {
 }
 
 // bf16_products: the kernels multiply in bf16 what the reference rounds
-// (the probabilities; dO, p f and the score gradients in the backward).
-// Both sides round values they computed in f32 and double, so a value
-// within the last f32 bits of a bf16 tie may round to neighbouring bf16s:
-// one term of a sum off by 2^-8 relative. So most elements must match the
-// rounding reference to f32 accuracy (kAttentionTolerance x 10) and every
-// element within a few such steps, while against the reference without
-// the roundings most elements are off by the roundings' size.
-constexpr double kBf16ProductsTolerance = 1e-2;
-constexpr double kBf16ProductsNear = 1e-4;
-
-/// The share of elements whose error (worstError's measure) exceeds `bound`.
-double shareAbove(const std::vector<float> &actual,
-                  const std::vector<double> &expected, double bound) {
-  double squares = 0.0;
-  for (double e : expected)
-    squares += e * e;
-  double rms = std::sqrt(squares / std::max<size_t>(1, expected.size()));
-  size_t above = 0;
-  for (size_t i = 0; i < actual.size(); ++i)
-    if (std::abs(actual[i] - expected[i]) >
-        bound * std::max(std::abs(expected[i]), rms))
-      ++above;
-  return static_cast<double>(above) / std::max<size_t>(1, actual.size());
-}
-
-/// Close to the rounding reference, far from the plain one.
-void expectBf16Products(const std::string &what, const std::vector<float> &got,
-                        const HostTensor &rounded, const HostTensor &plain) {
-  expectClose(what, got, rounded, kBf16ProductsTolerance);
-  double near = shareAbove(got, rounded.data, kBf16ProductsNear),
-         far = shareAbove(got, plain.data, kBf16ProductsNear);
-  std::cout << "  " << what << ": " << 100 * near << "% of elements above "
-            << kBf16ProductsNear << " from the rounding reference, " << 100 * far
-            << "% from the plain one\n";
-  EXPECT_LE(near, 0.01) << what;
-  EXPECT_GE(far, 0.2) << what << ": the products were not rounded";
-}
-
+// (the probabilities; dO, p f and the score gradients in the backward):
+// expectBf16Products (test/unit/kernels/KernelTestSupport.h) says how close.
 TEST(CpuKernels, Bf16ProductsAttentionMatchesTheReferenceWithItsRoundings) {
   for (const AttentionCase &c : kAttentionCases) {
     AttentionInputs in(c);
@@ -203,9 +167,9 @@ TEST(CpuKernels, Bf16ProductsAttentionMatchesTheReferenceWithItsRoundings) {
     reference::AttentionResult expected =
         reference::attention(in.hq, in.hk, in.hv, rounded);
     std::string name(c.name);
-    expectBf16Products("bf16-products output " + name, got.output,
-                       expected.output,
-                       reference::attention(in.hq, in.hk, in.hv, plain).output);
+    expectBf16Products(
+        "bf16-products output " + name, got.output, expected.output.data,
+        reference::attention(in.hq, in.hk, in.hv, plain).output.data);
     expectClose("bf16-products lse " + name, got.lse, expected.lse,
                 kAttentionTolerance);
 
@@ -220,12 +184,12 @@ TEST(CpuKernels, Bf16ProductsAttentionMatchesTheReferenceWithItsRoundings) {
     };
     reference::AttentionGrads want = gradients(rounded),
                               unrounded = gradients(plain);
-    expectBf16Products("bf16-products query grad " + name, dq, want.query,
-                       unrounded.query);
-    expectBf16Products("bf16-products key grad " + name, dk, want.key,
-                       unrounded.key);
-    expectBf16Products("bf16-products value grad " + name, dv, want.value,
-                       unrounded.value);
+    expectBf16Products("bf16-products query grad " + name, dq, want.query.data,
+                       unrounded.query.data);
+    expectBf16Products("bf16-products key grad " + name, dk, want.key.data,
+                       unrounded.key.data);
+    expectBf16Products("bf16-products value grad " + name, dv, want.value.data,
+                       unrounded.value.data);
   }
 }
 

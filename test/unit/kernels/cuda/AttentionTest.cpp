@@ -147,42 +147,102 @@ std::vector<runtime::Bf16> roundedToBf16(const std::vector<float> &values) {
   return rounded;
 }
 
-// tg-mixed-precision's attention: bf16 q, k, v on both sides, widened
-// exactly and computed in f32, so the tolerances are the f32 kernels'.
+/// One side's attention forward and backward on bf16 q, k, v.
+struct Bf16AttentionResults {
+  AttentionForward forward;
+  std::vector<float> dq, dk, dv;
+};
+
+Bf16AttentionResults cpuBf16Attention(const AttentionInputs &in,
+                                      const std::vector<runtime::Bf16> &q,
+                                      const std::vector<runtime::Bf16> &k,
+                                      const std::vector<runtime::Bf16> &v,
+                                      const cpu::AttentionConfig &config) {
+  Bf16AttentionResults r{{std::vector<float>(in.rows() * in.shape.valueDim),
+                          std::vector<float>(in.rows())},
+                         std::vector<float>(q.size()),
+                         std::vector<float>(k.size()),
+                         std::vector<float>(v.size())};
+  cpu::attention(q.data(), k.data(), v.data(), r.forward.output.data(),
+                 r.forward.lse.data(), in.shape, config);
+  cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                     r.forward.output.data(), r.forward.lse.data(), r.dq.data(),
+                     r.dk.data(), r.dv.data(), in.shape, config);
+  return r;
+}
+
+// tg-mixed-precision's attention without bf16_products: bf16 q, k, v on
+// both sides, widened exactly and computed in f32, so the tolerances are the
+// f32 kernels'.
 TEST_F(CudaKernels, AttentionBf16) {
   for (const AttentionCase &c : trainingCases()) {
     AttentionInputs in(c);
     std::vector<runtime::Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
                                v = roundedToBf16(in.v);
+    Bf16AttentionResults want = cpuBf16Attention(in, q, k, v, in.cpuConfig);
     DeviceArray<runtime::Bf16> qDevice(q), kDevice(k), vDevice(v);
-    AttentionForward cpuForward{std::vector<float>(in.rows() * c.valueDim),
-                                std::vector<float>(in.rows())};
-    cpu::attention(q.data(), k.data(), v.data(), cpuForward.output.data(),
-                   cpuForward.lse.data(), in.shape, in.cpuConfig);
-    DeviceArray<float> dout(cpuForward.output.size(), 7.0f),
-        dlse(cpuForward.lse.size(), 7.0f);
+    DeviceArray<float> dout(want.forward.output.size(), 7.0f),
+        dlse(want.forward.lse.size(), 7.0f);
     cuda::attention(qDevice.get(), kDevice.get(), vDevice.get(), dout.get(),
                     dlse.get(), in.shape, in.cudaConfig);
     expectClose(std::string("bf16 attention output ") + c.name, dout.read(),
-                cpuForward.output, kAttentionTolerance);
+                want.forward.output, kAttentionTolerance);
     expectClose(std::string("bf16 attention lse ") + c.name, dlse.read(),
-                cpuForward.lse, kAttentionTolerance);
+                want.forward.lse, kAttentionTolerance);
 
-    std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
-    cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
-                       cpuForward.output.data(), cpuForward.lse.data(),
-                       dq.data(), dk.data(), dv.data(), in.shape, in.cpuConfig);
-    DeviceArray<float> gq(dq.size(), 7.0f), gk(dk.size(), 7.0f),
-        gv(dv.size(), 7.0f);
+    DeviceArray<float> gq(q.size(), 7.0f), gk(k.size(), 7.0f),
+        gv(v.size(), 7.0f);
     cuda::attentionGrad(in.gradDevice.get(), qDevice.get(), kDevice.get(),
                         vDevice.get(), dout.get(), dlse.get(), gq.get(),
                         gk.get(), gv.get(), in.shape, in.cudaConfig);
     expectClose(std::string("bf16 attentionGrad query ") + c.name, gq.read(),
-                dq, kAttentionGradTolerance);
-    expectClose(std::string("bf16 attentionGrad key ") + c.name, gk.read(), dk,
-                kAttentionGradTolerance);
+                want.dq, kAttentionGradTolerance);
+    expectClose(std::string("bf16 attentionGrad key ") + c.name, gk.read(),
+                want.dk, kAttentionGradTolerance);
     expectClose(std::string("bf16 attentionGrad value ") + c.name, gv.read(),
-                dv, kAttentionGradTolerance);
+                want.dv, kAttentionGradTolerance);
+  }
+}
+
+// bf16_products: every product on the tensor cores, with the probabilities,
+// dO, p f and the score gradients rounded to bf16 where the CPU kernels
+// round them. Against the CPU with the same roundings (itself tested
+// against the reference) within expectBf16Products' bounds, and away from
+// the CPU without them (the roundings happened).
+TEST_F(CudaKernels, AttentionBf16Products) {
+  for (const AttentionCase &c : trainingCases()) {
+    AttentionInputs in(c);
+    std::vector<runtime::Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
+                               v = roundedToBf16(in.v);
+    cpu::AttentionConfig roundedConfig = in.cpuConfig;
+    roundedConfig.bf16Products = true;
+    Bf16AttentionResults want = cpuBf16Attention(in, q, k, v, roundedConfig),
+                         plain = cpuBf16Attention(in, q, k, v, in.cpuConfig);
+
+    DeviceArray<runtime::Bf16> qDevice(q), kDevice(k), vDevice(v);
+    cuda::AttentionConfig config = in.cudaConfig;
+    config.bf16Products = true;
+    DeviceArray<float> dout(want.forward.output.size(), 7.0f),
+        dlse(want.forward.lse.size(), 7.0f);
+    cuda::attention(qDevice.get(), kDevice.get(), vDevice.get(), dout.get(),
+                    dlse.get(), in.shape, config);
+    std::string name(c.name);
+    expectBf16Products("bf16-products output " + name, dout.read(),
+                       want.forward.output, plain.forward.output);
+    expectClose("bf16-products lse " + name, dlse.read(), want.forward.lse,
+                kAttentionTolerance);
+
+    DeviceArray<float> gq(q.size(), 7.0f), gk(k.size(), 7.0f),
+        gv(v.size(), 7.0f);
+    cuda::attentionGrad(in.gradDevice.get(), qDevice.get(), kDevice.get(),
+                        vDevice.get(), dout.get(), dlse.get(), gq.get(),
+                        gk.get(), gv.get(), in.shape, config);
+    expectBf16Products("bf16-products query grad " + name, gq.read(), want.dq,
+                       plain.dq);
+    expectBf16Products("bf16-products key grad " + name, gk.read(), want.dk,
+                       plain.dk);
+    expectBf16Products("bf16-products value grad " + name, gv.read(), want.dv,
+                       plain.dv);
   }
 }
 

@@ -1,0 +1,177 @@
+//===- AttentionBf16.cu - attention with bf16 products (tensor cores) -===//
+//
+// tg.attention and tg.attention_grad with bf16_products: the same groups of
+// heads and batched GEMMs as Attention.cu and AttentionGrad.cu, but every
+// product runs on bf16 operands with f32 accumulation (cublasGemmEx on
+// CUDA_R_16BF), and the f32 operands are rounded where the CPU kernels and
+// the reference round them (runtime/kernels/reference/Attention.cpp):
+//   forward:  out_i = sum_j r(e_ij f_ij) v_j / l_i, e = exp(s - max_i),
+//             l_i = sum_j e_ij (undropped), lse_i = max_i + log l_i;
+//   backward: dp = f (r(dO_i) . v_j), D_i = sum_j p dp (from the rounded dO,
+//             as the CPU), ds = r(scale p (dp - D_i)),
+//             dv = r(p f)^T r(dO), dq = ds k, dk = ds^T q.
+// q, k and v are bf16 already and read in place. The probabilities and
+// score gradients are rounded by the row kernels into bf16 scratch next to
+// the f32 scores (not in place: another thread may still read a score the
+// rounded value would overwrite).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/AttentionScores.cuh"
+
+namespace tgc::cuda {
+
+/// Rows [0, rows) of a group starting at head firstHead, a warp per row:
+/// probabilities[row] = r(e f) with e = exp(s - max) and rowScale = 1 / l.
+__global__ void roundedProbabilitiesKernel(float *scores, Bf16 *probabilities,
+                                           float *rowScale, float *lse,
+                                           AttentionShape s,
+                                           AttentionConfig config,
+                                           int64_t firstHead, int64_t rows) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32;
+       r < rows; r += warps) {
+    const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
+    float *row = scores + r * s.keys;
+    Bf16 *rounded = probabilities + r * s.keys;
+    float max = -INFINITY;
+    for (int64_t j = lane; j < s.keys; j += 32) {
+      float score = maskedScore(row[j], s, config, bh, query, j);
+      row[j] = score;
+      max = fmaxf(max, score);
+    }
+    max = warpReduce(max, MaxOp{});
+    float sum = 0.0f;
+    for (int64_t j = lane; j < s.keys; j += 32) {
+      float e = expf(row[j] - max);
+      sum += e;
+      rounded[j] =
+          runtime::roundToBf16(e * probabilityFactor(s, config, bh, query, j));
+    }
+    sum = warpReduce(sum, SumOp{});
+    if (lane == 0) {
+      rowScale[r] = 1.0f / sum;
+      lse[bh * s.queries + query] = max + logf(sum);
+    }
+  }
+}
+
+/// out[r, c] *= rowScale[r]: the division by l after the product.
+__global__ void scaleRowsKernel(float *out, const float *rowScale, int64_t rows,
+                                int64_t width) {
+  TGC_GRID_STRIDE(i, rows * width) { out[i] *= rowScale[i / width]; }
+}
+
+void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
+                           float *out, float *lse, const AttentionShape &s,
+                           const AttentionConfig &config) {
+  const int64_t heads = s.batch * s.heads;
+  if (heads == 0 || s.queries == 0)
+    return;
+  const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
+                vs = s.keys * s.valueDim, os = s.queries * s.valueDim,
+                scores = s.queries * s.keys;
+  // Per head: the f32 scores, their rounded probabilities (half as many
+  // floats) and a scale per row.
+  const int64_t group = headsPerGroup(heads, scores + scores / 2 + s.queries);
+  Scratch scoreScratch(group * scores * sizeof(float)),
+      probabilityScratch(group * scores * sizeof(Bf16)),
+      scaleScratch(group * s.queries * sizeof(float));
+  float *f32Scores = scoreScratch.as<float>(),
+        *rowScale = scaleScratch.as<float>();
+  Bf16 *probabilities = probabilityScratch.as<Bf16>();
+  for (int64_t first = 0; first < heads; first += group) {
+    const int64_t n = std::min(group, heads - first), rows = n * s.queries;
+    float *o = out + first * os;
+    matmul(q + first * qs, k + first * ks, f32Scores, n, s.queries, s.keys,
+           s.keyDim, false, true, false);
+    roundedProbabilitiesKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        f32Scores, probabilities, rowScale, lse, s, config, first, rows);
+    TGC_CUDA_CHECK_LAUNCH();
+    matmul(probabilities, v + first * vs, o, n, s.queries, s.valueDim, s.keys,
+           false, false, false);
+    scaleRowsKernel<<<blocksFor(rows * s.valueDim), kThreads, 0, stream()>>>(
+        o, rowScale, rows, s.valueDim);
+    TGC_CUDA_CHECK_LAUNCH();
+  }
+}
+
+/// A warp per row of a group starting at head firstHead: from the products
+/// q k^T and r(dO) v^T, the rounded operands of the three gradient GEMMs,
+/// r(p f) and r(ds).
+__global__ void roundedScoreGradsKernel(const float *products,
+                                        const float *outGrads, const float *lse,
+                                        Bf16 *keptProbabilities,
+                                        Bf16 *scoreGrads, AttentionShape s,
+                                        AttentionConfig config,
+                                        int64_t firstHead, int64_t rows) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32;
+       r < rows; r += warps) {
+    const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
+    const float rowLse = lse[bh * s.queries + query];
+    const float *product = products + r * s.keys,
+                *dOv = outGrads + r * s.keys; // r(dO_i) . v_j
+    auto probability = [&](int64_t j) {
+      return expf(maskedScore(product[j], s, config, bh, query, j) - rowLse);
+    };
+    float rowDot = 0.0f; // D_i = sum_j p dp
+    for (int64_t j = lane; j < s.keys; j += 32)
+      rowDot +=
+          probability(j) * probabilityFactor(s, config, bh, query, j) * dOv[j];
+    rowDot = warpReduce(rowDot, SumOp{});
+    for (int64_t j = lane; j < s.keys; j += 32) {
+      const float p = probability(j),
+                  f = probabilityFactor(s, config, bh, query, j);
+      keptProbabilities[r * s.keys + j] = runtime::roundToBf16(p * f);
+      scoreGrads[r * s.keys + j] =
+          runtime::roundToBf16(config.scale * p * (f * dOv[j] - rowDot));
+    }
+  }
+}
+
+void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
+                               const Bf16 *v, float *dq, float *dk, float *dv,
+                               const float *lse, const AttentionShape &s,
+                               const AttentionConfig &config) {
+  const int64_t heads = s.batch * s.heads;
+  if (heads == 0)
+    return;
+  const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
+                vs = s.keys * s.valueDim, os = s.queries * s.valueDim,
+                scores = s.queries * s.keys;
+  // Per head: two f32 score matrices, two rounded ones and the rounded dO,
+  // each GEMM operand in its own allocation (aligned for the tensor cores).
+  const int64_t group = headsPerGroup(heads, 3 * scores + os / 2);
+  Scratch productScratch(group * scores * sizeof(float)),
+      outGradScratch(group * scores * sizeof(float)),
+      keptScratch(group * scores * sizeof(Bf16)),
+      scoreGradScratch(group * scores * sizeof(Bf16)),
+      gradScratch(group * os * sizeof(Bf16));
+  float *products = productScratch.as<float>(),
+        *outGrads = outGradScratch.as<float>();
+  Bf16 *kept = keptScratch.as<Bf16>(),
+       *scoreGrads = scoreGradScratch.as<Bf16>(),
+       *roundedGrad = gradScratch.as<Bf16>();
+  for (int64_t first = 0; first < heads; first += group) {
+    const int64_t n = std::min(group, heads - first), rows = n * s.queries;
+    const Bf16 *qg = q + first * qs, *kg = k + first * ks, *vg = v + first * vs;
+    toBf16(grad + first * os, roundedGrad, n * os);
+    matmul(qg, kg, products, n, s.queries, s.keys, s.keyDim, false, true,
+           false);
+    matmul(roundedGrad, vg, outGrads, n, s.queries, s.keys, s.valueDim, false,
+           true, false);
+    roundedScoreGradsKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        products, outGrads, lse, kept, scoreGrads, s, config, first, rows);
+    TGC_CUDA_CHECK_LAUNCH();
+    matmul(kept, roundedGrad, dv + first * vs, n, s.keys, s.valueDim, s.queries,
+           true, false, false);
+    matmul(scoreGrads, kg, dq + first * qs, n, s.queries, s.keyDim, s.keys,
+           false, false, false);
+    matmul(scoreGrads, qg, dk + first * ks, n, s.keys, s.keyDim, s.queries,
+           true, false, false);
+  }
+}
+
+} // namespace tgc::cuda
