@@ -247,10 +247,7 @@ static void attentionBlock(const Head<T> &head, const AttentionShape &s,
   for (int64_t i = 0; i < nq; ++i) {
     float *row = scores + i * nk;
     const float *f = factors + i * s.keys;
-    float max = row[0];
-#pragma omp simd reduction(max : max)
-    for (int64_t j = 0; j < nk; ++j)
-      max = std::max(max, row[j]);
+    float max = maxOf(row, nk);
     expOrZero(row, nk, max);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)

@@ -23,17 +23,9 @@ namespace tgc::cpu {
 /// Below this many logits the loss stays serial.
 static constexpr int64_t kParallelElements = 1 << 14;
 
-static float rowMax(const float *x, int64_t classes) {
-  float max = x[0];
-#pragma omp simd reduction(max : max)
-  for (int64_t c = 0; c < classes; ++c)
-    max = std::max(max, x[c]);
-  return max;
-}
-
 /// log sum_c exp(x_c) of one row (vectorized expf, see VectorMath.h).
 static double logSumExp(const float *x, int64_t classes) {
-  float max = rowMax(x, classes);
+  float max = maxOf(x, classes);
   double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t c = 0; c < classes; ++c)
@@ -114,7 +106,7 @@ void crossEntropyGrad(float lossGrad, const float *logits,
 /// writes it once; the row of a chunk is still in cache.
 static double lossAndGradRow(float *x, int32_t target, int64_t classes,
                              double smoothing, float weight) {
-  float max = rowMax(x, classes);
+  float max = maxOf(x, classes);
   double sumExp = 0.0, sum = 0.0;
 #pragma omp simd reduction(+ : sumExp, sum)
   for (int64_t c = 0; c < classes; ++c) {

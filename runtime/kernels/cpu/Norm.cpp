@@ -24,10 +24,7 @@ void softmax(const float *input, float *out, int64_t rows, int64_t width) {
   for (int64_t r = 0; r < rows; ++r) {
     const float *x = input + r * width;
     float *y = out + r * width;
-    float max = x[0];
-#pragma omp simd reduction(max : max)
-    for (int64_t c = 1; c < width; ++c)
-      max = std::max(max, x[c]);
+    float max = maxOf(x, width);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < width; ++c) {

@@ -45,6 +45,9 @@ std::vector<float> widened(const std::vector<Bf16> &values) {
   return out;
 }
 
+// Each case alone (the scalar loop) and all of them in one array of 48
+// (whole blocks of 16: vcvtneps2bf16 where the CPU has it, which flushes
+// subnormal inputs, so toBf16 redoes those lanes).
 TEST(CpuKernels, ToBf16RoundsToNearestTiesToEven) {
   struct Case {
     uint32_t f32, bf16;
@@ -60,21 +63,38 @@ TEST(CpuKernels, ToBf16RoundsToNearestTiesToEven) {
       {0x7f7fffffu, 0x7f80u, "the largest float rounds to infinity"},
       {0x7f800000u, 0x7f80u, "infinity stays"},
       {0x00000001u, 0x0000u, "the smallest subnormal rounds to zero"},
+      {0x00010000u, 0x0001u, "a subnormal bf16 is exact"},
+      {0x00018000u, 0x0002u, "a subnormal tie rounds to even"},
+      {0x807fffffu, 0x8080u, "the largest subnormal rounds to the smallest "
+                             "normal"},
+      {0x7f800001u, 0x7fc0u, "a signalling NaN becomes a quiet one"},
+      {0xffc12345u, 0xffc1u, "a quiet NaN keeps its sign and high payload"},
   };
-  for (const Case &c : cases) {
-    std::vector<Bf16> out = rounded({fromBits(c.f32)});
-    EXPECT_EQ(out[0].bits, c.bf16) << c.what;
+  std::vector<float> together;
+  while (together.size() < 48)
+    for (const Case &c : cases)
+      if (together.size() < 48)
+        together.push_back(fromBits(c.f32));
+  std::vector<Bf16> all = rounded(together);
+  for (size_t i = 0; i < together.size(); ++i) {
+    const Case &c = cases[i % std::size(cases)];
+    EXPECT_EQ(rounded({fromBits(c.f32)})[0].bits, c.bf16) << c.what;
+    EXPECT_EQ(all[i].bits, c.bf16) << c.what << ", element " << i;
   }
-  std::vector<Bf16> nan = rounded({std::numeric_limits<float>::quiet_NaN(),
-                                   fromBits(0x7f800001u)});
-  EXPECT_TRUE(std::isnan(runtime::widen(nan[0])));
-  EXPECT_TRUE(std::isnan(runtime::widen(nan[1])))
-      << "a NaN whose payload is in the low bits stays a NaN";
-  // A long array takes the parallel path: the same as one at a time.
-  std::vector<float> many = uniform(100000, 7, -3.0f, 3.0f);
-  std::vector<Bf16> all = rounded(many);
-  for (size_t i = 0; i < many.size(); i += 997)
-    ASSERT_EQ(all[i].bits, runtime::roundToBf16(many[i]).bits) << i;
+  // Every bit pattern class (NaNs, infinities, subnormals) in a long array,
+  // which takes the parallel path: the same bits as roundToBf16.
+  std::vector<float> patterns(100003);
+  uint32_t state = 7;
+  for (float &x : patterns) {
+    state = state * 1664525u + 1013904223u;
+    // One in 8 with a zero exponent: plenty of subnormals.
+    x = fromBits(state % 8 == 0 ? state & 0x807fffffu : state);
+  }
+  std::vector<Bf16> out = rounded(patterns);
+  for (size_t i = 0; i < patterns.size(); ++i)
+    ASSERT_EQ(out[i].bits, runtime::roundToBf16(patterns[i]).bits)
+        << "element " << i << ", bits " << std::hex
+        << runtime::roundToBf16(patterns[i]).bits;
 }
 
 TEST(CpuKernels, Bf16Matmul) {
