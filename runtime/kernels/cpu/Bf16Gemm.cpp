@@ -34,13 +34,13 @@ void widenedGemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m,
                  float beta) {
   struct WidenedA;
   struct WidenedB;
-  std::vector<float> &wa = reusedBuffer<WidenedA>(m * k, 0.0f);
-  std::vector<float> &wb = reusedBuffer<WidenedB>(k * n, 0.0f);
+  float *wa = reusedScratch<WidenedA, float>(m * k),
+        *wb = reusedScratch<WidenedB, float>(k * n);
   for (int64_t i = 0; i < m * k; ++i)
     wa[i] = runtime::widen(a[i]);
   for (int64_t i = 0; i < k * n; ++i)
     wb[i] = runtime::widen(b[i]);
-  gemm(wa.data(), wb.data(), out, m, n, k, transposeA, transposeB, beta);
+  gemm(wa, wb, out, m, n, k, transposeA, transposeB, beta);
 }
 
 } // namespace

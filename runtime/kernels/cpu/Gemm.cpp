@@ -92,12 +92,12 @@ void roundedProduct(const Bf16 *a, const Bf16 *b, const float *bias,
   if (matmulPrimitive(a, b, bias, out, m, n, k, transposeA, transposeB, relu))
     return;
   struct UnroundedProduct;
-  std::vector<float> &product = reusedBuffer<UnroundedProduct>(m * n, 0.0f);
+  float *product = reusedScratch<UnroundedProduct, float>(m * n);
   if (bias || relu) // a linear's, never transposed
-    linearOf(a, b, bias, product.data(), m, k, n, relu);
+    linearOf(a, b, bias, product, m, k, n, relu);
   else
-    gemm(a, b, product.data(), m, n, k, transposeA, transposeB, 0.0f);
-  toBf16(product.data(), out, m * n);
+    gemm(a, b, product, m, n, k, transposeA, transposeB, 0.0f);
+  toBf16(product, out, m * n);
 }
 
 /// One product of matmul: f32 results, or bf16 ones rounded as written.

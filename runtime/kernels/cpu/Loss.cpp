@@ -135,10 +135,9 @@ const float *gradientOperand(const float *workspace, int64_t, const float *) {
 const Bf16 *gradientOperand(const float *workspace, int64_t count,
                             const Bf16 *) {
   struct RoundedLogitGradient;
-  std::vector<Bf16> &rounded =
-      reusedBuffer<RoundedLogitGradient>(count, Bf16{0});
-  toBf16(workspace, rounded.data(), count);
-  return rounded.data();
+  Bf16 *rounded = reusedScratch<RoundedLogitGradient, Bf16>(count);
+  toBf16(workspace, rounded, count);
+  return rounded;
 }
 
 template <typename T>

@@ -27,6 +27,17 @@ std::vector<T> &reusedBuffer(size_t size, const T &value) {
   return buffer;
 }
 
+/// As reusedBuffer, for a buffer the caller writes whole before reading
+/// (a rounded or widened copy, a product): at least `size` elements whose
+/// values are left as they were, so a large buffer is not filled in vain on
+/// every call.
+template <typename Tag, typename T> T *reusedScratch(size_t size) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < size)
+    buffer.resize(size);
+  return buffer.data();
+}
+
 } // namespace tgc::cpu
 
 #endif // TGC_RUNTIME_KERNELS_CPU_REUSEDBUFFER_H
