@@ -101,9 +101,26 @@ LogicalResult AttentionOp::verify() {
   return verifyAttention(*this, getPosition());
 }
 
-// grad has output's type and each result its input's type (ODS traits).
+// grad has output's type (an ODS trait); each gradient has its input's
+// shape, and all three are f32, or bf16 with bf16_products.
 LogicalResult AttentionGradOp::verify() {
-  return verifyAttention(*this, /*position=*/nullptr);
+  if (failed(verifyAttention(*this, /*position=*/nullptr)))
+    return failure();
+  Type element = getQueryGrad().getType().getElementType();
+  for (auto [name, input, gradient] :
+       {std::tuple<const char *, Value, Value>{"query_grad", getQuery(),
+                                               getQueryGrad()},
+        {"key_grad", getKeyIn(), getKeyGrad()},
+        {"value_grad", getValue(), getValueGrad()}}) {
+    auto type = llvm::cast<RankedTensorType>(gradient.getType());
+    if (type.getShape() != llvm::cast<ShapedType>(input.getType()).getShape())
+      return emitOpError() << name << " must have its input's shape";
+    if (type.getElementType() != element)
+      return emitOpError() << "the three gradients must have one element type";
+  }
+  if (element.isBF16() && !getBf16Products())
+    return emitOpError() << "bf16 gradients need bf16_products";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -88,13 +88,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
 }
 
 def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments,
-    AllTypesMatch<["grad", "output"]>,
-    TypesMatchWith<"query_grad is query's shape in f32", "query", "query_grad",
-                   "::tgc::tg::withF32Elements($_self)">,
-    TypesMatchWith<"key_grad is key's shape in f32", "key_in", "key_grad",
-                   "::tgc::tg::withF32Elements($_self)">,
-    TypesMatchWith<"value_grad is value's shape in f32", "value", "value_grad",
-                   "::tgc::tg::withF32Elements($_self)">]> {
+    AllTypesMatch<["grad", "output"]>]> {
   let summary = "fused backward of tg.attention";
   let description = [{
     Given the gradient `grad` of `tg.attention`'s `out`, returns
@@ -109,6 +103,9 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
     `v`, and so are the dropped probabilities `p_ij f_ij` (times `grad`, for
     `d_value`) and the score gradients `scale p_ij (dp_ij - D_i)` (times `k`
     and `q`, for `d_query` and `d_key`).
+    Each gradient has its input's shape; it is `f32`, or with
+    `bf16_products` all three may be `bf16` (`tg-fold-bf16-roundings`: the
+    `f32` gradients rounded once as they are written).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad key %key causal
@@ -124,8 +121,8 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products, F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
-  let results = (outs TG_FloatTensor:$query_grad, TG_FloatTensor:$key_grad,
-                      TG_FloatTensor:$value_grad);
+  let results = (outs TG_GemmOperand:$query_grad, TG_GemmOperand:$key_grad,
+                      TG_GemmOperand:$value_grad);
   let assemblyFormat = [{
     $grad `,` $query `,` $key_in `,` $value `,` $output `,` $lse
     (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?

@@ -23,6 +23,32 @@ bool isFoldableGemmResult(Value value) {
   return operand.getElementType().isBF16();
 }
 
+/// The copies of tg.attention_grad's three gradients when each is read by
+/// nothing but its copy and the op multiplies in bf16 (bf16_products, the
+/// kernels that can write bf16 gradients); empty otherwise.
+SmallVector<tg::ToBf16Op> foldableGradientCopies(tg::AttentionGradOp op) {
+  if (!op.getBf16Products())
+    return {};
+  SmallVector<tg::ToBf16Op> copies;
+  for (Value gradient : op.getResults()) {
+    auto copy = gradient.hasOneUse()
+                    ? llvm::dyn_cast<tg::ToBf16Op>(*gradient.user_begin())
+                    : nullptr;
+    if (!copy)
+      return {};
+    copies.push_back(copy);
+  }
+  return copies;
+}
+
+/// `copy`'s input takes the copy's bf16 type and the copy goes.
+void fold(tg::ToBf16Op copy) {
+  Value result = copy.getInput();
+  result.setType(copy.getType());
+  copy.getResult().replaceAllUsesWith(result);
+  copy.erase();
+}
+
 struct FoldBf16RoundingsPass
     : public impl::TgFoldBf16RoundingsBase<FoldBf16RoundingsPass> {
   using TgFoldBf16RoundingsBase::TgFoldBf16RoundingsBase;
@@ -30,19 +56,27 @@ struct FoldBf16RoundingsPass
   void runOnOperation() override {
     int64_t folded = 0;
     getOperation().walk([&](tg::ToBf16Op copy) {
-      Value result = copy.getInput();
-      if (!isFoldableGemmResult(result))
+      if (!isFoldableGemmResult(copy.getInput()))
         return;
-      result.setType(copy.getType());
-      copy.getResult().replaceAllUsesWith(result);
-      copy.erase();
+      fold(copy);
       ++folded;
     });
+    // Collected first: the copies follow their op, and the walk must not
+    // come upon erased ones.
+    SmallVector<tg::ToBf16Op> gradientCopies;
+    getOperation().walk([&](tg::AttentionGradOp op) {
+      llvm::append_range(gradientCopies, foldableGradientCopies(op));
+    });
+    for (tg::ToBf16Op copy : gradientCopies) {
+      fold(copy);
+      ++folded;
+    }
     numFolded = folded;
     if (report)
       getOperation().emitRemark()
           << "tg-fold-bf16-roundings: " << folded
-          << " tg.to_bf16 copies folded into their GEMMs";
+          << " tg.to_bf16 copies folded into their GEMMs and attention "
+             "gradients";
   }
 };
 

@@ -363,7 +363,10 @@ LogicalResult attentionRule(RuleBuilder &r, tg::AttentionOp attention) {
            << "cannot differentiate w.r.t. the attention mask: it must "
               "not depend on a trainable variable";
   auto grad = r.b.create<tg::AttentionGradOp>(
-      r.loc, r.dy(), attention.getQuery(), attention.getKeyIn(),
+      r.loc, tg::withF32Elements(attention.getQuery().getType()),
+      tg::withF32Elements(attention.getKeyIn().getType()),
+      tg::withF32Elements(attention.getValue().getType()), r.dy(),
+      attention.getQuery(), attention.getKeyIn(),
       attention.getValue(), attention.getOutput(), attention.getLse(),
       attention.getMask(), attention.getRngKey(), attention.getCausalAttr(),
       attention.getSequenceMajorAttr(), attention.getBf16ProductsAttr(),

@@ -580,7 +580,7 @@ def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
 }
 
 def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
-  let summary = "GEMMs whose result is only read rounded write it in bf16";
+  let summary = "GEMMs and attention gradients only read rounded write bf16";
   let description = [{
     After `tg-mixed-precision`, a GEMM's f32 result is often read by nothing
     but its `tg.to_bf16` copy: a query, key or value projection (read by
@@ -591,6 +591,10 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     round each tile as they write it (a oneDNN primitive's epilogue), so the
     f32 result is never stored nor read back. The values are the same: the
     f32 sums rounded once, as `tg.to_bf16` rounds them.
+    Likewise a `tg.attention_grad` with `bf16_products` whose three
+    gradients are each read only by their copies (for the projections'
+    gradient GEMMs) gets bf16 gradients: the kernel rounds each head's f32
+    gradients once as it writes them.
     Part of the compile pipeline (it depends on the kernels: the CPU
     target's have these products; the CUDA target does not run it).
 
@@ -606,7 +610,7 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numFolded", "roundings-folded",
-              "tg.to_bf16 copies folded into their GEMM">,
+              "tg.to_bf16 copies folded into their GEMM or attention gradient">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

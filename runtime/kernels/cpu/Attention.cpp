@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Bf16Tile.h"
 #include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
 #include "runtime/kernels/cpu/VectorMath.h"
 
 #include <algorithm>
@@ -352,11 +353,41 @@ static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
              s.keyDim, nq, 1.0f, 1.0f);
 }
 
-template <typename T, typename S>
+/// One head's gradients into g's rows: zeros for the keys no block sees
+/// (causal), then block after block of queries.
+template <typename T>
+static void headGradients(const Head<T> &head, const HeadGrads &g,
+                          const AttentionShape &shape,
+                          const AttentionConfig &config) {
+  for (int64_t j = 0; j < shape.keys; ++j) {
+    std::fill_n(g.dk + j * g.ks, shape.keyDim, 0.0f);
+    std::fill_n(g.dv + j * g.vs, shape.valueDim, 0.0f);
+  }
+  for (int64_t i0 = 0; i0 < shape.queries; i0 += kQueryBlock)
+    attentionGradBlock(head, g, shape, config, i0,
+                       std::min(kQueryBlock, shape.queries - i0));
+}
+
+/// `count` rows of `width` f32 values (contiguous) rounded into rows
+/// `rows.stride` apart from `out + rows.base`.
+static void roundRows(const float *in, Bf16 *out, HeadRows rows, int64_t count,
+                      int64_t width) {
+  for (int64_t i = 0; i < count; ++i) {
+    Bf16 *row = out + rows.base + i * rows.stride;
+#pragma omp simd
+    for (int64_t c = 0; c < width; ++c)
+      row[c] = runtime::roundToBf16(in[i * width + c]);
+  }
+}
+
+/// T: the products' type; S: the inputs'; G: the gradients' (f32, or bf16
+/// when tg-fold-bf16-roundings gave tg.attention_grad bf16 results: each
+/// head is computed in f32 in this thread's scratch and rounded once, the
+/// values its f32 results would have had, rounded).
+template <typename T, typename S, typename G>
 static void attentionGradOf(const float *grad, const S *q, const S *k,
                             const S *v, const float *output, const float *lse,
-                            float *dq, float *dk, float *dv,
-                            const AttentionShape &shape,
+                            G *dq, G *dk, G *dv, const AttentionShape &shape,
                             const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
   int64_t work = heads * shape.queries * shape.keys *
@@ -370,18 +401,28 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
              dqRows = rowsOf(shape, bh, qRows, shape.keyDim),
              dkRows = rowsOf(shape, bh, kRows, shape.keyDim),
              dvRows = rowsOf(shape, bh, kRows, shape.valueDim);
-    HeadGrads g{grad + o.base,      output + o.base,  lse + l.base,
-                dq + dqRows.base,   dk + dkRows.base, dv + dvRows.base,
-                o.stride,           l.stride,         dqRows.stride,
-                dkRows.stride,      dvRows.stride};
-    // Keys no block sees (causal) keep zero gradients.
-    for (int64_t j = 0; j < kRows; ++j) {
-      std::fill_n(g.dk + j * g.ks, shape.keyDim, 0.0f);
-      std::fill_n(g.dv + j * g.vs, shape.valueDim, 0.0f);
+    if constexpr (std::is_same_v<G, float>) {
+      headGradients(head,
+                    HeadGrads{grad + o.base, output + o.base, lse + l.base,
+                              dq + dqRows.base, dk + dkRows.base,
+                              dv + dvRows.base, o.stride, l.stride,
+                              dqRows.stride, dkRows.stride, dvRows.stride},
+                    shape, config);
+    } else {
+      struct UnroundedHeadGrads;
+      float *f32 = reusedScratch<UnroundedHeadGrads, float>(
+          qRows * shape.keyDim + kRows * (shape.keyDim + shape.valueDim));
+      float *hq = f32, *hk = hq + qRows * shape.keyDim,
+            *hv = hk + kRows * shape.keyDim;
+      headGradients(head,
+                    HeadGrads{grad + o.base, output + o.base, lse + l.base, hq,
+                              hk, hv, o.stride, l.stride, shape.keyDim,
+                              shape.keyDim, shape.valueDim},
+                    shape, config);
+      roundRows(hq, dq, dqRows, qRows, shape.keyDim);
+      roundRows(hk, dk, dkRows, kRows, shape.keyDim);
+      roundRows(hv, dv, dvRows, kRows, shape.valueDim);
     }
-    for (int64_t i0 = 0; i0 < qRows; i0 += kQueryBlock)
-      attentionGradBlock(head, g, shape, config, i0,
-                         std::min(kQueryBlock, qRows - i0));
   }
 }
 
@@ -410,6 +451,17 @@ void attentionGrad(const float *grad, const float *q, const float *k,
 void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    const Bf16 *v, const float *output, const float *lse,
                    float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  if (config.bf16Products)
+    attentionGradOf<Bf16>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+  else
+    attentionGradOf<float>(grad, q, k, v, output, lse, dq, dk, dv, shape,
+                           config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const float *output, const float *lse,
+                   Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
   if (config.bf16Products)
     attentionGradOf<Bf16>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);

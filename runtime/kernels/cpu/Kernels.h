@@ -46,7 +46,7 @@ float optimizerStep(const AdamTensor *tensors, int count,
 void dropoutFactors(const Dropout &dropout, uint64_t start, int64_t count,
                     float *factors);
 
-//===--- Gemm.cpp: rounded results (CPU only) -----------------------------===//
+//===--- Gemm.cpp, Attention.cpp: rounded results (CPU only) --------------===//
 
 /// matmul and linear on bf16 operands whose result is rounded to bf16 as it
 /// is written (tg-fold-bf16-roundings): the f32 sums of the f32-result
@@ -56,6 +56,12 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
             bool transposeRhs, bool rhsShared);
 void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
             Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu);
+/// attentionGrad with its gradients rounded to bf16 as they are written
+/// (tg-fold-bf16-roundings): each head's f32 gradients, rounded once.
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const float *output, const float *lse,
+                   Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
+                   const AttentionConfig &config);
 
 //===--- Loss.cpp (CPU only) ----------------------------------------------===//
 

@@ -1137,10 +1137,10 @@ func.func @attention_grad_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x
 
 // -----
 
-// tg.attention_grad: AllTypesMatch<query, query_grad>.
+// tg.attention_grad: query_grad has its input's shape.
 func.func @attention_grad_query_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
                                           %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that query_grad is query's shape in f32}}
+  // expected-error @+1 {{query_grad must have its input's shape}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
          tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
@@ -1150,10 +1150,10 @@ func.func @attention_grad_query_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2
 
 // -----
 
-// tg.attention_grad: AllTypesMatch<key_in, key_grad>.
+// tg.attention_grad: key_grad has its input's shape.
 func.func @attention_grad_key_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x8xf32>,
                                         %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that key_grad is key's shape in f32}}
+  // expected-error @+1 {{key_grad must have its input's shape}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>,
          tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
@@ -1163,14 +1163,39 @@ func.func @attention_grad_key_grad_type(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4
 
 // -----
 
-// tg.attention_grad: AllTypesMatch<value, value_grad>.
+// tg.attention_grad: value_grad has its input's shape.
 func.func @attention_grad_value_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x16xf32>,
                                           %o: tensor<2x4x7x16xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that value_grad is value's shape in f32}}
+  // expected-error @+1 {{value_grad must have its input's shape}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x16xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x16xf32>,
          tensor<2x4x7x16xf32>, tensor<2x4x7xf32>)
         -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: the three gradients share one element type.
+func.func @attention_grad_mixed_gradient_types(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{the three gradients must have one element type}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>)
+  return
+}
+
+// -----
+
+// tg.attention_grad: bf16 gradients (tg-fold-bf16-roundings) only from a
+// backward that multiplies in bf16.
+func.func @attention_grad_bf16_gradients_without_products(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{bf16 gradients need bf16_products}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>)
   return
 }
 

@@ -1,7 +1,10 @@
 // tg-fold-bf16-roundings: a tg.matmul or tg.linear on bf16 operands whose
 // result is read by nothing but its tg.to_bf16 copy writes the result in
-// bf16, and the copy goes. A result something else reads in f32, a GEMM on
-// f32 operands and a copy of another op's value stay as they are.
+// bf16, and the copy goes; so does a tg.attention_grad with bf16_products
+// whose three gradients are each read only by their copies. A result
+// something else reads in f32, a GEMM on f32 operands, a copy of another
+// op's value, and an attention gradient with one f32 reader or without
+// bf16_products stay as they are.
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -16,7 +19,7 @@
 // CHECK-NEXT: %[[S:[a-z0-9_]+]] = tg.matmul %[[Q]], %[[Q]] transpose_rhs : tensor<2x4x16xbf16>, tensor<2x4x16xbf16> -> tensor<2x4x4xf32>
 // CHECK-NEXT: return %[[Y]], %[[S]]
 // CHECK-NOT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs and attention gradients
 func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16x64xbf16>, %b1: tensor<64xf32>, %w2: tensor<64x16xbf16>)
     -> (tensor<2x4x16xf32>, tensor<2x4x4xf32>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -40,7 +43,7 @@ func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16
 // CHECK-NEXT: tg.to_bf16
 // CHECK: tg.add
 // CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention gradients
 func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x4x16xf32>, %wf: tensor<16x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) {
   %a = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -51,4 +54,57 @@ func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x
   %e = tg.add %xf, %xf : tensor<2x4x16xf32>
   %eb = tg.to_bf16 %e : tensor<2x4x16xf32>
   return %ab, %sum, %fb, %eb : tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>
+}
+
+// -----
+
+// The attention backward's three gradients, each read only by its copy (for
+// the projections' gradient GEMMs): they become bf16 and the copies go.
+// CHECK-LABEL: func.func @attention_gradients(
+// CHECK-NEXT: %[[DQ:[a-z_]+]], %[[DK:[a-z_]+]], %[[DV:[a-z_]+]] = tg.attention_grad {{.*}} bf16_products {{.*}} -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>)
+// CHECK-NEXT: return %[[DQ]], %[[DK]], %[[DV]] :
+// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs and attention gradients
+func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
+    -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  %dqb = tg.to_bf16 %dq : tensor<2x4x7x8xf32>
+  %dkb = tg.to_bf16 %dk : tensor<2x4x7x8xf32>
+  %dvb = tg.to_bf16 %dv : tensor<2x4x7x8xf32>
+  return %dqb, %dkb, %dvb : tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>
+}
+
+// -----
+
+// What stays: a gradient also read in f32 keeps all three f32 (the kernel
+// writes one type), and a backward without bf16_products keeps its.
+// CHECK-LABEL: func.func @attention_gradients_stay(
+// CHECK: tg.attention_grad {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+// CHECK-COUNT-3: tg.to_bf16
+// CHECK: tg.add
+// CHECK: tg.attention_grad {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+// CHECK-COUNT-3: tg.to_bf16
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention gradients
+func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
+    -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
+        tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  %dqb = tg.to_bf16 %dq : tensor<2x4x7x8xf32>
+  %dkb = tg.to_bf16 %dk : tensor<2x4x7x8xf32>
+  %dvb = tg.to_bf16 %dv : tensor<2x4x7x8xf32>
+  %sum = tg.add %dv, %o : tensor<2x4x7x8xf32>
+  %eq, %ek, %ev = tg.attention_grad %do, %q, %q, %q, %o, %lse scale 0.353553385 dropout 0.0 op_id 8
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  %eqb = tg.to_bf16 %eq : tensor<2x4x7x8xf32>
+  %ekb = tg.to_bf16 %ek : tensor<2x4x7x8xf32>
+  %evb = tg.to_bf16 %ev : tensor<2x4x7x8xf32>
+  return %dqb, %dkb, %dvb, %sum, %eqb, %ekb, %evb : tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
+      tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>
 }

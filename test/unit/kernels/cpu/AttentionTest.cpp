@@ -193,6 +193,46 @@ TEST(CpuKernels, Bf16ProductsAttentionMatchesTheReferenceWithItsRoundings) {
   }
 }
 
+// tg-fold-bf16-roundings' attention_grad with bf16 gradients: each is the
+// f32 kernel's gradient rounded once (the same products in the same order,
+// then runtime::roundToBf16), bit for bit, in both layouts (the same
+// buffers read as [B, S, H, D] for sequence-major); every element written.
+TEST(CpuKernels, Bf16AttentionGradientsAreTheF32OnesRounded) {
+  for (const AttentionCase &c : kAttentionCases) {
+    for (bool sequenceMajor : {false, true}) {
+      AttentionInputs in(c);
+      auto [q, k, v] = in.roundToBf16();
+      cpu::AttentionShape s = in.shape;
+      s.sequenceMajor = sequenceMajor;
+      cpu::AttentionConfig config = in.cpuConfig;
+      config.bf16Products = true;
+      std::vector<float> out(in.grad.size()), lse(in.rows()), dq(q.size()),
+          dk(k.size()), dv(v.size());
+      cpu::attention(q.data(), k.data(), v.data(), out.data(), lse.data(), s,
+                     config);
+      cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                         out.data(), lse.data(), dq.data(), dk.data(),
+                         dv.data(), s, config);
+      const runtime::Bf16 garbage = runtime::roundToBf16(7.0f);
+      std::vector<runtime::Bf16> bq(q.size(), garbage), bk(k.size(), garbage),
+          bv(v.size(), garbage);
+      cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                         out.data(), lse.data(), bq.data(), bk.data(),
+                         bv.data(), s, config);
+      std::string name = std::string(c.name) +
+                         (sequenceMajor ? " (sequence-major)" : "");
+      for (auto [what, f32, bf16] :
+           {std::tuple<const char *, const std::vector<float> *,
+                       const std::vector<runtime::Bf16> *>{"query", &dq, &bq},
+            {"key", &dk, &bk},
+            {"value", &dv, &bv}})
+        for (size_t i = 0; i < f32->size(); ++i)
+          ASSERT_EQ((*bf16)[i].bits, runtime::roundToBf16((*f32)[i]).bits)
+              << what << " gradient, element " << i << ", " << name;
+    }
+  }
+}
+
 /// [B, A, C, D] -> [B, C, A, D]: head-major rows to sequence-major ones
 /// and back (A and C swap roles).
 std::vector<float> swapMiddle(const std::vector<float> &x, int64_t b,
