@@ -75,13 +75,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompilePipelineOptions &options) {
   TrainingPipelineOptions training;
-  training.fuse = options.fuse.getValue();
-  training.report = options.report.getValue();
-  training.lossChunkRows = options.lossChunkRows.getValue();
-  training.precision = options.precision.getValue();
-  training.bf16Attention = options.bf16Attention.getValue();
-  training.bf16AttentionProducts = options.bf16AttentionProducts.getValue();
-  training.foldHeadTransposes = options.foldHeadTransposes.getValue();
+  options.copyStepOptionsTo(training);
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).
   training.predict = true;
