@@ -448,10 +448,14 @@ void attentionGrad(const float *grad, const float *q, const float *k,
   attentionGradOf<float>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
-void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
-                   const Bf16 *v, const float *output, const float *lse,
-                   float *dq, float *dk, float *dv, const AttentionShape &shape,
-                   const AttentionConfig &config) {
+/// bf16 q, k, v: bf16 products (bf16_products), or f32 ones of the widened
+/// values; G: the gradients' type.
+template <typename G>
+static void bf16AttentionGradOf(const float *grad, const Bf16 *q,
+                                const Bf16 *k, const Bf16 *v,
+                                const float *output, const float *lse, G *dq,
+                                G *dk, G *dv, const AttentionShape &shape,
+                                const AttentionConfig &config) {
   if (config.bf16Products)
     attentionGradOf<Bf16>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
   else
@@ -461,13 +465,16 @@ void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
 
 void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    const Bf16 *v, const float *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  bf16AttentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const float *output, const float *lse,
                    Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
-  if (config.bf16Products)
-    attentionGradOf<Bf16>(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
-  else
-    attentionGradOf<float>(grad, q, k, v, output, lse, dq, dk, dv, shape,
-                           config);
+  bf16AttentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
 } // namespace tgc::cpu

@@ -30,18 +30,10 @@ __global__ void softmaxScoresKernel(float *scores, float *lse, AttentionShape s,
                                     AttentionConfig config, int64_t firstHead,
                                     int64_t rows) {
   const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32;
-       r < rows; r += warps) {
+  TGC_FOR_WARP_ROW(r, rows) {
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
     float *row = scores + r * s.keys;
-    float max = -INFINITY;
-    for (int64_t j = lane; j < s.keys; j += 32) {
-      float score = maskedScore(row[j], s, config, bh, query, j);
-      row[j] = score;
-      max = fmaxf(max, score);
-    }
-    max = warpReduce(max, MaxOp{});
+    const float max = maskRowAndMax(row, s, config, bh, query, lane);
     float sum = 0.0f;
     for (int64_t j = lane; j < s.keys; j += 32)
       sum += expf(row[j] - max);

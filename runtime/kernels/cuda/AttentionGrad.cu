@@ -17,9 +17,7 @@ namespace tgc::cuda {
 __global__ void rowDotKernel(const float *grad, const float *output,
                              float *rowDot, int64_t rows, int valueDim) {
   const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32;
-       r < rows; r += warps) {
+  TGC_FOR_WARP_ROW(r, rows) {
     float sum = 0.0f;
     for (int c = lane; c < valueDim; c += 32)
       sum += grad[r * valueDim + c] * output[r * valueDim + c];

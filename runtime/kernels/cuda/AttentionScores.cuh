@@ -70,6 +70,27 @@ __device__ inline float maskedScore(float product, const AttentionShape &s,
   return score;
 }
 
+/// A row kernel with a warp per row: `r` runs over [0, rows), every lane of
+/// a warp on the same row (so the warp reductions see all 32 lanes).
+#define TGC_FOR_WARP_ROW(r, rows)                                              \
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32;      \
+       r < (rows); r += int64_t(gridDim.x) * (blockDim.x / 32))
+
+/// Replaces row (query) of head bh's raw products q.k_j by its scores s_j,
+/// lanes striding over the keys; returns the row's largest score (to every
+/// lane).
+__device__ inline float maskRowAndMax(float *row, const AttentionShape &s,
+                                      const AttentionConfig &config,
+                                      int64_t bh, int64_t query, int lane) {
+  float max = -INFINITY;
+  for (int64_t j = lane; j < s.keys; j += 32) {
+    float score = maskedScore(row[j], s, config, bh, query, j);
+    row[j] = score;
+    max = fmaxf(max, score);
+  }
+  return warpReduce(max, MaxOp{});
+}
+
 /// The dropout factor of probability (bh, query, key): index flat into
 /// [B, H, Sq, Sk].
 __device__ inline float probabilityFactor(const AttentionShape &s,
