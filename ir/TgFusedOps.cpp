@@ -94,6 +94,11 @@ static LogicalResult verifyAttention(AttentionLike op, Value position) {
   if (failed(expectShape(op, "output", op.getOutput(),
                          {s->batch, first, second, s->valueDim})))
     return failure();
+  // A bf16 output (tg-fold-bf16-roundings) only where the value product
+  // is a bf16 one: the f32 backward reads the output.
+  if (llvm::cast<ShapedType>(op.getOutput().getType()).getElementType().isBF16() &&
+      !op.getBf16Products())
+    return op.emitOpError() << "a bf16 output needs bf16_products";
   return expectShape(op, "lse", op.getLse(), {s->batch, first, second});
 }
 
@@ -101,11 +106,14 @@ LogicalResult AttentionOp::verify() {
   return verifyAttention(*this, getPosition());
 }
 
-// grad has output's type (an ODS trait); each gradient has its input's
-// shape, and all three are f32, or bf16 with bf16_products.
+// grad has output's shape; each gradient has its input's shape, and all
+// three are f32, or bf16 with bf16_products.
 LogicalResult AttentionGradOp::verify() {
   if (failed(verifyAttention(*this, /*position=*/nullptr)))
     return failure();
+  if (getGrad().getType().getShape() !=
+      llvm::cast<ShapedType>(getOutput().getType()).getShape())
+    return emitOpError() << "grad must have output's shape";
   Type element = getQueryGrad().getType().getElementType();
   for (auto [name, input, gradient] :
        {std::tuple<const char *, Value, Value>{"query_grad", getQuery(),

@@ -42,7 +42,9 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `out` and `lse` are `f32`. With `bf16_products` (bf16 operands only) the
     value product is a bf16 one too: each unnormalized, dropped probability
     `exp(s_ij - max_i) f_ij` is rounded to bf16 before it multiplies `v_j`,
-    and the sum is divided by the row's (f32) normalizer after.
+    and the sum is divided by the row's (f32) normalizer after; `out` may
+    then be `bf16` (`tg-fold-bf16-roundings`: the `f32` output rounded once
+    as it is written).
 
     ```mlir
     %o, %lse = tg.attention %q, %k, %v mask %pad key %key causal
@@ -58,7 +60,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products,
                        F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
-  let results = (outs TG_FloatTensor:$output, TG_FloatTensor:$lse);
+  let results = (outs TG_GemmOperand:$output, TG_FloatTensor:$lse);
   let builders = [
     // Result types follow from the operands: out [B, H, Sq, Dv], lse [B, H, Sq].
     OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
@@ -87,8 +89,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments,
-    AllTypesMatch<["grad", "output"]>]> {
+def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments]> {
   let summary = "fused backward of tg.attention";
   let description = [{
     Given the gradient `grad` of `tg.attention`'s `out`, returns
@@ -105,7 +106,10 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
     and `q`, for `d_query` and `d_key`).
     Each gradient has its input's shape; it is `f32`, or with
     `bf16_products` all three may be `bf16` (`tg-fold-bf16-roundings`: the
-    `f32` gradients rounded once as they are written).
+    `f32` gradients rounded once as they are written). `output` has
+    `grad`'s shape and is `f32`, or `bf16` with `bf16_products` (whose
+    backward never reads it: its row term is `sum_j p_ij dp_ij`, from the
+    rounded `grad`).
 
     ```mlir
     %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse mask %pad key %key causal
@@ -117,7 +121,7 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
   }];
   let arguments = (ins TG_FloatTensor:$grad, TG_GemmOperand:$query,
                        TG_GemmOperand:$key_in, TG_GemmOperand:$value,
-                       TG_FloatTensor:$output, TG_FloatTensor:$lse,
+                       TG_GemmOperand:$output, TG_FloatTensor:$lse,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products, F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);

@@ -41,6 +41,27 @@ SmallVector<tg::ToBf16Op> foldableGradientCopies(tg::AttentionGradOp op) {
   return copies;
 }
 
+/// The copy of tg.attention's output when the op multiplies in bf16
+/// (bf16_products) and nothing else reads the output but its gradients
+/// (whose bf16_products backward never reads it); null otherwise.
+tg::ToBf16Op foldableOutputCopy(tg::AttentionOp op) {
+  if (!op.getBf16Products())
+    return nullptr;
+  tg::ToBf16Op copy;
+  for (OpOperand &use : op.getOutput().getUses()) {
+    if (auto rounding = llvm::dyn_cast<tg::ToBf16Op>(use.getOwner());
+        rounding && !copy) {
+      copy = rounding;
+      continue;
+    }
+    auto gradient = llvm::dyn_cast<tg::AttentionGradOp>(use.getOwner());
+    if (!gradient || use.get() != gradient.getOutput() ||
+        !gradient.getBf16Products())
+      return nullptr;
+  }
+  return copy;
+}
+
 /// `copy`'s input takes the copy's bf16 type and the copy goes.
 void fold(tg::ToBf16Op copy) {
   Value result = copy.getInput();
@@ -63,11 +84,15 @@ struct FoldBf16RoundingsPass
     });
     // Collected first: the copies follow their op, and the walk must not
     // come upon erased ones.
-    SmallVector<tg::ToBf16Op> gradientCopies;
+    SmallVector<tg::ToBf16Op> attentionCopies;
     getOperation().walk([&](tg::AttentionGradOp op) {
-      llvm::append_range(gradientCopies, foldableGradientCopies(op));
+      llvm::append_range(attentionCopies, foldableGradientCopies(op));
     });
-    for (tg::ToBf16Op copy : gradientCopies) {
+    getOperation().walk([&](tg::AttentionOp op) {
+      if (tg::ToBf16Op copy = foldableOutputCopy(op))
+        attentionCopies.push_back(copy);
+    });
+    for (tg::ToBf16Op copy : attentionCopies) {
       fold(copy);
       ++folded;
     }
@@ -75,8 +100,7 @@ struct FoldBf16RoundingsPass
     if (report)
       getOperation().emitRemark()
           << "tg-fold-bf16-roundings: " << folded
-          << " tg.to_bf16 copies folded into their GEMMs and attention "
-             "gradients";
+          << " tg.to_bf16 copies folded into their GEMMs and attention ops";
   }
 };
 

@@ -580,7 +580,7 @@ def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
 }
 
 def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
-  let summary = "GEMMs and attention gradients only read rounded write bf16";
+  let summary = "GEMMs and attention ops whose results are only read rounded write bf16";
   let description = [{
     After `tg-mixed-precision`, a GEMM's f32 result is often read by nothing
     but its `tg.to_bf16` copy: a query, key or value projection (read by
@@ -593,8 +593,10 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     f32 sums rounded once, as `tg.to_bf16` rounds them.
     Likewise a `tg.attention_grad` with `bf16_products` whose three
     gradients are each read only by their copies (for the projections'
-    gradient GEMMs) gets bf16 gradients: the kernel rounds each head's f32
-    gradients once as it writes them.
+    gradient GEMMs) gets bf16 gradients, and a `tg.attention` with
+    `bf16_products` whose output only its copy (for the output projection)
+    and its gradients read gets a bf16 output (its backward never reads
+    it): the kernels round the f32 values once as they write them.
     Part of the compile pipeline (it depends on the kernels: the CPU
     target's have these products; the CUDA target does not run it).
 
@@ -610,7 +612,7 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numFolded", "roundings-folded",
-              "tg.to_bf16 copies folded into their GEMM or attention gradient">,
+              "tg.to_bf16 copies folded into their GEMM or attention op">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

@@ -234,12 +234,13 @@ static void blockScores(const Head<T> &head, const AttentionShape &s,
 
 /// One block of queries: p = exp(s - max) over whole rows, the output rows
 /// sum_j p f v_j / l with l the undropped sum, lse = max + log l. `out` and
-/// `lse` are the head's rows.
-template <typename T>
+/// `lse` are the head's rows; a bf16 `out` (O, tg-fold-bf16-roundings)
+/// gets the f32 rows, computed in this thread's scratch, rounded once.
+template <typename T, typename O>
 static void attentionBlock(const Head<T> &head, const AttentionShape &s,
                            const AttentionConfig &config, int64_t i0,
-                           int64_t nq, float *out, int64_t outStride,
-                           float *lse, int64_t lseStride) {
+                           int64_t nq, O *out, int64_t outStride, float *lse,
+                           int64_t lseStride) {
   const int64_t nk = keyEnd(s, config, i0, nq);
   BlockScratch &scratch = blockScratch(kQueryBlock * s.keys);
   float *scores = scratch.scores.data(), *factors = scratch.factors.data();
@@ -259,17 +260,34 @@ static void attentionBlock(const Head<T> &head, const AttentionShape &s,
     inverse[i] = 1.0f / sum;
     lse[(i0 + i) * lseStride] = max + std::log(sum);
   }
-  float *o = out + i0 * outStride;
-  product<T>(Operand<float>{scores, nk}, Operand<T>{head.v, head.vs}, o,
-             outStride, nq, s.valueDim, nk, 1.0f, 0.0f);
+  float *o;
+  int64_t ldo;
+  if constexpr (std::is_same_v<O, float>) {
+    o = out + i0 * outStride;
+    ldo = outStride;
+  } else {
+    struct UnroundedBlockOutput;
+    o = reusedScratch<UnroundedBlockOutput, float>(nq * s.valueDim);
+    ldo = s.valueDim;
+  }
+  product<T>(Operand<float>{scores, nk}, Operand<T>{head.v, head.vs}, o, ldo,
+             nq, s.valueDim, nk, 1.0f, 0.0f);
   for (int64_t i = 0; i < nq; ++i)
     for (int64_t c = 0; c < s.valueDim; ++c)
-      o[i * outStride + c] *= inverse[i];
+      o[i * ldo + c] *= inverse[i];
+  if constexpr (!std::is_same_v<O, float>) {
+    for (int64_t i = 0; i < nq; ++i) {
+      O *row = out + (i0 + i) * outStride;
+#pragma omp simd
+      for (int64_t c = 0; c < s.valueDim; ++c)
+        row[c] = runtime::roundToBf16(o[i * ldo + c]);
+    }
+  }
 }
 
-/// T: the products' type; S: the inputs'.
-template <typename T, typename S>
-static void attentionOf(const S *q, const S *k, const S *v, float *out,
+/// T: the products' type; S: the inputs'; O: the output's.
+template <typename T, typename S, typename O>
+static void attentionOf(const S *q, const S *k, const S *v, O *out,
                         float *lse, const AttentionShape &shape,
                         const AttentionConfig &config) {
   int64_t heads = shape.batch * shape.heads;
@@ -319,7 +337,6 @@ static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
              1.0f, 0.0f);
   for (int64_t i = 0; i < nq; ++i) {
     int64_t query = i0 + i;
-    const float *dO = g.grad + query * g.os, *o = g.output + query * g.os;
     const float rowLse = g.lse[query * g.lseStride], scale = config.scale;
     float *p = probabilities + i * nk, *f = factors + i * s.keys,
           *ds = grads + i * nk;
@@ -333,6 +350,7 @@ static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
       for (int64_t j = 0; j < nk; ++j)
         rowDot += p[j] * f[j] * ds[j];
     } else {
+      const float *dO = g.grad + query * g.os, *o = g.output + query * g.os;
 #pragma omp simd reduction(+ : rowDot)
       for (int64_t c = 0; c < s.valueDim; ++c)
         rowDot += dO[c] * o[c];
@@ -401,9 +419,11 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
              dqRows = rowsOf(shape, bh, qRows, shape.keyDim),
              dkRows = rowsOf(shape, bh, kRows, shape.keyDim),
              dvRows = rowsOf(shape, bh, kRows, shape.valueDim);
+    // Null for a bf16 forward output, which bf16 products never read.
+    const float *savedOutput = output ? output + o.base : nullptr;
     if constexpr (std::is_same_v<G, float>) {
       headGradients(head,
-                    HeadGrads{grad + o.base, output + o.base, lse + l.base,
+                    HeadGrads{grad + o.base, savedOutput, lse + l.base,
                               dq + dqRows.base, dk + dkRows.base,
                               dv + dvRows.base, o.stride, l.stride,
                               dqRows.stride, dkRows.stride, dvRows.stride},
@@ -415,7 +435,7 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
       float *hq = f32, *hk = hq + qRows * shape.keyDim,
             *hv = hk + kRows * shape.keyDim;
       headGradients(head,
-                    HeadGrads{grad + o.base, output + o.base, lse + l.base, hq,
+                    HeadGrads{grad + o.base, savedOutput, lse + l.base, hq,
                               hk, hv, o.stride, l.stride, shape.keyDim,
                               shape.keyDim, shape.valueDim},
                     shape, config);
@@ -439,6 +459,12 @@ void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
     attentionOf<Bf16>(q, k, v, out, lse, shape, config);
   else
     attentionOf<float>(q, k, v, out, lse, shape, config);
+}
+
+void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  attentionOf<Bf16>(q, k, v, out, lse, shape, config);
 }
 
 void attentionGrad(const float *grad, const float *q, const float *k,
@@ -475,6 +501,32 @@ void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
   bf16AttentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
+}
+
+/// A bf16 forward output comes only with bf16 products, whose backward
+/// never reads it (its row term is sum_j p dp from the rounded dO).
+template <typename G>
+static void roundedOutputGradOf(const float *grad, const Bf16 *q,
+                                const Bf16 *k, const Bf16 *v, const float *lse,
+                                G *dq, G *dk, G *dv,
+                                const AttentionShape &shape,
+                                const AttentionConfig &config) {
+  attentionGradOf<Bf16>(grad, q, k, v, static_cast<const float *>(nullptr),
+                        lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const Bf16 *, const float *lse, float *dq,
+                   float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  roundedOutputGradOf(grad, q, k, v, lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const Bf16 *, const float *lse, Bf16 *dq,
+                   Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  roundedOutputGradOf(grad, q, k, v, lse, dq, dk, dv, shape, config);
 }
 
 } // namespace tgc::cpu

@@ -56,10 +56,23 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
             bool transposeRhs, bool rhsShared);
 void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
             Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu);
-/// attentionGrad with its gradients rounded to bf16 as they are written
-/// (tg-fold-bf16-roundings): each head's f32 gradients, rounded once.
+/// attention with bf16_products and its output rounded to bf16 as it is
+/// written, and attentionGrad with its gradients rounded likewise
+/// (tg-fold-bf16-roundings): each head's f32 values, rounded once. A bf16
+/// forward output implies bf16_products, whose backward never reads it.
+void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config);
 void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    const Bf16 *v, const float *output, const float *lse,
+                   Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
+                   const AttentionConfig &config);
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const Bf16 *output, const float *lse,
+                   float *dq, float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config);
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const Bf16 *output, const float *lse,
                    Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
                    const AttentionConfig &config);
 

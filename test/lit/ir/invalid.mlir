@@ -1124,10 +1124,10 @@ func.func @attention_grad_lse_shape(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8
 
 // -----
 
-// tg.attention_grad: AllTypesMatch<grad, output>.
+// tg.attention_grad: grad has output's shape.
 func.func @attention_grad_grad_type(%do: tensor<2x4x7x16xf32>, %q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>,
                                     %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>) {
-  // expected-error @+1 {{failed to verify that all of {grad, output} have same type}}
+  // expected-error @+1 {{grad must have output's shape}}
   %dq, %dk, %dv = tg.attention_grad %do, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
       : (tensor<2x4x7x16xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>,
          tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
@@ -1183,6 +1183,28 @@ func.func @attention_grad_mixed_gradient_types(%do: tensor<2x4x7x8xf32>, %q: ten
       : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
          tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
         -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>)
+  return
+}
+
+// -----
+
+// tg.attention: a bf16 output (tg-fold-bf16-roundings) only with bf16
+// products; and tg.attention_grad's output likewise.
+func.func @attention_bf16_output_without_products(%q: tensor<2x4x7x8xbf16>) {
+  // expected-error @+1 {{a bf16 output needs bf16_products}}
+  %o, %lse = tg.attention %q, %q, %q scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) -> (tensor<2x4x7x8xbf16>, tensor<2x4x7xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_bf16_output_without_products(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xbf16>, %lse: tensor<2x4x7xf32>) {
+  // expected-error @+1 {{a bf16 output needs bf16_products}}
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xbf16>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
   return
 }
 

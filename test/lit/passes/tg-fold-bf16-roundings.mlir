@@ -19,7 +19,7 @@
 // CHECK-NEXT: %[[S:[a-z0-9_]+]] = tg.matmul %[[Q]], %[[Q]] transpose_rhs : tensor<2x4x16xbf16>, tensor<2x4x16xbf16> -> tensor<2x4x4xf32>
 // CHECK-NEXT: return %[[Y]], %[[S]]
 // CHECK-NOT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs and attention gradients
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs and attention ops
 func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16x64xbf16>, %b1: tensor<64xf32>, %w2: tensor<64x16xbf16>)
     -> (tensor<2x4x16xf32>, tensor<2x4x4xf32>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -43,7 +43,7 @@ func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16
 // CHECK-NEXT: tg.to_bf16
 // CHECK: tg.add
 // CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention gradients
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention ops
 func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x4x16xf32>, %wf: tensor<16x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) {
   %a = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -63,7 +63,7 @@ func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x
 // CHECK-LABEL: func.func @attention_gradients(
 // CHECK-NEXT: %[[DQ:[a-z_]+]], %[[DK:[a-z_]+]], %[[DV:[a-z_]+]] = tg.attention_grad {{.*}} bf16_products {{.*}} -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>)
 // CHECK-NEXT: return %[[DQ]], %[[DK]], %[[DV]] :
-// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs and attention gradients
+// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs and attention ops
 func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
   %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -86,7 +86,7 @@ func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16
 // CHECK: tg.add
 // CHECK: tg.attention_grad {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
 // CHECK-COUNT-3: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention gradients
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention ops
 func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
         tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
@@ -107,4 +107,49 @@ func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8
   %evb = tg.to_bf16 %ev : tensor<2x4x7x8xf32>
   return %dqb, %dkb, %dvb, %sum, %eqb, %ekb, %evb : tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
       tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>
+}
+
+// -----
+
+// The attention output, read by its copy (the output projection) and by its
+// gradient, whose bf16_products backward never reads it: the output becomes
+// bf16 and the copy goes. Another reader in f32, or no bf16_products, keeps
+// it f32.
+// CHECK-LABEL: func.func @attention_output(
+// CHECK: %[[O:[a-z_0-9]+]], %[[LSE:[a-z_0-9]+]] = tg.attention {{.*}} bf16_products {{.*}} -> (tensor<2x4x7x8xbf16>, tensor<2x4x7xf32>)
+// CHECK-NEXT: tg.attention_grad {{.*}}, %[[O]], %[[LSE]] bf16_products
+// CHECK-NOT: tg.to_bf16
+// CHECK: return %[[O]]
+// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs and attention ops
+func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
+    -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) {
+  %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>,
+         tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+        -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  %ob = tg.to_bf16 %o : tensor<2x4x7x8xf32>
+  return %ob, %dq, %dk, %dv : tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @attention_output_stays(
+// CHECK: tg.attention {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+// CHECK-NEXT: tg.to_bf16
+// CHECK-NEXT: tg.add
+// CHECK: tg.attention {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+// CHECK-NEXT: tg.to_bf16
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention ops
+func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf32>)
+    -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>) {
+  %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
+      : (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  %ob = tg.to_bf16 %o : tensor<2x4x7x8xf32>
+  %sum = tg.add %o, %x : tensor<2x4x7x8xf32>
+  %p, %plse = tg.attention %q, %q, %q scale 0.353553385 dropout 0.0 op_id 8
+      : (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  %pb = tg.to_bf16 %p : tensor<2x4x7x8xf32>
+  return %ob, %sum, %pb : tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>
 }

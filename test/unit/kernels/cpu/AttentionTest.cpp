@@ -193,11 +193,13 @@ TEST(CpuKernels, Bf16ProductsAttentionMatchesTheReferenceWithItsRoundings) {
   }
 }
 
-// tg-fold-bf16-roundings' attention_grad with bf16 gradients: each is the
-// f32 kernel's gradient rounded once (the same products in the same order,
-// then runtime::roundToBf16), bit for bit, in both layouts (the same
-// buffers read as [B, S, H, D] for sequence-major); every element written.
-TEST(CpuKernels, Bf16AttentionGradientsAreTheF32OnesRounded) {
+// tg-fold-bf16-roundings' attention with a bf16 output and attention_grad
+// with bf16 gradients: each is the f32 kernel's result rounded once (the
+// same products in the same order, then runtime::roundToBf16), bit for
+// bit, in both layouts (the same buffers read as [B, S, H, D] for
+// sequence-major); every element written. The backward given the bf16
+// output (which bf16 products never read) gives the same gradients.
+TEST(CpuKernels, Bf16AttentionResultsAreTheF32OnesRounded) {
   for (const AttentionCase &c : kAttentionCases) {
     for (bool sequenceMajor : {false, true}) {
       AttentionInputs in(c);
@@ -215,12 +217,41 @@ TEST(CpuKernels, Bf16AttentionGradientsAreTheF32OnesRounded) {
                          dv.data(), s, config);
       const runtime::Bf16 garbage = runtime::roundToBf16(7.0f);
       std::vector<runtime::Bf16> bq(q.size(), garbage), bk(k.size(), garbage),
-          bv(v.size(), garbage);
+          bv(v.size(), garbage), bout(out.size(), garbage);
+      std::vector<float> lse16(lse.size(), 7.0f);
+      cpu::attention(q.data(), k.data(), v.data(), bout.data(), lse16.data(),
+                     s, config);
       cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
                          out.data(), lse.data(), bq.data(), bk.data(),
                          bv.data(), s, config);
       std::string name = std::string(c.name) +
                          (sequenceMajor ? " (sequence-major)" : "");
+      EXPECT_EQ(lse16, lse) << name;
+      for (size_t i = 0; i < out.size(); ++i)
+        ASSERT_EQ(bout[i].bits, runtime::roundToBf16(out[i]).bits)
+            << "output, element " << i << ", " << name;
+      std::vector<float> fq(q.size(), 7.0f), fk(k.size(), 7.0f),
+          fv(v.size(), 7.0f);
+      std::vector<runtime::Bf16> gq(q.size(), garbage), gk(k.size(), garbage),
+          gv(v.size(), garbage);
+      cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                         bout.data(), lse.data(), fq.data(), fk.data(),
+                         fv.data(), s, config);
+      cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                         bout.data(), lse.data(), gq.data(), gk.data(),
+                         gv.data(), s, config);
+      EXPECT_EQ(fq, dq) << name;
+      EXPECT_EQ(fk, dk) << name;
+      EXPECT_EQ(fv, dv) << name;
+      auto bits = [](const std::vector<runtime::Bf16> &x) {
+        std::vector<uint16_t> out;
+        for (runtime::Bf16 b : x)
+          out.push_back(b.bits);
+        return out;
+      };
+      EXPECT_EQ(bits(gq), bits(bq)) << name;
+      EXPECT_EQ(bits(gk), bits(bk)) << name;
+      EXPECT_EQ(bits(gv), bits(bv)) << name;
       for (auto [what, f32, bf16] :
            {std::tuple<const char *, const std::vector<float> *,
                        const std::vector<runtime::Bf16> *>{"query", &dq, &bq},
