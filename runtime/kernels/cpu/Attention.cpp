@@ -232,6 +232,18 @@ static void blockScores(const Head<T> &head, const AttentionShape &s,
     dropoutFactors(config.dropout, first + i * s.keys, nk, factors + i * s.keys);
 }
 
+/// `count` rows of `width` f32 values (contiguous) rounded into rows
+/// `rows.stride` apart from `out + rows.base`.
+static void roundRows(const float *in, Bf16 *out, HeadRows rows, int64_t count,
+                      int64_t width) {
+  for (int64_t i = 0; i < count; ++i) {
+    Bf16 *row = out + rows.base + i * rows.stride;
+#pragma omp simd
+    for (int64_t c = 0; c < width; ++c)
+      row[c] = runtime::roundToBf16(in[i * width + c]);
+  }
+}
+
 /// One block of queries: p = exp(s - max) over whole rows, the output rows
 /// sum_j p f v_j / l with l the undropped sum, lse = max + log l. `out` and
 /// `lse` are the head's rows; a bf16 `out` (O, tg-fold-bf16-roundings)
@@ -275,14 +287,8 @@ static void attentionBlock(const Head<T> &head, const AttentionShape &s,
   for (int64_t i = 0; i < nq; ++i)
     for (int64_t c = 0; c < s.valueDim; ++c)
       o[i * ldo + c] *= inverse[i];
-  if constexpr (!std::is_same_v<O, float>) {
-    for (int64_t i = 0; i < nq; ++i) {
-      O *row = out + (i0 + i) * outStride;
-#pragma omp simd
-      for (int64_t c = 0; c < s.valueDim; ++c)
-        row[c] = runtime::roundToBf16(o[i * ldo + c]);
-    }
-  }
+  if constexpr (!std::is_same_v<O, float>)
+    roundRows(o, out, HeadRows{i0 * outStride, outStride}, nq, s.valueDim);
 }
 
 /// T: the products' type; S: the inputs'; O: the output's.
@@ -384,18 +390,6 @@ static void headGradients(const Head<T> &head, const HeadGrads &g,
   for (int64_t i0 = 0; i0 < shape.queries; i0 += kQueryBlock)
     attentionGradBlock(head, g, shape, config, i0,
                        std::min(kQueryBlock, shape.queries - i0));
-}
-
-/// `count` rows of `width` f32 values (contiguous) rounded into rows
-/// `rows.stride` apart from `out + rows.base`.
-static void roundRows(const float *in, Bf16 *out, HeadRows rows, int64_t count,
-                      int64_t width) {
-  for (int64_t i = 0; i < count; ++i) {
-    Bf16 *row = out + rows.base + i * rows.stride;
-#pragma omp simd
-    for (int64_t c = 0; c < width; ++c)
-      row[c] = runtime::roundToBf16(in[i * width + c]);
-  }
 }
 
 /// T: the products' type; S: the inputs'; G: the gradients' (f32, or bf16
