@@ -2,8 +2,8 @@
 //
 // The state buffer (every variable: parameters, then Adam's moments, as
 // CompiledVariable::offset says) and the arena the step and predict share,
-// both 64-byte aligned; how to fill the state from a seed, save it, restore
-// it and dump it.
+// both 64-byte aligned (2 MiB and on huge pages when that large); how to
+// fill the state from a seed, save it, restore it and dump it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_MODELSTATE_H
