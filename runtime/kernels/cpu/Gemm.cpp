@@ -7,10 +7,11 @@
 // 2048x512x512; at 64^3 OpenBLAS is 3.7x faster, oneDNN's call costing more
 // than the product). Two kinds of large product run on a oneDNN matmul
 // primitive instead (MatmulPrimitive.cpp): linear, whose bias and ReLU the
-// primitive applies in its tiles, and A B^T with K above N. The bf16 gemm
-// is in Bf16Gemm.cpp; a bf16 product whose result is rounded to bf16 runs on
-// a primitive that rounds in its epilogue. The libraries thread each call themselves, so these
-// calls are never made from inside an OpenMP parallel region.
+// primitive applies in its tiles, and the transposed products onPrimitive
+// names. The bf16 gemm is in Bf16Gemm.cpp; a bf16 product whose result is
+// rounded to bf16 runs on a primitive that rounds in its epilogue. The
+// libraries thread each call themselves, so these calls are never made from
+// inside an OpenMP parallel region.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
@@ -26,6 +27,23 @@ namespace tgc::cpu {
 namespace {
 /// Products of at least this many multiply-adds go to oneDNN.
 constexpr int64_t kOneDnnFrom = int64_t{1} << 21;
+
+/// The large f32 products a matmul primitive runs faster than dnnl_sgemm
+/// (bench/gemm_shapes.cpp, 2 threads, AMD EPYC with AVX-512): A B^T with K
+/// above N (the input gradient of a wide linear: 2048x512x2048, 345 against
+/// 247 GFLOP/s), and A^T B with M above N, at least 1024, and K at least 4N
+/// (the weight gradient of a narrowing linear over the batch's tokens, e.g.
+/// the second FFN's: 1024x256x2048, 280-390 against 234-322 GFLOP/s; sgemm
+/// stays faster for 512x128x1024, 412 against 382, and for the output loss's
+/// chunks, e.g. 8000x512x256, 389 against 322).
+bool onPrimitive(int64_t m, int64_t n, int64_t k, bool transposeA,
+                 bool transposeB) {
+  if (!transposeA && transposeB)
+    return k > n;
+  if (transposeA && !transposeB)
+    return m > n && m >= 1024 && k >= 4 * n;
+  return false;
+}
 } // namespace
 
 void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
@@ -39,8 +57,9 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
   }
   // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
   bool large = m * n * k >= kOneDnnFrom;
-  if (large && !transposeA && transposeB && k > n &&
-      matmulPrimitive(a, b, nullptr, out, m, n, k, false, true, beta, false))
+  if (large && onPrimitive(m, n, k, transposeA, transposeB) &&
+      matmulPrimitive(a, b, nullptr, out, m, n, k, transposeA, transposeB,
+                      beta, false))
     return;
   if (large &&
       dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f,

@@ -86,6 +86,22 @@ TEST(CpuKernels, LargeGemmWithLongRowsOnAMatmulPrimitive) {
   expectClose("A B^T beta 1", out, expected, kGemmTolerance);
 }
 
+// A^T B with M above N, at least 1024, and K at least 4N runs on a matmul
+// primitive too (a narrowing linear's weight gradient), beta 0 and 1.
+TEST(CpuKernels, LargeTransposedLhsGemmOnAMatmulPrimitive) {
+  const int64_t m = 1024, n = 24, k = 100;
+  std::vector<float> a = uniform(k * m, 13), b = uniform(k * n, 14);
+  HostTensor expected =
+      reference::matmul(host(a, {k, m}), host(b, {k, n}), true, false);
+  std::vector<float> out(m * n, 0.0f);
+  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, true, false, 0.0f);
+  expectClose("A^T B beta 0", out, expected, kGemmTolerance);
+  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, true, false, 1.0f);
+  for (double &x : expected.data)
+    x *= 2.0;
+  expectClose("A^T B beta 1", out, expected, kGemmTolerance);
+}
+
 // Products of 2^21 multiply-adds and more run on oneDNN's sgemm (Gemm.cpp):
 // 160 x 136 x 100 in every transposition, beta 0 and 1.
 TEST(CpuKernels, LargeGemmsOnOneDnn) {
