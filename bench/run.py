@@ -12,33 +12,53 @@ trains on CPUs. See bench/README.md.
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 
 import sides
 import transformer_config
 
-# name: (preset, config in bench/configs, timed steps, warm-up steps, full length)
+# name: (preset, config in bench/configs, timed steps, warm-up steps, full length,
+#        repeats: interleaved runs of both sides, for the rows whose ratio is near its target)
 ROWS = {
-    "2L-d128-V1k": ("small", "full-2l-d128", 30, 3, True),
-    "3L-d256-V8k": ("small", "full-3l-d256", 8, 2, True),
-    "6L-d512-V8k": ("base", "full-6l-d512-v8k", 4, 1, True),
-    "6L-d512-V37k": ("base", "full-6l-d512-v37k", 4, 1, True),
-    "tiny": ("tiny", "tiny", 500, 50, False),
-    "small": ("small", "small", 60, 5, False),
-    "base": ("base", "base", 15, 3, False),
+    "2L-d128-V1k": ("small", "full-2l-d128", 30, 3, True, 3),
+    "3L-d256-V8k": ("small", "full-3l-d256", 8, 2, True, 3),
+    "6L-d512-V8k": ("base", "full-6l-d512-v8k", 4, 1, True, 1),
+    "6L-d512-V37k": ("base", "full-6l-d512-v37k", 4, 1, True, 1),
+    "tiny": ("tiny", "tiny", 500, 50, False, 1),
+    "small": ("small", "small", 60, 5, False, 1),
+    "base": ("base", "base", 15, 3, False, 1),
 }
 SECTIONS = {"full": ["2L-d128-V1k", "3L-d256-V8k", "6L-d512-V8k", "6L-d512-V37k"],
             "small": ["tiny", "small", "base"]}
 LOAD_ROW = "2L-d128-V1k"
 
 
+def median_run(runs):
+    """The run with the median step time (the lower middle one of an even count),
+    so that its other figures (RSS, GEMM share) belong to the same run."""
+    return sorted(runs, key=lambda r: r["ms"])[(len(runs) - 1) // 2]
+
+
+def summarize(runs, torch_runs):
+    """The median run of one side, with every run's step time and the ratio
+    PyTorch/tgc of each repeat (the two sides of a repeat ran back to back, so
+    the machine's speed changing between repeats moves both)."""
+    side = dict(median_run(runs))
+    side["repeats_ms"] = [r["ms"] for r in runs]
+    side["ratios"] = [p["ms"] / t["ms"] for t, p in zip(runs, torch_runs)]
+    return side
+
+
 def measure_row(name, args, python, tmp, env, torch_env):
-    preset, config_name, steps, warmup, full = ROWS[name]
+    preset, config_name, steps, warmup, full, repeats = ROWS[name]
     steps, warmup = args.steps or steps, args.warmup or warmup
+    repeats = args.repeats or repeats
     config = os.path.join(sides.BENCH, "configs", config_name + ".pbtxt")
     c = transformer_config.load(preset, config)
-    print(f"{name}: {warmup} warm-up + {steps} timed steps per side ...", flush=True)
+    print(f"{name}: {warmup} warm-up + {steps} timed steps per side, {repeats} "
+          f"repeat{'s' if repeats > 1 else ''} ...", flush=True)
     exe, parameters = sides.compile_tgc(name, preset, config, tmp)
     bf16_exe = (sides.compile_tgc(name, preset, config, tmp, "bf16")[0]
                 if "bf16" in args.precisions else None)
@@ -47,18 +67,24 @@ def measure_row(name, args, python, tmp, env, torch_env):
         data = ["--train-source", files[0], "--train-target", files[1]]
     else:
         data = ["--task", "reverse"]
-    tgc = sides.run_tgc(exe, data, steps, warmup, env)
+    runs = {"tgc": [], "tgc_bf16": [], "pytorch": []}
+    for _ in range(repeats):
+        runs["tgc"].append(sides.run_tgc(exe, data, steps, warmup, env))
+        if bf16_exe:
+            runs["tgc_bf16"].append(sides.run_tgc(bf16_exe, data, steps, warmup, env))
+        runs["pytorch"].append(sides.run_pytorch(python, preset, config, steps, warmup,
+                                                 args.threads, full, torch_env))
+    torch = summarize(runs["pytorch"], runs["pytorch"])
+    tgc = summarize(runs["tgc"], runs["pytorch"])
     tgc["parameters"] = parameters
-    tgc_bf16 = sides.run_tgc(bf16_exe, data, steps, warmup, env) if bf16_exe else None
-    torch = sides.run_pytorch(python, preset, config, steps, warmup, args.threads, full,
-                              torch_env)
+    tgc_bf16 = summarize(runs["tgc_bf16"], runs["pytorch"]) if bf16_exe else None
     if tgc["parameters"] != torch["parameters"]:
         sys.exit(f"error: {name}: the parameter counts differ ({tgc['parameters']} vs "
                  f"{torch['parameters']}): the two models are not the same")
     gflop = transformer_config.train_flops(c) / 1e9
     return {"row": name, "batch": f"{c.batch_size}x{c.source_length}/{c.target_length}",
             "full_length": full, "train_gflop": gflop, "tgc": tgc, "tgc_bf16": tgc_bf16,
-            "pytorch": torch,
+            "pytorch": torch, "repeats": repeats,
             "exe": exe, "data": data, "steps": steps, "warmup": warmup}
 
 
@@ -78,6 +104,14 @@ def measure_load(row, env):
             "slowdown": [r["ms"] / idle for r in results]}
 
 
+def ratio_text(ratios):
+    """The median ratio of the repeats, with their range when there are several."""
+    median = statistics.median(ratios)
+    if len(ratios) == 1:
+        return f"{median:.2f}x"
+    return f"{median:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def table(rows, peak, peak_bf16):
     header = ("row", "batch", "GFLOP", "ms/step tgc / PT", "PT/tgc", "MFU tgc / PT",
               "GEMM share tgc / PT", "tok/s tgc / PT", "RSS MiB tgc / PT", "RSS tgc/PT",
@@ -89,7 +123,7 @@ def table(rows, peak, peak_bf16):
         p, g = r["pytorch"], r["train_gflop"]
         mfu = lambda side, limit=peak: 100 * g / side["ms"] * 1e3 / limit
         lines.append((label, r["batch"], f"{g:.1f}", f"{t['ms']:.1f} / {p['ms']:.1f}",
-                      f"{p['ms'] / t['ms']:.2f}x", f"{mfu(t, t_peak):.0f}% / {mfu(p):.0f}%",
+                      ratio_text(t["ratios"]), f"{mfu(t, t_peak):.0f}% / {mfu(p):.0f}%",
                       f"{100 * t['gemm_share']:.0f}% / {100 * p['gemm_share']:.0f}%",
                       f"{t['tokens_per_s']:.0f} / {p['tokens_per_s']:.0f}",
                       f"{t['rss_mib']:.0f} / {p['rss_mib']:.0f}",
@@ -109,12 +143,17 @@ def main():
     parser.add_argument("--rows", help="rows by name instead (" + ", ".join(ROWS) + ")")
     parser.add_argument("--steps", type=int, help="timed steps (default: per row)")
     parser.add_argument("--warmup", type=int, help="untimed steps first, at least 1")
+    parser.add_argument("--repeats", type=int,
+                        help="interleaved runs of both sides per row (default: per row, "
+                             "3 for the 2L and 3L rows, else 1)")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--precisions", default="fp32,bf16",
                         help="tgc's GEMM precisions to run (default fp32,bf16); "
                              "PyTorch runs f32")
     args = parser.parse_args()
+    if args.repeats is not None and args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     if args.warmup is not None and args.warmup < 1:
         parser.error("--warmup must be at least 1 (the log line at step W starts the clock)")
     sections = args.sections.split(",")
