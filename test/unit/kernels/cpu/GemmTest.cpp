@@ -70,36 +70,38 @@ TEST(CpuKernels, LargeLinearOnAMatmulPrimitive) {
       }
 }
 
-// A B^T with K above N runs on a matmul primitive too (Gemm.cpp), beta 0
-// and 1.
-TEST(CpuKernels, LargeGemmWithLongRowsOnAMatmulPrimitive) {
-  const int64_t m = 120, n = 64, k = 300;
-  std::vector<float> a = uniform(m * k, 11), b = uniform(n * k, 12);
-  HostTensor expected =
-      reference::matmul(host(a, {m, k}), host(b, {n, k}), false, true);
+/// op(a) op(b) of m x n x k through cpu::gemm with beta 0, then again with
+/// beta 1 (twice the product), against the reference.
+void expectGemmWithBetas(int64_t m, int64_t n, int64_t k, bool transposeA,
+                         bool transposeB, uint64_t seed) {
+  std::vector<float> a = uniform(m * k, seed), b = uniform(k * n, seed + 1);
+  HostTensor expected = reference::matmul(
+      host(a, transposeA ? std::vector<int64_t>{k, m}
+                         : std::vector<int64_t>{m, k}),
+      host(b, transposeB ? std::vector<int64_t>{n, k}
+                         : std::vector<int64_t>{k, n}),
+      transposeA, transposeB);
+  std::string what = std::string(transposeA ? "A^T" : "A") +
+                     (transposeB ? " B^T" : " B");
   std::vector<float> out(m * n, 0.0f);
-  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, false, true, 0.0f);
-  expectClose("A B^T beta 0", out, expected, kGemmTolerance);
-  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, false, true, 1.0f);
+  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, transposeA, transposeB,
+            0.0f);
+  expectClose(what + " beta 0", out, expected, kGemmTolerance);
+  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, transposeA, transposeB,
+            1.0f);
   for (double &x : expected.data)
     x *= 2.0;
-  expectClose("A B^T beta 1", out, expected, kGemmTolerance);
+  expectClose(what + " beta 1", out, expected, kGemmTolerance);
 }
 
-// A^T B with M above N, at least 1024, and K at least 4N runs on a matmul
-// primitive too (a narrowing linear's weight gradient), beta 0 and 1.
+// The large products Gemm.cpp's onPrimitive sends to a matmul primitive:
+// A B^T with K above N, and A^T B with M above N, at least 1024, and K at
+// least 4N (a narrowing linear's weight gradient).
+TEST(CpuKernels, LargeGemmWithLongRowsOnAMatmulPrimitive) {
+  expectGemmWithBetas(120, 64, 300, false, true, 11);
+}
 TEST(CpuKernels, LargeTransposedLhsGemmOnAMatmulPrimitive) {
-  const int64_t m = 1024, n = 24, k = 100;
-  std::vector<float> a = uniform(k * m, 13), b = uniform(k * n, 14);
-  HostTensor expected =
-      reference::matmul(host(a, {k, m}), host(b, {k, n}), true, false);
-  std::vector<float> out(m * n, 0.0f);
-  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, true, false, 0.0f);
-  expectClose("A^T B beta 0", out, expected, kGemmTolerance);
-  cpu::gemm(a.data(), b.data(), out.data(), m, n, k, true, false, 1.0f);
-  for (double &x : expected.data)
-    x *= 2.0;
-  expectClose("A^T B beta 1", out, expected, kGemmTolerance);
+  expectGemmWithBetas(1024, 24, 100, true, false, 13);
 }
 
 // Products of 2^21 multiply-adds and more run on oneDNN's sgemm (Gemm.cpp):
