@@ -20,8 +20,9 @@ namespace {
 /// with 4 KiB pages its GEMMs miss the TLB (3L bf16 step: 1-4% faster).
 constexpr size_t kHugePage = size_t{2} << 20;
 
-/// 64-byte aligned, zero-filled storage for `bytes` bytes of `what`; null
-/// after a message when the machine has too little memory.
+/// 64-byte (from kHugePage bytes up, kHugePage) aligned, zero-filled
+/// storage for `bytes` bytes of `what`; null after a message when the
+/// machine has too little memory.
 void *allocateZeroed(int64_t bytes, const char *what) {
   size_t align = static_cast<size_t>(bytes) >= kHugePage ? kHugePage : 64;
   size_t rounded = (static_cast<size_t>(bytes) + align - 1) / align * align;

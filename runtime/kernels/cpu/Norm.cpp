@@ -147,6 +147,8 @@ static void rowsWithColumnSums(int64_t rows, int64_t width, float *gammaGrad,
   for (int64_t c = 0; c < width; ++c) {
     double gamma = 0.0, beta = 0.0;
     for (int t = 0; t < threads; ++t) {
+      if (!partials[t]) // a team smaller than asked for
+        continue;
       gamma += partials[t][c];
       beta += partials[t][width + c];
     }

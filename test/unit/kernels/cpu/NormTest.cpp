@@ -80,14 +80,29 @@ TEST(CpuKernels, LayerNormGrad) {
   reference::LayerNormGrads expected = reference::layerNormGrad(
       host(grad, {kNormRows, kNormWidth}), host(input, {kNormRows, kNormWidth}),
       host(gamma, {kNormWidth}), kEpsilon);
-  std::vector<float> dx(input.size(), 0.0f), dgamma(kNormWidth, 0.0f),
-      dbeta(kNormWidth, 0.0f);
-  cpu::layerNormGrad(grad.data(), input.data(), gamma.data(), dx.data(),
-                     dgamma.data(), dbeta.data(), kNormRows, kNormWidth,
-                     kEpsilon);
-  expectClose("layerNormGrad input", dx, expected.input, 2e-5);
-  expectClose("layerNormGrad gamma", dgamma, expected.gamma, 2e-5);
-  expectClose("layerNormGrad beta", dbeta, expected.beta, 2e-5);
+  // Called alone, and from inside an active parallel region, where its own
+  // (nested) region gets a team of one although omp_get_max_threads() says
+  // more: the gamma and beta sums must count only the team's partial sums.
+  for (bool nested : {false, true}) {
+    std::vector<float> dx(input.size(), 0.0f), dgamma(kNormWidth, 0.0f),
+        dbeta(kNormWidth, 0.0f);
+    auto run = [&] {
+      cpu::layerNormGrad(grad.data(), input.data(), gamma.data(), dx.data(),
+                         dgamma.data(), dbeta.data(), kNormRows, kNormWidth,
+                         kEpsilon);
+    };
+    if (nested) {
+#pragma omp parallel num_threads(2)
+#pragma omp master
+      run();
+    } else {
+      run();
+    }
+    std::string what = nested ? "layerNormGrad nested " : "layerNormGrad ";
+    expectClose(what + "input", dx, expected.input, 2e-5);
+    expectClose(what + "gamma", dgamma, expected.gamma, 2e-5);
+    expectClose(what + "beta", dbeta, expected.beta, 2e-5);
+  }
 }
 TEST(CpuKernels, ResidualLayerNorm) {
   const auto [residual, sublayer, gamma] =
