@@ -224,14 +224,16 @@ void embedding(const float *table, const int32_t *ids, float *out,
 
 void embeddingGrad(const float *grad, const int32_t *ids, float *out,
                    int64_t rows, int64_t width, int64_t vocab) {
-  std::fill(out, out + vocab * width, 0.0f);
-  // Each thread owns a range of vocabulary rows and scans every id: no two
-  // threads add into one row, and each row sums its grads in order.
+  // Each thread owns a range of vocabulary rows, zeroes it and scans every
+  // id: no two threads add into one row, and each row sums its grads in
+  // order. (The zeroing, [vocabulary, width] whatever the batch, was serial
+  // before: 76 MB a call at 37000 x 512.)
 #pragma omp parallel if (rows * width >= kParallelElements)
   {
     int threads = omp_get_num_threads(), thread = omp_get_thread_num();
     int64_t first = vocab * thread / threads;
     int64_t last = vocab * (thread + 1) / threads;
+    std::fill(out + first * width, out + last * width, 0.0f);
     for (int64_t r = 0; r < rows; ++r) {
       int64_t id = ids[r];
       if (id < first || id >= last)
