@@ -122,14 +122,16 @@ void FileEmitter::emitHeader(int64_t arena) {
        << "  return reinterpret_cast<float *>(g.arena + offset);\n}\n"
        << "inline int32_t *I(StepFrame &, int64_t offset) {\n"
        << "  return reinterpret_cast<int32_t *>(g.arena + offset);\n}\n"
-       << "inline Bf16 *H(StepFrame &, int64_t offset) {\n"
+       // maybe_unused: an f32 step has no bf16 buffers, and nvcc warns
+       // about unreferenced functions.
+       << "[[maybe_unused]] inline Bf16 *H(StepFrame &, int64_t offset) {\n"
        << "  return reinterpret_cast<Bf16 *>(g.arena + offset);\n}\n\n";
   else
     os << "inline float *F(StepFrame &f, int64_t offset) {\n"
        << "  return reinterpret_cast<float *>(f.arena + offset);\n}\n"
        << "inline int32_t *I(StepFrame &f, int64_t offset) {\n"
        << "  return reinterpret_cast<int32_t *>(f.arena + offset);\n}\n"
-       << "inline Bf16 *H(StepFrame &f, int64_t offset) {\n"
+       << "[[maybe_unused]] inline Bf16 *H(StepFrame &f, int64_t offset) {\n"
        << "  return reinterpret_cast<Bf16 *>(f.arena + offset);\n}\n\n";
 }
 

@@ -195,6 +195,10 @@ bool fusedLinear(const float *input, const float *weight, const float *bias,
     return false;
   if (!cublasLt()) // cuBLASLt failed to start; its error is kept
     return false;
+  // cuBLASLt's heuristic need not check the bias's alignment and its kernels
+  // may load it in vectors: a misaligned bias goes to the unfused path.
+  if (bias && alignmentOf(bias) < 16)
+    return false;
   uint32_t matrices = std::min(
       {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
   LinearPlan &plan = planFor({rows, k, n, epilogueFor(bias, relu), matrices,

@@ -4,11 +4,14 @@
 // distribution (1 - s) onehot(t) + s / V:
 //   loss_r = -((1 - s)(x_t - lse) + (s / V) sum_c (x_c - lse))
 //   dx_c   = lossGrad (softmax_c - q_c) / tokens
-// One kernel each. The loss: one block per row, the row sums and the total
-// in double, as the CPU kernel's (rows are as wide as the vocabulary); the
-// last block to finish adds the rows' losses in a fixed order: the same
-// loss on every run. The gradient: every block counts the targets, then
-// writes its rows.
+// One block per row in both, the row sums and the total in double, as the
+// CPU kernel's (rows are as wide as the vocabulary). A row's log-sum-exp is
+// computed in one pass over it (each thread's running maximum and sum,
+// rescaled when the maximum grows): the logits are the step's largest
+// tensor (a base batch's are 3.6 GB), read once for the loss and twice for
+// the gradient. The loss: the last block to finish adds the rows' losses in
+// a fixed order, the same loss on every run. The gradient: the counted
+// targets first, by one block, then the rows.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/BlockReduce.cuh"
@@ -16,14 +19,32 @@
 
 namespace tgc::cuda {
 
-/// log sum_c exp(x_c) of one row; the whole block calls.
-__device__ double logSumExp(const float *x, int64_t classes) {
+/// One thread's part of a row's log-sum-exp: the largest value it saw and
+/// the sum of exp(x - max) over its values.
+struct RunningLse {
   float max = -INFINITY;
-  TGC_FOR_COLUMN(c, classes) { max = fmaxf(max, x[c]); }
-  max = blockMax(max);
   double sum = 0.0;
-  TGC_FOR_COLUMN(c, classes) { sum += expf(x[c] - max); }
-  return max + log(blockSum(sum));
+  __device__ void add(float x) {
+    if (x > max) {
+      sum = sum * exp(static_cast<double>(max - x)) + 1.0;
+      max = x;
+    } else if (x != -INFINITY) { // exp(-inf - -inf) would be NaN; a NaN x
+      sum += expf(x - max);       // still makes the sum NaN
+    }
+  }
+  /// log sum_c exp(x_c) over the whole block's values; the whole block calls.
+  __device__ double finish() const {
+    float rowMax = blockMax(max);
+    double scaled = max == -INFINITY ? 0.0 : sum * exp(double(max - rowMax));
+    return rowMax + log(blockSum(scaled));
+  }
+};
+
+/// log sum_c exp(x_c) of one row, one pass over it; the whole block calls.
+__device__ double logSumExp(const float *x, int64_t classes) {
+  RunningLse lse;
+  TGC_FOR_COLUMN(c, classes) { lse.add(x[c]); }
+  return lse.finish();
 }
 
 /// The number of targets that are not ignoreIndex; the whole block calls.
@@ -54,8 +75,13 @@ __global__ void crossEntropyKernel(const float *logits, const int32_t *targets,
       continue;
     }
     const float *x = logits + r * classes;
-    double lse = logSumExp(x, classes), sum = 0.0;
-    TGC_FOR_COLUMN(c, classes) { sum += x[c]; }
+    RunningLse running;
+    double sum = 0.0;
+    TGC_FOR_COLUMN(c, classes) {
+      running.add(x[c]);
+      sum += x[c];
+    }
+    double lse = running.finish();
     sum = blockSum(sum);
     double sumLogP = sum - static_cast<double>(classes) * lse;
     double perClass = smoothing / static_cast<double>(classes);
@@ -97,20 +123,23 @@ void crossEntropy(const float *logits, const int32_t *targets, float *loss,
   TGC_CUDA_CHECK_LAUNCH();
 }
 
-/// Blocks of crossEntropyGradKernel at most: each counts the targets
-/// itself, which costs rows reads per block, small next to its share of
-/// the rows x classes logits.
-constexpr int64_t kGradBlocks = 1024;
+/// *count = the targets that are not ignoreIndex; one block.
+__global__ void countTokensKernel(const int32_t *targets, int64_t rows,
+                                  int32_t ignoreIndex, int32_t *count) {
+  int32_t n = countTokens(targets, rows, ignoreIndex);
+  if (threadIdx.x == 0)
+    *count = n;
+}
 
 __global__ void crossEntropyGradKernel(float lossGrad, const float *logits,
-                                       const int32_t *targets, float *out,
+                                       const int32_t *targets,
+                                       const int32_t *count, float *out,
                                        int64_t rows, int64_t classes,
                                        float smoothing, int32_t ignoreIndex) {
-  int32_t count = countTokens(targets, rows, ignoreIndex);
   float perClass = smoothing / static_cast<float>(classes);
-  float weight = count > 0 ? static_cast<float>(
-                                 static_cast<double>(lossGrad) / count)
-                           : 0.0f;
+  float weight = *count > 0 ? static_cast<float>(
+                                  static_cast<double>(lossGrad) / *count)
+                            : 0.0f;
   TGC_FOR_ROW(r, rows) {
     float *o = out + r * classes;
     int32_t target = targets[r];
@@ -132,9 +161,13 @@ void crossEntropyGrad(float lossGrad, const float *logits,
                       int64_t classes, float smoothing, int32_t ignoreIndex) {
   if (rows * classes == 0)
     return;
-  unsigned blocks = static_cast<unsigned>(std::min(rows, kGradBlocks));
-  crossEntropyGradKernel<<<blocks, kThreads, 0, stream()>>>(
-      lossGrad, logits, targets, out, rows, classes, smoothing, ignoreIndex);
+  Scratch count(sizeof(int32_t));
+  countTokensKernel<<<1, kThreads, 0, stream()>>>(targets, rows, ignoreIndex,
+                                                 count.as<int32_t>());
+  TGC_CUDA_CHECK_LAUNCH();
+  crossEntropyGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
+      lossGrad, logits, targets, count.as<int32_t>(), out, rows, classes,
+      smoothing, ignoreIndex);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

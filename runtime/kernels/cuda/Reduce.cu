@@ -35,7 +35,11 @@ constexpr int kColumns = 32, kSlices = 32;
 } // namespace
 
 /// Input offset of element `index` of the runs (row-major over them).
+/// One run, the common case (a bias's rows, a row's columns), needs no
+/// 64-bit division, which costs more than the load it addresses.
 __device__ int64_t offsetOf(int64_t index, const Runs &runs) {
+  if (runs.count == 1)
+    return index * runs.stride[0];
   int64_t offset = 0;
   for (int x = runs.count - 1; x >= 0; --x) {
     offset += (index % runs.size[x]) * runs.stride[x];

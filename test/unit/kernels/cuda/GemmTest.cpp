@@ -94,6 +94,9 @@ TEST_F(CudaKernels, Stream) {
   cpu::linear(input.data(), weight.data(), bias.data(), expected.data(), rows,
               k, n, true);
   DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n);
+  // The uploads ran on the legacy stream, which a non-blocking stream does
+  // not wait for.
+  TGC_CUDA_CHECK(cudaDeviceSynchronize());
   cuda::linear(di.get(), dw.get(), db.get(), out.get(), rows, k, n, true);
   TGC_CUDA_CHECK(cudaStreamSynchronize(stream));
   cuda::setStream(nullptr);

@@ -11,12 +11,14 @@
 namespace tgc::test {
 namespace {
 
-// 200 rows of 97 (odd width; fewer columns than a block's threads) and 3
-// rows of 1500 (more).
+// 200 rows of 97 (odd width; fewer columns than a block's threads), 1001
+// rows of 512 (a model's width; LayerNorm's rows a warp each, the last
+// block's warps partly idle) and 3 rows of 1500 (more columns than a block's
+// threads; LayerNorm's rows a block each).
 struct RowShape {
   int64_t rows, width;
 };
-constexpr RowShape kRowShapes[] = {{200, 97}, {3, 1500}};
+constexpr RowShape kRowShapes[] = {{200, 97}, {1001, 512}, {3, 1500}};
 constexpr float kEpsilon = 1e-5f;
 
 // " 200x97". Appended, not `" " + std::to_string(...)`: GCC 12 at -O3
