@@ -268,7 +268,10 @@ def TG_ReshapeOp : TG_Op<"reshape", [Pure]> {
 def TG_TransposeOp : TG_Op<"transpose", [Pure]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
-    `result` dimension `i` is `input` dimension `permutation[i]`.
+    `result` dimension `i` is `input` dimension `permutation[i]`. The
+    element type is the input's, or bf16 from f32: each value rounded as it
+    is written (`tg-fold-bf16-roundings` makes such transposes of the ones
+    whose result only a `tg.to_bf16` copy read).
 
     ```mlir
     // [batch, seq, head, d_k] -> [batch, head, seq, d_k]
@@ -276,7 +279,7 @@ def TG_TransposeOp : TG_Op<"transpose", [Pure]> {
     ```
   }];
   let arguments = (ins TG_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
-  let results = (outs TG_AnyTensor:$result);
+  let results = (outs RankedTensorOf<[F32, I32, BF16]>:$result);
   let assemblyFormat = [{
     $input `permutation` $permutation attr-dict `:` type($input) `->` type($result)
   }];

@@ -23,6 +23,16 @@ bool isFoldableGemmResult(Value value) {
   return operand.getElementType().isBF16();
 }
 
+/// Whether `value` is a transpose of f32 values read by nothing but the copy:
+/// the transpose can round as it writes (both targets' kernels).
+bool isFoldableTransposeResult(Value value) {
+  auto transpose = value.getDefiningOp<tg::TransposeOp>();
+  return transpose && value.hasOneUse() &&
+         llvm::cast<ShapedType>(transpose.getInput().getType())
+             .getElementType()
+             .isF32();
+}
+
 /// The copies of tg.attention_grad's three gradients when each is read by
 /// nothing but its copy and the op multiplies in bf16 (bf16_products, the
 /// kernels that can write bf16 gradients); empty otherwise.
@@ -77,11 +87,21 @@ struct FoldBf16RoundingsPass
   void runOnOperation() override {
     int64_t folded = 0;
     getOperation().walk([&](tg::ToBf16Op copy) {
-      if (!isFoldableGemmResult(copy.getInput()))
+      Value input = copy.getInput();
+      if (!isFoldableTransposeResult(input) &&
+          !(products && isFoldableGemmResult(input)))
         return;
       fold(copy);
       ++folded;
     });
+    if (!products) {
+      numFolded = folded;
+      if (report)
+        getOperation().emitRemark()
+            << "tg-fold-bf16-roundings: " << folded
+            << " tg.to_bf16 copies folded into their transposes";
+      return;
+    }
     // Collected first: the copies follow their op, and the walk must not
     // come upon erased ones.
     SmallVector<tg::ToBf16Op> attentionCopies;
@@ -100,7 +120,8 @@ struct FoldBf16RoundingsPass
     if (report)
       getOperation().emitRemark()
           << "tg-fold-bf16-roundings: " << folded
-          << " tg.to_bf16 copies folded into their GEMMs and attention ops";
+          << " tg.to_bf16 copies folded into their GEMMs, attention ops and "
+             "transposes";
   }
 };
 

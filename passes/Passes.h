@@ -94,10 +94,15 @@ struct CompilePipelineOptions
     : public StepPipelineOptions<CompilePipelineOptions> {
   Option<bool> bf16FoldRoundings{
       *this, "bf16-fold-roundings",
-      llvm::cl::desc("With precision=bf16, tg-fold-bf16-roundings: a GEMM "
-                     "or attention gradient whose result only its bf16 copy "
-                     "reads writes it in bf16 (the CPU kernels; the CUDA "
-                     "target needs false)"),
+      llvm::cl::desc("With precision=bf16, tg-fold-bf16-roundings: a GEMM, "
+                     "attention op or transpose whose result only its bf16 "
+                     "copy reads writes it in bf16"),
+      llvm::cl::init(true)};
+  Option<bool> bf16FoldProducts{
+      *this, "bf16-fold-products",
+      llvm::cl::desc("tg-fold-bf16-roundings into GEMMs and attention ops "
+                     "too (the CPU kernels; the CUDA target needs false: its "
+                     "GEMMs and attention kernels write f32 only)"),
       llvm::cl::init(true)};
 };
 

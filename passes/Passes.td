@@ -580,7 +580,7 @@ def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
 }
 
 def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
-  let summary = "GEMMs and attention ops whose results are only read rounded write bf16";
+  let summary = "GEMMs, attention ops and transposes whose results are only read rounded write bf16";
   let description = [{
     After `tg-mixed-precision`, a GEMM's f32 result is often read by nothing
     but its `tg.to_bf16` copy: a query, key or value projection (read by
@@ -597,8 +597,13 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     `bf16_products` whose output only its copy (for the output projection)
     and its gradients read gets a bf16 output (its backward never reads
     it): the kernels round the f32 values once as they write them.
+    And a `tg.transpose` of f32 values whose result only its copy reads
+    (a head split before attention's bf16 products, a head merge before the
+    output projection) writes bf16: one pass over the values instead of two.
     Part of the compile pipeline (it depends on the kernels: the CPU
-    target's have these products; the CUDA target does not run it).
+    target's have all of these; the CUDA target's GEMMs and attention
+    kernels write f32 only, so it runs with `products=false` there and
+    folds the transposes alone).
 
     Before:
     ```mlir
@@ -612,11 +617,15 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numFolded", "roundings-folded",
-              "tg.to_bf16 copies folded into their GEMM or attention op">,
+              "tg.to_bf16 copies folded into their GEMM, attention op or "
+              "transpose">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark">,
+    Option<"products", "products", "bool", /*default=*/"true",
+           "also fold into GEMMs and attention ops (kernels that write bf16 "
+           "products: the CPU target's)">,
   ];
 }
 

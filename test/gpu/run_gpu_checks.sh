@@ -5,6 +5,9 @@
 #
 #   test/gpu/run_gpu_checks.sh [build-dir]
 #
+# (A GPU machine without the build: test/gpu/bundle_gpu_checks.sh builds the
+# same checks here and packs them with the libraries they need.)
+#
 # 1. runtime/kernels/cuda's kernels against the CPU kernels (ctest -R '^cuda\.');
 # 2. the compiled tiny step on the GPU against the CPU binary: 3 steps of
 #    reverse with dropout on, losses and all state within 1e-4;

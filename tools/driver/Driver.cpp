@@ -341,11 +341,11 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       pipeline.precision = options.precision;
       // The CUDA kernels have no tg.output_loss yet: keep the logits whole;
       // their attention reads the head-major layout only, and their GEMMs
-      // write f32 results only.
+      // and attention kernels write f32 results only (transposes can round).
       if (options.target == Target::Cuda) {
         pipeline.lossChunkRows = 0;
         pipeline.foldHeadTransposes = false;
-        pipeline.bf16FoldRoundings = false;
+        pipeline.bf16FoldProducts = false;
       }
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <omp.h>
 #include <vector>
 
@@ -18,8 +19,16 @@ static constexpr int64_t kParallelElements = 1 << 15;
 /// Writes out [shape] (rank >= 1) from input, output element (c_0..c_r-1)
 /// coming from input offset sum c_d * from[d] (a stride of 0 replicates).
 /// Each line of the innermost output dimension is one contiguous write.
-static void gather(const float *input, float *out, const int64_t *shape,
+/// Out is float, or Bf16 (each value rounded as it is written).
+template <typename Out>
+static void gather(const float *input, Out *out, const int64_t *shape,
                    const int64_t *from, int rank) {
+  auto put = [](float x) {
+    if constexpr (std::is_same_v<Out, Bf16>)
+      return runtime::roundToBf16(x);
+    else
+      return x;
+  };
   int64_t inner = shape[rank - 1], step = from[rank - 1];
   int64_t total = 1;
   for (int d = 0; d < rank; ++d)
@@ -35,21 +44,28 @@ static void gather(const float *input, float *out, const int64_t *shape,
       rest /= shape[d];
     }
     const float *in = input + source;
-    float *o = out + line * inner;
-    if (step == 1)
+    Out *o = out + line * inner;
+    if constexpr (std::is_same_v<Out, Bf16>) {
+      for (int64_t x = 0; x < inner; ++x)
+        o[x] = put(in[x * step]);
+    } else if (step == 1) {
       std::memcpy(o, in, inner * sizeof(float));
-    else if (step == 0)
+    } else if (step == 0) {
       std::fill(o, o + inner, *in);
-    else
+    } else {
       for (int64_t x = 0; x < inner; ++x)
         o[x] = in[x * step];
+    }
   }
 }
 
-void transpose(const float *input, float *out, const int64_t *inputShape,
-               const int64_t *permutation, int rank) {
+template <typename Out>
+static void transposeTo(const float *input, Out *out,
+                        const int64_t *inputShape, const int64_t *permutation,
+                        int rank) {
   if (rank == 0) {
-    out[0] = input[0];
+    const int64_t one = 1, none = 0;
+    gather(input, out, &one, &none, 1);
     return;
   }
   int64_t strides[8] = {}, shape[8] = {}, from[8] = {};
@@ -63,6 +79,16 @@ void transpose(const float *input, float *out, const int64_t *inputShape,
     from[d] = strides[permutation[d]];
   }
   gather(input, out, shape, from, rank);
+}
+
+void transpose(const float *input, float *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  transposeTo(input, out, inputShape, permutation, rank);
+}
+
+void transpose(const float *input, Bf16 *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  transposeTo(input, out, inputShape, permutation, rank);
 }
 
 void broadcast(const float *input, float *out, const int64_t *resultShape,

@@ -9,6 +9,8 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include <type_traits>
+
 namespace tgc::cuda {
 
 namespace {
@@ -23,11 +25,25 @@ struct Gather {
 };
 } // namespace
 
+/// What a gather writes for a value it read: the value, or (a rounding
+/// transpose) the value rounded to bf16, four at a time as one uint2.
+__device__ inline float narrowed(float x, float *) { return x; }
+__device__ inline float4 narrowed(float4 x, float4 *) { return x; }
+__device__ inline Bf16 narrowed(float x, Bf16 *) {
+  return runtime::roundToBf16(x);
+}
+__device__ inline uint2 narrowed(float4 x, uint2 *) {
+  auto bits = [](float v) {
+    return static_cast<uint32_t>(runtime::roundToBf16(v).bits);
+  };
+  return make_uint2(bits(x.x) | bits(x.y) << 16, bits(x.z) | bits(x.w) << 16);
+}
+
 /// Index is uint32_t when every offset fits: the division per dimension
 /// is then several times cheaper than int64_t's, and it was what limited
 /// the kernel (a base step's head transposes took 14 ms).
-template <typename Index, typename Element>
-__global__ void gatherKernel(const Element *input, Element *out, Gather g,
+template <typename Index, typename Element, typename Out>
+__global__ void gatherKernel(const Element *input, Out *out, Gather g,
                              int64_t total) {
   Index shape[kMaxRank], from[kMaxRank];
   for (int d = 0; d < g.rank; ++d) {
@@ -40,12 +56,12 @@ __global__ void gatherKernel(const Element *input, Element *out, Gather g,
       source += (rest % shape[d]) * from[d];
       rest /= shape[d];
     }
-    out[i] = input[source];
+    out[i] = narrowed(input[source], out);
   }
 }
 
-template <typename Element>
-static void launchGather(const Element *input, Element *out, const Gather &g) {
+template <typename Element, typename Out>
+static void launchGather(const Element *input, Out *out, const Gather &g) {
   int64_t total = 1; // rank 0: one element
   for (int d = 0; d < g.rank; ++d)
     total *= g.shape[d];
@@ -66,14 +82,17 @@ static void launchGather(const Element *input, Element *out, const Gather &g) {
 
 /// Moves 4 floats at a time when the innermost dimension is read in place
 /// in runs of 4 aligned floats (a head split or merge keeps its 64 values
-/// per head together): a quarter of the index arithmetic.
-static void gather(const float *input, float *out, const Gather &g) {
-  auto aligned = [](const void *p) {
-    return reinterpret_cast<uintptr_t>(p) % sizeof(float4) == 0;
+/// per head together): a quarter of the index arithmetic. Out is float or
+/// Bf16 (4 rounded values written as one uint2).
+template <typename Out>
+static void gather(const float *input, Out *out, const Gather &g) {
+  using Quad = std::conditional_t<std::is_same_v<Out, Bf16>, uint2, float4>;
+  auto aligned = [](const void *p, size_t bytes) {
+    return reinterpret_cast<uintptr_t>(p) % bytes == 0;
   };
   int last = g.rank - 1;
   bool byFour = g.rank > 0 && g.from[last] == 1 && g.shape[last] % 4 == 0 &&
-                aligned(input) && aligned(out);
+                aligned(input, sizeof(float4)) && aligned(out, sizeof(Quad));
   for (int d = 0; byFour && d < last; ++d)
     byFour = g.from[d] % 4 == 0;
   if (!byFour)
@@ -83,11 +102,13 @@ static void gather(const float *input, float *out, const Gather &g) {
   for (int d = 0; d < last; ++d)
     quads.from[d] /= 4;
   launchGather(reinterpret_cast<const float4 *>(input),
-               reinterpret_cast<float4 *>(out), quads);
+               reinterpret_cast<Quad *>(out), quads);
 }
 
-void transpose(const float *input, float *out, const int64_t *inputShape,
-               const int64_t *permutation, int rank) {
+template <typename Out>
+static void transposeTo(const float *input, Out *out,
+                        const int64_t *inputShape, const int64_t *permutation,
+                        int rank) {
   int64_t strides[kMaxRank] = {};
   int64_t stride = 1;
   for (int d = rank - 1; d >= 0; --d) {
@@ -101,6 +122,16 @@ void transpose(const float *input, float *out, const int64_t *inputShape,
     g.from[d] = strides[permutation[d]];
   }
   gather(input, out, g);
+}
+
+void transpose(const float *input, float *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  transposeTo(input, out, inputShape, permutation, rank);
+}
+
+void transpose(const float *input, Bf16 *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  transposeTo(input, out, inputShape, permutation, rank);
 }
 
 void broadcast(const float *input, float *out, const int64_t *resultShape,

@@ -478,6 +478,15 @@ func.func @transpose_element_type(%x: tensor<2x7x4x4xf32>) -> tensor<2x4x7x4xi32
 
 // -----
 
+// tg.transpose: a bf16 result only from f32 (a rounding transpose).
+func.func @transpose_ids_to_bf16(%x: tensor<2x7x4x4xi32>) -> tensor<2x4x7x4xbf16> {
+  // expected-error @+1 {{result element type 'bf16' differs from the input's 'i32'}}
+  %y = tg.transpose %x permutation [0, 2, 1, 3] : tensor<2x7x4x4xi32> -> tensor<2x4x7x4xbf16>
+  return %y : tensor<2x4x7x4xbf16>
+}
+
+// -----
+
 // tg.transpose: the permutation has one entry per dimension.
 func.func @transpose_perm_length(%x: tensor<2x7x16xf32>) -> tensor<7x2x16xf32> {
   // expected-error @+1 {{permutation [1, 0] is not a permutation of the 3 dimensions of [2, 7, 16]}}

@@ -4,9 +4,12 @@
 // whose three gradients are each read only by their copies. A result
 // something else reads in f32, a GEMM on f32 operands, a copy of another
 // op's value, and an attention gradient with one f32 reader or without
-// bf16_products stay as they are.
+// bf16_products stay as they are. A transpose of f32 values read only by
+// its copy rounds as it writes (with or without products).
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
+// With products=false (the CUDA target) only the transposes fold:
+// RUN: tgc-opt --tg-fold-bf16-roundings=products=false --split-input-file %s | FileCheck %s --check-prefix=TRANSPOSES
 
 // A projection read only rounded (as attention reads queries) and a
 // feed-forward layer's first linear: both fold; their readers read the
@@ -19,7 +22,7 @@
 // CHECK-NEXT: %[[S:[a-z0-9_]+]] = tg.matmul %[[Q]], %[[Q]] transpose_rhs : tensor<2x4x16xbf16>, tensor<2x4x16xbf16> -> tensor<2x4x4xf32>
 // CHECK-NEXT: return %[[Y]], %[[S]]
 // CHECK-NOT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs and attention ops
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
 func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16x64xbf16>, %b1: tensor<64xf32>, %w2: tensor<64x16xbf16>)
     -> (tensor<2x4x16xf32>, tensor<2x4x4xf32>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -43,7 +46,7 @@ func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16
 // CHECK-NEXT: tg.to_bf16
 // CHECK: tg.add
 // CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention ops
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
 func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x4x16xf32>, %wf: tensor<16x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) {
   %a = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -63,7 +66,7 @@ func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x
 // CHECK-LABEL: func.func @attention_gradients(
 // CHECK-NEXT: %[[DQ:[a-z_]+]], %[[DK:[a-z_]+]], %[[DV:[a-z_]+]] = tg.attention_grad {{.*}} bf16_products {{.*}} -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>)
 // CHECK-NEXT: return %[[DQ]], %[[DK]], %[[DV]] :
-// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs and attention ops
+// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
 func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
   %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -86,7 +89,7 @@ func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16
 // CHECK: tg.add
 // CHECK: tg.attention_grad {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
 // CHECK-COUNT-3: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention ops
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
 func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
         tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
@@ -120,7 +123,7 @@ func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8
 // CHECK-NEXT: tg.attention_grad {{.*}}, %[[O]], %[[LSE]] bf16_products
 // CHECK-NOT: tg.to_bf16
 // CHECK: return %[[O]]
-// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs and attention ops
+// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
 func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) {
   %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -141,7 +144,7 @@ func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
 // CHECK-NEXT: tg.add
 // CHECK: tg.attention {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs and attention ops
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
 func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>) {
   %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -152,4 +155,33 @@ func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf
       : (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
   %pb = tg.to_bf16 %p : tensor<2x4x7x8xf32>
   return %ob, %sum, %pb : tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>
+}
+
+// -----
+
+// A head split read only rounded (by attention's bf16 products) folds; one
+// that something else reads in f32 stays. Without products the GEMM keeps
+// its copy and the transpose still folds.
+// CHECK-LABEL: func.func @transposes(
+// CHECK-NEXT: %[[P:[a-z0-9_]+]] = tg.matmul {{.*}} -> tensor<2x4x16xbf16>
+// CHECK-NEXT: %[[T:[a-z0-9_]+]] = tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xbf16>
+// CHECK-NEXT: %[[U:[a-z0-9_]+]] = tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
+// CHECK-NEXT: %[[UB:[a-z0-9_]+]] = tg.to_bf16 %[[U]]
+// CHECK-NEXT: return %[[P]], %[[T]], %[[U]], %[[UB]]
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// TRANSPOSES-LABEL: func.func @transposes(
+// TRANSPOSES-NEXT: %[[Q:[a-z0-9_]+]] = tg.matmul {{.*}} -> tensor<2x4x16xf32>
+// TRANSPOSES-NEXT: tg.to_bf16 %[[Q]]
+// TRANSPOSES-NEXT: tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xbf16>
+// TRANSPOSES-NEXT: tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
+// TRANSPOSES-NEXT: tg.to_bf16
+func.func @transposes(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %a: tensor<2x4x16xf32>)
+    -> (tensor<2x4x16xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xf32>, tensor<2x16x4xbf16>) {
+  %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
+  %qb = tg.to_bf16 %q : tensor<2x4x16xf32>
+  %t = tg.transpose %a permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
+  %tb = tg.to_bf16 %t : tensor<2x16x4xf32>
+  %u = tg.transpose %a permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
+  %ub = tg.to_bf16 %u : tensor<2x16x4xf32>
+  return %qb, %tb, %u, %ub : tensor<2x4x16xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xf32>, tensor<2x16x4xbf16>
 }

@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
+#include <bit>
+#include <limits>
+
 namespace tgc::test {
 namespace {
 
@@ -22,6 +25,31 @@ TEST(CpuKernels, Transpose) {
                    c.permutation.data(), static_cast<int>(c.shape.size()));
     expectClose("transpose rank " + std::to_string(c.shape.size()), out,
                 expected, 0.0);
+  }
+}
+
+// A rounding transpose (tg-fold-bf16-roundings) writes the transpose's
+// values rounded: bit for bit roundToBf16 of the f32 transpose's, for every
+// case and a scalar, with ties and NaN among the values.
+TEST(CpuKernels, TransposeToBf16IsTheTransposeRounded) {
+  std::vector<TransposeCase> cases = kTransposeCases;
+  cases.push_back({{}, {}});
+  for (const TransposeCase &c : cases) {
+    int64_t count = HostTensor::countOf(c.shape);
+    std::vector<float> input = uniform(count, 6);
+    input[0] = std::bit_cast<float>(0x3f808000u); // a tie: rounds to even
+    if (count > 1)
+      input[1] = std::numeric_limits<float>::quiet_NaN();
+    int rank = static_cast<int>(c.shape.size());
+    std::vector<float> transposed(count);
+    cpu::transpose(input.data(), transposed.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    std::vector<runtime::Bf16> out(count);
+    cpu::transpose(input.data(), out.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(out[i].bits, runtime::roundToBf16(transposed[i]).bits)
+          << "rank " << rank << " element " << i;
   }
 }
 

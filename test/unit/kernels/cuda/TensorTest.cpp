@@ -33,6 +33,30 @@ TEST_F(CudaKernels, Transpose) {
   }
 }
 
+// A rounding transpose: bit for bit the CPU's (itself the f32 transpose
+// rounded), through the four-at-a-time path (the head split, whose inner
+// 8 values stay together) and the one-at-a-time path.
+TEST_F(CudaKernels, TransposeToBf16) {
+  std::vector<TransposeCase> cases = kTransposeCases;
+  cases.push_back({{}, {}});
+  for (const TransposeCase &c : cases) {
+    int64_t count = countOf(c.shape);
+    std::vector<float> input = uniform(count, 9);
+    int rank = static_cast<int>(c.shape.size());
+    std::vector<runtime::Bf16> expected(count);
+    cpu::transpose(input.data(), expected.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    DeviceArray<float> in(input);
+    DeviceArray<runtime::Bf16> out(count);
+    cuda::transpose(in.get(), out.get(), c.shape.data(), c.permutation.data(),
+                    rank);
+    std::vector<runtime::Bf16> got = out.read();
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(got[i].bits, expected[i].bits)
+          << "rank " << rank << " element " << i;
+  }
+}
+
 TEST_F(CudaKernels, Broadcast) {
   for (const BroadcastCase &c : kBroadcastCases) {
     std::vector<float> input = uniform(countOf(c.inputShape), 10);

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The GPU halves of run_gpu_checks.sh in a bundle that
+# test/gpu/bundle_gpu_checks.sh wrote (its run.sh): on the GPU machine, from
+# anywhere. Every step runs and says PASS or FAIL; the files that the finish
+# step needs go to gpu-checks-results.tar.gz in the current directory.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cublas=$(find /usr/local /opt /usr/lib -name 'libcublasLt.so.*' 2>/dev/null | head -1)
+export LD_LIBRARY_PATH=$here/lib:${cublas:+$(dirname "$cublas"):}${LD_LIBRARY_PATH:-}
+export TGC_DATA=$here/tgc-data
+bin=$here/bin
+compare=$here/compare_runs.py
+failed=0
+say() { printf '\n== %s  [%s s]\n' "$*" $SECONDS; }
+verdict() { if [ "$1" -eq 0 ]; then echo "PASS $2"; else echo "FAIL $2 (exit $1)"; failed=1; fi; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+say "1. CUDA kernels vs CPU kernels"
+timeout 300 "$bin/tgc-cuda-kernel-tests" --gtest_brief=1; verdict $? "1 kernels"
+
+common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
+say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
+"$bin/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
+python3 "$compare" "$work/gpu.loss" "$here/cpu.loss" "$work/gpu.params" "$here/cpu.params" 1e-4; verdict $? "2 f32 step"
+
+say "2b. tiny in bf16: GPU step vs CPU step"
+"$bin/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" \
+  --checkpoint "$work/gpu_bf16.ckpt"
+python3 "$compare" "$work/gpu_bf16.loss" "$here/cpu_bf16.loss" "$work/gpu_bf16.params" "$here/cpu_bf16.params" 2e-4 5e-3
+verdict $? "2b bf16 step"
+
+say "3. tiny-train learns reverse on the GPU"
+"$bin/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
+grep -qE "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
+verdict $? "3 learns reverse"
+
+say "4. checkpoints: CPU -> GPU"
+"$bin/gpu" --steps 6 --eval-sentences 0 --resume "$here/cpu3.ckpt" --checkpoint "$work/c2g.ckpt" \
+  --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
+python3 "$compare" "$work/c2g.loss" "$here/cpu6-last.loss" "$work/c2g.params" "$here/cpu6.params" 1e-4
+verdict $? "4 CPU checkpoint resumed on the GPU"
+
+say "5. translation on the GPU: incremental vs full decoder"
+"$bin/numbers_gpu" --train-data "$here/train.tok" --vocab "$here/spm.model" --steps 1000 --log-every 500 \
+  --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
+translate() {
+  "$bin/numbers_gpu" --translate "$here/test.src" --resume "$work/numbers.ckpt" --vocab "$here/spm.model" \
+    --output "$work/$1" "${@:2}"
+}
+translate gpu.beam; translate gpu.beam.full --decoder full
+translate gpu.greedy --search greedy; translate gpu.greedy.full --search greedy --decoder full
+for search in beam greedy; do
+  # At most 4 of 200 lines may differ (run_gpu_checks.sh says why).
+  lines=$(wc -l < "$work/gpu.$search" || echo 0)
+  n=$(diff "$work/gpu.$search" "$work/gpu.$search.full" | grep -c '^<' || true)
+  echo "$search: $lines lines, $n of them differ between the incremental and the full decoder"
+  [ "$lines" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
+done
+
+say "6. base at 384 x 64/64: tgc vs PyTorch, f32 and bf16"
+for precision in fp32 bf16; do
+  "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"
+  rm -f "$work"/base.ckpt*
+  (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
+    --steps 20 --warmup 5 --precision $precision) || echo "(PyTorch with CUDA not available)"
+done
+
+tar -czf gpu-checks-results.tar.gz -C "$work" gpu3.ckpt numbers.ckpt gpu.beam gpu.greedy
+echo; [ $failed -eq 0 ] && echo "all GPU steps passed; now bundle_gpu_checks.sh --finish" || echo "SOME STEPS FAILED"
+exit $failed
