@@ -11,6 +11,7 @@
 // swap, and each leading dimension is the operand's stored row length.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/Device.h"
 
 #include <algorithm>
@@ -302,13 +303,7 @@ __global__ void roundToBf16Kernel(const float *input, Bf16 *out,
 /// Four values a thread: one 16-byte load and one 8-byte store.
 __global__ void roundQuadsToBf16Kernel(const float4 *input, uint2 *out,
                                        int64_t quads) {
-  TGC_GRID_STRIDE(i, quads) {
-    float4 x = input[i];
-    auto bits = [](float v) {
-      return static_cast<uint32_t>(runtime::roundToBf16(v).bits);
-    };
-    out[i] = make_uint2(bits(x.x) | bits(x.y) << 16, bits(x.z) | bits(x.w) << 16);
-  }
+  TGC_GRID_STRIDE(i, quads) { out[i] = roundedQuad(input[i]); }
 }
 
 void toBf16(const float *input, Bf16 *out, int64_t count) {

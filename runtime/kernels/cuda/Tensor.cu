@@ -5,6 +5,7 @@
 // sorted rows and the runs that cross chunks).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/Device.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -32,12 +33,7 @@ __device__ inline float4 narrowed(float4 x, float4 *) { return x; }
 __device__ inline Bf16 narrowed(float x, Bf16 *) {
   return runtime::roundToBf16(x);
 }
-__device__ inline uint2 narrowed(float4 x, uint2 *) {
-  auto bits = [](float v) {
-    return static_cast<uint32_t>(runtime::roundToBf16(v).bits);
-  };
-  return make_uint2(bits(x.x) | bits(x.y) << 16, bits(x.z) | bits(x.w) << 16);
-}
+__device__ inline uint2 narrowed(float4 x, uint2 *) { return roundedQuad(x); }
 
 /// Index is uint32_t when every offset fits: the division per dimension
 /// is then several times cheaper than int64_t's, and it was what limited
