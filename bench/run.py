@@ -167,6 +167,10 @@ def main():
     if not os.access(sides.TGC, os.X_OK):
         sys.exit(f"error: {sides.TGC} not found; build the project first (README.md)")
     python = sides.torch_python()
+    if "bf16" in args.precisions.split(",") and not sides.cpu_has_bf16():
+        args.precisions = ",".join(p for p in args.precisions.split(",") if p != "bf16")
+        print("note: this CPU has no bf16 instructions (avx512_bf16, amx_bf16): no bf16 "
+              "rows (tgc's bf16 GEMMs would be emulated) and no bf16 peak", flush=True)
 
     # Both sides get the same threads: OpenMP for tgc's kernels and PyTorch's
     # ops, OpenBLAS for the GEMMs (tgc: its OpenMP build; PyTorch: its
@@ -198,8 +202,9 @@ def main():
     machine["load_average_end"] = os.getloadavg()[0]
     machine["pytorch"] = rows[0]["pytorch"]["torch"] if rows else None
 
+    bf16_peak = f"{peak_bf16:.1f}" if peak_bf16 else "- (no bf16 instructions)"
     print(f"\n{machine['cpu']}; {args.threads} threads; GEMM peaks: f32 {peak:.1f}, "
-          f"bf16 {peak_bf16:.1f} GFLOP/s (MFU of f32 rows and PyTorch against the first, "
+          f"bf16 {bf16_peak} GFLOP/s (MFU of f32 rows and PyTorch against the first, "
           f"of bf16 rows against the second); PyTorch {machine['pytorch']} with {allocator}; load average "
           f"{machine['load_average_start']:.2f} at start, {machine['load_average_end']:.2f} "
           "at end\n")

@@ -36,8 +36,7 @@ def wait_child(p, argv, check=True):
     return output, usage.ru_maxrss / 1024.0
 
 
-def cpu_model():
-    """The CPU's model name with the vector extensions that matter here."""
+def cpu_name_and_flags():
     name, flags = "unknown CPU", set()
     for line in open("/proc/cpuinfo"):
         key, _, value = line.partition(":")
@@ -45,8 +44,20 @@ def cpu_model():
             name = value.strip()
         elif key.strip() == "flags":
             flags = set(value.split())
+    return name, flags
+
+
+def cpu_model():
+    """The CPU's model name with the vector extensions that matter here."""
+    name, flags = cpu_name_and_flags()
     wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
     return f"{name} ({', '.join(f for f in wanted if f in flags) or 'no AVX2'})"
+
+
+def cpu_has_bf16():
+    """Whether the CPU multiplies bf16 in hardware (what tgc's bf16 GEMMs need
+    to be faster than f32; elsewhere oneDNN emulates them or fails)."""
+    return bool(cpu_name_and_flags()[1] & {"avx512_bf16", "amx_bf16"})
 
 
 def torch_python():
@@ -77,7 +88,10 @@ def gemm_peaks(tmp, env):
                     "-lopenblas", "-ldnnl"], check=True)
     output, _ = run_child([exe, "512", "1024", "1536", "2048"], env)
     f32 = float(re.search(r"^peak ([0-9.]+)$", output, re.M).group(1))
-    bf16 = float(re.search(r"^peak bf16 ([0-9.]+)$", output, re.M).group(1))
+    # Without bf16 instructions oneDNN's bf16 GEMM does not run (the tool's
+    # times are then meaningless): no bf16 peak.
+    bf16 = (float(re.search(r"^peak bf16 ([0-9.]+)$", output, re.M).group(1))
+            if cpu_has_bf16() else None)
     return f32, bf16, output
 
 
