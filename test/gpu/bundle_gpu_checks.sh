@@ -15,7 +15,7 @@
 #
 # Build for the GPU machine's CPU too: configure with -DTGC_CPU_ARCH=x86-64-v3
 # (or its -march) and -DTGC_ENABLE_MPI=OFF (Open MPI's plug-ins do not
-# travel); --cuda-arch below is that GPU's (default 90).
+# travel); the programs' --cuda-arch is that GPU's ($TGC_CUDA_ARCH, default 90).
 set -euo pipefail
 finish=""
 if [ "${1:-}" = "--finish" ]; then finish=$2; shift 2; fi

@@ -23,12 +23,6 @@ static constexpr int64_t kParallelElements = 1 << 15;
 template <typename Out>
 static void gather(const float *input, Out *out, const int64_t *shape,
                    const int64_t *from, int rank) {
-  auto put = [](float x) {
-    if constexpr (std::is_same_v<Out, Bf16>)
-      return runtime::roundToBf16(x);
-    else
-      return x;
-  };
   int64_t inner = shape[rank - 1], step = from[rank - 1];
   int64_t total = 1;
   for (int d = 0; d < rank; ++d)
@@ -47,7 +41,7 @@ static void gather(const float *input, Out *out, const int64_t *shape,
     Out *o = out + line * inner;
     if constexpr (std::is_same_v<Out, Bf16>) {
       for (int64_t x = 0; x < inner; ++x)
-        o[x] = put(in[x * step]);
+        o[x] = runtime::roundToBf16(in[x * step]);
     } else if (step == 1) {
       std::memcpy(o, in, inner * sizeof(float));
     } else if (step == 0) {
