@@ -67,6 +67,22 @@ void dispatch(const Shape &s, const std::vector<T> &a, const std::vector<T> &b,
                    0.0f);
 }
 
+/// The library the dispatch runs an f32 shape on, as the table names it.
+const char *f32Via(const Shape &s) {
+  if (s.bias)
+    return "primitive"; // cpu::linear's, with the bias in its epilogue
+  switch (tgc::cpu::f32GemmLibrary(s.m, s.n, s.k, s.ta, s.tb,
+                                   tgc::cpu::oneDnnHasAvx512())) {
+  case tgc::cpu::GemmLibrary::OpenBlas:
+    return "OpenBLAS";
+  case tgc::cpu::GemmLibrary::OneDnnSgemm:
+    return "oneDNN";
+  case tgc::cpu::GemmLibrary::OneDnnPrimitive:
+    return "primitive";
+  }
+  return "?";
+}
+
 void execute(dnnl::matmul &primitive, dnnl::memory &a, dnnl::memory &b,
              dnnl::memory &c, dnnl::stream &stream) {
   primitive.execute(stream,
@@ -143,6 +159,8 @@ int main(int argc, char **argv) {
   dnnl::stream stream(engine);
   if (bf16)
     return bf16Rates(shapes, engine, stream);
+  std::printf("oneDNN's instruction set %s AVX-512\n",
+              tgc::cpu::oneDnnHasAvx512() ? "has" : "lacks");
   std::printf("%-20s %5s %5s %5s %2s  GFLOP/s: %8s %8s %9s %8s\n", "product",
               "m", "n", "k", "op", "OpenBLAS", "oneDNN", "primitive", "tgc");
   for (const Shape &s : shapes) {
@@ -167,9 +185,9 @@ int main(int argc, char **argv) {
     double tgc = rate(s, [&] { dispatch(s, a, b, bias, c); });
     double best = std::max({openblas, onednn, matmul});
     std::printf("%-20s %5ld %5ld %5ld %c%c           %8.0f %8.0f %9.0f %8.0f  "
-                "(%3.0f%% of the best)\n",
+                "(%3.0f%% of the best, on %s)\n",
                 s.what, long(s.m), long(s.n), long(s.k), s.ta ? 'T' : 'N',
                 s.tb ? 'T' : 'N', openblas, onednn, matmul, tgc,
-                100.0 * tgc / best);
+                100.0 * tgc / best, f32Via(s));
   }
 }

@@ -7,8 +7,9 @@
 // 2048x512x512; at 64^3 OpenBLAS is 3.7x faster, oneDNN's call costing more
 // than the product). Two kinds of large product run on a oneDNN matmul
 // primitive instead (MatmulPrimitive.cpp): linear, whose bias and ReLU the
-// primitive applies in its tiles, and the transposed products onPrimitive
-// names. The bf16 gemm is in Bf16Gemm.cpp; a bf16 product whose result is
+// primitive applies in its tiles, and the transposed products
+// f32GemmLibrary names, which also keeps the long weight-gradient products
+// on OpenBLAS where oneDNN has no AVX-512 kernels. The bf16 gemm is in Bf16Gemm.cpp; a bf16 product whose result is
 // rounded to bf16 runs on a primitive that rounds in its epilogue. The
 // libraries thread each call themselves, so these calls are never made from
 // inside an OpenMP parallel region.
@@ -27,24 +28,42 @@ namespace tgc::cpu {
 namespace {
 /// Products of at least this many multiply-adds go to oneDNN.
 constexpr int64_t kOneDnnFrom = int64_t{1} << 21;
-
-/// The large f32 products a matmul primitive runs faster than dnnl_sgemm
-/// (bench/gemm_shapes.cpp, 2 threads, AMD EPYC with AVX-512): A B^T with K
-/// above N (the input gradient of a wide linear: 2048x512x2048, 345 against
-/// 247 GFLOP/s), and A^T B with M above N, at least 1024, and K at least 4N
-/// (the weight gradient of a narrowing linear over the batch's tokens, e.g.
-/// the second FFN's: 1024x256x2048, 280-390 against 234-322 GFLOP/s; sgemm
-/// stays faster for 512x128x1024, 412 against 382, and for the output loss's
-/// chunks, e.g. 8000x512x256, 389 against 322).
-bool onPrimitive(int64_t m, int64_t n, int64_t k, bool transposeA,
-                 bool transposeB) {
-  if (!transposeA && transposeB)
-    return k > n;
-  if (transposeA && !transposeB)
-    return m > n && m >= 1024 && k >= 4 * n;
-  return false;
-}
 } // namespace
+
+bool oneDnnHasAvx512() {
+  static const bool has =
+      dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core;
+  return has;
+}
+
+/// Large products go to oneDNN, whose sgemm is 1.5-2.0x OpenBLAS's on
+/// AVX-512, with two kinds on a matmul primitive (bench/gemm_shapes.cpp, 2
+/// threads, AMD EPYC with AVX-512): A B^T with K above N (the input gradient
+/// of a wide linear: 2048x512x2048, 345 against 247 GFLOP/s), and A^T B with
+/// M above N, at least 1024, and K at least 4N (the weight gradient of a
+/// narrowing linear over the batch's tokens, e.g. the second FFN's:
+/// 1024x256x2048, 280-390 against 234-322 GFLOP/s; sgemm stays faster for
+/// 512x128x1024, 412 against 382, and for the output loss's chunks, e.g.
+/// 8000x512x256, 389 against 322). Without AVX-512 (AMD EPYC Zen 3, AVX2)
+/// oneDNN's A^T B with a long K falls to half OpenBLAS's rate (the weight
+/// gradients over the batch's tokens: 1024x256x2048 68 against 131,
+/// 256x1024x2048 71 against 127, 512x512x2048 92-107 against 128), while K
+/// at most max(M, N) stays level (2048x512x2048 161 against 169): there
+/// those run on OpenBLAS.
+GemmLibrary f32GemmLibrary(int64_t m, int64_t n, int64_t k, bool transposeA,
+                           bool transposeB, bool avx512) {
+  if (m * n * k < kOneDnnFrom)
+    return GemmLibrary::OpenBlas;
+  if (transposeA && !transposeB) {
+    if (!avx512 && k >= 2 * std::max(m, n))
+      return GemmLibrary::OpenBlas;
+    if (m > n && m >= 1024 && k >= 4 * n)
+      return GemmLibrary::OneDnnPrimitive;
+  }
+  if (!transposeA && transposeB && k > n)
+    return GemmLibrary::OneDnnPrimitive;
+  return GemmLibrary::OneDnnSgemm;
+}
 
 void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
           int64_t k, bool transposeA, bool transposeB, float beta) {
@@ -56,16 +75,23 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
     return;
   }
   // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
-  bool large = m * n * k >= kOneDnnFrom;
-  if (large && onPrimitive(m, n, k, transposeA, transposeB) &&
-      matmulPrimitive(a, b, nullptr, out, m, n, k, transposeA, transposeB,
-                      beta, false))
-    return;
-  if (large &&
-      dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f,
-                 a, transposeA ? m : k, b, transposeB ? k : n, beta, out,
-                 n) == dnnl_success)
-    return;
+  // A library that refuses the call falls through to the next.
+  switch (
+      f32GemmLibrary(m, n, k, transposeA, transposeB, oneDnnHasAvx512())) {
+  case GemmLibrary::OneDnnPrimitive:
+    if (matmulPrimitive(a, b, nullptr, out, m, n, k, transposeA, transposeB,
+                        beta, false))
+      return;
+    [[fallthrough]];
+  case GemmLibrary::OneDnnSgemm:
+    if (dnnl_sgemm(transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k,
+                   1.0f, a, transposeA ? m : k, b, transposeB ? k : n, beta,
+                   out, n) == dnnl_success)
+      return;
+    [[fallthrough]];
+  case GemmLibrary::OpenBlas:
+    break;
+  }
   cblas_sgemm(CblasRowMajor, transposeA ? CblasTrans : CblasNoTrans,
               transposeB ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0f, a,

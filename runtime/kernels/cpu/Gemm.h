@@ -14,6 +14,19 @@ namespace tgc::cpu {
 /// f32 operands: oneDNN or OpenBLAS, whichever is faster for the shape.
 void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
           int64_t k, bool transposeA, bool transposeB, float beta);
+
+/// The library an f32 gemm runs on: OpenBLAS's cblas_sgemm, oneDNN's
+/// dnnl_sgemm, or a oneDNN matmul primitive made for the shape (each
+/// falling back to the next if oneDNN refuses the call).
+enum class GemmLibrary { OpenBlas, OneDnnSgemm, OneDnnPrimitive };
+/// The dispatch's rule, measured per shape and per instruction set:
+/// `avx512` is whether oneDNN runs AVX-512 kernels on this CPU.
+GemmLibrary f32GemmLibrary(int64_t m, int64_t n, int64_t k, bool transposeA,
+                           bool transposeB, bool avx512);
+/// Whether oneDNN runs AVX-512 kernels here (its effective instruction
+/// set, which DNNL_MAX_CPU_ISA may lower).
+bool oneDnnHasAvx512();
+
 /// bf16 operands, f32 accumulation and output: oneDNN's bf16 GEMM
 /// (vdpbf16ps where the CPU has AVX512-BF16 or AMX; oneDNN emulates it
 /// elsewhere, and where it cannot, the operands are widened for sgemm).

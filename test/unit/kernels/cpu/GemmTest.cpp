@@ -94,14 +94,49 @@ void expectGemmWithBetas(int64_t m, int64_t n, int64_t k, bool transposeA,
   expectClose(what + " beta 1", out, expected, kGemmTolerance);
 }
 
-// The large products Gemm.cpp's onPrimitive sends to a matmul primitive:
-// A B^T with K above N, and A^T B with M above N, at least 1024, and K at
-// least 4N (a narrowing linear's weight gradient).
+// The dispatch's rule (Gemm.cpp's f32GemmLibrary) on each instruction set,
+// for shapes of the bench rows' steps.
+TEST(CpuKernels, F32GemmLibraryPerShapeAndInstructionSet) {
+  using L = cpu::GemmLibrary;
+  struct Case {
+    int64_t m, n, k;
+    bool ta, tb;
+    L avx512, avx2;
+  } cases[] = {
+      {64, 64, 64, false, false, L::OpenBlas, L::OpenBlas}, // small
+      {2048, 1024, 256, false, false, L::OneDnnSgemm, L::OneDnnSgemm},
+      {2048, 256, 1024, false, true, L::OneDnnPrimitive, L::OneDnnPrimitive},
+      {2048, 1024, 256, false, true, L::OneDnnSgemm, L::OneDnnSgemm},
+      // Weight gradients over 2048 tokens: long K.
+      {1024, 256, 2048, true, false, L::OneDnnPrimitive, L::OpenBlas},
+      {256, 1024, 2048, true, false, L::OneDnnSgemm, L::OpenBlas},
+      {512, 512, 2048, true, false, L::OneDnnSgemm, L::OpenBlas},
+      {2048, 512, 2048, true, false, L::OneDnnPrimitive, L::OneDnnPrimitive},
+      // The output loss's embedding gradient: short K.
+      {8000, 256, 256, true, false, L::OneDnnSgemm, L::OneDnnSgemm},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                 std::to_string(c.k) + (c.ta ? " T" : " N") +
+                 (c.tb ? "T" : "N"));
+    EXPECT_EQ(cpu::f32GemmLibrary(c.m, c.n, c.k, c.ta, c.tb, true), c.avx512);
+    EXPECT_EQ(cpu::f32GemmLibrary(c.m, c.n, c.k, c.ta, c.tb, false), c.avx2);
+  }
+}
+
+// The large products the rule sends to a matmul primitive: A B^T with K
+// above N, and A^T B with M above N, at least 1024, and K at least 4N (a
+// narrowing linear's weight gradient); and the A^T B with a long K that
+// runs on OpenBLAS where oneDNN has no AVX-512 kernels (oneDNN's sgemm
+// elsewhere).
 TEST(CpuKernels, LargeGemmWithLongRowsOnAMatmulPrimitive) {
   expectGemmWithBetas(120, 64, 300, false, true, 11);
 }
 TEST(CpuKernels, LargeTransposedLhsGemmOnAMatmulPrimitive) {
   expectGemmWithBetas(1024, 24, 100, true, false, 13);
+}
+TEST(CpuKernels, LargeTransposedLhsGemmWithALongSum) {
+  expectGemmWithBetas(96, 80, 400, true, false, 17);
 }
 
 // Products of 2^21 multiply-adds and more run on oneDNN's sgemm (Gemm.cpp):
