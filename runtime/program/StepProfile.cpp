@@ -27,8 +27,10 @@ void StepProfile::run(const CompiledBucket &bucket, StepFrame &frame) {
   int index = static_cast<int>(&bucket - model.buckets);
   bucket.profileStep(frame, seconds[index].data());
   ++steps[index];
-  if (faultsAfterFirstStep < 0)
-    faultsAfterFirstStep = minorFaults();
+  long faults = minorFaults();
+  if (faultsSoFar >= 0)
+    stepFaults.push_back(faults - faultsSoFar);
+  faultsSoFar = faults;
 }
 
 /// Ops whose time is GEMMs (OpenBLAS), for the GEMM share: tg.output_loss
@@ -77,10 +79,18 @@ void StepProfile::print(std::FILE *out) const {
   std::fprintf(out, "GEMMs (tg.matmul, tg.linear, tg.output_loss): %.1f%% of "
                     "the step, the rest %.1f%%\n",
                100.0 * gemm / total, 100.0 * (total - gemm) / total);
-  if (stepCount > 1)
-    std::fprintf(out, "minor page faults per step after the first: %.1f\n",
-                 static_cast<double>(minorFaults() - faultsAfterFirstStep) /
-                     static_cast<double>(stepCount - 1));
+  if (!stepFaults.empty()) {
+    std::vector<long> sorted = stepFaults;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0.0;
+    for (long f : sorted)
+      sum += static_cast<double>(f);
+    std::fprintf(out,
+                 "minor page faults per step after the first: mean %.1f, "
+                 "median %ld\n",
+                 sum / static_cast<double>(sorted.size()),
+                 sorted[(sorted.size() - 1) / 2]);
+  }
   std::fprintf(out, "costliest source locations (all layers and the "
                     "gradients made there):\n");
   auto sorted = byTime(byWhat);

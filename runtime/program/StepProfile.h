@@ -3,9 +3,10 @@
 // `--profile` runs each step through the bucket's profileStep (the same ops
 // as trainStep, the clock read after each) and prints, after training, the
 // time per op kind, the share of the GEMMs, the source locations that cost
-// most, and the minor page faults per step after the first (0 when the
-// steady state touches no new memory). The clock costs tens of nanoseconds
-// per op.
+// most, and the minor page faults of the steps after the first, their mean
+// and median (0 when the steady state touches no new memory; the mean also
+// counts what libraries touch first in the early steps). The clock costs
+// tens of nanoseconds per op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_STEPPROFILE_H
@@ -33,8 +34,10 @@ private:
   /// Per bucket: seconds per op (the bucket's stepOps order), and steps.
   std::vector<std::vector<double>> seconds;
   std::vector<int64_t> steps;
-  /// The process's minor page faults after the first profiled step.
-  long faultsAfterFirstStep = -1;
+  /// The process's minor page faults at the end of the last profiled step,
+  /// and those of each step after the first.
+  long faultsSoFar = -1;
+  std::vector<long> stepFaults;
 };
 
 } // namespace tgc::runtime

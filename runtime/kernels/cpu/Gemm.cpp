@@ -9,10 +9,11 @@
 // primitive instead (MatmulPrimitive.cpp): linear, whose bias and ReLU the
 // primitive applies in its tiles, and the transposed products
 // f32GemmLibrary names, which also keeps the long weight-gradient products
-// on OpenBLAS where oneDNN has no AVX-512 kernels. The bf16 gemm is in Bf16Gemm.cpp; a bf16 product whose result is
-// rounded to bf16 runs on a primitive that rounds in its epilogue. The
-// libraries thread each call themselves, so these calls are never made from
-// inside an OpenMP parallel region.
+// on OpenBLAS where oneDNN has no AVX-512 kernels. The bf16 gemm is in
+// Bf16Gemm.cpp; a bf16 product whose result is rounded to bf16 runs on a
+// primitive that rounds in its epilogue. The libraries thread each call
+// themselves, so these calls are never made from inside an OpenMP parallel
+// region.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
