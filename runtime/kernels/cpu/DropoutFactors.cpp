@@ -7,8 +7,8 @@
 // (bench: 0.20 against 1.43 ms for 2048 x 256 factors, one thread). On
 // AVX2 alone GCC widens each counter to 64 bits and narrows it back, and the
 // same loop runs at about the scalar rate (2.4 ns a factor, AMD EPYC Zen 3),
-// so there eight counters go through the rounds in intrinsics, even and odd
-// lanes multiplied apart. The stream is runtime::dropoutUniform's, bit for
+// so there the rounds run in AVX2 intrinsics on two groups of eight
+// counters, even and odd lanes multiplied apart. The stream is runtime::dropoutUniform's, bit for
 // bit.
 //
 //===----------------------------------------------------------------------===//
@@ -60,8 +60,8 @@ inline void multiply(__m256i c, __m256i m, __m256i &high, __m256i &low) {
 /// multiplies, so two groups of eight hide each other's latency.
 constexpr int kGroups = 2;
 
-/// The factors of whole runs of 32 kGroups elements from x on (x a multiple
-/// of 4 past `first`); returns where it stopped.
+/// The factors of whole runs of 32 x kGroups elements from x on (`first + x`
+/// a multiple of 4); returns where it stopped.
 int64_t avx2Factors(const Dropout &dropout, uint64_t first, int64_t x,
                     int64_t count, float kept, uint32_t threshold,
                     float *factors) {
