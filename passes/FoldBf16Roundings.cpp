@@ -88,20 +88,11 @@ struct FoldBf16RoundingsPass
     int64_t folded = 0;
     getOperation().walk([&](tg::ToBf16Op copy) {
       Value input = copy.getInput();
-      if (!isFoldableTransposeResult(input) &&
-          !(products && isFoldableGemmResult(input)))
+      if (!isFoldableTransposeResult(input) && !isFoldableGemmResult(input))
         return;
       fold(copy);
       ++folded;
     });
-    if (!products) {
-      numFolded = folded;
-      if (report)
-        getOperation().emitRemark()
-            << "tg-fold-bf16-roundings: " << folded
-            << " tg.to_bf16 copies folded into their transposes";
-      return;
-    }
     // Collected first: the copies follow their op, and the walk must not
     // come upon erased ones.
     SmallVector<tg::ToBf16Op> attentionCopies;

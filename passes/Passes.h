@@ -35,8 +35,7 @@ struct StepPipelineOptions : public mlir::PassPipelineOptions<Derived> {
   Option<int64_t> lossChunkRows{
       *this, "loss-chunk-rows",
       llvm::cl::desc("tg-fuse-output-loss's rows per chunk of the output "
-                     "projection and loss; 0 keeps the logits whole (what "
-                     "the CUDA target needs)"),
+                     "projection and loss; 0 keeps the logits whole"),
       llvm::cl::init(256)};
   Option<GemmPrecision> precision{
       *this, "precision",
@@ -97,12 +96,6 @@ struct CompilePipelineOptions
       llvm::cl::desc("With precision=bf16, tg-fold-bf16-roundings: a GEMM, "
                      "attention op or transpose whose result only its bf16 "
                      "copy reads writes it in bf16"),
-      llvm::cl::init(true)};
-  Option<bool> bf16FoldProducts{
-      *this, "bf16-fold-products",
-      llvm::cl::desc("tg-fold-bf16-roundings into GEMMs and attention ops "
-                     "too (the CPU kernels; the CUDA target needs false: its "
-                     "GEMMs and attention kernels write f32 only)"),
       llvm::cl::init(true)};
 };
 

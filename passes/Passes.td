@@ -600,10 +600,9 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     And a `tg.transpose` of f32 values whose result only its copy reads
     (a head split before attention's bf16 products, a head merge before the
     output projection) writes bf16: one pass over the values instead of two.
-    Part of the compile pipeline (it depends on the kernels: the CPU
-    target's have all of these; the CUDA target's GEMMs and attention
-    kernels write f32 only, so it runs with `products=false` there and
-    folds the transposes alone).
+    Part of the compile pipeline, for both targets: the CPU kernels round
+    as they write (oneDNN's epilogues, the attention tiles), and the CUDA
+    ones let cuBLAS write the bf16 results or round in their row kernels.
 
     Before:
     ```mlir
@@ -623,9 +622,6 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark">,
-    Option<"products", "products", "bool", /*default=*/"true",
-           "also fold into GEMMs and attention ops (kernels that write bf16 "
-           "products: the CPU target's)">,
   ];
 }
 

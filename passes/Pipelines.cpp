@@ -83,8 +83,7 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   // The kernels' choice of where a rounding happens, so after everything
   // the interpreter also runs (tgc --emit=train shows the copies).
   if (training.precision == GemmPrecision::bf16 && options.bf16FoldRoundings)
-    pm.addPass(createTgFoldBf16Roundings(
-        {options.report.getValue(), options.bf16FoldProducts.getValue()}));
+    pm.addPass(createTgFoldBf16Roundings({options.report.getValue()}));
   // Last: the arena offsets of every function, which the emitters read.
   pm.addPass(createTgPlanMemory({/*function=*/"", /*report=*/false}));
 }

@@ -373,11 +373,6 @@ FailureOr<std::string> emitCrossEntropyGrad(Args &p, EmitContext &context,
 
 FailureOr<std::string> emitOutputLoss(Args &p, EmitContext &context,
                                       tg::OutputLossOp o) {
-  if (context.isCuda())
-    return o.emitOpError()
-           << "has no CUDA kernel yet: compile for CUDA without "
-              "tg-fuse-output-loss (tg-compile-pipeline{loss-chunk-rows=0}, "
-              "what tgc --target=cuda runs)";
   auto lossGrad = context.hostPointer(o.getLossGrad());
   if (failed(lossGrad))
     return failure();

@@ -46,59 +46,6 @@ float optimizerStep(const AdamTensor *tensors, int count,
 void dropoutFactors(const Dropout &dropout, uint64_t start, int64_t count,
                     float *factors);
 
-//===--- Gemm.cpp, Attention.cpp: rounded results (CPU only) --------------===//
-
-/// matmul and linear on bf16 operands whose result is rounded to bf16 as it
-/// is written (tg-fold-bf16-roundings): the f32 sums of the f32-result
-/// versions, each rounded once (runtime::roundToBf16), never stored in f32.
-void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
-            int64_t m, int64_t n, int64_t k, bool transposeLhs,
-            bool transposeRhs, bool rhsShared);
-void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
-            Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu);
-/// attention with bf16_products and its output rounded to bf16 as it is
-/// written, and attentionGrad with its gradients rounded likewise
-/// (tg-fold-bf16-roundings): each head's f32 values, rounded once. A bf16
-/// forward output implies bf16_products, whose backward never reads it.
-void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out,
-               float *lse, const AttentionShape &shape,
-               const AttentionConfig &config);
-void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
-                   const Bf16 *v, const float *output, const float *lse,
-                   Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
-                   const AttentionConfig &config);
-void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
-                   const Bf16 *v, const Bf16 *output, const float *lse,
-                   float *dq, float *dk, float *dv, const AttentionShape &shape,
-                   const AttentionConfig &config);
-void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
-                   const Bf16 *v, const Bf16 *output, const float *lse,
-                   Bf16 *dq, Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
-                   const AttentionConfig &config);
-
-//===--- Loss.cpp (CPU only) ----------------------------------------------===//
-
-/// tg.output_loss: for each chunk of `chunkRows` of the `rows` rows,
-/// logits = hidden W^T (W [classes, width]) into `workspace`, the
-/// label-smoothed cross-entropy and its gradient (scaled by lossGrad / the
-/// counted tokens) in one pass over each row, in place, then the chunk's
-/// rows of hiddenGrad = grad W and weightGrad += grad^T hidden (set by the
-/// first chunk). *loss is the mean over counted tokens, *tokens their count.
-void outputLoss(const float *hidden, const float *weight,
-                const int32_t *targets, float lossGrad, float *loss,
-                int32_t *tokens, float *hiddenGrad, float *weightGrad,
-                float *workspace, int64_t rows, int64_t width,
-                int64_t classes, int64_t chunkRows, float smoothing,
-                int32_t ignoreIndex);
-/// The same on bf16 hidden states and weight (tg-mixed-precision): each
-/// chunk's logit gradient is rounded to bf16 for the two gradient GEMMs.
-void outputLoss(const Bf16 *hidden, const Bf16 *weight,
-                const int32_t *targets, float lossGrad, float *loss,
-                int32_t *tokens, float *hiddenGrad, float *weightGrad,
-                float *workspace, int64_t rows, int64_t width,
-                int64_t classes, int64_t chunkRows, float smoothing,
-                int32_t ignoreIndex);
-
 } // namespace tgc::cpu
 
 #endif // TGC_RUNTIME_CPU_KERNELS_H

@@ -96,4 +96,15 @@ void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
     attentionOf(q, k, v, out, lse, shape, config);
 }
 
+void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out,
+               float *lse, const AttentionShape &shape,
+               const AttentionConfig &config) {
+  // A bf16 output comes only with bf16 products (tg-fold-bf16-roundings).
+  if (!config.bf16Products || shape.sequenceMajor) {
+    TGC_CUDA_CHECK(cudaErrorNotSupported);
+    return;
+  }
+  attentionBf16Products(q, k, v, out, lse, shape, config);
+}
+
 } // namespace tgc::cuda

@@ -13,10 +13,13 @@
 // q, k and v are bf16 already and read in place. The probabilities and
 // score gradients are rounded by the row kernels into bf16 scratch next to
 // the f32 scores (not in place: another thread may still read a score the
-// rounded value would overwrite).
+// rounded value would overwrite). The output and the gradients are written
+// in f32, or rounded once to bf16 where tg-fold-bf16-roundings made them
+// bf16 (as the CPU kernels write them).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
+#include "runtime/kernels/cuda/Bf16Quads.cuh"
 
 namespace tgc::cuda {
 
@@ -48,14 +51,20 @@ __global__ void roundedProbabilitiesKernel(float *scores, Bf16 *probabilities,
   }
 }
 
-/// out[r, c] *= rowScale[r]: the division by l after the product.
-__global__ void scaleRowsKernel(float *out, const float *rowScale, int64_t rows,
+/// out[r, c] = sums[r, c] rowScale[r] as Out (in place when f32): the
+/// division by l after the product.
+template <typename Out>
+__global__ void scaleRowsKernel(const float *sums, Out *out,
+                                const float *rowScale, int64_t rows,
                                 int64_t width) {
-  TGC_GRID_STRIDE(i, rows * width) { out[i] *= rowScale[i / width]; }
+  TGC_GRID_STRIDE(i, rows * width) {
+    out[i] = convertedTo<Out>(sums[i] * rowScale[i / width]);
+  }
 }
 
+template <typename Out>
 void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                           float *out, float *lse, const AttentionShape &s,
+                           Out *out, float *lse, const AttentionShape &s,
                            const AttentionConfig &config) {
   const int64_t heads = s.batch * s.heads;
   if (heads == 0 || s.queries == 0)
@@ -64,29 +73,45 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                 vs = s.keys * s.valueDim, os = s.queries * s.valueDim,
                 scores = s.queries * s.keys;
   // Per head: the f32 scores, their rounded probabilities (half as many
-  // floats) and a scale per row.
-  const int64_t group = headsPerGroup(heads, scores + scores / 2 + s.queries);
+  // floats), a scale per row and, for a bf16 output, its f32 sums.
+  constexpr bool roundedOutput = std::is_same_v<Out, Bf16>;
+  const int64_t sumFloats = roundedOutput ? os : 0;
+  const int64_t group =
+      headsPerGroup(heads, scores + scores / 2 + s.queries + sumFloats);
   Scratch scoreScratch(group * scores * sizeof(float)),
       probabilityScratch(group * scores * sizeof(Bf16)),
-      scaleScratch(group * s.queries * sizeof(float));
+      scaleScratch(group * s.queries * sizeof(float)),
+      sumScratch(group * sumFloats * sizeof(float));
   float *f32Scores = scoreScratch.as<float>(),
         *rowScale = scaleScratch.as<float>();
   Bf16 *probabilities = probabilityScratch.as<Bf16>();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
-    float *o = out + first * os;
+    Out *o = out + first * os;
+    float *sums;
+    if constexpr (roundedOutput)
+      sums = sumScratch.as<float>();
+    else
+      sums = o;
     matmul(q + first * qs, k + first * ks, f32Scores, n, s.queries, s.keys,
            s.keyDim, false, true, false);
     roundedProbabilitiesKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
         f32Scores, probabilities, rowScale, lse, s, config, first, rows);
     TGC_CUDA_CHECK_LAUNCH();
-    matmul(probabilities, v + first * vs, o, n, s.queries, s.valueDim, s.keys,
-           false, false, false);
+    matmul(probabilities, v + first * vs, sums, n, s.queries, s.valueDim,
+           s.keys, false, false, false);
     scaleRowsKernel<<<blocksFor(rows * s.valueDim), kThreads, 0, stream()>>>(
-        o, rowScale, rows, s.valueDim);
+        sums, o, rowScale, rows, s.valueDim);
     TGC_CUDA_CHECK_LAUNCH();
   }
 }
+
+template void attentionBf16Products(const Bf16 *, const Bf16 *, const Bf16 *,
+                                    float *, float *, const AttentionShape &,
+                                    const AttentionConfig &);
+template void attentionBf16Products(const Bf16 *, const Bf16 *, const Bf16 *,
+                                    Bf16 *, float *, const AttentionShape &,
+                                    const AttentionConfig &);
 
 /// A warp per row of a group starting at head firstHead: from the products
 /// q k^T and r(dO) v^T, the rounded operands of the three gradient GEMMs,
@@ -121,8 +146,9 @@ __global__ void roundedScoreGradsKernel(const float *products,
   }
 }
 
+template <typename G>
 void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
-                               const Bf16 *v, float *dq, float *dk, float *dv,
+                               const Bf16 *v, G *dq, G *dk, G *dv,
                                const float *lse, const AttentionShape &s,
                                const AttentionConfig &config) {
   const int64_t heads = s.batch * s.heads;
@@ -163,5 +189,16 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
            true, false, false);
   }
 }
+
+template void attentionGradBf16Products(const float *, const Bf16 *,
+                                        const Bf16 *, const Bf16 *, float *,
+                                        float *, float *, const float *,
+                                        const AttentionShape &,
+                                        const AttentionConfig &);
+template void attentionGradBf16Products(const float *, const Bf16 *,
+                                        const Bf16 *, const Bf16 *, Bf16 *,
+                                        Bf16 *, Bf16 *, const float *,
+                                        const AttentionShape &,
+                                        const AttentionConfig &);
 
 } // namespace tgc::cuda

@@ -110,4 +110,40 @@ void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
     attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
 }
 
+/// The gradients with bf16 products whose forward output or gradients are
+/// bf16 (tg-fold-bf16-roundings folds only those): the backward never reads
+/// the output (its row term is sum_j p dp from the rounded dO).
+template <typename G>
+static void bf16ProductsGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                             const Bf16 *v, const float *lse, G *dq, G *dk,
+                             G *dv, const AttentionShape &shape,
+                             const AttentionConfig &config) {
+  if (!config.bf16Products || shape.sequenceMajor) {
+    TGC_CUDA_CHECK(cudaErrorNotSupported);
+    return;
+  }
+  attentionGradBf16Products(grad, q, k, v, dq, dk, dv, lse, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const float *, const float *lse, Bf16 *dq,
+                   Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  bf16ProductsGrad(grad, q, k, v, lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const Bf16 *, const float *lse, float *dq,
+                   float *dk, float *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  bf16ProductsGrad(grad, q, k, v, lse, dq, dk, dv, shape, config);
+}
+
+void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
+                   const Bf16 *v, const Bf16 *, const float *lse, Bf16 *dq,
+                   Bf16 *dk, Bf16 *dv, const AttentionShape &shape,
+                   const AttentionConfig &config) {
+  bf16ProductsGrad(grad, q, k, v, lse, dq, dk, dv, shape, config);
+}
+
 } // namespace tgc::cuda

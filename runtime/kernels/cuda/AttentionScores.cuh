@@ -48,14 +48,16 @@ inline const float *groupValues(const float *x, int64_t first, int64_t,
 const float *groupValues(const Bf16 *x, int64_t first, int64_t count,
                          float *scratch);
 
-/// tg.attention and tg.attention_grad with bf16_products (AttentionBf16.cu).
+/// tg.attention and tg.attention_grad with bf16_products (AttentionBf16.cu);
+/// Out and G, the output's and the gradients' type: float or Bf16.
+template <typename Out>
 void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                           float *out, float *lse, const AttentionShape &s,
+                           Out *out, float *lse, const AttentionShape &s,
                            const AttentionConfig &config);
+template <typename G>
 void attentionGradBf16Products(const float *grad, const Bf16 *q,
-                               const Bf16 *k, const Bf16 *v, float *dq,
-                               float *dk, float *dv, const float *lse,
-                               const AttentionShape &s,
+                               const Bf16 *k, const Bf16 *v, G *dq, G *dk,
+                               G *dv, const float *lse, const AttentionShape &s,
                                const AttentionConfig &config);
 
 /// s_ij from the raw product q_i.k_j of head bh.

@@ -1,8 +1,8 @@
-//===- Bf16Quads.cuh - four floats rounded to bf16 in one store -*- CUDA -*-===//
+//===- Bf16Quads.cuh - how kernels write bf16 results ----------*- CUDA -*-===//
 //
-// Internal to TgcCudaKernels: the roundings that move four values a thread
-// (one 16-byte load, one 8-byte store), tg.to_bf16's and a rounding
-// transpose's.
+// Internal to TgcCudaKernels: how a kernel writes an f32 value as its
+// result's type, and the roundings that move four values a thread (one
+// 16-byte load, one 8-byte store), tg.to_bf16's and a rounding transpose's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CUDA_BF16QUADS_CUH
@@ -10,7 +10,18 @@
 
 #include "runtime/kernels/KernelTypes.h"
 
+#include <type_traits>
+
 namespace tgc::cuda {
+
+/// `value` as a result of type T: itself, or rounded once to bf16
+/// (runtime::roundToBf16, as the CPU kernels write bf16 results).
+template <typename T> __device__ inline T convertedTo(float value) {
+  if constexpr (std::is_same_v<T, float>)
+    return value;
+  else
+    return runtime::roundToBf16(value);
+}
 
 /// x's four values rounded (runtime::roundToBf16), packed in memory order.
 __device__ inline uint2 roundedQuad(float4 x) {

@@ -32,6 +32,16 @@ cublasHandle_t cublas();
 /// stream per call); null as cublas().
 cublasLtHandle_t cublasLt();
 
+/// out [m, n] = op(a) op(b) for row-major a and b (op(a) [m, k], op(b)
+/// [k, n]), plus out's values where `accumulate`: one GEMM as matmul runs
+/// it (bf16 operands on the tensor cores), f32 result. For kernels made of
+/// GEMMs and row kernels (the chunked output loss).
+void gemmInto(const float *a, const float *b, float *out, int64_t m,
+              int64_t n, int64_t k, bool transposeA, bool transposeB,
+              bool accumulate);
+void gemmInto(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
+              int64_t k, bool transposeA, bool transposeB, bool accumulate);
+
 /// How many linear calls so far ran cuBLASLt's fused bias/ReLU epilogue
 /// (the others: cuBLAS and the epilogue kernel); tests read it.
 int64_t fusedLinearCalls();

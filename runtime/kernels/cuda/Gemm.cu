@@ -2,8 +2,10 @@
 //
 // f32 operands in full f32 (CUBLAS_COMPUTE_32F, no TF32); linear's bias and
 // ReLU are cuBLASLt's fused epilogue: no second pass over the output. bf16
-// operands (tg-mixed-precision) run on the tensor cores through
-// cublasGemmEx with f32 accumulation and an f32 result.
+// operands (tg-mixed-precision) run on the tensor cores with f32
+// accumulation (cublasGemmEx, cuBLASLt for linear), and write an f32 result
+// or, where tg-fold-bf16-roundings made it bf16, that result rounded once as
+// cuBLAS writes it (round to nearest even, as runtime::roundToBf16).
 //
 // cuBLAS is column-major; a row-major [r, c] matrix is the column-major
 // [c, r] one in the same memory. So row-major out = op(A) op(B) is computed
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 namespace tgc::cuda {
 
@@ -29,6 +32,7 @@ struct Product {
   int64_t batch, m, n, k;
   bool transposeA, transposeB;
   int64_t strideA, strideB; ///< elements between batches; 0 = shared
+  float beta = 0.0f;        ///< 1: add to out's values (gemmInto)
 };
 } // namespace
 
@@ -36,11 +40,12 @@ static void gemm(const Product &p) {
   if (p.batch == 0 || p.m == 0 || p.n == 0)
     return;
   if (p.k == 0) { // an empty sum; cuBLAS would reject the leading dimension
-    TGC_CUDA_CHECK(cudaMemsetAsync(
-        p.out, 0, p.batch * p.m * p.n * sizeof(float), stream()));
+    if (p.beta == 0.0f)
+      TGC_CUDA_CHECK(cudaMemsetAsync(
+          p.out, 0, p.batch * p.m * p.n * sizeof(float), stream()));
     return;
   }
-  const float one = 1.0f, zero = 0.0f;
+  const float one = 1.0f;
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n),
       k = static_cast<int>(p.k);
   cublasOperation_t opA = p.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -51,12 +56,12 @@ static void gemm(const Product &p) {
     return;
   if (p.batch == 1) {
     TGC_CUBLAS_CHECK(cublasSgemm(handle, opB, opA, n, m, k, &one, p.b, ldb, p.a,
-                                 lda, &zero, p.out, n));
+                                 lda, &p.beta, p.out, n));
     return;
   }
   TGC_CUBLAS_CHECK(cublasSgemmStridedBatched(
       handle, opB, opA, n, m, k, &one, p.b, ldb, p.strideB, p.a, lda, p.strideA,
-      &zero, p.out, n, p.m * p.n, static_cast<int>(p.batch)));
+      &p.beta, p.out, n, p.m * p.n, static_cast<int>(p.batch)));
 }
 
 void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
@@ -71,15 +76,17 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
         rhsShared ? 0 : k * n});
 }
 
-/// out[r, c] = act(out[r, c] + bias[c]) in place: linear's epilogue where
-/// cuBLASLt offers no algorithm with it for the operands.
-__global__ void biasActivation(float *out, const float *bias, int64_t rows,
-                               int64_t n, bool relu) {
+/// out[r, c] = act(in[r, c] + bias[c]), written as Out (in place when `in`
+/// is `out`): linear's epilogue where cuBLASLt offers no algorithm with it
+/// for the operands.
+template <typename Out>
+__global__ void biasActivation(const float *in, Out *out, const float *bias,
+                               int64_t rows, int64_t n, bool relu) {
   TGC_GRID_STRIDE(i, rows * n) {
-    float y = out[i];
+    float y = in[i];
     if (bias)
       y += bias[i % n];
-    out[i] = relu && y < 0.0f ? 0.0f : y; // as std::max(y, 0.0f)
+    out[i] = convertedTo<Out>(relu && y < 0.0f ? 0.0f : y); // std::max(y, 0)
   }
 }
 
@@ -114,17 +121,24 @@ uint32_t alignmentOf(const void *p) {
   return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
 }
 
-/// What a plan depends on: the shape, the epilogue, and how the matrices
-/// and the bias are aligned.
+/// cuBLAS's name for the element type T.
+template <typename T> constexpr cudaDataType_t dataTypeOf() {
+  return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
+}
+
+/// What a plan depends on: the shape, the element types (operands, result),
+/// the epilogue, and how the matrices and the bias are aligned.
 struct PlanKey {
   int64_t rows, k, n;
+  cudaDataType_t operands, result;
   cublasLtEpilogue_t epilogue;
   uint32_t matrixAlignment, biasAlignment;
 
   bool operator<(const PlanKey &o) const {
-    return std::tie(rows, k, n, epilogue, matrixAlignment, biasAlignment) <
-           std::tie(o.rows, o.k, o.n, o.epilogue, o.matrixAlignment,
-                    o.biasAlignment);
+    return std::tie(rows, k, n, operands, result, epilogue, matrixAlignment,
+                    biasAlignment) <
+           std::tie(o.rows, o.k, o.n, o.operands, o.result, o.epilogue,
+                    o.matrixAlignment, o.biasAlignment);
   }
 };
 
@@ -138,17 +152,29 @@ LinearPlan makePlan(const PlanKey &key, const float *bias) {
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &key.epilogue,
       sizeof(key.epilogue)));
+  // The bias is f32 whatever the result's type (cuBLASLt's default is the
+  // result's): added in f32 before the one rounding, as on the CPU. (CUDA
+  // 13's cuBLASLt on an H200 has no algorithm for an f32 bias with a bf16
+  // result: linear then runs the GEMM and the epilogue kernel.)
+  if (key.result != CUDA_R_32F && key.epilogue != CUBLASLT_EPILOGUE_RELU &&
+      key.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    const int32_t biasType = CUDA_R_32F;
+    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
+        sizeof(biasType)));
+  }
   // The heuristic reads the bias's alignment from the pointer itself (there
   // is no preference for it); later calls with the same key have a bias
   // aligned alike.
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  auto layout = [](cublasLtMatrixLayout_t &l, int64_t r, int64_t c) {
-    TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, r, c, r));
+  auto layout = [](cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t r,
+                   int64_t c) {
+    TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, r, c, r));
   };
-  layout(plan.weight, key.n, key.k);
-  layout(plan.input, key.k, key.rows);
-  layout(plan.out, key.n, key.rows);
+  layout(plan.weight, key.operands, key.n, key.k);
+  layout(plan.input, key.operands, key.k, key.rows);
+  layout(plan.out, key.result, key.n, key.rows);
   cublasLtMatmulPreference_t preference = nullptr;
   TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
   TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
@@ -190,8 +216,9 @@ LinearPlan &planFor(const PlanKey &key, const float *bias) {
 
 /// out = act(input weight + bias) with cuBLASLt's epilogue; false where it
 /// has no algorithm for these operands (the caller computes it otherwise).
-bool fusedLinear(const float *input, const float *weight, const float *bias,
-                 float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+template <typename In, typename Out>
+bool fusedLinear(const In *input, const In *weight, const float *bias,
+                 Out *out, int64_t rows, int64_t k, int64_t n, bool relu) {
   if (k == 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
     return false;
   if (!cublasLt()) // cuBLASLt failed to start; its error is kept
@@ -202,9 +229,10 @@ bool fusedLinear(const float *input, const float *weight, const float *bias,
     return false;
   uint32_t matrices = std::min(
       {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
-  LinearPlan &plan = planFor({rows, k, n, epilogueFor(bias, relu), matrices,
-                              alignmentOf(bias)},
-                             bias);
+  LinearPlan &plan =
+      planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(),
+               epilogueFor(bias, relu), matrices, alignmentOf(bias)},
+              bias);
   if (!plan.usable)
     return false;
   // The bias pointer is per call: set on the shared descriptor just before
@@ -225,6 +253,16 @@ bool fusedLinear(const float *input, const float *weight, const float *bias,
   ++fusedCalls;
   return true;
 }
+
+/// linear's epilogue over a result the GEMM wrote in f32 (`product`), in
+/// place when Out is f32.
+template <typename Out>
+void applyBiasActivation(const float *product, Out *out, const float *bias,
+                         int64_t rows, int64_t n, bool relu) {
+  biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
+      product, out, bias, rows, n, relu);
+  TGC_CUDA_CHECK_LAUNCH();
+}
 } // namespace
 
 int64_t fusedLinearCalls() { return fusedCalls; }
@@ -234,29 +272,36 @@ void linear(const float *input, const float *weight, const float *bias,
   if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
     return;
   gemm({input, weight, out, 1, rows, n, k, false, false, 0, 0});
-  if (!bias && !relu)
-    return;
-  biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
-      out, bias, rows, n, relu);
-  TGC_CUDA_CHECK_LAUNCH();
+  if (bias || relu)
+    applyBiasActivation(out, out, bias, rows, n, relu);
+}
+
+void gemmInto(const float *a, const float *b, float *out, int64_t m,
+              int64_t n, int64_t k, bool transposeA, bool transposeB,
+              bool accumulate) {
+  gemm({a, b, out, 1, m, n, k, transposeA, transposeB, 0, 0,
+        accumulate ? 1.0f : 0.0f});
 }
 
 //===--- bf16 operands ------------------------------------------------------===//
 
 /// The bf16 counterpart of gemm(Product): CUDA_R_16BF operands, f32
-/// accumulation (CUBLAS_COMPUTE_32F) and output.
-static void gemmBf16(const Bf16 *a, const Bf16 *b, float *out, int64_t batch,
+/// accumulation (CUBLAS_COMPUTE_32F), an f32 or bf16 (Out) result; beta 1
+/// adds to out's values.
+template <typename Out>
+static void gemmBf16(const Bf16 *a, const Bf16 *b, Out *out, int64_t batch,
                      int64_t rows, int64_t cols, int64_t depth,
                      bool transposeA, bool transposeB, int64_t strideA,
-                     int64_t strideB) {
+                     int64_t strideB, float beta = 0.0f) {
   if (batch == 0 || rows == 0 || cols == 0)
     return;
-  if (depth == 0) {
-    TGC_CUDA_CHECK(cudaMemsetAsync(out, 0, batch * rows * cols * sizeof(float),
-                                   stream()));
+  if (depth == 0) { // zeros in either type are all-zero bits
+    if (beta == 0.0f)
+      TGC_CUDA_CHECK(cudaMemsetAsync(
+          out, 0, batch * rows * cols * sizeof(Out), stream()));
     return;
   }
-  const float one = 1.0f, zero = 0.0f;
+  const float one = 1.0f;
   int m = static_cast<int>(rows), n = static_cast<int>(cols),
       k = static_cast<int>(depth);
   cublasOperation_t opA = transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -268,13 +313,15 @@ static void gemmBf16(const Bf16 *a, const Bf16 *b, float *out, int64_t batch,
   // Column-major out^T = op(B)^T op(A)^T, as gemm(Product) does.
   TGC_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
       handle, opB, opA, n, m, k, &one, b, CUDA_R_16BF, ldb, strideB, a,
-      CUDA_R_16BF, lda, strideA, &zero, out, CUDA_R_32F, n, rows * cols,
-      static_cast<int>(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      CUDA_R_16BF, lda, strideA, &beta, out, dataTypeOf<Out>(), n,
+      rows * cols, static_cast<int>(batch), CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
 }
 
-void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
-            int64_t m, int64_t n, int64_t k, bool transposeLhs,
-            bool transposeRhs, bool rhsShared) {
+template <typename Out>
+static void bf16Matmul(const Bf16 *lhs, const Bf16 *rhs, Out *out,
+                       int64_t batch, int64_t m, int64_t n, int64_t k,
+                       bool transposeLhs, bool transposeRhs, bool rhsShared) {
   if (rhsShared && !transposeLhs) {
     gemmBf16(lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0);
     return;
@@ -283,16 +330,48 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
            rhsShared ? 0 : k * n);
 }
 
+void gemmInto(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
+              int64_t k, bool transposeA, bool transposeB, bool accumulate) {
+  gemmBf16(a, b, out, 1, m, n, k, transposeA, transposeB, 0, 0,
+           accumulate ? 1.0f : 0.0f);
+}
+
+void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  bf16Matmul(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+             rhsShared);
+}
+
+void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  bf16Matmul(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+             rhsShared);
+}
+
 void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
             float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  if (rows * n == 0)
+  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
     return;
   gemmBf16(input, weight, out, 1, rows, n, k, false, false, 0, 0);
-  if (!bias && !relu)
+  if (bias || relu)
+    applyBiasActivation(out, out, bias, rows, n, relu);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
     return;
-  biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
-      out, bias, rows, n, relu);
-  TGC_CUDA_CHECK_LAUNCH();
+  if (!bias && !relu) {
+    gemmBf16(input, weight, out, 1, rows, n, k, false, false, 0, 0);
+    return;
+  }
+  // The epilogue needs the f32 sums: rounding them first would round twice.
+  Scratch product(rows * n * sizeof(float));
+  gemmBf16(input, weight, product.as<float>(), 1, rows, n, k, false, false, 0,
+           0);
+  applyBiasActivation(product.as<float>(), out, bias, rows, n, relu);
 }
 
 __global__ void roundToBf16Kernel(const float *input, Bf16 *out,

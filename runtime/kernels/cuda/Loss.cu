@@ -13,9 +13,20 @@
 // a fixed order, the same loss on every run. The gradient: the counted
 // targets first, by one block, then the rows.
 //
+// tg.output_loss (outputLoss) does both per chunk of rows, between the
+// chunk's GEMMs: logits = hidden W^T into the workspace, one kernel for the
+// rows' losses and their logit gradient (over the logits in f32, or into a
+// bf16 buffer for bf16 operands: the one rounding the CPU kernel does),
+// then hiddenGrad = grad W and weightGrad += grad^T hidden. The [rows, V]
+// logits never exist whole.
+//
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/BlockReduce.cuh"
 #include "runtime/kernels/cuda/Device.h"
+
+#include <algorithm>
+#include <type_traits>
 
 namespace tgc::cuda {
 
@@ -169,6 +180,133 @@ void crossEntropyGrad(float lossGrad, const float *logits,
       lossGrad, logits, targets, count.as<int32_t>(), out, rows, classes,
       smoothing, ignoreIndex);
   TGC_CUDA_CHECK_LAUNCH();
+}
+
+/// One chunk's rows, a block each: rowLoss[r] = loss_r (0 for ignored rows)
+/// and grad[r, c] = weight (softmax_c - q_c) as G (0 for ignored rows),
+/// weight = lossGrad / *count. grad may be the logits themselves (f32): each
+/// thread reads its columns before it writes them, and x_t is read before
+/// the row's reductions, whose barriers come before any write.
+template <typename G>
+__global__ void lossAndGradKernel(const float *logits, G *grad,
+                                  const int32_t *targets, const int32_t *count,
+                                  double *rowLoss, float lossGrad, int64_t rows,
+                                  int64_t classes, float smoothing,
+                                  int32_t ignoreIndex) {
+  const float perClass = smoothing / static_cast<float>(classes);
+  const float weight =
+      *count > 0 ? static_cast<float>(static_cast<double>(lossGrad) / *count)
+                 : 0.0f;
+  TGC_FOR_ROW(r, rows) {
+    G *g = grad + r * classes;
+    const int32_t target = targets[r];
+    if (target == ignoreIndex) {
+      TGC_FOR_COLUMN(c, classes) { g[c] = convertedTo<G>(0.0f); }
+      if (threadIdx.x == 0)
+        rowLoss[r] = 0.0;
+      continue;
+    }
+    const float *x = logits + r * classes;
+    const float xt = x[target];
+    RunningLse running;
+    double sum = 0.0;
+    TGC_FOR_COLUMN(c, classes) {
+      running.add(x[c]);
+      sum += x[c];
+    }
+    const double lse = running.finish();
+    sum = blockSum(sum);
+    const double s = smoothing, sumLogP = sum - double(classes) * lse;
+    if (threadIdx.x == 0)
+      rowLoss[r] = -((1.0 - s) * (xt - lse) + s / double(classes) * sumLogP);
+    const float shift = static_cast<float>(lse);
+    TGC_FOR_COLUMN(c, classes) {
+      float q = c == target ? 1.0f - smoothing + perClass : perClass;
+      g[c] = convertedTo<G>(weight * (expf(x[c] - shift) - q));
+    }
+  }
+}
+
+/// *loss = the mean of rowLoss over the *count counted rows, added in row
+/// order (the same loss on every run), *tokens = *count; one block.
+__global__ void meanLossKernel(const double *rowLoss, const int32_t *count,
+                               int64_t rows, float *loss, int32_t *tokens) {
+  double total = 0.0;
+  TGC_FOR_COLUMN(r, rows) { total += rowLoss[r]; }
+  total = blockSum(total);
+  if (threadIdx.x == 0) {
+    *tokens = *count;
+    *loss = *count > 0 ? static_cast<float>(total / *count) : 0.0f;
+  }
+}
+
+/// The chunk's logit gradient as the gradient GEMMs read it: the f32
+/// workspace itself, or the bf16 buffer for bf16 operands.
+static float *gradientOperand(float *workspace, Bf16 *, const float *) {
+  return workspace;
+}
+static Bf16 *gradientOperand(float *, Bf16 *rounded, const Bf16 *) {
+  return rounded;
+}
+
+template <typename T>
+static void outputLossOf(const T *hidden, const T *weight,
+                         const int32_t *targets, float lossGrad, float *loss,
+                         int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                         float *workspace, int64_t rows, int64_t width,
+                         int64_t classes, int64_t chunkRows, float smoothing,
+                         int32_t ignoreIndex) {
+  constexpr bool bf16 = std::is_same_v<T, Bf16>;
+  chunkRows = std::clamp<int64_t>(chunkRows, 1, std::max<int64_t>(rows, 1));
+  Scratch count(sizeof(int32_t)), rowLoss(rows * sizeof(double)),
+      rounded(bf16 ? chunkRows * classes * sizeof(Bf16) : 0);
+  countTokensKernel<<<1, kThreads, 0, stream()>>>(targets, rows, ignoreIndex,
+                                                 count.as<int32_t>());
+  TGC_CUDA_CHECK_LAUNCH();
+  if (rows == 0 && classes * width > 0) // a sum over no rows
+    TGC_CUDA_CHECK(cudaMemsetAsync(weightGrad, 0,
+                                   classes * width * sizeof(float), stream()));
+  for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
+    const int64_t n = std::min(chunkRows, rows - r0);
+    const T *h = hidden + r0 * width;
+    gemmInto(h, weight, workspace, n, classes, width, false, true, false);
+    T *grad = gradientOperand(workspace, rounded.as<Bf16>(), hidden);
+    if (classes > 0) {
+      lossAndGradKernel<<<rowBlocks(n), kThreads, 0, stream()>>>(
+          workspace, grad, targets + r0, count.as<int32_t>(),
+          rowLoss.as<double>() + r0, lossGrad, n, classes, smoothing,
+          ignoreIndex);
+      TGC_CUDA_CHECK_LAUNCH();
+    }
+    gemmInto(grad, weight, hiddenGrad + r0 * width, n, width, classes, false,
+             false, false);
+    gemmInto(grad, h, weightGrad, classes, width, n, true, false, r0 > 0);
+  }
+  meanLossKernel<<<1, kThreads, 0, stream()>>>(
+      rowLoss.as<double>(), count.as<int32_t>(), rows, loss, tokens);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+void outputLoss(const float *hidden, const float *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex) {
+  outputLossOf(hidden, weight, targets, lossGrad, loss, tokens, hiddenGrad,
+               weightGrad, workspace, rows, width, classes, chunkRows,
+               smoothing, ignoreIndex);
+}
+
+void outputLoss(const Bf16 *hidden, const Bf16 *weight,
+                const int32_t *targets, float lossGrad, float *loss,
+                int32_t *tokens, float *hiddenGrad, float *weightGrad,
+                float *workspace, int64_t rows, int64_t width,
+                int64_t classes, int64_t chunkRows, float smoothing,
+                int32_t ignoreIndex) {
+  outputLossOf(hidden, weight, targets, lossGrad, loss, tokens, hiddenGrad,
+               weightGrad, workspace, rows, width, classes, chunkRows,
+               smoothing, ignoreIndex);
 }
 
 } // namespace tgc::cuda

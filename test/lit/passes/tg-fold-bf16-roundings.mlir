@@ -5,11 +5,9 @@
 // something else reads in f32, a GEMM on f32 operands, a copy of another
 // op's value, and an attention gradient with one f32 reader or without
 // bf16_products stay as they are. A transpose of f32 values read only by
-// its copy rounds as it writes (with or without products).
+// its copy rounds as it writes.
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
-// With products=false (the CUDA target) only the transposes fold:
-// RUN: tgc-opt --tg-fold-bf16-roundings=products=false --split-input-file %s | FileCheck %s --check-prefix=TRANSPOSES
 
 // A projection read only rounded (as attention reads queries) and a
 // feed-forward layer's first linear: both fold; their readers read the
@@ -160,8 +158,7 @@ func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf
 // -----
 
 // A head split read only rounded (by attention's bf16 products) folds; one
-// that something else reads in f32 stays. Without products the GEMM keeps
-// its copy and the transpose still folds.
+// that something else reads in f32 stays.
 // CHECK-LABEL: func.func @transposes(
 // CHECK-NEXT: %[[P:[a-z0-9_]+]] = tg.matmul {{.*}} -> tensor<2x4x16xbf16>
 // CHECK-NEXT: %[[T:[a-z0-9_]+]] = tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xbf16>
@@ -169,12 +166,6 @@ func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf
 // CHECK-NEXT: %[[UB:[a-z0-9_]+]] = tg.to_bf16 %[[U]]
 // CHECK-NEXT: return %[[P]], %[[T]], %[[U]], %[[UB]]
 // REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
-// TRANSPOSES-LABEL: func.func @transposes(
-// TRANSPOSES-NEXT: %[[Q:[a-z0-9_]+]] = tg.matmul {{.*}} -> tensor<2x4x16xf32>
-// TRANSPOSES-NEXT: tg.to_bf16 %[[Q]]
-// TRANSPOSES-NEXT: tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xbf16>
-// TRANSPOSES-NEXT: tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
-// TRANSPOSES-NEXT: tg.to_bf16
 func.func @transposes(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %a: tensor<2x4x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xf32>, tensor<2x16x4xbf16>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>

@@ -274,8 +274,9 @@ TEST(CpuKernels, OptimizerStepAccumulates) {
         {static_cast<float>(weights[k]), phases[k], 0.0f, accumulator.data()},
         adam.lr, 5, adam.beta1, adam.beta2, adam.epsilon);
     EXPECT_NEAR(norm, normOf(sum), 1e-5 * normOf(sum)) << "batch " << k;
-    if (k < 2)
+    if (k < 2) {
       EXPECT_EQ(adam.p, before) << "batch " << k << " only accumulates";
+    }
   }
   expected->expectMatches(adam, "accumulated");
 }

@@ -140,13 +140,6 @@ TEST_F(CudaKernels, AttentionGrad) {
   }
 }
 
-std::vector<runtime::Bf16> roundedToBf16(const std::vector<float> &values) {
-  std::vector<runtime::Bf16> rounded;
-  for (float x : values)
-    rounded.push_back(runtime::roundToBf16(x));
-  return rounded;
-}
-
 /// One side's attention forward and backward on bf16 q, k, v.
 struct Bf16AttentionResults {
   AttentionForward forward;
@@ -243,6 +236,50 @@ TEST_F(CudaKernels, AttentionBf16Products) {
                        plain.dk);
     expectBf16Products("bf16-products value grad " + name, gv.read(), want.dv,
                        plain.dv);
+
+    // tg-fold-bf16-roundings' bf16 output and gradients: the f32 values
+    // above, each rounded once as it is written.
+    using runtime::Bf16;
+    DeviceArray<Bf16> roundedOut(want.forward.output.size()),
+        rq(q.size()), rk(k.size()), rv(v.size()), sq(q.size()), sk(k.size()),
+        sv(v.size());
+    DeviceArray<float> lseAgain(want.forward.lse.size()), fq(q.size()),
+        fk(k.size()), fv(v.size());
+    cuda::attention(qDevice.get(), kDevice.get(), vDevice.get(),
+                    roundedOut.get(), lseAgain.get(), in.shape, config);
+    expectRoundedOnce("bf16-products output written in bf16 " + name,
+                      roundedOut.read(), dout.read());
+    EXPECT_EQ(lseAgain.read(), dlse.read()) << name;
+    // The three overloads: f32 output and bf16 gradients, bf16 output and
+    // f32 gradients, bf16 both. The backward never reads the output.
+    cuda::attentionGrad(in.gradDevice.get(), qDevice.get(), kDevice.get(),
+                        vDevice.get(), dout.get(), dlse.get(), rq.get(),
+                        rk.get(), rv.get(), in.shape, config);
+    cuda::attentionGrad(in.gradDevice.get(), qDevice.get(), kDevice.get(),
+                        vDevice.get(), roundedOut.get(), dlse.get(), fq.get(),
+                        fk.get(), fv.get(), in.shape, config);
+    cuda::attentionGrad(in.gradDevice.get(), qDevice.get(), kDevice.get(),
+                        vDevice.get(), roundedOut.get(), dlse.get(), sq.get(),
+                        sk.get(), sv.get(), in.shape, config);
+    std::vector<float> f32q = gq.read(), f32k = gk.read(), f32v = gv.read();
+    expectRoundedOnce("bf16-products query grad in bf16 " + name, rq.read(),
+                      f32q);
+    expectRoundedOnce("bf16-products key grad in bf16 " + name, rk.read(),
+                      f32k);
+    expectRoundedOnce("bf16-products value grad in bf16 " + name, rv.read(),
+                      f32v);
+    EXPECT_EQ(fq.read(), f32q) << name;
+    EXPECT_EQ(fk.read(), f32k) << name;
+    EXPECT_EQ(fv.read(), f32v) << name;
+    auto bits = [](const std::vector<Bf16> &x) {
+      std::vector<uint16_t> b;
+      for (Bf16 v : x)
+        b.push_back(v.bits);
+      return b;
+    };
+    EXPECT_EQ(bits(sq.read()), bits(rq.read())) << name;
+    EXPECT_EQ(bits(sk.read()), bits(rk.read())) << name;
+    EXPECT_EQ(bits(sv.read()), bits(rv.read())) << name;
   }
 }
 

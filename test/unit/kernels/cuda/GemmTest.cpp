@@ -2,7 +2,8 @@
 //
 // runtime/kernels/cuda/Gemm.cu: batched matmul in every transposition and
 // linear (cuBLASLt's fused epilogue, or cuBLAS and the epilogue kernel),
-// on aligned and 4-byte aligned tensors; and runtime/kernels/cuda/Stream.cu
+// on aligned and 4-byte aligned tensors, on f32 and bf16 operands, with f32
+// and bf16 results; and runtime/kernels/cuda/Stream.cu
 // seen through linear on a stream. Helpers and the error measure:
 // KernelTestSupport.h.
 //
@@ -50,6 +51,80 @@ TEST_F(CudaKernels, Linear) {
       // cudaMalloc's 256-byte aligned operands: cuBLASLt's fused epilogue.
       EXPECT_EQ(cuda::fusedLinearCalls(), fused + 1) << tag;
     }
+}
+
+// bf16 operands (tg-mixed-precision) on the tensor cores: the products of
+// bf16 values are exact in f32, so the f32 results match the CPU's as the
+// f32 GEMMs do; the bf16 results (tg-fold-bf16-roundings) are those f32
+// results rounded once.
+TEST_F(CudaKernels, MatmulBf16) {
+  forEachMatmulCase([](const MatmulCase &c) {
+    std::vector<runtime::Bf16> lhs = roundedToBf16(c.lhs),
+                               rhs = roundedToBf16(c.rhs);
+    const int64_t count = c.batch * c.m * c.n;
+    std::vector<float> expected(count);
+    cpu::matmul(lhs.data(), rhs.data(), expected.data(), c.batch, c.m, c.n,
+                c.k, c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    DeviceArray<runtime::Bf16> dl(lhs), dr(rhs), rounded(count);
+    DeviceArray<float> out(count, 7.0f);
+    cuda::matmul(dl.get(), dr.get(), out.get(), c.batch, c.m, c.n, c.k,
+                 c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    cuda::matmul(dl.get(), dr.get(), rounded.get(), c.batch, c.m, c.n, c.k,
+                 c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    std::vector<float> sums = out.read();
+    expectClose("bf16 " + c.name(), sums, expected, kGemmTolerance);
+    expectRoundedOnce("bf16 " + c.name() + " written in bf16", rounded.read(),
+                      sums);
+  });
+}
+
+// linear on bf16 operands, the bias and ReLU on the f32 sums (one rounding
+// after them for a bf16 result), on cudaMalloc's aligned tensors and one
+// element in (2-byte aligned bf16, 4-byte f32: cuBLASLt's epilogue where it
+// has an algorithm, cuBLAS and the epilogue kernel elsewhere).
+TEST_F(CudaKernels, LinearBf16) {
+  const int64_t rows = 300, k = 45, n = 70;
+  std::vector<runtime::Bf16> input = roundedToBf16(uniform(rows * k + 1, 3)),
+                             weight = roundedToBf16(uniform(k * n + 1, 4));
+  std::vector<float> bias = uniform(n, 5);
+  DeviceArray<runtime::Bf16> di(input), dw(weight);
+  DeviceArray<float> db(bias);
+  for (int64_t shift : {0, 1})
+    for (bool withBias : {true, false})
+      for (bool relu : {false, true}) {
+        const float *hostBias = withBias ? bias.data() : nullptr;
+        std::vector<float> expected(rows * n);
+        cpu::linear(input.data() + shift, weight.data() + shift, hostBias,
+                    expected.data(), rows, k, n, relu);
+        DeviceArray<float> out(rows * n + 1, 7.0f);
+        DeviceArray<runtime::Bf16> rounded(rows * n + 1);
+        std::string tag = "bf16 linear shift=" + std::to_string(shift) +
+                          " bias=" + std::to_string(withBias) +
+                          " relu=" + std::to_string(relu);
+        int64_t fused = cuda::fusedLinearCalls();
+        cuda::linear(di.get() + shift, dw.get() + shift,
+                     withBias ? db.get() : nullptr, out.get() + shift,
+                     rows, k, n, relu);
+        int64_t fusedF32 = cuda::fusedLinearCalls() - fused;
+        cuda::linear(di.get() + shift, dw.get() + shift,
+                     withBias ? db.get() : nullptr, rounded.get() + shift,
+                     rows, k, n, relu);
+        std::cout << "  " << tag << ": cuBLASLt's epilogue for the f32 result "
+                  << fusedF32 << ", for the bf16 result "
+                  << cuda::fusedLinearCalls() - fused - fusedF32 << "\n";
+        std::vector<float> sums = out.read();
+        sums.erase(sums.begin(), sums.begin() + shift);
+        sums.resize(rows * n);
+        expectClose(tag, sums, expected, kGemmTolerance);
+        std::vector<runtime::Bf16> got = rounded.read();
+        got.erase(got.begin(), got.begin() + shift);
+        got.resize(rows * n);
+        expectRoundedOnce(tag + " written in bf16", got, sums);
+        // Aligned operands: cuBLASLt's fused epilogue for the f32 result.
+        if (shift == 0) {
+          EXPECT_EQ(fusedF32, 1) << tag;
+        }
+      }
 }
 
 // Tensors inside the arena are only 4-byte aligned at worst: cuBLASLt must

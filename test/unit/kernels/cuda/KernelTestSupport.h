@@ -33,6 +33,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -129,6 +130,46 @@ inline void expectSameZeros(const std::string &what,
             << ", " << mismatches << " differ\n";
   EXPECT_EQ(mismatches, 0) << what;
   EXPECT_GT(zeros, 0) << what << ": nothing dropped";
+}
+
+/// Each value rounded to bf16 (runtime::roundToBf16).
+inline std::vector<runtime::Bf16>
+roundedToBf16(const std::vector<float> &values) {
+  std::vector<runtime::Bf16> rounded;
+  for (float x : values)
+    rounded.push_back(runtime::roundToBf16(x));
+  return rounded;
+}
+
+/// A bf16 value's place on the number line: adjacent bf16 values are one
+/// apart (both zeros at 0).
+inline int32_t bf16Rank(runtime::Bf16 x) {
+  int32_t magnitude = x.bits & 0x7fff;
+  return x.bits & 0x8000 ? -magnitude : magnitude;
+}
+
+/// `got` is the f32 result `exact` rounded once to bf16, where a kernel that
+/// writes bf16 may have summed in another order than the one that wrote
+/// `exact` (cuBLAS picks its algorithm per result type): every element
+/// within one bf16 step of roundToBf16(exact) and at least 99% of them equal
+/// to it, bit for bit; not all zeros.
+inline void expectRoundedOnce(const std::string &what,
+                              const std::vector<runtime::Bf16> &got,
+                              const std::vector<float> &exact) {
+  ASSERT_EQ(got.size(), exact.size()) << what;
+  int64_t differing = 0, beyondOneStep = 0, nonzero = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    int32_t distance =
+        std::abs(bf16Rank(got[i]) - bf16Rank(runtime::roundToBf16(exact[i])));
+    differing += distance != 0;
+    beyondOneStep += distance > 1;
+    nonzero += (got[i].bits & 0x7fff) != 0;
+  }
+  std::cout << "  " << what << ": " << differing << " of " << got.size()
+            << " one bf16 step from the f32 result rounded\n";
+  EXPECT_EQ(beyondOneStep, 0) << what;
+  EXPECT_LE(differing, static_cast<int64_t>(got.size() / 100)) << what;
+  EXPECT_GT(nonzero, 0) << what << " is all zeros";
 }
 
 } // namespace tgc::test

@@ -1,7 +1,8 @@
 //===- TrainingTest.cpp - CUDA loss and Adam against the CPU --------------===//
 //
 // runtime/kernels/cuda/Loss.cu (cross-entropy and its gradient, with label
-// smoothing, ignored targets and many rows) and runtime/kernels/cuda/Adam.cu
+// smoothing, ignored targets and many rows; the chunked output loss in f32
+// and bf16) and runtime/kernels/cuda/Adam.cu
 // (the multi-tensor Adam update, lr and step on the device). Helpers and
 // the error measure: KernelTestSupport.h.
 //
@@ -9,6 +10,7 @@
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
 
 #include <memory>
+#include <type_traits>
 
 namespace tgc::test {
 namespace {
@@ -100,6 +102,78 @@ TEST_F(CudaKernels, CrossEntropyManyRows) {
   cuda::crossEntropyGrad(1.0f, dl.get(), dt.get(), dgrad.get(), rows, classes,
                          0.1f, kIgnore);
   expectClose("crossEntropyGrad, 3000 rows", dgrad.read(), grad, 1e-5);
+}
+
+/// cuda::outputLoss against cpu::outputLoss on the same hidden [64, 48] and
+/// weight [1000, 48] (f32, or rounded to bf16), chunk by chunk: both run
+/// the same GEMMs and round the same logit gradients (bf16: one bf16 step
+/// where the two sides' f32 gradients straddle a tie). The loss twice: the
+/// same bits (row losses added in order).
+template <typename T>
+void expectOutputLossAsTheCpu(const std::vector<T> &hidden,
+                              const std::vector<T> &weight, int64_t chunk,
+                              double gradientTolerance) {
+  constexpr int64_t kWidth = 48;
+  std::vector<int32_t> targets = lossTargets(42);
+  const float lossGrad = 1.7f, smoothing = 0.1f;
+  float loss = 0.0f;
+  int32_t tokens = -1;
+  std::vector<float> hiddenGrad(hidden.size()), weightGrad(weight.size()),
+      workspace(chunk * kClasses);
+  cpu::outputLoss(hidden.data(), weight.data(), targets.data(), lossGrad,
+                  &loss, &tokens, hiddenGrad.data(), weightGrad.data(),
+                  workspace.data(), kLossRows, kWidth, kClasses, chunk,
+                  smoothing, kIgnore);
+  DeviceArray<T> dh(hidden), dw(weight);
+  DeviceArray<int32_t> dt(targets), dtokens(1);
+  DeviceArray<float> dloss(1), dhg(hidden.size(), 5.0f),
+      dwg(weight.size(), 5.0f), dws(chunk * kClasses);
+  std::string what = std::string(std::is_same_v<T, float> ? "" : "bf16 ") +
+                     "outputLoss in chunks of " + std::to_string(chunk);
+  std::vector<float> first;
+  for (int run = 0; run < 2; ++run) {
+    cuda::outputLoss(dh.get(), dw.get(), dt.get(), lossGrad, dloss.get(),
+                     dtokens.get(), dhg.get(), dwg.get(), dws.get(), kLossRows,
+                     kWidth, kClasses, chunk, smoothing, kIgnore);
+    if (run == 0)
+      first = dloss.read();
+  }
+  EXPECT_EQ(dloss.read(), first) << what << ": the loss changed between runs";
+  EXPECT_EQ(dtokens.read()[0], tokens) << what;
+  expectClose(what + " loss", dloss.read(), {loss}, 1e-6);
+  expectClose(what + " hidden gradient", dhg.read(), hiddenGrad,
+              gradientTolerance);
+  expectClose(what + " weight gradient", dwg.read(), weightGrad,
+              gradientTolerance);
+}
+
+// Chunks of 24 rows (the last one 16) and one chunk larger than the rows.
+TEST_F(CudaKernels, OutputLoss) {
+  std::vector<float> hidden = uniform(kLossRows * 48, 40, -1.0f, 1.0f),
+                     weight = uniform(kClasses * 48, 41, -1.0f, 1.0f);
+  for (int64_t chunk : {24, 256}) {
+    expectOutputLossAsTheCpu(hidden, weight, chunk, 2e-5);
+    expectOutputLossAsTheCpu(roundedToBf16(hidden), roundedToBf16(weight),
+                             chunk, 2e-4);
+  }
+}
+
+// Every target ignored: no tokens, a zero loss and zero gradients.
+TEST_F(CudaKernels, OutputLossWithEveryTargetIgnored) {
+  const int64_t rows = 10, width = 8, classes = 30, chunk = 4;
+  DeviceArray<float> dh(uniform(rows * width, 46)),
+      dw(uniform(classes * width, 47)), dloss(1, 5.0f),
+      dhg(rows * width, 5.0f), dwg(classes * width, 5.0f),
+      dws(chunk * classes);
+  DeviceArray<int32_t> dt(rows, kIgnore), dtokens(1, -1);
+  cuda::outputLoss(dh.get(), dw.get(), dt.get(), 1.0f, dloss.get(),
+                   dtokens.get(), dhg.get(), dwg.get(), dws.get(), rows, width,
+                   classes, chunk, 0.1f, kIgnore);
+  EXPECT_EQ(dtokens.read()[0], 0);
+  EXPECT_EQ(dloss.read()[0], 0.0f);
+  for (const std::vector<float> &g : {dhg.read(), dwg.read()})
+    EXPECT_TRUE(std::all_of(g.begin(), g.end(),
+                            [](float x) { return x == 0.0f; }));
 }
 
 //===--- Adam.cu ----------------------------------------------------------===//
