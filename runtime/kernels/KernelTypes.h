@@ -62,6 +62,20 @@ struct Dropout {
                ? 1.0f / (1.0f - rate)
                : 0.0f;
   }
+
+  /// factor(index + q) for q < 4 from one Philox block (a quarter of the
+  /// work of four factor() calls); index + indexOffset must be a multiple
+  /// of 4.
+  TGC_HOST_DEVICE void factors4(uint64_t index, float f[4]) const {
+    if (rate <= 0.0f) {
+      f[0] = f[1] = f[2] = f[3] = 1.0f;
+      return;
+    }
+    PhiloxCounter bits = dropoutBlock(seed, step, opId, (index + indexOffset) / 4);
+    const float kept = 1.0f / (1.0f - rate);
+    for (int q = 0; q < 4; ++q)
+      f[q] = uniformFromBits(bits.v[q]) >= rate ? kept : 0.0f;
+  }
 };
 
 /// What masks add to a hidden score (as the interpreter's kMaskedScore).

@@ -70,14 +70,19 @@ TGC_HOST_DEVICE inline float uniformFromBits(uint32_t bits) {
   return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
 }
 
+/// The dropout stream's bits for elements 4 block .. 4 block + 3.
+TGC_HOST_DEVICE inline PhiloxCounter dropoutBlock(uint32_t seed, uint32_t step,
+                                                  uint32_t opId,
+                                                  uint64_t block) {
+  PhiloxCounter counter{{static_cast<uint32_t>(block),
+                         static_cast<uint32_t>(block >> 32), opId, step}};
+  return philox4x32_10(counter, PhiloxKey{{seed, kDropoutKeyTag}});
+}
+
 /// The dropout stream's uniform for element `index` (see the file comment).
 TGC_HOST_DEVICE inline float dropoutUniform(uint32_t seed, uint32_t step,
                                             uint32_t opId, uint64_t index) {
-  uint64_t block = index / 4;
-  PhiloxCounter counter{{static_cast<uint32_t>(block),
-                         static_cast<uint32_t>(block >> 32), opId, step}};
-  PhiloxCounter out = philox4x32_10(counter, PhiloxKey{{seed, kDropoutKeyTag}});
-  return uniformFromBits(out.v[index % 4]);
+  return uniformFromBits(dropoutBlock(seed, step, opId, index / 4).v[index % 4]);
 }
 
 /// Whether dropout keeps element `index`: u >= rate (rate 0 keeps all).

@@ -1,8 +1,14 @@
-//===- NormKernels.cu - softmax, LayerNorm and its residual fusion ---===//
+//===- Norm.cu - softmax, LayerNorm and its residual fusion ----------===//
 //
 // Softmax: one block per row. LayerNorm: one warp per row where rows are at
 // most kWarpRowWidth wide (a model's d: a block per 512-wide row spent its
-// time in the block reductions' barriers), else one block per row.
+// time in the block reductions' barriers), else one block per row. The
+// residual LayerNorm and its gradient, a training step's most frequent row
+// kernels, go four adjacent columns a lane where the tensors allow (the
+// quad kernels): 16-byte loads and stores, the row in registers (each input
+// read once), and one Philox block for the four dropout factors (factor()
+// per element computes all four and keeps one: those kernels were bound by
+// it).
 // Statistics are reduced in float as the CPU kernels do. The gamma and
 // beta gradients sum over every row: a second kernel sums chunks of rows
 // per column into double partials, a third adds the partials in chunk
@@ -11,6 +17,11 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/BlockReduce.cuh"
 #include "runtime/kernels/cuda/Device.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 namespace tgc::cuda {
 
@@ -98,13 +109,17 @@ constexpr int64_t kWarpRowWidth = 1024;
 #define TGC_FOR_COLUMN_OF(Rows, c, width)                                      \
   for (int64_t c = Rows::firstColumn(); c < (width); c += Rows::columnStep())
 
+/// Blocks for `rows` rows a warp each.
+inline unsigned warpRowBlocks(int64_t rows) {
+  return rowBlocks((rows + kThreads / 32 - 1) / (kThreads / 32));
+}
+
 /// Launches kernel<WarpRows> or kernel<BlockRows> for rows of `width`.
 #define TGC_LAUNCH_ROWS(kernel, rows, width, ...)                              \
   do {                                                                         \
     if ((width) <= kWarpRowWidth)                                              \
-      kernel<WarpRows><<<rowBlocks(((rows) + kThreads / 32 - 1) /             \
-                                   (kThreads / 32)),                           \
-                         kThreads, 0, stream()>>>(__VA_ARGS__);                \
+      kernel<WarpRows><<<warpRowBlocks(rows), kThreads, 0, stream()>>>(         \
+          __VA_ARGS__);                                                        \
     else                                                                       \
       kernel<BlockRows><<<rowBlocks(rows), kThreads, 0, stream()>>>(           \
           __VA_ARGS__);                                                        \
@@ -306,6 +321,93 @@ void layerNormGrad(const float *grad, const float *input, const float *gamma,
              gammaGrad, betaGrad);
 }
 
+/// Four adjacent values of a row, as a quad kernel loads and stores them.
+struct Quad {
+  float v[4];
+};
+__device__ inline Quad loadQuad(const float *p, int64_t quad) {
+  float4 x = reinterpret_cast<const float4 *>(p)[quad];
+  return {{x.x, x.y, x.z, x.w}};
+}
+__device__ inline void storeQuad(float *p, int64_t quad, const Quad &x) {
+  reinterpret_cast<float4 *>(p)[quad] =
+      make_float4(x.v[0], x.v[1], x.v[2], x.v[3]);
+}
+
+/// Whether the residual LayerNorm's rows can go by quads: a width that is a
+/// multiple of 4 up to kWarpRowWidth, 16-byte aligned tensors, and a
+/// dropout index offset that keeps every quad in one Philox block.
+static bool byQuads(int64_t width, const Dropout &dropout,
+             std::initializer_list<const void *> tensors) {
+  if (width % 4 != 0 || width > kWarpRowWidth || dropout.indexOffset % 4 != 0)
+    return false;
+  return std::all_of(tensors.begin(), tensors.end(), [](const void *t) {
+    return reinterpret_cast<uintptr_t>(t) % 16 == 0;
+  });
+}
+
+/// Calls launch(std::integral_constant<int, Q>{}) with Q the quads a lane
+/// takes of a row of `width` (at most kWarpRowWidth): 1, 2, 4 or 8.
+template <typename Launch>
+static void withQuadsPerLane(int64_t width, Launch launch) {
+  if (width <= 128)
+    launch(std::integral_constant<int, 1>{});
+  else if (width <= 256)
+    launch(std::integral_constant<int, 2>{});
+  else if (width <= 512)
+    launch(std::integral_constant<int, 4>{});
+  else
+    launch(std::integral_constant<int, 8>{});
+}
+
+/// Lane l of a warp's row takes quads l, l + 32, ... (of `quads`), each in
+/// its own registers (a loop of fixed trip count, unrolled).
+#define TGC_FOR_LANE_QUAD(g, q, perLane, quads)                                \
+  _Pragma("unroll") for (int g = 0; g < (perLane); ++g)                        \
+    if (const int64_t q = threadIdx.x % 32 + 32 * int64_t(g); q < (quads))
+
+/// residualLayerNormKernel<WarpRows> by quads, h in registers.
+template <int kQuads>
+__global__ void residualLayerNormQuadKernel(
+    const float *residual, const float *sublayer, const float *gamma,
+    const float *beta, float *out, float *mean, float *rstd, int64_t rows,
+    int64_t width, Dropout dropout, float epsilon) {
+  const int64_t quads = width / 4;
+  TGC_FOR_ROW_OF(WarpRows, r, rows) {
+    Quad h[kQuads];
+    float sum = 0.0f;
+    TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
+      const int64_t i = r * quads + q;
+      const Quad a = loadQuad(residual, i), b = loadQuad(sublayer, i);
+      float f[4];
+      dropout.factors4(4 * i, f);
+      for (int k = 0; k < 4; ++k) {
+        h[g].v[k] = residualSum(a.v[k], b.v[k], f[k]);
+        sum += h[g].v[k];
+      }
+    }
+    const float m = WarpRows::sum(sum) / static_cast<float>(width);
+    float squares = 0.0f;
+    TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
+      for (int k = 0; k < 4; ++k)
+        squares += (h[g].v[k] - m) * (h[g].v[k] - m);
+    }
+    squares = WarpRows::sum(squares);
+    const float s = 1.0f / sqrtf(squares / static_cast<float>(width) + epsilon);
+    TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
+      const Quad gm = loadQuad(gamma, q), bt = loadQuad(beta, q);
+      Quad y;
+      for (int k = 0; k < 4; ++k)
+        y.v[k] = gm.v[k] * ((h[g].v[k] - m) * s) + bt.v[k];
+      storeQuad(out, r * quads + q, y);
+    }
+    if (WarpRows::leader()) {
+      mean[r] = m;
+      rstd[r] = s;
+    }
+  }
+}
+
 template <typename Rows>
 __global__ void residualLayerNormKernel(const float *residual,
                                         const float *sublayer,
@@ -339,8 +441,60 @@ void residualLayerNorm(const float *residual, const float *sublayer,
                        const Dropout &dropout, float epsilon) {
   if (rows * width == 0)
     return;
+  if (byQuads(width, dropout, {residual, sublayer, gamma, beta, out})) {
+    withQuadsPerLane(width, [&](auto perLane) {
+      residualLayerNormQuadKernel<decltype(perLane)::value>
+          <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
+              residual, sublayer, gamma, beta, out, mean, rstd, rows, width,
+              dropout, epsilon);
+    });
+    TGC_CUDA_CHECK_LAUNCH();
+    return;
+  }
   TGC_LAUNCH_ROWS(residualLayerNormKernel, rows, width, residual, sublayer,
                   gamma, beta, out, mean, rstd, rows, width, dropout, epsilon);
+}
+
+/// residualLayerNormGradKernel<WarpRows> by quads, dy and xhat in
+/// registers.
+template <int kQuads>
+__global__ void residualLayerNormGradQuadKernel(
+    const float *grad, const float *out, const float *gamma,
+    const float *beta, const float *rstd, float *residualGrad,
+    float *sublayerGrad, int64_t rows, int64_t width, Dropout dropout) {
+  const int64_t quads = width / 4;
+  TGC_FOR_ROW_OF(WarpRows, r, rows) {
+    Quad dy[kQuads], xhat[kQuads];
+    float sumG = 0.0f, sumGX = 0.0f;
+    TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
+      const int64_t i = r * quads + q;
+      dy[g] = loadQuad(grad, i);
+      const Quad y = loadQuad(out, i), gm = loadQuad(gamma, q),
+                 bt = loadQuad(beta, q);
+      for (int k = 0; k < 4; ++k) {
+        xhat[g].v[k] = (y.v[k] - bt.v[k]) / gm.v[k];
+        const float gk = dy[g].v[k] * gm.v[k];
+        sumG += gk;
+        sumGX += gk * xhat[g].v[k];
+      }
+    }
+    const float meanG = WarpRows::sum(sumG) / static_cast<float>(width);
+    const float meanGX = WarpRows::sum(sumGX) / static_cast<float>(width);
+    const float s = rstd[r];
+    TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
+      const int64_t i = r * quads + q;
+      const Quad gm = loadQuad(gamma, q);
+      float f[4];
+      dropout.factors4(4 * i, f);
+      Quad d, dsub;
+      for (int k = 0; k < 4; ++k) {
+        d.v[k] = s * (dy[g].v[k] * gm.v[k] - meanG - xhat[g].v[k] * meanGX);
+        dsub.v[k] = d.v[k] * f[k];
+      }
+      storeQuad(residualGrad, i, d);
+      storeQuad(sublayerGrad, i, dsub);
+    }
+  }
 }
 
 template <typename Rows>
@@ -368,9 +522,19 @@ void residualLayerNormGrad(const float *grad, const float *out,
   if (width == 0)
     return;
   NormalizedOutput xhatOf{out, gamma, beta};
-  if (rows > 0)
+  if (rows > 0 && byQuads(width, dropout,
+                          {grad, out, gamma, beta, residualGrad, sublayerGrad})) {
+    withQuadsPerLane(width, [&](auto perLane) {
+      residualLayerNormGradQuadKernel<decltype(perLane)::value>
+          <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
+              grad, out, gamma, beta, rstd, residualGrad, sublayerGrad, rows,
+              width, dropout);
+    });
+    TGC_CUDA_CHECK_LAUNCH();
+  } else if (rows > 0) {
     TGC_LAUNCH_ROWS(residualLayerNormGradKernel, rows, width, grad, xhatOf,
                     rstd, residualGrad, sublayerGrad, rows, width, dropout);
+  }
   columnSums(grad, xhatOf, rows, width, gammaGrad, betaGrad);
 }
 

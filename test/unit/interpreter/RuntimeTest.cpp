@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - Philox, the dropout stream, init, schedule ------===//
 #include "runtime/program/Initializers.h"
+#include "runtime/kernels/KernelTypes.h"
 #include "runtime/kernels/Philox.h"
 #include "runtime/program/Schedule.h"
 
@@ -56,6 +57,23 @@ TEST(DropoutStream, FollowsTheDocumentedCounterLayout) {
   EXPECT_EQ(dropoutUniform(42, 123, 9, index), uniformFromBits(out.v[2]));
   EXPECT_EQ(dropoutKeep(42, 123, 9, index, 0.3f),
             uniformFromBits(out.v[2]) >= 0.3f);
+}
+
+// Dropout::factors4 (the quad kernels' four factors from one Philox block)
+// gives factor()'s values, with and without an index offset, at rate 0 too.
+TEST(DropoutStream, FourFactorsAreFactorOfEach) {
+  for (float rate : {0.0f, 0.1f, 0.5f})
+    for (uint64_t offset : {uint64_t(0), uint64_t(4) << 33}) {
+      Dropout dropout{42, 123, 9, rate, offset};
+      for (uint64_t index = 0; index < 4000; index += 4) {
+        float f[4];
+        dropout.factors4(index, f);
+        for (int q = 0; q < 4; ++q)
+          ASSERT_EQ(f[q], dropout.factor(index + q))
+              << "rate " << rate << " offset " << offset << " index "
+              << index + q;
+      }
+    }
 }
 
 TEST(DropoutStream, KeepsAboutOneMinusRate) {

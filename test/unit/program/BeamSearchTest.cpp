@@ -219,8 +219,9 @@ void expectIncrementalGivesFullTokens(bool onDevice) {
   EXPECT_EQ(fullAgain, full);
   // Beam 4 differs from greedy on some sentence: hypotheses did change rows.
   EXPECT_NE(full[3], full[0]);
-  if (onDevice)
+  if (onDevice) {
     EXPECT_GT(gDeviceReorders, 0);
+  }
 }
 
 TEST(BeamSearch, IncrementalDecoderGivesTheFullDecodersTokens) {
