@@ -60,25 +60,3 @@ TGDialect::verifyOperationAttribute(mlir::Operation *op,
     return verifyDeclaration(op, attribute);
   return mlir::success();
 }
-
-/// `custom<TypeUnlessSame>(type($x), ref(type($y)))`: `, <type of x>` when
-/// it differs from y's, nothing when they are the same (tg.relu_grad's
-/// input: its f32 output, or that output's bf16 copy).
-static mlir::ParseResult parseTypeUnlessSame(mlir::OpAsmParser &parser,
-                                             mlir::Type &type,
-                                             mlir::Type same) {
-  if (mlir::failed(parser.parseOptionalComma())) {
-    type = same;
-    return mlir::success();
-  }
-  return parser.parseType(type);
-}
-
-static void printTypeUnlessSame(mlir::OpAsmPrinter &printer, mlir::Operation *,
-                                mlir::Type type, mlir::Type same) {
-  if (type != same)
-    printer << ", " << type;
-}
-
-#define GET_OP_CLASSES
-#include "ir/TgOps.cpp.inc"

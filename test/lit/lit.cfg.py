@@ -30,6 +30,11 @@ config.substitutions.append(("%tgc_src", config.tgc_source_dir))
 if getattr(config, "tgc_have_cuda", False):
     config.available_features.add("cuda")
 
+# The sanitizer stage's build (test/sanitizers.sh): long training runs that
+# add no code to the rest of the suite say `UNSUPPORTED: sanitizers`.
+if getattr(config, "tgc_sanitize", False):
+    config.available_features.add("sanitizers")
+
 # Data-parallel tests (test/lit/mpi) run 2 processes under mpirun: only with
 # a tgc built with MPI (CMake found it) and mpirun on the PATH.
 import shutil
