@@ -17,6 +17,13 @@ config.test_exec_root = lit_config.params.get(
 config.environment["PATH"] = os.pathsep.join(
     [config.tgc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 
+# Programs and model files the tests compile are kept in the build tree's
+# build cache (tools/driver/BuildCache.h): many tests compile the same model,
+# and a rerun of the suite compiles only what changed. Always this one, so
+# that a user's $TGC_BUILD_CACHE never feeds a test.
+config.environment["TGC_BUILD_CACHE"] = os.path.join(
+    os.path.dirname(config.tgc_tools_dir), "test", "build-cache")
+
 # The sanitizer stage (test/sanitizers.sh) stretches the timing tests' limits.
 if "TGC_TIME_SCALE" in os.environ:
     config.environment["TGC_TIME_SCALE"] = os.environ["TGC_TIME_SCALE"]

@@ -1,5 +1,6 @@
 //===- BinaryBuilder.cpp - host compiler invocation -----------------------===//
 #include "tools/driver/BinaryBuilder.h"
+#include "tools/driver/BuildCache.h"
 #include "tools/driver/BuildPaths.h"
 #include "tools/driver/HostCompiler.h"
 #include "tools/driver/Toolchain.h"
@@ -66,20 +67,20 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
     llvm::errs() << "tgc: compiler '" << compiler << "' not found\n";
     return false;
   }
-  std::vector<std::string> args = {*program};
-  args.insert(args.end(), flags.begin(), flags.end());
-  args.insert(args.end(), {file.path, "-o", output.str()});
-  args.insert(args.end(), libraries.begin(), libraries.end());
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  CompileCommand command{*program, flags, file.path, output.str(), libraries};
+  if (extension == "cu")
+    command.preprocessFlags = {"-E", "-Xcompiler", "-dD"};
+  std::string commandLine = llvm::join(command.arguments(), " ");
   if (options.verbose)
-    llvm::errs() << "tgc: " << llvm::join(args, " ") << "\n";
+    llvm::errs() << "tgc: " << commandLine << "\n";
   std::string error;
-  int status = runCompiler(*program, argRefs, error);
+  int status = compileWithBuildCache(command, options.buildCache,
+                                     options.verbose, error);
   if (status != 0) {
     llvm::errs() << "tgc: compiling the generated step failed ("
                  << (error.empty() ? "exit " + std::to_string(status) : error)
                  << "); the generated source is kept at " << file.path
-                 << "; command: " << llvm::join(args, " ") << "\n";
+                 << "; command: " << commandLine << "\n";
     file.keepIt();
     return false;
   }

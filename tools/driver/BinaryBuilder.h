@@ -24,6 +24,8 @@ struct BinaryOptions {
   std::string cudaArchitectures = "80,90";
   /// An installed tree to compile against (Toolchain.h); empty: found.
   std::string toolchainPrefix;
+  /// The build cache's directory (BuildCache.h); empty: none.
+  std::string buildCache;
 };
 
 /// The compiler and the flags buildBinary (or, with `cuda`,

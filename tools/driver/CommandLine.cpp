@@ -17,6 +17,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 namespace cl = llvm::cl;
 
 namespace tgc {
@@ -204,7 +206,17 @@ cl::opt<bool> keepSource("keep-cpp",
                                   "<output>.cpp"),
                          cl::cat(tgcCategory));
 
-cl::opt<bool> verbose("v", cl::desc("Print the host compiler's command"),
+cl::opt<std::string> buildCache(
+    "build-cache",
+    cl::desc("Keep each program and model file tgc compiles in this directory "
+             "and reuse it when the same source, compiler, flags and "
+             "libraries come again (default: $TGC_BUILD_CACHE; empty: no "
+             "cache)"),
+    cl::value_desc("dir"), cl::cat(tgcCategory));
+
+cl::opt<bool> verbose("v",
+                      cl::desc("Print the host compiler's command and what "
+                               "the build cache did"),
                       cl::cat(tgcCategory));
 
 cl::opt<std::string> dumpParams(
@@ -292,6 +304,10 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.cudaArchitectures = cudaArchitectures;
   options.keepSource = keepSource;
   options.verbose = verbose;
+  if (buildCache.getNumOccurrences())
+    options.buildCache = buildCache;
+  else if (const char *env = std::getenv("TGC_BUILD_CACHE"))
+    options.buildCache = env;
   options.taskName = taskName;
   options.steps = steps;
   options.logEvery = logEvery;

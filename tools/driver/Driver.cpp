@@ -407,6 +407,7 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
   bool cuda = options.target == Target::Cuda;
   BinaryOptions binary{options.compiler, options.keepSource, options.verbose};
   binary.toolchainPrefix = options.toolchainPrefix;
+  binary.buildCache = options.buildCache;
   if (cuda) {
     binary.compiler = options.nvcc;
     binary.cudaArchitectures = options.cudaArchitectures;

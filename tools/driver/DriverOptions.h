@@ -54,6 +54,9 @@ struct DriverOptions {
   /// The installed tree programs and model files compile against
   /// (Toolchain.h); empty: the one tgc runs from, or its build tree.
   std::string toolchainPrefix;
+  /// Where compiled programs and model files are kept and reused
+  /// (BuildCache.h): --build-cache, else $TGC_BUILD_CACHE; empty: nowhere.
+  std::string buildCache;
 
   // --target=interp.
   std::string taskName = "copy";

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iterator>
+#include <optional>
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -78,10 +79,14 @@ void forwardSignal(int signal) {
 } // namespace
 
 int runCompiler(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
-                std::string &error) {
+                std::string &error, bool quiet) {
   bool failedToStart = false;
+  const std::optional<llvm::StringRef> toNull[] = {std::nullopt, "", ""};
+  llvm::ArrayRef<std::optional<llvm::StringRef>> redirects;
+  if (quiet)
+    redirects = toNull;
   llvm::sys::ProcessInfo started = llvm::sys::ExecuteNoWait(
-      program, args, std::nullopt, {}, 0, &error, &failedToStart);
+      program, args, std::nullopt, redirects, 0, &error, &failedToStart);
   if (failedToStart)
     return -1;
   runningCompiler = started.Pid;

@@ -33,9 +33,10 @@ struct TemporaryFile {
 
 /// Runs `program` with `args` (args[0] is the program) and waits for it,
 /// forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it while it runs. The
-/// exit status, or -1 with `error` when it could not start.
+/// exit status, or -1 with `error` when it could not start. `quiet`: its
+/// output and messages go to /dev/null.
 int runCompiler(llvm::StringRef program, llvm::ArrayRef<llvm::StringRef> args,
-                std::string &error);
+                std::string &error, bool quiet = false);
 
 } // namespace tgc
 

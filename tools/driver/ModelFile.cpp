@@ -1,5 +1,6 @@
 //===- ModelFile.cpp - tgc --model-file: a model without CMake ------------===//
 #include "tools/driver/ModelFile.h"
+#include "tools/driver/BuildCache.h"
 #include "tools/driver/BuildPaths.h"
 #include "tools/driver/HostCompiler.h"
 #include "tools/driver/Toolchain.h"
@@ -30,22 +31,24 @@ bool fail(const llvm::Twine &message) {
 }
 
 /// The host compiler's command for `path` -> shared object `output`.
-std::vector<std::string> compileCommand(llvm::StringRef path,
-                                        llvm::StringRef output,
-                                        const std::string &compiler,
-                                        const Toolchain &toolchain) {
+CompileCommand compileCommand(llvm::StringRef path, llvm::StringRef output,
+                              const std::string &compiler,
+                              const Toolchain &toolchain) {
   // -O1: a model file only builds a graph; compiling it is what takes time.
-  std::vector<std::string> args = {compiler, "-std=c++20", "-O1", "-fPIC",
-                                   "-shared", "-I" + toolchain.includeDir};
+  CompileCommand command{compiler,
+                         {"-std=c++20", "-O1", "-fPIC", "-shared",
+                          "-I" + toolchain.includeDir},
+                         path.str(),
+                         output.str(),
+                         {}};
   for (llvm::StringRef dir : llvm::split(kMlirIncludeDirs, ';'))
     if (!dir.empty())
-      args.push_back(("-isystem" + dir).str());
+      command.flags.push_back(("-isystem" + dir).str());
   for (llvm::StringRef list : {kLlvmDefinitions, kSanitizerFlags})
     for (llvm::StringRef flag : llvm::split(list, ';'))
       if (!flag.empty())
-        args.push_back(flag.str());
-  args.insert(args.end(), {path.str(), "-o", output.str()});
-  return args;
+        command.flags.push_back(flag.str());
+  return command;
 }
 
 bool compileModelFile(llvm::StringRef path, llvm::StringRef output,
@@ -54,17 +57,18 @@ bool compileModelFile(llvm::StringRef path, llvm::StringRef output,
   auto program = llvm::sys::findProgramByName(compiler);
   if (!program)
     return fail("compiler '" + compiler + "' not found (--cxx, $TGC_CXX)");
-  std::vector<std::string> args = compileCommand(
+  CompileCommand command = compileCommand(
       path, output, *program, locateToolchain(options.toolchainPrefix));
+  std::string commandLine = llvm::join(command.arguments(), " ");
   if (options.verbose)
-    llvm::errs() << "tgc: " << llvm::join(args, " ") << "\n";
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+    llvm::errs() << "tgc: " << commandLine << "\n";
   std::string error;
-  int status = runCompiler(*program, argRefs, error);
+  int status = compileWithBuildCache(command, options.buildCache,
+                                     options.verbose, error);
   if (status != 0)
     return fail("compiling model file " + path + " failed (" +
                 (error.empty() ? "exit " + std::to_string(status) : error) +
-                "); command: " + llvm::join(args, " "));
+                "); command: " + commandLine);
   return true;
 }
 

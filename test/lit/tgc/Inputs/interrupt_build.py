@@ -30,8 +30,11 @@ def fail(message):
     sys.exit(1)
 
 
+# No build cache: a program found there would leave no compile to interrupt.
+environment = {k: v for k, v in os.environ.items() if k != "TGC_BUILD_CACHE"}
+environment["TMPDIR"] = tmp
 process = subprocess.Popen([tgc, *args, "-o", program],
-                           env=dict(os.environ, TMPDIR=tmp),
+                           env=environment,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, start_new_session=True)
 deadline = time.time() + 120

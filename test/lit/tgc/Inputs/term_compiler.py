@@ -7,7 +7,9 @@ Runs TGC ARGS -o WORKDIR/program --cxx FAKE, where FAKE records its pid and
 sleeps for a minute, in a process group of its own; once FAKE runs, sends
 SIGTERM to tgc's pid only, and expects tgc to end within 5 seconds, killed
 by SIGTERM, with FAKE gone and no WORKDIR/program. Prints one summary line;
-exits 1 with a reason otherwise.
+exits 1 with a reason otherwise. Under the suite's build cache
+($TGC_BUILD_CACHE) FAKE's first call is the cache's preprocessing run, which
+must stop the same way; interrupt_build.py covers the compile itself.
 """
 import os
 import signal

@@ -1,0 +1,162 @@
+// The build cache's key covers what makes a program (tools/driver/BuildCache.h):
+// a header the source includes, a library's contents and every flag change
+// it; the source file's own path does not. A stored entry is reused whole,
+// and trimming removes the least recently used entries first.
+#include "tools/driver/BuildCache.h"
+#include "tools/driver/HostCompiler.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <ctime>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+namespace tgc {
+namespace {
+
+class BuildCacheTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tgc-build-cache-test",
+                                                      directory));
+    auto compiler = llvm::sys::findProgramByName(chooseCompiler(""));
+    ASSERT_TRUE(static_cast<bool>(compiler));
+    write("step.h", "inline int answer() { return 42; }\n");
+    write("step.cpp", "#include \"step.h\"\nint main() { return answer() - 42; }\n");
+    write("libextra.a", "not really an archive, only bytes to hash\n");
+    command.compiler = *compiler;
+    command.flags = {"-std=c++20", "-O1", "-I" + path("")};
+    command.source = path("step.cpp");
+    command.output = path("program");
+    command.libraries = {path("libextra.a"), "-lm"};
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(directory); }
+
+  std::string path(llvm::StringRef name) const {
+    llvm::SmallString<256> p(directory);
+    if (!name.empty())
+      llvm::sys::path::append(p, name);
+    return p.str().str();
+  }
+  void write(llvm::StringRef name, llvm::StringRef text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path(name), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    os << text;
+  }
+  std::string read(llvm::StringRef file) {
+    auto buffer = llvm::MemoryBuffer::getFile(file);
+    return buffer ? (*buffer)->getBuffer().str() : "<unreadable>";
+  }
+  std::string key(const CompileCommand &c) {
+    std::string key, description, why;
+    EXPECT_TRUE(buildCacheKey(c, key, description, why)) << why;
+    EXPECT_EQ(key.size(), 32u);
+    return key;
+  }
+
+  llvm::SmallString<128> directory;
+  CompileCommand command;
+};
+
+TEST_F(BuildCacheTest, KeyCoversHeadersLibrariesAndFlagsButNotTheSourcePath) {
+  std::string first = key(command);
+  EXPECT_EQ(key(command), first);
+
+  // The same code under another name (a generated step's temporary file).
+  write("elsewhere.cpp", read(command.source));
+  CompileCommand moved = command;
+  moved.source = path("elsewhere.cpp");
+  EXPECT_EQ(key(moved), first);
+
+  CompileCommand flagged = command;
+  flagged.flags.push_back("-DEXTRA=1");
+  EXPECT_NE(key(flagged), first);
+  CompileCommand optimized = command;
+  optimized.flags[1] = "-O2";
+  EXPECT_NE(key(optimized), first);
+  CompileCommand linked = command;
+  linked.libraries.back() = "-lpthread";
+  EXPECT_NE(key(linked), first);
+
+  write("libextra.a", "other bytes\n");
+  EXPECT_NE(key(command), first);
+  write("libextra.a", "not really an archive, only bytes to hash\n");
+  EXPECT_EQ(key(command), first);
+
+  write("step.h", "inline int answer() { return 41 + 1; }\n");
+  EXPECT_NE(key(command), first);
+}
+
+TEST_F(BuildCacheTest, SourceTheCompilerCannotPreprocessHasNoKey) {
+  write("broken.cpp", "#include \"no-such-header.h\"\n");
+  command.source = path("broken.cpp");
+  std::string key, description, why;
+  EXPECT_FALSE(buildCacheKey(command, key, description, why));
+  EXPECT_NE(why.find("could not preprocess"), std::string::npos) << why;
+}
+
+TEST_F(BuildCacheTest, StoredEntryIsReusedWhole) {
+  command.libraries = {"-lm"}; // libextra.a is no archive to link
+  std::string cache = path("cache"), error;
+  ASSERT_EQ(compileWithBuildCache(command, cache, false, error), 0) << error;
+  std::string entry = cache + "/" + key(command);
+  ASSERT_TRUE(llvm::sys::fs::is_regular_file(entry));
+  EXPECT_EQ(read(entry), read(command.output));
+  EXPECT_NE(read(entry + ".txt").find("preprocessed source "), std::string::npos);
+
+  // Reused for another output: the entry's bytes, executable.
+  CompileCommand again = command;
+  again.output = path("program-again");
+  ASSERT_EQ(compileWithBuildCache(again, cache, false, error), 0) << error;
+  EXPECT_EQ(read(again.output), read(entry));
+  EXPECT_TRUE(llvm::sys::fs::can_execute(again.output));
+  EXPECT_EQ(llvm::sys::ExecuteAndWait(again.output, {again.output}), 0);
+
+  // A failed compile stores nothing.
+  write("fails.cpp", "int main() { return undeclared; }\n");
+  CompileCommand failing = command;
+  failing.source = path("fails.cpp");
+  failing.output = path("never");
+  EXPECT_NE(compileWithBuildCache(failing, cache, false, error), 0);
+  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + key(failing)));
+}
+
+TEST_F(BuildCacheTest, TrimRemovesTheLeastRecentlyUsedFirst) {
+  std::string cache = path("cache");
+  ASSERT_FALSE(llvm::sys::fs::create_directories(cache));
+  const char *keys[] = {"00000000000000000000000000000001",
+                        "00000000000000000000000000000002",
+                        "00000000000000000000000000000003"};
+  for (int i = 0; i < 3; ++i) {
+    write(std::string("cache/") + keys[i], std::string(1000, 'x'));
+    write(std::string("cache/") + keys[i] + ".txt", "description");
+    // Last used 100, 90 and 80 seconds ago.
+    timespec times[2];
+    times[0].tv_sec = times[1].tv_sec = time(nullptr) - 100 + 10 * i;
+    times[0].tv_nsec = times[1].tv_nsec = 0;
+    ASSERT_EQ(utimensat(AT_FDCWD, (cache + "/" + keys[i]).c_str(), times, 0), 0);
+  }
+  write("cache/unrelated.partial", std::string(5000, 'y')); // a write in progress
+  trimBuildCache(cache, 2500);
+  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[0]));
+  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[0] + ".txt"));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[1]));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[2]));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/unrelated.partial"));
+  trimBuildCache(cache, 2500);
+  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[1]));
+  trimBuildCache(cache, 0);
+  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[2]));
+}
+
+} // namespace
+} // namespace tgc

@@ -1,0 +1,277 @@
+//===- BuildCache.cpp - programs tgc compiled, found again -----------------===//
+#include "tools/driver/BuildCache.h"
+#include "tools/driver/HostCompiler.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+namespace tgc {
+
+std::vector<std::string> CompileCommand::arguments() const {
+  std::vector<std::string> args = {compiler};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {source, "-o", output});
+  args.insert(args.end(), libraries.begin(), libraries.end());
+  return args;
+}
+
+namespace {
+
+/// Bumped when what the key covers changes.
+constexpr const char *kKeyVersion = "tgc build cache 1";
+
+std::string hex128(llvm::StringRef bytes) {
+  llvm::XXH128_hash_t hash = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(bytes));
+  char text[33];
+  std::snprintf(text, sizeof text, "%016llx%016llx",
+                static_cast<unsigned long long>(hash.high64),
+                static_cast<unsigned long long>(hash.low64));
+  return text;
+}
+
+/// `text` with every occurrence of `path` replaced by a fixed name.
+std::string withoutPath(llvm::StringRef text, llvm::StringRef path) {
+  std::string out;
+  out.reserve(text.size());
+  while (true) {
+    size_t at = text.find(path);
+    out += text.substr(0, at);
+    if (at == llvm::StringRef::npos)
+      return out;
+    out += "<source>";
+    text = text.drop_front(at + path.size());
+  }
+}
+
+/// A temporary file prefix-XXXXXXXX.suffix in `directory` (empty: the
+/// system's), removed on scope exit and on a signal.
+bool makeTemporary(llvm::StringRef directory, llvm::StringRef prefix,
+                   llvm::StringRef suffix, TemporaryFile &file,
+                   std::string &why) {
+  llvm::SmallString<256> path;
+  std::error_code ec;
+  if (directory.empty()) {
+    ec = llvm::sys::fs::createTemporaryFile(prefix, suffix, path);
+  } else {
+    llvm::SmallString<256> model(directory);
+    llvm::sys::path::append(model, prefix + "-%%%%%%%%." + suffix);
+    int fd;
+    ec = llvm::sys::fs::createUniqueFile(model, fd, path);
+    if (!ec)
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  if (ec) {
+    why = "cannot create a temporary file" +
+          (directory.empty() ? std::string() : " in " + directory.str()) +
+          ": " + ec.message();
+    return false;
+  }
+  file.path = path.str().str();
+  file.removeOnSignal();
+  return true;
+}
+
+/// Copies `from` to `to` through a temporary file beside `to` and a rename,
+/// executable as `from` is: `to` is either whole or untouched.
+bool copyWhole(llvm::StringRef from, llvm::StringRef to, std::string &why) {
+  llvm::StringRef directory = llvm::sys::path::parent_path(to);
+  TemporaryFile partial;
+  if (!makeTemporary(directory.empty() ? "." : directory,
+                     llvm::sys::path::filename(to), "partial", partial, why))
+    return false;
+  llvm::ErrorOr<llvm::sys::fs::perms> mode = llvm::sys::fs::getPermissions(from);
+  std::error_code ec = mode.getError();
+  if (!ec)
+    ec = llvm::sys::fs::copy_file(from, partial.path);
+  if (!ec)
+    ec = llvm::sys::fs::setPermissions(partial.path, *mode);
+  if (!ec)
+    ec = llvm::sys::fs::rename(partial.path, to);
+  if (ec) {
+    why = "cannot copy " + from.str() + " to " + to.str() + ": " + ec.message();
+    return false;
+  }
+  partial.keepIt(); // renamed: nothing left to remove
+  return true;
+}
+
+/// Writes `text` to `path` whole (temporary file and rename).
+bool writeWhole(llvm::StringRef path, llvm::StringRef text, std::string &why) {
+  TemporaryFile partial;
+  if (!makeTemporary(llvm::sys::path::parent_path(path),
+                     llvm::sys::path::filename(path), "partial", partial, why))
+    return false;
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(partial.path, ec);
+    if (!ec) {
+      os << text;
+      os.close();
+      if (os.has_error())
+        ec = os.error();
+    }
+    if (!ec)
+      ec = llvm::sys::fs::rename(partial.path, path);
+    if (ec) {
+      why = "cannot write " + path.str() + ": " + ec.message();
+      return false;
+    }
+  }
+  partial.keepIt();
+  return true;
+}
+
+/// Puts the compiled output into the cache as `entry`, with its key's
+/// description beside it (`entry`.txt) for whoever wonders what made it.
+bool store(llvm::StringRef output, llvm::StringRef entry,
+           llvm::StringRef description, std::string &why) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(entry))) {
+    why = "cannot create " + llvm::sys::path::parent_path(entry).str() + ": " +
+          ec.message();
+    return false;
+  }
+  return writeWhole((entry + ".txt").str(), description, why) &&
+         copyWhole(output, entry, why);
+}
+
+/// Whether `name` is an entry's (a key), not a description or a temporary.
+bool isEntryName(llvm::StringRef name) {
+  return name.size() == 32 && llvm::all_of(name, llvm::isHexDigit);
+}
+
+} // namespace
+
+void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes) {
+  struct Entry {
+    std::string path;
+    uint64_t bytes;
+    llvm::sys::TimePoint<> used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    llvm::sys::fs::file_status status;
+    if (!isEntryName(llvm::sys::path::filename(it->path())) ||
+        llvm::sys::fs::status(it->path(), status))
+      continue;
+    entries.push_back(
+        {it->path(), status.getSize(), status.getLastModificationTime()});
+    total += status.getSize();
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry &a, const Entry &b) { return a.used < b.used; });
+  for (const Entry &entry : entries) {
+    if (total <= maxBytes)
+      break;
+    // Another tgc may have removed it already: not an error.
+    llvm::sys::fs::remove(entry.path);
+    llvm::sys::fs::remove(entry.path + ".txt");
+    total -= entry.bytes;
+  }
+}
+
+bool buildCacheKey(const CompileCommand &command, std::string &key,
+                   std::string &description, std::string &why) {
+  TemporaryFile preprocessed;
+  if (!makeTemporary("", "tgc-preprocessed", "i", preprocessed, why))
+    return false;
+  std::vector<std::string> args = {command.compiler};
+  args.insert(args.end(), command.flags.begin(), command.flags.end());
+  args.insert(args.end(), command.preprocessFlags.begin(),
+              command.preprocessFlags.end());
+  args.insert(args.end(), {command.source, "-o", preprocessed.path});
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int status = runCompiler(command.compiler, argRefs, error, /*quiet=*/true);
+  if (status != 0) {
+    why = "the compiler could not preprocess the source (" +
+          (error.empty() ? "exit " + std::to_string(status) : error) + ")";
+    return false;
+  }
+  auto text = llvm::MemoryBuffer::getFile(preprocessed.path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!text) {
+    why = "cannot read " + preprocessed.path + ": " + text.getError().message();
+    return false;
+  }
+
+  llvm::raw_string_ostream os(description);
+  os << kKeyVersion << "\ncompiler " << command.compiler << "\n";
+  for (const std::string &flag : command.flags)
+    os << "flag " << flag << "\n";
+  // Not the source's path: the same code from elsewhere is the same program.
+  os << "preprocessed source "
+     << hex128(withoutPath((*text)->getBuffer(), command.source)) << "\n";
+  for (const std::string &library : command.libraries) {
+    if (!llvm::sys::fs::is_regular_file(library)) {
+      os << "link " << library << "\n";
+      continue;
+    }
+    auto contents = llvm::MemoryBuffer::getFile(library, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false);
+    if (!contents) {
+      why = "cannot read " + library + ": " + contents.getError().message();
+      return false;
+    }
+    os << "library " << library << ": " << hex128((*contents)->getBuffer())
+       << "\n";
+  }
+  key = hex128(description);
+  return true;
+}
+
+int compileWithBuildCache(const CompileCommand &command,
+                          llvm::StringRef cacheDirectory, bool verbose,
+                          std::string &error) {
+  std::vector<std::string> args = command.arguments();
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  if (cacheDirectory.empty())
+    return runCompiler(command.compiler, argRefs, error);
+
+  std::string key, description, why;
+  if (!buildCacheKey(command, key, description, why)) {
+    if (verbose)
+      llvm::errs() << "tgc: build cache: not used: " << why << "\n";
+    return runCompiler(command.compiler, argRefs, error);
+  }
+  llvm::SmallString<256> entry(cacheDirectory);
+  llvm::sys::path::append(entry, key);
+  if (llvm::sys::fs::is_regular_file(entry)) {
+    if (copyWhole(entry, command.output, why)) {
+      // Touched: trimBuildCache removes the least recently used first.
+      utimensat(AT_FDCWD, entry.c_str(), nullptr, 0);
+      if (verbose)
+        llvm::errs() << "tgc: build cache: reused " << entry << "\n";
+      return 0;
+    }
+    llvm::errs() << "tgc: warning: build cache: " << why << "; compiling\n";
+  }
+  int status = runCompiler(command.compiler, argRefs, error);
+  if (status != 0)
+    return status;
+  if (!store(command.output, entry, description, why)) {
+    llvm::errs() << "tgc: warning: build cache: not stored: " << why << "\n";
+    return 0;
+  }
+  if (verbose)
+    llvm::errs() << "tgc: build cache: stored " << entry << "\n";
+  trimBuildCache(cacheDirectory, kBuildCacheBytes);
+  return 0;
+}
+
+} // namespace tgc

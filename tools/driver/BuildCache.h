@@ -1,0 +1,72 @@
+//===- BuildCache.h - programs tgc compiled, found again by what made them -===//
+//
+// Compiling a training step takes seconds (minutes for CUDA or big models),
+// and compiling the same step again gives the same program. With a build
+// cache (--build-cache=DIR, or $TGC_BUILD_CACHE), tgc keeps every program
+// and every model file's shared object it compiles under a key of all that
+// made it, and copies the entry out instead of compiling when the key is
+// there. The key covers:
+//   - the compiler's path and its flags, in order;
+//   - the source as that compiler preprocesses it with those flags (`-E -dD`:
+//     every header it includes, and the predefined macros, which name the
+//     compiler's version and the instruction set -march selects), with the
+//     source file's own path left out (generated steps get a temporary one);
+//   - what is linked in: the contents of each library file, the other link
+//     arguments (-lfoo, -fopenmp) as written.
+// An entry is written under a temporary name and renamed, so tgc runs can
+// share a cache and a crash or Ctrl-C never leaves half an entry. A reused
+// entry is touched; past kBuildCacheBytes the least recently used entries
+// go.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TOOLS_DRIVER_BUILDCACHE_H
+#define TGC_TOOLS_DRIVER_BUILDCACHE_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// The most a build cache keeps: about 2 GiB, a hundred big programs.
+inline constexpr uint64_t kBuildCacheBytes = uint64_t{2} << 30;
+
+/// One run of the host compiler: compiler flags... source -o output
+/// libraries...
+struct CompileCommand {
+  std::string compiler; ///< the compiler's path
+  std::vector<std::string> flags;
+  std::string source, output;
+  std::vector<std::string> libraries;
+  /// What makes `compiler` preprocess and print its macros (nvcc hands
+  /// -dD to its host compiler).
+  std::vector<std::string> preprocessFlags = {"-E", "-dD"};
+
+  std::vector<std::string> arguments() const;
+};
+
+/// The build cache's key of `command` (32 hex digits) and the description it
+/// is the hash of (one input a line, stored beside the entry). False with
+/// `why` when the compiler cannot preprocess the source: compiling it would
+/// fail too, and says why better.
+bool buildCacheKey(const CompileCommand &command, std::string &key,
+                   std::string &description, std::string &why);
+
+/// Runs `command`, or with a cache directory (non-empty `cacheDirectory`)
+/// copies its entry to the output when there is one, and stores the output
+/// after a successful compile. A cache that cannot be read or written is a
+/// warning, never a failed build. The compiler's exit status (0 for a
+/// reused entry), or -1 with `error` when it could not start.
+int compileWithBuildCache(const CompileCommand &command,
+                          llvm::StringRef cacheDirectory, bool verbose,
+                          std::string &error);
+
+/// Removes the least recently used entries of the cache in `directory`
+/// (and their descriptions) until its programs take at most `maxBytes`.
+void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes);
+
+} // namespace tgc
+
+#endif // TGC_TOOLS_DRIVER_BUILDCACHE_H
