@@ -43,6 +43,8 @@ std::string hex128(llvm::StringRef bytes) {
 
 /// `text` with every occurrence of `path` replaced by a fixed name.
 std::string withoutPath(llvm::StringRef text, llvm::StringRef path) {
+  if (path.empty())
+    return text.str();
   std::string out;
   out.reserve(text.size());
   while (true) {
