@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Bf16Tile.h"
+#include "runtime/kernels/cpu/F32Tile.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/ReusedBuffer.h"
 #include "runtime/kernels/cpu/VectorMath.h"
@@ -114,15 +115,20 @@ TileOperand<E> tileOperand(Operand<E> x) {
 }
 
 /// out [m, n] (row stride ldOut) = alpha op(a) op(b) + beta out, in the
-/// calling thread: OpenBLAS's sgemm for f32 products (it runs
-/// single-threaded inside an OpenMP parallel region), bf16TileProduct for
-/// bf16 ones (T = Bf16), which rounds f32 operands to bf16 as it packs them.
+/// calling thread: for f32 products f32TileProduct on AVX2 CPUs without
+/// AVX-512, else OpenBLAS's sgemm (it runs single-threaded inside an OpenMP
+/// parallel region); bf16TileProduct for bf16 ones (T = Bf16), which rounds
+/// f32 operands to bf16 as it packs them.
 template <typename T, typename A, typename B>
 void product(Operand<A> a, Operand<B> b, float *out, int64_t ldOut, int64_t m,
              int64_t n, int64_t k, float alpha, float beta) {
   if constexpr (std::is_same_v<T, Bf16>) {
     bf16TileProduct(tileOperand(a), tileOperand(b), out, ldOut, m, n, k, alpha,
                     beta);
+  } else if constexpr (kF32TilesBeatBlas) {
+    static_assert(std::is_same_v<A, float> && std::is_same_v<B, float>);
+    f32TileProduct(tileOperand(a), tileOperand(b), out, ldOut, m, n, k, alpha,
+                   beta);
   } else {
     static_assert(std::is_same_v<A, float> && std::is_same_v<B, float>);
     cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
