@@ -9,7 +9,8 @@
 // Build (repository root, after the README's build):
 //   c++ -O3 -fno-math-errno -march=native -fopenmp -I. -Ibuild \
 //       bench/attention_kernels.cpp runtime/kernels/cpu/Attention.cpp \
-//       runtime/kernels/cpu/Bf16Tile.cpp runtime/kernels/cpu/DropoutFactors.cpp \
+//       runtime/kernels/cpu/Bf16Tile.cpp runtime/kernels/cpu/F32Tile.cpp \
+//       runtime/kernels/cpu/DropoutFactors.cpp \
 //       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas \
 //       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o attention_kernels
 // Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./attention_kernels
