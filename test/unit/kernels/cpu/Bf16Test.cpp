@@ -235,14 +235,7 @@ TEST(CpuKernels, Bf16TileProductMatchesTheReferenceOnTheRoundedValues) {
                 out[i * ld + j] = start[i * n + j];
           cpu::bf16TileProduct(aOperand, bOperand, out.data(), ld, m, n, k,
                                1.0f, beta);
-          std::vector<float> packed(m * n);
-          for (int64_t i = 0; i < m; ++i) {
-            for (int64_t j = 0; j < n; ++j)
-              packed[i * n + j] = out[i * ld + j];
-            for (int64_t j = n; j < ld; ++j)
-              EXPECT_TRUE(std::isnan(out[i * ld + j])) << what << ": wrote past n";
-          }
-          return packed;
+          return resultRows(out, m, n, ld, what);
         };
         expectClose("bf16 tile " + what,
                     run(operand(a16.data(), ta, m, k), operand(b16.data(), tb, k, n)),

@@ -23,6 +23,7 @@
 #include "test/unit/kernels/KernelTestSupport.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,6 +56,22 @@ inline HostTensor withBiasAndRelu(HostTensor product,
       y = std::max(y, 0.0);
   }
   return product;
+}
+
+/// The m x n result of a kernel that wrote rows `ld` apart into `out`,
+/// each row checked not to be written past column n (the caller filled
+/// `out` with NaN first).
+inline std::vector<float> resultRows(const std::vector<float> &out, int64_t m,
+                                     int64_t n, int64_t ld,
+                                     const std::string &what) {
+  std::vector<float> rows(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j)
+      rows[i * n + j] = out[i * ld + j];
+    for (int64_t j = n; j < ld; ++j)
+      EXPECT_TRUE(std::isnan(out[i * ld + j])) << what << ": wrote past n";
+  }
+  return rows;
 }
 
 /// expectClose against the reference's double-precision result.
