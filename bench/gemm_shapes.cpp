@@ -6,7 +6,7 @@
 // call. The shapes follow the Transformer's step with M tokens, model width
 // d, feed-forward width f and vocabulary V: the forward linears and
 // projections, their input- and weight-gradient products, and the output
-// loss's three products per chunk of 256 rows.
+// loss's three products per chunk of 1024 rows.
 //
 // Build (repository root, after the README's build):
 //   c++ -O3 -march=native -fopenmp -I. -Ibuild bench/gemm_shapes.cpp \
@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
   const bool bf16 = argc == 6;
   const int64_t M = std::atoll(argv[1]), d = std::atoll(argv[2]),
                 f = std::atoll(argv[3]), V = std::atoll(argv[4]),
-                chunk = std::min<int64_t>(256, M);
+                chunk = std::min<int64_t>(1024, M);
   const Shape shapes[] = {
       {"projection x W", M, d, d, false, false, false},
       {"ffn1 x W1 + b1", M, f, d, false, false, true},

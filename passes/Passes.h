@@ -36,7 +36,7 @@ struct StepPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       *this, "loss-chunk-rows",
       llvm::cl::desc("tg-fuse-output-loss's rows per chunk of the output "
                      "projection and loss; 0 keeps the logits whole"),
-      llvm::cl::init(256)};
+      llvm::cl::init(1024)};
   Option<GemmPrecision> precision{
       *this, "precision",
       llvm::cl::desc("GEMM operand precision: fp32, or bf16 (tg-mixed-"
@@ -106,7 +106,7 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 /// with its loss in row chunks (unless lossChunkRows is 0), GEMM epilogues,
 /// elementwise groups.
 void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
-                             int64_t lossChunkRows = 256);
+                             int64_t lossChunkRows = 1024);
 
 /// The precision passes after step fusion: tg-mixed-precision for bf16.
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,

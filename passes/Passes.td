@@ -344,8 +344,11 @@ def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
     goes to memory. This pass replaces the group with one `tg.output_loss`,
     which computes it `chunk-rows` rows at a time: a chunk's logits, then
     its loss and gradient in one pass over the row (in place), then its
-    share of both gradient GEMMs, in a `[chunk-rows, V]` workspace that stays
-    in cache. It matches `tg.matmul %h, %W transpose_rhs` whose only users
+    share of both gradient GEMMs, in a `[chunk-rows, V]` workspace. Each
+    chunk reads the `[V, d]` weight twice and its gradient once and writes
+    that gradient, so fewer, larger chunks move less memory: 1024 rows, not
+    256, made the 6-layer, 37000-word bench step 10% shorter on a 2-core AMD
+    EPYC; its workspace (151 MB) did not raise that step's planned peak. It matches `tg.matmul %h, %W transpose_rhs` whose only users
     are one `tg.cross_entropy` and one `tg.cross_entropy_grad`, whose
     gradient feeds only `tg.matmul %dl, %W` and, through a reshape,
     `tg.matmul %dl transpose_lhs, reshape(%h)`. Anything else is left as it
@@ -372,7 +375,7 @@ def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
     Statistic<"numFused", "losses-fused", "output projections and losses fused">,
   ];
   let options = [
-    Option<"chunkRows", "chunk-rows", "int64_t", /*default=*/"256",
+    Option<"chunkRows", "chunk-rows", "int64_t", /*default=*/"1024",
            "rows per chunk (fewer when the batch has fewer); 0: off">,
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark">,

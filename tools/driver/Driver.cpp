@@ -51,7 +51,7 @@ namespace tgc {
 namespace {
 
 /// tg-fuse-output-loss's rows per chunk for --target=cuda (the CPU target
-/// keeps the pipeline's 256, a chunk that stays in cache).
+/// keeps the pipeline's 1024).
 constexpr int64_t kCudaLossChunkRows = 4096;
 
 void printModels(llvm::raw_ostream &os) {

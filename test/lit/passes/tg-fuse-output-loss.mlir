@@ -20,7 +20,7 @@
 // OFF-LABEL: func.func @step_end(
 // OFF-NOT: tg.output_loss
 // OFF: tg.cross_entropy_grad
-// REPORT: remark: tg-fuse-output-loss: fused 1 output projections with their loss, in chunks of 256 rows
+// REPORT: remark: tg-fuse-output-loss: fused 1 output projections with their loss, in chunks of 1024 rows
 // NEGATIVE: error: tg-fuse-output-loss: chunk-rows must be 0 (off) or positive, not -1
 func.func @step_end(%h: tensor<2x8x16xf32>, %w: tensor<100x16xf32>, %t: tensor<2x8xi32>, %one: tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<2x8x16xf32>, tensor<100x16xf32>) {
   %l = tg.matmul %h, %w transpose_rhs : tensor<2x8x16xf32>, tensor<100x16xf32> -> tensor<2x8x100xf32>
