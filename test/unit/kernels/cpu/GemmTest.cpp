@@ -175,49 +175,61 @@ TEST(CpuKernels, LargeGemmsOnOneDnn) {
 // k of 1), both operands in place or transposed, beta 0 (out never read:
 // it starts as NaN) and 1, alpha not 1, and a result row stride wider than
 // n, which it must not write past. Against sums in double.
+// Operands stored with `pad` floats after each row as well: attention's
+// heads are rows of a wider tensor.
 TEST(CpuKernels, F32TileProduct) {
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{32, 32, 32},
-                         {64, 64, 64}, {7, 17, 5}, {6, 16, 1}, {13, 3, 40},
-                         {1, 9, 33}, {64, 70, 32}}) {
-    std::vector<float> a = uniform(m * k, 21), b = uniform(k * n, 22),
+                         {64, 64, 64},
+                         {7, 17, 5},
+                         {6, 16, 1},
+                         {13, 3, 40},
+                         {1, 9, 33},
+                         {64, 70, 32},
+                         {32, 16, 32},
+                         {5, 8, 7},
+                         {9, 24, 16}}) {
+    std::vector<float> a = uniform((m + 3) * (k + 3), 21),
+                       b = uniform((k + 3) * (n + 3), 22),
                        start = uniform(m * n, 23);
-    for (bool ta : {false, true})
-      for (bool tb : {false, true})
-        for (float beta : {0.0f, 1.0f}) {
-          const float alpha = 0.75f;
-          auto at = [&](const std::vector<float> &x, bool t, int64_t rows,
-                        int64_t cols, int64_t r, int64_t c) {
-            return static_cast<double>(t ? x[c * rows + r] : x[r * cols + c]);
-          };
-          std::vector<double> expected(m * n);
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              double sum = 0.0;
-              for (int64_t p = 0; p < k; ++p)
-                sum += at(a, ta, m, k, i, p) * at(b, tb, k, n, p, j);
-              expected[i * n + j] = alpha * sum + beta * start[i * n + j];
-            }
-          const int64_t ld = n + 5;
-          std::vector<float> out(m * ld, std::nanf(""));
-          if (beta != 0.0f)
+    for (int64_t pad : {0, 3})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          for (float beta : {0.0f, 1.0f}) {
+            const float alpha = 0.75f;
+            auto at = [&](const std::vector<float> &x, bool t, int64_t rows,
+                          int64_t cols, int64_t r, int64_t c) {
+              return static_cast<double>(t ? x[c * (rows + pad) + r]
+                                           : x[r * (cols + pad) + c]);
+            };
+            std::vector<double> expected(m * n);
             for (int64_t i = 0; i < m; ++i)
-              for (int64_t j = 0; j < n; ++j)
-                out[i * ld + j] = start[i * n + j];
-          auto operand = [](const std::vector<float> &x, bool t, int64_t rows,
-                            int64_t cols) {
-            return t ? cpu::TileOperand<float>{x.data(), 1, rows}
-                     : cpu::TileOperand<float>{x.data(), cols, 1};
-          };
-          cpu::f32TileProduct(operand(a, ta, m, k), operand(b, tb, k, n),
-                              out.data(), ld, m, n, k, alpha, beta);
-          std::string what = std::to_string(m) + "x" + std::to_string(n) +
-                             "x" + std::to_string(k) + (ta ? " aT" : "") +
-                             (tb ? " bT" : "") + " beta " +
-                             std::to_string(beta);
-          expectCloseValues("f32 tile " + what,
-                            resultRows(out, m, n, ld, what), expected,
-                            kGemmTolerance);
-        }
+              for (int64_t j = 0; j < n; ++j) {
+                double sum = 0.0;
+                for (int64_t p = 0; p < k; ++p)
+                  sum += at(a, ta, m, k, i, p) * at(b, tb, k, n, p, j);
+                expected[i * n + j] = alpha * sum + beta * start[i * n + j];
+              }
+            const int64_t ld = n + 5;
+            std::vector<float> out(m * ld, std::nanf(""));
+            if (beta != 0.0f)
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j)
+                  out[i * ld + j] = start[i * n + j];
+            auto operand = [&](const std::vector<float> &x, bool t,
+                               int64_t rows, int64_t cols) {
+              return t ? cpu::TileOperand<float>{x.data(), 1, rows + pad}
+                       : cpu::TileOperand<float>{x.data(), cols + pad, 1};
+            };
+            cpu::f32TileProduct(operand(a, ta, m, k), operand(b, tb, k, n),
+                                out.data(), ld, m, n, k, alpha, beta);
+            std::string what =
+                std::to_string(m) + "x" + std::to_string(n) + "x" +
+                std::to_string(k) + (ta ? " aT" : "") + (tb ? " bT" : "") +
+                " pad " + std::to_string(pad) + " beta " + std::to_string(beta);
+            expectCloseValues("f32 tile " + what,
+                              resultRows(out, m, n, ld, what), expected,
+                              kGemmTolerance);
+          }
   }
 }
 
