@@ -102,25 +102,29 @@ void crossEntropyGrad(float lossGrad, const float *logits,
 }
 
 /// One counted row's loss, with its gradient written over the logits x:
-/// x_c = weight (softmax_c - q_c). Reads the row twice (max, then the sums),
-/// writes it once; the row of a chunk is still in cache.
+/// x_c = weight (softmax_c - q_c). Reads the row for its maximum, then
+/// writes exp(x_c - max) over it while it sums, then scales it: one expf per
+/// logit (the row of a chunk is still in cache).
 static double lossAndGradRow(float *x, int32_t target, int64_t classes,
                              double smoothing, float weight) {
-  float max = maxOf(x, classes);
+  const float max = maxOf(x, classes), targetLogit = x[target];
   double sumExp = 0.0, sum = 0.0;
 #pragma omp simd reduction(+ : sumExp, sum)
   for (int64_t c = 0; c < classes; ++c) {
-    sumExp += std::exp(x[c] - max);
+    float e = std::exp(x[c] - max);
     sum += x[c];
+    sumExp += e;
+    x[c] = e;
   }
   double lse = max + std::log(sumExp);
   double perClass = smoothing / static_cast<double>(classes);
-  double loss = -((1.0 - smoothing) * (x[target] - lse) +
+  double loss = -((1.0 - smoothing) * (targetLogit - lse) +
                   perClass * (sum - static_cast<double>(classes) * lse));
-  float shift = static_cast<float>(lse), offset = static_cast<float>(perClass);
+  const float scale = static_cast<float>(weight / sumExp),
+              offset = static_cast<float>(weight * perClass);
 #pragma omp simd
   for (int64_t c = 0; c < classes; ++c)
-    x[c] = weight * (std::exp(x[c] - shift) - offset);
+    x[c] = x[c] * scale - offset;
   x[target] -= weight * static_cast<float>(1.0 - smoothing);
   return loss;
 }
