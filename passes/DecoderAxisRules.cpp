@@ -27,11 +27,11 @@ RankedTensorType onePosition(Value value, int64_t axis) {
   return type.clone(shape);
 }
 
-namespace {
-
 ArrayRef<int64_t> shapeOf(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getShape();
 }
+
+namespace {
 
 int64_t rankOf(Value value) {
   return static_cast<int64_t>(shapeOf(value).size());

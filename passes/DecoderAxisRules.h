@@ -38,6 +38,9 @@ struct OpAxes {
   llvm::SmallVector<int64_t> operands, results;
 };
 
+/// The static shape of a ranked tensor value.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
+
 /// The time axes of `op`, a target op whose first operand that depends on
 /// the target has time axis `axis`; `isTarget` says whether a value depends
 /// on the target ids. Fails with a diagnostic at `op` when it cannot run one

@@ -46,10 +46,6 @@ using namespace mlir;
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
-
 /// The variable read by the GEMM that `value` comes from (through reshapes
 /// and transposes): "decoder.layer0.cross_attn.w_k", or "".
 StringRef weightName(Value value) {

@@ -11,7 +11,7 @@ namespace tgc::runtime {
 
 namespace {
 
-ShardedOptimizer *active = nullptr;
+ShardedOptimizer *activeOptimizer = nullptr;
 
 /// Zeroes floats [begin, end) and gives their whole pages back to the
 /// system (they read as zeros again, and take no memory until written).
@@ -34,12 +34,12 @@ void release(float *begin, float *end) {
 
 } // namespace
 
-void ShardedOptimizer::activate() { active = this; }
+void ShardedOptimizer::activate() { activeOptimizer = this; }
 
 void ShardedOptimizer::countTokens(StepFrame &f, float *data, int64_t count) {
   weighByTokens(f, data, count);
-  active->countedRegion = data;
-  active->countedFloats = count;
+  activeOptimizer->countedRegion = data;
+  activeOptimizer->countedFloats = count;
 }
 
 float ShardedOptimizer::step(StepFrame::OptimizerStepFn plain,
@@ -47,7 +47,7 @@ float ShardedOptimizer::step(StepFrame::OptimizerStepFn plain,
                              const OptimizerControl &control, float lr,
                              int32_t step, float beta1, float beta2,
                              float epsilon) {
-  return active->run(plain, tensors, count, control, lr, step, beta1, beta2,
+  return activeOptimizer->run(plain, tensors, count, control, lr, step, beta1, beta2,
                      epsilon);
 }
 

@@ -21,7 +21,7 @@
 namespace tgc::cpu {
 
 /// Below this many logits the loss stays serial.
-static constexpr int64_t kParallelElements = 1 << 14;
+static constexpr int64_t kParallelLossElements = 1 << 14;
 
 /// log sum_c exp(x_c) of one row (vectorized expf, see VectorMath.h).
 static double logSumExp(const float *x, int64_t classes) {
@@ -44,7 +44,7 @@ void crossEntropy(const float *logits, const int32_t *targets, float *loss,
                   int32_t *tokens, int64_t rows, int64_t classes,
                   float smoothing, int32_t ignoreIndex) {
   double s = smoothing, perClass = s / static_cast<double>(classes);
-  bool parallel = rows * classes >= kParallelElements;
+  bool parallel = rows * classes >= kParallelLossElements;
   // Per-thread partial totals added in thread order: the loss does not
   // change from run to run (an OpenMP reduction's order is unspecified).
   int threads = parallel ? omp_get_max_threads() : 1;
@@ -83,7 +83,7 @@ void crossEntropyGrad(float lossGrad, const float *logits,
   float weight = count > 0 ? static_cast<float>(
                                  static_cast<double>(lossGrad) / count)
                            : 0.0f;
-#pragma omp parallel for schedule(static) if (rows * classes >= kParallelElements)
+#pragma omp parallel for schedule(static) if (rows * classes >= kParallelLossElements)
   for (int64_t r = 0; r < rows; ++r) {
     float *o = out + r * classes;
     int32_t target = targets[r];
@@ -165,7 +165,7 @@ void outputLossOf(const T *hidden, const T *weight, const int32_t *targets,
     gemm(hidden + r0 * width, weight, workspace, n, classes, width, false,
          true, 0.0f);
     std::fill(partial.begin(), partial.end(), 0.0);
-#pragma omp parallel num_threads(threads) if (n * classes >= kParallelElements)
+#pragma omp parallel num_threads(threads) if (n * classes >= kParallelLossElements)
     {
       double sum = 0.0;
 #pragma omp for schedule(static)

@@ -17,10 +17,10 @@
 namespace tgc::cpu {
 
 /// Below this many elements a kernel stays serial.
-static constexpr int64_t kParallelElements = 1 << 14;
+static constexpr int64_t kParallelNormElements = 1 << 14;
 
 void softmax(const float *input, float *out, int64_t rows, int64_t width) {
-#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelNormElements)
   for (int64_t r = 0; r < rows; ++r) {
     const float *x = input + r * width;
     float *y = out + r * width;
@@ -39,7 +39,7 @@ void softmax(const float *input, float *out, int64_t rows, int64_t width) {
 
 void softmaxGrad(const float *output, const float *grad, float *out,
                  int64_t rows, int64_t width) {
-#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelNormElements)
   for (int64_t r = 0; r < rows; ++r) {
     const float *y = output + r * width, *dy = grad + r * width;
     float dot = 0.0f;
@@ -80,7 +80,7 @@ static void normalizeRow(const float *x, const float *gamma,
 void layerNorm(const float *input, const float *gamma, const float *beta,
                float *out, float *mean, float *rstd, int64_t rows,
                int64_t width, float epsilon) {
-#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelNormElements)
   for (int64_t r = 0; r < rows; ++r) {
     float m, s;
     rowStatistics(input + r * width, width, epsilon, m, s);
@@ -124,7 +124,7 @@ static void normalizeGradRow(const float *dy, const float *xhat,
 template <typename RowFn>
 static void rowsWithColumnSums(int64_t rows, int64_t width, float *gammaGrad,
                                float *betaGrad, RowFn rowFn) {
-  bool parallel = rows * width >= kParallelElements;
+  bool parallel = rows * width >= kParallelNormElements;
   int threads = parallel ? omp_get_max_threads() : 1;
   struct ThreadPartials;
   std::vector<double *> &partials =
@@ -178,7 +178,7 @@ void residualLayerNorm(const float *residual, const float *sublayer,
                        const float *gamma, const float *beta, float *out,
                        float *mean, float *rstd, int64_t rows, int64_t width,
                        const Dropout &dropout, float epsilon) {
-#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelNormElements)
   for (int64_t r = 0; r < rows; ++r) {
     // The output row holds the factors, then h = residual + dropout(sub),
     // then the result: the inputs are read once.

@@ -14,7 +14,7 @@ namespace tgc::cpu {
 
 /// Below this many elements a loop stays serial: waking the team costs
 /// more than the copy.
-static constexpr int64_t kParallelElements = 1 << 15;
+static constexpr int64_t kParallelTensorElements = 1 << 15;
 
 /// Writes out [shape] (rank >= 1) from input, output element (c_0..c_r-1)
 /// coming from input offset sum c_d * from[d] (a stride of 0 replicates).
@@ -30,7 +30,7 @@ static void gather(const float *input, Out *out, const int64_t *shape,
   if (total == 0)
     return;
   int64_t lines = total / inner;
-#pragma omp parallel for schedule(static) if (total >= kParallelElements)
+#pragma omp parallel for schedule(static) if (total >= kParallelTensorElements)
   for (int64_t line = 0; line < lines; ++line) {
     int64_t rest = line, source = 0;
     for (int d = rank - 2; d >= 0; --d) {
@@ -150,7 +150,7 @@ static void accumulate(const ReducePlan &plan, int level, const float *in,
 template <Reduction K>
 static void reduceInto(const ReducePlan &plan, const float *input,
                        double *acc, int64_t total) {
-  bool parallel = total >= kParallelElements;
+  bool parallel = total >= kParallelTensorElements;
   if (plan.groups >= 2 && !plan.reduced[0]) {
     // Outermost kept: its slices write disjoint outputs.
 #pragma omp parallel for schedule(static) if (parallel)
@@ -236,7 +236,7 @@ void reduce(const float *input, float *out, const int64_t *shape, int rank,
 
 void embedding(const float *table, const int32_t *ids, float *out,
                int64_t rows, int64_t width) {
-#pragma omp parallel for schedule(static) if (rows * width >= kParallelElements)
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelTensorElements)
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(out + r * width, table + static_cast<int64_t>(ids[r]) * width,
                 width * sizeof(float));
@@ -248,7 +248,7 @@ void embeddingGrad(const float *grad, const int32_t *ids, float *out,
   // id: no two threads add into one row, and each row sums its grads in
   // order. (The zeroing, [vocabulary, width] whatever the batch, was serial
   // before: 76 MB a call at 37000 x 512.)
-#pragma omp parallel if (rows * width >= kParallelElements)
+#pragma omp parallel if (rows * width >= kParallelTensorElements)
   {
     int threads = omp_get_num_threads(), thread = omp_get_thread_num();
     int64_t first = vocab * thread / threads;

@@ -4,16 +4,11 @@
 #include <cmath>
 
 using namespace tgc;
+using tgc::test::f32;
+using tgc::test::i32;
 using tgc::test::Program;
 
 namespace {
-
-HostTensor f32(std::vector<int64_t> shape, std::vector<double> data) {
-  return HostTensor::f32(std::move(shape), std::move(data));
-}
-HostTensor i32(std::vector<int64_t> shape, std::vector<double> data) {
-  return HostTensor::i32(std::move(shape), std::move(data));
-}
 
 //===--- The seed examples --------------------------------------------===//
 

@@ -16,6 +16,14 @@
 
 namespace tgc::test {
 
+/// Host tensors written as literals in the tests.
+inline HostTensor f32(std::vector<int64_t> shape, std::vector<double> data) {
+  return HostTensor::f32(std::move(shape), std::move(data));
+}
+inline HostTensor i32(std::vector<int64_t> shape, std::vector<double> data) {
+  return HostTensor::i32(std::move(shape), std::move(data));
+}
+
 /// A parsed module and an interpreter over it.
 struct Program {
   TestContext t;

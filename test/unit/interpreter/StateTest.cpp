@@ -5,13 +5,10 @@
 #include "mlir/IR/Diagnostics.h"
 
 using namespace tgc;
+using tgc::test::f32;
 using tgc::test::Program;
 
 namespace {
-
-HostTensor f32(std::vector<int64_t> shape, std::vector<double> data) {
-  return HostTensor::f32(std::move(shape), std::move(data));
-}
 
 TEST(State, StoresPersistAcrossRuns) {
   Program p(R"mlir(

@@ -23,8 +23,6 @@ namespace {
 
 using runtime::Bf16;
 
-constexpr double kGemmTolerance = 1e-5;
-
 float fromBits(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof f);

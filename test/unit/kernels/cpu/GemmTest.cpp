@@ -16,10 +16,6 @@
 namespace tgc::test {
 namespace {
 
-// k = 53 products of values in [-1, 1]: float accumulation error grows like
-// sqrt(k) eps; 1e-5 leaves room for OpenBLAS's blocked summation order.
-constexpr double kGemmTolerance = 1e-5;
-
 TEST(CpuKernels, Matmul) {
   forEachMatmulCase([](const MatmulCase &c) {
     HostTensor expected =

@@ -30,6 +30,11 @@
 
 namespace tgc::test {
 
+/// GEMM results against the reference: k = 53 products of values in
+/// [-1, 1]: float accumulation error grows like sqrt(k) eps; 1e-5 leaves
+/// room for OpenBLAS's blocked summation order.
+inline constexpr double kGemmTolerance = 1e-5;
+
 inline HostTensor host(const std::vector<float> &values,
                        std::vector<int64_t> shape) {
   return HostTensor::f32(std::move(shape),
