@@ -4,7 +4,7 @@
 # the training programs its tests generate instrumented too, and the whole
 # suite run under it. A unity build (8 files a unit): each unit parses and
 # instantiates MLIR's templates once for its files, which took the
-# instrumented build from about 1330 to about 750 CPU seconds. Any report
+# instrumented build from about 1330 to about 850 CPU seconds. Any report
 # fails the test that triggered it.
 # Usage: test/sanitizers.sh [build-dir]   (from anywhere; after ./bootstrap.sh)
 set -euo pipefail
