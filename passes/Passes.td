@@ -348,7 +348,8 @@ def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
     chunk reads the `[V, d]` weight twice and its gradient once and writes
     that gradient, so fewer, larger chunks move less memory: 1024 rows, not
     256, made the 6-layer, 37000-word bench step 10% shorter on a 2-core AMD
-    EPYC, for 108 MiB more planned memory (6%: the workspace is 145 MiB). It matches `tg.matmul %h, %W transpose_rhs` whose only users
+    EPYC, for 108 MiB more planned memory (6%: the workspace is 145 MiB).
+    It matches `tg.matmul %h, %W transpose_rhs` whose only users
     are one `tg.cross_entropy` and one `tg.cross_entropy_grad`, whose
     gradient feeds only `tg.matmul %dl, %W` and, through a reshape,
     `tg.matmul %dl transpose_lhs, reshape(%h)`. Anything else is left as it
