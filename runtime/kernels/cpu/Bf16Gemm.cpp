@@ -11,6 +11,8 @@
 
 #include <dnnl.h>
 
+#include <algorithm>
+
 #ifdef __AVX512BF16__
 #include <immintrin.h>
 #endif
@@ -28,16 +30,19 @@ namespace tgc::cpu {
 namespace {
 
 /// The operands as f32, for an sgemm where oneDNN has no bf16 GEMM (a CPU
-/// without AVX-512): the same products, accumulated in f32.
+/// without AVX-512): the same products, accumulated in f32. `a` is read
+/// through its leading dimension, the widened copy is packed.
 void widenedGemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m,
                  int64_t n, int64_t k, bool transposeA, bool transposeB,
-                 float beta) {
+                 float beta, int64_t lda) {
   struct WidenedA;
   struct WidenedB;
   float *wa = reusedScratch<WidenedA, float>(m * k),
         *wb = reusedScratch<WidenedB, float>(k * n);
-  for (int64_t i = 0; i < m * k; ++i)
-    wa[i] = runtime::widen(a[i]);
+  int64_t aRows = transposeA ? k : m, aColumns = transposeA ? m : k;
+  for (int64_t r = 0; r < aRows; ++r)
+    for (int64_t c = 0; c < aColumns; ++c)
+      wa[r * aColumns + c] = runtime::widen(a[r * lda + c]);
   for (int64_t i = 0; i < k * n; ++i)
     wb[i] = runtime::widen(b[i]);
   gemm(wa, wb, out, m, n, k, transposeA, transposeB, beta);
@@ -46,7 +51,8 @@ void widenedGemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m,
 } // namespace
 
 void gemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
-          int64_t k, bool transposeA, bool transposeB, float beta) {
+          int64_t k, bool transposeA, bool transposeB, float beta,
+          int64_t lda) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) { // an empty sum
@@ -54,11 +60,13 @@ void gemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
       out[i] *= beta;
     return;
   }
+  if (lda == 0)
+    lda = transposeA ? m : k;
   dnnl_status_t status = dnnl_gemm_bf16bf16f32(
-      transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f, a,
-      transposeA ? m : k, b, transposeB ? k : n, beta, out, n);
+      transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f, a, lda,
+      b, transposeB ? k : n, beta, out, n);
   if (status != dnnl_success)
-    widenedGemm(a, b, out, m, n, k, transposeA, transposeB, beta);
+    widenedGemm(a, b, out, m, n, k, transposeA, transposeB, beta, lda);
 }
 
 #ifdef __AVX512BF16__
@@ -81,23 +89,51 @@ static void roundBlock(const float *input, Bf16 *out) {
 }
 #endif
 
+/// Rounds `count` values on the calling thread.
+static void roundSpan(const float *input, Bf16 *out, int64_t count) {
+  int64_t blocks = 0;
+#ifdef __AVX512BF16__
+  blocks = count / 16;
+  for (int64_t b = 0; b < blocks; ++b)
+    roundBlock(input + 16 * b, out + 16 * b);
+#endif
+  // Elsewhere integer rounding, which the compiler vectorizes.
+#pragma omp simd
+  for (int64_t i = 16 * blocks; i < count; ++i)
+    out[i] = runtime::roundToBf16(input[i]);
+}
+
 /// Below this many values toBf16 runs on the calling thread: one thread
 /// rounds 2^16 values in about 8 us, and waking the others (passive
 /// waiting) costs more (AMD EPYC, 2 threads: 52 us for 2^16 in parallel).
 constexpr int64_t kParallelRounding = 1 << 18;
 
 void toBf16(const float *input, Bf16 *out, int64_t count) {
-  int64_t blocks = 0;
-#ifdef __AVX512BF16__
-  blocks = count / 16;
+  constexpr int64_t kSpan = 1 << 14; // a multiple of 16
+  int64_t spans = (count + kSpan - 1) / kSpan;
 #pragma omp parallel for schedule(static) if (count >= kParallelRounding)
-  for (int64_t b = 0; b < blocks; ++b)
-    roundBlock(input + 16 * b, out + 16 * b);
-#endif
-  // Elsewhere integer rounding, which the compiler vectorizes.
-#pragma omp parallel for simd schedule(static) if (count - 16 * blocks >= kParallelRounding)
-  for (int64_t i = 16 * blocks; i < count; ++i)
-    out[i] = runtime::roundToBf16(input[i]);
+  for (int64_t s = 0; s < spans; ++s)
+    roundSpan(input + s * kSpan, out + s * kSpan,
+              std::min(kSpan, count - s * kSpan));
+}
+
+Bf16 *roundRowsInPlace(float *values, int64_t rows, int64_t width) {
+  Bf16 *rounded = reinterpret_cast<Bf16 *>(values);
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelRounding)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = values + r * width;
+    Bf16 *out = rounded + r * 2 * width;
+    // A block's bf16 values land on f32 values already read: those of this
+    // block (copied out first) and of the blocks before it.
+    constexpr int64_t kBlock = 256;
+    float block[kBlock];
+    for (int64_t c = 0; c < width; c += kBlock) {
+      int64_t n = std::min(kBlock, width - c);
+      std::copy(row + c, row + c + n, block);
+      roundSpan(block, out + c, n);
+    }
+  }
+  return rounded;
 }
 
 } // namespace tgc::cpu

@@ -30,9 +30,15 @@ bool oneDnnHasAvx512();
 /// bf16 operands, f32 accumulation and output: oneDNN's bf16 GEMM
 /// (vdpbf16ps where the CPU has AVX512-BF16 or AMX; oneDNN emulates it
 /// elsewhere, and where it cannot, the operands are widened for sgemm).
+/// `lda`: a's stored row length where it is not m (transposed) or k (0).
 void gemm(const runtime::Bf16 *a, const runtime::Bf16 *b, float *out,
           int64_t m, int64_t n, int64_t k, bool transposeA, bool transposeB,
-          float beta);
+          float beta, int64_t lda = 0);
+
+/// Rounds each row of the f32 [rows, width] `values` to bf16 over the first
+/// half of its own storage, and returns the bf16 rows: a [rows, width]
+/// operand of leading dimension 2 * width, made without a second buffer.
+runtime::Bf16 *roundRowsInPlace(float *values, int64_t rows, int64_t width);
 
 /// out [m, n] = op(a) op(b) + bias, ReLU if `relu`, + beta out, on a oneDNN
 /// matmul primitive made for the shape on first use and kept

@@ -131,17 +131,26 @@ static double lossAndGradRow(float *x, int32_t target, int64_t classes,
 
 namespace {
 
-/// The chunk's logit gradient as the gradient GEMMs read it: the f32
-/// workspace itself, or its bf16 rounding for bf16 operands.
-const float *gradientOperand(const float *workspace, int64_t, const float *) {
-  return workspace;
+/// The chunk's two gradient products, dh = dl W and dW (+)= dl^T h, from
+/// its logit gradient dl in the f32 workspace: read as it is for f32
+/// operands; for bf16 ones rounded first, each row over its own first half,
+/// so the rounded copy takes no memory outside the planned workspace.
+void gradientProducts(float *logitGrad, const float *hidden,
+                      const float *weight, float *hiddenGrad,
+                      float *weightGrad, int64_t rows, int64_t width,
+                      int64_t classes, float beta) {
+  gemm(logitGrad, weight, hiddenGrad, rows, width, classes, false, false,
+       0.0f);
+  gemm(logitGrad, hidden, weightGrad, classes, width, rows, true, false, beta);
 }
-const Bf16 *gradientOperand(const float *workspace, int64_t count,
-                            const Bf16 *) {
-  struct RoundedLogitGradient;
-  Bf16 *rounded = reusedScratch<RoundedLogitGradient, Bf16>(count);
-  toBf16(workspace, rounded, count);
-  return rounded;
+void gradientProducts(float *logitGrad, const Bf16 *hidden, const Bf16 *weight,
+                      float *hiddenGrad, float *weightGrad, int64_t rows,
+                      int64_t width, int64_t classes, float beta) {
+  const Bf16 *rounded = roundRowsInPlace(logitGrad, rows, classes);
+  gemm(rounded, weight, hiddenGrad, rows, width, classes, false, false, 0.0f,
+       2 * classes);
+  gemm(rounded, hidden, weightGrad, classes, width, rows, true, false, beta,
+       2 * classes);
 }
 
 template <typename T>
@@ -181,11 +190,9 @@ void outputLossOf(const T *hidden, const T *weight, const int32_t *targets,
     }
     for (double p : partial)
       total += p;
-    const T *grad = gradientOperand(workspace, n * classes, hidden);
-    gemm(grad, weight, hiddenGrad + r0 * width, n, width, classes, false,
-         false, 0.0f);
-    gemm(grad, hidden + r0 * width, weightGrad, classes, width, n, true,
-         false, r0 == 0 ? 0.0f : 1.0f);
+    gradientProducts(workspace, hidden + r0 * width, weight,
+                     hiddenGrad + r0 * width, weightGrad, n, width, classes,
+                     r0 == 0 ? 0.0f : 1.0f);
   }
   *tokens = count;
   *loss = count > 0 ? static_cast<float>(total / count) : 0.0f;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Bf16Tile.h"
+#include "runtime/kernels/cpu/Gemm.h"
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
 #include <array>
@@ -93,6 +94,60 @@ TEST(CpuKernels, ToBf16RoundsToNearestTiesToEven) {
     ASSERT_EQ(out[i].bits, runtime::roundToBf16(patterns[i]).bits)
         << "element " << i << ", bits " << std::hex
         << runtime::roundToBf16(patterns[i]).bits;
+}
+
+// The output loss's logit gradient rounded over its own rows: each row's
+// bf16 values are toBf16's of that row, at a row stride of 2 * width, for
+// widths below, at and across the kernel's 256-value blocks, with
+// subnormals and NaNs; 300 x 1000 takes the parallel path.
+TEST(CpuKernels, RoundRowsInPlaceRoundsEachRowOverItsOwnFirstHalf) {
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{3, 1},
+                             {4, 37},
+                             {2, 256},
+                             {5, 300},
+                             {300, 1000}}) {
+    std::vector<float> values(rows * width);
+    uint32_t state = static_cast<uint32_t>(rows * 7919 + width);
+    for (float &x : values) {
+      state = state * 1664525u + 1013904223u;
+      x = fromBits(state % 8 == 0 ? state & 0x807fffffu : state);
+    }
+    std::vector<Bf16> expected = rounded(values);
+    std::vector<float> inPlace = values;
+    const Bf16 *out = cpu::roundRowsInPlace(inPlace.data(), rows, width);
+    ASSERT_EQ(static_cast<const void *>(out),
+              static_cast<const void *>(inPlace.data()));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        ASSERT_EQ(out[r * 2 * width + c].bits, expected[r * width + c].bits)
+            << rows << " x " << width << ": row " << r << ", column " << c;
+  }
+}
+
+// The bf16 GEMM reads a through a leading dimension longer than its rows
+// (the output loss's rounded rows), plain and transposed; NaNs between the
+// rows must never be read.
+TEST(CpuKernels, Bf16GemmReadsAThroughItsLeadingDimension) {
+  const int64_t m = 37, n = 29, k = 45;
+  std::vector<Bf16> b = rounded(uniform(k * n, 12));
+  for (bool transposeA : {false, true}) {
+    int64_t rows = transposeA ? k : m, columns = transposeA ? m : k,
+            lda = 2 * columns + 3;
+    std::vector<Bf16> packed = rounded(uniform(rows * columns, 11));
+    std::vector<Bf16> strided(rows * lda, Bf16{0x7fc0});
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy(packed.begin() + r * columns, packed.begin() + (r + 1) * columns,
+                strided.begin() + r * lda);
+    HostTensor expected = reference::matmul(
+        host(widened(packed), {rows, columns}), host(widened(b), {k, n}),
+        transposeA, false);
+    std::vector<float> out(m * n, 0.0f);
+    cpu::gemm(strided.data(), b.data(), out.data(), m, n, k, transposeA, false,
+              0.0f, lda);
+    expectClose(std::string("bf16 gemm with lda, transposeA=") +
+                    (transposeA ? "1" : "0"),
+                out, expected, kGemmTolerance);
+  }
 }
 
 TEST(CpuKernels, Bf16Matmul) {
