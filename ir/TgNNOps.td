@@ -270,8 +270,10 @@ def TG_OutputLossOp : TG_Op<"output_loss", [Pure,
     (`[chunk_rows, V]`) holds one chunk's logits, then their gradient, and
     means nothing after the op. Its memory is planned like any value's.
     After `tg-mixed-precision`, `hidden` and `weight` are `bf16` and each
-    chunk's logit gradient is rounded to bf16 before the two gradient GEMMs;
-    the loss, the workspace and both gradients stay `f32`.
+    chunk's logit gradient is rounded to bf16 before the two gradient GEMMs
+    (the CPU kernel rounds it into the workspace itself, each row over the
+    first half of its f32 row); the loss, the workspace and both gradients
+    stay `f32`.
 
     ```mlir
     %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss

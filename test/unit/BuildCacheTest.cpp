@@ -1,7 +1,9 @@
 // The build cache's key covers what makes a program (tools/driver/BuildCache.h):
-// a header the source includes, a library's contents and every flag change
-// it; the source file's own path does not. A stored entry is reused whole,
-// and trimming removes the least recently used entries first.
+// a header the source includes, a library's contents, the compiler's bytes
+// and every flag change it; the source file's own path does not. A stored
+// entry is reused whole while it matches its checksum, a damaged one is
+// compiled again, and trimming removes the least recently used entries
+// first and what killed runs left over.
 #include "tools/driver/BuildCache.h"
 #include "tools/driver/HostCompiler.h"
 
@@ -96,6 +98,17 @@ TEST_F(BuildCacheTest, KeyCoversHeadersLibrariesAndFlagsButNotTheSourcePath) {
   EXPECT_NE(key(command), first);
 }
 
+TEST_F(BuildCacheTest, KeyCoversTheCompilersBytes) {
+  // A wrapper at one path, changed in place as a compiler update would be.
+  std::string wrapper = path("cxx"), real = command.compiler;
+  write("cxx", "#!/bin/sh\nexec " + real + " \"$@\"\n");
+  ASSERT_FALSE(llvm::sys::fs::setPermissions(wrapper, llvm::sys::fs::all_all));
+  command.compiler = wrapper;
+  std::string before = key(command);
+  write("cxx", "#!/bin/sh\n# rebuilt\nexec " + real + " \"$@\"\n");
+  EXPECT_NE(key(command), before);
+}
+
 TEST_F(BuildCacheTest, SourceTheCompilerCannotPreprocessHasNoKey) {
   write("broken.cpp", "#include \"no-such-header.h\"\n");
   command.source = path("broken.cpp");
@@ -120,6 +133,17 @@ TEST_F(BuildCacheTest, StoredEntryIsReusedWhole) {
   EXPECT_EQ(read(again.output), read(entry));
   EXPECT_TRUE(llvm::sys::fs::can_execute(again.output));
   EXPECT_EQ(llvm::sys::ExecuteAndWait(again.output, {again.output}), 0);
+
+  // A damaged entry (same size, other bytes) is not copied out: it is
+  // removed, the source compiled again, and the entry stored anew.
+  std::string good = read(entry);
+  write("cache/" + key(command), std::string(good.size(), 'x'));
+  CompileCommand third = command;
+  third.output = path("program-third");
+  ASSERT_EQ(compileWithBuildCache(third, cache, false, error), 0) << error;
+  EXPECT_EQ(llvm::sys::ExecuteAndWait(third.output, {third.output}), 0);
+  EXPECT_EQ(read(entry), read(third.output));
+  EXPECT_NE(read(entry), std::string(good.size(), 'x'));
 
   // A failed compile stores nothing.
   write("fails.cpp", "int main() { return undeclared; }\n");
@@ -146,11 +170,27 @@ TEST_F(BuildCacheTest, TrimRemovesTheLeastRecentlyUsedFirst) {
     ASSERT_EQ(utimensat(AT_FDCWD, (cache + "/" + keys[i]).c_str(), times, 0), 0);
   }
   write("cache/unrelated.partial", std::string(5000, 'y')); // a write in progress
+  // What a killed tgc left two hours ago: a temporary, and a description
+  // whose entry it never wrote; a description written now waits for its
+  // entry.
+  write("cache/left-over.partial", "half a program");
+  write("cache/00000000000000000000000000000009.txt", "description");
+  write("cache/0000000000000000000000000000000a.txt", "description");
+  for (const char *old : {"left-over.partial", "00000000000000000000000000000009.txt"}) {
+    timespec times[2];
+    times[0].tv_sec = times[1].tv_sec = time(nullptr) - 7200;
+    times[0].tv_nsec = times[1].tv_nsec = 0;
+    ASSERT_EQ(utimensat(AT_FDCWD, (cache + "/" + old).c_str(), times, 0), 0);
+  }
   trimBuildCache(cache, 2500);
+  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/left-over.partial"));
+  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/00000000000000000000000000000009.txt"));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/0000000000000000000000000000000a.txt"));
   EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[0]));
   EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[0] + ".txt"));
   EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[1]));
   EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[2]));
+  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[2] + ".txt"));
   EXPECT_TRUE(llvm::sys::fs::exists(cache + "/unrelated.partial"));
   trimBuildCache(cache, 2500);
   EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[1]));

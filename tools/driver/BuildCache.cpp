@@ -12,6 +12,8 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <cstdio>
 
 #include <fcntl.h>
@@ -30,7 +32,7 @@ std::vector<std::string> CompileCommand::arguments() const {
 namespace {
 
 /// Bumped when what the key covers changes.
-constexpr const char *kKeyVersion = "tgc build cache 1";
+constexpr const char *kKeyVersion = "tgc build cache 2";
 
 std::string hex128(llvm::StringRef bytes) {
   llvm::XXH128_hash_t hash = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(bytes));
@@ -85,58 +87,61 @@ bool makeTemporary(llvm::StringRef directory, llvm::StringRef prefix,
   return true;
 }
 
-/// Copies `from` to `to` through a temporary file beside `to` and a rename,
-/// executable as `from` is: `to` is either whole or untouched.
-bool copyWhole(llvm::StringRef from, llvm::StringRef to, std::string &why) {
-  llvm::StringRef directory = llvm::sys::path::parent_path(to);
+/// Writes `bytes` to `path` whole, with permissions `mode`: through a
+/// temporary file beside it and a rename, so `path` is either whole or
+/// untouched.
+bool writeWhole(llvm::StringRef path, llvm::StringRef bytes,
+                llvm::sys::fs::perms mode, std::string &why) {
+  llvm::StringRef directory = llvm::sys::path::parent_path(path);
   TemporaryFile partial;
   if (!makeTemporary(directory.empty() ? "." : directory,
-                     llvm::sys::path::filename(to), "partial", partial, why))
+                     llvm::sys::path::filename(path), "partial", partial, why))
     return false;
-  llvm::ErrorOr<llvm::sys::fs::perms> mode = llvm::sys::fs::getPermissions(from);
-  std::error_code ec = mode.getError();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(partial.path, ec);
+    if (!ec) {
+      os << bytes;
+      os.close();
+      if (os.has_error())
+        ec = os.error();
+    }
+  }
   if (!ec)
-    ec = llvm::sys::fs::copy_file(from, partial.path);
+    ec = llvm::sys::fs::setPermissions(partial.path, mode);
   if (!ec)
-    ec = llvm::sys::fs::setPermissions(partial.path, *mode);
-  if (!ec)
-    ec = llvm::sys::fs::rename(partial.path, to);
+    ec = llvm::sys::fs::rename(partial.path, path);
   if (ec) {
-    why = "cannot copy " + from.str() + " to " + to.str() + ": " + ec.message();
+    why = "cannot write " + path.str() + ": " + ec.message();
     return false;
   }
   partial.keepIt(); // renamed: nothing left to remove
   return true;
 }
 
-/// Writes `text` to `path` whole (temporary file and rename).
-bool writeWhole(llvm::StringRef path, llvm::StringRef text, std::string &why) {
-  TemporaryFile partial;
-  if (!makeTemporary(llvm::sys::path::parent_path(path),
-                     llvm::sys::path::filename(path), "partial", partial, why))
+/// A file's bytes and permissions, or false with `why`.
+bool readWhole(llvm::StringRef path, std::unique_ptr<llvm::MemoryBuffer> &bytes,
+               llvm::sys::fs::perms &mode, std::string &why) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  llvm::ErrorOr<llvm::sys::fs::perms> permissions =
+      llvm::sys::fs::getPermissions(path);
+  std::error_code ec = buffer ? permissions.getError() : buffer.getError();
+  if (ec) {
+    why = "cannot read " + path.str() + ": " + ec.message();
     return false;
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(partial.path, ec);
-    if (!ec) {
-      os << text;
-      os.close();
-      if (os.has_error())
-        ec = os.error();
-    }
-    if (!ec)
-      ec = llvm::sys::fs::rename(partial.path, path);
-    if (ec) {
-      why = "cannot write " + path.str() + ": " + ec.message();
-      return false;
-    }
   }
-  partial.keepIt();
+  bytes = std::move(*buffer);
+  mode = *permissions;
   return true;
 }
 
+/// The description's last line: the checksum of the entry's bytes.
+constexpr llvm::StringLiteral kChecksumLine = "entry ";
+
 /// Puts the compiled output into the cache as `entry`, with its key's
-/// description beside it (`entry`.txt) for whoever wonders what made it.
+/// description and the entry's checksum beside it (`entry`.txt), written
+/// first: an entry is never there without the checksum that vouches for it.
 bool store(llvm::StringRef output, llvm::StringRef entry,
            llvm::StringRef description, std::string &why) {
   if (std::error_code ec = llvm::sys::fs::create_directories(
@@ -145,14 +150,51 @@ bool store(llvm::StringRef output, llvm::StringRef entry,
           ec.message();
     return false;
   }
-  return writeWhole((entry + ".txt").str(), description, why) &&
-         copyWhole(output, entry, why);
+  std::unique_ptr<llvm::MemoryBuffer> bytes;
+  llvm::sys::fs::perms mode;
+  if (!readWhole(output, bytes, mode, why))
+    return false;
+  std::string text = description.str() + kChecksumLine.str() +
+                     hex128(bytes->getBuffer()) + "\n";
+  return writeWhole((entry + ".txt").str(), text,
+                    llvm::sys::fs::perms::all_read |
+                        llvm::sys::fs::perms::owner_write,
+                    why) &&
+         writeWhole(entry, bytes->getBuffer(), mode, why);
+}
+
+/// Copies `entry` to `output` if its bytes still match the checksum stored
+/// beside it. False with `why` when it cannot be read or written; false
+/// with `damaged` set when it does not match (a disk error, a partial
+/// copy by hand, an edit; or two runs that stored one key at once, whose
+/// programs differ in the temporary source's name: one compile more).
+bool reuse(llvm::StringRef entry, llvm::StringRef output, bool &damaged,
+           std::string &why) {
+  damaged = false;
+  std::unique_ptr<llvm::MemoryBuffer> bytes, description;
+  llvm::sys::fs::perms mode, ignored;
+  if (!readWhole(entry, bytes, mode, why) ||
+      !readWhole((entry + ".txt").str(), description, ignored, why))
+    return false;
+  llvm::StringRef text = description->getBuffer().rtrim('\n');
+  llvm::StringRef checksum = text.substr(text.rfind('\n') + 1);
+  if (!checksum.consume_front(kChecksumLine) ||
+      checksum != hex128(bytes->getBuffer())) {
+    damaged = true;
+    why = entry.str() + " does not match its checksum";
+    return false;
+  }
+  return writeWhole(output, bytes->getBuffer(), mode, why);
 }
 
 /// Whether `name` is an entry's (a key), not a description or a temporary.
 bool isEntryName(llvm::StringRef name) {
   return name.size() == 32 && llvm::all_of(name, llvm::isHexDigit);
 }
+
+/// A temporary (`*.partial`) or a description without its entry this old
+/// is left over by a tgc that was killed (a write takes seconds).
+constexpr std::chrono::hours kLeftOverAfter{1};
 
 } // namespace
 
@@ -165,12 +207,22 @@ void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes) {
   std::vector<Entry> entries;
   uint64_t total = 0;
   std::error_code ec;
+  auto leftOverBefore = std::chrono::system_clock::now() - kLeftOverAfter;
   for (llvm::sys::fs::directory_iterator it(directory, ec), end;
        !ec && it != end; it.increment(ec)) {
     llvm::sys::fs::file_status status;
-    if (!isEntryName(llvm::sys::path::filename(it->path())) ||
-        llvm::sys::fs::status(it->path(), status))
+    if (llvm::sys::fs::status(it->path(), status))
       continue;
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (!isEntryName(name)) {
+      bool orphan = name.ends_with(".txt") &&
+                    !llvm::sys::fs::exists(it->path().substr(
+                        0, it->path().size() - strlen(".txt")));
+      if ((name.ends_with(".partial") || orphan) &&
+          status.getLastModificationTime() < leftOverBefore)
+        llvm::sys::fs::remove(it->path());
+      continue;
+    }
     entries.push_back(
         {it->path(), status.getSize(), status.getLastModificationTime()});
     total += status.getSize();
@@ -213,7 +265,17 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
   }
 
   llvm::raw_string_ostream os(description);
-  os << kKeyVersion << "\ncompiler " << command.compiler << "\n";
+  // The compiler's own bytes: an update that keeps its path and version
+  // macros (a distribution's rebuild) is another compiler.
+  auto compilerBytes = llvm::MemoryBuffer::getFile(
+      command.compiler, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!compilerBytes) {
+    why = "cannot read " + command.compiler + ": " +
+          compilerBytes.getError().message();
+    return false;
+  }
+  os << kKeyVersion << "\ncompiler " << command.compiler << ": "
+     << hex128((*compilerBytes)->getBuffer()) << "\n";
   for (const std::string &flag : command.flags)
     os << "flag " << flag << "\n";
   // Not the source's path: the same code from elsewhere is the same program.
@@ -254,14 +316,20 @@ int compileWithBuildCache(const CompileCommand &command,
   llvm::SmallString<256> entry(cacheDirectory);
   llvm::sys::path::append(entry, key);
   if (llvm::sys::fs::is_regular_file(entry)) {
-    if (copyWhole(entry, command.output, why)) {
+    bool damaged;
+    if (reuse(entry, command.output, damaged, why)) {
       // Touched: trimBuildCache removes the least recently used first.
       utimensat(AT_FDCWD, entry.c_str(), nullptr, 0);
       if (verbose)
         llvm::errs() << "tgc: build cache: reused " << entry << "\n";
       return 0;
     }
-    llvm::errs() << "tgc: warning: build cache: " << why << "; compiling\n";
+    if (damaged) { // compiled and stored again below
+      llvm::sys::fs::remove(entry);
+      llvm::sys::fs::remove(entry + ".txt");
+    }
+    llvm::errs() << "tgc: warning: build cache: " << why
+                 << (damaged ? "; removed it, compiling\n" : "; compiling\n");
   }
   int status = runCompiler(command.compiler, argRefs, error);
   if (status != 0)

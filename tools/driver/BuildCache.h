@@ -6,7 +6,10 @@
 // and every model file's shared object it compiles under a key of all that
 // made it, and copies the entry out instead of compiling when the key is
 // there. The key covers:
-//   - the compiler's path and its flags, in order;
+//   - the compiler's path, its bytes (a rebuild that keeps the version
+//     macros is another compiler; for GCC and nvcc this is the driver,
+//     updated with the compiler proper by the same package), and its
+//     flags, in order;
 //   - the source as that compiler preprocesses it with those flags (`-E -dD`:
 //     every header it includes, and the predefined macros, which name the
 //     compiler's version and the instruction set -march selects), with the
@@ -14,9 +17,12 @@
 //   - what is linked in: the contents of each library file, the other link
 //     arguments (-lfoo, -fopenmp) as written.
 // An entry is written under a temporary name and renamed, so tgc runs can
-// share a cache and a crash or Ctrl-C never leaves half an entry. A reused
-// entry is touched; past kBuildCacheBytes the least recently used entries
-// go.
+// share a cache and a crash or Ctrl-C never leaves half an entry; its
+// description beside it (<key>.txt, written first) ends with the checksum
+// of its bytes, and an entry that no longer matches it (a disk error, an
+// edit) is removed and compiled again. A reused entry is touched; past
+// kBuildCacheBytes the least recently used entries go, and temporaries or
+// descriptions without an entry that a killed tgc left go after an hour.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_TOOLS_DRIVER_BUILDCACHE_H
@@ -64,7 +70,8 @@ int compileWithBuildCache(const CompileCommand &command,
                           std::string &error);
 
 /// Removes the least recently used entries of the cache in `directory`
-/// (and their descriptions) until its programs take at most `maxBytes`.
+/// (and their descriptions) until its programs take at most `maxBytes`, and
+/// what killed runs left there over an hour ago.
 void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes);
 
 } // namespace tgc
