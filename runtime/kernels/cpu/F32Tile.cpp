@@ -2,7 +2,8 @@
 //
 // b is copied into rows of a multiple of 8 floats (zeros past n), so that
 // each k step loads whole vectors of it whatever its layout (k^T and v^T
-// are transposed reads). a is read in place, one broadcast per row and k
+// are transposed reads, packed on AVX2 in 8 x 8 blocks transposed in
+// registers). a is read in place, one broadcast per row and k
 // step. The AVX2 kernel keeps up to 6 x 16 results in 12 registers: per k
 // step, 2 loads of b, 6 broadcasts of a and 12 FMAs. Other CPUs get the
 // same sums in plain loops.
@@ -22,10 +23,56 @@
 namespace tgc::cpu {
 namespace {
 
+#ifdef TGC_F32_TILE_AVX2
+/// The 8 x 8 floats in `rows` transposed in registers.
+inline void transpose8x8(__m256 rows[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(rows[i], rows[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(rows[i], rows[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    rows[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    rows[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+/// packed [k, nPadded] = s^T for s [n, k] with rows `ld` apart (a
+/// transposed b: k^T and v^T), in 8 x 8 blocks transposed in registers
+/// rather than one strided load per value; rows of s past n are zeros.
+/// Returns how many of the k rows it packed (a multiple of 8).
+int64_t packTransposedBlocks(const float *s, int64_t ld, int64_t k, int64_t n,
+                             int64_t nPadded, float *packed) {
+  const int64_t whole = k / 8 * 8;
+  for (int64_t j0 = 0; j0 < nPadded; j0 += 8)
+    for (int64_t p0 = 0; p0 < whole; p0 += 8) {
+      __m256 rows[8];
+      for (int i = 0; i < 8; ++i)
+        rows[i] = j0 + i < n ? _mm256_loadu_ps(s + (j0 + i) * ld + p0)
+                             : _mm256_setzero_ps();
+      transpose8x8(rows);
+      for (int i = 0; i < 8; ++i)
+        _mm256_storeu_ps(packed + (p0 + i) * nPadded + j0, rows[i]);
+    }
+  return whole;
+}
+#endif
+
 /// b [k, n] into `packed` [k, nPadded], zeros in columns n .. nPadded.
 void packB(TileOperand<float> b, int64_t k, int64_t n, int64_t nPadded,
            float *packed) {
-  for (int64_t p = 0; p < k; ++p) {
+  int64_t p0 = 0;
+#ifdef TGC_F32_TILE_AVX2
+  if (b.rowStride == 1 && b.colStride != 1)
+    p0 = packTransposedBlocks(b.data, b.colStride, k, n, nPadded, packed);
+#endif
+  for (int64_t p = p0; p < k; ++p) {
     float *row = packed + p * nPadded;
     const float *source = b.data + p * b.rowStride;
     if (b.colStride == 1) {
