@@ -43,6 +43,18 @@ std::string hex128(llvm::StringRef bytes) {
   return text;
 }
 
+/// The hash of a file's bytes (hex128), or false with `why`.
+bool fileHash(llvm::StringRef path, std::string &hash, std::string &why) {
+  auto contents = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+  if (!contents) {
+    why = "cannot read " + path.str() + ": " + contents.getError().message();
+    return false;
+  }
+  hash = hex128((*contents)->getBuffer());
+  return true;
+}
+
 /// `text` with every occurrence of `path` replaced by a fixed name.
 std::string withoutPath(llvm::StringRef text, llvm::StringRef path) {
   if (path.empty())
@@ -267,15 +279,11 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
   llvm::raw_string_ostream os(description);
   // The compiler's own bytes: an update that keeps its path and version
   // macros (a distribution's rebuild) is another compiler.
-  auto compilerBytes = llvm::MemoryBuffer::getFile(
-      command.compiler, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!compilerBytes) {
-    why = "cannot read " + command.compiler + ": " +
-          compilerBytes.getError().message();
+  std::string hash;
+  if (!fileHash(command.compiler, hash, why))
     return false;
-  }
-  os << kKeyVersion << "\ncompiler " << command.compiler << ": "
-     << hex128((*compilerBytes)->getBuffer()) << "\n";
+  os << kKeyVersion << "\ncompiler " << command.compiler << ": " << hash
+     << "\n";
   for (const std::string &flag : command.flags)
     os << "flag " << flag << "\n";
   // Not the source's path: the same code from elsewhere is the same program.
@@ -286,14 +294,9 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
       os << "link " << library << "\n";
       continue;
     }
-    auto contents = llvm::MemoryBuffer::getFile(library, /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/false);
-    if (!contents) {
-      why = "cannot read " + library + ": " + contents.getError().message();
+    if (!fileHash(library, hash, why))
       return false;
-    }
-    os << "library " << library << ": " << hex128((*contents)->getBuffer())
-       << "\n";
+    os << "library " << library << ": " << hash << "\n";
   }
   key = hex128(description);
   return true;
