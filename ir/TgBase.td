@@ -39,7 +39,8 @@ def TG_Dialect : Dialect {
     fused ops (`tg.attention`, `tg.residual_layer_norm` and their gradients)
     that the fusion passes produce.
   }];
-  // tg.optimizer and tg.schedule: numbers the generated code spells out.
+  // tg.optimizer and tg.schedule: numbers the generated code spells out;
+  // tg.beside_next: two GEMMs that run at once (tg-pair-gemms).
   let hasOperationAttrVerify = 1;
 }
 

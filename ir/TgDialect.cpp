@@ -58,5 +58,7 @@ TGDialect::verifyOperationAttribute(mlir::Operation *op,
   llvm::StringRef name = attribute.getName().getValue();
   if (name == "tg.optimizer" || name == "tg.schedule")
     return verifyDeclaration(op, attribute);
+  if (name == kBesideNextAttr)
+    return verifyBesideNext(op, attribute.getValue());
   return mlir::success();
 }

@@ -41,9 +41,32 @@ mlir::Type withF32Elements(mlir::Type type);
 /// element's index.
 bool isElementwiseFusible(mlir::Operation *op);
 
+/// Set by tg-pair-gemms on a tg.matmul: it and the next op that computes
+/// something (nextComputingOp) are independent and run at once, one thread
+/// each (a unit attribute; the interpreter and the CUDA target ignore it).
+inline constexpr llvm::StringLiteral kBesideNextAttr = "tg.beside_next";
+
+/// The next op of `op`'s block that computes something: not a tg.reshape,
+/// tg.load or tg.constant (the emitters write no code for those); null when
+/// none follows.
+mlir::Operation *nextComputingOp(mlir::Operation *op);
+
+/// Whether `later` reads a result of `op`, directly or through tg.reshapes.
+bool readsResultOf(mlir::Operation *later, mlir::Operation *op);
+
+/// The checks of tg.beside_next on `op` (the dialect's attribute verifier).
+mlir::LogicalResult verifyBesideNext(mlir::Operation *op,
+                                     mlir::Attribute value);
+
 } // namespace tgc::tg
 
 #define GET_OP_CLASSES
 #include "ir/TgOps.h.inc"
+
+namespace tgc::tg {
+/// A tg.matmul's multiply-adds: its result's elements times the length of
+/// the sums.
+int64_t multiplyAdds(MatmulOp op);
+} // namespace tgc::tg
 
 #endif // TGC_IR_TGOPS_H

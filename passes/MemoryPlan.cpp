@@ -141,12 +141,23 @@ LogicalResult Planner::collectValues(Block &block) {
 }
 
 void Planner::computeLifetimes(Block &block) {
+  // Two ops that run at once (tg.beside_next) are one instant [first,
+  // second]: what either reads lives to the second, what either makes from
+  // the first, so neither writes bytes the other uses.
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> pairs;
+  for (Operation &op : block)
+    if (op.hasAttr(tg::kBesideNextAttr))
+      if (Operation *next = tg::nextComputingOp(&op))
+        pairs[&op] = pairs[next] = {position[&op], position[next]};
   for (Operation &op : block) {
     int64_t at = position[&op];
+    auto pair = pairs.find(&op);
+    int64_t startAt = pair == pairs.end() ? at : pair->second.first;
+    int64_t endAt = pair == pairs.end() ? at : pair->second.second;
     for (Value result : op.getResults()) {
       BufferClass &c = classOf(result);
-      c.start = std::min(c.start, at);
-      c.end = std::max(c.end, at);
+      c.start = std::min(c.start, startAt);
+      c.end = std::max(c.end, endAt);
     }
     // Nested regions (a fused group's body) read their inputs through
     // the parent's operands; any other nested use counts at the parent.
@@ -156,7 +167,7 @@ void Planner::computeLifetimes(Block &block) {
         if (operand.getParentBlock() != &block)
           continue;
         BufferClass &c = classOf(operand);
-        c.end = std::max(c.end, at);
+        c.end = std::max(c.end, endAt);
         if (!isReturn)
           c.lastRead = std::max(c.lastRead, at);
       }

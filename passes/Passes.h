@@ -97,6 +97,15 @@ struct CompilePipelineOptions
                      "attention op or transpose whose result only its bf16 "
                      "copy reads writes it in bf16"),
       llvm::cl::init(true)};
+  Option<bool> pairGemms{
+      *this, "pair-gemms",
+      llvm::cl::desc("tg-pair-gemms before memory planning: pairs of small "
+                     "independent f32 GEMMs run at once (the CPU target)"),
+      llvm::cl::init(true)};
+  Option<int64_t> pairGemmsMinMacs{
+      *this, "pair-gemms-min-macs",
+      llvm::cl::desc("tg-pair-gemms's min-macs"),
+      llvm::cl::init(int64_t{1} << 20)};
 };
 
 /// Forward fusion: attention, residual + dropout + LayerNorm (`--emit=fused`).

@@ -84,6 +84,13 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   // the interpreter also runs (tgc --emit=train shows the copies).
   if (training.precision == GemmPrecision::bf16 && options.bf16FoldRoundings)
     pm.addPass(createTgFoldBf16Roundings({options.report.getValue()}));
+  // After every transformation, so that nothing moves a pair apart; before
+  // planning, which gives each pair one instant.
+  if (options.pairGemms) {
+    TgPairGemmsOptions pairing;
+    pairing.minMacs = options.pairGemmsMinMacs;
+    pm.addPass(createTgPairGemms(pairing));
+  }
   // Last: the arena offsets of every function, which the emitters read.
   pm.addPass(createTgPlanMemory({/*function=*/"", /*report=*/false}));
 }

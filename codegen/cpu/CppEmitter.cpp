@@ -215,6 +215,7 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
   cpp::EmitContext context(target, argumentExpressions(function, target),
                            variableOffsets, bucket.cacheOffsets);
   llvm::StringMap<FiniteCheck> checks;
+  llvm::StringMap<double> pairs; // tg.beside_next: first call -> its share
   std::string constantPrefix = names.constantPrefix;
   int index = 0;
   for (Operation &op : function.getBody().front()) {
@@ -249,17 +250,45 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
        << kernels << "static void " << name << "(StepFrame &f) {\n"
        << body << "}\n\n";
     calls.push_back(name);
+    // A GPU runs its stream's kernels one after another either way. The
+    // partner's call is the next one: nextComputingOp skips exactly the ops
+    // this loop writes no call for.
+    if (op.hasAttr(tg::kBesideNextAttr) && !isCuda()) {
+      double first = tg::multiplyAdds(llvm::cast<tg::MatmulOp>(op));
+      double second = tg::multiplyAdds(
+          llvm::cast<tg::MatmulOp>(tg::nextComputingOp(&op)));
+      pairs[name] = first / (first + second);
+    }
     if (kind == FunctionKind::Step && !isCuda() &&
         failed(noteFiniteCheck(op, name, context, checks)))
       return failure();
   }
   if (kind == FunctionKind::Step && !isCuda())
-    return emitCheckedStep(function, calls, checks, context);
+    return emitCheckedStep(function, calls, checks, pairs, context);
   os << "void " << entry << "(StepFrame &f) {\n";
-  for (const std::string &call : calls)
-    os << "  " << call << "(f);\n";
+  emitCalls(calls, pairs, [](const std::string &) { return "  "; }, false);
   os << "}\n\n";
   return success();
+}
+
+void FileEmitter::emitCalls(
+    ArrayRef<std::string> calls, const llvm::StringMap<double> &pairs,
+    llvm::function_ref<std::string(const std::string &)> guard, bool lap) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto pair = pairs.find(calls[i]);
+    if (pair == pairs.end() || i + 1 == calls.size()) {
+      os << guard(calls[i]) << calls[i] << "(f);\n";
+      if (lap)
+        os << "  clock.lap(seconds[" << i << "]);\n";
+      continue;
+    }
+    os << "  kernels::sideBySide([&] { " << calls[i] << "(f); }, [&] { "
+       << calls[i + 1] << "(f); });\n";
+    if (lap)
+      os << "  clock.lapShared(seconds[" << i << "], seconds[" << i + 1
+         << "], " << pair->second << ");\n";
+    ++i;
+  }
 }
 
 LogicalResult FileEmitter::noteFiniteCheck(Operation &op, StringRef call,
@@ -288,6 +317,7 @@ LogicalResult FileEmitter::noteFiniteCheck(Operation &op, StringRef call,
 LogicalResult FileEmitter::emitCheckedStep(func::FuncOp function,
                                            ArrayRef<std::string> calls,
                                            const llvm::StringMap<FiniteCheck> &checks,
+                                           const llvm::StringMap<double> &pairs,
                                            cpp::EmitContext &context) {
   auto ret = llvm::cast<func::ReturnOp>(function.getBody().front().back());
   FailureOr<std::string> loss = context.pointer(ret.getOperand(0));
@@ -301,8 +331,7 @@ LogicalResult FileEmitter::emitCheckedStep(func::FuncOp function,
     return guarded ? "  if (std::isfinite(*" + *loss + ")) " : std::string("  ");
   };
   os << "void trainStep(StepFrame &f) {\n";
-  for (const std::string &call : calls)
-    os << guard(call) << call << "(f);\n";
+  emitCalls(calls, pairs, guard, false);
   os << "}\n\n";
   // --profile: the same calls, each followed by a lap of the clock.
   os << "// trainStep's ops in order, for --profile: kind, what.\n"
@@ -318,9 +347,10 @@ LogicalResult FileEmitter::emitCheckedStep(func::FuncOp function,
      << "// trainStep, adding each op's time to seconds[i] (kTrainStepOps[i]).\n"
      << "void profileTrainStep(StepFrame &f, double *seconds) {\n"
      << "  OpClock clock;\n";
-  for (auto [i, call] : llvm::enumerate(calls))
-    os << guard(call) << call << "(f);\n  clock.lap(seconds[" << i << "]);\n";
+  emitCalls(calls, pairs, guard, true);
   os << "}\n\n";
+  // One op at a time, a pair's too: the same values, and the first
+  // non-finite one is found.
   os << "// trainStep's ops without Adam, each result checked: the first op "
         "that\n// produces a NaN or an infinity, or nullptr.\n"
      << "const char *checkTrainStep(StepFrame &f) {\n";

@@ -114,7 +114,16 @@ private:
   emitCheckedStep(mlir::func::FuncOp function,
                   llvm::ArrayRef<std::string> calls,
                   const llvm::StringMap<FiniteCheck> &checks,
+                  const llvm::StringMap<double> &pairs,
                   cpp::EmitContext &context);
+  /// `calls` as statements, each prefixed by `guard(call)`: the first of a
+  /// pair (`pairs`: its name -> its share of the pair's multiply-adds) and
+  /// the next call in one kernels::sideBySide; with `lap`, a lap of
+  /// profileTrainStep's clock into seconds[i] after each (shared by a pair).
+  void emitCalls(llvm::ArrayRef<std::string> calls,
+                 const llvm::StringMap<double> &pairs,
+                 llvm::function_ref<std::string(const std::string &)> guard,
+                 bool lap);
 
   std::vector<Bucket> buckets;
   const CompiledModelInfo &info;

@@ -114,13 +114,21 @@ struct StepOp {
 };
 
 /// profileStep's clock: lap(t) adds the seconds since the last lap (or the
-/// clock's creation) to t.
+/// clock's creation) to t; lapShared splits them between two ops that ran at
+/// once (tg.beside_next), `shareOfFirst` to the first (its part of the
+/// pair's multiply-adds).
 class OpClock {
 public:
   void lap(double &seconds) {
     auto now = std::chrono::steady_clock::now();
     seconds += std::chrono::duration<double>(now - last).count();
     last = now;
+  }
+  void lapShared(double &first, double &second, double shareOfFirst) {
+    double both = 0.0;
+    lap(both);
+    first += both * shareOfFirst;
+    second += both * (1.0 - shareOfFirst);
   }
 
 private:

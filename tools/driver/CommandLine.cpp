@@ -141,6 +141,20 @@ cl::opt<bool> fuse("fuse",
                             "unfused graph, for comparisons)"),
                    cl::init(true), cl::cat(tgcCategory));
 
+cl::opt<bool> pairGemms(
+    "pair-gemms",
+    cl::desc("CPU: run pairs of small independent GEMMs at once, one thread "
+             "each, when the program has two threads (tg-pair-gemms; "
+             "--pair-gemms=false for comparisons)"),
+    cl::init(true), cl::cat(tgcCategory));
+
+// For tests: pairs of the tiny presets' products, which are below the
+// default.
+cl::opt<int64_t> pairGemmsMinMacs(
+    "pair-gemms-min-macs",
+    cl::desc("tg-pair-gemms's fewest multiply-adds of a paired product"),
+    cl::init(int64_t{1} << 20), cl::Hidden, cl::cat(tgcCategory));
+
 /// --precision's values: the two precisions, or the choice by the machine.
 enum class PrecisionFlag { fp32, bf16, automatic };
 
@@ -291,6 +305,8 @@ DriverOptions parseCommandLine(int argc, char **argv) {
       (outputFilename == "-" || target == Target::Interp))
     options.emitStage = EmitStage::Tg;
   options.fuse = fuse;
+  options.pairGemms = pairGemms;
+  options.pairGemmsMinMacs = pairGemmsMinMacs;
   options.precision = precision == PrecisionFlag::bf16 ? GemmPrecision::bf16
                                                       : GemmPrecision::fp32;
   options.precisionByMachine = precision == PrecisionFlag::automatic;

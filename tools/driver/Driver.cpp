@@ -351,6 +351,9 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
         pipeline.lossChunkRows = kCudaLossChunkRows;
         pipeline.foldHeadTransposes = false;
       }
+      // A GPU runs one kernel after another on its stream either way.
+      pipeline.pairGemms = options.pairGemms && options.target != Target::Cuda;
+      pipeline.pairGemmsMinMacs = options.pairGemmsMinMacs;
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
       TrainingPipelineOptions pipeline;

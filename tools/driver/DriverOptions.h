@@ -41,6 +41,9 @@ struct DriverOptions {
   EmitStage emitStage = EmitStage::Binary; ///< the resolved stage
   Target target = Target::None;
   bool fuse = true;
+  /// tg-pair-gemms (CPU): off, or its fewest multiply-adds per product.
+  bool pairGemms = true;
+  int64_t pairGemmsMinMacs = int64_t{1} << 20;
   GemmPrecision precision = GemmPrecision::fp32;
   /// --precision=auto: runDriver sets `precision` from the target and CPU.
   bool precisionByMachine = false;

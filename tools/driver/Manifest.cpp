@@ -44,6 +44,7 @@ std::string programManifest(const DriverOptions &options,
     os << options.inputFilename;
   }
   os << (options.fuse ? "" : " --fuse=false")
+     << (options.pairGemms ? "" : " --pair-gemms=false")
      << (options.precision == GemmPrecision::bf16 ? " --precision=bf16"
                                                    : " --precision=fp32")
      << "\n";

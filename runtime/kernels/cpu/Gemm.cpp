@@ -12,8 +12,9 @@
 // on OpenBLAS where oneDNN has no AVX-512 kernels. The bf16 gemm is in
 // Bf16Gemm.cpp; a bf16 product whose result is rounded to bf16 runs on a
 // primitive that rounds in its epilogue. The libraries thread each call
-// themselves, so these calls are never made from inside an OpenMP parallel
-// region.
+// themselves; the two products of a pair (tg.beside_next, SideBySide.h) each
+// call from their own thread of a parallel region, where both libraries
+// run single-threaded.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"

@@ -17,6 +17,7 @@
 #define TGC_RUNTIME_CPU_KERNELS_H
 
 #include "runtime/kernels/KernelTypes.h"
+#include "runtime/kernels/cpu/SideBySide.h"
 
 #include <cstdint>
 

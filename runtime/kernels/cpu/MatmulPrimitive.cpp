@@ -13,8 +13,9 @@
 //    each tile as it writes it, so the f32 result is never stored.
 // Creating a primitive costs 2-20 ms (its kernels are generated then), so
 // each shape's is made on first use and kept for the rest of the run; the
-// steady state creates and allocates nothing. Calls come from one thread at
-// a time (never inside an OpenMP region), but the cache is locked anyway.
+// steady state creates and allocates nothing. Two GEMMs of a pair
+// (SideBySide.h) may call at once: the lock makes them take turns, as the
+// primitives share their memory objects (and oneDNN's scratchpad).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"

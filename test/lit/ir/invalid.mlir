@@ -353,6 +353,57 @@ func.func @matmul_result_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>) ->
 
 // -----
 
+// tg.beside_next (tg-pair-gemms): a unit attribute of a tg.matmul.
+func.func @beside_next_value(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  // expected-error @+1 {{tg.beside_next must be a unit attribute}}
+  %a = tg.matmul %x, %x {tg.beside_next = 1 : i64} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %b = tg.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+func.func @beside_next_not_matmul(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  // expected-error @+1 {{tg.beside_next is for tg.matmul only}}
+  %a = tg.exp %x {tg.beside_next} : tensor<4x4xf32>
+  %b = tg.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// The partner is the next op that computes something: here a tg.exp.
+func.func @beside_next_partner(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  // expected-error @+1 {{tg.beside_next needs a tg.matmul as the next op that computes something}}
+  %a = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %b = tg.exp %x : tensor<4x4xf32>
+  return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+func.func @beside_next_chain(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  // expected-error @+1 {{tg.beside_next pairs two ops: the next one may not have it}}
+  %a = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %b = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %c = tg.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %a, %b, %c : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// The next tg.matmul reads this one's result through a reshape.
+func.func @beside_next_dependent(%x: tensor<4x4xf32>) -> tensor<16x1xf32> {
+  // expected-error @+1 {{tg.beside_next: the next tg.matmul reads this one's result, so they cannot run at once}}
+  %a = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %r = tg.reshape %a : tensor<4x4xf32> -> tensor<16x1xf32>
+  %o = tg.constant dense<1.0> : tensor<1x1xf32>
+  %b = tg.matmul %r, %o : tensor<16x1xf32>, tensor<1x1xf32> -> tensor<16x1xf32>
+  return %b : tensor<16x1xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

@@ -9,8 +9,10 @@
 
 #include "runtime/kernels/cpu/F32Tile.h"
 #include "runtime/kernels/cpu/Gemm.h"
+#include "runtime/kernels/cpu/SideBySide.h"
 
 #include <cmath>
+#include <omp.h>
 #include <tuple>
 
 namespace tgc::test {
@@ -226,6 +228,103 @@ TEST(CpuKernels, F32TileProduct) {
                               resultRows(out, m, n, ld, what), expected,
                               kGemmTolerance);
           }
+  }
+}
+
+/// Where each of sideBySide's two calls ran: its thread, whether in a
+/// parallel region, and the order the calls started in.
+struct PairRun {
+  int firstThread = -1, secondThread = -1, order = 0, firstOrder = -1,
+      secondOrder = -1;
+  bool firstInRegion = false, secondInRegion = false;
+  void run() {
+    cpu::sideBySide(
+        [&] {
+          firstThread = omp_get_thread_num();
+          firstInRegion = omp_in_parallel();
+#pragma omp atomic capture
+          firstOrder = order++;
+        },
+        [&] {
+          secondThread = omp_get_thread_num();
+          secondInRegion = omp_in_parallel();
+#pragma omp atomic capture
+          secondOrder = order++;
+        });
+  }
+};
+
+/// Runs `body` with omp_get_max_threads() == threads, then restores it.
+template <typename Body> void withThreads(int threads, Body body) {
+  int before = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  body();
+  omp_set_num_threads(before);
+}
+
+// Two threads: one call each, in a region. Any other count, or from inside
+// a region: both in the calling thread, the first first.
+TEST(CpuKernels, SideBySideRunsAPairOnTwoThreadsOnly) {
+  withThreads(2, [] {
+    PairRun pair;
+    pair.run();
+    EXPECT_EQ(pair.firstThread, 0);
+    EXPECT_EQ(pair.secondThread, 1);
+    EXPECT_TRUE(pair.firstInRegion && pair.secondInRegion);
+    EXPECT_EQ(pair.order, 2);
+  });
+  for (int threads : {1, 3}) {
+    withThreads(threads, [&] {
+      PairRun pair;
+      pair.run();
+      EXPECT_EQ(pair.firstThread, 0) << threads << " threads";
+      EXPECT_EQ(pair.secondThread, 0) << threads << " threads";
+      EXPECT_FALSE(pair.firstInRegion || pair.secondInRegion);
+      EXPECT_EQ(pair.firstOrder, 0);
+      EXPECT_EQ(pair.secondOrder, 1);
+    });
+  }
+  withThreads(2, [] {
+    PairRun pair;
+#pragma omp parallel num_threads(2)
+#pragma omp master
+    pair.run();
+    EXPECT_EQ(pair.firstThread, 0);
+    EXPECT_EQ(pair.secondThread, 0);
+    EXPECT_EQ(pair.firstOrder, 0);
+    EXPECT_EQ(pair.secondOrder, 1);
+  });
+}
+
+// A projection's two gradient products at once, as the generated step runs
+// a pair (each library single-threaded inside the region), for a square
+// projection (oneDNN's sgemm and OpenBLAS) and a widening one whose dX is a
+// oneDNN matmul primitive: each matches the reference.
+TEST(CpuKernels, GemmsSideBySideMatchTheReference) {
+  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1024, 128, 128},
+                               {1024, 128, 512}}) {
+    std::vector<float> x = uniform(rows * in, 40), w = uniform(in * out, 41),
+                       dy = uniform(rows * out, 42);
+    HostTensor dxExpected = reference::matmul(host(dy, {rows, out}),
+                                              host(w, {in, out}), false, true);
+    HostTensor dwExpected = reference::matmul(host(x, {rows, in}),
+                                              host(dy, {rows, out}), true, false);
+    std::vector<float> dx(rows * in, 0.0f), dw(in * out, 0.0f);
+    withThreads(2, [&] {
+      cpu::sideBySide(
+          [&] {
+            cpu::matmul(dy.data(), w.data(), dx.data(), 1, rows, in, out,
+                        false, true, true);
+          },
+          [&] {
+            cpu::matmul(x.data(), dy.data(), dw.data(), 1, in, out, rows,
+                        true, false, false);
+          });
+    });
+    std::string what = std::to_string(rows) + "x" + std::to_string(in) + "x" +
+                       std::to_string(out);
+    expectClose("side by side dX " + what, dx, dxExpected, kGemmTolerance);
+    expectClose("side by side dW " + what, dw, dwExpected, kGemmTolerance);
   }
 }
 

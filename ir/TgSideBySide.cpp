@@ -1,0 +1,52 @@
+//===- TgSideBySide.cpp - tg.beside_next: two GEMMs that run at once ------===//
+#include "ir/TgOps.h"
+
+using namespace mlir;
+
+namespace tgc::tg {
+
+Operation *nextComputingOp(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (!llvm::isa<ReshapeOp, LoadOp, ConstantOp>(next))
+      return next;
+  return nullptr;
+}
+
+int64_t multiplyAdds(MatmulOp op) {
+  auto lhs = llvm::cast<ShapedType>(op.getLhs().getType());
+  int64_t k = lhs.getDimSize(lhs.getRank() - (op.getTransposeLhs() ? 2 : 1));
+  return llvm::cast<ShapedType>(op.getType()).getNumElements() * k;
+}
+
+bool readsResultOf(Operation *later, Operation *op) {
+  for (Value operand : later->getOperands()) {
+    // A reshape is its input's bytes: look through to where they are made.
+    while (auto reshape = operand.getDefiningOp<ReshapeOp>())
+      operand = reshape.getInput();
+    if (operand.getDefiningOp() == op)
+      return true;
+  }
+  return false;
+}
+
+LogicalResult verifyBesideNext(Operation *op, Attribute value) {
+  if (!llvm::isa<UnitAttr>(value))
+    return op->emitError() << kBesideNextAttr << " must be a unit attribute";
+  if (!llvm::isa<MatmulOp>(op))
+    return op->emitError() << kBesideNextAttr << " is for tg.matmul only";
+  Operation *next = nextComputingOp(op);
+  if (!next || !llvm::isa<MatmulOp>(next))
+    return op->emitError() << kBesideNextAttr
+                           << " needs a tg.matmul as the next op that "
+                              "computes something";
+  if (next->hasAttr(kBesideNextAttr))
+    return op->emitError() << kBesideNextAttr
+                           << " pairs two ops: the next one may not have it";
+  if (readsResultOf(next, op))
+    return op->emitError() << kBesideNextAttr
+                           << ": the next tg.matmul reads this one's result, "
+                              "so they cannot run at once";
+  return success();
+}
+
+} // namespace tgc::tg
