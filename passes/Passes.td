@@ -640,7 +640,8 @@ def TgPairGemms : Pass<"tg-pair-gemms", "::mlir::ModuleOp"> {
     (AMD EPYC Zen 3, AVX2, 2 threads): a 1024x128 by 128x128 projection's two
     gradient products take 0.63 ms one after the other and 0.50 ms side by
     side; at 1024x128x512 12% less; from 2048x256x256 (2^27 multiply-adds)
-    up there is no gain.
+    up there is no gain. In the 2-layer bench step (38 pairs) the gain is
+    smaller: its GEMMs' time 2-7% less, the step about 2% (docs/passes.md).
 
     For each `tg.matmul` on f32 values whose next computing op (skipping
     `tg.reshape`, `tg.load`, `tg.constant`) is another that does not read
