@@ -147,8 +147,13 @@ void Planner::computeLifetimes(Block &block) {
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> pairs;
   for (Operation &op : block)
     if (op.hasAttr(tg::kBesideNextAttr))
-      if (Operation *next = tg::nextComputingOp(&op))
-        pairs[&op] = pairs[next] = {position[&op], position[next]};
+      if (Operation *next = tg::nextComputingOp(&op)) {
+        // Two insertions, not a chained assignment: the second may grow the
+        // map and move the first's slot.
+        std::pair<int64_t, int64_t> instant{position[&op], position[next]};
+        pairs.try_emplace(&op, instant);
+        pairs.try_emplace(next, instant);
+      }
   for (Operation &op : block) {
     int64_t at = position[&op];
     auto pair = pairs.find(&op);
