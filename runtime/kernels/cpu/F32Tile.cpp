@@ -1,12 +1,16 @@
 //===- F32Tile.cpp - small f32 products for attention tiles ----------===//
 //
-// b is copied into rows of a multiple of 8 floats (zeros past n), so that
-// each k step loads whole vectors of it whatever its layout (k^T and v^T
-// are transposed reads, packed on AVX2 in 8 x 8 blocks transposed in
-// registers). a is read in place, one broadcast per row and k
-// step. The AVX2 kernel keeps up to 6 x 16 results in 12 registers: per k
-// step, 2 loads of b, 6 broadcasts of a and 12 FMAs. Other CPUs get the
-// same sums in plain loops.
+// b is read in whole vectors of 8 floats per k step. A b stored in rows of
+// a multiple of 8 floats (v, dO, q, k as attention's heads of 32 or 64
+// values) is read in place; any other (k^T and v^T, transposed reads, or a
+// row length not a multiple of 8) is first copied into such rows, zeros
+// past n (transposed b on AVX2 in 8 x 8 blocks transposed in registers).
+// a is read in place, one broadcast per row and k step. The AVX2 kernel
+// keeps up to 6 x 16 results in 12 registers: per k step, 2 loads of b, 6
+// broadcasts of a and 12 FMAs; the rows go in blocks of 6 but the last
+// ones in blocks of at least 3 (32 rows: 6, 6, 6, 6, 4, 4, not ..., 6, 2),
+// since a block of 1 or 2 rows has too few independent sums to hide the
+// FMA's latency. Other CPUs get the same sums in plain loops.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/F32Tile.h"
@@ -141,6 +145,14 @@ void block(const float *a, int64_t aRows, int64_t aCols, const float *b,
   }
 }
 
+/// The next block's rows when `left` rows remain: 6, except that 7 and 8
+/// go as 4 + 3 and 4 + 4 rather than 6 + 1 and 6 + 2.
+inline int64_t blockRows(int64_t left) {
+  if (left == 7 || left == 8)
+    return 4;
+  return std::min<int64_t>(6, left);
+}
+
 template <int C>
 void rowsBlock(int64_t rows, const float *a, int64_t aRows, int64_t aCols,
                const float *b, int64_t ldb, int64_t k, float *out,
@@ -169,24 +181,30 @@ void f32TileProduct(TileOperand<float> a, TileOperand<float> b, float *out,
                     float alpha, float beta) {
   if (m <= 0 || n <= 0)
     return;
-  const int64_t nPadded = (n + 7) / 8 * 8;
-  struct PackedB;
-  float *packed = reusedScratch<PackedB, float>(std::max<int64_t>(k, 1) * nPadded);
-  packB(b, k, n, nPadded, packed);
+  // b's rows as the kernel reads them: in place, or packed.
+  const float *rowsOfB = b.data;
+  int64_t ldb = b.rowStride;
+  if (b.colStride != 1 || n % 8 != 0) {
+    ldb = (n + 7) / 8 * 8;
+    struct PackedB;
+    float *packed = reusedScratch<PackedB, float>(std::max<int64_t>(k, 1) * ldb);
+    packB(b, k, n, ldb, packed);
+    rowsOfB = packed;
+  }
 #ifdef TGC_F32_TILE_AVX2
-  constexpr int64_t kRows = 6, kColumns = 16;
+  constexpr int64_t kColumns = 16;
   for (int64_t j0 = 0; j0 < n; j0 += kColumns) {
     const int64_t columns = std::min(kColumns, n - j0);
-    for (int64_t i0 = 0; i0 < m; i0 += kRows) {
-      const int64_t rows = std::min(kRows, m - i0);
+    for (int64_t i0 = 0, rows; i0 < m; i0 += rows) {
+      rows = blockRows(m - i0);
       const float *aBlock = a.data + i0 * a.rowStride;
       float *outBlock = out + i0 * ldOut + j0;
       if (columns > 8)
-        rowsBlock<2>(rows, aBlock, a.rowStride, a.colStride, packed + j0,
-                     nPadded, k, outBlock, ldOut, columns, alpha, beta);
+        rowsBlock<2>(rows, aBlock, a.rowStride, a.colStride, rowsOfB + j0,
+                     ldb, k, outBlock, ldOut, columns, alpha, beta);
       else
-        rowsBlock<1>(rows, aBlock, a.rowStride, a.colStride, packed + j0,
-                     nPadded, k, outBlock, ldOut, columns, alpha, beta);
+        rowsBlock<1>(rows, aBlock, a.rowStride, a.colStride, rowsOfB + j0,
+                     ldb, k, outBlock, ldOut, columns, alpha, beta);
     }
   }
 #else
@@ -195,7 +213,7 @@ void f32TileProduct(TileOperand<float> a, TileOperand<float> b, float *out,
     for (int64_t j = 0; j < n; ++j) {
       float sum = 0.0f;
       for (int64_t p = 0; p < k; ++p)
-        sum += a.data[i * a.rowStride + p * a.colStride] * packed[p * nPadded + j];
+        sum += a.data[i * a.rowStride + p * a.colStride] * rowsOfB[p * ldb + j];
       row[j] = beta != 0.0f ? alpha * sum + beta * row[j] : alpha * sum;
     }
   }

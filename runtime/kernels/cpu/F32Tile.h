@@ -5,8 +5,9 @@
 // 0.3.21 has small-matrix kernels for AVX-512 only; on an AVX2 CPU its sgemm
 // packs both operands through its large-matrix path and takes about 2 us
 // for 32 x 32 x 32, a third of the core's FMA rate (AMD EPYC Zen 3, one
-// thread). f32TileProduct packs b alone, reads a in place and keeps a 6 x 16
-// block of the result in registers.
+// thread). f32TileProduct reads a in place, and b too where its rows are
+// whole vectors of 8 (else it packs b), and keeps a 6 x 16 block of the
+// result in registers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_KERNELS_CPU_F32TILE_H
@@ -41,7 +42,8 @@ inline constexpr bool kF32TilesBeatBlas = false;
 
 /// out [m, n] (rows ldOut apart) = alpha a b + beta out in f32, with a
 /// [m, k] and b [k, n] read through their strides (TileOperand); each sum
-/// runs over k in order. beta 0 never reads out.
+/// runs over k in order. beta 0 never reads out. out overlaps neither a nor b
+/// (both may be read in place while out is written).
 void f32TileProduct(TileOperand<float> a, TileOperand<float> b, float *out,
                     int64_t ldOut, int64_t m, int64_t n, int64_t k,
                     float alpha, float beta);

@@ -169,8 +169,10 @@ TEST(CpuKernels, LargeGemmsOnOneDnn) {
 }
 
 // The attention tiles' f32 product (F32Tile.h, used on AVX2 CPUs): every
-// shape class its blocks of 6 x 16 meet (row and column tails, n below 8,
-// k of 1), both operands in place or transposed, beta 0 (out never read:
+// shape class its blocks of 6 x 16 meet (row and column tails, the last
+// rows split 4 + 3 and 4 + 4, n below 8, k of 1), both operands in place or
+// transposed (b in place when its rows are a multiple of 8 floats, packed
+// otherwise), beta 0 (out never read:
 // it starts as NaN) and 1, alpha not 1, and a result row stride wider than
 // n, which it must not write past. Against sums in double.
 // Operands stored with `pad` floats after each row as well: attention's
@@ -185,7 +187,9 @@ TEST(CpuKernels, F32TileProduct) {
                          {64, 70, 32},
                          {32, 16, 32},
                          {5, 8, 7},
-                         {9, 24, 16}}) {
+                         {9, 24, 16},
+                         {8, 40, 9},
+                         {14, 16, 3}}) {
     std::vector<float> a = uniform((m + 3) * (k + 3), 21),
                        b = uniform((k + 3) * (n + 3), 22),
                        start = uniform(m * n, 23);
