@@ -82,8 +82,10 @@ def measure_row(name, args, python, tmp, env, torch_env):
         sys.exit(f"error: {name}: the parameter counts differ ({tgc['parameters']} vs "
                  f"{torch['parameters']}): the two models are not the same")
     gflop = transformer_config.train_flops(c) / 1e9
+    gemm_gflop = transformer_config.train_flops(c, attention_products=False) / 1e9
     return {"row": name, "batch": f"{c.batch_size}x{c.source_length}/{c.target_length}",
-            "full_length": full, "train_gflop": gflop, "tgc": tgc, "tgc_bf16": tgc_bf16,
+            "full_length": full, "train_gflop": gflop, "gemm_gflop": gemm_gflop,
+            "tgc": tgc, "tgc_bf16": tgc_bf16,
             "pytorch": torch, "repeats": repeats,
             "exe": exe, "data": data, "steps": steps, "warmup": warmup}
 
@@ -112,9 +114,19 @@ def ratio_text(ratios):
     return f"{median:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
+def gemm_rate_text(gemm_gflop, side, peak):
+    """tgc's GEMM ops' rate inside the step (their FLOPs over their share of
+    the step), against the peak: how far the GEMMs themselves are from it."""
+    seconds = side["ms"] / 1e3 * side["gemm_share"]
+    if seconds <= 0:
+        return "-"
+    rate = gemm_gflop / seconds
+    return f"{rate:.0f} ({100 * rate / peak:.0f}%)"
+
+
 def table(rows, peak, peak_bf16):
     header = ("row", "batch", "GFLOP", "ms/step tgc / PT", "PT/tgc", "MFU tgc / PT",
-              "GEMM share tgc / PT", "tok/s tgc / PT", "RSS MiB tgc / PT", "RSS tgc/PT",
+              "GEMM share tgc / PT", "tgc GEMMs GFLOP/s", "tok/s tgc / PT", "RSS MiB tgc / PT", "RSS tgc/PT",
               "tgc RSS / planned")
     lines = [header]
     sides_of = lambda r: [(r["row"], r["tgc"], peak)] + (
@@ -125,6 +137,7 @@ def table(rows, peak, peak_bf16):
         lines.append((label, r["batch"], f"{g:.1f}", f"{t['ms']:.1f} / {p['ms']:.1f}",
                       ratio_text(t["ratios"]), f"{mfu(t, t_peak):.0f}% / {mfu(p):.0f}%",
                       f"{100 * t['gemm_share']:.0f}% / {100 * p['gemm_share']:.0f}%",
+                      gemm_rate_text(r["gemm_gflop"], t, t_peak),
                       f"{t['tokens_per_s']:.0f} / {p['tokens_per_s']:.0f}",
                       f"{t['rss_mib']:.0f} / {p['rss_mib']:.0f}",
                       f"{t['rss_mib'] / p['rss_mib']:.2f}",

@@ -41,21 +41,24 @@ def load(name, overrides=None):
     return c
 
 
-def train_flops(c):
+def train_flops(c, attention_products=True):
     """Model FLOPs of one training step: every forward GEMM at 2*M*N*K, times 3
     (the backward is two GEMMs per forward GEMM). Attention is counted in full
-    (no skipping of causally masked blocks, no recomputation)."""
+    (no skipping of causally masked blocks, no recomputation). Without
+    attention_products: the projections, FFNs and logits alone (what tgc's
+    GEMM ops compute; its attention's products are inside tg.attention)."""
     B, S, T, d, ff = c.batch_size, c.source_length, c.target_length, c.d_model, c.d_ff
+    scores = 1 if attention_products else 0
 
     def mm(m, n, k):
         return 2 * m * n * k
 
     ffn = lambda rows: mm(rows, ff, d) + mm(rows, d, ff)
     # Q K^T and P V summed over heads: [Sq, d_k] x [d_k, Sk] per head = Sq*Sk*d.
-    encoder = 4 * mm(B * S, d, d) + 2 * mm(B * S, S, d) + ffn(B * S)
-    decoder = (4 * mm(B * T, d, d) + 2 * mm(B * T, T, d)         # self-attention
-               + 2 * mm(B * T, d, d) + 2 * mm(B * S, d, d)       # cross: Q, O; K, V
-               + 2 * mm(B * T, S, d) + ffn(B * T))
+    encoder = 4 * mm(B * S, d, d) + scores * 2 * mm(B * S, S, d) + ffn(B * S)
+    decoder = (4 * mm(B * T, d, d) + scores * 2 * mm(B * T, T, d)  # self-attention
+               + 2 * mm(B * T, d, d) + 2 * mm(B * S, d, d)         # cross: Q, O; K, V
+               + scores * 2 * mm(B * T, S, d) + ffn(B * T))
     logits = mm(B * T, c.vocab_size, d)                          # y E^T
     forward = c.encoder_layers * encoder + c.decoder_layers * decoder + logits
     return 3 * forward
