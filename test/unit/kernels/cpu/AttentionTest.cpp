@@ -277,13 +277,26 @@ std::vector<float> swapMiddle(const std::vector<float> &x, int64_t b,
   return out;
 }
 
+// Heads whose sequence-major rows lie a multiple of 1 KiB apart (H x D of
+// 256 and 512 floats): the f32 backward copies them into contiguous rows
+// (Attention.cpp, rowsShareCacheSets), and must still compute the same sums.
+constexpr AttentionCase kWideHeadCases[] = {
+    {"wide heads, self causal masked dropout", 2, 4, 70, 70, 64, 64, true,
+     true, 0.1f},
+    {"wide heads, cross masked", 1, 8, 37, 90, 64, 64, true, false, 0.0f},
+};
+
 // tg.attention sequence_major (tg-fold-head-transposes): q, k, v, out and
 // the gradients as [B, S, H, D], lse as [B, Sq, H]. Each head computes the
 // same products on rows H x D apart instead of D, so the results are the
 // head-major kernels' (tested against the reference above), transposed,
 // bit for bit; f32 and bf16 operands.
 template <typename T> void expectSequenceMajorIsTransposed() {
-  for (const AttentionCase &c : kAttentionCases) {
+  std::vector<AttentionCase> cases(std::begin(kAttentionCases),
+                                   std::end(kAttentionCases));
+  cases.insert(cases.end(), std::begin(kWideHeadCases),
+               std::end(kWideHeadCases));
+  for (const AttentionCase &c : cases) {
     AttentionInputs in(c);
     const cpu::AttentionShape &s = in.shape;
     std::vector<float> qf = in.q, kf = in.k, vf = in.v;
