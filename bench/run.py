@@ -126,8 +126,8 @@ def gemm_rate_text(gemm_gflop, side, peak):
 
 def table(rows, peak, peak_bf16):
     header = ("row", "batch", "GFLOP", "ms/step tgc / PT", "PT/tgc", "MFU tgc / PT",
-              "GEMM share tgc / PT", "tgc GEMMs GFLOP/s", "tok/s tgc / PT", "RSS MiB tgc / PT", "RSS tgc/PT",
-              "tgc RSS / planned")
+              "GEMM share tgc / PT", "tgc GEMMs GFLOP/s", "tok/s tgc / PT",
+              "RSS MiB tgc / PT", "RSS tgc/PT", "tgc RSS / planned")
     lines = [header]
     sides_of = lambda r: [(r["row"], r["tgc"], peak)] + (
         [(r["row"] + " bf16", r["tgc_bf16"], peak_bf16)] if r.get("tgc_bf16") else [])
