@@ -222,7 +222,9 @@ def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove,
     intermediates never reach memory. `tg-fuse-elementwise` builds it after
     autodiff. Inputs are tensors of the group's shape, or a dropout key; the
     body's block arguments stand for them in order; `tg.yield` names the
-    results.
+    results. After `tg-mixed-precision` a group may read bf16 copies and, with
+    a `tg.to_bf16` in its body, write one (`tg-fold-bf16-roundings`): the
+    loop stores that result rounded, so its f32 value never reaches memory.
 
     ```mlir
     %r = tg.fused_elementwise(%g, %key) : (tensor<4x8x32xf32>, tensor<2xi32>) -> tensor<4x8x32xf32> {
@@ -233,8 +235,8 @@ def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove,
     }
     ```
   }];
-  let arguments = (ins Variadic<TG_AnyTensor>:$inputs);
-  let results = (outs Variadic<TG_FloatTensor>:$results);
+  let arguments = (ins Variadic<RankedTensorOf<[F32, BF16, I32]>>:$inputs);
+  let results = (outs Variadic<RankedTensorOf<[F32, BF16]>>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
@@ -258,7 +260,7 @@ def TG_YieldOp : TG_Op<"yield", [Pure, Terminator,
     tg.yield %0, %1 : tensor<4x8x32xf32>, tensor<4x8x32xf32>
     ```
   }];
-  let arguments = (ins Variadic<TG_FloatTensor>:$values);
+  let arguments = (ins Variadic<RankedTensorOf<[F32, BF16]>>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 

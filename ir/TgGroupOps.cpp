@@ -25,11 +25,19 @@ LogicalResult FusedElementwiseOp::verify() {
   if (getBody().empty() || getBody().front().empty() ||
       !llvm::isa<YieldOp>(getBody().front().back()))
     return emitOpError() << "body must end in tg.yield";
+  // Values of the group's shape are f32, or bf16 (tg-mixed-precision's
+  // copies read by the loop, and copies it writes: tg.to_bf16 in the body).
   RankedTensorType group = getGroupType();
+  auto ofGroupShape = [&](Type type) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getShape() == group.getShape() &&
+           (tensor.getElementType().isF32() || tensor.getElementType().isBF16());
+  };
   for (Type type : getResultTypes())
-    if (type != group)
-      return emitOpError() << "results must all have the group's type "
-                           << group << " but one is " << type;
+    if (!ofGroupShape(type))
+      return emitOpError() << "results must all have the group's shape "
+                           << formatShape(group.getShape())
+                           << " with f32 or bf16 elements but one is " << type;
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError() << "body has " << body.getNumArguments()
@@ -44,20 +52,29 @@ LogicalResult FusedElementwiseOp::verify() {
     auto inputType = llvm::cast<RankedTensorType>(input.getType());
     bool isKey = inputType.getElementType().isInteger(32) &&
                  inputType.getShape() == llvm::ArrayRef<int64_t>{2};
-    if (input.getType() != group && !isKey)
-      return emitOpError() << "input #" << i << " must have the group's type "
-                           << group << " (or be a tensor<2xi32> dropout key) but has type "
+    if (!ofGroupShape(input.getType()) && !isKey)
+      return emitOpError() << "input #" << i << " must have the group's shape "
+                           << formatShape(group.getShape())
+                           << " with f32 or bf16 elements (or be a "
+                              "tensor<2xi32> dropout key) but has type "
                            << input.getType();
   }
   for (Operation &op : body.without_terminator()) {
-    if (!isElementwiseFusible(&op))
+    bool rounding = llvm::isa<ToBf16Op>(op);
+    if (!rounding && !isElementwiseFusible(&op))
       return op.emitOpError()
              << "cannot be part of a tg.fused_elementwise body: only "
-                "elementwise tg ops, tg.dropout and tg.dropout_grad can";
-    for (Type type : op.getResultTypes())
-      if (type != group)
+                "elementwise tg ops, tg.dropout, tg.dropout_grad and "
+                "tg.to_bf16 can";
+    for (Type type : op.getResultTypes()) {
+      auto tensor = llvm::cast<RankedTensorType>(type);
+      if (tensor.getShape() != group.getShape() ||
+          !(rounding ? tensor.getElementType().isBF16()
+                     : tensor.getElementType().isF32()))
         return op.emitOpError() << "result has type " << type
-                                << " but the group's type is " << group;
+                                << " but the group's shape is "
+                                << formatShape(group.getShape());
+    }
   }
   if (getYield().getValues().getTypes() != getResultTypes())
     return emitOpError() << "tg.yield must yield one value per result, of "

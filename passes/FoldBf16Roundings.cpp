@@ -3,6 +3,9 @@
 
 #include "ir/TgOps.h"
 
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
 namespace tgc {
 
 #define GEN_PASS_DEF_TGFOLDBF16ROUNDINGS
@@ -72,6 +75,72 @@ tg::ToBf16Op foldableOutputCopy(tg::AttentionOp op) {
   return copy;
 }
 
+/// Whether `value` is written by an elementwise loop, a group's or a single
+/// elementwise op's (the emitters' one loop either way): that loop can
+/// write its rounded copy as well.
+bool isElementwiseLoopResult(Value value) {
+  Operation *op = value.getDefiningOp();
+  return op && (llvm::isa<tg::FusedElementwiseOp>(op) ||
+                tg::isElementwiseFusible(op));
+}
+
+/// `op` itself if it is a group, else a group of `op` alone (the same loop).
+tg::FusedElementwiseOp asGroup(Operation *op) {
+  if (auto group = llvm::dyn_cast<tg::FusedElementwiseOp>(op))
+    return group;
+  OpBuilder builder(op);
+  llvm::SetVector<Value> inputs(op->operand_begin(), op->operand_end());
+  auto group = builder.create<tg::FusedElementwiseOp>(
+      op->getLoc(), op->getResultTypes(), inputs.getArrayRef());
+  SmallVector<Location> locations(inputs.size(), op->getLoc());
+  Block *body = builder.createBlock(&group.getBody(), {},
+                                    ValueRange(inputs.getArrayRef()).getTypes(),
+                                    locations);
+  IRMapping mapping;
+  mapping.map(inputs.getArrayRef(), body->getArguments());
+  Operation *inner = builder.clone(*op, mapping);
+  builder.create<tg::YieldOp>(op->getLoc(), inner->getResults());
+  op->replaceAllUsesWith(group.getResults());
+  op->erase();
+  return group;
+}
+
+/// `copy`, of an elementwise loop's result, made in that loop: the group
+/// yields the rounded value as one more (bf16) result, or instead of the
+/// f32 one where the copy was its only reader.
+void foldIntoLoop(tg::ToBf16Op copy) {
+  auto result = llvm::cast<OpResult>(copy.getInput());
+  unsigned index = result.getResultNumber();
+  tg::FusedElementwiseOp group = asGroup(result.getOwner());
+  bool replacesResult = group.getResult(index).hasOneUse();
+  tg::YieldOp yield = group.getYield();
+  OpBuilder builder(yield);
+  Value rounded =
+      builder.create<tg::ToBf16Op>(copy.getLoc(), yield.getValues()[index]);
+  SmallVector<Value> values(yield.getValues());
+  SmallVector<Type> types(group.getResultTypes());
+  unsigned roundedIndex = replacesResult ? index : values.size();
+  if (replacesResult) {
+    values[index] = rounded;
+    types[index] = copy.getType();
+  } else {
+    values.push_back(rounded);
+    types.push_back(copy.getType());
+  }
+  yield->setOperands(values);
+  builder.setInsertionPoint(group);
+  auto grown = builder.create<tg::FusedElementwiseOp>(group.getLoc(), types,
+                                                      group.getInputs());
+  grown->setAttrs(group->getAttrs());
+  grown.getBody().takeBody(group.getBody());
+  copy.getResult().replaceAllUsesWith(grown.getResult(roundedIndex));
+  copy.erase();
+  for (unsigned i = 0; i < group.getNumResults(); ++i)
+    if (!(replacesResult && i == index))
+      group.getResult(i).replaceAllUsesWith(grown.getResult(i));
+  group.erase();
+}
+
 /// `copy`'s input takes the copy's bf16 type and the copy goes.
 void fold(tg::ToBf16Op copy) {
   Value result = copy.getInput();
@@ -107,12 +176,21 @@ struct FoldBf16RoundingsPass
       fold(copy);
       ++folded;
     }
+    SmallVector<tg::ToBf16Op> loopCopies;
+    getOperation().walk([&](tg::ToBf16Op copy) {
+      if (isElementwiseLoopResult(copy.getInput()))
+        loopCopies.push_back(copy);
+    });
+    for (tg::ToBf16Op copy : loopCopies) {
+      foldIntoLoop(copy);
+      ++folded;
+    }
     numFolded = folded;
     if (report)
       getOperation().emitRemark()
           << "tg-fold-bf16-roundings: " << folded
-          << " tg.to_bf16 copies folded into their GEMMs, attention ops and "
-             "transposes";
+          << " tg.to_bf16 copies folded into their GEMMs, attention ops, "
+             "transposes and elementwise loops";
   }
 };
 

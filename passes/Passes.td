@@ -584,7 +584,7 @@ def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
 }
 
 def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
-  let summary = "GEMMs, attention ops and transposes whose results are only read rounded write bf16";
+  let summary = "GEMMs, attention ops, transposes and elementwise loops write the bf16 copies of their results";
   let description = [{
     After `tg-mixed-precision`, a GEMM's f32 result is often read by nothing
     but its `tg.to_bf16` copy: a query, key or value projection (read by
@@ -601,6 +601,10 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     `bf16_products` whose output only its copy (for the output projection)
     and its gradients read gets a bf16 output (its backward never reads
     it): the kernels round the f32 values once as they write them.
+    An elementwise loop (a `tg.fused_elementwise` group, or a single
+    elementwise op made a group of its own) whose result has a copy takes
+    the copy into its body and yields the rounded value as one more bf16
+    result, or instead of the f32 one where only the copy read it.
     And a `tg.transpose` of f32 values whose result only its copy reads
     (a head split before attention's bf16 products, a head merge before the
     output projection) writes bf16: one pass over the values instead of two.
@@ -620,8 +624,8 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numFolded", "roundings-folded",
-              "tg.to_bf16 copies folded into their GEMM, attention op or "
-              "transpose">,
+              "tg.to_bf16 copies folded into their GEMM, attention op, "
+              "transpose or elementwise loop">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

@@ -3,7 +3,9 @@
 // A single elementwise op and a tg.fused_elementwise group both become one
 // loop over the elements: inputs are loaded into locals, each op is one
 // scalar expression, results are stored last (so a result may share bytes
-// with an input: each element is read before it is written). On the CPU the
+// with an input: each element is read before it is written). bf16 inputs
+// (tg-mixed-precision's copies) are widened as they load; a bf16 result (a
+// tg.to_bf16 in a group, tg-fold-bf16-roundings) is stored rounded. On the CPU the
 // loop is `omp parallel for simd` above a size where threads pay off; on
 // CUDA it is a kernel of one thread per element. Dropout sites are built on
 // the host from the key and passed by value; a CPU loop with dropout runs
@@ -71,10 +73,19 @@ public:
     if (failed(ptr))
       return failure();
     std::string name = "out" + std::to_string(outputs++);
-    os << "  float *" << name << " = " << *ptr << ";\n";
-    parameters.push_back("float *" + name);
+    // A bf16 result is a tg.to_bf16 in a group: its local holds the
+    // rounded value, which converts back exactly.
+    bool bf16 = llvm::cast<RankedTensorType>(value.getType())
+                    .getElementType()
+                    .isBF16();
+    const char *type = bf16 ? "Bf16" : "float";
+    os << "  " << type << " *" << name << " = " << *ptr << ";\n";
+    parameters.push_back(std::string(type) + " *" + name);
     arguments.push_back(name);
-    stores += "    " + name + "[i] = " + local_(local) + ";\n";
+    stores += "    " + name + "[i] = " +
+              (bf16 ? "runtime::roundToBf16(" + local_(local) + ")"
+                    : local_(local)) +
+              ";\n";
     return success();
   }
 
@@ -172,6 +183,8 @@ private:
   if (llvm::isa<tg::OpClass>(op))                                              \
     return call(#formula, args);
 #include "codegen/ElementwiseOps.def"
+    if (llvm::isa<tg::ToBf16Op>(op)) // the rounded value, as a float
+      return "runtime::widen(runtime::roundToBf16(" + args[0] + "))";
     if (auto scale = llvm::dyn_cast<tg::ScaleOp>(op))
       return call("scale",
                   {args[0], floatLiteral(scale.getFactor().convertToFloat())});

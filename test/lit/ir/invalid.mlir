@@ -1439,7 +1439,7 @@ func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %y: tenso
 func.func @fused_elementwise_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    // expected-error @+1 {{cannot be part of a tg.fused_elementwise body: only elementwise tg ops, tg.dropout and tg.dropout_grad can}}
+    // expected-error @+1 {{cannot be part of a tg.fused_elementwise body: only elementwise tg ops, tg.dropout, tg.dropout_grad and tg.to_bf16 can}}
     %0 = tg.softmax %a axis 1 : tensor<4x8xf32>
     tg.yield %0 : tensor<4x8xf32>
   }
@@ -1448,11 +1448,11 @@ func.func @fused_elementwise_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// tg.fused_elementwise: every body op has the group's type.
+// tg.fused_elementwise: every body op has the group's shape.
 func.func @fused_elementwise_body_op_type(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    // expected-error @+1 {{result has type 'tensor<2x16xf32>' but the group's type is 'tensor<4x8xf32>'}}
+    // expected-error @+1 {{result has type 'tensor<2x16xf32>' but the group's shape is [4, 8]}}
     %0 = "tg.exp"(%a) : (tensor<4x8xf32>) -> tensor<2x16xf32>
     %1 = tg.neg %a : tensor<4x8xf32>
     tg.yield %1 : tensor<4x8xf32>
@@ -1476,7 +1476,7 @@ func.func @fused_elementwise_no_result(%x: tensor<4x8xf32>) {
 
 // tg.fused_elementwise: all results have one type, the group's (the first's).
 func.func @fused_elementwise_result_type(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {
-  // expected-error @+1 {{results must all have the group's type 'tensor<4x8xf32>' but one is 'tensor<8x4xf32>'}}
+  // expected-error @+1 {{results must all have the group's shape [4, 8] with f32 or bf16 elements but one is 'tensor<8x4xf32>'}}
   %r:2 = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x4xf32>) {
   ^bb0(%a: tensor<4x8xf32>):
     %0 = tg.exp %a : tensor<4x8xf32>
@@ -1513,10 +1513,10 @@ func.func @fused_elementwise_argument_type(%x: tensor<4x8xf32>) -> tensor<4x8xf3
 
 // -----
 
-// tg.fused_elementwise: an input has the group's type (a broadcast belongs
+// tg.fused_elementwise: an input has the group's shape (a broadcast belongs
 // outside the group), unless it is a dropout key.
 func.func @fused_elementwise_input_type(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{input #1 must have the group's type 'tensor<4x8xf32>' (or be a tensor<2xi32> dropout key) but has type 'tensor<8xf32>'}}
+  // expected-error @+1 {{input #1 must have the group's shape [4, 8] with f32 or bf16 elements (or be a tensor<2xi32> dropout key) but has type 'tensor<8xf32>'}}
   %r = tg.fused_elementwise(%x, %v) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>, %b: tensor<8xf32>):
     %0 = tg.exp %a : tensor<4x8xf32>
@@ -1883,7 +1883,7 @@ func.func @fused_no_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
 // tg.fused_elementwise: an i32 input is a dropout key, so it is a
 // tensor<2xi32>.
 func.func @fused_bad_key(%x: tensor<4xf32>, %k: tensor<5x3xi32>) -> tensor<4xf32> {
-  // expected-error @+1 {{input #1 must have the group's type 'tensor<4xf32>' (or be a tensor<2xi32> dropout key) but has type 'tensor<5x3xi32>'}}
+  // expected-error @+1 {{input #1 must have the group's shape [4] with f32 or bf16 elements (or be a tensor<2xi32> dropout key) but has type 'tensor<5x3xi32>'}}
   %r = tg.fused_elementwise(%x, %k) : (tensor<4xf32>, tensor<5x3xi32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<5x3xi32>):
     %e = tg.exp %a : tensor<4xf32>

@@ -5,7 +5,8 @@
 // something else reads in f32, a GEMM on f32 operands, a copy of another
 // op's value, and an attention gradient with one f32 reader or without
 // bf16_products stay as they are. A transpose of f32 values read only by
-// its copy rounds as it writes.
+// its copy rounds as it writes, and an elementwise loop (a group, or a
+// single elementwise op made a group) writes the copy as one more result.
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -20,7 +21,7 @@
 // CHECK-NEXT: %[[S:[a-z0-9_]+]] = tg.matmul %[[Q]], %[[Q]] transpose_rhs : tensor<2x4x16xbf16>, tensor<2x4x16xbf16> -> tensor<2x4x4xf32>
 // CHECK-NEXT: return %[[Y]], %[[S]]
 // CHECK-NOT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16x64xbf16>, %b1: tensor<64xf32>, %w2: tensor<64x16xbf16>)
     -> (tensor<2x4x16xf32>, tensor<2x4x4xf32>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -35,16 +36,15 @@ func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16
 // -----
 
 // What stays: a result also read in f32 (the residual add), a GEMM on f32
-// operands, and a copy of a value no GEMM made.
+// operands, and a copy of an argument (no op makes it).
 // CHECK-LABEL: func.func @stays(
 // CHECK: tg.matmul {{.*}} -> tensor<2x4x16xf32>
 // CHECK-NEXT: tg.to_bf16
 // CHECK-NEXT: tg.add
 // CHECK: tg.matmul {{.*}} : tensor<2x4x16xf32>, tensor<16x16xf32> -> tensor<2x4x16xf32>
 // CHECK-NEXT: tg.to_bf16
-// CHECK: tg.add
-// CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// CHECK-NEXT: tg.to_bf16 %arg2
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x4x16xf32>, %wf: tensor<16x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) {
   %a = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -52,8 +52,7 @@ func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x
   %sum = tg.add %a, %xf : tensor<2x4x16xf32>
   %f = tg.matmul %xf, %wf : tensor<2x4x16xf32>, tensor<16x16xf32> -> tensor<2x4x16xf32>
   %fb = tg.to_bf16 %f : tensor<2x4x16xf32>
-  %e = tg.add %xf, %xf : tensor<2x4x16xf32>
-  %eb = tg.to_bf16 %e : tensor<2x4x16xf32>
+  %eb = tg.to_bf16 %xf : tensor<2x4x16xf32>
   return %ab, %sum, %fb, %eb : tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>
 }
 
@@ -64,7 +63,7 @@ func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x
 // CHECK-LABEL: func.func @attention_gradients(
 // CHECK-NEXT: %[[DQ:[a-z_]+]], %[[DK:[a-z_]+]], %[[DV:[a-z_]+]] = tg.attention_grad {{.*}} bf16_products {{.*}} -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>)
 // CHECK-NEXT: return %[[DQ]], %[[DK]], %[[DV]] :
-// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
   %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -87,7 +86,7 @@ func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16
 // CHECK: tg.add
 // CHECK: tg.attention_grad {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
 // CHECK-COUNT-3: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
         tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
@@ -121,7 +120,7 @@ func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8
 // CHECK-NEXT: tg.attention_grad {{.*}}, %[[O]], %[[LSE]] bf16_products
 // CHECK-NOT: tg.to_bf16
 // CHECK: return %[[O]]
-// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) {
   %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -142,7 +141,7 @@ func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
 // CHECK-NEXT: tg.add
 // CHECK: tg.attention {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>) {
   %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -165,7 +164,7 @@ func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf
 // CHECK-NEXT: %[[U:[a-z0-9_]+]] = tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
 // CHECK-NEXT: %[[UB:[a-z0-9_]+]] = tg.to_bf16 %[[U]]
 // CHECK-NEXT: return %[[P]], %[[T]], %[[U]], %[[UB]]
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops and transposes
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
 func.func @transposes(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %a: tensor<2x4x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xf32>, tensor<2x16x4xbf16>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -175,4 +174,39 @@ func.func @transposes(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %a: tenso
   %u = tg.transpose %a permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
   %ub = tg.to_bf16 %u : tensor<2x16x4xf32>
   return %qb, %tb, %u, %ub : tensor<2x4x16xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xf32>, tensor<2x16x4xbf16>
+}
+
+// -----
+
+// Elementwise loops. A tg.relu_grad whose result the bias gradient also
+// reads in f32 becomes a group of its own that yields the f32 result and
+// its rounding; a group read only rounded yields the rounding instead of
+// the f32 value (which then never reaches memory).
+// CHECK-LABEL: func.func @elementwise_loops(
+// CHECK-NEXT: %[[G:[a-z0-9_]+]]:2 = tg.fused_elementwise(%arg0, %arg1) : (tensor<2x4x16xf32>, tensor<2x4x16xbf16>) -> (tensor<2x4x16xf32>, tensor<2x4x16xbf16>) {
+// CHECK-NEXT: ^bb0(%[[DY:[a-z0-9_]+]]: tensor<2x4x16xf32>, %[[H:[a-z0-9_]+]]: tensor<2x4x16xbf16>):
+// CHECK-NEXT: %[[R:[a-z0-9_]+]] = tg.relu_grad %[[DY]], %[[H]]
+// CHECK-NEXT: %[[RB:[a-z0-9_]+]] = tg.to_bf16 %[[R]]
+// CHECK-NEXT: tg.yield %[[R]], %[[RB]] : tensor<2x4x16xf32>, tensor<2x4x16xbf16>
+// CHECK: %[[B:[a-z0-9_]+]] = tg.reduce_sum %[[G]]#0 dims [0, 1]
+// CHECK-NEXT: %[[E:[a-z0-9_]+]] = tg.fused_elementwise(%arg2, %arg3) : (tensor<2x4x16xf32>, tensor<2xi32>) -> tensor<2x4x16xbf16> {
+// CHECK: %[[D:[a-z0-9_]+]] = tg.dropout
+// CHECK-NEXT: %[[DB:[a-z0-9_]+]] = tg.to_bf16 %[[D]]
+// CHECK-NEXT: tg.yield %[[DB]] : tensor<2x4x16xbf16>
+// CHECK: return %[[G]]#1, %[[B]], %[[E]]
+// CHECK-NOT: tg.to_bf16
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+func.func @elementwise_loops(%dy: tensor<2x4x16xf32>, %h: tensor<2x4x16xbf16>, %x: tensor<2x4x16xf32>, %key: tensor<2xi32>)
+    -> (tensor<2x4x16xbf16>, tensor<16xf32>, tensor<2x4x16xbf16>) {
+  %r = tg.relu_grad %dy, %h : tensor<2x4x16xf32>, tensor<2x4x16xbf16>
+  %rb = tg.to_bf16 %r : tensor<2x4x16xf32>
+  %bias = tg.reduce_sum %r dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
+  %e = tg.fused_elementwise(%x, %key) : (tensor<2x4x16xf32>, tensor<2xi32>) -> tensor<2x4x16xf32> {
+  ^bb0(%a: tensor<2x4x16xf32>, %k: tensor<2xi32>):
+    %s = tg.scale %a by 2.0 : tensor<2x4x16xf32>
+    %d = tg.dropout %s, %k rate 1.000000e-01 op_id 3 : tensor<2x4x16xf32>
+    tg.yield %d : tensor<2x4x16xf32>
+  }
+  %eb = tg.to_bf16 %e : tensor<2x4x16xf32>
+  return %rb, %bias, %eb : tensor<2x4x16xbf16>, tensor<16xf32>, tensor<2x4x16xbf16>
 }
