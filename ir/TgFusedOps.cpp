@@ -151,6 +151,10 @@ static LogicalResult verifyResidualNormOperands(Operation *op,
 // traits (AllTypesMatch, TypesMatchWith); what is left is checked here.
 
 LogicalResult ResidualLayerNormOp::verify() {
+  if (Value rounded = getRounded();
+      rounded && failed(expectShape(*this, "rounded", rounded,
+                                    shapeOf(getResult()))))
+    return failure();
   return verifyResidualNormOperands(*this, "residual", getResidual(), getGamma(),
                                     getRate().convertToFloat(), getOpId(),
                                     getEpsilon().convertToFloat());

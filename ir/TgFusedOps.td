@@ -149,7 +149,10 @@ def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure,
     pass: `h = residual + dropout(sublayer)`, `out = layer_norm(h)` over the
     last dimension. It also returns the per-row `mean` and `rstd`
     (`1/sqrt(var + eps)`), shape `[...]` without the last dimension, which is
-    what the backward needs; the normalized tensor is not saved.
+    what the backward needs; the normalized tensor is not saved. With
+    `rounded` (`tg-fold-bf16-roundings`, in place of a `tg.to_bf16` copy of
+    the result) it also writes the result rounded to bf16, for the GEMMs
+    that read it.
 
     ```mlir
     %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key
@@ -160,10 +163,11 @@ def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure,
                        TG_FloatTensor:$gamma, TG_FloatTensor:$beta, TG_RngKey:$key,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$mean,
-                      TG_FloatTensor:$rstd);
+                      TG_FloatTensor:$rstd, Optional<TG_Bf16Tensor>:$rounded);
   let assemblyFormat = [{
     $residual `,` $sublayer `,` $gamma `,` $beta `,` $key `rate` $rate `op_id` $op_id
     `eps` $epsilon attr-dict `:` type($residual) `,` type($gamma)
+    (`rounded` type($rounded)^)?
   }];
   let hasVerifier = 1;
 }

@@ -141,6 +141,31 @@ void foldIntoLoop(tg::ToBf16Op copy) {
   group.erase();
 }
 
+/// The copy of a tg.residual_layer_norm's result, which its kernels can
+/// write beside the f32 result (the next residual and the gradient read
+/// that); null where there is none.
+tg::ToBf16Op resultCopy(tg::ResidualLayerNormOp norm) {
+  if (norm.getRounded())
+    return nullptr;
+  for (Operation *user : norm.getResult().getUsers())
+    if (auto copy = llvm::dyn_cast<tg::ToBf16Op>(user))
+      return copy;
+  return nullptr;
+}
+
+/// `norm` again with its `rounded` result standing for `copy`.
+void foldIntoNorm(tg::ResidualLayerNormOp norm, tg::ToBf16Op copy) {
+  OpBuilder builder(norm);
+  SmallVector<Type> types(norm->getResultTypes());
+  types.push_back(copy.getType());
+  auto rounding = builder.create<tg::ResidualLayerNormOp>(
+      norm.getLoc(), types, norm->getOperands(), norm->getAttrs());
+  copy.getResult().replaceAllUsesWith(rounding.getRounded());
+  copy.erase();
+  norm->replaceAllUsesWith(rounding->getResults().take_front(3));
+  norm.erase();
+}
+
 /// `copy`'s input takes the copy's bf16 type and the copy goes.
 void fold(tg::ToBf16Op copy) {
   Value result = copy.getInput();
@@ -185,12 +210,21 @@ struct FoldBf16RoundingsPass
       foldIntoLoop(copy);
       ++folded;
     }
+    SmallVector<std::pair<tg::ResidualLayerNormOp, tg::ToBf16Op>> normCopies;
+    getOperation().walk([&](tg::ResidualLayerNormOp norm) {
+      if (tg::ToBf16Op copy = resultCopy(norm))
+        normCopies.emplace_back(norm, copy);
+    });
+    for (auto [norm, copy] : normCopies) {
+      foldIntoNorm(norm, copy);
+      ++folded;
+    }
     numFolded = folded;
     if (report)
       getOperation().emitRemark()
           << "tg-fold-bf16-roundings: " << folded
           << " tg.to_bf16 copies folded into their GEMMs, attention ops, "
-             "transposes and elementwise loops";
+             "transposes, elementwise loops and residual LayerNorms";
   }
 };
 

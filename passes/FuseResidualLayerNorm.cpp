@@ -106,7 +106,7 @@ struct TgFuseResidualLayerNormPass
     Type statistics = tg::rowStatisticsType(residual.getType());
     auto fused = rewriter.create<tg::ResidualLayerNormOp>(
         FusedLoc::get(&getContext(), locs), residual.getType(), statistics,
-        statistics, residual, sublayer, norm.getGamma(), norm.getBeta(), key,
+        statistics, /*rounded=*/Type(), residual, sublayer, norm.getGamma(), norm.getBeta(), key,
         rewriter.getF32FloatAttr(rate), rewriter.getI64IntegerAttr(opId),
         norm.getEpsilonAttr());
     rewriter.replaceOp(norm, fused.getResult());

@@ -584,7 +584,7 @@ def TgAllReduceGradients : Pass<"tg-all-reduce-gradients", "::mlir::ModuleOp"> {
 }
 
 def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
-  let summary = "GEMMs, attention ops, transposes and elementwise loops write the bf16 copies of their results";
+  let summary = "GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms write the bf16 copies of their results";
   let description = [{
     After `tg-mixed-precision`, a GEMM's f32 result is often read by nothing
     but its `tg.to_bf16` copy: a query, key or value projection (read by
@@ -604,7 +604,9 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     An elementwise loop (a `tg.fused_elementwise` group, or a single
     elementwise op made a group of its own) whose result has a copy takes
     the copy into its body and yields the rounded value as one more bf16
-    result, or instead of the f32 one where only the copy read it.
+    result, or instead of the f32 one where only the copy read it; a
+    `tg.residual_layer_norm` whose result has a copy writes it as its
+    `rounded` result, beside the f32 one.
     And a `tg.transpose` of f32 values whose result only its copy reads
     (a head split before attention's bf16 products, a head merge before the
     output projection) writes bf16: one pass over the values instead of two.
@@ -625,7 +627,7 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numFolded", "roundings-folded",
               "tg.to_bf16 copies folded into their GEMM, attention op, "
-              "transpose or elementwise loop">,
+              "transpose, elementwise loop or residual LayerNorm">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

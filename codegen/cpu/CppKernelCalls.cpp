@@ -314,8 +314,9 @@ FailureOr<std::string> emitResidualLayerNorm(Args &p, EmitContext &context,
                      rowsWidth(o.getResidual()) + ", " +
                      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
                              numElements(o.getResidual())) +
-                     ", " +
-                     floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
+                     ", " + floatLiteral(o.getEpsilon().convertToFloat()) +
+                     ", " + (o.getRounded() ? p(o.getRounded()) : "nullptr") +
+                     ");\n");
 }
 
 FailureOr<std::string>

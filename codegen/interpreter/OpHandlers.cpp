@@ -270,6 +270,8 @@ LogicalResult residualLayerNorm(Executor &x, tg::ResidualLayerNormOp o) {
   x.bind(o.getResult(), std::move(r.result));
   x.bind(o.getMean(), std::move(r.mean));
   x.bind(o.getRstd(), std::move(r.rstd));
+  if (Value rounded = o.getRounded()) // binding to bf16 rounds
+    x.bind(rounded, x.get(o.getResult()));
   return success();
 }
 

@@ -177,7 +177,7 @@ void layerNormGrad(const float *grad, const float *input, const float *gamma,
 void residualLayerNorm(const float *residual, const float *sublayer,
                        const float *gamma, const float *beta, float *out,
                        float *mean, float *rstd, int64_t rows, int64_t width,
-                       const Dropout &dropout, float epsilon) {
+                       const Dropout &dropout, float epsilon, Bf16 *rounded) {
 #pragma omp parallel for schedule(static) if (rows * width >= kParallelNormElements)
   for (int64_t r = 0; r < rows; ++r) {
     // The output row holds the factors, then h = residual + dropout(sub),
@@ -189,6 +189,12 @@ void residualLayerNorm(const float *residual, const float *sublayer,
       h[c] = x[c] + s[c] * h[c];
     rowStatistics(h, width, epsilon, mean[r], rstd[r]);
     normalizeRow(h, gamma, beta, h, width, mean[r], rstd[r]);
+    if (rounded) { // the row is still in L1
+      Bf16 *b = rounded + r * width;
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c)
+        b[c] = runtime::roundToBf16(h[c]);
+    }
   }
 }
 

@@ -371,7 +371,7 @@ template <int kQuads>
 __global__ void residualLayerNormQuadKernel(
     const float *residual, const float *sublayer, const float *gamma,
     const float *beta, float *out, float *mean, float *rstd, int64_t rows,
-    int64_t width, Dropout dropout, float epsilon) {
+    int64_t width, Dropout dropout, float epsilon, Bf16 *rounded) {
   const int64_t quads = width / 4;
   TGC_FOR_ROW_OF(WarpRows, r, rows) {
     Quad h[kQuads];
@@ -400,6 +400,9 @@ __global__ void residualLayerNormQuadKernel(
       for (int k = 0; k < 4; ++k)
         y.v[k] = gm.v[k] * ((h[g].v[k] - m) * s) + bt.v[k];
       storeQuad(out, r * quads + q, y);
+      if (rounded)
+        for (int k = 0; k < 4; ++k)
+          rounded[4 * (r * quads + q) + k] = runtime::roundToBf16(y.v[k]);
     }
     if (WarpRows::leader()) {
       mean[r] = m;
@@ -414,7 +417,8 @@ __global__ void residualLayerNormKernel(const float *residual,
                                         const float *gamma, const float *beta,
                                         float *out, float *mean, float *rstd,
                                         int64_t rows, int64_t width,
-                                        Dropout dropout, float epsilon) {
+                                        Dropout dropout, float epsilon,
+                                        Bf16 *rounded) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
     // The output row holds h, then the result (each thread rewrites only
     // its own columns).
@@ -427,6 +431,8 @@ __global__ void residualLayerNormKernel(const float *residual,
     rowStatistics<Rows>(h, width, epsilon, m, s);
     TGC_FOR_COLUMN_OF(Rows, c, width) {
       h[c] = gamma[c] * ((h[c] - m) * s) + beta[c];
+      if (rounded)
+        rounded[r * width + c] = runtime::roundToBf16(h[c]);
     }
     if (Rows::leader()) {
       mean[r] = m;
@@ -438,7 +444,7 @@ __global__ void residualLayerNormKernel(const float *residual,
 void residualLayerNorm(const float *residual, const float *sublayer,
                        const float *gamma, const float *beta, float *out,
                        float *mean, float *rstd, int64_t rows, int64_t width,
-                       const Dropout &dropout, float epsilon) {
+                       const Dropout &dropout, float epsilon, Bf16 *rounded) {
   if (rows * width == 0)
     return;
   if (byQuads(width, dropout, {residual, sublayer, gamma, beta, out})) {
@@ -446,13 +452,14 @@ void residualLayerNorm(const float *residual, const float *sublayer,
       residualLayerNormQuadKernel<decltype(perLane)::value>
           <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
               residual, sublayer, gamma, beta, out, mean, rstd, rows, width,
-              dropout, epsilon);
+              dropout, epsilon, rounded);
     });
     TGC_CUDA_CHECK_LAUNCH();
     return;
   }
   TGC_LAUNCH_ROWS(residualLayerNormKernel, rows, width, residual, sublayer,
-                  gamma, beta, out, mean, rstd, rows, width, dropout, epsilon);
+                  gamma, beta, out, mean, rstd, rows, width, dropout, epsilon,
+                  rounded);
 }
 
 /// residualLayerNormGradKernel<WarpRows> by quads, dy and xhat in

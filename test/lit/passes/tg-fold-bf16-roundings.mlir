@@ -6,7 +6,8 @@
 // op's value, and an attention gradient with one f32 reader or without
 // bf16_products stay as they are. A transpose of f32 values read only by
 // its copy rounds as it writes, and an elementwise loop (a group, or a
-// single elementwise op made a group) writes the copy as one more result.
+// single elementwise op made a group) writes the copy as one more result;
+// so does a residual LayerNorm, beside its f32 result.
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -21,7 +22,7 @@
 // CHECK-NEXT: %[[S:[a-z0-9_]+]] = tg.matmul %[[Q]], %[[Q]] transpose_rhs : tensor<2x4x16xbf16>, tensor<2x4x16xbf16> -> tensor<2x4x4xf32>
 // CHECK-NEXT: return %[[Y]], %[[S]]
 // CHECK-NOT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16x64xbf16>, %b1: tensor<64xf32>, %w2: tensor<64x16xbf16>)
     -> (tensor<2x4x16xf32>, tensor<2x4x4xf32>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -44,7 +45,7 @@ func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16
 // CHECK: tg.matmul {{.*}} : tensor<2x4x16xf32>, tensor<16x16xf32> -> tensor<2x4x16xf32>
 // CHECK-NEXT: tg.to_bf16
 // CHECK-NEXT: tg.to_bf16 %arg2
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x4x16xf32>, %wf: tensor<16x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x4x16xf32>, tensor<2x4x16xbf16>, tensor<2x4x16xbf16>) {
   %a = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -63,7 +64,7 @@ func.func @stays(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %xf: tensor<2x
 // CHECK-LABEL: func.func @attention_gradients(
 // CHECK-NEXT: %[[DQ:[a-z_]+]], %[[DK:[a-z_]+]], %[[DV:[a-z_]+]] = tg.attention_grad {{.*}} bf16_products {{.*}} -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>)
 // CHECK-NEXT: return %[[DQ]], %[[DK]], %[[DV]] :
-// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
   %dq, %dk, %dv = tg.attention_grad %do, %q, %q, %q, %o, %lse bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -86,7 +87,7 @@ func.func @attention_gradients(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16
 // CHECK: tg.add
 // CHECK: tg.attention_grad {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
 // CHECK-COUNT-3: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8xbf16>, %o: tensor<2x4x7x8xf32>, %lse: tensor<2x4x7xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>,
         tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>, tensor<2x4x7x8xbf16>) {
@@ -120,7 +121,7 @@ func.func @attention_gradients_stay(%do: tensor<2x4x7x8xf32>, %q: tensor<2x4x7x8
 // CHECK-NEXT: tg.attention_grad {{.*}}, %[[O]], %[[LSE]] bf16_products
 // CHECK-NOT: tg.to_bf16
 // CHECK: return %[[O]]
-// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) {
   %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -141,7 +142,7 @@ func.func @attention_output(%q: tensor<2x4x7x8xbf16>, %do: tensor<2x4x7x8xf32>)
 // CHECK-NEXT: tg.add
 // CHECK: tg.attention {{.*}} -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf32>)
     -> (tensor<2x4x7x8xbf16>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xbf16>) {
   %o, %lse = tg.attention %q, %q, %q bf16_products scale 0.353553385 dropout 0.0 op_id 7
@@ -164,7 +165,7 @@ func.func @attention_output_stays(%q: tensor<2x4x7x8xbf16>, %x: tensor<2x4x7x8xf
 // CHECK-NEXT: %[[U:[a-z0-9_]+]] = tg.transpose %{{.*}} permutation [0, 2, 1] : tensor<2x4x16xf32> -> tensor<2x16x4xf32>
 // CHECK-NEXT: %[[UB:[a-z0-9_]+]] = tg.to_bf16 %[[U]]
 // CHECK-NEXT: return %[[P]], %[[T]], %[[U]], %[[UB]]
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @transposes(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %a: tensor<2x4x16xf32>)
     -> (tensor<2x4x16xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xf32>, tensor<2x16x4xbf16>) {
   %q = tg.matmul %x, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
@@ -195,7 +196,7 @@ func.func @transposes(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %a: tenso
 // CHECK-NEXT: tg.yield %[[DB]] : tensor<2x4x16xbf16>
 // CHECK: return %[[G]]#1, %[[B]], %[[E]]
 // CHECK-NOT: tg.to_bf16
-// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes and elementwise loops
+// REPORT: remark: tg-fold-bf16-roundings: 2 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
 func.func @elementwise_loops(%dy: tensor<2x4x16xf32>, %h: tensor<2x4x16xbf16>, %x: tensor<2x4x16xf32>, %key: tensor<2xi32>)
     -> (tensor<2x4x16xbf16>, tensor<16xf32>, tensor<2x4x16xbf16>) {
   %r = tg.relu_grad %dy, %h : tensor<2x4x16xf32>, tensor<2x4x16xbf16>
@@ -209,4 +210,23 @@ func.func @elementwise_loops(%dy: tensor<2x4x16xf32>, %h: tensor<2x4x16xbf16>, %
   }
   %eb = tg.to_bf16 %e : tensor<2x4x16xf32>
   return %rb, %bias, %eb : tensor<2x4x16xbf16>, tensor<16xf32>, tensor<2x4x16xbf16>
+}
+
+// -----
+
+// A residual LayerNorm whose result a GEMM reads rounded writes the copy
+// beside its f32 result, which the next residual still reads.
+// CHECK-LABEL: func.func @residual_layer_norm(
+// CHECK-NEXT: %[[Y:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[YB:[a-z0-9_]+]] = tg.residual_layer_norm {{.*}} : tensor<2x4x16xf32>, tensor<16xf32> rounded tensor<2x4x16xbf16>
+// CHECK-NEXT: %[[P:[a-z0-9_]+]] = tg.matmul %[[YB]], %arg4
+// CHECK-NEXT: %[[S:[a-z0-9_]+]] = tg.add %[[Y]], %[[P]]
+// CHECK-NEXT: return %[[S]]
+// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
+func.func @residual_layer_norm(%x: tensor<2x4x16xf32>, %s: tensor<2x4x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %w: tensor<16x16xbf16>, %key: tensor<2xi32>)
+    -> tensor<2x4x16xf32> {
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %s, %g, %b, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x4x16xf32>, tensor<16xf32>
+  %yb = tg.to_bf16 %y : tensor<2x4x16xf32>
+  %p = tg.matmul %yb, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
+  %sum = tg.add %y, %p : tensor<2x4x16xf32>
+  return %sum : tensor<2x4x16xf32>
 }

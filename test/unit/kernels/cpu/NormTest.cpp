@@ -124,6 +124,20 @@ TEST(CpuKernels, ResidualLayerNorm) {
     expectClose("residualLayerNorm mean" + tag, mean, expected.mean, 1e-5);
     expectClose("residualLayerNorm rstd" + tag, rstd, expected.rstd, 1e-5);
     outputs[rate > 0.0f] = out;
+    // With a bf16 copy (tg-fold-bf16-roundings): the same f32 result, and
+    // the copy is that result rounded, bit for bit.
+    std::vector<float> again(residual.size(), 0.0f);
+    std::vector<runtime::Bf16> rounded(residual.size());
+    cpu::residualLayerNorm(residual.data(), sublayer.data(), gamma.data(),
+                           beta.data(), again.data(), mean.data(), rstd.data(),
+                           kNormRows, kNormWidth, testDropout(rate), kEpsilon,
+                           rounded.data());
+    EXPECT_EQ(again, out) << tag;
+    int64_t differing = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      differing += rounded[i].bits != runtime::roundToBf16(out[i]).bits;
+    EXPECT_EQ(differing, 0) << "bf16 copies differing from the rounded result"
+                            << tag;
   }
   EXPECT_NE(outputs[0], outputs[1]) << "dropout 0.1 changed nothing";
 }

@@ -127,6 +127,19 @@ TEST_F(CudaKernels, ResidualLayerNorm) {
       expectClose("residualLayerNorm" + tag, out.read(), expected, 1e-5);
       expectClose("residualLayerNorm mean" + tag, dmean.read(), mean, 1e-5);
       expectClose("residualLayerNorm rstd" + tag, drstd.read(), rstd, 1e-5);
+      // With a bf16 copy (tg-fold-bf16-roundings): the copy is the GPU's
+      // own f32 result rounded, bit for bit.
+      DeviceArray<runtime::Bf16> rounded(residual.size());
+      cuda::residualLayerNorm(dr.get(), ds.get(), dg.get(), db.get(), out.get(),
+                              dmean.get(), drstd.get(), r.rows, r.width,
+                              testDropout(rate), kEpsilon, rounded.get());
+      std::vector<float> f32 = out.read();
+      std::vector<runtime::Bf16> copy = rounded.read();
+      int64_t differing = 0;
+      for (size_t i = 0; i < f32.size(); ++i)
+        differing += copy[i].bits != runtime::roundToBf16(f32[i]).bits;
+      EXPECT_EQ(differing, 0)
+          << "bf16 copies differing from the rounded result" << tag;
     }
 }
 
