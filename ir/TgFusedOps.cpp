@@ -161,6 +161,10 @@ LogicalResult ResidualLayerNormOp::verify() {
 }
 
 LogicalResult ResidualLayerNormGradOp::verify() {
+  if (Value rounded = getSublayerGradRounded();
+      rounded && failed(expectShape(*this, "rounded", rounded,
+                                    shapeOf(getSublayerGrad()))))
+    return failure();
   return verifyResidualNormOperands(*this, "result", getResult(), getGamma(),
                                     getRate().convertToFloat(), getOpId(),
                                     getEpsilon().convertToFloat());

@@ -191,6 +191,9 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
     `gamma` entry of exactly 0 makes its column's `xhat` unknowable (the
     gradients come out non-finite there), which is why
     `tg-fuse-residual-layernorm` leaves a gamma that starts at zero unfused.
+    With `rounded` (`tg-fold-bf16-roundings`, in place of a `tg.to_bf16`
+    copy of the sublayer's gradient) it also writes that gradient rounded to
+    bf16, for the sublayer's gradient GEMMs.
 
     ```mlir
     %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key
@@ -202,10 +205,12 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
                        TG_FloatTensor:$rstd, TG_RngKey:$key,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$residual_grad, TG_FloatTensor:$sublayer_grad,
-                      TG_FloatTensor:$gamma_grad, TG_FloatTensor:$beta_grad);
+                      TG_FloatTensor:$gamma_grad, TG_FloatTensor:$beta_grad,
+                      Optional<TG_Bf16Tensor>:$sublayer_grad_rounded);
   let assemblyFormat = [{
     $grad `,` $result `,` $gamma `,` $beta `,` $rstd `,` $key
     `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($result) `,` type($gamma)
+    (`rounded` type($sublayer_grad_rounded)^)?
   }];
   let hasVerifier = 1;
 }

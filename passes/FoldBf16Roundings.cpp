@@ -153,17 +153,30 @@ tg::ToBf16Op resultCopy(tg::ResidualLayerNormOp norm) {
   return nullptr;
 }
 
-/// `norm` again with its `rounded` result standing for `copy`.
-void foldIntoNorm(tg::ResidualLayerNormOp norm, tg::ToBf16Op copy) {
-  OpBuilder builder(norm);
-  SmallVector<Type> types(norm->getResultTypes());
+/// The copy of a tg.residual_layer_norm_grad's sublayer gradient, which its
+/// kernels can write beside the f32 gradient (the bias gradient reads
+/// that); null where there is none.
+tg::ToBf16Op sublayerGradCopy(tg::ResidualLayerNormGradOp grad) {
+  if (grad.getSublayerGradRounded())
+    return nullptr;
+  for (Operation *user : grad.getSublayerGrad().getUsers())
+    if (auto copy = llvm::dyn_cast<tg::ToBf16Op>(user))
+      return copy;
+  return nullptr;
+}
+
+/// `op` again with one more result, standing for `copy` (the optional bf16
+/// result both residual LayerNorm ops end with).
+template <typename NormOp> void foldAsLastResult(NormOp op, tg::ToBf16Op copy) {
+  OpBuilder builder(op);
+  SmallVector<Type> types(op->getResultTypes());
   types.push_back(copy.getType());
-  auto rounding = builder.create<tg::ResidualLayerNormOp>(
-      norm.getLoc(), types, norm->getOperands(), norm->getAttrs());
-  copy.getResult().replaceAllUsesWith(rounding.getRounded());
+  auto rounding = builder.create<NormOp>(op.getLoc(), types, op->getOperands(),
+                                         op->getAttrs());
+  copy.getResult().replaceAllUsesWith(rounding->getResults().back());
   copy.erase();
-  norm->replaceAllUsesWith(rounding->getResults().take_front(3));
-  norm.erase();
+  op->replaceAllUsesWith(rounding->getResults().drop_back());
+  op.erase();
 }
 
 /// `copy`'s input takes the copy's bf16 type and the copy goes.
@@ -211,14 +224,22 @@ struct FoldBf16RoundingsPass
       ++folded;
     }
     SmallVector<std::pair<tg::ResidualLayerNormOp, tg::ToBf16Op>> normCopies;
-    getOperation().walk([&](tg::ResidualLayerNormOp norm) {
-      if (tg::ToBf16Op copy = resultCopy(norm))
-        normCopies.emplace_back(norm, copy);
+    SmallVector<std::pair<tg::ResidualLayerNormGradOp, tg::ToBf16Op>>
+        normGradCopies;
+    getOperation().walk([&](Operation *op) {
+      if (auto norm = llvm::dyn_cast<tg::ResidualLayerNormOp>(op)) {
+        if (tg::ToBf16Op copy = resultCopy(norm))
+          normCopies.emplace_back(norm, copy);
+      } else if (auto grad = llvm::dyn_cast<tg::ResidualLayerNormGradOp>(op)) {
+        if (tg::ToBf16Op copy = sublayerGradCopy(grad))
+          normGradCopies.emplace_back(grad, copy);
+      }
     });
-    for (auto [norm, copy] : normCopies) {
-      foldIntoNorm(norm, copy);
-      ++folded;
-    }
+    for (auto [norm, copy] : normCopies)
+      foldAsLastResult(norm, copy);
+    for (auto [grad, copy] : normGradCopies)
+      foldAsLastResult(grad, copy);
+    folded += normCopies.size() + normGradCopies.size();
     numFolded = folded;
     if (report)
       getOperation().emitRemark()

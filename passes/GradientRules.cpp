@@ -382,10 +382,12 @@ LogicalResult residualLayerNormRule(RuleBuilder &r,
                                     tg::ResidualLayerNormOp norm) {
   if (failed(r.onlyThrough({0})))
     return failure();
+  Type rows = norm.getResult().getType(), columns = norm.getGamma().getType();
   auto grad = r.b.create<tg::ResidualLayerNormGradOp>(
-      r.loc, r.dy(), norm.getResult(), norm.getGamma(), norm.getBeta(),
-      norm.getRstd(), norm.getKey(), norm.getRateAttr(),
-      norm.getOpIdAttr(), norm.getEpsilonAttr());
+      r.loc, rows, rows, columns, columns, /*sublayer_grad_rounded=*/Type(),
+      r.dy(), norm.getResult(), norm.getGamma(), norm.getBeta(),
+      norm.getRstd(), norm.getKey(), norm.getRateAttr(), norm.getOpIdAttr(),
+      norm.getEpsilonAttr());
   r.set(0, grad.getResidualGrad());
   r.set(1, grad.getSublayerGrad());
   r.set(2, grad.getGammaGrad());

@@ -330,6 +330,9 @@ emitResidualLayerNormGrad(Args &p, EmitContext &context,
                      ", " + rowsWidth(o.getResult()) + ", " +
                      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
                              numElements(o.getResult())) +
+                     ", " +
+                     (o.getSublayerGradRounded() ? p(o.getSublayerGradRounded())
+                                                 : "nullptr") +
                      ");\n");
 }
 

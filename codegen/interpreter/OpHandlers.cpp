@@ -285,6 +285,8 @@ LogicalResult residualLayerNormGrad(Executor &x,
   x.bind(o.getSublayerGrad(), std::move(g.sublayer));
   x.bind(o.getGammaGrad(), std::move(g.gamma));
   x.bind(o.getBetaGrad(), std::move(g.beta));
+  if (Value rounded = o.getSublayerGradRounded()) // binding to bf16 rounds
+    x.bind(rounded, x.get(o.getSublayerGrad()));
   return success();
 }
 

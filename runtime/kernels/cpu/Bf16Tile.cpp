@@ -49,7 +49,7 @@ inline __m512i halves(const float *x, __mmask16 valid) {
 inline __m512i halves(const Bf16 *x, __mmask16 valid) {
   return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, x));
 }
-inline __mmask16 firstLanes(int64_t count) {
+inline __mmask16 firstLanes16(int64_t count) {
   return static_cast<__mmask16>(count >= 16 ? 0xffff : (1u << count) - 1u);
 }
 #endif
@@ -61,7 +61,7 @@ void interleave(const T *even, const T *odd, uint32_t *words, int64_t count) {
   int64_t c = 0;
 #ifdef __AVX512BF16__
   for (; c < count; c += 16) {
-    __mmask16 valid = firstLanes(count - c);
+    __mmask16 valid = firstLanes16(count - c);
     __m512i low = halves(even + c, valid);
     __m512i high = odd ? _mm512_slli_epi32(halves(odd + c, valid), 16)
                        : _mm512_setzero_si512();
@@ -182,7 +182,7 @@ inline void block(PairWords a, const uint32_t *b, int64_t pairs, int64_t width,
   const __m512 scaleBy = _mm512_set1_ps(alpha), keepBy = _mm512_set1_ps(beta);
   for (int l = 0; l < Lines; ++l) {
     int64_t j0 = (line0 + l) * kLine;
-    __mmask16 valid = firstLanes(n - j0);
+    __mmask16 valid = firstLanes16(n - j0);
     for (int r = 0; r < Rows; ++r) {
       float *o = out + (i0 + r) * ldOut + j0;
       __m512 v = _mm512_mul_ps(sums[r][l], scaleBy);

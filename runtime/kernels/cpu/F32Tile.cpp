@@ -91,7 +91,7 @@ void packB(TileOperand<float> b, int64_t k, int64_t n, int64_t nPadded,
 
 #ifdef TGC_F32_TILE_AVX2
 /// Lanes below `count` (0..8) set.
-inline __m256i firstLanes(int64_t count) {
+inline __m256i firstLanes8(int64_t count) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lanes);
 }
@@ -127,7 +127,7 @@ void block(const float *a, int64_t aRows, int64_t aCols, const float *b,
 #pragma GCC unroll 2
   for (int c = 0; c < C; ++c) {
     int64_t valid = std::min<int64_t>(8, columns - 8 * c);
-    __m256i mask = firstLanes(valid);
+    __m256i mask = firstLanes8(valid);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       float *o = out + r * ldOut + 8 * c;

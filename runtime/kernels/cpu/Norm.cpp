@@ -203,7 +203,7 @@ void residualLayerNormGrad(const float *grad, const float *out,
                            const float *rstd, float *residualGrad,
                            float *sublayerGrad, float *gammaGrad,
                            float *betaGrad, int64_t rows, int64_t width,
-                           const Dropout &dropout) {
+                           const Dropout &dropout, Bf16 *sublayerRounded) {
   struct InverseGamma;
   std::vector<float> &inverseGamma = reusedBuffer<InverseGamma>(width, 0.0f);
   for (int64_t c = 0; c < width; ++c)
@@ -225,6 +225,12 @@ void residualLayerNormGrad(const float *grad, const float *out,
                        factors);
         for (int64_t c = 0; c < width; ++c)
           factors[c] *= xhat[c];
+        if (sublayerRounded) {
+          Bf16 *b = sublayerRounded + r * width;
+#pragma omp simd
+          for (int64_t c = 0; c < width; ++c)
+            b[c] = runtime::roundToBf16(factors[c]);
+        }
       });
 }
 

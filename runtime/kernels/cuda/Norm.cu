@@ -468,7 +468,8 @@ template <int kQuads>
 __global__ void residualLayerNormGradQuadKernel(
     const float *grad, const float *out, const float *gamma,
     const float *beta, const float *rstd, float *residualGrad,
-    float *sublayerGrad, int64_t rows, int64_t width, Dropout dropout) {
+    float *sublayerGrad, int64_t rows, int64_t width, Dropout dropout,
+    Bf16 *sublayerRounded) {
   const int64_t quads = width / 4;
   TGC_FOR_ROW_OF(WarpRows, r, rows) {
     Quad dy[kQuads], xhat[kQuads];
@@ -500,6 +501,9 @@ __global__ void residualLayerNormGradQuadKernel(
       }
       storeQuad(residualGrad, i, d);
       storeQuad(sublayerGrad, i, dsub);
+      if (sublayerRounded)
+        for (int k = 0; k < 4; ++k)
+          sublayerRounded[4 * i + k] = runtime::roundToBf16(dsub.v[k]);
     }
   }
 }
@@ -508,14 +512,17 @@ template <typename Rows>
 __global__ void residualLayerNormGradKernel(
     const float *grad, NormalizedOutput xhatOf, const float *rstd,
     float *residualGrad, float *sublayerGrad, int64_t rows, int64_t width,
-    Dropout dropout) {
+    Dropout dropout, Bf16 *sublayerRounded) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
     float *dh = residualGrad + r * width, *dsub = sublayerGrad + r * width;
+    Bf16 *rounded = sublayerRounded ? sublayerRounded + r * width : nullptr;
     normalizeGradRow<Rows>(
         grad + r * width, [=](int64_t c) { return xhatOf(r, c, width); },
         xhatOf.gamma, rstd[r], width, [=](int64_t c, float d) {
           dh[c] = d;
           dsub[c] = d * dropout.factor(r * width + c);
+          if (rounded)
+            rounded[c] = runtime::roundToBf16(dsub[c]);
         });
   }
 }
@@ -525,7 +532,7 @@ void residualLayerNormGrad(const float *grad, const float *out,
                            const float *rstd, float *residualGrad,
                            float *sublayerGrad, float *gammaGrad,
                            float *betaGrad, int64_t rows, int64_t width,
-                           const Dropout &dropout) {
+                           const Dropout &dropout, Bf16 *sublayerRounded) {
   if (width == 0)
     return;
   NormalizedOutput xhatOf{out, gamma, beta};
@@ -535,12 +542,13 @@ void residualLayerNormGrad(const float *grad, const float *out,
       residualLayerNormGradQuadKernel<decltype(perLane)::value>
           <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
               grad, out, gamma, beta, rstd, residualGrad, sublayerGrad, rows,
-              width, dropout);
+              width, dropout, sublayerRounded);
     });
     TGC_CUDA_CHECK_LAUNCH();
   } else if (rows > 0) {
     TGC_LAUNCH_ROWS(residualLayerNormGradKernel, rows, width, grad, xhatOf,
-                    rstd, residualGrad, sublayerGrad, rows, width, dropout);
+                    rstd, residualGrad, sublayerGrad, rows, width, dropout,
+                    sublayerRounded);
   }
   columnSums(grad, xhatOf, rows, width, gammaGrad, betaGrad);
 }

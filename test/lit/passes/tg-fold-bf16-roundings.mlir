@@ -7,7 +7,8 @@
 // bf16_products stay as they are. A transpose of f32 values read only by
 // its copy rounds as it writes, and an elementwise loop (a group, or a
 // single elementwise op made a group) writes the copy as one more result;
-// so does a residual LayerNorm, beside its f32 result.
+// so does a residual LayerNorm, beside its f32 result, and its gradient
+// for the sublayer's gradient.
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -229,4 +230,23 @@ func.func @residual_layer_norm(%x: tensor<2x4x16xf32>, %s: tensor<2x4x16xf32>, %
   %p = tg.matmul %yb, %w : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
   %sum = tg.add %y, %p : tensor<2x4x16xf32>
   return %sum : tensor<2x4x16xf32>
+}
+
+// -----
+
+// Its gradient likewise writes the copy of the sublayer's gradient (for
+// the sublayer's gradient GEMMs) beside the f32 one the bias gradient reads.
+// CHECK-LABEL: func.func @residual_layer_norm_grad(
+// CHECK-NEXT: %{{[a-z0-9_]+}}, %[[DS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[DSB:[a-z0-9_]+]] = tg.residual_layer_norm_grad {{.*}} : tensor<2x4x16xf32>, tensor<16xf32> rounded tensor<2x4x16xbf16>
+// CHECK-NEXT: %[[DB:[a-z0-9_]+]] = tg.reduce_sum %[[DS]] dims [0, 1]
+// CHECK-NEXT: %[[DX:[a-z0-9_]+]] = tg.matmul %[[DSB]], %arg5 transpose_rhs
+// CHECK-NEXT: return %[[DB]], %[[DX]]
+// REPORT: remark: tg-fold-bf16-roundings: 1 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
+func.func @residual_layer_norm_grad(%dy: tensor<2x4x16xf32>, %y: tensor<2x4x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>, %rstd: tensor<2x4xf32>, %w: tensor<16x16xbf16>, %key: tensor<2xi32>)
+    -> (tensor<16xf32>, tensor<2x4x16xf32>) {
+  %dx, %ds, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %g, %b, %rstd, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x4x16xf32>, tensor<16xf32>
+  %dsb = tg.to_bf16 %ds : tensor<2x4x16xf32>
+  %bias = tg.reduce_sum %ds dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
+  %dxs = tg.matmul %dsb, %w transpose_rhs : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
+  return %bias, %dxs : tensor<16xf32>, tensor<2x4x16xf32>
 }

@@ -115,6 +115,19 @@ void expectBf16Products(const std::string &what, const std::vector<float> &got,
 /// one Philox key, so both drop the same elements.
 inline runtime::Dropout testDropout(float rate) { return {1234, 7, 3, rate}; }
 
+/// Expects `rounded` to be `values` rounded to bf16, bit for bit (a kernel's
+/// bf16 copy written beside its f32 result: tg-fold-bf16-roundings).
+inline void expectRoundedCopy(const std::string &what,
+                              const std::vector<runtime::Bf16> &rounded,
+                              const std::vector<float> &values) {
+  ASSERT_EQ(rounded.size(), values.size()) << what;
+  int64_t differing = 0;
+  for (size_t i = 0; i < values.size(); ++i)
+    differing += rounded[i].bits != runtime::roundToBf16(values[i]).bits;
+  EXPECT_EQ(differing, 0) << what << ": bf16 copies that are not the f32 "
+                                     "result rounded";
+}
+
 } // namespace tgc::test
 
 #endif // TGC_TEST_UNIT_KERNELS_KERNELTESTSUPPORT_H

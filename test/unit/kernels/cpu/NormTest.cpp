@@ -133,11 +133,7 @@ TEST(CpuKernels, ResidualLayerNorm) {
                            kNormRows, kNormWidth, testDropout(rate), kEpsilon,
                            rounded.data());
     EXPECT_EQ(again, out) << tag;
-    int64_t differing = 0;
-    for (size_t i = 0; i < out.size(); ++i)
-      differing += rounded[i].bits != runtime::roundToBf16(out[i]).bits;
-    EXPECT_EQ(differing, 0) << "bf16 copies differing from the rounded result"
-                            << tag;
+    expectRoundedCopy("residualLayerNorm" + tag, rounded, out);
   }
   EXPECT_NE(outputs[0], outputs[1]) << "dropout 0.1 changed nothing";
 }
@@ -189,6 +185,19 @@ TEST(CpuKernels, ResidualLayerNormGrad) {
                   tolerance);
       expectClose("residualLayerNormGrad beta" + tag, dbeta, expected.beta,
                   2e-5);
+      // With a bf16 copy of the sublayer gradient (tg-fold-bf16-roundings):
+      // the same f32 gradients, and the copy is the f32 one rounded.
+      std::vector<float> dres2(residual.size()), dsub2(residual.size()),
+          dgamma2(kNormWidth), dbeta2(kNormWidth);
+      std::vector<runtime::Bf16> rounded(residual.size());
+      cpu::residualLayerNormGrad(grad.data(), out.data(), gamma.data(),
+                                 beta.data(), rstd.data(), dres2.data(),
+                                 dsub2.data(), dgamma2.data(), dbeta2.data(),
+                                 kNormRows, kNormWidth, testDropout(rate),
+                                 rounded.data());
+      EXPECT_EQ(dres2, dres) << tag;
+      EXPECT_EQ(dsub2, dsub) << tag;
+      expectRoundedCopy("residualLayerNormGrad sublayer" + tag, rounded, dsub);
     }
   }
 }

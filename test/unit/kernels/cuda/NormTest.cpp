@@ -133,13 +133,7 @@ TEST_F(CudaKernels, ResidualLayerNorm) {
       cuda::residualLayerNorm(dr.get(), ds.get(), dg.get(), db.get(), out.get(),
                               dmean.get(), drstd.get(), r.rows, r.width,
                               testDropout(rate), kEpsilon, rounded.get());
-      std::vector<float> f32 = out.read();
-      std::vector<runtime::Bf16> copy = rounded.read();
-      int64_t differing = 0;
-      for (size_t i = 0; i < f32.size(); ++i)
-        differing += copy[i].bits != runtime::roundToBf16(f32[i]).bits;
-      EXPECT_EQ(differing, 0)
-          << "bf16 copies differing from the rounded result" << tag;
+      expectRoundedCopy("residualLayerNorm" + tag, rounded.read(), out.read());
     }
 }
 
@@ -183,6 +177,15 @@ TEST_F(CudaKernels, ResidualLayerNormGrad) {
       // The sublayer gradient is the mask times dh: its zeros are the mask.
       if (rate > 0.0f)
         expectSameZeros("residualLayerNormGrad mask" + tag, sublayerGrad, dsub);
+      // With a bf16 copy of the sublayer gradient (tg-fold-bf16-roundings):
+      // the copy is the GPU's own f32 gradient rounded, bit for bit.
+      DeviceArray<runtime::Bf16> rounded(residual.size());
+      cuda::residualLayerNormGrad(dy.get(), dout.get(), dg.get(), db.get(),
+                                  dsd.get(), ddres.get(), ddsub.get(),
+                                  ddgamma.get(), ddbeta.get(), r.rows, r.width,
+                                  testDropout(rate), rounded.get());
+      expectRoundedCopy("residualLayerNormGrad sublayer" + tag, rounded.read(),
+                        ddsub.read());
     }
 }
 
