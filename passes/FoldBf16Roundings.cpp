@@ -141,25 +141,10 @@ void foldIntoLoop(tg::ToBf16Op copy) {
   group.erase();
 }
 
-/// The copy of a tg.residual_layer_norm's result, which its kernels can
-/// write beside the f32 result (the next residual and the gradient read
-/// that); null where there is none.
-tg::ToBf16Op resultCopy(tg::ResidualLayerNormOp norm) {
-  if (norm.getRounded())
-    return nullptr;
-  for (Operation *user : norm.getResult().getUsers())
-    if (auto copy = llvm::dyn_cast<tg::ToBf16Op>(user))
-      return copy;
-  return nullptr;
-}
-
-/// The copy of a tg.residual_layer_norm_grad's sublayer gradient, which its
-/// kernels can write beside the f32 gradient (the bias gradient reads
-/// that); null where there is none.
-tg::ToBf16Op sublayerGradCopy(tg::ResidualLayerNormGradOp grad) {
-  if (grad.getSublayerGradRounded())
-    return nullptr;
-  for (Operation *user : grad.getSublayerGrad().getUsers())
+/// The tg.to_bf16 copy of `value` (tg-mixed-precision makes at most one),
+/// or null.
+tg::ToBf16Op copyOf(Value value) {
+  for (Operation *user : value.getUsers())
     if (auto copy = llvm::dyn_cast<tg::ToBf16Op>(user))
       return copy;
   return nullptr;
@@ -226,12 +211,16 @@ struct FoldBf16RoundingsPass
     SmallVector<std::pair<tg::ResidualLayerNormOp, tg::ToBf16Op>> normCopies;
     SmallVector<std::pair<tg::ResidualLayerNormGradOp, tg::ToBf16Op>>
         normGradCopies;
+    // The LayerNorm kernels write the copies beside the f32 values the next
+    // residual and the bias gradient read.
     getOperation().walk([&](Operation *op) {
       if (auto norm = llvm::dyn_cast<tg::ResidualLayerNormOp>(op)) {
-        if (tg::ToBf16Op copy = resultCopy(norm))
+        if (tg::ToBf16Op copy = copyOf(norm.getResult());
+            copy && !norm.getRounded())
           normCopies.emplace_back(norm, copy);
       } else if (auto grad = llvm::dyn_cast<tg::ResidualLayerNormGradOp>(op)) {
-        if (tg::ToBf16Op copy = sublayerGradCopy(grad))
+        if (tg::ToBf16Op copy = copyOf(grad.getSublayerGrad());
+            copy && !grad.getSublayerGradRounded())
           normGradCopies.emplace_back(grad, copy);
       }
     });
