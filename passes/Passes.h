@@ -93,9 +93,10 @@ struct CompilePipelineOptions
     : public StepPipelineOptions<CompilePipelineOptions> {
   Option<bool> bf16FoldRoundings{
       *this, "bf16-fold-roundings",
-      llvm::cl::desc("With precision=bf16, tg-fold-bf16-roundings: a GEMM, "
-                     "attention op or transpose whose result only its bf16 "
-                     "copy reads writes it in bf16"),
+      llvm::cl::desc("With precision=bf16, tg-fold-bf16-roundings: GEMMs, "
+                     "attention ops, transposes, elementwise loops and "
+                     "residual LayerNorms write the bf16 copies of their "
+                     "results"),
       llvm::cl::init(true)};
   Option<bool> pairGemms{
       *this, "pair-gemms",

@@ -148,6 +148,13 @@ cl::opt<bool> pairGemms(
              "--pair-gemms=false for comparisons)"),
     cl::init(true), cl::cat(tgcCategory));
 
+cl::opt<bool> bf16FoldRoundings(
+    "bf16-fold-roundings",
+    cl::desc("With bf16: the ops that make a GEMM operand write its bf16 copy "
+             "themselves (tg-fold-bf16-roundings; --bf16-fold-roundings=false "
+             "for comparisons: the same values, rounded by separate copies)"),
+    cl::init(true), cl::cat(tgcCategory));
+
 // For tests: pairs of the tiny presets' products, which are below the
 // default.
 cl::opt<int64_t> pairGemmsMinMacs(
@@ -306,6 +313,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
     options.emitStage = EmitStage::Tg;
   options.fuse = fuse;
   options.pairGemms = pairGemms;
+  options.bf16FoldRoundings = bf16FoldRoundings;
   options.pairGemmsMinMacs = pairGemmsMinMacs;
   options.precision = precision == PrecisionFlag::bf16 ? GemmPrecision::bf16
                                                       : GemmPrecision::fp32;

@@ -354,6 +354,7 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       // A GPU runs one kernel after another on its stream either way.
       pipeline.pairGemms = options.pairGemms && options.target != Target::Cuda;
       pipeline.pairGemmsMinMacs = options.pairGemmsMinMacs;
+      pipeline.bf16FoldRoundings = options.bf16FoldRoundings;
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
       TrainingPipelineOptions pipeline;

@@ -44,6 +44,8 @@ struct DriverOptions {
   /// tg-pair-gemms (CPU): off, or its fewest multiply-adds per product.
   bool pairGemms = true;
   int64_t pairGemmsMinMacs = int64_t{1} << 20;
+  /// tg-fold-bf16-roundings (bf16 only).
+  bool bf16FoldRoundings = true;
   GemmPrecision precision = GemmPrecision::fp32;
   /// --precision=auto: runDriver sets `precision` from the target and CPU.
   bool precisionByMachine = false;
