@@ -430,9 +430,10 @@ __global__ void residualLayerNormKernel(const float *residual,
     float m, s;
     rowStatistics<Rows>(h, width, epsilon, m, s);
     TGC_FOR_COLUMN_OF(Rows, c, width) {
-      h[c] = gamma[c] * ((h[c] - m) * s) + beta[c];
+      const float y = gamma[c] * ((h[c] - m) * s) + beta[c];
+      h[c] = y;
       if (rounded)
-        rounded[r * width + c] = runtime::roundToBf16(h[c]);
+        rounded[r * width + c] = runtime::roundToBf16(y);
     }
     if (Rows::leader()) {
       mean[r] = m;
@@ -519,10 +520,11 @@ __global__ void residualLayerNormGradKernel(
     normalizeGradRow<Rows>(
         grad + r * width, [=](int64_t c) { return xhatOf(r, c, width); },
         xhatOf.gamma, rstd[r], width, [=](int64_t c, float d) {
+          const float s = d * dropout.factor(r * width + c);
           dh[c] = d;
-          dsub[c] = d * dropout.factor(r * width + c);
+          dsub[c] = s;
           if (rounded)
-            rounded[c] = runtime::roundToBf16(dsub[c]);
+            rounded[c] = runtime::roundToBf16(s);
         });
   }
 }
