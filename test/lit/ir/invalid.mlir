@@ -1296,6 +1296,40 @@ func.func @residual_layer_norm_scalar(%x: tensor<f32>, %sub: tensor<f32>, %gamma
 
 // -----
 
+// tg.residual_layer_norm: its bf16 copy (tg-fold-bf16-roundings) has the
+// result's shape.
+func.func @residual_layer_norm_rounded_shape(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{rounded must have shape [2, 7, 16] but has [2, 16, 7]}}
+  %y, %mean, %rstd, %yb = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32> rounded tensor<2x16x7xbf16>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: the bf16 copy of the sublayer's gradient has
+// its shape.
+func.func @residual_layer_norm_grad_rounded_shape(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{rounded must have shape [2, 7, 16] but has [14, 16]}}
+  %dx, %ds, %dg, %db, %dsb = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32> rounded tensor<14x16xbf16>
+  return
+}
+
+// -----
+
+// tg.fused_elementwise: a bf16 result is yielded by a tg.to_bf16 in the
+// body, not by an f32 value.
+func.func @fused_elementwise_bf16_result_of_f32(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{tg.yield must yield one value per result, of the results' types}}
+  %r = tg.fused_elementwise(%x) : (tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %e = tg.exp %a : tensor<4x8xf32>
+    tg.yield %e : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xbf16>
+}
+
+// -----
+
 // tg.residual_layer_norm: gamma is [D], D the residual's last dimension.
 func.func @residual_layer_norm_gamma(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<7xf32>, %beta: tensor<7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{gamma must have shape [16] but has [7]}}
