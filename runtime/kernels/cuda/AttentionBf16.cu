@@ -16,6 +16,10 @@
 // rounded value would overwrite). The output and the gradients are written
 // in f32, or rounded once to bf16 where tg-fold-bf16-roundings made them
 // bf16 (as the CPU kernels write them).
+// Where the keys come in whole quads (a multiple of 4, up to 512), the row
+// kernels hold each lane's runs of 4 adjacent keys in registers and take
+// their 4 dropout factors from one Philox block (Dropout::factors4), where
+// the general kernels draw a block per factor (twice in the backward).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
@@ -49,6 +53,98 @@ __global__ void roundedProbabilitiesKernel(float *scores, Bf16 *probabilities,
       lse[bh * s.queries + query] = max + logf(sum);
     }
   }
+}
+
+/// Runs of 4 adjacent keys a lane holds in the quad row kernels.
+constexpr int kQuadsPerLane = 4;
+
+/// Lanes a row for the quad row kernels, or 0 where they do not apply: the
+/// keys in whole quads whose flat indices start Philox blocks (factors4),
+/// at most kQuadsPerLane quads a lane; half a warp for rows of up to 64 keys.
+static int quadLanesPerRow(const AttentionShape &s,
+                           const AttentionConfig &config) {
+  if (s.keys % 4 != 0 || config.dropout.indexOffset % 4 != 0)
+    return 0;
+  if (s.keys <= 16 * 4)
+    return 16;
+  return s.keys <= 32 * 4 * kQuadsPerLane ? 32 : 0;
+}
+
+/// A row loop of kLanes lanes a row (the rows of a warp's lane groups may
+/// end at different times: reduce with laneGroupReduce).
+#define TGC_FOR_LANE_GROUP_ROW(r, rows, kLanes)                                \
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / kLanes;  \
+       r < (rows); r += int64_t(gridDim.x) * (blockDim.x / kLanes))
+
+/// roundedProbabilitiesKernel by quads (quadLanesPerRow).
+template <int kLanes>
+__global__ void roundedProbabilityQuadsKernel(
+    const float *scores, Bf16 *probabilities, float *rowScale, float *lse,
+    AttentionShape s, AttentionConfig config, int64_t firstHead, int64_t rows) {
+  const int lane = threadIdx.x % kLanes;
+  TGC_FOR_LANE_GROUP_ROW(r, rows, kLanes) {
+    const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
+    float score[kQuadsPerLane][4];
+    float max = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < kQuadsPerLane; ++t) {
+      const int64_t j = 4 * (lane + kLanes * t); // quad t's first key
+      if (j < s.keys) {
+        const float4 x = *reinterpret_cast<const float4 *>(scores + r * s.keys + j);
+        const float raw[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          score[t][q] = maskedScore(raw[q], s, config, bh, query, j + q);
+          max = fmaxf(max, score[t][q]);
+        }
+      }
+    }
+    max = laneGroupReduce<kLanes>(max, MaxOp{});
+    float sum = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kQuadsPerLane; ++t) {
+      const int64_t j = 4 * (lane + kLanes * t); // quad t's first key
+      if (j < s.keys) {
+        float f[4], kept[4];
+        config.dropout.factors4((bh * s.queries + query) * s.keys + j, f);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float e = expf(score[t][q] - max);
+          sum += e;
+          kept[q] = e * f[q];
+        }
+        *reinterpret_cast<uint2 *>(probabilities + r * s.keys + j) =
+            roundedQuad(make_float4(kept[0], kept[1], kept[2], kept[3]));
+      }
+    }
+    sum = laneGroupReduce<kLanes>(sum, SumOp{});
+    if (lane == 0) {
+      rowScale[r] = 1.0f / sum;
+      lse[bh * s.queries + query] = max + logf(sum);
+    }
+  }
+}
+
+/// The rounded probabilities of a group's rows: by quads where they apply.
+static void roundProbabilities(float *scores, Bf16 *probabilities,
+                               float *rowScale, float *lse,
+                               const AttentionShape &s,
+                               const AttentionConfig &config,
+                               int64_t firstHead, int64_t rows) {
+  switch (quadLanesPerRow(s, config)) {
+  case 16:
+    roundedProbabilityQuadsKernel<16><<<blocksFor(rows * 16), kThreads, 0, stream()>>>(
+        scores, probabilities, rowScale, lse, s, config, firstHead, rows);
+    break;
+  case 32:
+    roundedProbabilityQuadsKernel<32><<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        scores, probabilities, rowScale, lse, s, config, firstHead, rows);
+    break;
+  default:
+    roundedProbabilitiesKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        scores, probabilities, rowScale, lse, s, config, firstHead, rows);
+  }
+  TGC_CUDA_CHECK_LAUNCH();
 }
 
 /// out[r, c] = sums[r, c] rowScale[r] as Out (in place when f32): the
@@ -95,9 +191,8 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       sums = o;
     matmul(q + first * qs, k + first * ks, f32Scores, n, s.queries, s.keys,
            s.keyDim, false, true, false);
-    roundedProbabilitiesKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
-        f32Scores, probabilities, rowScale, lse, s, config, first, rows);
-    TGC_CUDA_CHECK_LAUNCH();
+    roundProbabilities(f32Scores, probabilities, rowScale, lse, s, config,
+                       first, rows);
     matmul(probabilities, v + first * vs, sums, n, s.queries, s.valueDim,
            s.keys, false, false, false);
     scaleRowsKernel<<<blocksFor(rows * s.valueDim), kThreads, 0, stream()>>>(
@@ -146,6 +241,80 @@ __global__ void roundedScoreGradsKernel(const float *products,
   }
 }
 
+/// roundedScoreGradsKernel by quads (quadLanesPerRow): p, f and f dp kept
+/// in registers between the row sum and the writes.
+template <int kLanes>
+__global__ void roundedScoreGradQuadsKernel(
+    const float *products, const float *outGrads, const float *lse,
+    Bf16 *keptProbabilities, Bf16 *scoreGrads, AttentionShape s,
+    AttentionConfig config, int64_t firstHead, int64_t rows) {
+  const int lane = threadIdx.x % kLanes;
+  TGC_FOR_LANE_GROUP_ROW(r, rows, kLanes) {
+    const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
+    const float rowLse = lse[bh * s.queries + query];
+    float p[kQuadsPerLane][4], f[kQuadsPerLane][4], dp[kQuadsPerLane][4];
+    float rowDot = 0.0f; // D_i = sum_j p dp
+#pragma unroll
+    for (int t = 0; t < kQuadsPerLane; ++t) {
+      const int64_t j = 4 * (lane + kLanes * t); // quad t's first key
+      if (j < s.keys) {
+        const float4 x = *reinterpret_cast<const float4 *>(products + r * s.keys + j),
+                     y = *reinterpret_cast<const float4 *>(outGrads + r * s.keys + j);
+        const float product[4] = {x.x, x.y, x.z, x.w},
+                    dOv[4] = {y.x, y.y, y.z, y.w}; // r(dO_i) . v_j
+        config.dropout.factors4((bh * s.queries + query) * s.keys + j, f[t]);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          p[t][q] = expf(maskedScore(product[q], s, config, bh, query, j + q) -
+                         rowLse);
+          dp[t][q] = f[t][q] * dOv[q];
+          rowDot += p[t][q] * f[t][q] * dOv[q];
+        }
+      }
+    }
+    rowDot = laneGroupReduce<kLanes>(rowDot, SumOp{});
+#pragma unroll
+    for (int t = 0; t < kQuadsPerLane; ++t) {
+      const int64_t j = 4 * (lane + kLanes * t); // quad t's first key
+      if (j < s.keys) {
+        float kept[4], ds[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          kept[q] = p[t][q] * f[t][q];
+          ds[q] = config.scale * p[t][q] * (dp[t][q] - rowDot);
+        }
+        *reinterpret_cast<uint2 *>(keptProbabilities + r * s.keys + j) =
+            roundedQuad(make_float4(kept[0], kept[1], kept[2], kept[3]));
+        *reinterpret_cast<uint2 *>(scoreGrads + r * s.keys + j) =
+            roundedQuad(make_float4(ds[0], ds[1], ds[2], ds[3]));
+      }
+    }
+  }
+}
+
+/// The rounded operands of a group's gradient GEMMs: by quads where they
+/// apply.
+static void roundScoreGrads(const float *products, const float *outGrads,
+                            const float *lse, Bf16 *kept, Bf16 *scoreGrads,
+                            const AttentionShape &s,
+                            const AttentionConfig &config, int64_t firstHead,
+                            int64_t rows) {
+  switch (quadLanesPerRow(s, config)) {
+  case 16:
+    roundedScoreGradQuadsKernel<16><<<blocksFor(rows * 16), kThreads, 0, stream()>>>(
+        products, outGrads, lse, kept, scoreGrads, s, config, firstHead, rows);
+    break;
+  case 32:
+    roundedScoreGradQuadsKernel<32><<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        products, outGrads, lse, kept, scoreGrads, s, config, firstHead, rows);
+    break;
+  default:
+    roundedScoreGradsKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        products, outGrads, lse, kept, scoreGrads, s, config, firstHead, rows);
+  }
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
 template <typename G>
 void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
                                const Bf16 *v, G *dq, G *dk, G *dv,
@@ -178,9 +347,8 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
            false);
     matmul(roundedGrad, vg, outGrads, n, s.queries, s.keys, s.valueDim, false,
            true, false);
-    roundedScoreGradsKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
-        products, outGrads, lse, kept, scoreGrads, s, config, first, rows);
-    TGC_CUDA_CHECK_LAUNCH();
+    roundScoreGrads(products, outGrads, lse, kept, scoreGrads, s, config,
+                    first, rows);
     matmul(kept, roundedGrad, dv + first * vs, n, s.keys, s.valueDim, s.queries,
            true, false, false);
     matmul(scoreGrads, kg, dq + first * qs, n, s.queries, s.keyDim, s.keys,

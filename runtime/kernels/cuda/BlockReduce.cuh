@@ -30,6 +30,19 @@ __device__ T warpReduce(T value, Op op) {
   return value;
 }
 
+/// Combines `value` over each group of kLanes adjacent lanes (a power of 2
+/// up to 32; the groups of a warp may leave a loop at different times).
+template <int kLanes, typename T, typename Op>
+__device__ T laneGroupReduce(T value, Op op) {
+  static_assert(kLanes > 0 && kLanes <= 32 && (kLanes & (kLanes - 1)) == 0);
+  const unsigned group =
+      kLanes == 32 ? 0xffffffffu
+                   : ((1u << kLanes) - 1) << (threadIdx.x % 32 / kLanes * kLanes);
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(group, value, offset));
+  return value;
+}
+
 /// Combines `value` over the whole block (blockDim.x a multiple of 32, one
 /// dimension); every thread gets the result. Every thread must call it.
 template <typename T, typename Op>

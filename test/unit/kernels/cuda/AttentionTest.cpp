@@ -14,10 +14,21 @@
 namespace tgc::test {
 namespace {
 
-// Head sizes 64 and 128 take the shared memory past 48 KiB.
+// Head sizes 64 and 128 take the shared memory past 48 KiB. Keys in whole
+// quads take bf16_products' quad row kernels (AttentionBf16.cu): half a
+// warp a row up to 64 keys (an odd number of rows: the last warp's halves
+// part), a warp up to 512, the general kernels past that.
 const AttentionCase kWideHeadCases[] = {
     {"head 64 masked dropout", 2, 2, 70, 90, 64, 64, true, false, 0.1f},
     {"head 128 causal dropout", 1, 2, 70, 70, 128, 128, true, true, 0.1f},
+    {"quads: 64 keys causal masked dropout", 2, 4, 64, 64, 64, 64, true, true,
+     0.1f},
+    {"quads: 48 keys, odd rows, dropout", 1, 3, 33, 48, 16, 16, true, false,
+     0.1f},
+    {"quads: 200 keys masked dropout", 2, 2, 33, 200, 32, 32, true, false,
+     0.1f},
+    {"520 keys, past the quads, dropout", 1, 2, 9, 520, 16, 16, true, false,
+     0.1f},
 };
 
 // The incremental decoder's attention over a key cache (forward only):
