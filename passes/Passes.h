@@ -60,8 +60,8 @@ struct StepPipelineOptions : public mlir::PassPipelineOptions<Derived> {
   Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
       llvm::cl::desc("tg-fold-head-transposes: attention reads and writes "
-                     "the projections' [B, S, H, D] layout (the CPU "
-                     "kernels; the CUDA target needs false)"),
+                     "the projections' [B, S, H, D] layout, with no head "
+                     "transposes"),
       llvm::cl::init(true)};
 
   /// Sets `other`'s shared options to these ones' values.

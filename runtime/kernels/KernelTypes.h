@@ -87,9 +87,8 @@ enum class Reduction { Sum, Max, Mean };
 struct AttentionShape {
   int64_t batch, heads, queries, keys, keyDim, valueDim;
   /// q, k, v, out as [B, S, H, D] and lse as [B, Sq, H] (tg.attention's
-  /// sequence_major) instead of [B, H, S, D] and [B, H, Sq]. The CPU
-  /// kernels take both; the CUDA ones only head-major (the CUDA target
-  /// does not fold the head transposes).
+  /// sequence_major) instead of [B, H, S, D] and [B, H, Sq]. The CPU and
+  /// CUDA kernels take both.
   bool sequenceMajor = false;
 };
 struct AttentionConfig {

@@ -155,6 +155,13 @@ cl::opt<bool> bf16FoldRoundings(
              "for comparisons: the same values, rounded by separate copies)"),
     cl::init(true), cl::cat(tgcCategory));
 
+cl::opt<bool> foldHeadTransposes(
+    "fold-head-transposes",
+    cl::desc("Attention reads and writes the projections' [B, S, H, D] "
+             "layout, with no head transposes (tg-fold-head-transposes; "
+             "--fold-head-transposes=false for comparisons)"),
+    cl::init(true), cl::cat(tgcCategory));
+
 // For tests: pairs of the tiny presets' products, which are below the
 // default.
 cl::opt<int64_t> pairGemmsMinMacs(
@@ -314,6 +321,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.fuse = fuse;
   options.pairGemms = pairGemms;
   options.bf16FoldRoundings = bf16FoldRoundings;
+  options.foldHeadTransposes = foldHeadTransposes;
   options.pairGemmsMinMacs = pairGemmsMinMacs;
   options.precision = precision == PrecisionFlag::bf16 ? GemmPrecision::bf16
                                                       : GemmPrecision::fp32;

@@ -345,16 +345,14 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
       pipeline.precision = options.precision;
       // On a GPU the loss's chunks are larger (its GEMMs need more rows to
       // fill the device: a base batch's 25k target rows in 7 chunks, a 600 MB
-      // workspace at 37k classes); the CUDA attention kernels read the
-      // head-major layout only.
-      if (options.target == Target::Cuda) {
+      // workspace at 37k classes).
+      if (options.target == Target::Cuda)
         pipeline.lossChunkRows = kCudaLossChunkRows;
-        pipeline.foldHeadTransposes = false;
-      }
       // A GPU runs one kernel after another on its stream either way.
       pipeline.pairGemms = options.pairGemms && options.target != Target::Cuda;
       pipeline.pairGemmsMinMacs = options.pairGemmsMinMacs;
       pipeline.bf16FoldRoundings = options.bf16FoldRoundings;
+      pipeline.foldHeadTransposes = options.foldHeadTransposes;
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
       TrainingPipelineOptions pipeline;

@@ -46,6 +46,8 @@ struct DriverOptions {
   int64_t pairGemmsMinMacs = int64_t{1} << 20;
   /// tg-fold-bf16-roundings (bf16 only).
   bool bf16FoldRoundings = true;
+  /// tg-fold-head-transposes.
+  bool foldHeadTransposes = true;
   GemmPrecision precision = GemmPrecision::fp32;
   /// --precision=auto: runDriver sets `precision` from the target and CPU.
   bool precisionByMachine = false;

@@ -46,6 +46,7 @@ std::string programManifest(const DriverOptions &options,
   os << (options.fuse ? "" : " --fuse=false")
      << (options.pairGemms ? "" : " --pair-gemms=false")
      << (options.bf16FoldRoundings ? "" : " --bf16-fold-roundings=false")
+     << (options.foldHeadTransposes ? "" : " --fold-head-transposes=false")
      << (options.precision == GemmPrecision::bf16 ? " --precision=bf16"
                                                    : " --precision=fp32")
      << "\n";

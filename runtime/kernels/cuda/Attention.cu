@@ -43,7 +43,7 @@ __global__ void softmaxScoresKernel(float *scores, float *lse, AttentionShape s,
       row[j] = expf(row[j] - rowLse) *
                probabilityFactor(s, config, bh, query, j);
     if (lane == 0)
-      lse[bh * s.queries + query] = rowLse;
+      lse[lseIndex(s, bh, query)] = rowLse;
   }
 }
 
@@ -51,9 +51,8 @@ template <typename T>
 static void attentionOf(const T *q, const T *k, const T *v, float *out,
                         float *lse, const AttentionShape &s,
                         const AttentionConfig &config) {
-  // Sequence-major is never emitted for CUDA (see AttentionShape);
   // bf16_products takes bf16 inputs and attentionBf16Products.
-  if (s.sequenceMajor || config.bf16Products) {
+  if (config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }
@@ -62,6 +61,20 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
     return;
   const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
                 vs = s.keys * s.valueDim, scores = s.queries * s.keys;
+  if constexpr (!std::is_same_v<T, float>) {
+    // Sequence-major bf16 heads are not contiguous per group: widen the
+    // tensors whole, then attend over them as f32.
+    if (s.sequenceMajor) {
+      Scratch widened((heads * (qs + ks + vs)) * sizeof(float));
+      float *wq = widened.as<float>(), *wk = wq + heads * qs,
+            *wv = wk + heads * ks;
+      attentionOf<float>(groupValues(q, 0, heads * qs, wq),
+                         groupValues(k, 0, heads * ks, wk),
+                         groupValues(v, 0, heads * vs, wv), out, lse, s,
+                         config);
+      return;
+    }
+  }
   const int64_t group =
       headsPerGroup(heads, scores + widenedFloats<T>(qs + ks + vs));
   Scratch scratch(group * (scores + widenedFloats<T>(qs + ks + vs)) *
@@ -69,15 +82,28 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
   float *p = scratch.as<float>(), *widened = p + group * scores;
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
-    const float *qg = groupValues(q, first * qs, n * qs, widened);
-    const float *kg = groupValues(k, first * ks, n * ks, widened + n * qs);
-    const float *vg = groupValues(v, first * vs, n * vs, widened + n * (qs + ks));
-    matmul(qg, kg, p, n, s.queries, s.keys, s.keyDim, false, true, false);
+    // f32 tensors read in place (a sequence-major one is f32: see above),
+    // bf16 ones through the group's widened copy.
+    auto values = [&](const T *x, int64_t rows, int64_t width,
+                      float *scratch) -> Heads<const float> {
+      if constexpr (std::is_same_v<T, float>)
+        return {x, tensorHeads(s, rows, width), first};
+      else
+        return {groupValues(x, first * rows * width, n * rows * width, scratch),
+                packedHeads(rows, width)};
+    };
+    Heads<const float> qg = values(q, s.queries, s.keyDim, widened),
+                       kg = values(k, s.keys, s.keyDim, widened + n * qs),
+                       vg = values(v, s.keys, s.valueDim,
+                                   widened + n * (qs + ks));
+    headsMatmul(qg, kg, Heads<float>{p, packedHeads(s.queries, s.keys)}, n,
+                s.queries, s.keys, s.keyDim, false, true);
     softmaxScoresKernel<<<blocksFor(n * s.queries * 32), kThreads, 0,
                           stream()>>>(p, lse, s, config, first, n * s.queries);
     TGC_CUDA_CHECK_LAUNCH();
-    matmul(p, vg, out + first * s.queries * s.valueDim, n, s.queries,
-           s.valueDim, s.keys, false, false, false);
+    headsMatmul(Heads<const float>{p, packedHeads(s.queries, s.keys)}, vg,
+                Heads<float>{out, tensorHeads(s, s.queries, s.valueDim), first},
+                n, s.queries, s.valueDim, s.keys, false, false);
   }
 }
 
@@ -90,7 +116,7 @@ void attention(const float *q, const float *k, const float *v, float *out,
 void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, float *out,
                float *lse, const AttentionShape &shape,
                const AttentionConfig &config) {
-  if (config.bf16Products && !shape.sequenceMajor)
+  if (config.bf16Products)
     attentionBf16Products(q, k, v, out, lse, shape, config);
   else
     attentionOf(q, k, v, out, lse, shape, config);
@@ -100,7 +126,7 @@ void attention(const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out,
                float *lse, const AttentionShape &shape,
                const AttentionConfig &config) {
   // A bf16 output comes only with bf16 products (tg-fold-bf16-roundings).
-  if (!config.bf16Products || shape.sequenceMajor) {
+  if (!config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }

@@ -50,7 +50,7 @@ __global__ void roundedProbabilitiesKernel(float *scores, Bf16 *probabilities,
     sum = warpReduce(sum, SumOp{});
     if (lane == 0) {
       rowScale[r] = 1.0f / sum;
-      lse[bh * s.queries + query] = max + logf(sum);
+      lse[lseIndex(s, bh, query)] = max + logf(sum);
     }
   }
 }
@@ -120,7 +120,7 @@ __global__ void roundedProbabilityQuadsKernel(
     sum = laneGroupReduce<kLanes>(sum, SumOp{});
     if (lane == 0) {
       rowScale[r] = 1.0f / sum;
-      lse[bh * s.queries + query] = max + logf(sum);
+      lse[lseIndex(s, bh, query)] = max + logf(sum);
     }
   }
 }
@@ -147,14 +147,17 @@ static void roundProbabilities(float *scores, Bf16 *probabilities,
   TGC_CUDA_CHECK_LAUNCH();
 }
 
-/// out[r, c] = sums[r, c] rowScale[r] as Out (in place when f32): the
+/// Output row r of the group (head r / Sq, query r % Sq) = sums[r]
+/// rowScale[r] as Out (in place when the output is f32 head-major): the
 /// division by l after the product.
 template <typename Out>
-__global__ void scaleRowsKernel(const float *sums, Out *out,
-                                const float *rowScale, int64_t rows,
-                                int64_t width) {
+__global__ void scaleRowsKernel(const float *sums, Heads<Out> out,
+                                const float *rowScale, int64_t queries,
+                                int64_t rows, int64_t width) {
   TGC_GRID_STRIDE(i, rows * width) {
-    out[i] = convertedTo<Out>(sums[i] * rowScale[i / width]);
+    const int64_t r = i / width;
+    out.at(r / queries)[r % queries * out.layout.rowStride + i % width] =
+        convertedTo<Out>(sums[i] * rowScale[r]);
   }
 }
 
@@ -165,13 +168,13 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   const int64_t heads = s.batch * s.heads;
   if (heads == 0 || s.queries == 0)
     return;
-  const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
-                vs = s.keys * s.valueDim, os = s.queries * s.valueDim,
-                scores = s.queries * s.keys;
+  const int64_t os = s.queries * s.valueDim, scores = s.queries * s.keys;
   // Per head: the f32 scores, their rounded probabilities (half as many
-  // floats), a scale per row and, for a bf16 output, its f32 sums.
+  // floats), a scale per row and, unless the output is f32 head-major (then
+  // scaled in place), its f32 sums.
   constexpr bool roundedOutput = std::is_same_v<Out, Bf16>;
-  const int64_t sumFloats = roundedOutput ? os : 0;
+  const bool sumsInScratch = roundedOutput || s.sequenceMajor;
+  const int64_t sumFloats = sumsInScratch ? os : 0;
   const int64_t group =
       headsPerGroup(heads, scores + scores / 2 + s.queries + sumFloats);
   Scratch scoreScratch(group * scores * sizeof(float)),
@@ -183,20 +186,24 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   Bf16 *probabilities = probabilityScratch.as<Bf16>();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
-    Out *o = out + first * os;
-    float *sums;
-    if constexpr (roundedOutput)
-      sums = sumScratch.as<float>();
-    else
-      sums = o;
-    matmul(q + first * qs, k + first * ks, f32Scores, n, s.queries, s.keys,
-           s.keyDim, false, true, false);
+    const Heads<Out> o{out, tensorHeads(s, s.queries, s.valueDim), first};
+    float *sums = sumScratch.as<float>();
+    if constexpr (!roundedOutput)
+      if (!sumsInScratch)
+        sums = o.at(0);
+    headsMatmul(Heads<const Bf16>{q, tensorHeads(s, s.queries, s.keyDim), first},
+                Heads<const Bf16>{k, tensorHeads(s, s.keys, s.keyDim), first},
+                Heads<float>{f32Scores, packedHeads(s.queries, s.keys)}, n,
+                s.queries, s.keys, s.keyDim, false, true);
     roundProbabilities(f32Scores, probabilities, rowScale, lse, s, config,
                        first, rows);
-    matmul(probabilities, v + first * vs, sums, n, s.queries, s.valueDim,
-           s.keys, false, false, false);
+    headsMatmul(
+        Heads<const Bf16>{probabilities, packedHeads(s.queries, s.keys)},
+        Heads<const Bf16>{v, tensorHeads(s, s.keys, s.valueDim), first},
+        Heads<float>{sums, packedHeads(s.queries, s.valueDim)}, n, s.queries,
+        s.valueDim, s.keys, false, false);
     scaleRowsKernel<<<blocksFor(rows * s.valueDim), kThreads, 0, stream()>>>(
-        sums, o, rowScale, rows, s.valueDim);
+        sums, o, rowScale, s.queries, rows, s.valueDim);
     TGC_CUDA_CHECK_LAUNCH();
   }
 }
@@ -220,7 +227,7 @@ __global__ void roundedScoreGradsKernel(const float *products,
   const int lane = threadIdx.x % 32;
   TGC_FOR_WARP_ROW(r, rows) {
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
-    const float rowLse = lse[bh * s.queries + query];
+    const float rowLse = lse[lseIndex(s, bh, query)];
     const float *product = products + r * s.keys,
                 *dOv = outGrads + r * s.keys; // r(dO_i) . v_j
     auto probability = [&](int64_t j) {
@@ -251,7 +258,7 @@ __global__ void roundedScoreGradQuadsKernel(
   const int lane = threadIdx.x % kLanes;
   TGC_FOR_LANE_GROUP_ROW(r, rows, kLanes) {
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
-    const float rowLse = lse[bh * s.queries + query];
+    const float rowLse = lse[lseIndex(s, bh, query)];
     float p[kQuadsPerLane][4], f[kQuadsPerLane][4], dp[kQuadsPerLane][4];
     float rowDot = 0.0f; // D_i = sum_j p dp
 #pragma unroll
@@ -323,38 +330,50 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
   const int64_t heads = s.batch * s.heads;
   if (heads == 0)
     return;
-  const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
-                vs = s.keys * s.valueDim, os = s.queries * s.valueDim,
-                scores = s.queries * s.keys;
-  // Per head: two f32 score matrices, two rounded ones and the rounded dO,
-  // each GEMM operand in its own allocation (aligned for the tensor cores).
-  const int64_t group = headsPerGroup(heads, 3 * scores + os / 2);
-  Scratch productScratch(group * scores * sizeof(float)),
+  const int64_t os = s.queries * s.valueDim, scores = s.queries * s.keys;
+  // dO rounded once, whole; per head: two f32 score matrices and two
+  // rounded ones, each GEMM operand in its own allocation (aligned for the
+  // tensor cores).
+  const int64_t group = headsPerGroup(heads, 3 * scores);
+  Scratch gradScratch(heads * os * sizeof(Bf16)),
+      productScratch(group * scores * sizeof(float)),
       outGradScratch(group * scores * sizeof(float)),
       keptScratch(group * scores * sizeof(Bf16)),
-      scoreGradScratch(group * scores * sizeof(Bf16)),
-      gradScratch(group * os * sizeof(Bf16));
+      scoreGradScratch(group * scores * sizeof(Bf16));
   float *products = productScratch.as<float>(),
         *outGrads = outGradScratch.as<float>();
   Bf16 *kept = keptScratch.as<Bf16>(),
        *scoreGrads = scoreGradScratch.as<Bf16>(),
        *roundedGrad = gradScratch.as<Bf16>();
+  toBf16(grad, roundedGrad, heads * os);
+  const HeadLayout scoreHeads = packedHeads(s.queries, s.keys);
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
-    const Bf16 *qg = q + first * qs, *kg = k + first * ks, *vg = v + first * vs;
-    toBf16(grad + first * os, roundedGrad, n * os);
-    matmul(qg, kg, products, n, s.queries, s.keys, s.keyDim, false, true,
-           false);
-    matmul(roundedGrad, vg, outGrads, n, s.queries, s.keys, s.valueDim, false,
-           true, false);
+    auto tensor = [&](const Bf16 *x, int64_t rows, int64_t width) {
+      return Heads<const Bf16>{x, tensorHeads(s, rows, width), first};
+    };
+    auto gradient = [&](G *x, int64_t rows, int64_t width) {
+      return Heads<G>{x, tensorHeads(s, rows, width), first};
+    };
+    const Heads<const Bf16> qg = tensor(q, s.queries, s.keyDim),
+                            kg = tensor(k, s.keys, s.keyDim),
+                            vg = tensor(v, s.keys, s.valueDim),
+                            dO = tensor(roundedGrad, s.queries, s.valueDim);
+    headsMatmul(qg, kg, Heads<float>{products, scoreHeads}, n, s.queries,
+                s.keys, s.keyDim, false, true);
+    headsMatmul(dO, vg, Heads<float>{outGrads, scoreHeads}, n, s.queries,
+                s.keys, s.valueDim, false, true);
     roundScoreGrads(products, outGrads, lse, kept, scoreGrads, s, config,
                     first, rows);
-    matmul(kept, roundedGrad, dv + first * vs, n, s.keys, s.valueDim, s.queries,
-           true, false, false);
-    matmul(scoreGrads, kg, dq + first * qs, n, s.queries, s.keyDim, s.keys,
-           false, false, false);
-    matmul(scoreGrads, qg, dk + first * ks, n, s.keys, s.keyDim, s.queries,
-           true, false, false);
+    headsMatmul(Heads<const Bf16>{kept, scoreHeads}, dO,
+                gradient(dv, s.keys, s.valueDim), n, s.keys, s.valueDim,
+                s.queries, true, false);
+    headsMatmul(Heads<const Bf16>{scoreGrads, scoreHeads}, kg,
+                gradient(dq, s.queries, s.keyDim), n, s.queries, s.keyDim,
+                s.keys, false, false);
+    headsMatmul(Heads<const Bf16>{scoreGrads, scoreHeads}, qg,
+                gradient(dk, s.keys, s.keyDim), n, s.keys, s.keyDim,
+                s.queries, true, false);
   }
 }
 

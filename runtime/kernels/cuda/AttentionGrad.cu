@@ -13,14 +13,18 @@
 
 namespace tgc::cuda {
 
-/// D_i = dO_i . O_i for every row of [B, H, Sq]; a warp per row.
+/// D_i = dO_i . O_i for every row r = bh Sq + i of [B, H, Sq] (dO and O
+/// at `layout`); a warp per row.
 __global__ void rowDotKernel(const float *grad, const float *output,
-                             float *rowDot, int64_t rows, int valueDim) {
+                             float *rowDot, HeadLayout layout, int64_t queries,
+                             int64_t rows, int valueDim) {
   const int lane = threadIdx.x % 32;
   TGC_FOR_WARP_ROW(r, rows) {
+    const int64_t at =
+        layout.offset(r / queries) + r % queries * layout.rowStride;
     float sum = 0.0f;
     for (int c = lane; c < valueDim; c += 32)
-      sum += grad[r * valueDim + c] * output[r * valueDim + c];
+      sum += grad[at + c] * output[at + c];
     sum = warpReduce(sum, SumOp{});
     if (lane == 0)
       rowDot[r] = sum;
@@ -37,7 +41,8 @@ __global__ void scoreGradsKernel(float *products, float *outGrads,
     const int64_t r = e / s.keys, key = e % s.keys;
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
     const int64_t row = bh * s.queries + query;
-    float p = expf(maskedScore(products[e], s, config, bh, query, key) - lse[row]);
+    float p = expf(maskedScore(products[e], s, config, bh, query, key) -
+                   lse[lseIndex(s, bh, query)]);
     float f = probabilityFactor(s, config, bh, query, key);
     products[e] = p * f;
     outGrads[e] = config.scale * p * (f * outGrads[e] - rowDot[row]);
@@ -50,9 +55,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
                             float *dq, float *dk, float *dv,
                             const AttentionShape &s,
                             const AttentionConfig &config) {
-  // Sequence-major is never emitted for CUDA (see AttentionShape);
   // bf16_products takes bf16 inputs and attentionGradBf16Products.
-  if (s.sequenceMajor || config.bf16Products) {
+  if (config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }
@@ -60,12 +64,26 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   if (heads == 0)
     return;
   const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
-                vs = s.keys * s.valueDim, os = s.queries * s.valueDim,
-                scores = s.queries * s.keys;
+                vs = s.keys * s.valueDim, scores = s.queries * s.keys;
+  if constexpr (!std::is_same_v<T, float>) {
+    // As attentionOf: sequence-major bf16 tensors widened whole.
+    if (s.sequenceMajor) {
+      Scratch widened((heads * (qs + ks + vs)) * sizeof(float));
+      float *wq = widened.as<float>(), *wk = wq + heads * qs,
+            *wv = wk + heads * ks;
+      attentionGradOf<float>(grad, groupValues(q, 0, heads * qs, wq),
+                             groupValues(k, 0, heads * ks, wk),
+                             groupValues(v, 0, heads * vs, wv), output, lse,
+                             dq, dk, dv, s, config);
+      return;
+    }
+  }
+  const HeadLayout outputs = tensorHeads(s, s.queries, s.valueDim);
   Scratch rowDot(rows * sizeof(float));
   if (rows > 0) {
     rowDotKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
-        grad, output, rowDot.as<float>(), rows, static_cast<int>(s.valueDim));
+        grad, output, rowDot.as<float>(), outputs, s.queries, rows,
+        static_cast<int>(s.valueDim));
     TGC_CUDA_CHECK_LAUNCH();
   }
   const int64_t perHead = 2 * scores + widenedFloats<T>(qs + ks + vs);
@@ -73,23 +91,41 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   Scratch scratch(group * perHead * sizeof(float));
   float *pf = scratch.as<float>(), *ds = pf + group * scores,
         *widened = ds + group * scores;
+  const HeadLayout scoreHeads = packedHeads(s.queries, s.keys);
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
-    const float *qg = groupValues(q, first * qs, n * qs, widened);
-    const float *kg = groupValues(k, first * ks, n * ks, widened + n * qs);
-    const float *vg = groupValues(v, first * vs, n * vs, widened + n * (qs + ks));
-    const float *dO = grad + first * os;
-    matmul(qg, kg, pf, n, s.queries, s.keys, s.keyDim, false, true, false);
-    matmul(dO, vg, ds, n, s.queries, s.keys, s.valueDim, false, true, false);
+    auto values = [&](const T *x, int64_t rows, int64_t width,
+                      float *scratch) -> Heads<const float> {
+      if constexpr (std::is_same_v<T, float>)
+        return {x, tensorHeads(s, rows, width), first};
+      else
+        return {groupValues(x, first * rows * width, n * rows * width, scratch),
+                packedHeads(rows, width)};
+    };
+    Heads<const float> qg = values(q, s.queries, s.keyDim, widened),
+                       kg = values(k, s.keys, s.keyDim, widened + n * qs),
+                       vg = values(v, s.keys, s.valueDim,
+                                   widened + n * (qs + ks)),
+                       dO{grad, outputs, first};
+    auto gradient = [&](float *x, int64_t rows, int64_t width) {
+      return Heads<float>{x, tensorHeads(s, rows, width), first};
+    };
+    headsMatmul(qg, kg, Heads<float>{pf, scoreHeads}, n, s.queries, s.keys,
+                s.keyDim, false, true);
+    headsMatmul(dO, vg, Heads<float>{ds, scoreHeads}, n, s.queries, s.keys,
+                s.valueDim, false, true);
     scoreGradsKernel<<<blocksFor(n * scores), kThreads, 0, stream()>>>(
         pf, ds, lse, rowDot.as<float>(), s, config, first, n * scores);
     TGC_CUDA_CHECK_LAUNCH();
-    matmul(pf, dO, dv + first * vs, n, s.keys, s.valueDim, s.queries, true,
-           false, false);
-    matmul(ds, kg, dq + first * qs, n, s.queries, s.keyDim, s.keys, false,
-           false, false);
-    matmul(ds, qg, dk + first * ks, n, s.keys, s.keyDim, s.queries, true,
-           false, false);
+    headsMatmul(Heads<const float>{pf, scoreHeads}, dO,
+                gradient(dv, s.keys, s.valueDim), n, s.keys, s.valueDim,
+                s.queries, true, false);
+    headsMatmul(Heads<const float>{ds, scoreHeads}, kg,
+                gradient(dq, s.queries, s.keyDim), n, s.queries, s.keyDim,
+                s.keys, false, false);
+    headsMatmul(Heads<const float>{ds, scoreHeads}, qg,
+                gradient(dk, s.keys, s.keyDim), n, s.keys, s.keyDim,
+                s.queries, true, false);
   }
 }
 
@@ -104,7 +140,7 @@ void attentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                    const Bf16 *v, const float *output, const float *lse,
                    float *dq, float *dk, float *dv, const AttentionShape &shape,
                    const AttentionConfig &config) {
-  if (config.bf16Products && !shape.sequenceMajor)
+  if (config.bf16Products)
     attentionGradBf16Products(grad, q, k, v, dq, dk, dv, lse, shape, config);
   else
     attentionGradOf(grad, q, k, v, output, lse, dq, dk, dv, shape, config);
@@ -118,7 +154,7 @@ static void bf16ProductsGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                              const Bf16 *v, const float *lse, G *dq, G *dk,
                              G *dv, const AttentionShape &shape,
                              const AttentionConfig &config) {
-  if (!config.bf16Products || shape.sequenceMajor) {
+  if (!config.bf16Products) {
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }

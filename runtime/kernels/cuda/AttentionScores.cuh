@@ -10,6 +10,11 @@
 // first, exactly: the products are those of the rounded values, as on the
 // CPU. With bf16_products the products run on bf16 operands instead
 // (AttentionBf16.cu).
+// Head-major tensors [B, H, S, D] hold each head's matrix in one piece, a
+// fixed distance apart: strided batched GEMMs. Sequence-major ones [B, S, H,
+// D] (tg-fold-head-transposes) hold head (b, h) at b S H D + h D with rows
+// H D apart: batched GEMMs over per-head pointers (headsMatmul), and the row
+// kernels find the lse and output rows through HeadLayout and lseIndex.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CUDA_ATTENTIONSCORES_CUH
@@ -59,6 +64,58 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q,
                                const Bf16 *k, const Bf16 *v, G *dq, G *dk,
                                G *dv, const float *lse, const AttentionShape &s,
                                const AttentionConfig &config);
+
+/// Where head bh's [rows, width] matrix starts in a tensor (elements from
+/// its start) and how far apart its rows are.
+struct HeadLayout {
+  int64_t heads, batchStride, headStride, rowStride;
+  __host__ __device__ int64_t offset(int64_t bh) const {
+    return bh / heads * batchStride + bh % heads * headStride;
+  }
+  /// Every head's [rows, width] matrix in one piece, one after another.
+  bool packed(int64_t rows, int64_t width) const {
+    return heads == 1 && rowStride == width && batchStride == rows * width;
+  }
+};
+
+/// A group's scratch, or a head-major tensor: the heads' matrices packed.
+inline HeadLayout packedHeads(int64_t rows, int64_t width) {
+  return {1, rows * width, 0, width};
+}
+
+/// q, k, v, the output or a gradient of shape `s` ([rows, width] a head).
+inline HeadLayout tensorHeads(const AttentionShape &s, int64_t rows,
+                              int64_t width) {
+  if (!s.sequenceMajor)
+    return packedHeads(rows, width);
+  return {s.heads, rows * s.heads * width, width, s.heads * width};
+}
+
+/// The lse's index of (bh, query): [B, H, Sq], or [B, Sq, H] sequence-major.
+__host__ __device__ inline int64_t lseIndex(const AttentionShape &s,
+                                            int64_t bh, int64_t query) {
+  if (!s.sequenceMajor)
+    return bh * s.queries + query;
+  return (bh / s.heads * s.queries + query) * s.heads + bh % s.heads;
+}
+
+/// The matrices of heads first, first + 1, ... of a tensor or scratch.
+template <typename T> struct Heads {
+  T *base;
+  HeadLayout layout;
+  int64_t first = 0;
+  __host__ __device__ T *at(int64_t i) const {
+    return base + layout.offset(first + i);
+  }
+};
+
+/// out[i] = op(a[i]) op(b[i]) for the n heads i (row-major [m, k] x [k, cols]
+/// after the transposes): matmul's strided batched GEMM where all three are
+/// packed, else one over per-head pointers (AttentionHeads.cu).
+template <typename T, typename Out>
+void headsMatmul(Heads<const T> a, Heads<const T> b, Heads<Out> out,
+                 int64_t n, int64_t m, int64_t cols, int64_t k,
+                 bool transposeA, bool transposeB);
 
 /// s_ij from the raw product q_i.k_j of head bh.
 __device__ inline float maskedScore(float product, const AttentionShape &s,

@@ -42,6 +42,17 @@ void gemmInto(const float *a, const float *b, float *out, int64_t m,
 void gemmInto(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
               int64_t k, bool transposeA, bool transposeB, bool accumulate);
 
+/// out[i] [rows, cols] = op(a[i]) op(b[i]) for i < batch, each matrix
+/// row-major at the device pointer in a device array, its rows `ld`
+/// elements apart: for batches that are not evenly spaced in memory
+/// (sequence-major attention heads). T float or Bf16, Out float or (with
+/// Bf16 operands) Bf16; f32 accumulation, as matmul.
+template <typename T, typename Out>
+void pointerMatmul(const T *const *a, int64_t lda, const T *const *b,
+                   int64_t ldb, Out *const *out, int64_t ldc, int64_t batch,
+                   int64_t rows, int64_t cols, int64_t depth, bool transposeA,
+                   bool transposeB);
+
 /// How many linear calls so far ran cuBLASLt's fused bias/ReLU epilogue
 /// (the others: cuBLAS and the epilogue kernel); tests read it.
 int64_t fusedLinearCalls();

@@ -336,6 +336,45 @@ void gemmInto(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
            accumulate ? 1.0f : 0.0f);
 }
 
+template <typename T, typename Out>
+void pointerMatmul(const T *const *a, int64_t lda, const T *const *b,
+                   int64_t ldb, Out *const *out, int64_t ldc, int64_t batch,
+                   int64_t rows, int64_t cols, int64_t depth, bool transposeA,
+                   bool transposeB) {
+  if (batch == 0 || rows == 0 || cols == 0)
+    return;
+  if (depth == 0) { // no empty sums over pointers (attention has none)
+    TGC_CUDA_CHECK(cudaErrorNotSupported);
+    return;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  cublasHandle_t handle = cublas();
+  if (!handle)
+    return;
+  // Column-major out^T = op(B)^T op(A)^T, as gemm(Product) does.
+  TGC_CUBLAS_CHECK(cublasGemmBatchedEx(
+      handle, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(cols),
+      static_cast<int>(rows), static_cast<int>(depth), &one,
+      reinterpret_cast<const void *const *>(b), dataTypeOf<T>(),
+      static_cast<int>(ldb), reinterpret_cast<const void *const *>(a),
+      dataTypeOf<T>(), static_cast<int>(lda), &zero,
+      reinterpret_cast<void *const *>(out), dataTypeOf<Out>(),
+      static_cast<int>(ldc), static_cast<int>(batch), CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
+}
+
+template void pointerMatmul(const float *const *, int64_t,
+                            const float *const *, int64_t, float *const *,
+                            int64_t, int64_t, int64_t, int64_t, int64_t, bool,
+                            bool);
+template void pointerMatmul(const Bf16 *const *, int64_t, const Bf16 *const *,
+                            int64_t, float *const *, int64_t, int64_t, int64_t,
+                            int64_t, int64_t, bool, bool);
+template void pointerMatmul(const Bf16 *const *, int64_t, const Bf16 *const *,
+                            int64_t, Bf16 *const *, int64_t, int64_t, int64_t,
+                            int64_t, int64_t, bool, bool);
+
 void matmul(const Bf16 *lhs, const Bf16 *rhs, float *out, int64_t batch,
             int64_t m, int64_t n, int64_t k, bool transposeLhs,
             bool transposeRhs, bool rhsShared) {

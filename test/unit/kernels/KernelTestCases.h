@@ -213,6 +213,20 @@ inline AttentionForward cpuAttention(const AttentionProblem &p) {
 //===--- Loss -------------------------------------------------------------===//
 
 /// 64 rows of 1000 classes; targets kIgnore are ignored.
+/// [B, A, C, D] -> [B, C, A, D]: head-major rows to sequence-major ones
+/// and back (A and C swap roles).
+template <typename T>
+std::vector<T> swapMiddle(const std::vector<T> &x, int64_t b, int64_t a,
+                          int64_t c, int64_t d) {
+  std::vector<T> out(x.size());
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t j = 0; j < a; ++j)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t l = 0; l < d; ++l)
+          out[((i * c + k) * a + j) * d + l] = x[((i * a + j) * c + k) * d + l];
+  return out;
+}
+
 inline constexpr int64_t kLossRows = 64, kClasses = 1000;
 inline constexpr int32_t kIgnore = 0;
 

@@ -264,19 +264,6 @@ TEST(CpuKernels, Bf16AttentionResultsAreTheF32OnesRounded) {
   }
 }
 
-/// [B, A, C, D] -> [B, C, A, D]: head-major rows to sequence-major ones
-/// and back (A and C swap roles).
-std::vector<float> swapMiddle(const std::vector<float> &x, int64_t b,
-                              int64_t a, int64_t c, int64_t d) {
-  std::vector<float> out(x.size());
-  for (int64_t i = 0; i < b; ++i)
-    for (int64_t j = 0; j < a; ++j)
-      for (int64_t k = 0; k < c; ++k)
-        for (int64_t l = 0; l < d; ++l)
-          out[((i * c + k) * a + j) * d + l] = x[((i * a + j) * c + k) * d + l];
-  return out;
-}
-
 // Heads whose sequence-major rows lie a multiple of 1 KiB apart (H x D of
 // 256 and 512 floats): the f32 backward copies them into contiguous rows
 // (Attention.cpp, rowsShareCacheSets), and must still compute the same sums.

@@ -294,5 +294,123 @@ TEST_F(CudaKernels, AttentionBf16Products) {
   }
 }
 
+// tg.attention sequence_major (tg-fold-head-transposes): q, k, v, the output
+// and the gradients as [B, S, H, D], the lse as [B, Sq, H]; the GEMMs read
+// each head through pointers (AttentionHeads.cu). Against the CPU's
+// head-major results transposed, with the head-major tests' checks: f32,
+// bf16 widened, and bf16 products with f32 and bf16 results. A head read
+// one row off, or an lse written head-major, fails every case.
+TEST_F(CudaKernels, SequenceMajorAttention) {
+  using runtime::Bf16;
+  for (const AttentionCase &c : trainingCases()) {
+    AttentionInputs in(c);
+    const std::string name(c.name);
+    cuda::AttentionShape seq = in.shape;
+    seq.sequenceMajor = true;
+    auto toSeq = [&](const auto &x, int64_t positions, int64_t width) {
+      return swapMiddle(x, c.batch, c.heads, positions, width);
+    };
+    auto toHeads = [&](const auto &x, int64_t positions, int64_t width) {
+      return swapMiddle(x, c.batch, positions, c.heads, width);
+    };
+    DeviceArray<float> grad(toSeq(in.grad, c.queries, c.valueDim));
+    const size_t outputs = in.grad.size(), rows = in.rows();
+
+    // f32 operands.
+    AttentionForward want = cpuAttention(in);
+    std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+    cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
+                       want.output.data(), want.lse.data(), dq.data(),
+                       dk.data(), dv.data(), in.shape, in.cpuConfig);
+    DeviceArray<float> q(toSeq(in.q, c.queries, c.keyDim)),
+        k(toSeq(in.k, c.keys, c.keyDim)), v(toSeq(in.v, c.keys, c.valueDim)),
+        out(outputs, 7.0f), lse(rows, 7.0f), gq(in.q.size(), 7.0f),
+        gk(in.k.size(), 7.0f), gv(in.v.size(), 7.0f);
+    cuda::attention(q.get(), k.get(), v.get(), out.get(), lse.get(), seq,
+                    in.cudaConfig);
+    expectClose("sequence-major output " + name,
+                toHeads(out.read(), c.queries, c.valueDim), want.output,
+                kAttentionTolerance);
+    expectClose("sequence-major lse " + name, toHeads(lse.read(), c.queries, 1),
+                want.lse, kAttentionTolerance);
+    cuda::attentionGrad(grad.get(), q.get(), k.get(), v.get(), out.get(),
+                        lse.get(), gq.get(), gk.get(), gv.get(), seq,
+                        in.cudaConfig);
+    expectClose("sequence-major query grad " + name,
+                toHeads(gq.read(), c.queries, c.keyDim), dq,
+                kAttentionGradTolerance);
+    expectClose("sequence-major key grad " + name,
+                toHeads(gk.read(), c.keys, c.keyDim), dk,
+                kAttentionGradTolerance);
+    expectClose("sequence-major value grad " + name,
+                toHeads(gv.read(), c.keys, c.valueDim), dv,
+                kAttentionGradTolerance);
+
+    // bf16 operands: widened (f32 arithmetic), then with bf16 products.
+    std::vector<Bf16> q16 = roundedToBf16(in.q), k16 = roundedToBf16(in.k),
+                      v16 = roundedToBf16(in.v);
+    DeviceArray<Bf16> sq(toSeq(q16, c.queries, c.keyDim)),
+        sk(toSeq(k16, c.keys, c.keyDim)), sv(toSeq(v16, c.keys, c.valueDim));
+    Bf16AttentionResults widened =
+        cpuBf16Attention(in, q16, k16, v16, in.cpuConfig);
+    cuda::attention(sq.get(), sk.get(), sv.get(), out.get(), lse.get(), seq,
+                    in.cudaConfig);
+    expectClose("sequence-major bf16 output " + name,
+                toHeads(out.read(), c.queries, c.valueDim),
+                widened.forward.output, kAttentionTolerance);
+    cuda::attentionGrad(grad.get(), sq.get(), sk.get(), sv.get(), out.get(),
+                        lse.get(), gq.get(), gk.get(), gv.get(), seq,
+                        in.cudaConfig);
+    expectClose("sequence-major bf16 key grad " + name,
+                toHeads(gk.read(), c.keys, c.keyDim), widened.dk,
+                kAttentionGradTolerance);
+
+    cpu::AttentionConfig roundedConfig = in.cpuConfig;
+    roundedConfig.bf16Products = true;
+    Bf16AttentionResults products =
+        cpuBf16Attention(in, q16, k16, v16, roundedConfig);
+    cuda::AttentionConfig config = in.cudaConfig;
+    config.bf16Products = true;
+    cuda::attention(sq.get(), sk.get(), sv.get(), out.get(), lse.get(), seq,
+                    config);
+    std::vector<float> f32Out = out.read();
+    expectBf16Products("sequence-major bf16-products output " + name,
+                       toHeads(f32Out, c.queries, c.valueDim),
+                       products.forward.output, widened.forward.output);
+    expectClose("sequence-major bf16-products lse " + name,
+                toHeads(lse.read(), c.queries, 1), products.forward.lse,
+                kAttentionTolerance);
+    cuda::attentionGrad(grad.get(), sq.get(), sk.get(), sv.get(), out.get(),
+                        lse.get(), gq.get(), gk.get(), gv.get(), seq, config);
+    std::vector<float> f32q = gq.read(), f32k = gk.read(), f32v = gv.read();
+    expectBf16Products("sequence-major bf16-products query grad " + name,
+                       toHeads(f32q, c.queries, c.keyDim), products.dq,
+                       widened.dq);
+    expectBf16Products("sequence-major bf16-products key grad " + name,
+                       toHeads(f32k, c.keys, c.keyDim), products.dk,
+                       widened.dk);
+    expectBf16Products("sequence-major bf16-products value grad " + name,
+                       toHeads(f32v, c.keys, c.valueDim), products.dv,
+                       widened.dv);
+
+    // tg-fold-bf16-roundings' bf16 output and gradients: the f32 results
+    // above rounded once, in the same layout.
+    DeviceArray<Bf16> roundedOut(outputs), rq(in.q.size()), rk(in.k.size()),
+        rv(in.v.size());
+    cuda::attention(sq.get(), sk.get(), sv.get(), roundedOut.get(), lse.get(),
+                    seq, config);
+    expectRoundedOnce("sequence-major bf16 output " + name, roundedOut.read(),
+                      f32Out);
+    cuda::attentionGrad(grad.get(), sq.get(), sk.get(), sv.get(),
+                        roundedOut.get(), lse.get(), rq.get(), rk.get(),
+                        rv.get(), seq, config);
+    expectRoundedOnce("sequence-major bf16 query grad " + name, rq.read(),
+                      f32q);
+    expectRoundedOnce("sequence-major bf16 key grad " + name, rk.read(), f32k);
+    expectRoundedOnce("sequence-major bf16 value grad " + name, rv.read(),
+                      f32v);
+  }
+}
+
 } // namespace
 } // namespace tgc::test
