@@ -80,30 +80,38 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
   Scratch scratch(group * (scores + widenedFloats<T>(qs + ks + vs)) *
                   sizeof(float));
   float *p = scratch.as<float>(), *widened = p + group * scores;
+  // Sequence-major (f32 here: see above): every operand through pointers.
+  HeadPointers table(s.sequenceMajor ? 4 * heads + group : 0);
+  const Heads<float> scoreHeads =
+      table.add(p, packedHeads(s.queries, s.keys), group);
+  const Heads<float> outHeads =
+      table.add(out, tensorHeads(s, s.queries, s.valueDim), heads);
+  // f32 tensors are read in place, bf16 ones through the group's widened copy.
+  Heads<const T> qh = table.add(q, tensorHeads(s, s.queries, s.keyDim), heads),
+                 kh = table.add(k, tensorHeads(s, s.keys, s.keyDim), heads),
+                 vh = table.add(v, tensorHeads(s, s.keys, s.valueDim), heads);
+  table.fill();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
-    // f32 tensors read in place (a sequence-major one is f32: see above),
-    // bf16 ones through the group's widened copy.
-    auto values = [&](const T *x, int64_t rows, int64_t width,
+    auto values = [&](const Heads<const T> &x, int64_t rows, int64_t width,
                       float *scratch) -> Heads<const float> {
       if constexpr (std::is_same_v<T, float>)
-        return {x, tensorHeads(s, rows, width), first};
+        return x.from(first);
       else
-        return {groupValues(x, first * rows * width, n * rows * width, scratch),
+        return {groupValues(x.base, first * rows * width, n * rows * width,
+                            scratch),
                 packedHeads(rows, width)};
     };
-    Heads<const float> qg = values(q, s.queries, s.keyDim, widened),
-                       kg = values(k, s.keys, s.keyDim, widened + n * qs),
-                       vg = values(v, s.keys, s.valueDim,
-                                   widened + n * (qs + ks));
-    headsMatmul(qg, kg, Heads<float>{p, packedHeads(s.queries, s.keys)}, n,
+    headsMatmul(values(qh, s.queries, s.keyDim, widened),
+                values(kh, s.keys, s.keyDim, widened + n * qs), scoreHeads, n,
                 s.queries, s.keys, s.keyDim, false, true);
     softmaxScoresKernel<<<blocksFor(n * s.queries * 32), kThreads, 0,
                           stream()>>>(p, lse, s, config, first, n * s.queries);
     TGC_CUDA_CHECK_LAUNCH();
-    headsMatmul(Heads<const float>{p, packedHeads(s.queries, s.keys)}, vg,
-                Heads<float>{out, tensorHeads(s, s.queries, s.valueDim), first},
-                n, s.queries, s.valueDim, s.keys, false, false);
+    headsMatmul(readOnly(scoreHeads),
+                values(vh, s.keys, s.valueDim, widened + n * (qs + ks)),
+                outHeads.from(first), n, s.queries, s.valueDim, s.keys, false,
+                false);
   }
 }
 

@@ -149,15 +149,18 @@ static void roundProbabilities(float *scores, Bf16 *probabilities,
 
 /// Output row r of the group (head r / Sq, query r % Sq) = sums[r]
 /// rowScale[r] as Out (in place when the output is f32 head-major): the
-/// division by l after the product.
+/// division by l after the product. A warp per row: one row's place in the
+/// output a lane, not one per element.
 template <typename Out>
 __global__ void scaleRowsKernel(const float *sums, Heads<Out> out,
                                 const float *rowScale, int64_t queries,
                                 int64_t rows, int64_t width) {
-  TGC_GRID_STRIDE(i, rows * width) {
-    const int64_t r = i / width;
-    out.at(r / queries)[r % queries * out.layout.rowStride + i % width] =
-        convertedTo<Out>(sums[i] * rowScale[r]);
+  const int lane = threadIdx.x % 32;
+  TGC_FOR_WARP_ROW(r, rows) {
+    Out *row = out.at(r / queries) + r % queries * out.layout.rowStride;
+    const float scale = rowScale[r];
+    for (int64_t c = lane; c < width; c += 32)
+      row[c] = convertedTo<Out>(sums[r * width + c] * scale);
   }
 }
 
@@ -184,26 +187,37 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   float *f32Scores = scoreScratch.as<float>(),
         *rowScale = scaleScratch.as<float>();
   Bf16 *probabilities = probabilityScratch.as<Bf16>();
+  // Sequence-major: every operand through pointers.
+  HeadPointers table(s.sequenceMajor ? 3 * heads + 3 * group : 0);
+  const Heads<const Bf16>
+      qh = table.add(q, tensorHeads(s, s.queries, s.keyDim), heads),
+      kh = table.add(k, tensorHeads(s, s.keys, s.keyDim), heads),
+      vh = table.add(v, tensorHeads(s, s.keys, s.valueDim), heads);
+  const Heads<float> scoreHeads =
+      table.add(f32Scores, packedHeads(s.queries, s.keys), group);
+  const Heads<const Bf16> probabilityHeads = table.add(
+      static_cast<const Bf16 *>(probabilities), packedHeads(s.queries, s.keys),
+      group);
+  const HeadLayout outLayout = tensorHeads(s, s.queries, s.valueDim);
+  // The sums: scratch, or the f32 head-major output itself.
+  Heads<float> sumHeads = table.add(sumScratch.as<float>(),
+                                    packedHeads(s.queries, s.valueDim), group);
+  if constexpr (!roundedOutput)
+    if (!sumsInScratch)
+      sumHeads = {out, outLayout};
+  table.fill();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
-    const Heads<Out> o{out, tensorHeads(s, s.queries, s.valueDim), first};
-    float *sums = sumScratch.as<float>();
-    if constexpr (!roundedOutput)
-      if (!sumsInScratch)
-        sums = o.at(0);
-    headsMatmul(Heads<const Bf16>{q, tensorHeads(s, s.queries, s.keyDim), first},
-                Heads<const Bf16>{k, tensorHeads(s, s.keys, s.keyDim), first},
-                Heads<float>{f32Scores, packedHeads(s.queries, s.keys)}, n,
-                s.queries, s.keys, s.keyDim, false, true);
+    const Heads<float> sums = sumsInScratch ? sumHeads : sumHeads.from(first);
+    headsMatmul(qh.from(first), kh.from(first), scoreHeads, n, s.queries,
+                s.keys, s.keyDim, false, true);
     roundProbabilities(f32Scores, probabilities, rowScale, lse, s, config,
                        first, rows);
-    headsMatmul(
-        Heads<const Bf16>{probabilities, packedHeads(s.queries, s.keys)},
-        Heads<const Bf16>{v, tensorHeads(s, s.keys, s.valueDim), first},
-        Heads<float>{sums, packedHeads(s.queries, s.valueDim)}, n, s.queries,
-        s.valueDim, s.keys, false, false);
-    scaleRowsKernel<<<blocksFor(rows * s.valueDim), kThreads, 0, stream()>>>(
-        sums, o, rowScale, s.queries, rows, s.valueDim);
+    headsMatmul(probabilityHeads, vh.from(first), sums, n, s.queries,
+                s.valueDim, s.keys, false, false);
+    scaleRowsKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
+        sums.at(0), Heads<Out>{out, outLayout, first}, rowScale, s.queries,
+        rows, s.valueDim);
     TGC_CUDA_CHECK_LAUNCH();
   }
 }
@@ -346,33 +360,39 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
        *scoreGrads = scoreGradScratch.as<Bf16>(),
        *roundedGrad = gradScratch.as<Bf16>();
   toBf16(grad, roundedGrad, heads * os);
-  const HeadLayout scoreHeads = packedHeads(s.queries, s.keys);
+  // Sequence-major: every operand through pointers.
+  HeadPointers table(s.sequenceMajor ? 7 * heads + 4 * group : 0);
+  const HeadLayout scoreLayout = packedHeads(s.queries, s.keys);
+  const Heads<const Bf16>
+      qh = table.add(q, tensorHeads(s, s.queries, s.keyDim), heads),
+      kh = table.add(k, tensorHeads(s, s.keys, s.keyDim), heads),
+      vh = table.add(v, tensorHeads(s, s.keys, s.valueDim), heads),
+      dOHeads = table.add(static_cast<const Bf16 *>(roundedGrad),
+                          tensorHeads(s, s.queries, s.valueDim), heads),
+      keptHeads = table.add(static_cast<const Bf16 *>(kept), scoreLayout, group),
+      scoreGradHeads = table.add(static_cast<const Bf16 *>(scoreGrads),
+                                 scoreLayout, group);
+  const Heads<float> productHeads = table.add(products, scoreLayout, group),
+                     outGradHeads = table.add(outGrads, scoreLayout, group);
+  const Heads<G> dqHeads = table.add(dq, tensorHeads(s, s.queries, s.keyDim), heads),
+                 dkHeads = table.add(dk, tensorHeads(s, s.keys, s.keyDim), heads),
+                 dvHeads = table.add(dv, tensorHeads(s, s.keys, s.valueDim), heads);
+  table.fill();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
-    auto tensor = [&](const Bf16 *x, int64_t rows, int64_t width) {
-      return Heads<const Bf16>{x, tensorHeads(s, rows, width), first};
-    };
-    auto gradient = [&](G *x, int64_t rows, int64_t width) {
-      return Heads<G>{x, tensorHeads(s, rows, width), first};
-    };
-    const Heads<const Bf16> qg = tensor(q, s.queries, s.keyDim),
-                            kg = tensor(k, s.keys, s.keyDim),
-                            vg = tensor(v, s.keys, s.valueDim),
-                            dO = tensor(roundedGrad, s.queries, s.valueDim);
-    headsMatmul(qg, kg, Heads<float>{products, scoreHeads}, n, s.queries,
-                s.keys, s.keyDim, false, true);
-    headsMatmul(dO, vg, Heads<float>{outGrads, scoreHeads}, n, s.queries,
-                s.keys, s.valueDim, false, true);
+    const Heads<const Bf16> qg = qh.from(first), kg = kh.from(first),
+                            dO = dOHeads.from(first);
+    headsMatmul(qg, kg, productHeads, n, s.queries, s.keys, s.keyDim, false,
+                true);
+    headsMatmul(dO, vh.from(first), outGradHeads, n, s.queries, s.keys,
+                s.valueDim, false, true);
     roundScoreGrads(products, outGrads, lse, kept, scoreGrads, s, config,
                     first, rows);
-    headsMatmul(Heads<const Bf16>{kept, scoreHeads}, dO,
-                gradient(dv, s.keys, s.valueDim), n, s.keys, s.valueDim,
+    headsMatmul(keptHeads, dO, dvHeads.from(first), n, s.keys, s.valueDim,
                 s.queries, true, false);
-    headsMatmul(Heads<const Bf16>{scoreGrads, scoreHeads}, kg,
-                gradient(dq, s.queries, s.keyDim), n, s.queries, s.keyDim,
-                s.keys, false, false);
-    headsMatmul(Heads<const Bf16>{scoreGrads, scoreHeads}, qg,
-                gradient(dk, s.keys, s.keyDim), n, s.keys, s.keyDim,
+    headsMatmul(scoreGradHeads, kg, dqHeads.from(first), n, s.queries,
+                s.keyDim, s.keys, false, false);
+    headsMatmul(scoreGradHeads, qg, dkHeads.from(first), n, s.keys, s.keyDim,
                 s.queries, true, false);
   }
 }

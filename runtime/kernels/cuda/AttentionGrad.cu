@@ -91,41 +91,48 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   Scratch scratch(group * perHead * sizeof(float));
   float *pf = scratch.as<float>(), *ds = pf + group * scores,
         *widened = ds + group * scores;
-  const HeadLayout scoreHeads = packedHeads(s.queries, s.keys);
+  // Sequence-major (f32 here: see above): every operand through pointers.
+  HeadPointers table(s.sequenceMajor ? 7 * heads + 2 * group : 0);
+  const HeadLayout scoreLayout = packedHeads(s.queries, s.keys);
+  const Heads<float> pfHeads = table.add(pf, scoreLayout, group),
+                     dsHeads = table.add(ds, scoreLayout, group),
+                     dqHeads = table.add(dq, tensorHeads(s, s.queries, s.keyDim), heads),
+                     dkHeads = table.add(dk, tensorHeads(s, s.keys, s.keyDim), heads),
+                     dvHeads = table.add(dv, tensorHeads(s, s.keys, s.valueDim), heads);
+  const Heads<const float> dOHeads = table.add(grad, outputs, heads);
+  // f32 tensors are read in place, bf16 ones through the group's widened copy.
+  Heads<const T> qh = table.add(q, tensorHeads(s, s.queries, s.keyDim), heads),
+                 kh = table.add(k, tensorHeads(s, s.keys, s.keyDim), heads),
+                 vh = table.add(v, tensorHeads(s, s.keys, s.valueDim), heads);
+  table.fill();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
-    auto values = [&](const T *x, int64_t rows, int64_t width,
+    auto values = [&](const Heads<const T> &x, int64_t rows, int64_t width,
                       float *scratch) -> Heads<const float> {
       if constexpr (std::is_same_v<T, float>)
-        return {x, tensorHeads(s, rows, width), first};
+        return x.from(first);
       else
-        return {groupValues(x, first * rows * width, n * rows * width, scratch),
+        return {groupValues(x.base, first * rows * width, n * rows * width,
+                            scratch),
                 packedHeads(rows, width)};
     };
-    Heads<const float> qg = values(q, s.queries, s.keyDim, widened),
-                       kg = values(k, s.keys, s.keyDim, widened + n * qs),
-                       vg = values(v, s.keys, s.valueDim,
-                                   widened + n * (qs + ks)),
-                       dO{grad, outputs, first};
-    auto gradient = [&](float *x, int64_t rows, int64_t width) {
-      return Heads<float>{x, tensorHeads(s, rows, width), first};
-    };
-    headsMatmul(qg, kg, Heads<float>{pf, scoreHeads}, n, s.queries, s.keys,
-                s.keyDim, false, true);
-    headsMatmul(dO, vg, Heads<float>{ds, scoreHeads}, n, s.queries, s.keys,
-                s.valueDim, false, true);
+    const Heads<const float> qg = values(qh, s.queries, s.keyDim, widened),
+                             kg = values(kh, s.keys, s.keyDim, widened + n * qs),
+                             vg = values(vh, s.keys, s.valueDim,
+                                         widened + n * (qs + ks)),
+                             dO = dOHeads.from(first);
+    headsMatmul(qg, kg, pfHeads, n, s.queries, s.keys, s.keyDim, false, true);
+    headsMatmul(dO, vg, dsHeads, n, s.queries, s.keys, s.valueDim, false,
+                true);
     scoreGradsKernel<<<blocksFor(n * scores), kThreads, 0, stream()>>>(
         pf, ds, lse, rowDot.as<float>(), s, config, first, n * scores);
     TGC_CUDA_CHECK_LAUNCH();
-    headsMatmul(Heads<const float>{pf, scoreHeads}, dO,
-                gradient(dv, s.keys, s.valueDim), n, s.keys, s.valueDim,
-                s.queries, true, false);
-    headsMatmul(Heads<const float>{ds, scoreHeads}, kg,
-                gradient(dq, s.queries, s.keyDim), n, s.queries, s.keyDim,
-                s.keys, false, false);
-    headsMatmul(Heads<const float>{ds, scoreHeads}, qg,
-                gradient(dk, s.keys, s.keyDim), n, s.keys, s.keyDim,
-                s.queries, true, false);
+    headsMatmul(readOnly(pfHeads), dO, dvHeads.from(first), n, s.keys,
+                s.valueDim, s.queries, true, false);
+    headsMatmul(readOnly(dsHeads), kg, dqHeads.from(first), n, s.queries,
+                s.keyDim, s.keys, false, false);
+    headsMatmul(readOnly(dsHeads), qg, dkHeads.from(first), n, s.keys,
+                s.keyDim, s.queries, true, false);
   }
 }
 

@@ -3,24 +3,46 @@
 // headsMatmul (AttentionScores.cuh): a group of heads' products. Packed
 // heads (head-major tensors, group scratch) are one strided batched GEMM
 // (matmul). Sequence-major heads are not evenly spaced (head (b, h) at
-// b S H D + h D), so one small kernel writes each head's three matrix
-// pointers into scratch and cuBLAS reads them (pointerMatmul).
+// b S H D + h D), so one kernel a call writes every operand's per-head
+// matrix pointers (HeadPointers) and cuBLAS reads them (pointerMatmul).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
 
 namespace tgc::cuda {
 
-template <typename T, typename Out>
-__global__ void headPointersKernel(Heads<const T> a, Heads<const T> b,
-                                   Heads<Out> out, int64_t n,
-                                   const T **aPointers, const T **bPointers,
-                                   Out **outPointers) {
-  TGC_GRID_STRIDE(i, n) {
-    aPointers[i] = a.at(i);
-    bPointers[i] = b.at(i);
-    outPointers[i] = out.at(i);
+void *const *HeadPointers::reserve(void *base, size_t elementBytes,
+                                   HeadLayout layout, int64_t count) {
+  if (operands.size == kMaxOperands ||
+      operands.entries + count > capacity) { // a kernel's miscount
+    TGC_CUDA_CHECK(cudaErrorInvalidValue);
+    return nullptr;
   }
+  operands.operand[operands.size++] = {
+      static_cast<char *>(base), static_cast<int64_t>(elementBytes), count,
+      operands.entries, layout};
+  void *const *first = table.as<void *>() + operands.entries;
+  operands.entries += count;
+  return first;
+}
+
+__global__ void headPointersKernel(HeadPointers::Operands operands,
+                                   void **table) {
+  TGC_GRID_STRIDE(e, operands.entries) {
+    int o = 0;
+    while (e >= operands.operand[o].firstEntry + operands.operand[o].count)
+      ++o;
+    const HeadPointers::Operand &x = operands.operand[o];
+    table[e] = x.base + x.layout.offset(e - x.firstEntry) * x.elementBytes;
+  }
+}
+
+void HeadPointers::fill() {
+  if (operands.entries == 0)
+    return;
+  headPointersKernel<<<blocksFor(operands.entries), kThreads, 0, stream()>>>(
+      operands, table.as<void *>());
+  TGC_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T, typename Out>
@@ -29,24 +51,23 @@ void headsMatmul(Heads<const T> a, Heads<const T> b, Heads<Out> out,
                  bool transposeA, bool transposeB) {
   if (n == 0)
     return;
+  if (a.pointers && b.pointers && out.pointers) {
+    pointerMatmul(a.pointers + a.first, a.layout.rowStride,
+                  b.pointers + b.first, b.layout.rowStride,
+                  out.pointers + out.first, out.layout.rowStride, n, m, cols,
+                  k, transposeA, transposeB);
+    return;
+  }
   const bool packed = a.layout.packed(transposeA ? k : m, transposeA ? m : k) &&
                       b.layout.packed(transposeB ? cols : k,
                                       transposeB ? k : cols) &&
                       out.layout.packed(m, cols);
-  if (packed) {
-    matmul(a.at(0), b.at(0), out.at(0), n, m, cols, k, transposeA, transposeB,
-           false);
+  if (!packed) { // unevenly spaced heads need HeadPointers
+    TGC_CUDA_CHECK(cudaErrorInvalidValue);
     return;
   }
-  Scratch pointers(3 * n * sizeof(void *));
-  const T **aPointers = pointers.as<const T *>(), **bPointers = aPointers + n;
-  Out **outPointers = static_cast<Out **>(static_cast<void *>(bPointers + n));
-  headPointersKernel<<<blocksFor(n), kThreads, 0, stream()>>>(
-      a, b, out, n, aPointers, bPointers, outPointers);
-  TGC_CUDA_CHECK_LAUNCH();
-  pointerMatmul(aPointers, a.layout.rowStride, bPointers, b.layout.rowStride,
-                outPointers, out.layout.rowStride, n, m, cols, k, transposeA,
-                transposeB);
+  matmul(a.at(0), b.at(0), out.at(0), n, m, cols, k, transposeA, transposeB,
+         false);
 }
 
 template void headsMatmul(Heads<const float>, Heads<const float>,

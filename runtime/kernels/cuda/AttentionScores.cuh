@@ -99,19 +99,70 @@ __host__ __device__ inline int64_t lseIndex(const AttentionShape &s,
   return (bh / s.heads * s.queries + query) * s.heads + bh % s.heads;
 }
 
-/// The matrices of heads first, first + 1, ... of a tensor or scratch.
+/// The matrices of heads first, first + 1, ... of a tensor or scratch;
+/// with `pointers` (HeadPointers), a device array of every head's matrix.
 template <typename T> struct Heads {
   T *base;
   HeadLayout layout;
   int64_t first = 0;
+  T *const *pointers = nullptr;
   __host__ __device__ T *at(int64_t i) const {
     return base + layout.offset(first + i);
   }
+  /// The same matrices from head `head` on.
+  Heads from(int64_t head) const { return {base, layout, head, pointers}; }
+};
+
+/// `heads` as a GEMM operand that is read.
+template <typename T> Heads<const T> readOnly(const Heads<T> &heads) {
+  return {heads.base, heads.layout, heads.first, heads.pointers};
+}
+
+/// One attention call's per-head matrix pointers, for the batched GEMMs over
+/// sequence-major heads (not evenly spaced): `add` each operand, then
+/// `fill` writes every pointer with one kernel. Inactive (no pointers, no
+/// launch) for head-major calls, whose GEMMs are strided.
+class HeadPointers {
+public:
+  static constexpr int kMaxOperands = 12;
+  /// Room for `entries` pointers in all, or inactive when 0.
+  explicit HeadPointers(int64_t entries)
+      : table(entries * sizeof(void *)), capacity(entries) {}
+
+  /// `count` heads' matrices of the tensor or scratch at `base`.
+  template <typename T>
+  Heads<T> add(T *base, HeadLayout layout, int64_t count) {
+    Heads<T> heads{base, layout};
+    if (capacity > 0)
+      heads.pointers = static_cast<T *const *>(static_cast<const void *>(
+          reserve(const_cast<void *>(static_cast<const void *>(base)),
+                  sizeof(T), layout, count)));
+    return heads;
+  }
+  void fill();
+
+  struct Operand {
+    char *base;
+    int64_t elementBytes, count, firstEntry;
+    HeadLayout layout;
+  };
+  struct Operands {
+    Operand operand[kMaxOperands];
+    int size = 0;
+    int64_t entries = 0;
+  };
+
+private:
+  void *const *reserve(void *base, size_t elementBytes, HeadLayout layout,
+                       int64_t count);
+  Scratch table;
+  int64_t capacity;
+  Operands operands;
 };
 
 /// out[i] = op(a[i]) op(b[i]) for the n heads i (row-major [m, k] x [k, cols]
 /// after the transposes): matmul's strided batched GEMM where all three are
-/// packed, else one over per-head pointers (AttentionHeads.cu).
+/// packed, else one over the HeadPointers arrays (AttentionHeads.cu).
 template <typename T, typename Out>
 void headsMatmul(Heads<const T> a, Heads<const T> b, Heads<Out> out,
                  int64_t n, int64_t m, int64_t cols, int64_t k,
