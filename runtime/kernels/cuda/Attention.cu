@@ -25,6 +25,20 @@ const float *groupValues(const Bf16 *x, int64_t first, int64_t count,
   return scratch;
 }
 
+WidenedInputs::WidenedInputs(const Bf16 *q, const Bf16 *k, const Bf16 *v,
+                             const AttentionShape &s)
+    : memory(s.batch * s.heads *
+             (s.queries * s.keyDim + s.keys * (s.keyDim + s.valueDim)) *
+             sizeof(float)) {
+  const int64_t heads = s.batch * s.heads, qs = heads * s.queries * s.keyDim,
+                ks = heads * s.keys * s.keyDim,
+                vs = heads * s.keys * s.valueDim;
+  float *widened = memory.as<float>();
+  this->q = groupValues(q, 0, qs, widened);
+  this->k = groupValues(k, 0, ks, widened + qs);
+  this->v = groupValues(v, 0, vs, widened + qs + ks);
+}
+
 /// Rows [0, rows) of a group starting at head firstHead, Sk scores each.
 __global__ void softmaxScoresKernel(float *scores, float *lse, AttentionShape s,
                                     AttentionConfig config, int64_t firstHead,
@@ -62,16 +76,9 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
   const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
                 vs = s.keys * s.valueDim, scores = s.queries * s.keys;
   if constexpr (!std::is_same_v<T, float>) {
-    // Sequence-major bf16 heads are not contiguous per group: widen the
-    // tensors whole, then attend over them as f32.
     if (s.sequenceMajor) {
-      Scratch widened((heads * (qs + ks + vs)) * sizeof(float));
-      float *wq = widened.as<float>(), *wk = wq + heads * qs,
-            *wv = wk + heads * ks;
-      attentionOf<float>(groupValues(q, 0, heads * qs, wq),
-                         groupValues(k, 0, heads * ks, wk),
-                         groupValues(v, 0, heads * vs, wv), out, lse, s,
-                         config);
+      WidenedInputs widened(q, k, v, s);
+      attentionOf(widened.q, widened.k, widened.v, out, lse, s, config);
       return;
     }
   }
@@ -93,23 +100,15 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
   table.fill();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
-    auto values = [&](const Heads<const T> &x, int64_t rows, int64_t width,
-                      float *scratch) -> Heads<const float> {
-      if constexpr (std::is_same_v<T, float>)
-        return x.from(first);
-      else
-        return {groupValues(x.base, first * rows * width, n * rows * width,
-                            scratch),
-                packedHeads(rows, width)};
-    };
-    headsMatmul(values(qh, s.queries, s.keyDim, widened),
-                values(kh, s.keys, s.keyDim, widened + n * qs), scoreHeads, n,
-                s.queries, s.keys, s.keyDim, false, true);
+    headsMatmul(groupHeads(qh, first, n, s.queries, s.keyDim, widened),
+                groupHeads(kh, first, n, s.keys, s.keyDim, widened + n * qs),
+                scoreHeads, n, s.queries, s.keys, s.keyDim, false, true);
     softmaxScoresKernel<<<blocksFor(n * s.queries * 32), kThreads, 0,
                           stream()>>>(p, lse, s, config, first, n * s.queries);
     TGC_CUDA_CHECK_LAUNCH();
     headsMatmul(readOnly(scoreHeads),
-                values(vh, s.keys, s.valueDim, widened + n * (qs + ks)),
+                groupHeads(vh, first, n, s.keys, s.valueDim,
+                           widened + n * (qs + ks)),
                 outHeads.from(first), n, s.queries, s.valueDim, s.keys, false,
                 false);
   }

@@ -66,15 +66,10 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   const int64_t qs = s.queries * s.keyDim, ks = s.keys * s.keyDim,
                 vs = s.keys * s.valueDim, scores = s.queries * s.keys;
   if constexpr (!std::is_same_v<T, float>) {
-    // As attentionOf: sequence-major bf16 tensors widened whole.
     if (s.sequenceMajor) {
-      Scratch widened((heads * (qs + ks + vs)) * sizeof(float));
-      float *wq = widened.as<float>(), *wk = wq + heads * qs,
-            *wv = wk + heads * ks;
-      attentionGradOf<float>(grad, groupValues(q, 0, heads * qs, wq),
-                             groupValues(k, 0, heads * ks, wk),
-                             groupValues(v, 0, heads * vs, wv), output, lse,
-                             dq, dk, dv, s, config);
+      WidenedInputs widened(q, k, v, s);
+      attentionGradOf(grad, widened.q, widened.k, widened.v, output, lse, dq,
+                      dk, dv, s, config);
       return;
     }
   }
@@ -107,19 +102,12 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   table.fill();
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
-    auto values = [&](const Heads<const T> &x, int64_t rows, int64_t width,
-                      float *scratch) -> Heads<const float> {
-      if constexpr (std::is_same_v<T, float>)
-        return x.from(first);
-      else
-        return {groupValues(x.base, first * rows * width, n * rows * width,
-                            scratch),
-                packedHeads(rows, width)};
-    };
-    const Heads<const float> qg = values(qh, s.queries, s.keyDim, widened),
-                             kg = values(kh, s.keys, s.keyDim, widened + n * qs),
-                             vg = values(vh, s.keys, s.valueDim,
-                                         widened + n * (qs + ks)),
+    const Heads<const float> qg = groupHeads(qh, first, n, s.queries,
+                                             s.keyDim, widened),
+                             kg = groupHeads(kh, first, n, s.keys, s.keyDim,
+                                             widened + n * qs),
+                             vg = groupHeads(vh, first, n, s.keys, s.valueDim,
+                                             widened + n * (qs + ks)),
                              dO = dOHeads.from(first);
     headsMatmul(qg, kg, pfHeads, n, s.queries, s.keys, s.keyDim, false, true);
     headsMatmul(dO, vg, dsHeads, n, s.queries, s.keys, s.valueDim, false,

@@ -53,6 +53,16 @@ inline const float *groupValues(const float *x, int64_t first, int64_t,
 const float *groupValues(const Bf16 *x, int64_t first, int64_t count,
                          float *scratch);
 
+/// Sequence-major bf16 q, k and v without bf16_products, widened whole to
+/// f32 (their heads are not contiguous per group, so groupValues cannot
+/// widen a group's): the f32 kernels attend over these.
+struct WidenedInputs {
+  Scratch memory;
+  const float *q, *k, *v;
+  WidenedInputs(const Bf16 *q, const Bf16 *k, const Bf16 *v,
+                const AttentionShape &s);
+};
+
 /// tg.attention and tg.attention_grad with bf16_products (AttentionBf16.cu);
 /// Out and G, the output's and the gradients' type: float or Bf16.
 template <typename Out>
@@ -159,6 +169,20 @@ private:
   int64_t capacity;
   Operands operands;
 };
+
+/// Heads [first, first + n) of q, k or v (rows x width a head) as f32: an
+/// f32 tensor's own, a bf16 one's widened into `scratch` (packed).
+template <typename T>
+Heads<const float> groupHeads(const Heads<const T> &x, int64_t first,
+                              int64_t n, int64_t rows, int64_t width,
+                              float *scratch) {
+  if constexpr (std::is_same_v<T, float>)
+    return x.from(first);
+  else
+    return {groupValues(x.base, first * rows * width, n * rows * width,
+                        scratch),
+            packedHeads(rows, width)};
+}
 
 /// out[i] = op(a[i]) op(b[i]) for the n heads i (row-major [m, k] x [k, cols]
 /// after the transposes): matmul's strided batched GEMM where all three are
