@@ -117,23 +117,25 @@ void toBf16(const float *input, Bf16 *out, int64_t count) {
               std::min(kSpan, count - s * kSpan));
 }
 
-Bf16 *roundRowsInPlace(float *values, int64_t rows, int64_t width) {
-  Bf16 *rounded = reinterpret_cast<Bf16 *>(values);
-#pragma omp parallel for schedule(static) if (rows * width >= kParallelRounding)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = values + r * width;
-    Bf16 *out = rounded + r * 2 * width;
-    // A block's bf16 values land on f32 values already read: those of this
-    // block (copied out first) and of the blocks before it.
-    constexpr int64_t kBlock = 256;
-    float block[kBlock];
-    for (int64_t c = 0; c < width; c += kBlock) {
-      int64_t n = std::min(kBlock, width - c);
-      std::copy(row + c, row + c + n, block);
-      roundSpan(block, out + c, n);
-    }
+Bf16 *roundRowInPlace(float *row, int64_t width) {
+  Bf16 *out = reinterpret_cast<Bf16 *>(row);
+  // A block's bf16 values land on f32 values already read: those of this
+  // block (copied out first) and of the blocks before it.
+  constexpr int64_t kBlock = 256;
+  float block[kBlock];
+  for (int64_t c = 0; c < width; c += kBlock) {
+    int64_t n = std::min(kBlock, width - c);
+    std::copy(row + c, row + c + n, block);
+    roundSpan(block, out + c, n);
   }
-  return rounded;
+  return out;
+}
+
+Bf16 *roundRowsInPlace(float *values, int64_t rows, int64_t width) {
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelRounding)
+  for (int64_t r = 0; r < rows; ++r)
+    roundRowInPlace(values + r * width, width);
+  return reinterpret_cast<Bf16 *>(values);
 }
 
 } // namespace tgc::cpu

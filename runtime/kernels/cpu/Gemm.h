@@ -39,6 +39,9 @@ void gemm(const runtime::Bf16 *a, const runtime::Bf16 *b, float *out,
 /// half of its own storage, and returns the bf16 rows: a [rows, width]
 /// operand of leading dimension 2 * width, made without a second buffer.
 runtime::Bf16 *roundRowsInPlace(float *values, int64_t rows, int64_t width);
+/// One such row (on the calling thread): `width` bf16 values over the first
+/// half of `row`.
+runtime::Bf16 *roundRowInPlace(float *row, int64_t width);
 
 /// out [m, n] = op(a) op(b) + bias, ReLU if `relu`, + beta out, on a oneDNN
 /// matmul primitive made for the shape on first use and kept

@@ -131,11 +131,18 @@ static double lossAndGradRow(float *x, int32_t target, int64_t classes,
 
 namespace {
 
+/// A finished row of the logit gradient dl as the gradient products read
+/// it: as it is for f32 operands; for bf16 ones rounded over its own first
+/// half (roundRowInPlace) while it is still in cache, so the rounded copy
+/// takes no memory outside the planned workspace and no pass of its own.
+void finishGradientRow(float *, int64_t, const float *) {}
+void finishGradientRow(float *row, int64_t classes, const Bf16 *) {
+  roundRowInPlace(row, classes);
+}
+
 /// The chunk's two gradient products, dh = dl W and dW (+)= dl^T h, from
-/// its logit gradient dl in the f32 workspace: read as it is for f32
-/// operands; for bf16 ones rounded first, each row over its own first half,
-/// so the rounded copy takes no memory outside the planned workspace.
-void gradientProducts(float *logitGrad, const float *hidden,
+/// its logit gradient dl in the workspace (finishGradientRow's rows).
+void gradientProducts(const float *logitGrad, const float *hidden,
                       const float *weight, float *hiddenGrad,
                       float *weightGrad, int64_t rows, int64_t width,
                       int64_t classes, float beta) {
@@ -143,10 +150,11 @@ void gradientProducts(float *logitGrad, const float *hidden,
        0.0f);
   gemm(logitGrad, hidden, weightGrad, classes, width, rows, true, false, beta);
 }
-void gradientProducts(float *logitGrad, const Bf16 *hidden, const Bf16 *weight,
-                      float *hiddenGrad, float *weightGrad, int64_t rows,
-                      int64_t width, int64_t classes, float beta) {
-  const Bf16 *rounded = roundRowsInPlace(logitGrad, rows, classes);
+void gradientProducts(const float *logitGrad, const Bf16 *hidden,
+                      const Bf16 *weight, float *hiddenGrad,
+                      float *weightGrad, int64_t rows, int64_t width,
+                      int64_t classes, float beta) {
+  const Bf16 *rounded = reinterpret_cast<const Bf16 *>(logitGrad);
   gemm(rounded, weight, hiddenGrad, rows, width, classes, false, false, 0.0f,
        2 * classes);
   gemm(rounded, hidden, weightGrad, classes, width, rows, true, false, beta,
@@ -181,10 +189,12 @@ void outputLossOf(const T *hidden, const T *weight, const int32_t *targets,
       for (int64_t r = 0; r < n; ++r) {
         float *x = workspace + r * classes;
         int32_t target = targets[r0 + r];
-        if (target == ignoreIndex)
-          std::fill(x, x + classes, 0.0f);
-        else
+        if (target == ignoreIndex) {
+          std::fill(x, x + classes, 0.0f); // zeros in bf16 too
+        } else {
           sum += lossAndGradRow(x, target, classes, smoothing, rowWeight);
+          finishGradientRow(x, classes, weight);
+        }
       }
       partial[omp_get_thread_num()] = sum;
     }
