@@ -11,7 +11,7 @@
 #ifndef TGC_CODEGEN_STEPSIGNATURE_H
 #define TGC_CODEGEN_STEPSIGNATURE_H
 
-#include "runtime/program/Schedule.h"
+#include "common/Schedule.h"
 #include "runtime/data/Tasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -10,8 +10,8 @@
 #ifndef TGC_FRONTEND_BUILDER_H
 #define TGC_FRONTEND_BUILDER_H
 
+#include "common/Schedule.h"
 #include "frontend/Tensor.h"
-#include "runtime/program/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

@@ -144,6 +144,9 @@ Tensor sqrt(Tensor input, Where where) {
 Tensor rsqrt(Tensor input, Where where) {
   return unary<tg::RsqrtOp>(input, "rsqrt", where);
 }
+Tensor tanh(Tensor input, Where where) {
+  return unary<tg::TanhOp>(input, "tanh", where);
+}
 
 Tensor scale(Tensor input, double factor, Where where) {
   Builder &b = builderOf(input, where);

@@ -28,6 +28,7 @@ Tensor exp(Tensor input, Where where = Where::current());
 Tensor log(Tensor input, Where where = Where::current());
 Tensor sqrt(Tensor input, Where where = Where::current());
 Tensor rsqrt(Tensor input, Where where = Where::current());
+Tensor tanh(Tensor input, Where where = Where::current());
 
 /// a @ b (batched over leading dimensions; `b` may be a shared matrix), or
 /// a @ b^T with `transposeB`.

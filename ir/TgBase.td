@@ -97,13 +97,49 @@ def TG_TensorRules : NativeOpTrait<"TensorRules"> {
   let cppNamespace = "::tgc::tg";
 }
 
+// Kinds of ops that passes and emitters ask about, declared on the ops
+// (classes in ir/TgOps.h, namespace tgc::tg::traits).
+
+// Runs as one loop over its elements (the emitters' elementwise loop): it may
+// join a tg.fused_elementwise group, and its result may take the bytes of an
+// operand of its type that dies there (tg-plan-memory).
+def TG_ElementwiseLoop : NativeOpTrait<"ElementwiseLoop"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+// Its result is a view of its first operand's bytes: no code, no buffer.
+def TG_ResultIsView : NativeOpTrait<"ResultIsView"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+// Its result lives outside the arena (the state buffer, static data): no
+// code, no buffer of the plan.
+def TG_ResultOutsideArena : NativeOpTrait<"ResultOutsideArena"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+// Result i is written in place over operand i (the same bytes).
+def TG_ResultsOverwriteOperands : NativeOpTrait<"ResultsOverwriteOperands"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+// Operands 0 and 1 are a GEMM's: tg-mixed-precision gives them bf16 copies.
+def TG_GemmOperands : NativeOpTrait<"GemmOperands"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+// Its result is a GEMM's output, which the GEMM can write rounded to bf16
+// (tg-fold-bf16-roundings).
+def TG_GemmResult : NativeOpTrait<"GemmResult"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+// Updates the trained state (parameters and moments) in place.
+def TG_OptimizerStep : NativeOpTrait<"OptimizerStep"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
+
 class TG_Op<string mnemonic, list<Trait> traits = []>
     : Op<TG_Dialect, mnemonic, !listconcat(traits, [TG_TensorRules])>;
 
 // Pure ops whose single result has the type of their (first) operand.
 class TG_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
     : TG_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
-                                           Elementwise])> {
+                                           Elementwise, TG_ElementwiseLoop])> {
   let summary = "elementwise " # formula;
   let arguments = (ins TG_FloatTensor:$input);
   let results = (outs TG_FloatTensor:$result);
@@ -112,7 +148,7 @@ class TG_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
 
 class TG_BinaryOp<string mnemonic, string formula, list<Trait> traits = []>
     : TG_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
-                                           Elementwise])> {
+                                           Elementwise, TG_ElementwiseLoop])> {
   let summary = "elementwise " # formula # " of two tensors of one shape";
   let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs);
   let results = (outs TG_FloatTensor:$result);

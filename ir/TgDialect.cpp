@@ -6,6 +6,7 @@
 
 #include "ir/TgDialect.cpp.inc"
 #include "ir/TgEnums.cpp.inc"
+#include "ir/TgInterfaces.cpp.inc"
 
 using namespace tgc::tg;
 

@@ -219,7 +219,7 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
 // Post-autodiff fusion: elementwise groups and GEMM epilogues
 //===----------------------------------------------------------------------===//
 
-def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove,
+def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove, TG_ElementwiseLoop,
     SingleBlock, RecursiveMemoryEffects, RecursivelySpeculatable]> {
   let summary = "a group of elementwise ops that runs as one loop";
   let description = [{
@@ -273,7 +273,7 @@ def TG_YieldOp : TG_Op<"yield", [Pure, Terminator,
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
-def TG_LinearOp : TG_Op<"linear", [Pure]> {
+def TG_LinearOp : TG_Op<"linear", [Pure, TG_GemmOperands, TG_GemmResult]> {
   let summary = "x W + b with an optional ReLU: a GEMM with its epilogue";
   let description = [{
     `result[..., n] = act(sum_k input[..., k] * weight[k, n] + bias[n])`, with

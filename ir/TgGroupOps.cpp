@@ -7,10 +7,12 @@ using namespace mlir;
 namespace tgc::tg {
 
 bool isElementwiseFusible(Operation *op) {
-  if (llvm::isa<DropoutOp, DropoutGradOp>(op))
-    return true;
-  return op->hasTrait<OpTrait::Elementwise>() &&
-         llvm::isa_and_present<TGDialect>(op->getDialect());
+  return op->hasTrait<traits::ElementwiseLoop>() && op->getNumRegions() == 0;
+}
+
+bool writesNoCode(Operation *op) {
+  return op->hasTrait<traits::ResultIsView>() ||
+         op->hasTrait<traits::ResultOutsideArena>();
 }
 
 YieldOp FusedElementwiseOp::getYield() {

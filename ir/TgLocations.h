@@ -1,7 +1,7 @@
 //===- TgLocations.h - an op and its model source line, as text -*- C++ -*-===//
 //
 // How messages and generated code name an op: "tg.log at model.mlir:28:13".
-// The generated step's NaN check (codegen/cpu) and the interpreter's write
+// The generated step's NaN check (codegen/lowering) and the interpreter's write
 // the same text.
 //
 //===----------------------------------------------------------------------===//

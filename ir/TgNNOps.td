@@ -98,7 +98,7 @@ def TG_LayerNormGradOp : TG_Op<"layer_norm_grad", [Pure,
   let hasVerifier = 1;
 }
 
-def TG_DropoutOp : TG_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
+def TG_DropoutOp : TG_Op<"dropout", [Pure, TG_ElementwiseLoop, AllTypesMatch<["input", "result"]>]> {
   let summary = "inverted dropout with a counter-based (Philox) mask";
   let description = [{
     Keeps element `i` with probability `1 - rate` and scales kept elements by
@@ -120,7 +120,7 @@ def TG_DropoutOp : TG_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> 
   let hasVerifier = 1;
 }
 
-def TG_DropoutGradOp : TG_Op<"dropout_grad", [Pure, AllTypesMatch<["grad", "result"]>]> {
+def TG_DropoutGradOp : TG_Op<"dropout_grad", [Pure, TG_ElementwiseLoop, AllTypesMatch<["grad", "result"]>]> {
   let summary = "gradient of dropout: the regenerated mask times grad";
   let description = [{
     Applies to `grad` the same mask and scale that `tg.dropout` with this key,
@@ -253,7 +253,7 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
   let hasVerifier = 1;
 }
 
-def TG_OutputLossOp : TG_Op<"output_loss", [Pure,
+def TG_OutputLossOp : TG_Op<"output_loss", [Pure, TG_GemmOperands,
     TypesMatchWith<"hidden_grad is hidden's shape in f32", "hidden",
                    "hidden_grad", "::tgc::tg::withF32Elements($_self)">,
     TypesMatchWith<"weight_grad is weight's shape in f32", "weight",

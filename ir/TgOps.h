@@ -12,6 +12,7 @@
 
 #include "ir/TgDialect.h"
 #include "ir/TgEnums.h.inc"
+#include "ir/TgInterfaces.h"
 
 namespace tgc::tg {
 
@@ -27,6 +28,26 @@ public:
   }
 };
 
+/// The kinds of ops declared in ODS (TgBase.td says what each means). They
+/// carry no code: passes and emitters ask `op->hasTrait<...>()`.
+namespace traits {
+#define TGC_KIND_TRAIT(Name)                                                   \
+  template <typename ConcreteType>                                             \
+  class Name : public mlir::OpTrait::TraitBase<ConcreteType, Name> {};
+TGC_KIND_TRAIT(ElementwiseLoop)
+TGC_KIND_TRAIT(ResultIsView)
+TGC_KIND_TRAIT(ResultOutsideArena)
+TGC_KIND_TRAIT(ResultsOverwriteOperands)
+TGC_KIND_TRAIT(GemmOperands)
+TGC_KIND_TRAIT(GemmResult)
+TGC_KIND_TRAIT(OptimizerStep)
+#undef TGC_KIND_TRAIT
+} // namespace traits
+
+/// Whether the emitters write no code for `op`: a view of its operand or
+/// data outside the arena (state, constants).
+bool writesNoCode(mlir::Operation *op);
+
 /// The type of per-row statistics (LayerNorm mean/rstd, attention
 /// log-sum-exp) of a tensor: its shape without the last dimension.
 mlir::Type rowStatisticsType(mlir::Type type);
@@ -36,9 +57,9 @@ mlir::Type withBf16Elements(mlir::Type type);
 /// `type` with f32 elements: a GEMM's result and gradients for bf16 operands.
 mlir::Type withF32Elements(mlir::Type type);
 
-/// Whether `op` may sit in a tg.fused_elementwise body: an elementwise tg op,
-/// or a dropout (forward or backward), whose mask depends only on the
-/// element's index.
+/// Whether `op` may sit in a tg.fused_elementwise body: a single op that runs
+/// as one elementwise loop (the ElementwiseLoop trait: elementwise tg ops and
+/// dropout, whose mask depends only on the element's index), not a group.
 bool isElementwiseFusible(mlir::Operation *op);
 
 /// Set by tg-pair-gemms on a tg.matmul: it and the next op that computes

@@ -16,7 +16,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 // Optimizer
 //===----------------------------------------------------------------------===//
 
-def TG_AdamUpdateOp : TG_Op<"adam_update", [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+def TG_AdamUpdateOp : TG_Op<"adam_update", [TG_OptimizerStep, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
                                            MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "one Adam step on a parameter, in place";
   let description = [{
@@ -53,7 +53,7 @@ def TG_AdamUpdateOp : TG_Op<"adam_update", [DeclareOpInterfaceMethods<SymbolUser
   let hasVerifier = 1;
 }
 
-def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
+def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>, AttrSizedOperandSegments,
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "tg.adam_update on many parameters at once: the optimizer step";
@@ -106,7 +106,7 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [
   let hasVerifier = 1;
 }
 
-def TG_AllReduceOp : TG_Op<"all_reduce", [
+def TG_AllReduceOp : TG_Op<"all_reduce", [TG_ResultsOverwriteOperands,
     MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "sums tensors over the data-parallel processes, in place";

@@ -7,7 +7,7 @@ namespace tgc::tg {
 
 Operation *nextComputingOp(Operation *op) {
   for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-    if (!llvm::isa<ReshapeOp, LoadOp, ConstantOp>(next))
+    if (!writesNoCode(next))
       return next;
   return nullptr;
 }

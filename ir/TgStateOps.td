@@ -71,7 +71,7 @@ def TG_VariableOp : TG_Op<"variable", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let hasVerifier = 1;
 }
 
-def TG_LoadOp : TG_Op<"load", [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+def TG_LoadOp : TG_Op<"load", [TG_ResultOutsideArena, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
                                MemoryEffects<[MemRead]>]> {
   let summary = "reads the current value of a variable";
   let description = [{
@@ -125,7 +125,7 @@ def TG_StoreSliceOp : TG_Op<"store_slice", [DeclareOpInterfaceMethods<SymbolUser
   let hasVerifier = 1;
 }
 
-def TG_ConstantOp : TG_Op<"constant", [ConstantLike, Pure,
+def TG_ConstantOp : TG_Op<"constant", [ConstantLike, Pure, TG_ResultOutsideArena,
                                        AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{

@@ -56,7 +56,7 @@ def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure]> {
 // Matmul
 //===----------------------------------------------------------------------===//
 
-def TG_MatmulOp : TG_Op<"matmul", [Pure]> {
+def TG_MatmulOp : TG_Op<"matmul", [Pure, TG_GemmOperands, TG_GemmResult]> {
   let summary = "(batched) matrix product with optional transposes";
   let description = [{
     `result[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]`, where `A` is
@@ -174,6 +174,17 @@ def TG_RsqrtOp : TG_UnaryOp<"rsqrt", "reciprocal square root"> {
     ```
   }];
 }
+def TG_TanhOp : TG_UnaryOp<"tanh", "hyperbolic tangent"> {
+  let description = [{
+    `result = tanh(input)`, in (-1, 1): the gate of GELU's tanh form and of
+    recurrent cells. Its gradient is `dy * (1 - y^2)`, written with the
+    result `y`, so the input need not be kept for the backward.
+
+    ```mlir
+    %y = tg.tanh %x : tensor<4xf32>
+    ```
+  }];
+}
 def TG_ReluOp : TG_UnaryOp<"relu", "max(0, x)"> {
   let description = [{
     The FFN's non-linearity.
@@ -184,7 +195,8 @@ def TG_ReluOp : TG_UnaryOp<"relu", "max(0, x)"> {
   }];
 }
 
-def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise]> {
+def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise,
+                                 TG_ElementwiseLoop]> {
   let summary = "multiplies every element by a constant";
   let description = [{
     `result = factor * input`, e.g. the `1/sqrt(d_k)` of attention or the
@@ -200,7 +212,7 @@ def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise]> 
   let hasVerifier = 1;
 }
 
-def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise,
+def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise, TG_ElementwiseLoop,
     AllTypesMatch<["grad", "result"]>, AllShapesMatch<["grad", "input"]>]> {
   let summary = "gradient of relu: grad where input > 0, else 0";
   let description = [{
@@ -250,7 +262,7 @@ def TG_BroadcastOp : TG_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TG_ReshapeOp : TG_Op<"reshape", [Pure]> {
+def TG_ReshapeOp : TG_Op<"reshape", [Pure, TG_ResultIsView]> {
   let summary = "reinterprets a tensor with another shape of the same size";
   let description = [{
     Row-major reinterpretation; the element count and type are unchanged.

@@ -3,13 +3,14 @@
 // Three sweeps over the loss function's single block:
 //  1. forward: which values vary with a trainable variable;
 //  2. backward: which of those the loss depends on (the active values);
-//  3. reverse, emitting each active op's gradient rule (GradientRules.cpp)
+//  3. reverse, emitting each active op's gradient rule (its
+//     GradientOpInterface model, passes/gradients/)
 //     before the return and summing the contributions of multiple uses.
 // Ops off the active path are never asked for a rule, so masks, position
 // tables and token counts need none.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/GradientRules.h"
+#include "passes/gradients/Gradients.h"
 #include "passes/Passes.h"
 
 #include "ir/TgOps.h"

@@ -18,11 +18,12 @@
 // positional encodings: recomputed in @decode_step, for one position where
 // they have one). A target value's "time axis" is the dimension that indexes
 // target positions; each op kind says how it moves from operands to results,
-// and back for recomputed values, in its rule (DecoderAxisRules.cpp).
+// and back for recomputed values, in its DecoderAxesOpInterface model
+// (passes/decoder/).
 //
 //===----------------------------------------------------------------------===//
-#include "passes/DecoderAxisRules.h"
 #include "passes/Passes.h"
+#include "passes/decoder/DecoderAxes.h"
 
 #include "ir/TgOps.h"
 

@@ -19,7 +19,7 @@ namespace {
 /// rounded: its result, read by nothing but the copy.
 bool isFoldableGemmResult(Value value) {
   Operation *gemm = value.getDefiningOp();
-  if (!gemm || !llvm::isa<tg::MatmulOp, tg::LinearOp>(gemm) ||
+  if (!gemm || !gemm->hasTrait<tg::traits::GemmResult>() ||
       !value.hasOneUse())
     return false;
   auto operand = llvm::cast<ShapedType>(gemm->getOperand(0).getType());
@@ -80,8 +80,7 @@ tg::ToBf16Op foldableOutputCopy(tg::AttentionOp op) {
 /// write its rounded copy as well.
 bool isElementwiseLoopResult(Value value) {
   Operation *op = value.getDefiningOp();
-  return op && (llvm::isa<tg::FusedElementwiseOp>(op) ||
-                tg::isElementwiseFusible(op));
+  return op && op->hasTrait<tg::traits::ElementwiseLoop>();
 }
 
 /// `op` itself if it is a group, else a group of `op` alone (the same loop).

@@ -117,18 +117,20 @@ LogicalResult Planner::collectValues(Block &block) {
   int64_t index = 0;
   for (Operation &op : block) {
     position[&op] = index++;
-    bool external = llvm::isa<tg::LoadOp, tg::ConstantOp>(op);
+    bool external = op.hasTrait<tg::traits::ResultOutsideArena>();
     for (Value result : op.getResults())
       if (failed(add(result, external)))
         return failure();
-    if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(op))
-      unite(reshape.getInput(), reshape.getResult());
-    // Sums over the processes are made in place, in the operands' bytes.
-    if (auto reduce = llvm::dyn_cast<tg::AllReduceOp>(op)) {
+    if (op.hasTrait<tg::traits::ResultIsView>())
+      unite(op.getOperand(0), op.getResult(0));
+    // Results made in place (sums over the processes) take their
+    // operands' bytes.
+    if (op.hasTrait<tg::traits::ResultsOverwriteOperands>())
+      for (auto [input, result] : llvm::zip(op.getOperands(), op.getResults()))
+        unite(input, result);
+    // The all-reduce's region is followed by the token count slot.
+    if (llvm::isa<tg::AllReduceOp>(op))
       allReduces = true;
-      for (auto [input, sum] : llvm::zip(reduce.getInputs(), reduce.getSums()))
-        unite(input, sum);
-    }
   }
   auto markGradient = [&](Value grad) { classOf(grad).gradient = true; };
   for (Operation &op : block) {
@@ -184,9 +186,7 @@ void Planner::computeLifetimes(Block &block) {
 
 void Planner::chooseInPlace(Block &block) {
   for (Operation &op : block) {
-    bool elementwise = tg::isElementwiseFusible(&op) ||
-                       llvm::isa<tg::FusedElementwiseOp>(op);
-    if (!elementwise)
+    if (!op.hasTrait<tg::traits::ElementwiseLoop>())
       continue;
     int64_t at = position[&op];
     for (Value result : op.getResults()) {

@@ -100,7 +100,7 @@ struct MixedPrecisionPass
         ++gemms;
       };
       func.walk([&](Operation *op) {
-        if (llvm::isa<tg::MatmulOp, tg::LinearOp, tg::OutputLossOp>(op))
+        if (op->hasTrait<tg::traits::GemmOperands>())
           convert(op, {0, 1});
         else if (auto forward = llvm::dyn_cast<tg::AttentionOp>(op);
                  forward && attention && !readsCache(forward))

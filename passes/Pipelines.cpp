@@ -37,8 +37,34 @@ void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,
     pm.addPass(createTgMixedPrecision({report, attention, attentionProducts}));
 }
 
+CompilePipelineOptions CompilePipelineOptions::resolved() const {
+  CompilePipelineOptions options = *this;
+  bool cuda = target == CompileTarget::cuda;
+  // On a GPU the loss's chunks are larger (its GEMMs need more rows to fill
+  // the device: a base batch's 25k target rows in 7 chunks, a 600 MB
+  // workspace at 37k classes).
+  if (options.lossChunkRows == kTargetDefault)
+    options.lossChunkRows = cuda ? 4096 : 1024;
+  // A GPU runs one kernel after another on its stream either way.
+  if (cuda)
+    options.pairGemms = false;
+  return options;
+}
+
+std::string pipelineText(const CompilePipelineOptions &options) {
+  PipelineOptionsParser<CompilePipelineOptions> parser(options.resolved());
+  std::string text = "tg-compile-pipeline";
+  llvm::raw_string_ostream os(text);
+  parser.print(os);
+  return text;
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const TrainingPipelineOptions &options) {
+                           const TrainingPipelineOptions &given) {
+  TrainingPipelineOptions options = given;
+  // Alone, the training pipeline is the CPU target's.
+  if (options.lossChunkRows == StepOptions::kTargetDefault)
+    options.lossChunkRows = 1024;
   // From the unfused loss function, so @predict is fused like the step.
   if (options.predict)
     pm.addPass(createTgDerivePredict());
@@ -73,17 +99,16 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 }
 
 void buildCompilePipeline(mlir::OpPassManager &pm,
-                          const CompilePipelineOptions &options) {
-  TrainingPipelineOptions training;
-  options.copyStepOptionsTo(training);
+                          const CompilePipelineOptions &given) {
+  CompilePipelineOptions options = given.resolved();
   // The program translates held-out sentences with @predict (or its
   // incremental decoder).
-  training.predict = true;
+  TrainingPipelineOptions training = options.training();
   buildTrainingPipeline(pm, training);
   // The kernels' choice of where a rounding happens, so after everything
   // the interpreter also runs (tgc --emit=train shows the copies).
   if (training.precision == GemmPrecision::bf16 && options.bf16FoldRoundings)
-    pm.addPass(createTgFoldBf16Roundings({options.report.getValue()}));
+    pm.addPass(createTgFoldBf16Roundings({options.report}));
   // After every transformation, so that nothing moves a pair apart; before
   // planning, which gives each pair one instant.
   if (options.pairGemms) {
@@ -97,20 +122,22 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
 
 void registerPasses() {
   registerTGPasses();
-  mlir::PassPipelineRegistration<TrainingPipelineOptions>(
+  using TrainingParser = PipelineOptionsParser<TrainingPipelineOptions>;
+  mlir::PassPipelineRegistration<TrainingParser>(
       "tg-training-pipeline",
       "forward tg module -> training step (fusion, autodiff, Adam, cleanup, "
       "step fusion)",
-      [](mlir::OpPassManager &pm, const TrainingPipelineOptions &options) {
-        buildTrainingPipeline(pm, options);
+      [](mlir::OpPassManager &pm, const TrainingParser &options) {
+        buildTrainingPipeline(pm, options.get());
       });
-  mlir::PassPipelineRegistration<CompilePipelineOptions>(
+  using CompileParser = PipelineOptionsParser<CompilePipelineOptions>;
+  mlir::PassPipelineRegistration<CompileParser>(
       "tg-compile-pipeline",
       "forward tg module -> what the emitters consume (training pipeline "
       "with @predict and the incremental decoder, memory planning of every "
       "function)",
-      [](mlir::OpPassManager &pm, const CompilePipelineOptions &options) {
-        buildCompilePipeline(pm, options);
+      [](mlir::OpPassManager &pm, const CompileParser &options) {
+        buildCompilePipeline(pm, options.get());
       });
 }
 

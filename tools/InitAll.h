@@ -8,7 +8,9 @@ class DialectRegistry;
 
 namespace tgc {
 
-/// The dialects a tgc module may hold: tg and func.
+/// The dialects a tgc module may hold, tg and func, with every concern's
+/// models of the tg ops (gradients, decoder axes, reference execution,
+/// kernel calls).
 void registerAllDialects(mlir::DialectRegistry &registry);
 
 /// Every tgc pass and pipeline, plus MLIR's generic cleanups (canonicalize,

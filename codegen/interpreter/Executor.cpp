@@ -1,5 +1,6 @@
 //===- Executor.cpp - the op dispatch of the reference interpreter ------===//
 #include "codegen/interpreter/Executor.h"
+#include "ir/TgInterfaces.h"
 
 #include "runtime/kernels/KernelTypes.h"
 
@@ -46,11 +47,13 @@ void Executor::bind(Value value, HostTensor tensor) {
 }
 
 LogicalResult Executor::execute(Operation *op) {
-  const OpHandler *handler = opHandlers().lookup(op->getName().getTypeID());
-  if (!handler)
+  // The models are attached by registerReferenceModels
+  // (interpreter/ops/ReferenceModels.h).
+  auto reference = llvm::dyn_cast<tg::ReferenceOpInterface>(op);
+  if (!reference)
     return op->emitOpError()
            << "is not supported by the reference interpreter";
-  return (*handler)(*this, op);
+  return reference.executeReference(*this);
 }
 
 } // namespace tgc::interp

@@ -1,24 +1,22 @@
 //===- Executor.h - runs the ops of one function activation ----*- C++ -*-===//
 //
-// The interpreter's dispatch: one small handler per op (OpHandlers.cpp),
-// found by the op's TypeID. A handler reads its operands, calls the op's
-// reference kernel (runtime/kernels/reference/Kernels.h) and binds the
-// results; data the verifier cannot see (ids, targets, the Adam step) is
-// checked there.
+// The interpreter's dispatch: each op runs through its
+// tg::ReferenceOpInterface model (interpreter/ops/, one file per op family).
+// A model reads its operands, calls the op's reference kernel
+// (runtime/kernels/reference/Kernels.h) and binds the results; data the
+// verifier cannot see (ids, targets, the Adam step) is checked there.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_INTERPRETER_EXECUTOR_H
 #define TGC_CODEGEN_INTERPRETER_EXECUTOR_H
 
-#include "codegen/Interpreter.h"
-#include "ir/OpRuleTable.h"
+#include "codegen/interpreter/Interpreter.h"
 #include "runtime/kernels/reference/HostTensor.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -45,7 +43,7 @@ public:
   /// Executes `op`; on failure a diagnostic has been emitted at `op`.
   mlir::LogicalResult execute(mlir::Operation *op);
 
-  // What handlers use.
+  // What the reference models use.
   /// Binds a block argument or op result, rounding it under Precision::F32.
   void bind(mlir::Value value, HostTensor tensor);
   const HostTensor &get(mlir::Value value) const {
@@ -67,12 +65,6 @@ private:
   Precision precision;
   llvm::DenseMap<mlir::Value, HostTensor> values;
 };
-
-/// Executes one op of the handler's type.
-using OpHandler = OpRule<mlir::LogicalResult, Executor &>::Fn;
-
-/// Every op the interpreter executes, by TypeID (OpHandlers.cpp).
-const OpRuleTable<OpHandler> &opHandlers();
 
 } // namespace tgc::interp
 

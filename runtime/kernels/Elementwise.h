@@ -26,6 +26,9 @@ template <typename T> TGC_HOST_DEVICE inline T sqrt(T x) { return std::sqrt(x); 
 template <typename T> TGC_HOST_DEVICE inline T rsqrt(T x) {
   return T(1) / std::sqrt(x);
 }
+template <typename T> TGC_HOST_DEVICE inline T tanh(T x) {
+  return std::tanh(x);
+}
 /// max(0, x); NaN gives 0.
 template <typename T> TGC_HOST_DEVICE inline T relu(T x) {
   return x > T(0) ? x : T(0);

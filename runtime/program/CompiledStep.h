@@ -1,7 +1,7 @@
 //===- CompiledStep.h - what generated code gives the runtime ---*- C++ -*-===//
 //
 // The contract between a training step that `tgc --emit=cpp` generated and
-// the runtime that drives it (TrainMain.cpp). The generated file defines
+// the runtime that drives it (main/). The generated file defines
 // `tgc::runtime::kCompiledModel`; everything the runtime needs to allocate,
 // initialize, batch and schedule comes from it, so one runtime serves every
 // model.
@@ -48,15 +48,15 @@ struct StepFrame {
   /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
   /// the runtime's (null while it does not accumulate).
   float *gradAccumulator = nullptr;
-  /// Data-parallel runs (runtime/program/ProcessGroup.h): the step calls it
-  /// between its backward and the optimizer step on its gradient region,
-  /// `count` floats at `data` (device memory on a GPU) whose last float is
-  /// the token count slot. It multiplies this process's gradients (per-token
-  /// means of its batch) by batchTokens and sets the slot to batchTokens,
-  /// then sums all `count` floats over every process in one call, in place:
-  /// the gradients become the global batch's per-token loss sums and the
-  /// slot its target tokens G, by which it divides gradWeight. Null in one
-  /// process: no call.
+  /// Data-parallel runs (runtime/program/parallel/ProcessGroup.h): the step
+  /// calls it between its backward and the optimizer step on its gradient
+  /// region, `count` floats at `data` (device memory on a GPU) whose last
+  /// float is the token count slot. It multiplies this process's gradients
+  /// (per-token means of its batch) by batchTokens and sets the slot to
+  /// batchTokens, then sums all `count` floats over every process in one
+  /// call, in place: the gradients become the global batch's per-token loss
+  /// sums and the slot its target tokens G, by which it divides gradWeight.
+  /// Null in one process: no call.
   void (*allReduceSum)(StepFrame &f, float *data, int64_t count) = nullptr;
   /// This process's target tokens in the batch (those the loss counts).
   float batchTokens = 0.0f;
@@ -220,6 +220,9 @@ struct CompiledModel {
   /// flags (tools/driver/Manifest.h), one fact a line. --version prints it;
   /// checkpoints record it, and --resume compares.
   const char *manifest;
+  /// Where the tgc that compiled the program keeps its tools: the program
+  /// runs the tgc-data there for SentencePiece (VocabularyTool.h).
+  const char *toolsDirectory;
 };
 
 extern const CompiledModel kCompiledModel;

@@ -1,4 +1,4 @@
-//===- FuzzCheckpoint.cpp - checkpoints (runtime/program/Checkpoint) ------===//
+//===- FuzzCheckpoint.cpp - checkpoints (runtime/program/checkpoint/) -----===//
 //
 // Any bytes as a checkpoint of a model with one [4, 4] and one [4] tensor:
 // readCheckpoint accepts them only when they are such a checkpoint, and
@@ -7,7 +7,7 @@
 // own checksums, inside the metadata, are left as the input has them).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/program/Checkpoint.h"
+#include "runtime/program/checkpoint/Checkpoint.h"
 #include "test/fuzz/FuzzInput.h"
 
 #include <vector>

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/TestContext.h"
 
-#include "codegen/Interpreter.h"
+#include "codegen/interpreter/Interpreter.h"
 #include "models/Transformer.h"
 
 #include <gtest/gtest.h>

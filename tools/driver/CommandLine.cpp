@@ -9,6 +9,8 @@
 
 #include "tools/driver/Version.h"
 
+#include "passes/PipelineOptions.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -18,6 +20,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <memory>
+#include <vector>
 
 namespace cl = llvm::cl;
 
@@ -136,38 +140,28 @@ cl::opt<std::string> cudaArchitectures(
              "(default 80,90: sm_80 and sm_90)"),
     cl::init("80,90"), cl::value_desc("list"), cl::cat(tgcCategory));
 
-cl::opt<bool> fuse("fuse",
-                   cl::desc("Run the fusion passes (--fuse=false compiles the "
-                            "unfused graph, for comparisons)"),
-                   cl::init(true), cl::cat(tgcCategory));
+/// The compile pipeline's options a user sets as flags, bound from their one
+/// declaration (passes/PipelineOptions.h) and stored here while parsing.
+cl::OptionCategory pipelineCategory(
+    "tgc compile pipeline options (tg-compile-pipeline's, as flags)");
+CompilePipelineOptions pipelineFlags;
 
-cl::opt<bool> pairGemms(
-    "pair-gemms",
-    cl::desc("CPU: run pairs of small independent GEMMs at once, one thread "
-             "each, when the program has two threads (tg-pair-gemms; "
-             "--pair-gemms=false for comparisons)"),
-    cl::init(true), cl::cat(tgcCategory));
+/// The binder of tgc's command line: one flag per option a user may set.
+class CommandLineBinder {
+public:
+  template <typename T, typename... Mods>
+  void option(llvm::StringRef name, T &field, OptionUse use,
+              llvm::StringRef help, Mods &&...modifiers) {
+    if (use != OptionUse::Everywhere)
+      return; // set from a flag of the driver's, or only in pipeline text
+    flags.push_back(std::make_unique<cl::opt<T, /*ExternalStorage=*/true>>(
+        name, cl::desc(help), cl::location(field), cl::cat(pipelineCategory),
+        std::forward<Mods>(modifiers)...));
+  }
 
-cl::opt<bool> bf16FoldRoundings(
-    "bf16-fold-roundings",
-    cl::desc("With bf16: the ops that make a GEMM operand write its bf16 copy "
-             "themselves (tg-fold-bf16-roundings; --bf16-fold-roundings=false "
-             "for comparisons: the same values, rounded by separate copies)"),
-    cl::init(true), cl::cat(tgcCategory));
-
-cl::opt<bool> foldHeadTransposes(
-    "fold-head-transposes",
-    cl::desc("Attention reads and writes the projections' [B, S, H, D] "
-             "layout, with no head transposes (tg-fold-head-transposes; "
-             "--fold-head-transposes=false for comparisons)"),
-    cl::init(true), cl::cat(tgcCategory));
-
-// For tests: pairs of the tiny presets' products, which are below the
-// default.
-cl::opt<int64_t> pairGemmsMinMacs(
-    "pair-gemms-min-macs",
-    cl::desc("tg-pair-gemms's fewest multiply-adds of a paired product"),
-    cl::init(int64_t{1} << 20), cl::Hidden, cl::cat(tgcCategory));
+private:
+  std::vector<std::unique_ptr<cl::Option>> flags;
+};
 
 /// --precision's values: the two precisions, or the choice by the machine.
 enum class PrecisionFlag { fp32, bf16, automatic };
@@ -271,7 +265,7 @@ void hideUnrelatedOptions() {
   for (auto &entry : cl::getRegisteredOptions())
     if (entry.getKey().starts_with("mlir-"))
       entry.getValue()->addCategory(mlirCategory);
-  cl::HideUnrelatedOptions({&tgcCategory, &mlirCategory});
+  cl::HideUnrelatedOptions({&tgcCategory, &pipelineCategory, &mlirCategory});
 }
 
 /// Debian's LLVM compiles pass statistics out; with --mlir-pass-statistics
@@ -293,6 +287,13 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  // Once: a second binding would register every flag again.
+  static CommandLineBinder binder = [] {
+    CommandLineBinder flags;
+    pipelineFlags.bind(flags);
+    return flags;
+  }();
+  (void)binder;
   hideUnrelatedOptions();
   cl::SetVersionPrinter(printVersion);
   cl::ParseCommandLineOptions(
@@ -318,13 +319,12 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   if (!emitStage.getNumOccurrences() &&
       (outputFilename == "-" || target == Target::Interp))
     options.emitStage = EmitStage::Tg;
-  options.fuse = fuse;
-  options.pairGemms = pairGemms;
-  options.bf16FoldRoundings = bf16FoldRoundings;
-  options.foldHeadTransposes = foldHeadTransposes;
-  options.pairGemmsMinMacs = pairGemmsMinMacs;
-  options.precision = precision == PrecisionFlag::bf16 ? GemmPrecision::bf16
-                                                      : GemmPrecision::fp32;
+  options.pipeline = pipelineFlags;
+  options.pipeline.target =
+      target == Target::Cuda ? CompileTarget::cuda : CompileTarget::cpu;
+  options.pipeline.precision = precision == PrecisionFlag::bf16
+                                   ? GemmPrecision::bf16
+                                   : GemmPrecision::fp32;
   options.precisionByMachine = precision == PrecisionFlag::automatic;
   options.memoryReport = memoryReport;
   options.printLocations = printLocations.getNumOccurrences()

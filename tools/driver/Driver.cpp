@@ -9,7 +9,8 @@
 #include "tools/driver/Driver.h"
 
 #include "codegen/StepSignature.h"
-#include "codegen/cpu/CppEmitter.h"
+#include "codegen/cpp/CppEmitter.h"
+#include "codegen/cuda/CudaEmitter.h"
 #include "frontend/GraphFile.h"
 #include "frontend/InputFile.h"
 #include "frontend/ModelRegistry.h"
@@ -24,6 +25,7 @@
 #include "tools/driver/InterpreterRuns.h"
 #include "tools/driver/Manifest.h"
 #include "tools/driver/ModelFile.h"
+#include "tools/driver/Toolchain.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -49,10 +51,6 @@
 
 namespace tgc {
 namespace {
-
-/// tg-fuse-output-loss's rows per chunk for --target=cuda (the CPU target
-/// keeps the pipeline's 1024).
-constexpr int64_t kCudaLossChunkRows = 4096;
 
 void printModels(llvm::raw_ostream &os) {
   for (const ModelDefinition *model : registeredModels())
@@ -305,14 +303,16 @@ void choosePrecision(DriverOptions &options) {
                      options.emitStage == EmitStage::Cpp);
   bool hardware = options.target == Target::Cuda || cpuHasBf16();
   if (options.precisionByMachine) {
-    options.precision = hardware ? GemmPrecision::bf16 : GemmPrecision::fp32;
+    options.pipeline.precision =
+        hardware ? GemmPrecision::bf16 : GemmPrecision::fp32;
     if (!hardware && cpuProgram)
       llvm::errs() << "tgc: note: --precision=auto: this CPU has no bf16 "
                       "instructions (avx512_bf16, amx_bf16); compiling in "
                       "fp32\n";
     return;
   }
-  if (options.precision == GemmPrecision::bf16 && cpuProgram && !hardware)
+  if (options.pipeline.precision == GemmPrecision::bf16 && cpuProgram &&
+      !hardware)
     llvm::errs() << "tgc: warning: this CPU has no bf16 instructions "
                     "(avx512_bf16, amx_bf16): the program's bf16 GEMMs will "
                     "be emulated, slower than --precision=fp32\n";
@@ -338,30 +338,18 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
       return false;
     mlir::applyDefaultTimingPassManagerCLOptions(pm);
+    CompilePipelineOptions pipeline = options.pipeline;
+    pipeline.report = options.passStatistics;
     if (compile) {
-      CompilePipelineOptions pipeline;
-      pipeline.fuse = options.fuse;
-      pipeline.report = options.passStatistics;
-      pipeline.precision = options.precision;
-      // On a GPU the loss's chunks are larger (its GEMMs need more rows to
-      // fill the device: a base batch's 25k target rows in 7 chunks, a 600 MB
-      // workspace at 37k classes).
-      if (options.target == Target::Cuda)
-        pipeline.lossChunkRows = kCudaLossChunkRows;
-      // A GPU runs one kernel after another on its stream either way.
-      pipeline.pairGemms = options.pairGemms && options.target != Target::Cuda;
-      pipeline.pairGemmsMinMacs = options.pairGemmsMinMacs;
-      pipeline.bf16FoldRoundings = options.bf16FoldRoundings;
-      pipeline.foldHeadTransposes = options.foldHeadTransposes;
       buildCompilePipeline(pm, pipeline);
     } else if (stage == EmitStage::Train) {
-      TrainingPipelineOptions pipeline;
-      pipeline.fuse = options.fuse;
-      pipeline.report = options.passStatistics;
-      pipeline.precision = options.precision;
-      buildTrainingPipeline(pm, pipeline);
-    } else if (options.fuse) {
-      buildForwardFusionPipeline(pm, options.passStatistics);
+      // The step as tgc --target=interp trains it: the training pipeline
+      // alone, without @predict.
+      TrainingPipelineOptions training = pipeline.resolved().training();
+      training.predict = false;
+      buildTrainingPipeline(pm, training);
+    } else if (pipeline.fuse) {
+      buildForwardFusionPipeline(pm, pipeline.report);
     }
     if (mlir::failed(pm.run(module.get())))
       return false;
@@ -403,6 +391,7 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
                                                     : options.presetName)
                   : llvm::sys::path::stem(options.inputFilename).str();
   info.vocabularyHash = corpus.vocabularyHash;
+  info.toolsDirectory = locateToolchain(options.toolchainPrefix).toolsDir;
   std::vector<mlir::ModuleOp> bucketModules;
   for (const auto &module : modules)
     bucketModules.push_back(module.get());

@@ -9,7 +9,7 @@
 #ifndef TGC_TOOLS_DRIVER_DRIVEROPTIONS_H
 #define TGC_TOOLS_DRIVER_DRIVEROPTIONS_H
 
-#include "passes/Precision.h"
+#include "passes/PipelineOptions.h"
 
 #include <cstdint>
 #include <string>
@@ -40,16 +40,12 @@ struct DriverOptions {
   std::string outputFilename = "-";
   EmitStage emitStage = EmitStage::Binary; ///< the resolved stage
   Target target = Target::None;
-  bool fuse = true;
-  /// tg-pair-gemms (CPU): off, or its fewest multiply-adds per product.
-  bool pairGemms = true;
-  int64_t pairGemmsMinMacs = int64_t{1} << 20;
-  /// tg-fold-bf16-roundings (bf16 only).
-  bool bf16FoldRoundings = true;
-  /// tg-fold-head-transposes.
-  bool foldHeadTransposes = true;
-  GemmPrecision precision = GemmPrecision::fp32;
-  /// --precision=auto: runDriver sets `precision` from the target and CPU.
+  /// tg-compile-pipeline's options (the training pipeline's are a part of
+  /// them): the flags bound from their declaration, the target and the
+  /// precision. --emit=fused/train run the same ones.
+  CompilePipelineOptions pipeline;
+  /// --precision=auto: runDriver sets `pipeline.precision` from the target
+  /// and CPU.
   bool precisionByMachine = false;
   bool memoryReport = false;
   bool printLocations = false; ///< the resolved choice (on for --model)

@@ -1,12 +1,12 @@
 //===- InterpreterRuns.cpp - tgc --target=interp --------------------------===//
 #include "tools/driver/InterpreterRuns.h"
 
-#include "codegen/Interpreter.h"
-#include "codegen/InterpreterTrainer.h"
+#include "codegen/interpreter/Interpreter.h"
+#include "codegen/interpreter/InterpreterTrainer.h"
 #include "ir/TgLocations.h"
 #include "ir/TgOps.h"
 #include "runtime/data/Tasks.h"
-#include "runtime/program/TrainingLoop.h"
+#include "runtime/program/train/TrainingLoop.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

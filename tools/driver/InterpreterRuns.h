@@ -2,7 +2,8 @@
 //
 // What tgc runs on the reference interpreter: one function on a synthetic
 // batch (--emit=tg), or training on a built-in task (--emit=train) through
-// the same training loop as a generated program (runtime/program/TrainingLoop.h).
+// the same training loop as a generated program
+// (runtime/program/train/TrainingLoop.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_TOOLS_DRIVER_INTERPRETERRUNS_H

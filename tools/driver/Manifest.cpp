@@ -43,13 +43,9 @@ std::string programManifest(const DriverOptions &options,
   } else {
     os << options.inputFilename;
   }
-  os << (options.fuse ? "" : " --fuse=false")
-     << (options.pairGemms ? "" : " --pair-gemms=false")
-     << (options.bf16FoldRoundings ? "" : " --bf16-fold-roundings=false")
-     << (options.foldHeadTransposes ? "" : " --fold-head-transposes=false")
-     << (options.precision == GemmPrecision::bf16 ? " --precision=bf16"
-                                                   : " --precision=fp32")
-     << "\n";
+  os << "\n";
+  // Exactly what tgc ran: tgc-opt with it reproduces the planned module.
+  os << "pipeline " << pipelineText(options.pipeline) << "\n";
   for (llvm::StringRef line : llvm::split(config.trim(), '\n'))
     if (!line.empty())
       os << "config " << line << "\n";

@@ -1,5 +1,7 @@
 //===- ModelFile.cpp - tgc --model-file: a model without CMake ------------===//
 #include "tools/driver/ModelFile.h"
+
+#include "runtime/program/ProcessEnd.h"
 #include "tools/driver/BuildCache.h"
 #include "tools/driver/BuildPaths.h"
 #include "tools/driver/HostCompiler.h"
@@ -94,14 +96,15 @@ const char *crashName(int signal) {
   }
 }
 
-/// Async-signal-safe: write(2) and _exit(2) only.
+/// Async-signal-safe: write(2), then main's immediate end (ProcessEnd.h:
+/// _Exit in tgc and a model driver), with status 1.
 void reportCrash(int signal) {
   const char *name = crashName(signal);
   [[maybe_unused]] ssize_t ignored =
       write(STDERR_FILENO, crashMessage, crashMessageLength);
   ignored = write(STDERR_FILENO, name, std::strlen(name));
   ignored = write(STDERR_FILENO, ")\n", 2);
-  _exit(1);
+  runtime::endProcessNow(1);
 }
 
 /// Compiles and loads `path`; the models it registered into `names`.

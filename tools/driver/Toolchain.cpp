@@ -36,9 +36,11 @@ std::vector<std::string> installedArchives(llvm::StringRef prefix,
 Toolchain installedToolchain(llvm::StringRef prefix, const Toolchain &built) {
   llvm::SmallString<256> include(prefix);
   llvm::sys::path::append(include, "include", "tgc");
+  llvm::SmallString<256> tools(prefix);
+  llvm::sys::path::append(tools, "bin");
   return {include.str().str(),
           installedArchives(prefix, built.runtimeLibraries),
-          installedArchives(prefix, built.cudaLibraries)};
+          installedArchives(prefix, built.cudaLibraries), tools.str().str()};
 }
 
 /// <prefix> when this executable is <prefix>/bin/NAME of an installed tree.
@@ -61,7 +63,7 @@ std::string installPrefixOfExecutable(const Toolchain &built) {
 Toolchain locateToolchain(llvm::StringRef prefix) {
   Toolchain built{kSourceDir,
                   {std::begin(kRuntimeLibraries), std::end(kRuntimeLibraries)},
-                  splitList(kCudaLibraries)};
+                  splitList(kCudaLibraries), kToolsDir};
   if (!prefix.empty())
     return installedToolchain(prefix, built);
   std::string own = installPrefixOfExecutable(built);

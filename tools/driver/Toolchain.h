@@ -24,6 +24,9 @@ struct Toolchain {
   std::vector<std::string> runtimeLibraries;
   /// The archives a CUDA program links before those (empty without CUDA).
   std::vector<std::string> cudaLibraries;
+  /// Where tgc's tools are (<prefix>/bin, or the build's bin): a program
+  /// runs the tgc-data there for SentencePiece (runtime VocabularyTool.h).
+  std::string toolsDir;
 };
 
 /// The installed tree at `prefix` when one is given (a driver that

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"
 
-#include "runtime/program/Checkpoint.h"
+#include "runtime/program/checkpoint/Checkpoint.h"
 
 #include "llvm/Support/raw_ostream.h"
 

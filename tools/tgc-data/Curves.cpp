@@ -1,8 +1,9 @@
 //===- Curves.cpp - tgc-data curves: a --metrics file as an SVG -----------===//
 //
-// Reads a training program's --metrics file (runtime/program/Metrics.h: one
-// JSON object a line, "kind" "train" or "valid", each with its "step") and
-// draws its loss, BLEU and learning-rate curves (CurvesSvg.h).
+// Reads a training program's --metrics file (runtime/program/train/
+// Metrics.h: one JSON object a line, "kind" "train" or "valid", each with
+// its "step") and draws its loss, BLEU and learning-rate curves
+// (CurvesSvg.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"

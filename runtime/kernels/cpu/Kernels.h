@@ -1,6 +1,6 @@
 //===- Kernels.h - the CPU kernels generated training steps call -*- C++ -*-===//
 //
-// What the C++ emitter (codegen/cpu/) does not write as a loop of its own:
+// What the C++ program (codegen/cpp/) does not write as a loop of its own:
 // GEMMs (oneDNN and OpenBLAS for f32, oneDNN for bf16), and the ops whose loops have structure (rows, heads,
 // tiles): softmax, LayerNorm and its residual fusion, attention, the loss,
 // embeddings, reductions, transposes, broadcasts, Adam. The declarations

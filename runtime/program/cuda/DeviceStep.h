@@ -51,9 +51,9 @@ struct DeviceFrame {
 /// The process's one device frame.
 DeviceFrame &deviceFrame();
 
-/// Data-parallel runs (runtime/program/ProcessGroup.h): StepFrame::
-/// allReduceSum on device memory, with NCCL on stream() (NcclAllReduce.cu):
-/// DeviceHooks::allReduceSum.
+/// Data-parallel runs (runtime/program/parallel/ProcessGroup.h):
+/// StepFrame::allReduceSum on device memory, with NCCL on stream()
+/// (NcclAllReduce.cu): DeviceHooks::allReduceSum.
 void allReduceSum(runtime::StepFrame &f, float *data, int64_t count);
 
 /// What a model needs on the device.

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Kernels.h"
-#include "runtime/program/ProcessGroup.h"
 #include "runtime/program/cuda/DeviceStep.h"
+#include "runtime/program/parallel/ProcessGroup.h"
 
 #include <cstdio>
 

@@ -50,6 +50,7 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.log %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.sqrt %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.rsqrt %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.tanh %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.scale %{{[a-z_0-9]+}} by 1.250000e-01 : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
@@ -62,7 +63,8 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %6 = tg.log %5 : tensor<4xf32>
   %7 = tg.sqrt %6 : tensor<4xf32>
   %8 = tg.rsqrt %7 : tensor<4xf32>
-  %9 = tg.relu %8 : tensor<4xf32>
+  %t = tg.tanh %8 : tensor<4xf32>
+  %9 = tg.relu %t : tensor<4xf32>
   %10 = tg.scale %9 by 0.125 : tensor<4xf32>
   %11 = tg.relu_grad %10, %8 : tensor<4xf32>
   return %11 : tensor<4xf32>

@@ -15,7 +15,7 @@ module {
     %e = tg.constant dense<0.5> : tensor<10x8xf32>
     %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
     %l = tg.matmul %x, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
-    // expected-error @+1 {{'tg.reduce_sum' op cannot run one target position at a time: no rule for this op}}
+    // expected-error @+1 {{'tg.reduce_sum' op cannot run one target position at a time: it reduces over the target positions}}
     %r = tg.reduce_sum %l dims [1] : tensor<2x4x10xf32> -> tensor<2x10xf32>
     return %r : tensor<2x10xf32>
   }

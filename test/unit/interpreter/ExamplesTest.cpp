@@ -125,7 +125,8 @@ TEST(Ops, Elementwise) {
   Program p(R"mlir(
 func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>)
     -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
-        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>) {
   %sub = tg.sub %x, %y : tensor<4xf32>
   %div = tg.div %x, %y : tensor<4xf32>
   %mul = tg.mul %x, %y : tensor<4xf32>
@@ -136,15 +137,17 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>)
   %rsqrt = tg.rsqrt %y : tensor<4xf32>
   %scale = tg.scale %x by 2.500000e-01 : tensor<4xf32>
   %rg = tg.relu_grad %y, %x : tensor<4xf32>
-  return %sub, %div, %mul, %neg, %exp, %log, %sqrt, %rsqrt, %scale, %rg
+  %tanh = tg.tanh %x : tensor<4xf32>
+  return %sub, %div, %mul, %neg, %exp, %log, %sqrt, %rsqrt, %scale, %rg, %tanh
       : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
-        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>
 }
 )mlir",
             Precision::F64);
   ASSERT_TRUE(p.ok()) << p.diagnostics();
   auto out = p.run("f", {f32({4}, {-1, 0, 2, 3}), f32({4}, {4, 1, 0.25, 9})});
-  ASSERT_EQ(out.size(), 10u);
+  ASSERT_EQ(out.size(), 11u);
   EXPECT_EQ(out[0].data, std::vector<double>({-5, -1, 1.75, -6}));
   EXPECT_EQ(out[1].data, std::vector<double>({-0.25, 0, 8, 1.0 / 3}));
   EXPECT_EQ(out[2].data, std::vector<double>({-4, 0, 0.5, 27}));
@@ -158,6 +161,11 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>)
   EXPECT_EQ(out[8].data, std::vector<double>({-0.25, 0, 0.5, 0.75}));
   // relu_grad passes grad (%y) where the input (%x) is > 0.
   EXPECT_EQ(out[9].data, std::vector<double>({0, 0, 0.25, 9}));
+  // tanh(-1) = -0.76159415595576..., tanh(2) = 0.96402758007581...
+  EXPECT_NEAR(out[10].data[0], -0.7615941559557649, 1e-15);
+  EXPECT_EQ(out[10].data[1], 0);
+  EXPECT_NEAR(out[10].data[2], 0.9640275800758169, 1e-15);
+  EXPECT_NEAR(out[10].data[3], 0.9950547536867305, 1e-15);
 }
 
 TEST(Ops, ShapesAndReductions) {

@@ -2,7 +2,7 @@
 #ifndef TGC_TEST_UNIT_INTERPRETER_INTERPRETERTESTUTIL_H
 #define TGC_TEST_UNIT_INTERPRETER_INTERPRETERTESTUTIL_H
 
-#include "codegen/Interpreter.h"
+#include "codegen/interpreter/Interpreter.h"
 #include "test/unit/TestContext.h"
 
 #include "mlir/Parser/Parser.h"

@@ -1,8 +1,8 @@
 //===- RuntimeTest.cpp - Philox, the dropout stream, init, schedule ------===//
-#include "runtime/program/Initializers.h"
+#include "common/Schedule.h"
 #include "runtime/kernels/KernelTypes.h"
 #include "runtime/kernels/Philox.h"
-#include "runtime/program/Schedule.h"
+#include "runtime/program/train/Initializers.h"
 
 #include <gtest/gtest.h>
 

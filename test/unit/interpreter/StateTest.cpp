@@ -1,5 +1,5 @@
 //===- StateTest.cpp - variables, Adam, precision and error reporting ----===//
-#include "runtime/program/Initializers.h"
+#include "runtime/program/train/Initializers.h"
 #include "test/unit/interpreter/InterpreterTestUtil.h"
 
 #include "mlir/IR/Diagnostics.h"

@@ -146,6 +146,70 @@ TEST(DecoderPass, PositionOutsideTheCacheIsRefused) {
       << ::testing::PrintToString(t.messages);
 }
 
+/// Reductions that keep the positions: over the features of the target
+/// (reduce_mean), over its batch (reduce_max: the time axis moves from 1 to
+/// 0) and over the features of a positional encoding @decode_step
+/// recomputes for its position (reduce_sum). Each step gives @predict's
+/// logits at its position.
+TEST(DecoderPass, ReductionsKeepingThePositions) {
+  TestContext t;
+  const char *source = R"mlir(
+    tg.variable @table trainable init(normal, 0.5) : tensor<10x8xf32>
+    func.func @predict(%tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x10xf32> {
+      %e = tg.load @table : tensor<10x8xf32>
+      %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+      %m = tg.reduce_mean %x dims [2] keep_dims : tensor<2x4x8xf32> -> tensor<2x4x1xf32>
+      %mb = tg.broadcast %m dims [0, 1, 2] : tensor<2x4x1xf32> -> tensor<2x4x8xf32>
+      %c = tg.sub %x, %mb : tensor<2x4x8xf32>
+      %top = tg.reduce_max %x dims [0] : tensor<2x4x8xf32> -> tensor<4x8xf32>
+      %tb = tg.broadcast %top dims [1, 2] : tensor<4x8xf32> -> tensor<2x4x8xf32>
+      %pe = tg.positional_encoding : tensor<4x8xf32>
+      %ps = tg.reduce_sum %pe dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+      %pb = tg.broadcast %ps dims [1] : tensor<4xf32> -> tensor<2x4x8xf32>
+      %y = tg.add %c, %tb : tensor<2x4x8xf32>
+      %z = tg.add %y, %pb : tensor<2x4x8xf32>
+      %l = tg.matmul %z, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
+      return %l : tensor<2x4x10xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &t.context);
+  ASSERT_TRUE(module) << ::testing::PrintToString(t.messages);
+  PassManager pm(&t.context);
+  pm.addPass(createTgDeriveDecoder());
+  ASSERT_TRUE(succeeded(pm.run(*module))) << ::testing::PrintToString(t.messages);
+  auto step = module->lookupSymbol<func::FuncOp>("decode_step");
+  ASSERT_TRUE(step);
+  int reductions = 0;
+  step.walk([&](Operation *op) {
+    if (llvm::isa<tg::ReduceSumOp, tg::ReduceMeanOp, tg::ReduceMaxOp>(op))
+      ++reductions;
+  });
+  EXPECT_EQ(reductions, 3);
+
+  constexpr int64_t rows = 2, length = 4, vocabulary = 10;
+  Interpreter interp(*module, Precision::F64);
+  interp.initializeVariables(7);
+  std::mt19937 rng(3);
+  HostTensor target = randomIds(rows, length, vocabulary, false, rng);
+  auto full = interp.run("predict", {target});
+  ASSERT_TRUE(succeeded(full)) << ::testing::PrintToString(t.messages);
+  const HostTensor &logits = full->front();
+  for (int64_t position = 0; position < length; ++position) {
+    HostTensor ids = HostTensor::i32({rows, 1}, {});
+    for (int64_t r = 0; r < rows; ++r)
+      ids.data.push_back(target[r * length + position]);
+    auto one = interp.run("decode_step",
+                          {ids, HostTensor::i32({}, {double(position)})});
+    ASSERT_TRUE(succeeded(one)) << ::testing::PrintToString(t.messages);
+    ASSERT_EQ(one->front().shape, (std::vector<int64_t>{rows, 1, vocabulary}));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vocabulary; ++v)
+        EXPECT_NEAR(one->front()[r * vocabulary + v],
+                    logits[(r * length + position) * vocabulary + v], 1e-10)
+            << "row " << r << ", position " << position;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Precisions, DecoderMatchesPredict,
                          ::testing::Values(Precision::F64, Precision::F32),
                          [](const auto &info) {

@@ -11,8 +11,8 @@
 #include "test/unit/passes/CompiledTransformer.h"
 #include "test/unit/passes/GradientCheck.h"
 
-#include "codegen/InterpreterTrainer.h"
-#include "codegen/cpu/CppEmitter.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/interpreter/InterpreterTrainer.h"
 #include "models/Transformer.h"
 
 using namespace mlir;

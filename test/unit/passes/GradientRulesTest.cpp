@@ -152,7 +152,7 @@ std::vector<RuleCase> cases() {
          "tensor<2x3xf32>", 0.5, 2.0});
   const std::string one = "tg.variable @x trainable init(zeros) : tensor<2x3xf32>\n";
   const std::string loadOne = "%x = tg.load @x : tensor<2x3xf32>\n";
-  for (const char *op : {"neg", "exp", "log", "sqrt", "rsqrt"})
+  for (const char *op : {"neg", "exp", "log", "sqrt", "rsqrt", "tanh"})
     add({op, one, "", loadOne + "%y = tg." + op + " %x : tensor<2x3xf32>",
          "tensor<2x3xf32>", 0.5, 2.0});
   add({"relu", one, "", loadOne + "%y = tg.relu %x : tensor<2x3xf32>",

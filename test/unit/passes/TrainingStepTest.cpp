@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/passes/GradientCheck.h"
 
-#include "codegen/InterpreterTrainer.h"
+#include "codegen/interpreter/InterpreterTrainer.h"
 #include "models/Transformer.h"
 
 using namespace mlir;

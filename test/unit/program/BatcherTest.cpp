@@ -1,5 +1,5 @@
 //===- BatcherTest.cpp - token-budget batches in static buckets ----------===//
-#include "runtime/program/Batcher.h"
+#include "runtime/program/train/Batcher.h"
 
 #include "runtime/data/SplitMix64.h"
 

@@ -7,7 +7,7 @@
 // (GPU).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/program/Translate.h"
+#include "runtime/program/decode/Translate.h"
 
 #include "runtime/data/SplitMix64.h"
 

@@ -1,14 +1,14 @@
 //===- TrainingLoopTest.cpp - the one training loop, with a stand-in step -===//
 //
-// runtime/program/TrainingLoop.h driven by a scripted StepBackend: what each
-// step is given, the interval means of the log (read back from --metrics),
-// early stopping, and a non-finite loss ending the run; and the bookkeeping
-// of validations (Validation.h: --best-by, --patience).
+// runtime/program/train/TrainingLoop.h driven by a scripted StepBackend:
+// what each step is given, the interval means of the log (read back from
+// --metrics), early stopping, and a non-finite loss ending the run; and the
+// bookkeeping of validations (Validation.h: --best-by, --patience).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/program/TrainingLoop.h"
-#include "runtime/program/Interrupt.h"
-#include "runtime/program/Validation.h"
+#include "runtime/program/decode/Validation.h"
+#include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/TrainingLoop.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 """Interrupts `tgc --emit=train --target=interp` with a signal and checks that
-the shared training loop (runtime/program/TrainingLoop.h) stops cleanly.
+the shared training loop (runtime/program/train/TrainingLoop.h) stops cleanly.
 
 usage: interrupt_interp.py WORKDIR SIGNAL TGC ARGS...
 

@@ -1,0 +1,63 @@
+//===- Gemm.cpp - matmul, linear and to_bf16 as kernel calls --------------===//
+//
+// The GEMMs and the bf16 rounding of their operands: the shapes of the
+// product (batch, m, n, k) and its transposes as literals.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/calls/KernelArgs.h"
+#include "codegen/calls/KernelCallModels.h"
+
+#include "ir/TgOps.h"
+
+using namespace mlir;
+
+namespace tgc::cpp {
+
+namespace {
+
+FailureOr<std::string> emitMatmul(KernelArgs &p, EmitContext &context,
+                                  tg::MatmulOp o) {
+  auto lhs = shapeOf(o.getLhs()), rhs = shapeOf(o.getRhs());
+  int64_t rank = static_cast<int64_t>(lhs.size());
+  int64_t m = o.getTransposeLhs() ? lhs[rank - 1] : lhs[rank - 2];
+  int64_t k = o.getTransposeLhs() ? lhs[rank - 2] : lhs[rank - 1];
+  int64_t n = o.getTransposeRhs() ? rhs[rhs.size() - 2] : rhs.back();
+  bool shared = rhs.size() == 2 && rank > 2;
+  return std::string("  kernels::matmul(" + p(o.getLhs()) + ", " +
+                     p(o.getRhs()) + ", " + p(o.getResult()) + ", " +
+                     std::to_string(product(lhs.drop_back(2))) + ", " +
+                     std::to_string(m) + ", " + std::to_string(n) + ", " +
+                     std::to_string(k) + ", " + b(o.getTransposeLhs()) + ", " +
+                     b(o.getTransposeRhs()) + ", " + b(shared) + ");\n");
+}
+
+FailureOr<std::string> emitLinear(KernelArgs &p, EmitContext &context,
+                                  tg::LinearOp o) {
+  auto weight = shapeOf(o.getWeight());
+  return std::string(
+      "  kernels::linear(" + p(o.getInput()) + ", " + p(o.getWeight()) + ", " +
+      p(o.getBias()) + ", " + p(o.getResult()) + ", " +
+      std::to_string(numElements(o.getInput()) / weight[0]) + ", " +
+      std::to_string(weight[0]) + ", " + std::to_string(weight[1]) + ", " +
+      b(o.getRelu()) + ");\n");
+}
+
+FailureOr<std::string> emitToBf16(KernelArgs &p, EmitContext &context,
+                                  tg::ToBf16Op o) {
+  return std::string("  kernels::toBf16(" + p(o.getInput()) + ", " +
+                     p(o.getResult()) + ", " +
+                     std::to_string(numElements(o.getInput())) + ");\n");
+}
+
+} // namespace
+
+void attachGemmCalls(MLIRContext &context) {
+  tg::MatmulOp::attachInterface<KernelCallModel<tg::MatmulOp, emitMatmul>>(
+      context);
+  tg::LinearOp::attachInterface<KernelCallModel<tg::LinearOp, emitLinear>>(
+      context);
+  tg::ToBf16Op::attachInterface<KernelCallModel<tg::ToBf16Op, emitToBf16>>(
+      context);
+}
+
+} // namespace tgc::cpp

@@ -1,0 +1,107 @@
+//===- Norm.cpp - softmax and layer norms as kernel calls -----------------===//
+//
+// Ops normalized over the last dimension: rows x width as literals (the C++
+// backend supports softmax over the last axis only).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/calls/KernelArgs.h"
+#include "codegen/calls/KernelCallModels.h"
+
+#include "ir/TgOps.h"
+
+using namespace mlir;
+
+namespace tgc::cpp {
+
+namespace {
+
+FailureOr<std::string> emitSoftmax(KernelArgs &p, EmitContext &context,
+                                   tg::SoftmaxOp o) {
+  if (static_cast<int64_t>(o.getAxis()) !=
+      static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
+    return o.emitOpError() << "is over axis " << o.getAxis()
+                           << "; the C++ backend supports the last axis only";
+  return std::string("  kernels::softmax(" + p(o.getInput()) + ", " +
+                     p(o.getResult()) + ", " + rowsWidth(o.getInput()) +
+                     ");\n");
+}
+
+FailureOr<std::string> emitSoftmaxGrad(KernelArgs &p, EmitContext &context,
+                                       tg::SoftmaxGradOp o) {
+  if (static_cast<int64_t>(o.getAxis()) !=
+      static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
+    return o.emitOpError() << "is over axis " << o.getAxis()
+                           << "; the C++ backend supports the last axis only";
+  return std::string("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +
+                     p(o.getGrad()) + ", " + p(o.getResult()) + ", " +
+                     rowsWidth(o.getOutput()) + ");\n");
+}
+
+FailureOr<std::string> emitLayerNorm(KernelArgs &p, EmitContext &context,
+                                     tg::LayerNormOp o) {
+  return std::string("  kernels::layerNorm(" + p(o.getInput()) + ", " +
+                     p(o.getGamma()) + ", " + p(o.getBeta()) + ", " +
+                     p(o.getResult()) + ", nullptr, nullptr, " +
+                     rowsWidth(o.getInput()) + ", " +
+                     floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
+}
+
+FailureOr<std::string> emitLayerNormGrad(KernelArgs &p, EmitContext &context,
+                                         tg::LayerNormGradOp o) {
+  return std::string("  kernels::layerNormGrad(" + p(o.getGrad()) + ", " +
+                     p(o.getInput()) + ", " + p(o.getGamma()) + ", " +
+                     p(o.getInputGrad()) + ", " + p(o.getGammaGrad()) + ", " +
+                     p(o.getBetaGrad()) + ", " + rowsWidth(o.getInput()) +
+                     ", " + floatLiteral(o.getEpsilon().convertToFloat()) +
+                     ");\n");
+}
+
+FailureOr<std::string> emitResidualLayerNorm(KernelArgs &p,
+                                             EmitContext &context,
+                                             tg::ResidualLayerNormOp o) {
+  return std::string(
+      "  kernels::residualLayerNorm(" + p(o.getResidual()) + ", " +
+      p(o.getSublayer()) + ", " + p(o.getGamma()) + ", " + p(o.getBeta()) +
+      ", " + p(o.getResult()) + ", " + p(o.getMean()) + ", " + p(o.getRstd()) +
+      ", " + rowsWidth(o.getResidual()) + ", " +
+      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+              numElements(o.getResidual())) +
+      ", " + floatLiteral(o.getEpsilon().convertToFloat()) + ", " +
+      (o.getRounded() ? p(o.getRounded()) : "nullptr") + ");\n");
+}
+
+FailureOr<std::string>
+emitResidualLayerNormGrad(KernelArgs &p, EmitContext &context,
+                          tg::ResidualLayerNormGradOp o) {
+  return std::string(
+      "  kernels::residualLayerNormGrad(" + p(o.getGrad()) + ", " +
+      p(o.getResult()) + ", " + p(o.getGamma()) + ", " + p(o.getBeta()) + ", " +
+      p(o.getRstd()) + ", " + p(o.getResidualGrad()) + ", " +
+      p(o.getSublayerGrad()) + ", " + p(o.getGammaGrad()) + ", " +
+      p(o.getBetaGrad()) + ", " + rowsWidth(o.getResult()) + ", " +
+      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+              numElements(o.getResult())) +
+      ", " +
+      (o.getSublayerGradRounded() ? p(o.getSublayerGradRounded()) : "nullptr") +
+      ");\n");
+}
+
+} // namespace
+
+void attachNormCalls(MLIRContext &context) {
+  tg::SoftmaxOp::attachInterface<KernelCallModel<tg::SoftmaxOp, emitSoftmax>>(
+      context);
+  tg::SoftmaxGradOp::attachInterface<
+      KernelCallModel<tg::SoftmaxGradOp, emitSoftmaxGrad>>(context);
+  tg::LayerNormOp::attachInterface<
+      KernelCallModel<tg::LayerNormOp, emitLayerNorm>>(context);
+  tg::LayerNormGradOp::attachInterface<
+      KernelCallModel<tg::LayerNormGradOp, emitLayerNormGrad>>(context);
+  tg::ResidualLayerNormOp::attachInterface<
+      KernelCallModel<tg::ResidualLayerNormOp, emitResidualLayerNorm>>(context);
+  tg::ResidualLayerNormGradOp::attachInterface<
+      KernelCallModel<tg::ResidualLayerNormGradOp, emitResidualLayerNormGrad>>(
+      context);
+}
+
+} // namespace tgc::cpp

@@ -1,0 +1,114 @@
+//===- CudaTarget.cpp - the CUDA program's frame, transfers and preamble -===//
+//
+// The kernels read device memory only: the ids, lr and step are uploaded
+// (through pinned staging buffers) before a function's first op, the loss
+// and the logits downloaded after its last, and only constants and the
+// dropout key have a host copy. The GPU runs its stream's kernels in order,
+// so an entry calls its op functions one after another.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/cuda/CudaTarget.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/lowering/EmitContext.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+namespace tgc {
+namespace cpp {
+
+std::string CudaTarget::inputArgument(StringRef role) const {
+  // The device copies in `g`.
+  return llvm::StringSwitch<std::string>(role)
+      .Case("source_ids", "g.sourceIds")
+      .Case("target_in_ids", "g.targetInIds")
+      .Case("target_out_ids", "g.targetOutIds")
+      .Case("lr", "g.lr")
+      .Case("step", "g.step")
+      .Default("");
+}
+
+FailureOr<std::string> CudaTarget::hostRead(Value value,
+                                            EmitContext &context) const {
+  return emitError(value.getLoc())
+         << "is read on the host (a dropout key or a loss gradient) but "
+            "lives on the GPU; only constants and the dropout key can be";
+}
+
+std::string CudaTarget::copy(const std::string &target,
+                             const std::string &source, int64_t bytes) const {
+  return "  TGC_CUDA_CHECK(cudaMemcpyAsync(" + target + ", " + source + ", " +
+         std::to_string(bytes) +
+         ", cudaMemcpyDeviceToDevice, kernels::stream()));";
+}
+
+std::string CudaTarget::optimizerStep(const std::string &head,
+                                      const std::string &lr,
+                                      const std::string &step,
+                                      const std::string &norm,
+                                      const std::string &hyper) const {
+  return "  kernels::optimizerStep(" + head + ", " + lr + ", " + step + ", " +
+         norm + ", " + hyper + ");\n";
+}
+
+std::optional<std::string> CudaTarget::inputUpload(int64_t sourceIds,
+                                                   int64_t targetIds) const {
+  return "  cuda::uploadInputs(f, " + std::to_string(sourceIds) + ", " +
+         std::to_string(targetIds) + ");\n";
+}
+
+std::string CudaTarget::readLoss(const std::string &loss,
+                                 const std::string &tokens,
+                                 const std::string &norm) const {
+  return "  cuda::downloadLoss(" + loss + ", " + tokens + ", " + norm +
+         ", f);\n";
+}
+
+LogitsRead CudaTarget::readLogits(const std::string &logits,
+                                  int64_t elements) const {
+  return {"  f.logits = cuda::downloadLogits(" + logits + ", " +
+              std::to_string(elements) + ");\n",
+          "the logits, copied to the host"};
+}
+
+LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
+                                     EmitContext &context,
+                                     raw_ostream &os) const {
+  os << "void " << entry.name << "(StepFrame &f) {\n";
+  for (const OpCall &call : entry.calls)
+    os << "  " << call.function << "(f);\n";
+  os << "}\n\n";
+  return success();
+}
+
+void CudaTarget::writeIncludes(raw_ostream &os) const {
+  os << "// Everything lives on the GPU (runtime/program/cuda/DeviceStep.h: "
+        "g); elementwise ops\n// and groups are kernels of their own, the "
+        "rest calls runtime/kernels/cuda/Kernels.h.\n"
+     << "#include \"runtime/program/cuda/DeviceStep.h\"\n"
+     << "#include \"runtime/kernels/cuda/Kernels.h\"\n";
+}
+
+void CudaTarget::writeArenaAccessors(raw_ostream &os) const {
+  os << "cuda::DeviceFrame &g = cuda::deviceFrame();\n\n"
+     << "inline float *F(StepFrame &, int64_t offset) {\n"
+     << "  return reinterpret_cast<float *>(g.arena + offset);\n}\n"
+     << "inline int32_t *I(StepFrame &, int64_t offset) {\n"
+     << "  return reinterpret_cast<int32_t *>(g.arena + offset);\n}\n"
+     // maybe_unused: an f32 step has no bf16 buffers, and nvcc warns
+     // about unreferenced functions.
+     << "[[maybe_unused]] inline Bf16 *H(StepFrame &, int64_t offset) {\n"
+     << "  return reinterpret_cast<Bf16 *>(g.arena + offset);\n}\n\n";
+}
+
+} // namespace cpp
+
+LogicalResult emitCuda(ArrayRef<ModuleOp> buckets,
+                       const CompiledModelInfo &info, raw_ostream &os) {
+  cpp::CudaTarget target;
+  return cpp::emitProgram(buckets, info, target, os);
+}
+
+} // namespace tgc

@@ -1,0 +1,198 @@
+//===- Interpreter.cpp - state, arguments and the run loop --------------===//
+#include "codegen/interpreter/Interpreter.h"
+#include "codegen/interpreter/Executor.h"
+#include "ir/TgOps.h"
+#include "ir/TgVerify.h"
+#include "runtime/program/train/Initializers.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace tgc {
+
+// runtime::InitKind mirrors tg::InitKind so that the cast below is exact.
+static_assert(static_cast<int>(tg::InitKind::zeros) ==
+              static_cast<int>(runtime::InitKind::Zeros));
+static_assert(static_cast<int>(tg::InitKind::ones) ==
+              static_cast<int>(runtime::InitKind::Ones));
+static_assert(static_cast<int>(tg::InitKind::normal) ==
+              static_cast<int>(runtime::InitKind::Normal));
+static_assert(static_cast<int>(tg::InitKind::uniform) ==
+              static_cast<int>(runtime::InitKind::Uniform));
+static_assert(static_cast<int>(tg::InitKind::xavier_uniform) ==
+              static_cast<int>(runtime::InitKind::XavierUniform));
+
+Interpreter::Interpreter(ModuleOp module, Precision precision)
+    : module_(module), precision_(precision) {
+  for (auto var : module.getOps<tg::VariableOp>()) {
+    auto type = var.getTensorType();
+    variables_[var.getSymName()] = HostTensor(
+        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+        interp::elementTypeOf(type).value_or(ElementType::F32));
+  }
+}
+
+void Interpreter::initializeVariables(uint32_t seed) {
+  for (auto var : module_.getOps<tg::VariableOp>()) {
+    HostTensor &t = variables_[var.getSymName()];
+    auto kind = static_cast<runtime::InitKind>(var.getInit());
+    double scale =
+        var.getInitScale() ? var.getInitScale()->convertToDouble() : 0.0;
+    std::span<const int64_t> shape(t.shape);
+    // The verifier guarantees rank >= 2 for xavier_uniform, so fills succeed.
+    if (precision_ == Precision::F32) {
+      std::vector<float> values(t.data.size());
+      runtime::initializeTensor(values.data(), shape, kind, scale, seed,
+                                var.getSymName());
+      t.data.assign(values.begin(), values.end());
+    } else {
+      runtime::initializeTensor(t.data.data(), shape, kind, scale, seed,
+                                var.getSymName());
+    }
+  }
+}
+
+HostTensor *Interpreter::variable(llvm::StringRef name) {
+  auto it = variables_.find(name);
+  return it == variables_.end() ? nullptr : &it->second;
+}
+
+static const char *nameOf(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return "f32";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::I32:
+    break;
+  }
+  return "i32";
+}
+
+/// Argument `index` must match the function's argument type exactly.
+static LogicalResult checkArgument(func::FuncOp func, unsigned index,
+                                   const HostTensor &arg) {
+  Type type = func.getArgument(index).getType();
+  auto expectedType = interp::elementTypeOf(type);
+  auto diag = [&]() {
+    return func.emitError()
+           << "argument #" << index << " of @" << func.getSymName() << " ";
+  };
+  if (!expectedType || !llvm::cast<RankedTensorType>(type).hasStaticShape())
+    return diag() << "has type " << type
+                  << ", which the reference interpreter cannot pass";
+  auto shape = llvm::cast<RankedTensorType>(type).getShape();
+  if (arg.type != *expectedType || llvm::ArrayRef<int64_t>(arg.shape) != shape)
+    return diag() << "must be " << tg::formatShape(shape) << " "
+                  << nameOf(*expectedType) << " but the given tensor is "
+                  << tg::formatShape(arg.shape) << " " << nameOf(arg.type);
+  if (static_cast<int64_t>(arg.data.size()) != arg.numElements())
+    return diag() << "has shape " << tg::formatShape(arg.shape) << " ("
+                  << arg.numElements() << " elements) but holds "
+                  << arg.data.size() << " values";
+  if (arg.type == ElementType::I32)
+    for (double x : arg.data)
+      if (x != std::trunc(x) || x < INT32_MIN || x > INT32_MAX)
+        return diag() << "is i32 but holds " << tg::formatNumber(x);
+  return success();
+}
+
+LogicalResult Interpreter::checkVariables() {
+  for (auto var : module_.getOps<tg::VariableOp>()) {
+    const HostTensor &t = variables_[var.getSymName()];
+    auto shape = var.getTensorType().getShape();
+    if (llvm::ArrayRef<int64_t>(t.shape) != shape ||
+        static_cast<int64_t>(t.data.size()) != t.numElements())
+      return var.emitError() << "variable @" << var.getSymName()
+                             << " is declared " << tg::formatShape(shape)
+                             << " but holds " << tg::formatShape(t.shape)
+                             << " with " << t.data.size() << " values";
+  }
+  return success();
+}
+
+FailureOr<std::vector<HostTensor>>
+Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
+  FailureOr<func::FuncOp> func = checkCall(funcName, args);
+  if (failed(func))
+    return failure();
+  // Run against a copy of the state so that a failed run changes nothing.
+  llvm::StringMap<HostTensor> state = variables_;
+  std::vector<double> accumulator = gradientAccumulator_;
+  interp::Executor executor(state, accumulator, precision_);
+  for (auto [index, arg] : llvm::enumerate(args))
+    executor.bind(func->getArgument(index), arg);
+  for (Operation &op : func->getBody().front())
+    if (failed(executor.execute(&op)))
+      return failure();
+  // Commit element by element: pointers from variable() stay valid.
+  for (auto &entry : state)
+    variables_[entry.getKey()].data.swap(entry.getValue().data);
+  gradientAccumulator_.swap(accumulator);
+  return std::move(executor.results);
+}
+
+FailureOr<Operation *>
+Interpreter::firstNonFinite(llvm::StringRef funcName,
+                            llvm::ArrayRef<HostTensor> args) {
+  FailureOr<func::FuncOp> func = checkCall(funcName, args);
+  if (failed(func))
+    return failure();
+  // On copies: the state is never changed.
+  llvm::StringMap<HostTensor> state = variables_;
+  std::vector<double> accumulator = gradientAccumulator_;
+  interp::Executor executor(state, accumulator, precision_);
+  for (auto [index, arg] : llvm::enumerate(args))
+    executor.bind(func->getArgument(index), arg);
+  for (Operation &op : func->getBody().front()) {
+    if (llvm::isa<func::ReturnOp>(op))
+      break;
+    if (failed(executor.execute(&op)))
+      return failure();
+    for (Value result : op.getResults()) {
+      const HostTensor &value = executor.get(result);
+      for (int64_t i = 0; i < value.numElements(); ++i)
+        if (!std::isfinite(value[i]))
+          return &op;
+    }
+  }
+  return static_cast<Operation *>(nullptr);
+}
+
+FailureOr<func::FuncOp> Interpreter::checkCall(llvm::StringRef funcName,
+                                               llvm::ArrayRef<HostTensor> args) {
+  // Kernels trust verified shapes; verify once, not per run.
+  if (!verified_) {
+    if (failed(verify(module_)))
+      return failure();
+    verified_ = true;
+  }
+  auto func = module_.lookupSymbol<func::FuncOp>(funcName);
+  if (!func || func.isExternal()) {
+    module_.emitError() << "no function @" << funcName
+                        << " with a body to interpret";
+    return failure();
+  }
+  if (!func.getBody().hasOneBlock()) {
+    func.emitError() << "@" << funcName
+                     << " has several blocks; the interpreter runs one";
+    return failure();
+  }
+  if (args.size() != func.getNumArguments()) {
+    func.emitError() << "@" << funcName << " takes " << func.getNumArguments()
+                     << " arguments but was given " << args.size();
+    return failure();
+  }
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (failed(checkArgument(func, index, arg)))
+      return failure();
+  if (failed(checkVariables()))
+    return failure();
+  return func;
+}
+
+} // namespace tgc

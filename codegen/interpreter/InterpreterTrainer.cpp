@@ -1,0 +1,99 @@
+//===- InterpreterTrainer.cpp - the training step on the interpreter ------===//
+#include "codegen/interpreter/InterpreterTrainer.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+
+namespace tgc {
+
+namespace {
+
+HostTensor ids(const std::vector<int32_t> &values, int64_t rows, int64_t cols) {
+  return HostTensor::i32({rows, cols},
+                         std::vector<double>(values.begin(), values.end()));
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<InterpreterTrainer>>
+InterpreterTrainer::create(ModuleOp module, Precision precision, uint32_t seed,
+                           StringRef stepFunction) {
+  FailureOr<StepSignature> signature = readStepSignature(module, stepFunction);
+  if (failed(signature))
+    return failure();
+  std::unique_ptr<InterpreterTrainer> trainer(
+      new InterpreterTrainer(module, precision, seed));
+  trainer->signature_ = *signature;
+  trainer->interpreter_.initializeVariables(seed);
+  return trainer;
+}
+
+FailureOr<InterpreterTrainer::StepResult>
+InterpreterTrainer::step(const runtime::Batch &batch) {
+  int64_t step = stepsDone_ + 1;
+  runtime::StepInput input{
+      seed_, step, static_cast<float>(signature_.schedule.learningRate(step)),
+      step};
+  return run(batch, input);
+}
+
+bool InterpreterTrainer::runStep(const runtime::Batch &batch,
+                                 const runtime::StepInput &input,
+                                 runtime::StepOutcome &outcome) {
+  FailureOr<StepResult> result = run(batch, input);
+  if (failed(result))
+    return false;
+  outcome = {static_cast<float>(result->loss),
+             static_cast<int32_t>(result->tokens),
+             static_cast<float>(result->gradNorm)};
+  return true;
+}
+
+FailureOr<Operation *>
+InterpreterTrainer::firstNonFinite(const runtime::Batch &batch,
+                                   const runtime::StepInput &input) {
+  return interpreter_.firstNonFinite(signature_.function.getName(),
+                                     arguments(batch, input));
+}
+
+std::vector<HostTensor>
+InterpreterTrainer::arguments(const runtime::Batch &batch,
+                              const runtime::StepInput &input) const {
+  const StepSignature &s = signature_;
+  mlir::func::FuncOp function = s.function;
+  std::vector<HostTensor> args(function.getNumArguments());
+  args[s.source] = ids(batch.source, batch.batchSize, batch.sourceLength);
+  args[s.targetIn] = ids(batch.targetIn, batch.batchSize, batch.targetLength);
+  args[s.targetOut] = ids(batch.targetOut, batch.batchSize, batch.targetLength);
+  if (s.key >= 0)
+    args[s.key] =
+        HostTensor::i32({2}, {double(static_cast<int32_t>(input.seed)),
+                              double(input.dropoutStep)});
+  args[s.lr] = HostTensor::scalar(input.lr);
+  args[s.step] = HostTensor::scalar(double(input.step), ElementType::I32);
+  args[s.gradWeight] = HostTensor::scalar(input.gradWeight);
+  args[s.updatePhase] =
+      HostTensor::scalar(double(input.updatePhase), ElementType::I32);
+  args[s.clipNorm] = HostTensor::scalar(input.clipNorm);
+  return args;
+}
+
+FailureOr<InterpreterTrainer::StepResult>
+InterpreterTrainer::run(const runtime::Batch &batch,
+                        const runtime::StepInput &input) {
+  auto results =
+      interpreter_.run(signature_.function.getName(), arguments(batch, input));
+  if (failed(results))
+    return failure();
+  stepsDone_ = input.step;
+  // (loss, tokens, grad_norm), as tg-adam makes them.
+  return StepResult{(*results)[0][0],
+                    results->size() > 2 ? static_cast<int64_t>((*results)[1][0])
+                                        : batch.targetTokens(),
+                    input.lr, results->back()[0]};
+}
+
+} // namespace tgc

@@ -1,0 +1,41 @@
+//===- Gemm.cpp - the interpreter's GEMMs and bf16 rounding ---------------===//
+//
+// tg.matmul and tg.linear call the reference GEMMs in double; tg.to_bf16
+// only binds its operand, since binding to a bf16 value rounds
+// (Executor::bind).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/interpreter/ops/OpSupport.h"
+
+using namespace mlir;
+
+namespace tgc::interp {
+namespace {
+
+LogicalResult matmul(Executor &x, tg::MatmulOp o) {
+  x.bind(o.getResult(), ref::matmul(x.get(o.getLhs()), x.get(o.getRhs()),
+                                    o.getTransposeLhs(), o.getTransposeRhs()));
+  return success();
+}
+
+LogicalResult linear(Executor &x, tg::LinearOp o) {
+  x.bind(o.getResult(), ref::linear(x.get(o.getInput()), x.get(o.getWeight()),
+                                    x.get(o.getBias()), o.getRelu()));
+  return success();
+}
+
+/// Binding to a bf16 value rounds (Executor::bind).
+LogicalResult toBf16(Executor &x, tg::ToBf16Op o) {
+  x.bind(o.getResult(), x.get(o.getInput()));
+  return success();
+}
+
+} // namespace
+
+void attachGemmReference(MLIRContext *context) {
+  tg::MatmulOp::attachInterface<ReferenceModel<tg::MatmulOp, matmul>>(*context);
+  tg::LinearOp::attachInterface<ReferenceModel<tg::LinearOp, linear>>(*context);
+  tg::ToBf16Op::attachInterface<ReferenceModel<tg::ToBf16Op, toBf16>>(*context);
+}
+
+} // namespace tgc::interp

@@ -1,0 +1,106 @@
+//===- Tensor.cpp - the interpreter's shape, reduction and mask ops -------===//
+//
+// Embeddings (whose ids are checked here: the verifier cannot see them),
+// shape ops, reductions, masks and positional encodings, each a call of its
+// reference kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/interpreter/ops/OpSupport.h"
+
+using namespace mlir;
+
+namespace tgc::interp {
+namespace {
+
+LogicalResult embedding(Executor &x, tg::EmbeddingOp o) {
+  const HostTensor &table = x.get(o.getTable()), &ids = x.get(o.getIds());
+  if (failed(checkIds(o, ids, table.shape[0], "id")))
+    return failure();
+  x.bind(o.getResult(), ref::embedding(table, ids));
+  return success();
+}
+
+LogicalResult embeddingGrad(Executor &x, tg::EmbeddingGradOp o) {
+  int64_t vocab = shapeOf(o.getResult())[0];
+  const HostTensor &ids = x.get(o.getIds());
+  if (failed(checkIds(o, ids, vocab, "id")))
+    return failure();
+  x.bind(o.getResult(), ref::embeddingGrad(x.get(o.getGrad()), ids, vocab));
+  return success();
+}
+
+LogicalResult broadcast(Executor &x, tg::BroadcastOp o) {
+  x.bind(o.getResult(), ref::broadcast(x.get(o.getInput()), span(o.getDims()),
+                                       shapeOf(o.getResult())));
+  return success();
+}
+
+LogicalResult reshape(Executor &x, tg::ReshapeOp o) {
+  HostTensor t = x.get(o.getInput());
+  t.shape = shapeOf(o.getResult());
+  x.bind(o.getResult(), std::move(t));
+  return success();
+}
+
+LogicalResult transpose(Executor &x, tg::TransposeOp o) {
+  x.bind(o.getResult(),
+         ref::transpose(x.get(o.getInput()), span(o.getPermutation())));
+  return success();
+}
+
+template <typename ReduceOp, ref::Reduction kind>
+LogicalResult reduce(Executor &x, ReduceOp o) {
+  x.bind(o.getResult(), ref::reduce(x.get(o.getInput()), span(o.getDims()),
+                                    o.getKeepDims(), kind));
+  return success();
+}
+
+LogicalResult causalMask(Executor &x, tg::CausalMaskOp o) {
+  x.bind(o.getResult(), ref::causalMask(shapeOf(o.getResult())[0]));
+  return success();
+}
+
+LogicalResult paddingMask(Executor &x, tg::PaddingMaskOp o) {
+  x.bind(o.getResult(),
+         ref::paddingMask(x.get(o.getIds()), o.getPadIdAttr().getInt()));
+  return success();
+}
+
+LogicalResult positionalEncoding(Executor &x, tg::PositionalEncodingOp o) {
+  auto shape = shapeOf(o.getResult());
+  int64_t first = o.getOffset() ? scalarOf(x.get(o.getOffset())) : 0;
+  x.bind(o.getResult(), ref::positionalEncoding(shape[0], shape[1], first));
+  return success();
+}
+
+} // namespace
+
+void attachTensorReference(MLIRContext *context) {
+  tg::EmbeddingOp::attachInterface<ReferenceModel<tg::EmbeddingOp, embedding>>(
+      *context);
+  tg::EmbeddingGradOp::attachInterface<
+      ReferenceModel<tg::EmbeddingGradOp, embeddingGrad>>(*context);
+  tg::BroadcastOp::attachInterface<ReferenceModel<tg::BroadcastOp, broadcast>>(
+      *context);
+  tg::ReshapeOp::attachInterface<ReferenceModel<tg::ReshapeOp, reshape>>(
+      *context);
+  tg::TransposeOp::attachInterface<ReferenceModel<tg::TransposeOp, transpose>>(
+      *context);
+  tg::ReduceSumOp::attachInterface<ReferenceModel<
+      tg::ReduceSumOp, reduce<tg::ReduceSumOp, ref::Reduction::Sum>>>(
+      *context);
+  tg::ReduceMaxOp::attachInterface<ReferenceModel<
+      tg::ReduceMaxOp, reduce<tg::ReduceMaxOp, ref::Reduction::Max>>>(
+      *context);
+  tg::ReduceMeanOp::attachInterface<ReferenceModel<
+      tg::ReduceMeanOp, reduce<tg::ReduceMeanOp, ref::Reduction::Mean>>>(
+      *context);
+  tg::CausalMaskOp::attachInterface<
+      ReferenceModel<tg::CausalMaskOp, causalMask>>(*context);
+  tg::PaddingMaskOp::attachInterface<
+      ReferenceModel<tg::PaddingMaskOp, paddingMask>>(*context);
+  tg::PositionalEncodingOp::attachInterface<
+      ReferenceModel<tg::PositionalEncodingOp, positionalEncoding>>(*context);
+}
+
+} // namespace tgc::interp

@@ -1,0 +1,137 @@
+//===- EmitContext.cpp - where each value lives, formatting helpers -------===//
+#include "codegen/lowering/EmitContext.h"
+
+#include "ir/TgOps.h"
+#include "passes/MemoryPlan.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cstdio>
+
+using namespace mlir;
+
+namespace tgc {
+namespace cpp {
+
+std::string floatLiteral(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9g", static_cast<float>(value));
+  std::string s = text;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+std::string stringLiteral(StringRef text, bool newlines) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n' && newlines)
+      out += "\\n\"\n    \""; // one source line per manifest line
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += ' '; // no control characters in a generated comment or literal
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+std::string commentText(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f || c == '\\')
+      out += '?';
+    else if (c == '/' && !out.empty() && out.back() == '*')
+      out += "?/";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string arrayLiteral(ArrayRef<int64_t> values) {
+  std::string s = "{";
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v);
+  return s + "}";
+}
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
+int64_t numElements(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+/// The generated accessor of an arena value of `value`'s element type.
+static const char *arenaAccessor(Value value) {
+  Type element = llvm::cast<RankedTensorType>(value.getType()).getElementType();
+  if (element.isF32())
+    return "F(f, ";
+  if (element.isBF16())
+    return "H(f, ";
+  return "I(f, ";
+}
+
+FailureOr<std::string> EmitContext::pointer(Value value) {
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    unsigned n = arg.getArgNumber();
+    if (n < arguments.size() && !arguments[n].empty())
+      return arguments[n];
+    return emitError(value.getLoc()) << "argument #" << n << " has no role";
+  }
+  Operation *def = value.getDefiningOp();
+  if (auto load = llvm::dyn_cast<tg::LoadOp>(def))
+    return "(" + variableAddress(load.getVariable()) + ")";
+  if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def))
+    return pointer(reshape.getInput());
+  if (auto it = constants.find(value); it != constants.end())
+    return it->second.kernel;
+  auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);
+  unsigned index = llvm::cast<OpResult>(value).getResultNumber();
+  if (!offsets || offsets.size() <= static_cast<int64_t>(index) ||
+      offsets[index] < 0)
+    return def->emitOpError()
+           << "has no arena offset for result #" << index
+           << " (run tg-plan-memory before emitting C++)";
+  return std::string(arenaAccessor(value)) +
+         std::to_string(offsets[index]) + ")";
+}
+
+std::string EmitContext::variableAddress(StringRef name) const {
+  auto cache = cacheOffsets.find(name);
+  std::string base =
+      cache != cacheOffsets.end()
+          ? programTarget.cacheBase() + " + " + std::to_string(cache->second)
+          : programTarget.stateBase() + " + " +
+                std::to_string(variableOffset(name));
+  return base + " /* @" + commentText(name) + " */";
+}
+
+FailureOr<std::string> EmitContext::position(Value value) {
+  auto arg = llvm::dyn_cast<BlockArgument>(value);
+  if (arg && arg.getArgNumber() < arguments.size() &&
+      arguments[arg.getArgNumber()] == "&f.position")
+    return std::string("f.position");
+  return emitError(value.getLoc())
+         << "is used as a decoding position but is not the function's "
+            "'position' argument";
+}
+
+FailureOr<std::string> EmitContext::hostPointer(Value value) {
+  if (auto it = constants.find(value); it != constants.end())
+    return it->second.host;
+  // The key is a host array in the frame on both targets: kernels get it
+  // inside a Dropout by value.
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value);
+      arg && arg.getArgNumber() < arguments.size() &&
+      arguments[arg.getArgNumber()] == "f.dropoutKey")
+    return arguments[arg.getArgNumber()];
+  return programTarget.hostRead(value, *this);
+}
+
+} // namespace cpp
+} // namespace tgc

@@ -1,0 +1,160 @@
+//===- ProgramTarget.h - where the C++ and CUDA programs differ -*- C++ -*-===//
+//
+// The lowering (FileEmitter, EmitContext, the elementwise expressions and
+// codegen/calls/) writes one program for either target; every place where
+// the CPU program (codegen/cpp/) and the CUDA program (codegen/cuda/) write
+// something else is a virtual method here, so the shared part has no
+// target tests. The CPU keeps everything in StepFrame `f`; CUDA keeps the
+// state, the arena and the inputs on the device (`g`), writes kernels for
+// elementwise loops and copies results back for the host.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_CODEGEN_LOWERING_PROGRAMTARGET_H
+#define TGC_CODEGEN_LOWERING_PROGRAMTARGET_H
+
+#include "codegen/lowering/Bucket.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tgc::cpp {
+
+class EmitContext;
+
+/// One call of an entry function, in order: an op's function, or one the
+/// lowering adds (`op` null: CUDA's input upload, the return's finish).
+struct OpCall {
+  std::string function;
+  mlir::Operation *op = nullptr;
+};
+
+/// What a function's entry (trainStep, predict, ...) calls.
+struct EntryFunction {
+  FunctionKind kind;
+  std::string name;
+  mlir::func::FuncOp function;
+  llvm::SmallVector<OpCall> calls;
+};
+
+/// An elementwise op or group as one pass over `count` elements `i`: the
+/// pointers and dropout sites are declared before it (as locals of the
+/// op's function, and as `parameters`/`arguments` for a kernel of its own);
+/// `loads`, `body` and `stores` are its statements, four spaces deep.
+struct ElementwiseLoop {
+  int64_t count = 0;
+  std::string loads, body, stores;
+  llvm::SmallVector<std::string> parameters, arguments;
+  /// The dropout sites, in order (the CPU fills their factors per block).
+  std::vector<std::string> dropoutSites;
+};
+
+/// The finish of a function returning logits: its body and what the
+/// comment above it says.
+struct LogitsRead {
+  std::string body, comment;
+};
+
+/// The sizes the device hooks allocate.
+struct ProgramSizes {
+  int64_t stateFloats = 0, gradientFloats = 0, arenaBytes = 0;
+};
+
+class ProgramTarget {
+public:
+  virtual ~ProgramTarget() = default;
+
+  // Where values live, for EmitContext and the kernel calls.
+
+  /// The expression of a function argument the kernels read, by its role:
+  /// source_ids, target_in_ids, target_out_ids (the ids), lr and step (the
+  /// scalars, by pointer). The other roles are host values on both.
+  virtual std::string inputArgument(llvm::StringRef role) const = 0;
+  /// The frame holding the state, the decoding caches and the gradient
+  /// accumulator where the kernels read them.
+  virtual std::string stateFrame() const = 0;
+  std::string stateBase() const { return stateFrame() + ".state"; }
+  std::string cacheBase() const { return stateFrame() + ".cache"; }
+  /// Where the host reads `value`, which is neither a constant nor the
+  /// dropout key; fails with a diagnostic where only the device has it.
+  virtual mlir::FailureOr<std::string> hostRead(mlir::Value value,
+                                                EmitContext &context) const = 0;
+  /// A kernel argument taking scalar input `pointer` (lr, step).
+  virtual std::string scalarArgument(const std::string &pointer) const = 0;
+  /// A statement copying `bytes` from `source` to `target` (same memory).
+  virtual std::string copy(const std::string &target, const std::string &source,
+                           int64_t bytes) const = 0;
+  /// The statement of kernels::optimizerStep: `head` its tensors, their
+  /// count and the control; `lr` and `step` scalar arguments; the gradient
+  /// norm goes to `norm`; `hyper` is beta1, beta2, epsilon.
+  virtual std::string optimizerStep(const std::string &head,
+                                    const std::string &lr,
+                                    const std::string &step,
+                                    const std::string &norm,
+                                    const std::string &hyper) const = 0;
+
+  // Elementwise ops and groups.
+
+  /// The expression of dropout site `site`'s factor for element `i`.
+  virtual std::string dropoutFactor(const std::string &site) const = 0;
+  /// Writes the pass over the elements after `n` is declared: into `os`
+  /// (the op's function) and, for a kernel `<name>_kernel`, into `kernels`
+  /// (file scope, before the function).
+  virtual void writeElementwise(const ElementwiseLoop &loop,
+                                llvm::StringRef name, llvm::raw_ostream &os,
+                                llvm::raw_ostream &kernels) const = 0;
+
+  // The functions.
+
+  /// After constant `name` (a static array of `type` in `bucket`) is
+  /// written: what the kernels read instead, declared in `os`.
+  virtual std::string placeConstant(const Bucket &bucket, llvm::StringRef name,
+                                    llvm::StringRef type,
+                                    llvm::raw_ostream &os) = 0;
+  /// The body of a function run before the first op that hands it its
+  /// inputs (`sourceIds`, `targetIds` ids), if the target needs one.
+  virtual std::optional<std::string> inputUpload(int64_t sourceIds,
+                                                 int64_t targetIds) const = 0;
+  /// The step's finish: the loss, tokens and gradient norm (pointers, or
+  /// "nullptr" where the step has none) into the frame.
+  virtual std::string readLoss(const std::string &loss,
+                               const std::string &tokens,
+                               const std::string &norm) const = 0;
+  /// The finish of @predict and @decode_step: where the frame finds the
+  /// `elements` logits at `logits`.
+  virtual LogitsRead readLogits(const std::string &logits,
+                                int64_t elements) const = 0;
+  /// Writes `entry`, which runs its calls in order.
+  virtual mlir::LogicalResult writeEntry(const EntryFunction &entry,
+                                         EmitContext &context,
+                                         llvm::raw_ostream &os) const = 0;
+
+  // The file and the model's tables.
+
+  /// What the file's first line adds after "generated by tgc".
+  virtual llvm::StringRef generatedFor() const = 0;
+  /// The includes of the kernels and the frame, and what says so.
+  virtual void writeIncludes(llvm::raw_ostream &os) const = 0;
+  /// "cpu": the namespace `kernels::` stands for.
+  virtual llvm::StringRef kernelNamespace() const = 0;
+  /// The arena accessors F, I and H (and what they read).
+  virtual void writeArenaAccessors(llvm::raw_ostream &os) const = 0;
+  /// CompiledBucket's checking step, and its profiling step with its ops
+  /// and their count, of `bucket`.
+  virtual std::string checkingStep(const Bucket &bucket) const = 0;
+  virtual std::string profilingStep(const Bucket &bucket) const = 0;
+  /// Writes the DeviceHooks the model names (deviceHooks()), if any.
+  virtual void writeDeviceHooks(const ProgramSizes &sizes,
+                                llvm::ArrayRef<Bucket> buckets,
+                                llvm::raw_ostream &os) const = 0;
+  virtual llvm::StringRef deviceHooks() const = 0;
+};
+
+} // namespace tgc::cpp
+
+#endif // TGC_CODEGEN_LOWERING_PROGRAMTARGET_H

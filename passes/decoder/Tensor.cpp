@@ -1,0 +1,185 @@
+//===- Tensor.cpp - decoder axes of shape ops, reductions, embedding -----===//
+//
+// Shape ops move the time axis to another dimension, both on the target and
+// on what @decode_step recomputes; the embedding reads the target's ids;
+// the positional encoding is built for the one position; a reduction keeps
+// the positions unless it reduces over them. Dropout is refused: @predict
+// has none.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/decoder/AxisRequest.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace tgc {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+FailureOr<OpAxes> reshapeAxes(const AxisRequest &r, tg::ReshapeOp op) {
+  int64_t to =
+      reshapeAxis(shapeOf(op.getInput()), shapeOf(op.getResult()), r.axis);
+  if (to == kNoAxis)
+    return r.unsupported("it merges or splits the positions");
+  return OpAxes{{r.axis}, {to}};
+}
+
+FailureOr<OpAxes> transposeAxes(const AxisRequest &r, tg::TransposeOp op) {
+  auto perm = op.getPermutation();
+  int64_t to = std::find(perm.begin(), perm.end(), r.axis) - perm.begin();
+  return OpAxes{{r.axis}, {to}};
+}
+
+FailureOr<OpAxes> broadcastAxes(const AxisRequest &r, tg::BroadcastOp op) {
+  return OpAxes{{r.axis}, {op.getDims()[r.axis]}};
+}
+
+FailureOr<PositionRecipe> broadcastPosition(const PositionRequest &r,
+                                            tg::BroadcastOp broadcast) {
+  // The operand dimension that becomes `axis`, if it is not replicated.
+  SmallVector<int64_t> operandAxes = r.wholeOperands();
+  auto dims = broadcast.getDims();
+  for (auto [i, dim] : llvm::enumerate(dims))
+    if (dim == r.axis && shapeOf(broadcast.getInput())[i] != 1)
+      operandAxes[0] = static_cast<int64_t>(i);
+  return PositionRecipe{operandAxes, Value()};
+}
+
+FailureOr<PositionRecipe> transposePosition(const PositionRequest &r,
+                                            tg::TransposeOp transpose) {
+  SmallVector<int64_t> operandAxes = r.wholeOperands();
+  operandAxes[0] = transpose.getPermutation()[r.axis];
+  return PositionRecipe{operandAxes, Value()};
+}
+
+FailureOr<PositionRecipe> reshapePosition(const PositionRequest &r,
+                                          tg::ReshapeOp reshape) {
+  SmallVector<int64_t> operandAxes = r.wholeOperands();
+  operandAxes[0] = reshapeAxis(shapeOf(reshape.getResult()),
+                               shapeOf(reshape.getInput()), r.axis);
+  if (operandAxes[0] == kNoAxis)
+    return r.cannot();
+  return PositionRecipe{operandAxes, Value()};
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and positions
+//===----------------------------------------------------------------------===//
+
+FailureOr<OpAxes> embeddingAxes(const AxisRequest &r, tg::EmbeddingOp) {
+  return OpAxes{{kNoAxis, r.axis}, {r.axis}};
+}
+
+FailureOr<PositionRecipe>
+positionalEncodingPosition(const PositionRequest &r,
+                           tg::PositionalEncodingOp pe) {
+  if (r.axis != 0 || pe.getOffset())
+    return r.cannot();
+  Value row = r.b.create<tg::PositionalEncodingOp>(
+      pe.getLoc(), onePosition(r.value, 0), r.position);
+  return PositionRecipe{{}, row};
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions (reduce_sum, reduce_mean, reduce_max)
+//===----------------------------------------------------------------------===//
+
+/// The input's time axis renumbered in the result: the reduced dimensions
+/// before it are dropped, unless kept with size 1.
+template <typename ReduceT>
+FailureOr<OpAxes> tensorReduceAxes(const AxisRequest &r, ReduceT op) {
+  ArrayRef<int64_t> dims = op.getDims();
+  if (llvm::is_contained(dims, r.axis))
+    return r.unsupported("it reduces over the target positions");
+  int64_t to = r.axis;
+  if (!op.getKeepDims())
+    to -= llvm::count_if(dims, [&](int64_t d) { return d < r.axis; });
+  return OpAxes{{r.axis}, {to}};
+}
+
+/// The inverse: the input dimension that the result's `axis` comes from.
+/// A reduced dimension kept with size 1 holds no one position.
+template <typename ReduceT>
+FailureOr<PositionRecipe> tensorReducePosition(const PositionRequest &r,
+                                               ReduceT op) {
+  ArrayRef<int64_t> dims = op.getDims();
+  int64_t from = kNoAxis;
+  if (op.getKeepDims()) {
+    if (!llvm::is_contained(dims, r.axis))
+      from = r.axis;
+  } else {
+    // The r.axis-th dimension of the input that is not reduced.
+    for (int64_t d = 0, kept = 0; d < rankOf(op.getInput()); ++d) {
+      if (llvm::is_contained(dims, d))
+        continue;
+      if (kept++ == r.axis) {
+        from = d;
+        break;
+      }
+    }
+  }
+  if (from == kNoAxis)
+    return r.cannot();
+  SmallVector<int64_t> operandAxes = r.wholeOperands();
+  operandAxes[0] = from;
+  return PositionRecipe{operandAxes, Value()};
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kTensorDropoutReason =
+    "its mask is keyed by each element's index in the whole sequence, and "
+    "@predict has no dropout";
+
+FailureOr<OpAxes> dropoutAxes(const AxisRequest &r, tg::DropoutOp) {
+  return r.unsupported(kTensorDropoutReason);
+}
+
+FailureOr<PositionRecipe> dropoutPosition(const PositionRequest &r,
+                                          tg::DropoutOp) {
+  return r.cannot(kTensorDropoutReason);
+}
+
+} // namespace
+
+void attachTensorAxes(MLIRContext &context) {
+  // Shape ops: on the target and on what is recomputed.
+  tg::BroadcastOp::attachInterface<
+      DecoderAxesModel<tg::BroadcastOp, broadcastAxes, broadcastPosition>>(
+      context);
+  tg::ReshapeOp::attachInterface<
+      DecoderAxesModel<tg::ReshapeOp, reshapeAxes, reshapePosition>>(context);
+  tg::TransposeOp::attachInterface<
+      DecoderAxesModel<tg::TransposeOp, transposeAxes, transposePosition>>(
+      context);
+
+  // Target op only (its table recomputed, if at all, whole).
+  tg::EmbeddingOp::attachInterface<
+      DecoderAxesModel<tg::EmbeddingOp, embeddingAxes, nullptr>>(context);
+
+  // Recomputed only: built directly for the one position.
+  tg::PositionalEncodingOp::attachInterface<
+      DecoderAxesModel<tg::PositionalEncodingOp, nullptr,
+                       positionalEncodingPosition>>(context);
+
+  tg::ReduceSumOp::attachInterface<
+      DecoderAxesModel<tg::ReduceSumOp, tensorReduceAxes<tg::ReduceSumOp>,
+                       tensorReducePosition<tg::ReduceSumOp>>>(context);
+  tg::ReduceMeanOp::attachInterface<
+      DecoderAxesModel<tg::ReduceMeanOp, tensorReduceAxes<tg::ReduceMeanOp>,
+                       tensorReducePosition<tg::ReduceMeanOp>>>(context);
+  tg::ReduceMaxOp::attachInterface<
+      DecoderAxesModel<tg::ReduceMaxOp, tensorReduceAxes<tg::ReduceMaxOp>,
+                       tensorReducePosition<tg::ReduceMaxOp>>>(context);
+
+  tg::DropoutOp::attachInterface<
+      DecoderAxesModel<tg::DropoutOp, dropoutAxes, dropoutPosition>>(context);
+}
+
+} // namespace tgc

@@ -1,0 +1,48 @@
+//===- Attention.cpp - the gradient of attention --------------------------===//
+//
+// tg.attention differentiates through tg.attention_grad, which recomputes
+// the probabilities from the saved log-sum-exp; only the output has a
+// gradient, and the mask must not depend on a trainable variable.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/gradients/GradientModel.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace tgc::gradients {
+namespace {
+
+LogicalResult attentionRule(GradientBuilder &r, tg::AttentionOp attention) {
+  if (failed(r.onlyThrough({0})))
+    return failure();
+  if (attention.getMask() && r.wants(3))
+    return attention.emitError()
+           << "cannot differentiate w.r.t. the attention mask: it must "
+              "not depend on a trainable variable";
+  auto grad = r.b.create<tg::AttentionGradOp>(
+      r.loc, tg::withF32Elements(attention.getQuery().getType()),
+      tg::withF32Elements(attention.getKeyIn().getType()),
+      tg::withF32Elements(attention.getValue().getType()), r.dy(),
+      attention.getQuery(), attention.getKeyIn(), attention.getValue(),
+      attention.getOutput(), attention.getLse(), attention.getMask(),
+      attention.getRngKey(), attention.getCausalAttr(),
+      attention.getSequenceMajorAttr(), attention.getBf16ProductsAttr(),
+      attention.getScaleAttr(), attention.getDropoutRateAttr(),
+      attention.getOpIdAttr());
+  r.set(0, grad.getQueryGrad());
+  r.set(1, grad.getKeyGrad());
+  r.set(2, grad.getValueGrad());
+  return success();
+}
+
+} // namespace
+
+void attachAttentionGradients(MLIRContext *context) {
+  attachGradientRule<tg::AttentionOp, attentionRule>(context);
+}
+
+} // namespace tgc::gradients

@@ -1,0 +1,129 @@
+//===- Tensor.cpp - gradients of shapes and reductions --------------------===//
+//
+// The backward of the shape ops, reductions, embedding and dropout: shape
+// changes undone, sums spread back over what they reduced, and the
+// gather's and the mask's own backward ops. Masks and positions have no
+// rule (NoGradient.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/gradients/GradientModel.h"
+
+#include "ir/TgOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace tgc::gradients {
+namespace {
+
+/// The inverse of a broadcast: sum over the replicated dimensions.
+Value unbroadcast(GradientBuilder &r, tg::BroadcastOp op, Value dy) {
+  auto input = tensorOf(op.getInput());
+  ArrayRef<int64_t> dims = op.getDims();
+  ArrayRef<int64_t> out = tensorOf(op.getResult()).getShape();
+  SmallVector<int64_t> replicated;
+  for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
+    auto *it = llvm::find(dims, j);
+    if (it == dims.end() ||
+        (input.getDimSize(it - dims.begin()) == 1 && out[j] != 1))
+      replicated.push_back(j);
+  }
+  return r.reshape(r.sum(dy, replicated), input.getShape());
+}
+
+/// The inverse of a reduction's shape change: dy spread over the reduced
+/// dimensions.
+Value spreadOverReduced(GradientBuilder &r, Value input, ArrayRef<int64_t> dims,
+                        bool keepDims, Value dy) {
+  auto type = tensorOf(input);
+  SmallVector<int64_t> kept;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (keepDims || !llvm::is_contained(dims, i))
+      kept.push_back(i);
+  return r.broadcast(dy, type, kept);
+}
+
+template <typename ReduceOp> int64_t reducedCount(ReduceOp op) {
+  int64_t count = 1;
+  for (int64_t d : op.getDims())
+    count *= op.getInput().getType().getDimSize(d);
+  return count;
+}
+
+LogicalResult broadcastRule(GradientBuilder &r, tg::BroadcastOp broadcast) {
+  r.set(0, unbroadcast(r, broadcast, r.dy()));
+  return success();
+}
+
+LogicalResult reshapeRule(GradientBuilder &r, tg::ReshapeOp reshape) {
+  r.set(0, r.reshape(r.dy(),
+                     llvm::cast<RankedTensorType>(reshape.getInput().getType())
+                         .getShape()));
+  return success();
+}
+
+LogicalResult transposeRule(GradientBuilder &r, tg::TransposeOp transpose) {
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  r.set(0, r.make<tg::TransposeOp>(transpose.getInput().getType(), r.dy(),
+                                   inverse));
+  return success();
+}
+
+LogicalResult reduceSumRule(GradientBuilder &r, tg::ReduceSumOp sum) {
+  r.set(0, spreadOverReduced(r, sum.getInput(), sum.getDims(),
+                             sum.getKeepDims(), r.dy()));
+  return success();
+}
+
+LogicalResult reduceMeanRule(GradientBuilder &r, tg::ReduceMeanOp mean) {
+  Value spread = spreadOverReduced(r, mean.getInput(), mean.getDims(),
+                                   mean.getKeepDims(), r.dy());
+  r.set(0, r.scale(spread, 1.0 / static_cast<double>(reducedCount(mean))));
+  return success();
+}
+
+LogicalResult reduceMaxRule(GradientBuilder &r, tg::ReduceMaxOp max) {
+  // dy flows to the maxima: relu_grad(g, max - x) keeps g where x is
+  // below the maximum, so g - that keeps it exactly where x == max
+  // (every tied maximum gets the whole gradient: a subgradient).
+  Value x = max.getInput();
+  Value g = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(), r.dy());
+  Value m = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(),
+                              max.getResult());
+  Value gap = r.make<tg::SubOp>(m, x);
+  r.set(0, r.make<tg::SubOp>(g, r.make<tg::ReluGradOp>(g, gap)));
+  return success();
+}
+
+LogicalResult embeddingRule(GradientBuilder &r, tg::EmbeddingOp embedding) {
+  r.set(0, r.make<tg::EmbeddingGradOp>(embedding.getTable().getType(), r.dy(),
+                                       embedding.getIds()));
+  return success();
+}
+
+LogicalResult dropoutRule(GradientBuilder &r, tg::DropoutOp dropout) {
+  // The mask is regenerated from (key, op_id), never stored.
+  r.set(0, r.make<tg::DropoutGradOp>(r.dy(), dropout.getKey(),
+                                     dropout.getRateAttr(),
+                                     dropout.getOpIdAttr()));
+  return success();
+}
+
+} // namespace
+
+void attachTensorGradients(MLIRContext *context) {
+  attachGradientRule<tg::BroadcastOp, broadcastRule>(context);
+  attachGradientRule<tg::ReshapeOp, reshapeRule>(context);
+  attachGradientRule<tg::TransposeOp, transposeRule>(context);
+  attachGradientRule<tg::ReduceSumOp, reduceSumRule>(context);
+  attachGradientRule<tg::ReduceMeanOp, reduceMeanRule>(context);
+  attachGradientRule<tg::ReduceMaxOp, reduceMaxRule>(context);
+  attachGradientRule<tg::EmbeddingOp, embeddingRule>(context);
+  attachGradientRule<tg::DropoutOp, dropoutRule>(context);
+}
+
+} // namespace tgc::gradients

@@ -1,0 +1,481 @@
+//===- Checkpoint.cpp - training checkpoints ------------------------------===//
+#include "runtime/program/checkpoint/Checkpoint.h"
+
+#include "runtime/data/FileChecks.h"
+#include "runtime/program/checkpoint/Checkpoint.pb.h"
+
+#include <google/protobuf/stubs/logging.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tgc::runtime {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'G', 'C', 'C', 'K', 'P', 'T', '\n'};
+constexpr size_t kHeaderBytes = 24;
+constexpr size_t kDataAlignment = 64;
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "checkpoints store little-endian values as they are in memory");
+
+uint32_t crc32Of(const void *data, size_t bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  auto *p = static_cast<const Bytef *>(data);
+  while (bytes > 0) { // zlib takes at most 4 GiB per call
+    uInt chunk = bytes > (1u << 30) ? (1u << 30) : static_cast<uInt>(bytes);
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    bytes -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+size_t alignUp(size_t n) {
+  return (n + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+}
+
+std::string shapeText(const auto &shape) {
+  std::string s = "[";
+  for (int i = 0; i < static_cast<int>(shape.size()); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// An open file descriptor, closed on scope exit.
+struct Descriptor {
+  int fd = -1;
+  ~Descriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// Calls `io` (::read or ::write) until all `bytes` have moved; false on an
+/// error or an early end of file.
+template <typename Io, typename Byte>
+bool transferAll(Io io, int fd, Byte *data, size_t bytes) {
+  while (bytes > 0) {
+    ssize_t n = io(fd, data, bytes);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool writeAll(int fd, const void *data, size_t bytes) {
+  return transferAll(::write, fd, static_cast<const char *>(data), bytes);
+}
+
+bool readAll(int fd, void *data, size_t bytes) {
+  return transferAll(::read, fd, static_cast<char *>(data), bytes);
+}
+
+void putU32(char *at, uint32_t value) { std::memcpy(at, &value, 4); }
+uint32_t getU32(const char *at) {
+  uint32_t value;
+  std::memcpy(&value, at, 4);
+  return value;
+}
+
+/// Makes the rename itself durable.
+void syncDirectoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  Descriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY)};
+  if (dir.fd >= 0)
+    ::fsync(dir.fd);
+}
+
+/// The checkpoints this process owns: their lock files, open and locked,
+/// removed (then closed) when the process exits normally.
+struct Claims {
+  std::mutex mutex;
+  std::map<std::string, int> locks; ///< lock file -> descriptor
+};
+
+Claims &claims() {
+  static Claims *all = [] {
+    auto *created = new Claims; // never destroyed: atexit uses it last
+    std::atexit([] {
+      for (auto &[lockPath, fd] : claims().locks) {
+        ::unlink(lockPath.c_str()); // while still locked: see claimCheckpoint
+        ::close(fd);
+      }
+    });
+    return created;
+  }();
+  return *all;
+}
+
+/// Removes the temporary files of `path` (temporaryPathFor) that processes
+/// which no longer run left behind (killed during a save).
+void removeStaleTemporaries(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  DIR *dir = ::opendir(directory.c_str());
+  if (!dir)
+    return;
+  while (const dirent *entry = ::readdir(dir))
+    if (isStaleTemporary(entry->d_name, base))
+      ::unlink((directory + (slash == std::string::npos ? "/" : "") +
+                entry->d_name).c_str());
+  ::closedir(dir);
+}
+
+/// The pid recorded in a lock file, or an empty string.
+std::string ownerOf(int fd) {
+  char text[32] = {};
+  ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  std::string owner(text, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' '))
+    owner.pop_back();
+  bool digits = !owner.empty() &&
+                owner.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? owner : std::string();
+}
+
+} // namespace
+
+std::string claimCheckpoint(const std::string &path) {
+  if (std::string why = checkReplaceable(path); !why.empty())
+    return "cannot write checkpoint: " + why +
+           " (a checkpoint only ever replaces a regular file)";
+  std::string lockPath = path + ".lock";
+  Claims &all = claims();
+  std::lock_guard<std::mutex> guard(all.mutex);
+  if (all.locks.count(lockPath))
+    return {};
+  // A lock file is removed by its owner at exit while still locked, so one
+  // locked after it was removed is not the path's: open it again.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return "cannot lock checkpoint " + path + ": creating " + lockPath +
+             ": " + std::strerror(errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int error = errno;
+      std::string owner = ownerOf(fd);
+      ::close(fd);
+      if (error == ENOLCK || error == EOPNOTSUPP)
+        return {}; // a file system without locks: go on unlocked
+      if (owner == std::to_string(::getpid()))
+        return {}; // this process, under another spelling of the path
+      if (error == EWOULDBLOCK)
+        return "checkpoint " + path + " is in use by another run" +
+               (owner.empty() ? std::string() : " (pid " + owner + ")") +
+               ": its lock " + lockPath + " is held";
+      return "cannot lock checkpoint " + path + ": " + lockPath + ": " +
+             std::strerror(error);
+    }
+    struct stat opened, named;
+    if (::fstat(fd, &opened) != 0 || ::stat(lockPath.c_str(), &named) != 0 ||
+        opened.st_ino != named.st_ino || opened.st_dev != named.st_dev) {
+      ::close(fd);
+      continue;
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) != 0 ||
+        ::pwrite(fd, pid.data(), pid.size(), 0) !=
+            static_cast<ssize_t>(pid.size())) {
+      int error = errno;
+      ::unlink(lockPath.c_str());
+      ::close(fd);
+      return "cannot lock checkpoint " + path + ": writing " + lockPath +
+             ": " + std::strerror(error);
+    }
+    all.locks[lockPath] = fd;
+    removeStaleTemporaries(path);
+    return {};
+  }
+  return "cannot lock checkpoint " + path + ": " + lockPath +
+         " keeps being replaced";
+}
+
+std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
+                            std::span<const CheckpointTensor> tensors) {
+  proto::Checkpoint metadata;
+  metadata.set_model(info.model);
+  metadata.set_config(info.config);
+  metadata.set_step(info.step);
+  metadata.mutable_rng()->set_seed(info.seed);
+  metadata.mutable_rng()->set_next_step(info.step);
+  metadata.set_data(info.data);
+  if (info.bestBleu >= 0)
+    metadata.set_best_bleu(info.bestBleu);
+  if (info.bestLoss >= 0)
+    metadata.set_best_loss(info.bestLoss);
+  metadata.set_stale_validations(info.staleValidations);
+  metadata.set_manifest(info.manifest);
+  metadata.set_processes(info.processes);
+  metadata.set_global_batch(info.globalBatch);
+  uint64_t offset = 0;
+  for (const CheckpointTensor &t : tensors) {
+    proto::CheckpointTensor *entry = metadata.add_tensors();
+    entry->set_name(t.name);
+    for (int64_t d : t.shape)
+      entry->add_shape(d);
+    uint64_t bytes = static_cast<uint64_t>(elementsOf(t.shape)) * sizeof(float);
+    entry->set_offset(offset);
+    entry->set_bytes(bytes);
+    entry->set_crc32(crc32Of(t.data, bytes));
+    offset += bytes;
+  }
+  metadata.set_data_bytes(offset);
+  std::string encoded;
+  if (!metadata.SerializeToString(&encoded))
+    return "cannot encode the metadata of checkpoint " + path;
+
+  char header[kHeaderBytes] = {};
+  std::memcpy(header, kMagic, sizeof kMagic);
+  putU32(header + 8, kCheckpointVersion);
+  putU32(header + 12, static_cast<uint32_t>(encoded.size()));
+  putU32(header + 16, crc32Of(encoded.data(), encoded.size()));
+  size_t prefix = kHeaderBytes + encoded.size();
+  std::string padding(alignUp(prefix) - prefix, '\0');
+
+  if (std::string why = claimCheckpoint(path); !why.empty())
+    return why;
+  // A link stays a link: the file it names is replaced.
+  std::string target = path;
+  struct stat link;
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved))
+      target = resolved;
+  }
+  std::string temporary = temporaryPathFor(target);
+  bool created = false;
+  auto fail = [&](const char *what) {
+    std::string message = "cannot write checkpoint " + path + ": " + what +
+                          " " + temporary + ": " + std::strerror(errno);
+    if (created)
+      ::unlink(temporary.c_str()); // the previous checkpoint stays as it was
+    return message;
+  };
+  Descriptor file{::open(temporary.c_str(),
+                         O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  if (file.fd < 0)
+    return fail("creating");
+  created = true;
+  bool ok = writeAll(file.fd, header, sizeof header) &&
+            writeAll(file.fd, encoded.data(), encoded.size()) &&
+            writeAll(file.fd, padding.data(), padding.size());
+  for (const CheckpointTensor &t : tensors)
+    ok = ok && writeAll(file.fd, t.data, elementsOf(t.shape) * sizeof(float));
+  if (!ok)
+    return fail("writing");
+  if (::fsync(file.fd) != 0)
+    return fail("flushing");
+  int closed = ::close(file.fd);
+  file.fd = -1;
+  if (closed != 0)
+    return fail("closing");
+  if (::rename(temporary.c_str(), target.c_str()) != 0)
+    return fail("renaming");
+  syncDirectoryOf(target);
+  return {};
+}
+
+namespace {
+
+/// What readCheckpoint and readCheckpointTensors share: every check but the
+/// model's, in the order a refusal is cheapest (the data is read last).
+class CheckpointReader {
+public:
+  explicit CheckpointReader(const std::string &path) : path(path) {}
+
+  /// Opens the file and checks its header, metadata, size and the tensors'
+  /// extents. Returns an empty string or why the file was refused.
+  std::string open();
+  /// Reads the data section and checks every tensor's CRC-32.
+  std::string readData(std::vector<char> &data);
+
+  std::string refuse(const std::string &why) const {
+    return "checkpoint " + path + " refused: " + why;
+  }
+  const proto::Checkpoint &metadata() const { return metadata_; }
+  CheckpointInfo info() const;
+
+private:
+  const std::string &path;
+  Descriptor file;
+  proto::Checkpoint metadata_;
+  uint64_t dataStart = 0;
+};
+
+std::string CheckpointReader::open() {
+  // O_NONBLOCK: a FIFO would block the open until a writer came; regular
+  // files ignore it.
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (file.fd < 0)
+    return "cannot open checkpoint " + path + ": " + std::strerror(errno);
+  struct stat status;
+  if (::fstat(file.fd, &status) != 0)
+    return "cannot read checkpoint " + path + ": " + std::strerror(errno);
+  if (!S_ISREG(status.st_mode))
+    return refuse(std::string("it is ") + kindOfFile(status.st_mode) +
+                  ", not a checkpoint file");
+  if (status.st_size == 0)
+    return refuse("it is empty (0 bytes)");
+  uint64_t fileBytes = static_cast<uint64_t>(status.st_size);
+
+  char header[kHeaderBytes];
+  if (fileBytes < kHeaderBytes || !readAll(file.fd, header, sizeof header))
+    return refuse("it is shorter than a checkpoint header (truncated?)");
+  if (std::memcmp(header, kMagic, sizeof kMagic) != 0)
+    return refuse("it is not a tgc checkpoint (bad magic)");
+  if (uint32_t version = getU32(header + 8); version != kCheckpointVersion)
+    return refuse("format version " + std::to_string(version) +
+                  ", this program reads version " +
+                  std::to_string(kCheckpointVersion));
+  uint32_t metadataBytes = getU32(header + 12);
+  if (kHeaderBytes + uint64_t{metadataBytes} > fileBytes)
+    return refuse("the metadata runs past the end of the file (truncated)");
+  std::string encoded(metadataBytes, '\0');
+  if (!readAll(file.fd, encoded.data(), encoded.size()))
+    return refuse("cannot read its metadata");
+  if (crc32Of(encoded.data(), encoded.size()) != getU32(header + 16))
+    return refuse("the metadata's checksum does not match (corrupt file)");
+  // Protobuf logs what it rejects (e.g. a string that is not UTF-8) to
+  // stderr: the refusal says it for the user.
+  google::protobuf::LogSilencer quiet;
+  if (!metadata_.ParseFromString(encoded))
+    return refuse("its metadata does not parse");
+
+  dataStart = alignUp(kHeaderBytes + metadataBytes);
+  uint64_t expected = dataStart + metadata_.data_bytes();
+  if (expected != fileBytes)
+    return refuse("it has " + std::to_string(fileBytes) +
+                  " bytes, its metadata says " + std::to_string(expected) +
+                  (fileBytes < expected ? " (truncated)" : ""));
+  for (const proto::CheckpointTensor &entry : metadata_.tensors()) {
+    std::vector<int64_t> shape(entry.shape().begin(), entry.shape().end());
+    // No model has a tensor without elements (the verifier refuses a zero
+    // dimension), and a negative one has no size.
+    bool empty = std::any_of(shape.begin(), shape.end(),
+                             [](int64_t d) { return d <= 0; });
+    if (empty ||
+        entry.bytes() !=
+            static_cast<uint64_t>(elementsOf(shape)) * sizeof(float) ||
+        entry.offset() + entry.bytes() > metadata_.data_bytes())
+      return refuse("tensor '" + entry.name() + "' has an inconsistent size");
+  }
+  return {};
+}
+
+std::string CheckpointReader::readData(std::vector<char> &data) {
+  data.resize(metadata_.data_bytes());
+  if (::lseek(file.fd, static_cast<off_t>(dataStart), SEEK_SET) < 0 ||
+      !readAll(file.fd, data.data(), data.size()))
+    return refuse("cannot read its tensor data");
+  for (const proto::CheckpointTensor &entry : metadata_.tensors())
+    if (crc32Of(data.data() + entry.offset(), entry.bytes()) != entry.crc32())
+      return refuse("the data of tensor '" + entry.name() +
+                    "' does not match its checksum (corrupt file)");
+  return {};
+}
+
+CheckpointInfo CheckpointReader::info() const {
+  CheckpointInfo info;
+  info.model = metadata_.model();
+  info.config = metadata_.config();
+  info.step = metadata_.step();
+  info.seed = metadata_.rng().seed();
+  info.data = metadata_.data();
+  info.bestBleu = metadata_.has_best_bleu() ? metadata_.best_bleu() : -1;
+  info.bestLoss = metadata_.has_best_loss() ? metadata_.best_loss() : -1;
+  info.staleValidations = metadata_.stale_validations();
+  info.manifest = metadata_.manifest();
+  info.processes = metadata_.processes();
+  info.globalBatch = metadata_.global_batch();
+  return info;
+}
+
+} // namespace
+
+std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
+                           std::span<const CheckpointTensor> tensors) {
+  CheckpointReader reader(path);
+  if (std::string error = reader.open(); !error.empty())
+    return error;
+  const proto::Checkpoint &metadata = reader.metadata();
+
+  // The model check: the same tensors, by name and shape.
+  std::map<std::string_view, const CheckpointTensor *> wanted;
+  for (const CheckpointTensor &t : tensors)
+    wanted[t.name] = &t;
+  std::string modelNote = " (written by model '" + metadata.model() + "')";
+  if (metadata.tensors_size() != static_cast<int>(tensors.size()))
+    return reader.refuse("it has " + std::to_string(metadata.tensors_size()) +
+                         " tensors, this model has " +
+                         std::to_string(tensors.size()) + modelNote);
+  for (const proto::CheckpointTensor &entry : metadata.tensors()) {
+    auto it = wanted.find(entry.name());
+    if (it == wanted.end())
+      return reader.refuse("tensor '" + entry.name() +
+                           "' is not in this model" + modelNote);
+    const std::vector<int64_t> &shape = it->second->shape;
+    if (!std::equal(shape.begin(), shape.end(), entry.shape().begin(),
+                    entry.shape().end()))
+      return reader.refuse("tensor '" + entry.name() + "' has shape " +
+                           shapeText(entry.shape()) + ", this model's is " +
+                           shapeText(shape) + modelNote);
+  }
+
+  // Stage and verify every byte before the model's tensors change.
+  std::vector<char> data;
+  if (std::string error = reader.readData(data); !error.empty())
+    return error;
+  for (const proto::CheckpointTensor &entry : metadata.tensors())
+    std::memcpy(wanted[entry.name()]->data, data.data() + entry.offset(),
+                entry.bytes());
+  info = reader.info();
+  return {};
+}
+
+std::string readCheckpointTensors(const std::string &path, CheckpointInfo &info,
+                                  std::vector<OwnedTensor> &tensors) {
+  CheckpointReader reader(path);
+  std::vector<char> data;
+  if (std::string error = reader.open(); !error.empty())
+    return error;
+  if (std::string error = reader.readData(data); !error.empty())
+    return error;
+  tensors.clear();
+  for (const proto::CheckpointTensor &entry : reader.metadata().tensors()) {
+    OwnedTensor &t = tensors.emplace_back();
+    t.name = entry.name();
+    t.shape.assign(entry.shape().begin(), entry.shape().end());
+    t.values.resize(entry.bytes() / sizeof(float));
+    std::memcpy(t.values.data(), data.data() + entry.offset(), entry.bytes());
+  }
+  info = reader.info();
+  return {};
+}
+
+} // namespace tgc::runtime

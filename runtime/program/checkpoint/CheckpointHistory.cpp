@@ -1,0 +1,55 @@
+//===- CheckpointHistory.cpp - the last N checkpoints (--keep-last) -------===//
+#include "runtime/program/checkpoint/CheckpointHistory.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace tgc::runtime {
+
+std::string historyPath(const std::string &checkpoint, int64_t step) {
+  return checkpoint + ".step" + std::to_string(step);
+}
+
+std::vector<int64_t> historySteps(const std::string &checkpoint) {
+  fs::path path(checkpoint);
+  fs::path directory = path.has_parent_path() ? path.parent_path() : ".";
+  std::string prefix = path.filename().string() + ".step";
+  std::vector<int64_t> steps;
+  std::error_code ec;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+      continue;
+    const char *digits = name.data() + prefix.size();
+    const char *end = name.data() + name.size();
+    int64_t step = 0;
+    auto [stop, error] = std::from_chars(digits, end, step);
+    if (error == std::errc() && stop == end && entry.is_regular_file(ec))
+      steps.push_back(step);
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+std::string keepInHistory(const std::string &checkpoint, int64_t step,
+                          int64_t keep) {
+  std::string link = historyPath(checkpoint, step);
+  std::error_code ec;
+  fs::remove(link, ec); // a resumed run may save the same step again
+  fs::create_hard_link(checkpoint, link, ec);
+  if (ec)
+    return "cannot link " + checkpoint + " as " + link + ": " + ec.message();
+  std::vector<int64_t> steps = historySteps(checkpoint);
+  for (size_t i = 0; i + keep < steps.size(); ++i)
+    if (!fs::remove(historyPath(checkpoint, steps[i]), ec) && ec)
+      return "cannot remove " + historyPath(checkpoint, steps[i]) + ": " +
+             ec.message();
+  return {};
+}
+
+} // namespace tgc::runtime

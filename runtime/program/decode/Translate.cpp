@@ -1,0 +1,424 @@
+//===- Translate.cpp - decoding and validation with the compiled @predict -===//
+#include "runtime/program/decode/Translate.h"
+
+#include "runtime/program/train/Batcher.h"
+#include "runtime/program/train/Interrupt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+namespace tgc::runtime {
+namespace {
+
+BatchShape shapeOf(const CompiledModel &model, const CompiledBucket &bucket) {
+  return {bucket.batchSize, bucket.sourceLength, bucket.targetLength,
+          static_cast<int32_t>(model.vocabulary)};
+}
+
+/// Calls the bucket's predict on `batch`; the logits stay valid until the
+/// next call.
+const float *predict(const CompiledBucket &bucket, float *state, char *arena,
+                     const Batch &batch) {
+  StepFrame frame{};
+  frame.state = state;
+  frame.arena = arena;
+  frame.sourceIds = batch.source.data();
+  frame.targetInIds = batch.targetIn.data();
+  bucket.predict(frame);
+  return frame.logits;
+}
+
+/// The next-token logits of every row of one bucket's batch: @decode_step on
+/// each row's newest token with the caches, or @predict on whole prefixes.
+class RowDecoder {
+public:
+  RowDecoder(const CompiledModel &model, const CompiledBucket &bucket,
+             float *state, char *arena, Decoding decoding)
+      : bucket(bucket), vocabulary(model.vocabulary), device(model.device),
+        state(state), arena(arena),
+        incremental(decoding == Decoding::Incremental && bucket.decodeStep),
+        batch(emptyBatch(shapeOf(model, bucket))) {
+    if (incremental) {
+      // A GPU model keeps its caches on the device.
+      if (!device)
+        cache.assign(static_cast<size_t>(bucket.cacheFloats), 0.0f);
+      stepIds.assign(static_cast<size_t>(bucket.batchSize), kPadId);
+    }
+  }
+
+  /// Row `row` translates `source`; call encode() when all are set.
+  void setSource(int64_t row, std::span<const int32_t> source) {
+    packRow(batch, row, source, {});
+  }
+
+  void encode() {
+    if (!incremental)
+      return;
+    StepFrame frame = makeFrame();
+    frame.sourceIds = batch.source.data();
+    bucket.encode(frame);
+  }
+
+  /// Logits of position `t` for every row, whose prefix (the symbols after
+  /// BOS, t of them) is `prefixes[row]`, or null for a row nobody reads.
+  /// Row r's are at result + r * rowStride().
+  const float *next(int64_t t, std::span<const std::vector<int32_t> *const> prefixes) {
+    if (!incremental) {
+      for (int64_t r = 0; r < bucket.batchSize; ++r) {
+        auto row = batch.targetIn.begin() + r * bucket.targetLength;
+        std::fill_n(row, bucket.targetLength, kPadId);
+        if (!prefixes[r])
+          continue;
+        row[0] = kBosId;
+        std::copy(prefixes[r]->begin(), prefixes[r]->end(), row + 1);
+      }
+      return predict(bucket, state, arena, batch) + t * vocabulary;
+    }
+    for (int64_t r = 0; r < bucket.batchSize; ++r)
+      stepIds[r] = !prefixes[r]          ? kPadId
+                   : prefixes[r]->empty() ? kBosId
+                                         : prefixes[r]->back();
+    StepFrame frame = makeFrame();
+    frame.targetInIds = stepIds.data();
+    frame.position = static_cast<int32_t>(t);
+    bucket.decodeStep(frame);
+    return frame.logits;
+  }
+
+  int64_t rowStride() const {
+    return incremental ? vocabulary : bucket.targetLength * vocabulary;
+  }
+
+  /// Row r continues the prefix of row parents[r] (beam search): the
+  /// per-hypothesis caches' rows follow.
+  void reorder(std::span<const int64_t> parents) {
+    bool moved = false;
+    for (int64_t r = 0; r < bucket.batchSize; ++r)
+      moved |= parents[r] != r;
+    if (!incremental || !moved)
+      return;
+    if (device) {
+      device->reorderCaches(bucket, parents.data());
+      return;
+    }
+    std::vector<float> copy;
+    for (int c = 0; c < bucket.numCaches; ++c) {
+      const CompiledCache &entry = bucket.caches[c];
+      if (!entry.perHypothesis)
+        continue;
+      float *rows = cache.data() + entry.offset;
+      int64_t width = entry.size / bucket.batchSize;
+      copy.assign(rows, rows + entry.size);
+      for (int64_t r = 0; r < bucket.batchSize; ++r)
+        if (parents[r] != r)
+          std::copy_n(copy.data() + parents[r] * width, width, rows + r * width);
+    }
+  }
+
+private:
+  StepFrame makeFrame() {
+    StepFrame frame{};
+    frame.state = state;
+    frame.arena = arena;
+    frame.cache = device ? nullptr : cache.data();
+    return frame;
+  }
+
+  const CompiledBucket &bucket;
+  int64_t vocabulary;
+  const DeviceHooks *device; ///< null on the CPU
+  float *state;
+  char *arena;
+  bool incremental;
+  Batch batch;
+  std::vector<float> cache;
+  std::vector<int32_t> stepIds;
+};
+
+/// The bucket to decode a source of `symbols` in: the output's length is
+/// unknown, so the longest target among those that hold the source, then
+/// the smallest. -1 when none holds it.
+int decodingBucket(const CompiledModel &model, size_t symbols) {
+  int best = -1;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    if (static_cast<int64_t>(symbols) + 1 > bucket.sourceLength)
+      continue;
+    if (best < 0 || bucket.targetLength > model.buckets[best].targetLength ||
+        (bucket.targetLength == model.buckets[best].targetLength &&
+         bucket.sourceLength < model.buckets[best].sourceLength))
+      best = b;
+  }
+  return best;
+}
+
+/// Indices of `count` sources grouped by their decoding bucket, in input
+/// order; sources too long for every bucket are left out.
+template <typename SourceOf>
+std::map<int, std::vector<size_t>> groupByBucket(const CompiledModel &model,
+                                                 size_t count,
+                                                 SourceOf sourceOf) {
+  std::map<int, std::vector<size_t>> groups;
+  for (size_t i = 0; i < count; ++i)
+    if (int bucket = decodingBucket(model, sourceOf(i).size()); bucket >= 0)
+      groups[bucket].push_back(i);
+  return groups;
+}
+
+/// log(sum(exp(logits))) over the whole vocabulary, in double.
+double logSumExp(const float *logits, int64_t vocabulary) {
+  float max = *std::max_element(logits, logits + vocabulary);
+  double sum = 0;
+  for (int64_t id = 0; id < vocabulary; ++id)
+    sum += std::exp(static_cast<double>(logits[id]) - max);
+  return max + std::log(sum);
+}
+
+struct Hypothesis {
+  std::vector<int32_t> tokens;
+  double score = 0; ///< sum of log-probabilities
+  int parent = 0;   ///< the live hypothesis of the last step it extends
+};
+
+struct Candidate {
+  double score;
+  int hypothesis;
+  int32_t id;
+};
+
+/// The beam search state of one sentence.
+struct SentenceBeam {
+  std::vector<Hypothesis> live{Hypothesis{}};
+  std::vector<Hypothesis> finished;
+  bool done = false;
+};
+
+double lengthPenalty(size_t length, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+/// One step of one sentence: `logits(j)` gives the next-token logits of
+/// live hypothesis j. `last`: no position follows, so everything ends;
+/// `maxLength`: the most symbols an output can have.
+void advance(SentenceBeam &sentence, int64_t beam, double alpha,
+             int64_t vocabulary, bool last, int64_t maxLength,
+             const std::function<const float *(int)> &logits) {
+  std::vector<Candidate> candidates;
+  for (int j = 0; j < static_cast<int>(sentence.live.size()); ++j) {
+    const float *row = logits(j);
+    double normalizer = logSumExp(row, vocabulary);
+    for (int32_t id = kEosId; id < vocabulary; ++id)
+      candidates.push_back({sentence.live[j].score + row[id] - normalizer, j, id});
+  }
+  // Best first; ties by hypothesis, then the smaller id (as greedy's argmax).
+  size_t keep = std::min(candidates.size(), static_cast<size_t>(2 * beam));
+  std::partial_sort(candidates.begin(), candidates.begin() + keep,
+                    candidates.end(), [](const Candidate &a, const Candidate &b) {
+                      if (a.score != b.score)
+                        return a.score > b.score;
+                      if (a.hypothesis != b.hypothesis)
+                        return a.hypothesis < b.hypothesis;
+                      return a.id < b.id;
+                    });
+  std::vector<Hypothesis> next;
+  for (size_t rank = 0; rank < keep && static_cast<int64_t>(next.size()) < beam;
+       ++rank) {
+    const Candidate &c = candidates[rank];
+    Hypothesis h{sentence.live[c.hypothesis].tokens, c.score, c.hypothesis};
+    if (c.id == kEosId) {
+      // EOS counts only among the beam's best, so beam 1 is greedy.
+      if (static_cast<int64_t>(rank) < beam)
+        sentence.finished.push_back(std::move(h));
+      continue;
+    }
+    h.tokens.push_back(c.id);
+    next.push_back(std::move(h));
+  }
+  if (last) {
+    // The best live ones end here too, while the beam has room.
+    for (Hypothesis &h : next)
+      if (static_cast<int64_t>(sentence.finished.size()) < beam)
+        sentence.finished.push_back(std::move(h));
+    next.clear();
+  }
+  sentence.live = std::move(next);
+  // Done when no live prefix can still win: log-probabilities only fall as
+  // a prefix grows, so the best live one ends no better than its score over
+  // the largest length penalty.
+  sentence.done = sentence.live.empty();
+  if (!sentence.done && !sentence.finished.empty()) {
+    double bound = sentence.live.front().score /
+                   lengthPenalty(static_cast<size_t>(maxLength) + 1, alpha);
+    for (const Hypothesis &h : sentence.finished)
+      if (h.score / lengthPenalty(h.tokens.size() + 1, alpha) >= bound)
+        sentence.done = true;
+  }
+}
+
+/// The finished hypothesis with the best length-normalized score (length
+/// with EOS).
+std::vector<int32_t> best(const SentenceBeam &sentence, double alpha) {
+  const Hypothesis *winner = nullptr;
+  double winnerScore = -std::numeric_limits<double>::infinity();
+  for (const Hypothesis &h : sentence.finished) {
+    double score = h.score / lengthPenalty(h.tokens.size() + 1, alpha);
+    if (!winner || score > winnerScore)
+      winner = &h, winnerScore = score;
+  }
+  return winner ? winner->tokens : std::vector<int32_t>{};
+}
+
+} // namespace
+
+std::vector<std::vector<int32_t>>
+translateGreedy(const CompiledModel &model, float *state, char *arena,
+                std::span<const SentencePair> pairs, Decoding decoding) {
+  std::vector<std::vector<int32_t>> outputs(pairs.size());
+  auto groups = groupByBucket(model, pairs.size(),
+                              [&](size_t i) { return pairs[i].source; });
+  for (const auto &[bucketIndex, members] : groups) {
+    const CompiledBucket &bucket = model.buckets[bucketIndex];
+    for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+      if (interruptRequested())
+        return outputs; // partial: the caller sees pendingInterrupt()
+      size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
+      RowDecoder decoder(model, bucket, state, arena, decoding);
+      for (size_t r = 0; r < rows; ++r)
+        decoder.setSource(static_cast<int64_t>(r), pairs[members[first + r]].source);
+      decoder.encode();
+      // Row r's prefix is its output so far; null once it has ended.
+      std::vector<const std::vector<int32_t> *> prefixes(bucket.batchSize, nullptr);
+      for (size_t r = 0; r < rows; ++r)
+        prefixes[r] = &outputs[members[first + r]];
+      for (int64_t t = 0; t < bucket.targetLength; ++t) {
+        if (interruptRequested())
+          return outputs;
+        const float *logits = decoder.next(t, prefixes);
+        bool all = true;
+        for (size_t r = 0; r < rows; ++r) {
+          if (!prefixes[r])
+            continue;
+          const float *row = logits + r * decoder.rowStride();
+          int32_t chosen = kEosId;
+          for (int32_t id = kEosId; id < model.vocabulary; ++id)
+            if (row[id] > row[chosen])
+              chosen = id;
+          if (chosen == kEosId) {
+            prefixes[r] = nullptr;
+            continue;
+          }
+          outputs[members[first + r]].push_back(chosen);
+          all = false;
+        }
+        if (all)
+          break;
+      }
+    }
+  }
+  return outputs;
+}
+
+std::vector<std::vector<int32_t>>
+translateBeam(const CompiledModel &model, float *state, char *arena,
+              std::span<const std::vector<int32_t>> sources,
+              const BeamOptions &options, std::string &error) {
+  std::vector<std::vector<int32_t>> outputs(sources.size());
+  auto groups = groupByBucket(model, sources.size(),
+                              [&](size_t i) -> const std::vector<int32_t> & {
+                                return sources[i];
+                              });
+  const int64_t beam = options.beam;
+  for (const auto &[bucketIndex, members] : groups) {
+    const CompiledBucket &bucket = model.buckets[bucketIndex];
+    if (beam > bucket.batchSize) {
+      error = "beam " + std::to_string(beam) + " exceeds the batch of bucket " +
+              std::to_string(bucket.batchSize) + "x" +
+              std::to_string(bucket.sourceLength) + "x" +
+              std::to_string(bucket.targetLength);
+      return {};
+    }
+    // Row s * beam + j holds live hypothesis j of sentence s.
+    size_t perCall = static_cast<size_t>(bucket.batchSize / beam);
+    for (size_t first = 0; first < members.size(); first += perCall) {
+      if (interruptRequested())
+        return outputs;
+      size_t count = std::min(perCall, members.size() - first);
+      std::vector<SentenceBeam> sentences(count);
+      RowDecoder decoder(model, bucket, state, arena, options.decoding);
+      for (size_t s = 0; s < count; ++s)
+        for (int64_t j = 0; j < beam; ++j)
+          decoder.setSource(static_cast<int64_t>(s) * beam + j,
+                            sources[members[first + s]]);
+      decoder.encode();
+      std::vector<const std::vector<int32_t> *> prefixes(bucket.batchSize);
+      std::vector<int64_t> parents(bucket.batchSize);
+      for (int64_t t = 0; t < bucket.targetLength; ++t) {
+        if (interruptRequested())
+          return outputs;
+        std::fill(prefixes.begin(), prefixes.end(), nullptr);
+        for (size_t s = 0; s < count; ++s)
+          for (size_t j = 0; !sentences[s].done && j < sentences[s].live.size(); ++j)
+            prefixes[s * beam + j] = &sentences[s].live[j].tokens;
+        const float *logits = decoder.next(t, prefixes);
+        bool all = true;
+        for (int64_t r = 0; r < bucket.batchSize; ++r)
+          parents[r] = r;
+        for (size_t s = 0; s < count; ++s) {
+          if (sentences[s].done)
+            continue;
+          int64_t base = static_cast<int64_t>(s) * beam;
+          advance(sentences[s], beam, options.alpha, model.vocabulary,
+                  t + 1 == bucket.targetLength, bucket.targetLength,
+                  [&](int j) { return logits + (base + j) * decoder.rowStride(); });
+          for (size_t j = 0; j < sentences[s].live.size(); ++j)
+            parents[base + j] = base + sentences[s].live[j].parent;
+          all = all && sentences[s].done;
+        }
+        if (all)
+          break;
+        decoder.reorder(parents);
+      }
+      for (size_t s = 0; s < count; ++s)
+        outputs[members[first + s]] = best(sentences[s], options.alpha);
+    }
+  }
+  return outputs;
+}
+
+ValidationLoss validationLoss(const CompiledModel &model, float *state,
+                              char *arena, std::span<const SentencePair> pairs) {
+  ValidationLoss total;
+  std::map<int, std::vector<size_t>> groups;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (int bucket = bucketFor(model, pairs[i].source.size(),
+                               pairs[i].target.size());
+        bucket >= 0)
+      groups[bucket].push_back(i);
+  for (const auto &[bucketIndex, members] : groups) {
+    const CompiledBucket &bucket = model.buckets[bucketIndex];
+    for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+      if (interruptRequested())
+        return total;
+      size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
+      Batch batch = emptyBatch(shapeOf(model, bucket));
+      for (size_t r = 0; r < rows; ++r)
+        packRow(batch, static_cast<int64_t>(r), pairs[members[first + r]].source,
+                pairs[members[first + r]].target);
+      const float *logits = predict(bucket, state, arena, batch);
+      for (int64_t p = 0; p < bucket.batchSize * bucket.targetLength; ++p) {
+        int32_t id = batch.targetOut[p];
+        if (id == kPadId)
+          continue;
+        const float *row = logits + p * model.vocabulary;
+        total.nll += logSumExp(row, model.vocabulary) - row[id];
+        ++total.tokens;
+      }
+    }
+  }
+  return total;
+}
+
+} // namespace tgc::runtime

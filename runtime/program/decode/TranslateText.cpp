@@ -1,0 +1,136 @@
+//===- TranslateText.cpp - the binary's --translate mode -----------------===//
+#include "runtime/program/decode/TranslateText.h"
+
+#include "runtime/data/AtomicFile.h"
+#include "runtime/data/FileChecks.h"
+#include "runtime/program/decode/Translate.h"
+#include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/TrainingData.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+namespace tgc::runtime {
+int translateText(const CompiledModel &model, const TrainOptions &options,
+                  ModelState &memory) {
+  if (!model.buckets[0].predict) {
+    std::fprintf(stderr, "error: %s was compiled without @predict\n", model.name);
+    return 1;
+  }
+  std::unique_ptr<VocabularyTool> vocabulary =
+      openVocabulary(options.vocabulary, model);
+  if (!vocabulary)
+    return 1;
+  std::ifstream file;
+  bool fromStdin = options.translate == "-";
+  if (!fromStdin) {
+    if (std::string why = checkInputFile(options.translate, /*emptyOk=*/true);
+        !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return 1;
+    }
+    file.open(options.translate);
+    if (!file) {
+      std::fprintf(stderr, "error: cannot read %s\n", options.translate.c_str());
+      return 1;
+    }
+  }
+  std::istream &in = fromStdin ? std::cin : file;
+  const char *name = fromStdin ? "<stdin>" : options.translate.c_str();
+
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  std::vector<std::vector<int32_t>> sources;
+  std::string error;
+  if (!vocabulary->encode(lines, sources, error)) {
+    std::fprintf(stderr, "error: %s: %s\n", name, error.c_str());
+    return 1;
+  }
+  size_t longest = 0;
+  for (int b = 0; b < model.numBuckets; ++b)
+    longest = std::max<size_t>(longest, model.buckets[b].sourceLength - 1);
+  int64_t cut = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].size() <= longest)
+      continue;
+    if (cut++ < 5)
+      std::fprintf(stderr, "%s:%zu: %zu tokens, cut to the longest bucket's "
+                   "%zu\n", name, i + 1, sources[i].size(), longest);
+    sources[i].resize(longest);
+  }
+
+  // Ctrl-C or SIGTERM stops the translation within a batch (exit 128 + the
+  // signal); --output is written only after it, so it stays as it was.
+  installInterruptHandlers();
+  InterruptScope scope("translating", /*returns=*/false);
+  auto start = std::chrono::steady_clock::now();
+  Decoding decoding =
+      options.fullDecoding ? Decoding::Full : Decoding::Incremental;
+  std::vector<std::vector<int32_t>> outputs;
+  if (options.greedy) {
+    std::vector<SentencePair> pairs;
+    for (std::vector<int32_t> &source : sources)
+      pairs.push_back({std::move(source), {}});
+    outputs = translateGreedy(model, memory.state(), memory.arena(), pairs,
+                              decoding);
+  } else {
+    BeamOptions beam{options.beam, options.alpha, decoding};
+    outputs = translateBeam(model, memory.state(), memory.arena(), sources,
+                            beam, error);
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+
+  std::vector<std::string> text;
+  if (!vocabulary->decode(outputs, text, error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  int64_t tokens = 0;
+  std::string written;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    tokens += static_cast<int64_t>(outputs[i].size());
+    written += text[i];
+    written += '\n';
+  }
+  if (!options.output.empty()) {
+    // Atomic, every write checked: a full disk keeps what was there.
+    AtomicFile out(options.output);
+    out.write(written);
+    if (std::string why = out.commit(); !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return 1;
+    }
+  } else if (std::fwrite(written.data(), 1, written.size(), stdout) !=
+                 written.size() ||
+             std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "error: cannot write the translations to standard "
+                         "output: %s\n", std::strerror(errno));
+    return 1;
+  }
+  std::string search =
+      options.greedy ? std::string("greedy search")
+                     : "beam " + std::to_string(options.beam) + ", alpha " +
+                           std::to_string(options.alpha).substr(0, 4);
+  bool incremental = !options.fullDecoding && model.buckets[0].decodeStep;
+  std::fprintf(stderr,
+               "translated %zu lines (%lld tokens) in %.2fs with %s, %s "
+               "decoder%s\n",
+               outputs.size(), static_cast<long long>(tokens), seconds,
+               search.c_str(), incremental ? "incremental" : "full-prefix",
+               cut ? (", " + std::to_string(cut) + " lines cut").c_str() : "");
+  return 0;
+}
+
+} // namespace tgc::runtime

@@ -1,0 +1,26 @@
+//===- TranslateText.h - the binary's --translate mode -------------*- C++ -*-===//
+//
+// Reads raw text (one sentence per line), encodes it with the SentencePiece
+// model (VocabularyTool.h), translates it with beam search (Translate.h) and
+// writes the detokenized translations, one line per input line, atomically
+// to --output. A line longer than every bucket's source is cut to the
+// longest and reported; an empty line gives an empty translation; invalid
+// UTF-8 is refused, naming its line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_TRANSLATETEXT_H
+#define TGC_RUNTIME_TRAIN_TRANSLATETEXT_H
+
+#include "runtime/program/CompiledStep.h"
+#include "runtime/program/train/ModelState.h"
+#include "runtime/program/train/Options.h"
+
+namespace tgc::runtime {
+
+/// Translates --translate into --output; returns the exit code.
+int translateText(const CompiledModel &model, const TrainOptions &options,
+                  ModelState &memory);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_TRANSLATETEXT_H

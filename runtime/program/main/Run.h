@@ -1,0 +1,92 @@
+//===- Run.h - one training run of a generated program ----------*- C++ -*-===//
+//
+// What a run holds once trainMain (TrainMain.cpp) has set it up: the model,
+// its flags, data and state, the checkpoint it owns, the validations so far
+// and, in a data-parallel run, its process group. Its phases live in files
+// of their own: training (RunTraining.cpp), checkpoints and resuming
+// (RunCheckpoints.cpp), validation and the final evaluation
+// (RunEvaluation.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_PROGRAM_RUN_H
+#define TGC_RUNTIME_PROGRAM_RUN_H
+
+#include "runtime/program/CompiledStep.h"
+#include "runtime/program/checkpoint/Checkpoint.h"
+#include "runtime/program/decode/Translate.h"
+#include "runtime/program/parallel/ProcessGroup.h"
+#include "runtime/program/parallel/ShardedOptimizer.h"
+#include "runtime/program/train/Metrics.h"
+#include "runtime/program/train/ModelState.h"
+#include "runtime/program/train/Options.h"
+#include "runtime/program/train/TrainingData.h"
+#include "runtime/program/train/TrainingLoop.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace tgc::runtime {
+
+struct Run {
+  const CompiledModel &model;
+  const TrainOptions &options;
+  TrainingData &data;
+  ModelState &memory;
+  std::string checkpointPath;
+  uint32_t seed = 1;
+  int64_t stepsDone = 0;
+  /// The validations so far (best BLEU and loss, validations since the
+  /// best), also those before a resume: what a checkpoint records.
+  CheckpointInfo validations;
+  MetricsFile metrics;
+  /// Data-parallel runs (null: one process); only rank 0 saves.
+  ProcessGroup *group = nullptr;
+  /// --shard-optimizer: each process holds 1/N of the Adam moments.
+  ShardedOptimizer *sharded = nullptr;
+  bool leads() const { return !group || group->rank() == 0; }
+
+  /// Every --log-every steps and at the end of a data-parallel run: stops
+  /// it when the processes' parameters differ (a checksum of the state),
+  /// which would mean they no longer train one model. False after a
+  /// message, on every process.
+  bool checkSameParameters(int64_t step);
+
+  /// Continues `info`'s run if this one would see the same data; false
+  /// after a message.
+  bool resume(const CheckpointInfo &info);
+
+  int processes() const { return group ? group->size() : 1; }
+  /// Sentences of one update over every process (the largest bucket's).
+  int64_t globalBatch() const {
+    return model.buckets[model.numBuckets - 1].batchSize * processes() *
+           std::max<int64_t>(options.updateFreq, 1);
+  }
+
+  /// Writes the state to `path`, only when it is finite (a diverged run
+  /// must not replace a good checkpoint). False after a message.
+  bool save(int64_t step, const std::string &path);
+  Decoding decoding() const {
+    return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
+  }
+  /// Saves the checkpoint and, with --keep-last, keeps it in the history.
+  /// Every process calls it (a sharded optimizer's moments come together).
+  bool save(int64_t step);
+
+  /// Validation loss, perplexity and BLEU on the validation set; keeps
+  /// <checkpoint>.best when the validation is the best (--best-by) and stops
+  /// after --patience validations that are not.
+  AfterStep validate(int64_t step);
+  AfterStep validateOnFirst(int64_t step);
+
+  /// Trains up to --steps; returns the exit code, -1 to go on.
+  int train();
+
+  /// Greedy translations of held-out sentences: samples and exact match.
+  /// False after a message when the GPU failed.
+  bool evaluate();
+};
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_PROGRAM_RUN_H

@@ -1,0 +1,105 @@
+//===- RunCheckpoints.cpp - a run's checkpoints and its resume -----------===//
+//
+// What a run saves (rank 0 only, finite states only, the sharded moments
+// gathered first, --keep-last's history) and how it continues a
+// checkpoint's run: the same data and seed, said when the processes or the
+// global batch differ.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/program/main/Run.h"
+
+#include "runtime/program/checkpoint/CheckpointHistory.h"
+#include "runtime/program/main/CompiledStepBackend.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace tgc::runtime {
+
+bool Run::resume(const CheckpointInfo &info) {
+  if (info.data != data.describe()) {
+    std::fprintf(stderr,
+                 "error: checkpoint %s was trained on %s; this run would "
+                 "use %s\n",
+                 options.resume.c_str(), info.data.c_str(),
+                 data.describe().c_str());
+    return false;
+  }
+  if (options.seed && *options.seed != info.seed) {
+    std::fprintf(stderr,
+                 "error: checkpoint %s continues seed %u, not --seed %u\n",
+                 options.resume.c_str(), info.seed, *options.seed);
+    return false;
+  }
+  seed = info.seed;
+  stepsDone = info.step;
+  validations = info;
+  std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
+              static_cast<long long>(stepsDone));
+  // Another number of processes goes on from the same step; another
+  // global batch changes what a step trains on (said, not refused).
+  if (info.processes > 0 && leads() &&
+      (info.processes != processes() || info.globalBatch != globalBatch()))
+    std::printf("note: the checkpoint was written by %d process%s with a "
+                "global batch of %lld sentences; this run has %d with %lld%s\n",
+                info.processes, info.processes == 1 ? "" : "es",
+                static_cast<long long>(info.globalBatch), processes(),
+                static_cast<long long>(globalBatch()),
+                info.globalBatch == globalBatch()
+                    ? " (the same batches)"
+                    : ": the steps to come train on other batches");
+  return true;
+}
+
+bool Run::save(int64_t step, const std::string &path) {
+  if (!leads())
+    return true; // rank 0 writes the run's checkpoints
+  if (model.device) {
+    model.device->download(memory.state());
+    // Garbage must not replace a good checkpoint.
+    if (!deviceOk("before saving " + path))
+      return false;
+  }
+  if (const char *variable = memory.firstNonFinite()) {
+    std::fprintf(stderr,
+                 "error: %s holds a NaN or an infinity at step %lld: %s is "
+                 "not written (what is there is kept)\n",
+                 variable, static_cast<long long>(step), path.c_str());
+    return false;
+  }
+  CheckpointInfo info = validations;
+  info.model = model.name;
+  info.config = memory.configText();
+  info.step = step;
+  info.seed = seed;
+  info.data = data.describe();
+  info.manifest = model.manifest ? model.manifest : "";
+  info.processes = processes();
+  info.globalBatch = globalBatch();
+  std::vector<CheckpointTensor> tensors = memory.tensors();
+  if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return false;
+  }
+  std::printf("saved checkpoint %s at step %lld\n", path.c_str(),
+              static_cast<long long>(step));
+  return true;
+}
+
+bool Run::save(int64_t step) {
+  if (sharded)
+    sharded->gatherMoments();
+  bool saved = save(step, checkpointPath);
+  if (sharded)
+    sharded->releaseMoments();
+  if (!saved)
+    return false;
+  if (options.keepLast == 0 || !leads())
+    return true;
+  std::string why = keepInHistory(checkpointPath, step, options.keepLast);
+  if (!why.empty())
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+  return why.empty();
+}
+
+} // namespace tgc::runtime

@@ -1,0 +1,119 @@
+//===- RunEvaluation.cpp - a run's validations and final evaluation ------===//
+//
+// --valid-every's validations (loss, perplexity, BLEU, <checkpoint>.best,
+// --patience) and, after training, greedy translations of held-out
+// sentences: samples, exact match and BLEU. Rank 0 decodes; the training
+// loop shares its verdict with the other processes.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/program/main/Run.h"
+
+#include "runtime/data/Bleu.h"
+#include "runtime/program/decode/Validation.h"
+#include "runtime/program/main/CompiledStepBackend.h"
+#include "runtime/program/train/Interrupt.h"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+namespace tgc::runtime {
+
+AfterStep Run::validate(int64_t step) {
+  // A best checkpoint needs the moments whole (rank 0 decides alone).
+  if (sharded)
+    sharded->gatherMoments();
+  AfterStep next = validateOnFirst(step);
+  if (sharded)
+    sharded->releaseMoments();
+  return next;
+}
+
+AfterStep Run::validateOnFirst(int64_t step) {
+  if (!leads())
+    return AfterStep::Continue; // rank 0's verdict is shared by the loop
+  std::vector<SentencePair> pairs =
+      data.heldOut(options.validSentences.value_or(data.validationSize()));
+  BeamOptions search{options.validBeam.value_or(1), options.alpha,
+                     decoding()};
+  std::optional<ValidationResult> result = runtime::validate(
+      model, memory.state(), memory.arena(), pairs, data, search);
+  if (!deviceOk("while validating at step " + std::to_string(step)))
+    return AfterStep::Fail;
+  // Stopped by Ctrl-C: the loop saves this step's state and ends.
+  if (!result)
+    return pendingInterrupt() ? AfterStep::Continue : AfterStep::Fail;
+  std::printf("%s\n", result->format(step, search.beam).c_str());
+  double loss = result->loss.perTokenLoss();
+  if (metrics.isOpen() &&
+      !metrics.write(MetricsRecord("valid", step)
+                         .add("loss", loss)
+                         .add("ppl", std::exp(loss))
+                         .add("bleu", result->bleu.score)
+                         .add("tokens", result->loss.tokens)
+                         .add("sentences", result->sentences)))
+    return AfterStep::Fail;
+  bool byLoss = options.bestBy == TrainOptions::BestBy::Loss;
+  ValidationVerdict verdict =
+      recordValidation(validations, loss, result->bleu.score, byLoss,
+                       options.patience.value_or(0));
+  if (verdict == ValidationVerdict::Best)
+    return save(step, checkpointPath + ".best") ? AfterStep::Continue
+                                                : AfterStep::Fail;
+  if (verdict == ValidationVerdict::NotBest)
+    return AfterStep::Continue;
+  std::printf("stopping early at step %lld: no better %s in the last %lld "
+              "validation(s) (--patience)\n",
+              static_cast<long long>(step), byLoss ? "loss" : "BLEU",
+              static_cast<long long>(validations.staleValidations));
+  return AfterStep::Stop;
+}
+
+bool Run::evaluate() {
+  if (options.evalSentences == 0 || !leads())
+    return true;
+  if (!model.buckets[0].predict) {
+    std::printf("no evaluation: the model was compiled without @predict\n");
+    return true;
+  }
+  std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
+  if (pairs.empty()) {
+    std::printf("no evaluation: no held-out sentences (give "
+                "--valid-source and --valid-target)\n");
+    return true;
+  }
+  std::vector<std::vector<int32_t>> outputs =
+      translateGreedy(model, memory.state(), memory.arena(), pairs,
+                      decoding());
+  if (!deviceOk("while evaluating"))
+    return false;
+  std::vector<std::vector<int32_t>> sources, targets;
+  for (const SentencePair &pair : pairs) {
+    sources.push_back(pair.source);
+    targets.push_back(pair.target);
+  }
+  std::vector<std::string> sourceText, outputText, targetText;
+  if (!data.texts(sources, sourceText) || !data.texts(outputs, outputText) ||
+      !data.texts(targets, targetText))
+    return true; // as before: no samples, the run still succeeded
+  int64_t exact = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    bool right = outputs[i] == pairs[i].target;
+    exact += right;
+    if (static_cast<int64_t>(i) < options.samples)
+      std::printf("  %s  ->  %s  [%s]\n", sourceText[i].c_str(),
+                  outputText[i].c_str(),
+                  right ? "ok" : ("expected " + targetText[i]).c_str());
+  }
+  std::printf("exact match on %zu held-out sentences (greedy): %lld/%zu = "
+              "%.1f%%\n",
+              pairs.size(), static_cast<long long>(exact), pairs.size(),
+              100.0 * exact / pairs.size());
+  if (data.hasVocabulary())
+    std::printf("greedy %s\n",
+                corpusBleu(outputText, targetText).format().c_str());
+  return true;
+}
+
+} // namespace tgc::runtime

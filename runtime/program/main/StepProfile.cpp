@@ -1,0 +1,102 @@
+//===- StepProfile.cpp - where a compiled CPU step spends its time -----===//
+#include "runtime/program/main/StepProfile.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tgc::runtime {
+
+StepProfile::StepProfile(const CompiledModel &model)
+    : model(model), seconds(model.numBuckets), steps(model.numBuckets, 0) {
+  for (int b = 0; b < model.numBuckets; ++b)
+    seconds[b].assign(model.buckets[b].numStepOps, 0.0);
+}
+
+static long minorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+void StepProfile::run(const CompiledBucket &bucket, StepFrame &frame) {
+  int index = static_cast<int>(&bucket - model.buckets);
+  bucket.profileStep(frame, seconds[index].data());
+  ++steps[index];
+  long faults = minorFaults();
+  if (faultsSoFar >= 0)
+    stepFaults.push_back(faults - faultsSoFar);
+  faultsSoFar = faults;
+}
+
+/// Ops whose time is GEMMs (OpenBLAS), for the GEMM share: tg.output_loss
+/// is three GEMMs and one pass over their [chunk, V] workspace.
+static bool isGemm(std::string_view kind) {
+  return kind == "tg.matmul" || kind == "tg.linear" || kind == "tg.output_loss";
+}
+
+/// `totals` sorted by time, largest first.
+static std::vector<std::pair<std::string, double>>
+byTime(const std::map<std::string, double> &totals) {
+  std::vector<std::pair<std::string, double>> sorted(totals.begin(),
+                                                     totals.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  return sorted;
+}
+
+void StepProfile::print(std::FILE *out) const {
+  std::map<std::string, double> byKind, byWhat;
+  double total = 0.0, gemm = 0.0;
+  int64_t stepCount = 0;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    stepCount += steps[b];
+    const CompiledBucket &bucket = model.buckets[b];
+    for (int i = 0; i < bucket.numStepOps; ++i) {
+      double s = seconds[b][i];
+      byKind[bucket.stepOps[i].kind] += s;
+      byWhat[bucket.stepOps[i].what] += s;
+      total += s;
+      if (isGemm(bucket.stepOps[i].kind))
+        gemm += s;
+    }
+  }
+  if (stepCount == 0 || total <= 0.0) {
+    std::fprintf(out, "profile: no step was run\n");
+    return;
+  }
+  auto perStep = [&](double s) { return 1e3 * s / stepCount; };
+  std::fprintf(out, "profile of %lld steps: %.2f ms/step in the ops\n",
+               static_cast<long long>(stepCount), perStep(total));
+  std::fprintf(out, "  %-28s %10s %7s\n", "op kind", "ms/step", "share");
+  for (const auto &[kind, s] : byTime(byKind))
+    std::fprintf(out, "  %-28s %10.3f %6.1f%%\n", kind.c_str(), perStep(s),
+                 100.0 * s / total);
+  std::fprintf(out, "GEMMs (tg.matmul, tg.linear, tg.output_loss): %.1f%% of "
+                    "the step, the rest %.1f%%\n",
+               100.0 * gemm / total, 100.0 * (total - gemm) / total);
+  if (!stepFaults.empty()) {
+    std::vector<long> sorted = stepFaults;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0.0;
+    for (long f : sorted)
+      sum += static_cast<double>(f);
+    std::fprintf(out,
+                 "minor page faults per step after the first: mean %.1f, "
+                 "median %ld\n",
+                 sum / static_cast<double>(sorted.size()),
+                 sorted[(sorted.size() - 1) / 2]);
+  }
+  std::fprintf(out, "costliest source locations (all layers and the "
+                    "gradients made there):\n");
+  auto sorted = byTime(byWhat);
+  for (size_t i = 0; i < std::min<size_t>(10, sorted.size()); ++i)
+    std::fprintf(out, "  %10.3f ms %6.1f%%  %s\n", perStep(sorted[i].second),
+                 100.0 * sorted[i].second / total, sorted[i].first.c_str());
+}
+
+} // namespace tgc::runtime

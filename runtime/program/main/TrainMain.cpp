@@ -1,0 +1,285 @@
+//===- TrainMain.cpp - the phases of a generated program's run -----------===//
+//
+// Allocates the state and the arena the compiled model asks for, fills the
+// parameters from the seed (runtime/program/train/Initializers.h, as the
+// interpreter does) or a checkpoint, runs the step on the data's batches
+// with the warmup schedule, logging every --log-every steps, validating
+// every --valid-every steps and saving checkpoints, and at the end
+// translates held-out sentences greedily with the compiled predict. With
+// --translate it translates text with beam search instead
+// (TranslateText.h). trainMain reads as the list of these phases; each is a
+// function below or a part of Run (Run.h).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/program/main/TrainMain.h"
+
+#include "runtime/program/checkpoint/Checkpoint.h"
+#include "runtime/program/decode/TranslateText.h"
+#include "runtime/program/main/CompiledStepBackend.h"
+#include "runtime/program/main/ManifestCheck.h"
+#include "runtime/program/main/Run.h"
+#include "runtime/program/main/ThreadDefaults.h"
+#include "runtime/program/parallel/ShardedOptimizer.h"
+#include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/ModelState.h"
+#include "runtime/program/train/Options.h"
+#include "runtime/program/train/TrainingData.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace tgc::runtime {
+namespace {
+
+/// Restores --resume's checkpoint into `memory`; false after a message.
+bool loadCheckpoint(const TrainOptions &options, ModelState &memory,
+                    CheckpointInfo &info) {
+  std::vector<CheckpointTensor> tensors = memory.tensors();
+  if (std::string why = readCheckpoint(options.resume, info, tensors);
+      !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return false;
+  }
+  return true;
+}
+
+/// Whether --resume's checkpoint may go on in this program: its manifest
+/// (what made the program that wrote it) differs at most in what does not
+/// change the model, or --force-resume. False after a message.
+bool checkManifest(const TrainOptions &options, const CompiledModel &model,
+                   const CheckpointInfo &resumed) {
+  if (resumed.manifest.empty())
+    return true; // written before checkpoints recorded manifests
+  ManifestDifference difference =
+      compareManifests(resumed.manifest, model.manifest ? model.manifest : "");
+  if (difference.empty())
+    return true;
+  bool refuse = difference.configDiffers && !options.forceResume;
+  std::fprintf(stderr, "%s: checkpoint %s was written by another program%s:\n%s",
+               refuse ? "error" : "note", options.resume.c_str(),
+               refuse ? " with another config (--force-resume to go on)" : "",
+               difference.format().c_str());
+  return !refuse;
+}
+
+/// Opens a GPU model's device; false after a message.
+bool openDevice(const CompiledModel &model) {
+  std::string why;
+  if (!model.device->open(why)) {
+    std::fprintf(stderr, "error: no usable GPU (%s); %s needs one\n",
+                 why.c_str(), model.name);
+    return false;
+  }
+  return deviceOk("while opening the GPU");
+}
+
+/// --resume: the checkpoint's state into `memory` and its record into
+/// `resumed`, if it may go on in this program. False after a message.
+bool loadForResume(TrainOptions &options, const CompiledModel &model,
+                   ModelState &memory, CheckpointInfo &resumed) {
+  if (!loadCheckpoint(options, memory, resumed))
+    return false;
+  if (const char *variable = memory.firstNonFinite()) {
+    std::fprintf(stderr,
+                 "error: checkpoint %s holds a NaN or an infinity in %s: "
+                 "it cannot be resumed from\n",
+                 options.resume.c_str(), variable);
+    return false;
+  }
+  if (!checkManifest(options, model, resumed))
+    return false;
+  // Without data flags, a resumed run goes on with the checkpoint's task.
+  if (!options.task && options.trainSource.empty() &&
+      resumed.data.starts_with("task "))
+    options.task = parseTask(resumed.data.substr(5));
+  return true;
+}
+
+/// --translate: the text through beam search (or greedy), on rank 0 alone.
+/// Returns the exit code.
+int runTranslation(const CompiledModel &model, const TrainOptions &options,
+                   ModelState &memory, ProcessGroup *group) {
+  if (group && group->rank() != 0)
+    return 0; // one translation is enough
+  if (model.device) {
+    model.device->upload(memory.state());
+    if (!deviceOk("while uploading the parameters"))
+      return 1;
+  }
+  int code = translateText(model, options, memory);
+  return deviceOk("while translating") ? code : 1;
+}
+
+/// The data `options` ask for, able to serve --valid-every; null after a
+/// message.
+std::unique_ptr<TrainingData> openRunData(const TrainOptions &options,
+                                          const CompiledModel &model) {
+  std::unique_ptr<TrainingData> data = openTrainingData(options, model);
+  if (!data)
+    return nullptr;
+  if (options.validEvery > 0 && !model.buckets[0].predict) {
+    std::fprintf(stderr, "error: --valid-every needs @predict, and %s was "
+                         "compiled without it\n", model.name);
+    return nullptr;
+  }
+  if (options.validEvery > 0 && data->validationSize() == 0) {
+    std::fprintf(stderr, "error: --valid-every needs a validation set: "
+                         "--valid-data, or --valid-source and "
+                         "--valid-target\n");
+    return nullptr;
+  }
+  return data;
+}
+
+/// --shard-optimizer: `sharded` over the run's processes; false after a
+/// message where it cannot be.
+bool shareOptimizer(Run &run, std::optional<ShardedOptimizer> &sharded) {
+  if (!run.options.shardOptimizer)
+    return true;
+  if (!run.group)
+    std::printf("note: --shard-optimizer shares the optimizer between the "
+                "processes of mpirun; one process keeps it whole\n");
+  else if (run.model.device || run.options.updateFreq > 1) {
+    std::fprintf(stderr, "error: --shard-optimizer runs on CPU programs and "
+                         "without --update-freq\n");
+    return false;
+  } else {
+    sharded.emplace(*run.group);
+    sharded->activate();
+    run.sharded = &*sharded;
+  }
+  return true;
+}
+
+/// Claims the run's checkpoints, opens --metrics and fills the state (from
+/// the seed, or goes on from `resumed`), on the device too. False after a
+/// message.
+bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
+  const TrainOptions &options = run.options;
+  run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
+                       : !options.resume.empty()   ? options.resume
+                                                   : std::string(program) + ".ckpt";
+  // From the claim on, the run owns its checkpoint path (a lock file): a
+  // signal ends it through the training loop, which releases the lock and
+  // exits with 128 + the signal, never by the signal's default action.
+  installInterruptHandlers();
+  // Owned from the start (a lock; regular files only), so that a second run
+  // on the same path is refused now, not at its first save.
+  for (const std::string &path :
+       {run.checkpointPath, options.validEvery > 0
+                                ? run.checkpointPath + ".best"
+                                : std::string()})
+    if (!path.empty() && run.leads())
+      if (std::string why = claimCheckpoint(path); !why.empty()) {
+        std::fprintf(stderr, "error: %s\n", why.c_str());
+        return false;
+      }
+  run.seed = options.seed.value_or(1);
+  if (!options.metrics.empty() && run.leads() &&
+      !run.metrics.open(options.metrics))
+    return false;
+  if (!options.resume.empty() ? !run.resume(resumed)
+                              : !run.memory.initialize(run.seed))
+    return false;
+  if (run.model.device) {
+    run.model.device->upload(run.memory.state());
+    if (!deviceOk("while uploading the parameters"))
+      return false;
+  }
+  return true;
+}
+
+/// The run's first line: the model, data, batch, seed, steps, memory and
+/// threads (and processes).
+void printRunHeader(const Run &run) {
+  const CompiledModel &model = run.model;
+  const TrainOptions &options = run.options;
+  std::string threads = describeThreads();
+  if (run.group)
+    threads += std::string(threads.empty() ? "" : "; ") +
+               std::to_string(run.group->size()) +
+               " processes (data parallel: a global batch of " +
+               std::to_string(run.globalBatch() /
+                              std::max<int64_t>(options.updateFreq, 1)) +
+               ")";
+  std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
+              "arena %lld bytes (%.2f MiB)%s%s\n",
+              model.name, run.data.describe().c_str(),
+              static_cast<long long>(model.buckets[model.numBuckets - 1].batchSize),
+              run.seed,
+              static_cast<long long>(options.steps),
+              model.stateFloats * 4.0 / (1 << 20),
+              static_cast<long long>(model.arenaBytes),
+              model.arenaBytes / double(1 << 20), threads.empty() ? "" : "; ",
+              threads.c_str());
+}
+
+/// --dump-parameters: every variable, each process to its own file (so
+/// that they can be compared). False after a message.
+bool dumpRunParameters(Run &run) {
+  if (run.sharded)
+    run.sharded->gatherMoments(); // rank 0's dump holds every moment
+  if (run.model.device) {
+    run.model.device->download(run.memory.state());
+    if (!deviceOk("before dumping the parameters"))
+      return false;
+  }
+  std::string path = run.options.dumpParameters;
+  if (run.group && run.group->rank() != 0)
+    path += ".rank" + std::to_string(run.group->rank());
+  return run.memory.dumpParameters(path);
+}
+
+} // namespace
+
+int trainMain(const CompiledModel &model, int argc, char **argv,
+              ProcessGroup *group) {
+  TrainOptions options;
+  int exitCode = 0;
+  if (!parseTrainOptions(argc, argv, options, exitCode))
+    return exitCode;
+  if (options.printVersion) {
+    std::printf("%s", model.manifest ? model.manifest : "");
+    return 0;
+  }
+  if (model.device && !openDevice(model))
+    return 1;
+  std::unique_ptr<ModelState> allocated = ModelState::allocate(model);
+  if (!allocated)
+    return 1;
+  ModelState &memory = *allocated;
+  CheckpointInfo resumed;
+  if (!options.resume.empty() &&
+      !loadForResume(options, model, memory, resumed))
+    return 1;
+  if (!options.translate.empty())
+    return runTranslation(model, options, memory, group);
+  std::unique_ptr<TrainingData> data = openRunData(options, model);
+  if (!data)
+    return 1;
+
+  Run run{model, options, *data, memory};
+  run.group = group;
+  std::optional<ShardedOptimizer> sharded;
+  if (!shareOptimizer(run, sharded) || !startRun(run, argv[0], resumed))
+    return 1;
+  printRunHeader(run);
+
+  if (run.stepsDone < options.steps) {
+    if (int code = run.train(); code >= 0)
+      return code;
+  } else {
+    std::printf("the checkpoint is at step %lld, --steps is %lld: nothing "
+                "to train\n",
+                static_cast<long long>(run.stepsDone),
+                static_cast<long long>(options.steps));
+  }
+  if (!options.dumpParameters.empty() && !dumpRunParameters(run))
+    return 1;
+  return run.evaluate() ? 0 : 1;
+}
+
+} // namespace tgc::runtime

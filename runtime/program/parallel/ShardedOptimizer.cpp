@@ -1,0 +1,189 @@
+//===- ShardedOptimizer.cpp - Adam on 1/N of the parameters per process --===//
+#include "runtime/program/parallel/ShardedOptimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace tgc::runtime {
+
+namespace {
+
+ShardedOptimizer *activeOptimizer = nullptr;
+
+/// Zeroes floats [begin, end) and gives their whole pages back to the
+/// system (they read as zeros again, and take no memory until written).
+void release(float *begin, float *end) {
+  if (begin >= end)
+    return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  uintptr_t last = reinterpret_cast<uintptr_t>(end) / page * page;
+  if (first >= last) {
+    std::memset(begin, 0, static_cast<size_t>(end - begin) * sizeof(float));
+    return;
+  }
+  std::memset(begin, 0, first - reinterpret_cast<uintptr_t>(begin));
+  std::memset(reinterpret_cast<void *>(last), 0,
+              reinterpret_cast<uintptr_t>(end) - last);
+  if (madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED) != 0)
+    std::memset(reinterpret_cast<void *>(first), 0, last - first);
+}
+
+} // namespace
+
+void ShardedOptimizer::activate() { activeOptimizer = this; }
+
+void ShardedOptimizer::countTokens(StepFrame &f, float *data, int64_t count) {
+  weighByTokens(f, data, count);
+  activeOptimizer->countedRegion = data;
+  activeOptimizer->countedFloats = count;
+}
+
+float ShardedOptimizer::step(StepFrame::OptimizerStepFn plain,
+                             const AdamTensor *tensors, int count,
+                             const OptimizerControl &control, float lr,
+                             int32_t step, float beta1, float beta2,
+                             float epsilon) {
+  return activeOptimizer->run(plain, tensors, count, control, lr, step, beta1, beta2,
+                     epsilon);
+}
+
+void ShardedOptimizer::layOut(const AdamTensor *given, int count) {
+  bool same = static_cast<int>(tensors.size()) == count &&
+              regionStart + regionFloats == countedRegion + countedFloats;
+  for (int t = 0; same && t < count; ++t)
+    same = tensors[t].grad == given[t].grad && tensors[t].param == given[t].param;
+  if (same)
+    return;
+  tensors.assign(given, given + count);
+  // The gradients lie in one region of the arena (tg-plan-memory): split it
+  // in N nearly equal runs of floats.
+  const float *lo = tensors[0].grad, *hi = tensors[0].grad + tensors[0].size;
+  for (const AdamTensor &t : tensors) {
+    lo = std::min(lo, t.grad);
+    hi = std::max(hi, t.grad + t.size);
+  }
+  // The region ends with the token count slot.
+  hi = std::max<const float *>(hi, countedRegion + countedFloats);
+  regionStart = lo;
+  regionFloats = hi - lo;
+  const int64_t total = hi - lo, n = group.size();
+  counts.assign(static_cast<size_t>(n), 0);
+  for (int64_t r = 0; r < n; ++r)
+    counts[r] = static_cast<int>(total * (r + 1) / n - total * r / n);
+  shareBegin = total * group.rank() / n;
+  shareEnd = total * (group.rank() + 1) / n;
+  pieces.clear();
+  for (int t = 0; t < count; ++t) {
+    int64_t at = tensors[t].grad - lo;
+    int64_t begin = std::max(at, shareBegin), end = std::min(at + tensors[t].size, shareEnd);
+    if (begin < end)
+      pieces.push_back({t, begin - at, end - at});
+  }
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (const AdamTensor &t : tensors)
+    runs.push_back({t.grad - lo, t.grad - lo + t.size});
+  std::sort(runs.begin(), runs.end());
+  gaps.clear();
+  int64_t covered = 0;
+  for (auto [begin, end] : runs) {
+    if (begin > covered)
+      gaps.push_back({covered, begin});
+    covered = std::max(covered, end);
+  }
+  releaseMoments();
+}
+
+void ShardedOptimizer::releaseMoments() {
+  // Each tensor's moments outside this process's pieces.
+  for (int t = 0; t < static_cast<int>(tensors.size()); ++t) {
+    int64_t kept = 0; // elements before it are released
+    auto releaseUpTo = [&](int64_t until) {
+      release(tensors[t].moment1 + kept, tensors[t].moment1 + until);
+      release(tensors[t].moment2 + kept, tensors[t].moment2 + until);
+    };
+    for (const Piece &piece : pieces)
+      if (piece.tensor == t) {
+        releaseUpTo(piece.begin);
+        kept = piece.end;
+      }
+    releaseUpTo(tensors[t].size);
+  }
+}
+
+void ShardedOptimizer::gatherMoments() {
+  // Outside its share every process's moments are zeros: the sums are the
+  // owners' values.
+  for (const AdamTensor &t : tensors) {
+    group.sumToFirst(t.moment1, t.size);
+    group.sumToFirst(t.moment2, t.size);
+  }
+}
+
+float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
+                            const AdamTensor *given, int count,
+                            const OptimizerControl &control, float lr,
+                            int32_t step, float beta1, float beta2,
+                            float epsilon) {
+  layOut(given, count);
+  float *region = const_cast<float *>(regionStart);
+  int64_t total = 0;
+  for (int c : counts)
+    total += c;
+  // This process's part of the per-token sums (countTokens() made them) at
+  // the region's start.
+  group.reduceScatter(region, counts.data());
+  // The global norm from the parts' sums of squares, and the global tokens
+  // from the process whose part holds the slot.
+  double sums[2] = {0, 0};
+  for (const Piece &piece : pieces) {
+    const float *g = region + (tensors[piece.tensor].grad - regionStart) +
+                     piece.begin - shareBegin;
+    for (int64_t i = 0; i < piece.end - piece.begin; ++i)
+      sums[0] += static_cast<double>(g[i]) * g[i];
+  }
+  const int64_t slot = total - 1;
+  if (slot >= shareBegin && slot < shareEnd)
+    sums[1] = region[slot - shareBegin];
+  group.sum(sums, 2, "the gradient norm and the token count");
+  // The optimizer's weight per global token: Adam's gradient is weight x sums.
+  const double weight = control.weight / std::max(sums[1], 1.0);
+  const double norm = std::abs(weight) * std::sqrt(sums[0]);
+  if (!std::isfinite(norm))
+    return static_cast<float>(norm); // nothing is updated, anywhere
+  // Adam on the share, the clipping as its weight.
+  shareTensors.clear();
+  for (const Piece &piece : pieces) {
+    const AdamTensor &t = tensors[piece.tensor];
+    shareTensors.push_back(
+        {t.param + piece.begin, t.moment1 + piece.begin,
+         t.moment2 + piece.begin,
+         region + (t.grad - regionStart) + piece.begin - shareBegin,
+         piece.end - piece.begin});
+  }
+  OptimizerControl scaled;
+  scaled.weight = static_cast<float>(weight * clipFactor(norm, control.clip));
+  if (!shareTensors.empty())
+    plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
+          lr, step, beta1, beta2, epsilon);
+  // The updated parameters into their places in the region (the
+  // gradients are used), exchanged, and back into every parameter.
+  for (const Piece &piece : pieces) {
+    const AdamTensor &t = tensors[piece.tensor];
+    std::memcpy(region + (t.grad - regionStart) + piece.begin,
+                t.param + piece.begin,
+                static_cast<size_t>(piece.end - piece.begin) * sizeof(float));
+  }
+  group.allGather(region, counts.data());
+  for (const AdamTensor &t : tensors)
+    std::memcpy(t.param, region + (t.grad - regionStart),
+                static_cast<size_t>(t.size) * sizeof(float));
+  for (auto [begin, end] : gaps)
+    std::memset(region + begin, 0, static_cast<size_t>(end - begin) * sizeof(float));
+  return static_cast<float>(norm);
+}
+
+} // namespace tgc::runtime

@@ -1,0 +1,155 @@
+//===- Batcher.cpp - token-budget batches in static buckets --------------===//
+#include "runtime/program/train/Batcher.h"
+
+#include "runtime/data/SplitMix64.h"
+
+#include <algorithm>
+
+namespace tgc::runtime {
+namespace {
+
+/// Fisher-Yates with SplitMix64, not std::shuffle, whose results differ
+/// between standard libraries.
+template <typename T>
+void shuffle(std::vector<T> &items, uint64_t seed) {
+  SplitMix64 rng(seed);
+  for (size_t i = items.size(); i > 1; --i)
+    std::swap(items[i - 1], items[rng.next() % i]);
+}
+
+uint64_t epochSeed(uint32_t seed, uint64_t epoch, uint64_t purpose) {
+  return (uint64_t{seed} << 32) ^ (epoch * 0x9e3779b97f4a7c15ull) ^
+         (purpose * 0xbf58476d1ce4e5b9ull);
+}
+
+/// What the sort within a window orders by: the pair's longer side.
+size_t pairLength(const PairList &pairs, uint32_t i) {
+  return std::max(pairs.source(i).size(), pairs.target(i).size());
+}
+
+} // namespace
+
+int bucketFor(const CompiledModel &model, size_t sourceSymbols,
+              size_t targetSymbols) {
+  int best = -1;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    if (static_cast<int64_t>(sourceSymbols) + 1 > bucket.sourceLength ||
+        static_cast<int64_t>(targetSymbols) + 1 > bucket.targetLength)
+      continue;
+    auto area = [&](int i) {
+      return model.buckets[i].sourceLength + model.buckets[i].targetLength;
+    };
+    if (best < 0 || area(b) < area(best))
+      best = b;
+  }
+  return best;
+}
+
+std::string describeBuckets(const CompiledModel &model) {
+  std::string text;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    text += (b ? ", " : "") + std::to_string(bucket.batchSize) + "x" +
+            std::to_string(bucket.sourceLength) + "x" +
+            std::to_string(bucket.targetLength);
+  }
+  return text;
+}
+
+std::vector<PlannedBatch> planEpoch(const CompiledModel &model,
+                                    const PairList &pairs,
+                                    std::span<const uint32_t> indices,
+                                    uint32_t seed, uint64_t epoch,
+                                    size_t window) {
+  std::vector<uint32_t> order(indices.begin(), indices.end());
+  shuffle(order, epochSeed(seed, epoch, 1));
+  std::vector<PlannedBatch> batches;
+  std::vector<std::vector<uint32_t>> open(model.numBuckets);
+  for (size_t begin = 0; begin < order.size(); begin += window) {
+    auto first = order.begin() + begin;
+    auto last = order.begin() + std::min(order.size(), begin + window);
+    std::stable_sort(first, last, [&](uint32_t a, uint32_t b) {
+      return pairLength(pairs, a) < pairLength(pairs, b);
+    });
+    for (auto it = first; it != last; ++it) {
+      int bucket = bucketFor(model, pairs.source(*it).size(),
+                             pairs.target(*it).size());
+      open[bucket].push_back(*it);
+      if (static_cast<int64_t>(open[bucket].size()) ==
+          model.buckets[bucket].batchSize) {
+        batches.push_back({bucket, std::move(open[bucket])});
+        open[bucket].clear();
+      }
+    }
+  }
+  for (int bucket = 0; bucket < model.numBuckets; ++bucket)
+    if (!open[bucket].empty())
+      batches.push_back({bucket, std::move(open[bucket])});
+  shuffle(batches, epochSeed(seed, epoch, 2));
+  return batches;
+}
+
+Batch packPlanned(const CompiledModel &model, const PairList &pairs,
+                  const PlannedBatch &planned) {
+  const CompiledBucket &bucket = model.buckets[planned.bucket];
+  Batch batch = emptyBatch({bucket.batchSize, bucket.sourceLength,
+                            bucket.targetLength,
+                            static_cast<int32_t>(model.vocabulary)});
+  for (size_t row = 0; row < planned.rows.size(); ++row)
+    packRow(batch, static_cast<int64_t>(row), pairs.source(planned.rows[row]),
+            pairs.target(planned.rows[row]));
+  return batch;
+}
+
+Batcher::Batcher(const CompiledModel &model, const PairList &pairs)
+    : model(model), pairs(pairs) {
+  for (uint32_t i = 0; i < pairs.size(); ++i)
+    if (bucketFor(model, pairs.source(i).size(), pairs.target(i).size()) >= 0)
+      indices.push_back(i);
+  // About a hundred batches of the largest bucket sort together: enough to
+  // group similar lengths, few enough that an epoch's start stays random.
+  window = static_cast<size_t>(
+      100 * model.buckets[model.numBuckets - 1].batchSize);
+}
+
+const std::vector<PlannedBatch> &Batcher::epochPlan(uint32_t seed,
+                                                    uint64_t epoch) {
+  if (epoch != planEpochIndex || seed != planSeed) {
+    plan = planEpoch(model, pairs, indices, seed, epoch, window);
+    planEpochIndex = epoch;
+    planSeed = seed;
+  }
+  return plan;
+}
+
+Batch Batcher::batch(uint32_t seed, uint64_t index) {
+  if (seed != planSeed)
+    epochStarts.assign(1, 0);
+  // Epochs differ in their batch count: find index's by planning them in
+  // order (once per run; a plan is a sort of the corpus).
+  while (epochStarts.back() <= index) {
+    uint64_t epoch = epochStarts.size() - 1;
+    epochStarts.push_back(epochStarts.back() + epochPlan(seed, epoch).size());
+  }
+  uint64_t epoch =
+      std::upper_bound(epochStarts.begin(), epochStarts.end(), index) -
+      epochStarts.begin() - 1;
+  const std::vector<PlannedBatch> &batches = epochPlan(seed, epoch);
+  return packPlanned(model, pairs, batches[index - epochStarts[epoch]]);
+}
+
+double Batcher::epochPadding(uint32_t seed) {
+  int64_t tokens = 0, slots = 0;
+  for (const PlannedBatch &planned : epochPlan(seed, 0)) {
+    const CompiledBucket &bucket = model.buckets[planned.bucket];
+    slots += bucket.batchSize * (bucket.sourceLength + bucket.targetLength);
+    for (uint32_t i : planned.rows)
+      tokens += static_cast<int64_t>(pairs.source(i).size() +
+                                     pairs.target(i).size()) + 2;
+  }
+  return slots ? 1.0 - static_cast<double>(tokens) / static_cast<double>(slots)
+               : 0.0;
+}
+
+} // namespace tgc::runtime

@@ -1,0 +1,326 @@
+//===- Options.cpp - parsing a training binary's flags --------------------===//
+#include "runtime/program/train/Options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+namespace tgc::runtime {
+
+namespace {
+
+const char *kUsage =
+    "usage: %s [options]\n"
+    "Trains the compiled model, then translates held-out sentences greedily;\n"
+    "or, with --translate, translates text with beam search.\n"
+    "data:\n"
+    "  --task copy|reverse|digits  a built-in task (default reverse)\n"
+    "  --train-data F.tok    a corpus written by tgc-data encode\n"
+    "  --valid-data F.tok    its validation set\n"
+    "  --vocab F.model       the SentencePiece model: detokenized samples and "
+    "BLEU\n"
+    "  --train-source F --train-target F\n"
+    "                        parallel token-id files, one sentence per line\n"
+    "  --valid-source F --valid-target F\n"
+    "                        held-out token-id files for the accuracy\n"
+    "training:\n"
+    "  --steps N             train until step N (default 1000)\n"
+    "  --seed S              parameters, data order, dropout (default 1)\n"
+    "  --log-every K         a log line every K steps (default 100)\n"
+    "  --loss-log F          each step's loss and token count to F\n"
+    "  --metrics F           one JSON record per log line and validation to F\n"
+    "  --update-freq K       accumulate K batches' gradients into each "
+    "update,\n"
+    "                        as one K times larger batch (default 1)\n"
+    "  --clip-norm C         scale the gradient to global norm C when above "
+    "it\n"
+    "                        (default 0: off, as in the paper)\n"
+    "  --profile             time each op of the step; print the time per op\n"
+    "                        kind and the costliest ones after training\n"
+    "  --shard-optimizer     under mpirun (CPU): each of the N processes keeps\n"
+    "                        Adam's moments of 1/N of the parameters\n"
+    "validation (on the whole --valid-data / --valid-source set):\n"
+    "  --valid-every K       every K steps: validation loss, perplexity and\n"
+    "                        BLEU; the best checkpoint is kept as\n"
+    "                        <checkpoint>.best (default 0: off)\n"
+    "  --valid-sentences N   validate on the first N pairs only (default: "
+    "all;\n"
+    "                        a task's held-out set has 256)\n"
+    "  --valid-beam K        BLEU of beam search with K hypotheses (default:\n"
+    "                        greedy)\n"
+    "  --best-by bleu|loss   what makes a validation the best (default bleu)\n"
+    "  --patience N          stop after N validations without a better one\n"
+    "checkpoints:\n"
+    "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
+    "                        --resume file); saved at the end and on Ctrl-C\n"
+    "  --save-every N        also save every N steps\n"
+    "  --keep-last N         keep the last N saves as <checkpoint>.step<S> "
+    "too\n"
+    "                        (for tgc-data average --last N)\n"
+    "  --resume F            continue from checkpoint F (refused when F's "
+    "config\n"
+    "                        differs from this program's)\n"
+    "  --force-resume        resume it anyway\n"
+    "evaluation:\n"
+    "  --eval-sentences N    held-out sentences to translate (default 256, 0 "
+    "off)\n"
+    "  --samples N           translations to print (default 3)\n"
+    "  --dump-params F       every variable as raw f32 to F at the end\n"
+    "  --version             what made this program (tgc, model, config, "
+    "code,\n"
+    "                        compiler), as its checkpoints record it\n"
+    "translation (needs --resume and --vocab):\n"
+    "  --translate F         translate F's lines (- for stdin), write text\n"
+    "  --output F            where to write them (default stdout)\n"
+    "  --beam K              beam size (default 4; 1 is greedy)\n"
+    "  --alpha A             length penalty ((5+|Y|)/6)^A (default 0.6)\n"
+    "  --search beam|greedy  the search (default beam)\n"
+    "decoding (translation, validation, evaluation):\n"
+    "  --decoder incremental|full\n"
+    "                        incremental: the compiled decoder step with "
+    "cached\n"
+    "                        keys and values (default, where compiled); full:\n"
+    "                        recompute the whole prefix per token\n";
+
+template <typename T>
+bool parseNumber(std::string_view flag, std::string_view text, T &out,
+                 T minimum) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (error != std::errc() || end != text.data() + text.size() || out < minimum) {
+    std::fprintf(stderr, "error: %.*s needs an integer >= %lld, not '%.*s'\n",
+                 static_cast<int>(flag.size()), flag.data(),
+                 static_cast<long long>(minimum),
+                 static_cast<int>(text.size()), text.data());
+    return false;
+  }
+  return true;
+}
+
+/// A finite number >= 0.
+bool parseNonNegative(std::string_view flag, std::string_view text,
+                      double &out) {
+  std::string copy(text);
+  char *end = nullptr;
+  out = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || *end != '\0' || !(out >= 0) || !std::isfinite(out)) {
+    std::fprintf(stderr, "error: %.*s needs a number >= 0, not '%s'\n",
+                 static_cast<int>(flag.size()), flag.data(), copy.c_str());
+    return false;
+  }
+  return true;
+}
+
+/// Applies one known flag; false (with a message) when `value` is bad.
+bool applyFlag(std::string_view flag, std::string_view value,
+                              TrainOptions &o) {
+  auto text = [&](std::string &out) {
+    out = value;
+    return true;
+  };
+  if (flag == "--task") {
+    o.task = parseTask(value);
+    if (!o.task)
+      std::fprintf(stderr, "error: unknown task '%.*s' (known: %s)\n",
+                   static_cast<int>(value.size()), value.data(), taskNames());
+    return o.task.has_value();
+  }
+  if (flag == "--seed") {
+    uint32_t seed = 0;
+    bool ok = parseNumber(flag, value, seed, uint32_t{0});
+    o.seed = seed;
+    return ok;
+  }
+  if (flag == "--steps")
+    return parseNumber(flag, value, o.steps, int64_t{1});
+  if (flag == "--log-every")
+    return parseNumber(flag, value, o.logEvery, int64_t{1});
+  if (flag == "--save-every")
+    return parseNumber(flag, value, o.saveEvery, int64_t{0});
+  if (flag == "--keep-last")
+    return parseNumber(flag, value, o.keepLast, int64_t{1});
+  if (flag == "--eval-sentences")
+    return parseNumber(flag, value, o.evalSentences, int64_t{0});
+  if (flag == "--samples")
+    return parseNumber(flag, value, o.samples, int64_t{0});
+  if (flag == "--alpha")
+    return parseNonNegative(flag, value, o.alpha);
+  if (flag == "--clip-norm") {
+    double clip = 0;
+    bool ok = parseNonNegative(flag, value, clip);
+    o.clipNorm = static_cast<float>(clip);
+    return ok;
+  }
+  if (flag == "--update-freq")
+    return parseNumber(flag, value, o.updateFreq, int64_t{1});
+  if (flag == "--beam")
+    return parseNumber(flag, value, o.beam, int64_t{1});
+  auto choice = [&](const char *a, const char *b, bool &isB) {
+    if (value != a && value != b) {
+      std::fprintf(stderr, "error: %.*s needs %s or %s, not '%.*s'\n",
+                   static_cast<int>(flag.size()), flag.data(), a, b,
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    isB = value == b;
+    return true;
+  };
+  if (flag == "--search")
+    return choice("beam", "greedy", o.greedy);
+  if (flag == "--decoder")
+    return choice("incremental", "full", o.fullDecoding);
+  if (flag == "--valid-every")
+    return parseNumber(flag, value, o.validEvery, int64_t{0});
+  auto optionalNumber = [&](std::optional<int64_t> &out, int64_t minimum) {
+    int64_t number;
+    if (!parseNumber(flag, value, number, minimum))
+      return false;
+    out = number;
+    return true;
+  };
+  if (flag == "--valid-sentences")
+    return optionalNumber(o.validSentences, 1);
+  if (flag == "--valid-beam")
+    return optionalNumber(o.validBeam, 1);
+  if (flag == "--patience")
+    return optionalNumber(o.patience, 1);
+  if (flag == "--best-by") {
+    bool byLoss = false;
+    if (!choice("bleu", "loss", byLoss))
+      return false;
+    o.bestBy = byLoss ? TrainOptions::BestBy::Loss : TrainOptions::BestBy::Bleu;
+    return true;
+  }
+  if (flag == "--metrics")
+    return text(o.metrics);
+  if (flag == "--train-data")
+    return text(o.trainData);
+  if (flag == "--valid-data")
+    return text(o.validData);
+  if (flag == "--vocab")
+    return text(o.vocabulary);
+  if (flag == "--translate")
+    return text(o.translate);
+  if (flag == "--output")
+    return text(o.output);
+  if (flag == "--train-source")
+    return text(o.trainSource);
+  if (flag == "--train-target")
+    return text(o.trainTarget);
+  if (flag == "--valid-source")
+    return text(o.validSource);
+  if (flag == "--valid-target")
+    return text(o.validTarget);
+  if (flag == "--checkpoint")
+    return text(o.checkpoint);
+  if (flag == "--resume")
+    return text(o.resume);
+  if (flag == "--dump-params")
+    return text(o.dumpParameters);
+  return text(o.lossLog); // --loss-log: kFlags has no other flag left
+}
+
+/// The flags that only make sense together, and a task with files.
+bool checkCombinations(const TrainOptions &o) {
+  auto problem = [](const char *message) {
+    std::fprintf(stderr, "error: %s\n", message);
+    return false;
+  };
+  if (o.trainSource.empty() != o.trainTarget.empty())
+    return problem("--train-source and --train-target go together");
+  if (o.validSource.empty() != o.validTarget.empty())
+    return problem("--valid-source and --valid-target go together");
+  if (!o.validSource.empty() && o.trainSource.empty())
+    return problem("--valid-source needs --train-source (a task has its own "
+                   "held-out set)");
+  if (o.task && !o.trainSource.empty())
+    return problem("--task and --train-source exclude each other");
+  if (!o.trainData.empty() && (o.task || !o.trainSource.empty()))
+    return problem("--train-data excludes --task and --train-source");
+  if (!o.validData.empty() && o.trainData.empty())
+    return problem("--valid-data needs --train-data");
+  if (!o.translate.empty() && (o.resume.empty() || o.vocabulary.empty()))
+    return problem("--translate needs --resume (the trained model) and "
+                   "--vocab (its SentencePiece model)");
+  if (o.forceResume && o.resume.empty())
+    return problem("--force-resume goes with --resume");
+  if (!o.output.empty() && o.translate.empty())
+    return problem("--output goes with --translate");
+  if (o.validEvery == 0 && (o.validSentences || o.validBeam || o.bestBy ||
+                           o.patience))
+    return problem("--valid-sentences, --valid-beam, --best-by and "
+                   "--patience shape validation: give --valid-every K");
+  if (!o.checkpoint.empty() && o.checkpoint.back() == '/')
+    return problem("--checkpoint needs a file name, not a directory");
+  return true;
+}
+
+} // namespace
+
+bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
+                       int &exitCode) {
+  static constexpr std::string_view kFlags[] = {
+      "--task",           "--train-source",    "--train-target",
+      "--valid-source",   "--valid-target",    "--steps",
+      "--seed",           "--log-every",       "--loss-log",
+      "--checkpoint",     "--save-every",      "--resume",
+      "--eval-sentences", "--samples",         "--dump-params",
+      "--train-data",     "--valid-data",      "--vocab",
+      "--valid-every",    "--translate",       "--output",
+      "--beam",           "--alpha",           "--search",
+      "--decoder",        "--valid-sentences", "--valid-beam",
+      "--best-by",        "--patience",        "--metrics",
+      "--keep-last",      "--update-freq",     "--clip-norm"};
+  exitCode = 2;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") {
+      std::printf(kUsage, argv[0]);
+      exitCode = 0;
+      return false;
+    }
+    if (arg == "--version") {
+      options.printVersion = true;
+      continue;
+    }
+    if (arg == "--force-resume") {
+      options.forceResume = true;
+      continue;
+    }
+    if (arg == "--profile") {
+      options.profile = true;
+      continue;
+    }
+    if (arg == "--shard-optimizer") {
+      options.shardOptimizer = true;
+      continue;
+    }
+    size_t eq = arg.find('=');
+    if (eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (std::find(std::begin(kFlags), std::end(kFlags), arg) == std::end(kFlags)) {
+      std::fprintf(stderr, "error: unknown flag '%.*s'\n",
+                   static_cast<int>(arg.size()), arg.data());
+      std::fprintf(stderr, kUsage, argv[0]);
+      return false;
+    }
+    if (eq == std::string_view::npos) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (!applyFlag(arg, value, options))
+      return false;
+  }
+  return checkCombinations(options);
+}
+
+} // namespace tgc::runtime

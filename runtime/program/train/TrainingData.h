@@ -1,0 +1,68 @@
+//===- TrainingData.h - where a training binary's batches come from -*- C++ -*-===//
+//
+// A built-in task (runtime/data/Tasks.h), a user's parallel token-id files
+// (runtime/data/TokenFiles.h) or a corpus encoded by tgc-data
+// (runtime/data/TokenCorpus.h). Tasks fill the largest bucket; corpora are
+// batched by token budget into the compiled buckets (Batcher.h). Either way
+// batch number i is a pure function of (seed, i), so a resumed run sees
+// exactly the batches it would have seen.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_TRAININGDATA_H
+#define TGC_RUNTIME_TRAIN_TRAININGDATA_H
+
+#include "runtime/data/Tasks.h"
+#include "runtime/program/CompiledStep.h"
+#include "runtime/program/train/Options.h"
+#include "runtime/program/train/VocabularyTool.h"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tgc::runtime {
+
+class TrainingData {
+public:
+  virtual ~TrainingData() = default;
+  /// The training batch number `index` (0-based), in one bucket's shape.
+  virtual Batch batch(uint32_t seed, uint64_t index) = 0;
+  /// Process `rank`'s share of global batch `index` in a data-parallel run
+  /// of `processes`, in one bucket's shape. A task's global batch is
+  /// `processes` times the bucket's rows, of which each process takes its
+  /// consecutive block (the rows one process with the whole batch would
+  /// see); a corpus's is `processes` consecutive batches, one each.
+  virtual Batch share(uint32_t seed, uint64_t index, int rank, int processes) {
+    return batch(seed, index * static_cast<uint64_t>(processes) +
+                           static_cast<uint64_t>(rank));
+  }
+  /// Up to `count` held-out pairs, the same in every run.
+  virtual std::vector<SentencePair> heldOut(int64_t count) = 0;
+  /// The held-out pairs validation uses by default: the whole validation
+  /// set, or kTaskValidationPairs of a task (which has no end).
+  virtual int64_t validationSize() const = 0;
+  /// "task reverse", or the files: what a checkpoint records.
+  virtual std::string describe() const = 0;
+  /// How sentences read: detokenized text with a vocabulary, else their
+  /// tokens ("7 seventeen", "s4 s9", "17 4 230"). False after a message
+  /// when the vocabulary's tool failed.
+  virtual bool texts(const std::vector<std::vector<int32_t>> &sentences,
+                     std::vector<std::string> &out) const = 0;
+  /// Whether text() is detokenized text that BLEU can score.
+  virtual bool hasVocabulary() const { return false; }
+};
+
+/// The data `options` ask for, for `model`; nullptr after printing why not
+/// (an unusable task, a bad file, another vocabulary).
+std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
+                                               const CompiledModel &model);
+
+/// Loads --vocab and checks it is the one the model was compiled for; null
+/// after a message.
+std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,
+                                               const CompiledModel &model);
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_TRAININGDATA_H

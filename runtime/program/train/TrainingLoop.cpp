@@ -1,0 +1,201 @@
+//===- TrainingLoop.cpp - the one training loop ---------------------------===//
+#include "runtime/program/train/TrainingLoop.h"
+
+#include "runtime/kernels/KernelTypes.h"
+#include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/ProgressLog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+namespace tgc::runtime {
+
+namespace {
+
+/// One update: `updateFreq` batches, their losses and tokens summed.
+struct Update {
+  double lossSum = 0; ///< per-token losses times tokens (weighted runs)
+  float loss = 0, gradNorm = 0;
+  int32_t tokens = 0;
+  int64_t padded = 0, slots = 0;
+};
+
+/// The phase of batch k of n in one update (KernelTypes.h: UpdatePhase).
+int32_t phaseOf(int64_t k, int64_t n) {
+  if (n == 1)
+    return kUpdate;
+  return k == 0      ? kAccumulateFirst
+         : k + 1 < n ? kAccumulate
+                     : kAccumulateUpdate;
+}
+
+/// Prints why training stops at a non-finite value.
+void reportNonFinite(const char *what, float value, int64_t step) {
+  std::fprintf(stderr,
+               "error: the %s is %s at step %lld: training stops, and nothing "
+               "is saved from this step on\n",
+               what, std::isnan(value) ? "NaN" : "infinite",
+               static_cast<long long>(step));
+}
+
+} // namespace
+
+int runTrainingLoop(const TrainingLoop &loop) {
+  ProgressLog log(loop.firstStep, loop.lastStep, loop.logEvery);
+  if (!loop.lossLog.empty() && !log.openLossLog(loop.lossLog))
+    return 1;
+  log.setMetrics(loop.metrics);
+  installInterruptHandlers();
+  ProcessGroup *group = loop.group;
+  if (group)
+    log.setPlainLines();
+  // A signal during the set-up stops the run before its first step (a
+  // group agrees on signals after each step, so that all stop together).
+  if (int signal = pendingInterrupt(); signal && !group) {
+    log.finish();
+    std::fprintf(stderr, "interrupted by %s before step %lld\n",
+                 signalName(signal), static_cast<long long>(loop.firstStep));
+    return 128 + signal;
+  }
+  const int64_t n = std::max<int64_t>(loop.updateFreq, 1);
+  std::vector<Batch> batches(static_cast<size_t>(n));
+  // Target tokens of each batch of the update, of every process's share.
+  std::vector<double> batchTokens(static_cast<size_t>(n));
+  for (int64_t step = loop.firstStep; step <= loop.lastStep; ++step) {
+    // The update's batches first: each one's gradient weighs its share of
+    // the update's target tokens. In a group the step itself sums the
+    // gradients and tokens of one batch (StepFrame::allReduceSum) and
+    // divides the weight by the tokens: several batches need their global
+    // token counts beforehand, one does not.
+    for (int64_t k = 0; k < n; ++k) {
+      batches[k] =
+          loop.batch(loop.seed, static_cast<uint64_t>((step - 1) * n + k));
+      batchTokens[k] = static_cast<double>(batches[k].targetTokens());
+    }
+    if (group && n > 1)
+      group->sum(batchTokens.data(), n, "the update's token counts");
+    double updateTokens = 0;
+    for (double tokens : batchTokens)
+      updateTokens += tokens;
+    // One process, one batch: the weight is 1 (the step as it always was).
+    const bool weighted = n > 1 || group;
+    Update update;
+    for (int64_t k = 0; k < n; ++k) {
+      const Batch &batch = batches[k];
+      StepInput input{loop.seed, step,
+                      static_cast<float>(loop.schedule.learningRate(step)),
+                      (step - 1) * n + k + 1};
+      input.gradWeight =
+          n == 1 ? 1.0f
+                 : static_cast<float>(batchTokens[k] /
+                                      std::max(updateTokens, 1.0));
+      input.updatePhase = phaseOf(k, n);
+      input.clipNorm = loop.clipNorm;
+      input.firstExample = group ? group->rank() * batch.batchSize : 0;
+      StepOutcome outcome;
+      if (!loop.backend.runStep(batch, input, outcome)) {
+        if (group)
+          group->abort(1); // the others would wait for this one
+        return 1;
+      }
+      update.loss = outcome.loss;
+      if (outcome.tokens > 0) // a share without tokens has no loss
+        update.lossSum += static_cast<double>(outcome.loss) * outcome.tokens;
+      update.tokens += outcome.tokens;
+      update.gradNorm = outcome.gradNorm;
+      update.padded +=
+          batch.slots() - batch.sourceTokens() - batch.targetTokens();
+      update.slots += batch.slots();
+      // In a group the loss is judged once summed (below), so that every
+      // process stops at the same step; the norm is of the summed gradient.
+      bool lossFinite = group || std::isfinite(outcome.loss);
+      if (!lossFinite || !std::isfinite(outcome.gradNorm)) {
+        log.finish();
+        if (lossFinite)
+          reportNonFinite("gradient norm", outcome.gradNorm, step);
+        else
+          reportNonFinite("loss", outcome.loss, step);
+        if (loop.onNonFinite)
+          loop.onNonFinite(batch, input);
+        return 1;
+      }
+    }
+    // The loss per target token of the update's batches.
+    auto lossPerToken = [&] {
+      return static_cast<float>(update.lossSum /
+                                std::max<double>(update.tokens, 1.0));
+    };
+    if (weighted)
+      update.loss = lossPerToken();
+    // A group's totals: the global batch's loss and tokens, its padding,
+    // and whether any process was interrupted.
+    int agreedSignal = pendingInterrupt();
+    if (group) {
+      double totals[5] = {update.lossSum, static_cast<double>(update.tokens),
+                          static_cast<double>(update.padded),
+                          static_cast<double>(update.slots),
+                          agreedSignal ? 1.0 : 0.0};
+      group->sum(totals, 5, "the update's loss and tokens");
+      update.lossSum = totals[0];
+      update.tokens = static_cast<int32_t>(totals[1]);
+      update.padded = static_cast<int64_t>(totals[2]);
+      update.slots = static_cast<int64_t>(totals[3]);
+      update.loss = lossPerToken();
+      if (totals[4] > 0 && !agreedSignal)
+        agreedSignal = SIGTERM;
+      if (!std::isfinite(update.loss)) {
+        log.finish();
+        reportNonFinite("loss", update.loss, step);
+        return 1;
+      }
+    }
+    float lr = static_cast<float>(loop.schedule.learningRate(step));
+    if (!log.record(step, update.loss, update.gradNorm, lr, update.tokens,
+                    update.padded, update.slots))
+      return 1;
+    // Looked at after the step and again after its validation or save,
+    // which a signal may have cut short.
+    auto interrupted = [&](int signal) -> std::optional<int> {
+      if (!signal)
+        return std::nullopt;
+      log.finish();
+      std::string resume = loop.onInterrupt ? loop.onInterrupt(step) : "";
+      if (!group || group->rank() == 0) // one message for the run
+        std::fprintf(stderr, "interrupted by %s after step %lld%s\n",
+                     signal == SIGINT ? "SIGINT" : "SIGTERM",
+                     static_cast<long long>(step), resume.c_str());
+      return 128 + signal;
+    };
+    if (std::optional<int> code = interrupted(agreedSignal))
+      return *code;
+    AfterStep next = loop.afterStep ? loop.afterStep(step) : AfterStep::Continue;
+    int lateSignal = pendingInterrupt();
+    if (group) {
+      // Rank 0 validates and saves: its verdict is everyone's, and so is
+      // any process's interrupt.
+      double votes[3] = {next == AfterStep::Fail ? 1.0 : 0.0,
+                         next == AfterStep::Stop ? 1.0 : 0.0,
+                         lateSignal ? 1.0 : 0.0};
+      group->sum(votes, 3, "the decisions after the step");
+      next = votes[0] > 0   ? AfterStep::Fail
+             : votes[1] > 0 ? AfterStep::Stop
+                            : AfterStep::Continue;
+      if (votes[2] > 0 && !lateSignal)
+        lateSignal = SIGTERM;
+    }
+    if (next == AfterStep::Fail)
+      return 1;
+    if (std::optional<int> code = interrupted(lateSignal))
+      return *code;
+    if (next == AfterStep::Stop)
+      break;
+  }
+  log.finish();
+  return 0;
+}
+
+} // namespace tgc::runtime

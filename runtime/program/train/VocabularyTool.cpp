@@ -1,0 +1,163 @@
+//===- VocabularyTool.cpp - SentencePiece through tgc-data ---------------===//
+#include "runtime/program/train/VocabularyTool.h"
+
+#include "runtime/data/TokenCorpus.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <csignal>
+#include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace tgc::runtime {
+namespace {
+
+/// $TGC_DATA, else the tgc-data in `toolsDirectory` (the compiling tgc's),
+/// else tgc-data on $PATH (that tgc was moved or removed).
+std::string toolPath(const std::string &toolsDirectory) {
+  const char *path = std::getenv("TGC_DATA");
+  if (path && *path)
+    return path;
+  std::string beside = toolsDirectory + "/tgc-data";
+  if (!toolsDirectory.empty() && access(beside.c_str(), X_OK) == 0)
+    return beside;
+  return "tgc-data";
+}
+
+/// A file in $TMPDIR removed when this goes out of scope.
+struct TemporaryFile {
+  std::string path;
+  int fd = -1;
+  TemporaryFile() {
+    const char *dir = std::getenv("TMPDIR");
+    path = std::string(dir && *dir ? dir : "/tmp") + "/tgc-vocab-XXXXXX";
+    fd = mkstemp(path.data());
+  }
+  ~TemporaryFile() {
+    if (fd >= 0) {
+      close(fd);
+      unlink(path.c_str());
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<VocabularyTool>
+VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
+                     std::string &error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  return std::unique_ptr<VocabularyTool>(new VocabularyTool(
+      path, fnv1a64(bytes.str()), toolPath(toolsDirectory)));
+}
+
+bool VocabularyTool::run(const char *mode, const std::string &input,
+                         std::vector<std::string> &output,
+                         std::string &error) const {
+  TemporaryFile in, out;
+  if (in.fd < 0 || out.fd < 0) {
+    error = "cannot create a temporary file: " + std::string(std::strerror(errno));
+    return false;
+  }
+  if (write(in.fd, input.data(), input.size()) !=
+      static_cast<ssize_t>(input.size())) {
+    error = "cannot write " + in.path + ": " + std::strerror(errno);
+    return false;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in.path.c_str(),
+                                   O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fd, STDOUT_FILENO);
+  const char *argv[] = {tool.c_str(), mode, "--vocab", modelPath.c_str(), "--ids",
+                        nullptr};
+  pid_t child;
+  // The child gets no blocked signals: this program blocks SIGINT and
+  // SIGTERM in its threads (Interrupt.h), and Ctrl-C must reach tgc-data too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  int spawned = posix_spawnp(&child, tool.c_str(), &actions, &attributes,
+                            const_cast<char **>(argv), environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    error = std::string("cannot run ") + tool + ": " + std::strerror(spawned) +
+            " (set $TGC_DATA to tgc-data)";
+    return false;
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    error = std::string(tool) + " " + mode + " --vocab " + modelPath +
+            " failed (its message is above)";
+    return false;
+  }
+  std::ifstream result(out.path);
+  output.clear();
+  for (std::string line; std::getline(result, line);)
+    output.push_back(line);
+  return true;
+}
+
+bool VocabularyTool::encode(const std::vector<std::string> &lines,
+                            std::vector<std::vector<int32_t>> &ids,
+                            std::string &error) const {
+  std::string input;
+  for (const std::string &line : lines)
+    input += line + "\n";
+  std::vector<std::string> output;
+  if (!run("encode", input, output, error))
+    return false;
+  if (output.size() != lines.size()) {
+    error = "tgc-data encode gave " + std::to_string(output.size()) +
+            " lines for " + std::to_string(lines.size());
+    return false;
+  }
+  ids.assign(lines.size(), {});
+  for (size_t i = 0; i < output.size(); ++i) {
+    std::istringstream numbers(output[i]);
+    for (int32_t id; numbers >> id;)
+      ids[i].push_back(id);
+  }
+  return true;
+}
+
+bool VocabularyTool::decode(const std::vector<std::vector<int32_t>> &ids,
+                            std::vector<std::string> &lines,
+                            std::string &error) const {
+  std::string input;
+  for (const std::vector<int32_t> &sentence : ids) {
+    for (size_t k = 0; k < sentence.size(); ++k)
+      input += (k ? " " : "") + std::to_string(sentence[k]);
+    input += "\n";
+  }
+  if (!run("decode", input, lines, error))
+    return false;
+  if (lines.size() != ids.size()) {
+    error = "tgc-data decode gave " + std::to_string(lines.size()) +
+            " lines for " + std::to_string(ids.size());
+    return false;
+  }
+  return true;
+}
+
+} // namespace tgc::runtime
