@@ -106,6 +106,23 @@ struct DecoderAxesModel
   }
 };
 
+/// DecoderAxesOpInterface for an op that cannot run one position at a time
+/// in either direction, for `Reason` (a string with static storage): said
+/// in both refusals.
+template <typename OpT, const char *Reason>
+struct NoDecoderAxes
+    : tg::DecoderAxesOpInterface::ExternalModel<NoDecoderAxes<OpT, Reason>,
+                                                OpT> {
+  mlir::FailureOr<OpAxes> getTimeAxes(mlir::Operation *,
+                                      const AxisRequest &request) const {
+    return request.unsupported(Reason);
+  }
+  mlir::FailureOr<PositionRecipe>
+  recomputePosition(mlir::Operation *, const PositionRequest &request) const {
+    return request.cannot(Reason);
+  }
+};
+
 /// Each family's models, attached to its ops (passes/decoder/<Family>.cpp).
 void attachTensorAxes(mlir::MLIRContext &context);
 void attachGemmAxes(mlir::MLIRContext &context);

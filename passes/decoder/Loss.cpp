@@ -11,24 +11,15 @@ using namespace mlir;
 namespace tgc {
 namespace {
 
-constexpr const char *kLossCrossEntropyReason =
+constexpr char kLossCrossEntropyReason[] =
     "the loss reads every position's target, and @predict ends at the "
     "logits";
-
-FailureOr<OpAxes> crossEntropyAxes(const AxisRequest &r, tg::CrossEntropyOp) {
-  return r.unsupported(kLossCrossEntropyReason);
-}
-
-FailureOr<PositionRecipe> crossEntropyPosition(const PositionRequest &r,
-                                               tg::CrossEntropyOp) {
-  return r.cannot(kLossCrossEntropyReason);
-}
 
 } // namespace
 
 void attachLossAxes(MLIRContext &context) {
-  tg::CrossEntropyOp::attachInterface<DecoderAxesModel<
-      tg::CrossEntropyOp, crossEntropyAxes, crossEntropyPosition>>(context);
+  tg::CrossEntropyOp::attachInterface<
+      NoDecoderAxes<tg::CrossEntropyOp, kLossCrossEntropyReason>>(context);
 }
 
 } // namespace tgc

@@ -133,18 +133,9 @@ FailureOr<PositionRecipe> tensorReducePosition(const PositionRequest &r,
 // Dropout
 //===----------------------------------------------------------------------===//
 
-constexpr const char *kTensorDropoutReason =
+constexpr char kTensorDropoutReason[] =
     "its mask is keyed by each element's index in the whole sequence, and "
     "@predict has no dropout";
-
-FailureOr<OpAxes> dropoutAxes(const AxisRequest &r, tg::DropoutOp) {
-  return r.unsupported(kTensorDropoutReason);
-}
-
-FailureOr<PositionRecipe> dropoutPosition(const PositionRequest &r,
-                                          tg::DropoutOp) {
-  return r.cannot(kTensorDropoutReason);
-}
 
 } // namespace
 
@@ -179,7 +170,7 @@ void attachTensorAxes(MLIRContext &context) {
                        tensorReducePosition<tg::ReduceMaxOp>>>(context);
 
   tg::DropoutOp::attachInterface<
-      DecoderAxesModel<tg::DropoutOp, dropoutAxes, dropoutPosition>>(context);
+      NoDecoderAxes<tg::DropoutOp, kTensorDropoutReason>>(context);
 }
 
 } // namespace tgc
