@@ -147,6 +147,20 @@ Tensor rsqrt(Tensor input, Where where) {
 Tensor tanh(Tensor input, Where where) {
   return unary<tg::TanhOp>(input, "tanh", where);
 }
+Tensor sigmoid(Tensor input, Where where) {
+  return unary<tg::SigmoidOp>(input, "sigmoid", where);
+}
+Tensor silu(Tensor input, Where where) {
+  Tensor gate = unary<tg::SigmoidOp>(input, "silu", where);
+  return elementwise<tg::MulOp>(input, Located(gate, where), "silu");
+}
+Tensor gelu(Tensor input, bool tanhApprox, Where where) {
+  return tanhApprox ? unary<tg::GeluTanhOp>(input, "gelu", where)
+                    : unary<tg::GeluOp>(input, "gelu", where);
+}
+Tensor abs(Tensor input, Where where) {
+  return unary<tg::AbsOp>(input, "abs", where);
+}
 
 Tensor scale(Tensor input, double factor, Where where) {
   Builder &b = builderOf(input, where);

@@ -29,6 +29,13 @@ Tensor log(Tensor input, Where where = Where::current());
 Tensor sqrt(Tensor input, Where where = Where::current());
 Tensor rsqrt(Tensor input, Where where = Where::current());
 Tensor tanh(Tensor input, Where where = Where::current());
+Tensor sigmoid(Tensor input, Where where = Where::current());
+/// x * sigmoid(x) (SiLU, LLaMA's gated FFN).
+Tensor silu(Tensor input, Where where = Where::current());
+/// x Phi(x): the exact (erf) form, or with `tanhApprox` GPT-2's tanh form.
+Tensor gelu(Tensor input, bool tanhApprox = false,
+            Where where = Where::current());
+Tensor abs(Tensor input, Where where = Where::current());
 
 /// a @ b (batched over leading dimensions; `b` may be a shared matrix), or
 /// a @ b^T with `transposeB`.

@@ -185,6 +185,48 @@ def TG_TanhOp : TG_UnaryOp<"tanh", "hyperbolic tangent"> {
     ```
   }];
 }
+def TG_SigmoidOp : TG_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))"> {
+  let description = [{
+    In (0, 1), computed without overflow for either sign of `x`. Its
+    gradient is `dy * y * (1 - y)`, from the result. `x * sigmoid(x)` is
+    SiLU (the DSL's `silu`).
+
+    ```mlir
+    %y = tg.sigmoid %x : tensor<4xf32>
+    ```
+  }];
+}
+def TG_GeluOp : TG_UnaryOp<"gelu", "GELU, x * Phi(x), the exact (erf) form"> {
+  let description = [{
+    `result = 0.5 x (1 + erf(x / sqrt(2)))`: x times the standard normal
+    distribution function, the FFN activation of BERT and GPT-2. Its
+    gradient is `tg.gelu_grad` of the input.
+
+    ```mlir
+    %y = tg.gelu %x : tensor<2x7x64xf32>
+    ```
+  }];
+}
+def TG_GeluTanhOp : TG_UnaryOp<"gelu_tanh", "GELU, the tanh approximation"> {
+  let description = [{
+    `result = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`, GPT-2's
+    original form (PyTorch's `gelu(approximate="tanh")`). Its gradient is
+    `tg.gelu_tanh_grad` of the input.
+
+    ```mlir
+    %y = tg.gelu_tanh %x : tensor<2x7x64xf32>
+    ```
+  }];
+}
+def TG_AbsOp : TG_UnaryOp<"abs", "absolute value |x|"> {
+  let description = [{
+    Its gradient is `dy * sign(x)`, 0 at 0 (as PyTorch's).
+
+    ```mlir
+    %y = tg.abs %x : tensor<4xf32>
+    ```
+  }];
+}
 def TG_ReluOp : TG_UnaryOp<"relu", "max(0, x)"> {
   let description = [{
     The FFN's non-linearity.
@@ -235,6 +277,38 @@ def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise, TG_ElementwiseLoop,
   let assemblyFormat = [{
     $grad `,` $input attr-dict `:` type($result) ``
     custom<TypeUnlessSame>(type($input), ref(type($result)))
+  }];
+}
+
+// The gradient of an activation from its input: grad times the derivative
+// at input, one formula (runtime/kernels/Elementwise.h).
+class TG_ActivationGradOp<string mnemonic, string of>
+    : TG_Op<mnemonic, [Pure, SameOperandsAndResultType, Elementwise,
+                       TG_ElementwiseLoop]> {
+  let summary = "gradient of " # of # ": grad times its derivative at input";
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$input);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+}
+def TG_GeluGradOp : TG_ActivationGradOp<"gelu_grad", "tg.gelu"> {
+  let description = [{
+    `result = grad * (Phi(input) + input * phi(input))`, Phi and phi the
+    standard normal distribution and density: what tg-autodiff emits for
+    `tg.gelu`, in one pass.
+
+    ```mlir
+    %dx = tg.gelu_grad %dy, %x : tensor<2x7x64xf32>
+    ```
+  }];
+}
+def TG_GeluTanhGradOp : TG_ActivationGradOp<"gelu_tanh_grad", "tg.gelu_tanh"> {
+  let description = [{
+    With `t = tanh(k (x + c x^3))`, `k = sqrt(2 / pi)`, `c = 0.044715`:
+    `result = grad * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))`.
+
+    ```mlir
+    %dx = tg.gelu_tanh_grad %dy, %x : tensor<2x7x64xf32>
+    ```
   }];
 }
 

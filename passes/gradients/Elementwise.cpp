@@ -86,6 +86,33 @@ LogicalResult tanhRule(GradientBuilder &r, tg::TanhOp op) {
   return success();
 }
 
+// y (1 - y), as dy y - (dy y) y: from the result, with no constant.
+LogicalResult sigmoidRule(GradientBuilder &r, tg::SigmoidOp op) {
+  Value y = op->getResult(0);
+  Value dyY = r.make<tg::MulOp>(r.dy(), y);
+  r.set(0, r.make<tg::SubOp>(dyY, r.make<tg::MulOp>(dyY, y)));
+  return success();
+}
+
+// sign(x): dy where x > 0, minus dy where -x > 0 (0 at 0).
+LogicalResult absRule(GradientBuilder &r, tg::AbsOp op) {
+  Value x = op.getInput();
+  r.set(0, r.make<tg::SubOp>(r.make<tg::ReluGradOp>(r.dy(), x),
+                             r.make<tg::ReluGradOp>(r.dy(),
+                                                    r.make<tg::NegOp>(x))));
+  return success();
+}
+
+LogicalResult geluRule(GradientBuilder &r, tg::GeluOp op) {
+  r.set(0, r.make<tg::GeluGradOp>(r.dy(), op.getInput()));
+  return success();
+}
+
+LogicalResult geluTanhRule(GradientBuilder &r, tg::GeluTanhOp op) {
+  r.set(0, r.make<tg::GeluTanhGradOp>(r.dy(), op.getInput()));
+  return success();
+}
+
 LogicalResult reluRule(GradientBuilder &r, tg::ReluOp relu) {
   // The output is positive where the input is, and keeping it (not
   // the input) lets the bias add fuse into the GEMM (tg.linear).
@@ -111,6 +138,10 @@ void attachElementwiseGradients(MLIRContext *context) {
   attachGradientRule<tg::SqrtOp, sqrtRule>(context);
   attachGradientRule<tg::RsqrtOp, rsqrtRule>(context);
   attachGradientRule<tg::TanhOp, tanhRule>(context);
+  attachGradientRule<tg::SigmoidOp, sigmoidRule>(context);
+  attachGradientRule<tg::AbsOp, absRule>(context);
+  attachGradientRule<tg::GeluOp, geluRule>(context);
+  attachGradientRule<tg::GeluTanhOp, geluTanhRule>(context);
   attachGradientRule<tg::ReluOp, reluRule>(context);
   attachGradientRule<tg::ScaleOp, scaleRule>(context);
 }

@@ -87,15 +87,24 @@ LogicalResult reduceMeanRule(GradientBuilder &r, tg::ReduceMeanOp mean) {
 }
 
 LogicalResult reduceMaxRule(GradientBuilder &r, tg::ReduceMaxOp max) {
-  // dy flows to the maxima: relu_grad(g, max - x) keeps g where x is
-  // below the maximum, so g - that keeps it exactly where x == max
-  // (every tied maximum gets the whole gradient: a subgradient).
+  // dy flows to the maxima, shared equally by tied ones (as torch.amax
+  // does): where the tie is exact because the tied values are one variable
+  // (a max over the embeddings of a repeated token), that is the
+  // derivative; each maximum taking all of dy would count it once per tie.
+  // relu_grad(1, max - x) is 1 below the maximum, so 1 - that marks the
+  // maxima; their count per reduced group divides g.
   Value x = max.getInput();
-  Value g = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(), r.dy());
-  Value m = spreadOverReduced(r, x, max.getDims(), max.getKeepDims(),
-                              max.getResult());
+  ArrayRef<int64_t> dims = max.getDims();
+  bool keepDims = max.getKeepDims();
+  Value g = spreadOverReduced(r, x, dims, keepDims, r.dy());
+  Value m = spreadOverReduced(r, x, dims, keepDims, max.getResult());
   Value gap = r.make<tg::SubOp>(m, x);
-  r.set(0, r.make<tg::SubOp>(g, r.make<tg::ReluGradOp>(g, gap)));
+  Value ones = r.make<tg::ConstantOp>(
+      DenseElementsAttr::get(tensorOf(x), 1.0f));
+  Value atMax = r.make<tg::SubOp>(ones, r.make<tg::ReluGradOp>(ones, gap));
+  Value ties = spreadOverReduced(r, x, dims, /*keepDims=*/false,
+                                 r.sum(atMax, dims));
+  r.set(0, r.make<tg::DivOp>(r.make<tg::MulOp>(g, atMax), ties));
   return success();
 }
 

@@ -29,6 +29,33 @@ template <typename T> TGC_HOST_DEVICE inline T rsqrt(T x) {
 template <typename T> TGC_HOST_DEVICE inline T tanh(T x) {
   return std::tanh(x);
 }
+/// 1 / (1 + e^-x), without overflow: e^-|x| is at most 1.
+template <typename T> TGC_HOST_DEVICE inline T sigmoid(T x) {
+  T e = std::exp(-std::fabs(x));
+  return x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+}
+template <typename T> TGC_HOST_DEVICE inline T abs(T x) { return std::fabs(x); }
+/// x Phi(x), Phi the standard normal distribution function.
+template <typename T> TGC_HOST_DEVICE inline T gelu(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+}
+/// dy (Phi(x) + x phi(x)), phi the standard normal density.
+template <typename T> TGC_HOST_DEVICE inline T geluGrad(T dy, T x) {
+  T cdf = T(0.5) * (T(1) + std::erf(x * T(0.70710678118654752440)));
+  T pdf = T(0.39894228040143267794) * std::exp(T(-0.5) * x * x);
+  return dy * (cdf + x * pdf);
+}
+/// 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2 / pi), c = 0.044715.
+template <typename T> TGC_HOST_DEVICE inline T geluTanh(T x) {
+  T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+  return T(0.5) * x * (T(1) + std::tanh(u));
+}
+template <typename T> TGC_HOST_DEVICE inline T geluTanhGrad(T dy, T x) {
+  T u = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+  T t = std::tanh(u);
+  T du = T(0.79788456080286535588) * (T(1) + T(3) * T(0.044715) * x * x);
+  return dy * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
+}
 /// max(0, x); NaN gives 0.
 template <typename T> TGC_HOST_DEVICE inline T relu(T x) {
   return x > T(0) ? x : T(0);

@@ -51,6 +51,12 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.sqrt %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.rsqrt %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.tanh %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.sigmoid %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.abs %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu_tanh %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu_tanh_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.scale %{{[a-z_0-9]+}} by 1.250000e-01 : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
@@ -64,7 +70,13 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %7 = tg.sqrt %6 : tensor<4xf32>
   %8 = tg.rsqrt %7 : tensor<4xf32>
   %t = tg.tanh %8 : tensor<4xf32>
-  %9 = tg.relu %t : tensor<4xf32>
+  %sg = tg.sigmoid %t : tensor<4xf32>
+  %ab = tg.abs %sg : tensor<4xf32>
+  %ge = tg.gelu %ab : tensor<4xf32>
+  %gt = tg.gelu_tanh %ge : tensor<4xf32>
+  %gg = tg.gelu_grad %gt, %ge : tensor<4xf32>
+  %gtg = tg.gelu_tanh_grad %gg, %ab : tensor<4xf32>
+  %9 = tg.relu %gtg : tensor<4xf32>
   %10 = tg.scale %9 by 0.125 : tensor<4xf32>
   %11 = tg.relu_grad %10, %8 : tensor<4xf32>
   return %11 : tensor<4xf32>

@@ -432,12 +432,19 @@ func.func @loss() -> tensor<f32> {
 // sqrt: dmx = ds / s * 0.5
 // CHECK-NEXT: %[[T2:.*]] = tg.div %[[DS]], %[[S]]
 // CHECK-NEXT: %[[DMX:.*]] = tg.scale %[[T2]] by 5.000000e-01
-// reduce_max: g - relu_grad(g, max - r), g and max spread over dim 0
+// reduce_max: g at the maxima, shared by tied ones: g * at / sum(at), with
+// at = 1 - relu_grad(1, max - r) (1 at a maximum); g and max spread over
+// dim 0
 // CHECK-NEXT: %[[G:.*]] = tg.broadcast %[[DMX]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
 // CHECK-NEXT: %[[MXB:.*]] = tg.broadcast %[[MX]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
 // CHECK-NEXT: %[[GAP:.*]] = tg.sub %[[MXB]], %[[R]]
-// CHECK-NEXT: %[[BELOW:.*]] = tg.relu_grad %[[G]], %[[GAP]]
-// CHECK-NEXT: %[[DR1:.*]] = tg.sub %[[G]], %[[BELOW]]
+// CHECK-NEXT: %[[ONES:.*]] = tg.constant dense<1.000000e+00> : tensor<8x3xf32>
+// CHECK-NEXT: %[[BELOW:.*]] = tg.relu_grad %[[ONES]], %[[GAP]]
+// CHECK-NEXT: %[[AT:.*]] = tg.sub %[[ONES]], %[[BELOW]]
+// CHECK-NEXT: %[[TIES:.*]] = tg.reduce_sum %[[AT]] dims [0] : tensor<8x3xf32> -> tensor<3xf32>
+// CHECK-NEXT: %[[TIESB:.*]] = tg.broadcast %[[TIES]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
+// CHECK-NEXT: %[[GAT:.*]] = tg.mul %[[G]], %[[AT]]
+// CHECK-NEXT: %[[DR1:.*]] = tg.div %[[GAT]], %[[TIESB]]
 // reduce_mean (keep_dims): spread over the size-1 dim, scaled by 1/3
 // CHECK-NEXT: %[[T3:.*]] = tg.broadcast %[[DM]] dims [0, 1] : tensor<8x1xf32> -> tensor<8x3xf32>
 // CHECK-NEXT: %[[DR2:.*]] = tg.scale %[[T3]] by 0.333333343

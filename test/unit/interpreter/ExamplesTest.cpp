@@ -168,6 +168,46 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>)
   EXPECT_NEAR(out[10].data[3], 0.9950547536867305, 1e-15);
 }
 
+TEST(Ops, Activations) {
+  Program p(R"mlir(
+func.func @f(%x: tensor<4xf32>, %dy: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>) {
+  %sig = tg.sigmoid %x : tensor<4xf32>
+  %abs = tg.abs %x : tensor<4xf32>
+  %gelu = tg.gelu %x : tensor<4xf32>
+  %gelut = tg.gelu_tanh %x : tensor<4xf32>
+  %dgelu = tg.gelu_grad %dy, %x : tensor<4xf32>
+  %dgelut = tg.gelu_tanh_grad %dy, %x : tensor<4xf32>
+  return %sig, %abs, %gelu, %gelut, %dgelu, %dgelut
+      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>
+}
+)mlir",
+            Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  auto out = p.run("f", {f32({4}, {-1, 0, 2, 3}), f32({4}, {4, 1, 0.25, 9})});
+  ASSERT_EQ(out.size(), 6u);
+  // The expected values are Python's math module's (erf, tanh, exp).
+  auto near = [](const std::vector<double> &got,
+                 std::vector<double> expected) {
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], expected[i], 1e-14) << "element " << i;
+  };
+  near(out[0].data, {0.2689414213699951, 0.5, 0.8807970779778823,
+                     0.9525741268224334});
+  near(out[1].data, {1, 0, 2, 3});
+  near(out[2].data, {-0.15865525393145707, 0, 1.9544997361036416,
+                     2.99595030590511});
+  near(out[3].data, {-0.15880800939172324, 0, 1.954597694087775,
+                     2.996362607918227});
+  near(out[4].data, {-0.33326188235074516, 0.5, 0.27130795026954924,
+                     9.107510824837656});
+  near(out[5].data, {-0.3318563353831302, 0.5, 0.27152481415590457,
+                     9.104257499678726});
+}
+
 TEST(Ops, ShapesAndReductions) {
   Program p(R"mlir(
 func.func @f(%x: tensor<2x3xf32>)

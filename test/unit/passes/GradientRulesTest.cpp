@@ -152,11 +152,18 @@ std::vector<RuleCase> cases() {
          "tensor<2x3xf32>", 0.5, 2.0});
   const std::string one = "tg.variable @x trainable init(zeros) : tensor<2x3xf32>\n";
   const std::string loadOne = "%x = tg.load @x : tensor<2x3xf32>\n";
-  for (const char *op : {"neg", "exp", "log", "sqrt", "rsqrt", "tanh"})
+  for (const char *op :
+       {"neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu",
+        "gelu_tanh"})
     add({op, one, "", loadOne + "%y = tg." + op + " %x : tensor<2x3xf32>",
          "tensor<2x3xf32>", 0.5, 2.0});
   add({"relu", one, "", loadOne + "%y = tg.relu %x : tensor<2x3xf32>",
        "tensor<2x3xf32>"});
+  // Both signs: where the activations bend, and abs's two sides.
+  for (const char *op : {"sigmoid", "gelu", "gelu_tanh", "abs"})
+    add({std::string(op) + "_signed", one, "",
+         loadOne + "%y = tg." + op + " %x : tensor<2x3xf32>",
+         "tensor<2x3xf32>", -3.0, 3.0});
   add({"scale", one, "",
        loadOne + "%y = tg.scale %x by 2.500000e+00 : tensor<2x3xf32>",
        "tensor<2x3xf32>"});
@@ -215,6 +222,16 @@ std::vector<RuleCase> cases() {
        "%e = tg.load @e : tensor<5x4xf32>\n"
        "%y = tg.embedding %e[%ids] : tensor<5x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>",
        "tensor<2x3x4xf32>"});
+  // Exact ties: a max over the embeddings of a repeated token (6 positions
+  // of ids in [0, 2)) has tied maxima that are one variable's element. The
+  // maxima share dy: each tied one taking all of it would count it twice.
+  add({"reduce_max_tied",
+       "tg.variable @e trainable init(zeros) : tensor<5x4xf32>\n",
+       "%ids: tensor<2x6xi32>, ",
+       "%e = tg.load @e : tensor<5x4xf32>\n"
+       "%x = tg.embedding %e[%ids] : tensor<5x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>\n"
+       "%y = tg.reduce_max %x dims [1] : tensor<2x6x4xf32> -> tensor<2x4xf32>",
+       "tensor<2x4xf32>", -1.0, 1.0, /*idBound=*/2});
   add({"cross_entropy",
        "tg.variable @x trainable init(zeros) : tensor<2x3x5xf32>\n",
        "%t: tensor<2x3xi32>, ",
