@@ -161,6 +161,9 @@ Tensor gelu(Tensor input, bool tanhApprox, Where where) {
 Tensor abs(Tensor input, Where where) {
   return unary<tg::AbsOp>(input, "abs", where);
 }
+Tensor stopGradient(Tensor input, Where where) {
+  return unary<tg::StopGradientOp>(input, "stopGradient", where);
+}
 
 Tensor scale(Tensor input, double factor, Where where) {
   Builder &b = builderOf(input, where);

@@ -36,6 +36,8 @@ Tensor silu(Tensor input, Where where = Where::current());
 Tensor gelu(Tensor input, bool tanhApprox = false,
             Where where = Where::current());
 Tensor abs(Tensor input, Where where = Where::current());
+/// The input, through which no gradient flows (tg.stop_gradient).
+Tensor stopGradient(Tensor input, Where where = Where::current());
 
 /// a @ b (batched over leading dimensions; `b` may be a shared matrix), or
 /// a @ b^T with `transposeB`.

@@ -336,6 +336,23 @@ def TG_BroadcastOp : TG_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TG_StopGradientOp : TG_Op<"stop_gradient", [Pure, SameOperandsAndResultType,
+                                                 TG_ResultIsView]> {
+  let summary = "the input, through which no gradient flows";
+  let description = [{
+    `result = input`; tg-autodiff passes no gradient to `input` (a target
+    held fixed, a straight-through estimator). The result is a view of the
+    input's bytes: no code runs.
+
+    ```mlir
+    %y = tg.stop_gradient %x : tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def TG_ReshapeOp : TG_Op<"reshape", [Pure, TG_ResultIsView]> {
   let summary = "reinterprets a tensor with another shape of the same size";
   let description = [{

@@ -88,10 +88,13 @@ bool Differentiator::isTrainableLoad(Operation *op) {
 void Differentiator::findActiveValues(Value loss) {
   Block &body = function.getBody().front();
   for (Operation &op : body.without_terminator()) {
+    // A stop_gradient's result is held fixed: nothing behind it is
+    // differentiated through it, and no gradient is computed for it.
     bool fromVaried = isTrainableLoad(&op) ||
-                      llvm::any_of(op.getOperands(), [&](Value v) {
-                        return varied.contains(v);
-                      });
+                      (!isa<tg::StopGradientOp>(op) &&
+                       llvm::any_of(op.getOperands(), [&](Value v) {
+                         return varied.contains(v);
+                       }));
     if (fromVaried)
       for (Value result : op.getResults())
         if (isFloatTensor(result))

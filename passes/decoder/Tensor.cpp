@@ -137,6 +137,20 @@ constexpr char kTensorDropoutReason[] =
     "its mask is keyed by each element's index in the whole sequence, and "
     "@predict has no dropout";
 
+//===----------------------------------------------------------------------===//
+// Stop-gradient: the input itself, so the axis stays where it is
+//===----------------------------------------------------------------------===//
+
+FailureOr<OpAxes> stopGradientAxes(const AxisRequest &r,
+                                   tg::StopGradientOp op) {
+  return sameAxes(r, op);
+}
+
+FailureOr<PositionRecipe> stopGradientPosition(const PositionRequest &r,
+                                               tg::StopGradientOp op) {
+  return samePosition(r, op);
+}
+
 } // namespace
 
 void attachTensorAxes(MLIRContext &context) {
@@ -146,6 +160,8 @@ void attachTensorAxes(MLIRContext &context) {
       context);
   tg::ReshapeOp::attachInterface<
       DecoderAxesModel<tg::ReshapeOp, reshapeAxes, reshapePosition>>(context);
+  tg::StopGradientOp::attachInterface<DecoderAxesModel<
+      tg::StopGradientOp, stopGradientAxes, stopGradientPosition>>(context);
   tg::TransposeOp::attachInterface<
       DecoderAxesModel<tg::TransposeOp, transposeAxes, transposePosition>>(
       context);

@@ -56,6 +56,11 @@ LogicalResult broadcastRule(GradientBuilder &r, tg::BroadcastOp broadcast) {
   return success();
 }
 
+// The point of the op: its input gets no gradient (set nothing).
+LogicalResult stopGradientRule(GradientBuilder &, tg::StopGradientOp) {
+  return success();
+}
+
 LogicalResult reshapeRule(GradientBuilder &r, tg::ReshapeOp reshape) {
   r.set(0, r.reshape(r.dy(),
                      llvm::cast<RankedTensorType>(reshape.getInput().getType())
@@ -127,6 +132,7 @@ LogicalResult dropoutRule(GradientBuilder &r, tg::DropoutOp dropout) {
 void attachTensorGradients(MLIRContext *context) {
   attachGradientRule<tg::BroadcastOp, broadcastRule>(context);
   attachGradientRule<tg::ReshapeOp, reshapeRule>(context);
+  attachGradientRule<tg::StopGradientOp, stopGradientRule>(context);
   attachGradientRule<tg::TransposeOp, transposeRule>(context);
   attachGradientRule<tg::ReduceSumOp, reduceSumRule>(context);
   attachGradientRule<tg::ReduceMeanOp, reduceMeanRule>(context);

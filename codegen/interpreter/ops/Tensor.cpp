@@ -35,6 +35,11 @@ LogicalResult broadcast(Executor &x, tg::BroadcastOp o) {
   return success();
 }
 
+LogicalResult stopGradient(Executor &x, tg::StopGradientOp o) {
+  x.bind(o.getResult(), x.get(o.getInput()));
+  return success();
+}
+
 LogicalResult reshape(Executor &x, tg::ReshapeOp o) {
   HostTensor t = x.get(o.getInput());
   t.shape = shapeOf(o.getResult());
@@ -82,6 +87,8 @@ void attachTensorReference(MLIRContext *context) {
       ReferenceModel<tg::EmbeddingGradOp, embeddingGrad>>(*context);
   tg::BroadcastOp::attachInterface<ReferenceModel<tg::BroadcastOp, broadcast>>(
       *context);
+  tg::StopGradientOp::attachInterface<
+      ReferenceModel<tg::StopGradientOp, stopGradient>>(*context);
   tg::ReshapeOp::attachInterface<ReferenceModel<tg::ReshapeOp, reshape>>(
       *context);
   tg::TransposeOp::attachInterface<ReferenceModel<tg::TransposeOp, transpose>>(

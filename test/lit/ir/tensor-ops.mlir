@@ -57,6 +57,7 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu_tanh %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gelu_tanh_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.stop_gradient %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu %{{[a-z_0-9]+}} : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.scale %{{[a-z_0-9]+}} by 1.250000e-01 : tensor<4xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
@@ -76,7 +77,8 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %gt = tg.gelu_tanh %ge : tensor<4xf32>
   %gg = tg.gelu_grad %gt, %ge : tensor<4xf32>
   %gtg = tg.gelu_tanh_grad %gg, %ab : tensor<4xf32>
-  %9 = tg.relu %gtg : tensor<4xf32>
+  %stg = tg.stop_gradient %gtg : tensor<4xf32>
+  %9 = tg.relu %stg : tensor<4xf32>
   %10 = tg.scale %9 by 0.125 : tensor<4xf32>
   %11 = tg.relu_grad %10, %8 : tensor<4xf32>
   return %11 : tensor<4xf32>

@@ -473,3 +473,24 @@ func.func @loss() -> tensor<f32> {
 // CHECK-NEXT: %[[S:.*]] = tg.reduce_sum %[[DY]] dims [1] : tensor<2x5xf32> -> tensor<2xf32>
 // CHECK-NEXT: %[[DB:.*]] = tg.reshape %[[S]] : tensor<2xf32> -> tensor<2x1xf32>
 // CHECK-NEXT: return %{{.*}}, %[[DB]]
+
+// -----
+
+// tg.stop_gradient passes no gradient to its input: of x * stop_gradient(x),
+// only the factor x is differentiated (dy times the stopped value), and no
+// second contribution is summed.
+tg.variable @x trainable init(zeros) : tensor<2x3xf32>
+func.func @loss() -> tensor<f32> {
+  %x = tg.load @x : tensor<2x3xf32>
+  %s = tg.stop_gradient %x : tensor<2x3xf32>
+  %p = tg.mul %x, %s : tensor<2x3xf32>
+  %l = tg.reduce_sum %p dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss()
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3xf32> {tg.gradient_of = @x})
+// CHECK: %[[S:.*]] = tg.stop_gradient %[[X:.*]] : tensor<2x3xf32>
+// CHECK: %[[DY:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<2x3xf32>
+// CHECK-NEXT: %[[DX:.*]] = tg.mul %[[DY]], %[[S]] : tensor<2x3xf32>
+// CHECK-NEXT: return %{{.*}}, %[[DX]]

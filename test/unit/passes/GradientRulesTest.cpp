@@ -284,4 +284,32 @@ INSTANTIATE_TEST_SUITE_P(EveryRule, GradientRule, ::testing::ValuesIn(cases()),
                            return info.param.name;
                          });
 
+// tg.stop_gradient is by design not the derivative, so central differences
+// cannot check it: loss = sum(x * stop_gradient(x)) has derivative 2x, and
+// its gradient must be the stopped factor alone, x.
+TEST(StopGradient, PassesNoGradientToItsInput) {
+  const std::string source = R"mlir(
+tg.variable @x trainable init(zeros) : tensor<2x3xf32>
+func.func @loss() -> tensor<f32> {
+  %x = tg.load @x : tensor<2x3xf32>
+  %s = tg.stop_gradient %x : tensor<2x3xf32>
+  %p = tg.mul %x, %s : tensor<2x3xf32>
+  %l = tg.reduce_sum %p dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir";
+  Program program(source, Precision::F64);
+  ASSERT_TRUE(program.ok()) << program.diagnostics();
+  ASSERT_TRUE(differentiate(*program.module, program.t));
+  Random random(5);
+  std::vector<double> &x = program.interp->variable("x")->data;
+  for (double &v : x)
+    v = random.uniform(-1.0, 1.0);
+  auto out = program.interp->run("loss", {});
+  ASSERT_TRUE(succeeded(out)) << program.diagnostics();
+  ASSERT_EQ(out->size(), 2u); // the loss, then the gradient of @x
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ((*out)[1].data[i], x[i]) << "element " << i;
+}
+
 } // namespace

@@ -1,6 +1,7 @@
 // tiny-lm.mlir (test/lit/passes/Inputs) whose FFN sums the activations
-// GELU (both forms), sigmoid and abs: their generated loops and gradient
-// rules against the interpreter (compiled-vs-interp.test).
+// GELU (both forms), sigmoid and abs (through a stop_gradient): their
+// generated loops and gradient rules against the interpreter
+// (compiled-vs-interp.test).
 module attributes {tg.optimizer = {name = "adam", beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-09 : f32},
                    tg.schedule = {name = "warmup", d_model = 8 : i64, warmup = 10 : i64}} {
   tg.variable @embedding trainable init(normal, 0.35) : tensor<12x8xf32>
@@ -25,7 +26,8 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.9 : f32, beta2 = 0.9
     %sg = tg.sigmoid %h : tensor<2x5x16xf32>
     %ab = tg.abs %h : tensor<2x5x16xf32>
     %g2 = tg.add %ge, %gt : tensor<2x5x16xf32>
-    %sa = tg.mul %sg, %ab : tensor<2x5x16xf32>
+    %abs = tg.stop_gradient %ab : tensor<2x5x16xf32>
+    %sa = tg.mul %sg, %abs : tensor<2x5x16xf32>
     %a = tg.add %g2, %sa : tensor<2x5x16xf32>
     %f = tg.matmul %a, %w2 : tensor<2x5x16xf32>, tensor<16x8xf32> -> tensor<2x5x8xf32>
     %fd = tg.dropout %f, %key rate 1.000000e-01 op_id 1 : tensor<2x5x8xf32>
