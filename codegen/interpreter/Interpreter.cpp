@@ -115,25 +115,39 @@ LogicalResult Interpreter::checkVariables() {
   return success();
 }
 
+namespace {
+/// A run on copies of the state, its arguments bound: a failed run (or one
+/// that only looks, firstNonFinite) changes nothing.
+struct ScratchRun {
+  ScratchRun(const llvm::StringMap<HostTensor> &variables,
+             const std::vector<double> &gradientAccumulator,
+             Precision precision, func::FuncOp func,
+             llvm::ArrayRef<HostTensor> args)
+      : state(variables), accumulator(gradientAccumulator),
+        executor(state, accumulator, precision) {
+    for (auto [index, arg] : llvm::enumerate(args))
+      executor.bind(func.getArgument(index), arg);
+  }
+  llvm::StringMap<HostTensor> state;
+  std::vector<double> accumulator;
+  interp::Executor executor;
+};
+} // namespace
+
 FailureOr<std::vector<HostTensor>>
 Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
   FailureOr<func::FuncOp> func = checkCall(funcName, args);
   if (failed(func))
     return failure();
-  // Run against a copy of the state so that a failed run changes nothing.
-  llvm::StringMap<HostTensor> state = variables_;
-  std::vector<double> accumulator = gradientAccumulator_;
-  interp::Executor executor(state, accumulator, precision_);
-  for (auto [index, arg] : llvm::enumerate(args))
-    executor.bind(func->getArgument(index), arg);
+  ScratchRun scratch(variables_, gradientAccumulator_, precision_, *func, args);
   for (Operation &op : func->getBody().front())
-    if (failed(executor.execute(&op)))
+    if (failed(scratch.executor.execute(&op)))
       return failure();
   // Commit element by element: pointers from variable() stay valid.
-  for (auto &entry : state)
+  for (auto &entry : scratch.state)
     variables_[entry.getKey()].data.swap(entry.getValue().data);
-  gradientAccumulator_.swap(accumulator);
-  return std::move(executor.results);
+  gradientAccumulator_.swap(scratch.accumulator);
+  return std::move(scratch.executor.results);
 }
 
 FailureOr<Operation *>
@@ -142,12 +156,8 @@ Interpreter::firstNonFinite(llvm::StringRef funcName,
   FailureOr<func::FuncOp> func = checkCall(funcName, args);
   if (failed(func))
     return failure();
-  // On copies: the state is never changed.
-  llvm::StringMap<HostTensor> state = variables_;
-  std::vector<double> accumulator = gradientAccumulator_;
-  interp::Executor executor(state, accumulator, precision_);
-  for (auto [index, arg] : llvm::enumerate(args))
-    executor.bind(func->getArgument(index), arg);
+  ScratchRun scratch(variables_, gradientAccumulator_, precision_, *func, args);
+  interp::Executor &executor = scratch.executor;
   for (Operation &op : func->getBody().front()) {
     if (llvm::isa<func::ReturnOp>(op))
       break;
