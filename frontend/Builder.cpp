@@ -97,6 +97,13 @@ void Builder::failBuilding(Where where, const llvm::Twine &message) {
   throw BuildAbandoned{};
 }
 
+Builder &Builder::current(Where where) {
+  if (!building)
+    failBuilding(where, "tensors can only be made while a model is being "
+                        "built (inside buildGraph)");
+  return *building;
+}
+
 RankedTensorType Builder::tensorType(llvm::ArrayRef<int64_t> shape,
                                      DType type) {
   Type element = type == DType::F32 ? Type(builder_.getF32Type())

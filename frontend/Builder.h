@@ -73,6 +73,10 @@ public:
   /// Ops are only used inside buildGraph's body.
   [[noreturn]] static void failBuilding(Where where,
                                         const llvm::Twine &message);
+  /// The Builder whose body buildGraph is running on this thread, for ops
+  /// with no tensor operand (constant, iota); an error at `where` outside
+  /// one.
+  static Builder &current(Where where);
 
   // --- used by the ops of frontend/Ops.h ---------------------------------
   mlir::OpBuilder &ops() { return builder_; }

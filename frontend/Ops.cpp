@@ -78,6 +78,43 @@ Tensor elementwise(Tensor lhs, Located rhs, llvm::StringRef symbol) {
   return b.wrap(b.ops().create<OpT>(b.location(rhs.where), l.value(), r.value()));
 }
 
+/// The f32 type of a tensor the DSL makes from nothing (constant, iota):
+/// positive dimensions, and an element count that fits the machine.
+RankedTensorType madeType(Builder &b, llvm::ArrayRef<int64_t> shape,
+                          llvm::StringRef name, Where where) {
+  constexpr int64_t kMaxElements = int64_t(1) << 40;
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim <= 0)
+      b.fail(where, name + ": shape " + formatShape(shape) +
+                        " needs positive dimensions");
+    if (count > kMaxElements / dim)
+      b.fail(where, name + ": shape " + formatShape(shape) +
+                        " has more than 2^40 elements");
+    count *= dim;
+  }
+  return b.tensorType(shape, DType::F32);
+}
+
+/// The tensor of `operand`, or its number as a constant of `shape`.
+Tensor tensorOf(const TensorOrScalar &operand, llvm::ArrayRef<int64_t> shape,
+                Where where) {
+  return operand.tensor ? operand.tensor
+                        : constant(operand.scalar, shape, where);
+}
+
+/// A binary elementwise op of which one operand may be a number.
+template <typename OpT>
+Tensor mixed(const TensorOrScalar &a, const TensorOrScalar &b,
+             llvm::StringRef name, Where where) {
+  if (!a.tensor && !b.tensor)
+    Builder::failBuilding(where, name + ": at least one operand must be a "
+                                        "tensor");
+  llvm::ArrayRef<int64_t> shape = (a.tensor ? a.tensor : b.tensor).shape();
+  return elementwise<OpT>(tensorOf(a, shape, where),
+                          Located(tensorOf(b, shape, where), where), name);
+}
+
 template <typename OpT>
 Tensor unary(Tensor input, llvm::StringRef name, Where where) {
   Builder &b = builderOf(input, where);
@@ -129,6 +166,128 @@ Tensor operator/(Tensor lhs, Located rhs) {
 Tensor operator-(Located input) {
   return unary<tg::NegOp>(input.tensor, "negation", input.where);
 }
+Tensor operator+(Tensor lhs, LocatedScalar rhs) {
+  return lhs + Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+}
+Tensor operator-(Tensor lhs, LocatedScalar rhs) {
+  return lhs - Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+}
+Tensor operator*(Tensor lhs, LocatedScalar rhs) {
+  // A finite factor is tg.scale: one op, and its own gradient rule.
+  if (std::isfinite(rhs.value))
+    return scale(lhs, rhs.value, rhs.where);
+  return lhs * Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+}
+Tensor operator/(Tensor lhs, LocatedScalar rhs) {
+  return lhs / Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+}
+Tensor operator+(double lhs, Located rhs) {
+  return constant(lhs, rhs.tensor.shape(), rhs.where) + rhs;
+}
+Tensor operator-(double lhs, Located rhs) {
+  return constant(lhs, rhs.tensor.shape(), rhs.where) - rhs;
+}
+Tensor operator*(double lhs, Located rhs) {
+  return rhs.tensor * LocatedScalar(lhs, rhs.where);
+}
+Tensor operator/(double lhs, Located rhs) {
+  return constant(lhs, rhs.tensor.shape(), rhs.where) / rhs;
+}
+
+Tensor constant(double value, llvm::ArrayRef<int64_t> shape, Where where) {
+  Builder &b = Builder::current(where);
+  RankedTensorType type = madeType(b, shape, "constant", where);
+  return b.wrap(b.ops().create<tg::ConstantOp>(
+      b.location(where),
+      DenseElementsAttr::get(type, static_cast<float>(value))));
+}
+
+Tensor iota(llvm::ArrayRef<int64_t> shape, int64_t dim, Where where) {
+  Builder &b = Builder::current(where);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (dim < -rank || dim >= rank)
+    b.fail(where, "iota: dim " + llvm::Twine(dim) +
+                      " is out of range for shape " + formatShape(shape));
+  dim = dim < 0 ? dim + rank : dim;
+  RankedTensorType type = madeType(b, shape, "iota", where);
+  // Its elements are stored in the program: bounded like a table.
+  constexpr int64_t kMaxElements = int64_t(1) << 24;
+  if (type.getNumElements() > kMaxElements)
+    b.fail(where, "iota: " + formatShape(shape) + " has more than " +
+                      llvm::Twine(kMaxElements) +
+                      " elements; make a smaller one and broadcast it");
+  int64_t inner = 1;
+  for (int64_t i = dim + 1; i < rank; ++i)
+    inner *= shape[i];
+  SmallVector<float> values(type.getNumElements());
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    values[i] = static_cast<float>((i / inner) % shape[dim]);
+  return b.wrap(b.ops().create<tg::ConstantOp>(
+      b.location(where), DenseElementsAttr::get(type, llvm::ArrayRef(values))));
+}
+
+Tensor pow(Tensor input, double exponent, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "pow", "input", where);
+  if (!std::isfinite(exponent))
+    b.fail(where, "pow: the exponent must be finite");
+  return b.wrap(b.ops().create<tg::PowOp>(
+      b.location(where), input.value(),
+      b.ops().getF32FloatAttr(static_cast<float>(exponent))));
+}
+Tensor maximum(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::MaximumOp>(a, b, "maximum", where);
+}
+Tensor minimum(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::MinimumOp>(a, b, "minimum", where);
+}
+Tensor less(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::LessOp>(a, b, "less", where);
+}
+Tensor lessEqual(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::LessEqualOp>(a, b, "lessEqual", where);
+}
+Tensor greater(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::GreaterOp>(a, b, "greater", where);
+}
+Tensor greaterEqual(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::GreaterEqualOp>(a, b, "greaterEqual", where);
+}
+Tensor equal(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::EqualOp>(a, b, "equal", where);
+}
+Tensor notEqual(TensorOrScalar a, TensorOrScalar b, Where where) {
+  return mixed<tg::NotEqualOp>(a, b, "notEqual", where);
+}
+
+Tensor where(Tensor mask, TensorOrScalar onTrue, TensorOrScalar onFalse,
+             Where at) {
+  Builder &b = builderOf(mask, at);
+  expectFloat(mask, "where", "mask", at);
+  // The three shapes broadcast together; numbers take the result's shape.
+  SmallVector<int64_t> shape(mask.shape());
+  for (const TensorOrScalar *operand : {&onTrue, &onFalse}) {
+    if (!operand->tensor)
+      continue;
+    builderOf(operand->tensor, at);
+    expectFloat(operand->tensor, "where", "operand", at);
+    auto joint = broadcastShape(shape, operand->tensor.shape());
+    if (!joint)
+      b.fail(at, "where: shapes " + formatShape(mask.shape()) + ", " +
+                     formatShape((onTrue.tensor ? onTrue.tensor : mask).shape()) +
+                     " and " +
+                     formatShape((onFalse.tensor ? onFalse.tensor : mask).shape()) +
+                     " do not broadcast");
+    shape = *joint;
+  }
+  auto full = [&](const TensorOrScalar &operand) {
+    return broadcastTo(tensorOf(operand, shape, at), shape, at).value();
+  };
+  return b.wrap(b.ops().create<tg::WhereOp>(
+      b.location(at), broadcastTo(mask, shape, at).value(), full(onTrue),
+      full(onFalse)));
+}
+
 Tensor relu(Tensor input, Where where) {
   return unary<tg::ReluOp>(input, "relu", where);
 }
@@ -283,6 +442,11 @@ Tensor reduceSum(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
 Tensor reduceMax(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
                  Where where) {
   return reduce<tg::ReduceMaxOp>(input, dims, keepDims, "reduceMax", where);
+}
+Tensor reduceMin(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
+                 Where where) {
+  return -Located(reduceMax(-Located(input, where), dims, keepDims, where),
+                  where);
 }
 Tensor reduceMean(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
                   Where where) {

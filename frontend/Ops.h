@@ -22,6 +22,47 @@ Tensor operator-(Tensor lhs, Located rhs);
 Tensor operator*(Tensor lhs, Located rhs);
 Tensor operator/(Tensor lhs, Located rhs);
 Tensor operator-(Located input);
+// ... with a number on either side: `x + 1.0`, `2.0 * x`, `1.0 - x`.
+Tensor operator+(Tensor lhs, LocatedScalar rhs);
+Tensor operator-(Tensor lhs, LocatedScalar rhs);
+Tensor operator*(Tensor lhs, LocatedScalar rhs);
+Tensor operator/(Tensor lhs, LocatedScalar rhs);
+Tensor operator+(double lhs, Located rhs);
+Tensor operator-(double lhs, Located rhs);
+Tensor operator*(double lhs, Located rhs);
+Tensor operator/(double lhs, Located rhs);
+
+/// A tensor of `shape` whose elements are all `value` (written into the
+/// loops that read it, never stored element by element).
+Tensor constant(double value, llvm::ArrayRef<int64_t> shape,
+                Where where = Where::current());
+/// 0, 1, 2, ... along `dim`, the same along the other dimensions (f32).
+Tensor iota(llvm::ArrayRef<int64_t> shape, int64_t dim,
+            Where where = Where::current());
+
+/// x^p elementwise (NaN for a negative x and a non-integer p).
+Tensor pow(Tensor input, double exponent, Where where = Where::current());
+/// Elementwise max / min, with broadcasting; tied elements share the
+/// gradient.
+Tensor maximum(TensorOrScalar a, TensorOrScalar b,
+               Where where = Where::current());
+Tensor minimum(TensorOrScalar a, TensorOrScalar b,
+               Where where = Where::current());
+// Comparisons, with broadcasting: a mask of 1.0 where the relation holds
+// and 0.0 elsewhere (no gradient flows through a mask).
+Tensor less(TensorOrScalar a, TensorOrScalar b, Where where = Where::current());
+Tensor lessEqual(TensorOrScalar a, TensorOrScalar b,
+                 Where where = Where::current());
+Tensor greater(TensorOrScalar a, TensorOrScalar b,
+               Where where = Where::current());
+Tensor greaterEqual(TensorOrScalar a, TensorOrScalar b,
+                    Where where = Where::current());
+Tensor equal(TensorOrScalar a, TensorOrScalar b, Where where = Where::current());
+Tensor notEqual(TensorOrScalar a, TensorOrScalar b,
+                Where where = Where::current());
+/// onTrue where `mask` is non-zero, else onFalse, with broadcasting.
+Tensor where(Tensor mask, TensorOrScalar onTrue, TensorOrScalar onFalse,
+             Where at = Where::current());
 Tensor scale(Tensor input, double factor, Where where = Where::current());
 Tensor relu(Tensor input, Where where = Where::current());
 Tensor exp(Tensor input, Where where = Where::current());
@@ -58,6 +99,9 @@ Tensor broadcast(Tensor input, llvm::ArrayRef<int64_t> shape,
 Tensor reduceSum(Tensor input, llvm::ArrayRef<int64_t> dims,
                  bool keepDims = false, Where where = Where::current());
 Tensor reduceMax(Tensor input, llvm::ArrayRef<int64_t> dims,
+                 bool keepDims = false, Where where = Where::current());
+/// The minimum, as -reduceMax(-x): ties share the gradient.
+Tensor reduceMin(Tensor input, llvm::ArrayRef<int64_t> dims,
                  bool keepDims = false, Where where = Where::current());
 Tensor reduceMean(Tensor input, llvm::ArrayRef<int64_t> dims,
                   bool keepDims = false, Where where = Where::current());

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <source_location>
+#include <type_traits>
 
 namespace tgc {
 
@@ -53,6 +54,28 @@ struct Located {
       : tensor(tensor), where(where) {}
   Tensor tensor;
   std::source_location where;
+};
+
+/// A number written where a tensor operand goes (`x + 1.0`), with the
+/// source location of the expression, as Located.
+struct LocatedScalar {
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+  LocatedScalar(T value,
+                std::source_location where = std::source_location::current())
+      : value(static_cast<double>(value)), where(where) {}
+  double value;
+  std::source_location where;
+};
+
+/// An operand that is a tensor or a number (`maximum(x, 0.0)`,
+/// `where(mask, x, 0.0)`): a number becomes a constant of the other
+/// operands' broadcast shape.
+struct TensorOrScalar {
+  TensorOrScalar(Tensor tensor) : tensor(tensor) {}
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+  TensorOrScalar(T value) : scalar(static_cast<double>(value)) {}
+  Tensor tensor;
+  double scalar = 0.0; ///< when `tensor` is unset
 };
 
 /// How a parameter is initialized (mirrors tg.variable's `init`).

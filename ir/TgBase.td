@@ -128,6 +128,12 @@ def TG_GemmOperands : NativeOpTrait<"GemmOperands"> {
 def TG_GemmResult : NativeOpTrait<"GemmResult"> {
   let cppNamespace = "::tgc::tg::traits";
 }
+// tg-autodiff differentiates nothing through it: its result is held fixed
+// (tg.stop_gradient) or piecewise constant (the comparisons), so no gradient
+// reaches its operands.
+def TG_BlocksGradient : NativeOpTrait<"BlocksGradient"> {
+  let cppNamespace = "::tgc::tg::traits";
+}
 // Updates the trained state (parameters and moments) in place.
 def TG_OptimizerStep : NativeOpTrait<"OptimizerStep"> {
   let cppNamespace = "::tgc::tg::traits";
@@ -153,6 +159,26 @@ class TG_BinaryOp<string mnemonic, string formula, list<Trait> traits = []>
   let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+// An elementwise comparison: 1.0 where it holds, else 0.0 (a mask that
+// tg.where, tg.mul and the additive masks read). Piecewise constant, so no
+// gradient flows through it.
+class TG_CompareOp<string mnemonic, string relation>
+    : TG_Op<mnemonic, [Pure, SameOperandsAndResultType, Elementwise,
+                       TG_ElementwiseLoop, TG_BlocksGradient]> {
+  let summary = "elementwise comparison lhs " # relation # " rhs, as 1.0 or 0.0";
+  let arguments = (ins TG_FloatTensor:$lhs, TG_FloatTensor:$rhs);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let description = [{
+    `result = lhs }] # relation # [{ rhs ? 1.0 : 0.0`; a NaN operand compares
+    false (true for `not_equal`), as in IEEE 754.
+
+    ```mlir
+    %m = tg.}] # mnemonic # [{ %x, %y : tensor<2x7xf32>
+    ```
+  }];
 }
 
 #endif // TG_BASE_TD

@@ -82,6 +82,14 @@ LogicalResult ScaleOp::verify() {
                        << formatNumber(factor);
 }
 
+LogicalResult PowOp::verify() {
+  float exponent = getExponent().convertToFloat();
+  if (std::isfinite(exponent))
+    return success();
+  return emitOpError() << "exponent must be finite but is "
+                       << formatNumber(exponent);
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops and reductions
 //===----------------------------------------------------------------------===//

@@ -41,6 +41,7 @@ TGC_KIND_TRAIT(ResultsOverwriteOperands)
 TGC_KIND_TRAIT(GemmOperands)
 TGC_KIND_TRAIT(GemmResult)
 TGC_KIND_TRAIT(OptimizerStep)
+TGC_KIND_TRAIT(BlocksGradient)
 #undef TGC_KIND_TRAIT
 } // namespace traits
 

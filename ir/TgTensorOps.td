@@ -139,6 +139,73 @@ def TG_DivOp : TG_BinaryOp<"div", "quotient (lhs / rhs)"> {
   }];
 }
 
+def TG_MaximumOp : TG_BinaryOp<"maximum", "maximum", [Commutative]> {
+  let description = [{
+    `result = max(lhs, rhs)`; a NaN operand gives NaN. Tied elements share
+    the gradient equally (as `torch.maximum`).
+
+    ```mlir
+    %z = tg.maximum %x, %y : tensor<2x7x16xf32>
+    ```
+  }];
+}
+def TG_MinimumOp : TG_BinaryOp<"minimum", "minimum", [Commutative]> {
+  let description = [{
+    `result = min(lhs, rhs)`; a NaN operand gives NaN. Tied elements share
+    the gradient equally (as `torch.minimum`).
+
+    ```mlir
+    %z = tg.minimum %x, %y : tensor<2x7x16xf32>
+    ```
+  }];
+}
+
+def TG_LessOp : TG_CompareOp<"less", "<">;
+def TG_LessEqualOp : TG_CompareOp<"less_equal", "<=">;
+def TG_GreaterOp : TG_CompareOp<"greater", ">">;
+def TG_GreaterEqualOp : TG_CompareOp<"greater_equal", ">=">;
+def TG_EqualOp : TG_CompareOp<"equal", "==">;
+def TG_NotEqualOp : TG_CompareOp<"not_equal", "!=">;
+
+def TG_WhereOp : TG_Op<"where", [Pure, SameOperandsAndResultType, Elementwise,
+                                 TG_ElementwiseLoop]> {
+  let summary = "elementwise choice: on_true where the condition is non-zero";
+  let description = [{
+    `result = condition != 0 ? on_true : on_false`, the condition usually a
+    comparison's 0/1 mask. The gradient flows to the chosen operand only;
+    the condition gets none.
+
+    ```mlir
+    %m = tg.greater %x, %zero : tensor<2x7xf32>
+    %y = tg.where %m, %x, %leak : tensor<2x7xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$condition, TG_FloatTensor:$on_true,
+                       TG_FloatTensor:$on_false);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($result)
+  }];
+}
+
+def TG_PowOp : TG_Op<"pow", [Pure, SameOperandsAndResultType, Elementwise,
+                             TG_ElementwiseLoop]> {
+  let summary = "raises every element to a constant power";
+  let description = [{
+    `result = input ^ exponent` (`std::pow`): a negative input with a
+    non-integer exponent gives NaN, zero with a negative exponent gives
+    infinity, as in PyTorch. The exponent must be finite.
+
+    ```mlir
+    %sq = tg.pow %x, 2.0 : tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, F32Attr:$exponent);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $exponent attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def TG_NegOp : TG_UnaryOp<"neg", "negation"> {
   let description = [{
     ```mlir
@@ -337,7 +404,7 @@ def TG_BroadcastOp : TG_Op<"broadcast", [Pure]> {
 }
 
 def TG_StopGradientOp : TG_Op<"stop_gradient", [Pure, SameOperandsAndResultType,
-                                                 TG_ResultIsView]> {
+                                                 TG_ResultIsView, TG_BlocksGradient]> {
   let summary = "the input, through which no gradient flows";
   let description = [{
     `result = input`; tg-autodiff passes no gradient to `input` (a target

@@ -88,10 +88,11 @@ bool Differentiator::isTrainableLoad(Operation *op) {
 void Differentiator::findActiveValues(Value loss) {
   Block &body = function.getBody().front();
   for (Operation &op : body.without_terminator()) {
-    // A stop_gradient's result is held fixed: nothing behind it is
-    // differentiated through it, and no gradient is computed for it.
+    // The result of a BlocksGradient op (tg.stop_gradient, a comparison)
+    // is held fixed: nothing behind it is differentiated through it, and no
+    // gradient is computed for it.
     bool fromVaried = isTrainableLoad(&op) ||
-                      (!isa<tg::StopGradientOp>(op) &&
+                      (!op.hasTrait<tg::traits::BlocksGradient>() &&
                        llvm::any_of(op.getOperands(), [&](Value v) {
                          return varied.contains(v);
                        }));

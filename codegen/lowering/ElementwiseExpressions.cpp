@@ -3,7 +3,8 @@
 // A single elementwise op and a tg.fused_elementwise group both become one
 // pass over the elements: inputs are loaded into locals, each op is one
 // scalar expression, results are stored last (so a result may share bytes
-// with an input: each element is read before it is written). bf16 inputs
+// with an input: each element is read before it is written). Splat
+// constants are literals. bf16 inputs
 // (tg-mixed-precision's copies) are widened as they load; a bf16 result (a
 // tg.to_bf16 in a group, tg-fold-bf16-roundings) is stored rounded. Dropout
 // sites are built on the host from the key and passed by value. The target
@@ -34,6 +35,11 @@ public:
 
   /// Declares the pointer `name` to `value` before the loop.
   LogicalResult declareInput(Value value, Value local) {
+    if (std::optional<float> splat = splatLiteral(value)) {
+      loop.loads += "    const float " + local_(local) + " = " +
+                    floatLiteral(*splat) + ";\n";
+      return success();
+    }
     Type element = llvm::cast<RankedTensorType>(value.getType()).getElementType();
     bool isKey = element.isSignlessInteger(32);
     // A key is read on the host, to build the Dropout sites.
@@ -138,6 +144,9 @@ private:
     if (auto scale = llvm::dyn_cast<tg::ScaleOp>(op))
       return call("scale",
                   {args[0], floatLiteral(scale.getFactor().convertToFloat())});
+    if (auto pow = llvm::dyn_cast<tg::PowOp>(op))
+      return call("pow",
+                  {args[0], floatLiteral(pow.getExponent().convertToFloat())});
     FailureOr<std::string> factor = failure();
     if (auto drop = llvm::dyn_cast<tg::DropoutOp>(op))
       factor = dropoutFactor(op, drop.getKey(), drop.getRate(), drop.getOpId());

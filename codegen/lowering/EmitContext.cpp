@@ -66,6 +66,23 @@ int64_t numElements(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getNumElements();
 }
 
+std::optional<float> splatLiteral(Value value) {
+  auto constant = value.getDefiningOp<tg::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto splat = llvm::dyn_cast<SplatElementsAttr>(constant.getValue());
+  if (!splat || !splat.getElementType().isF32())
+    return std::nullopt;
+  return splat.getSplatValue<APFloat>().convertToFloat();
+}
+
+bool onlyReadAsLiteral(Value constant) {
+  return splatLiteral(constant) &&
+         llvm::all_of(constant.getUsers(), [](Operation *user) {
+           return user->hasTrait<tg::traits::ElementwiseLoop>();
+         });
+}
+
 /// The generated accessor of an arena value of `value`'s element type.
 static const char *arenaAccessor(Value value) {
   Type element = llvm::cast<RankedTensorType>(value.getType()).getElementType();

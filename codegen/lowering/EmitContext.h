@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace tgc::cpp {
@@ -45,6 +46,13 @@ std::string commentText(llvm::StringRef text);
 /// Static shape of a ranked tensor value.
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
 int64_t numElements(mlir::Value value);
+
+/// The value of an f32 splat tg.constant read by elementwise loops, which
+/// write it as a literal (no array, no load); nothing for other values.
+std::optional<float> splatLiteral(mlir::Value value);
+/// Whether every reader of `constant` writes it as a literal, so that no
+/// array need be emitted for it.
+bool onlyReadAsLiteral(mlir::Value constant);
 
 class EmitContext {
 public:

@@ -133,15 +133,31 @@ void FileEmitter::emitConstant(tg::ConstantOp op, StringRef name,
   os << "// tg.constant at " << commentText(describeLocation(op.getLoc()))
      << "\n";
   os << "alignas(64) " << (f32 ? "float " : "int32_t ") << name << "["
-     << dense.getNumElements() << "] = {";
-  int64_t i = 0;
-  if (f32)
-    for (const APFloat &x : dense.getValues<APFloat>())
-      os << (i++ ? ", " : "") << cpp::floatLiteral(x.convertToFloat());
-  else
-    for (const APInt &x : dense.getValues<APInt>())
-      os << (i++ ? ", " : "") << x.getSExtValue();
-  os << "};\n";
+     << dense.getNumElements() << "]";
+  if (dense.isSplat() && dense.getNumElements() > 1) {
+    // Filled before main, not spelled out: a splat may be large. Zeros
+    // need no fill (a global starts zeroed).
+    bool zero = f32 ? dense.getSplatValue<APFloat>().isPosZero()
+                    : dense.getSplatValue<APInt>().isZero();
+    std::string value =
+        f32 ? cpp::floatLiteral(dense.getSplatValue<APFloat>().convertToFloat())
+            : std::to_string(dense.getSplatValue<APInt>().getSExtValue());
+    os << ";\n";
+    if (!zero)
+      os << "[[maybe_unused]] static const bool " << name
+         << "_filled = (std::fill_n(" << name << ", "
+         << dense.getNumElements() << ", " << value << "), true);\n";
+  } else {
+    os << " = {";
+    int64_t i = 0;
+    if (f32)
+      for (const APFloat &x : dense.getValues<APFloat>())
+        os << (i++ ? ", " : "") << cpp::floatLiteral(x.convertToFloat());
+    else
+      for (const APInt &x : dense.getValues<APInt>())
+        os << (i++ ? ", " : "") << x.getSExtValue();
+    os << "};\n";
+  }
   // The kernels may read a copy of their own (device memory); the host
   // keeps the array for dropout keys and the loss gradient's seed.
   std::string kernelName =
@@ -227,6 +243,8 @@ LogicalResult FileEmitter::emitFunction(const Bucket &bucket,
     // Constants first: they are outside the arena too (tg::writesNoCode),
     // but written here as static arrays.
     if (auto constant = llvm::dyn_cast<tg::ConstantOp>(op)) {
+      if (onlyReadAsLiteral(constant.getResult()))
+        continue; // written into the loops that read it
       if (!llvm::isa<DenseElementsAttr>(constant.getValue()))
         return constant.emitOpError()
                << "holds a non-dense constant, which the emitter does not "

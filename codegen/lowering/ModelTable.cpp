@@ -107,7 +107,7 @@ void FileEmitter::emitHeader(int64_t arena) {
   target.writeIncludes(os);
   os << "#include \"runtime/kernels/Elementwise.h\"\n"
      << "#include \"runtime/program/CompiledStep.h\"\n\n"
-     << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n"
+     << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n"
      << "using namespace tgc;\nusing namespace tgc::runtime;\n"
      << "namespace kernels = tgc::" << target.kernelNamespace() << ";\n\n"
      << "namespace {\n\n";

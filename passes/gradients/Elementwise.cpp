@@ -49,6 +49,63 @@ LogicalResult divRule(GradientBuilder &r, tg::DivOp div) {
   return success();
 }
 
+/// dy split between lhs and rhs by the weight of lhs: 1 where it wins
+/// (`lhsWins`, a 0/1 mask), 1/2 where they tie (as torch.maximum).
+void shareBetweenOperands(GradientBuilder &r, Value lhsWins, Value lhs,
+                          Value rhs) {
+  Value tie = r.make<tg::EqualOp>(lhs, rhs);
+  Value weight = r.make<tg::AddOp>(lhsWins, r.scale(tie, 0.5));
+  Value toLhs = r.make<tg::MulOp>(r.dy(), weight);
+  if (r.wants(0))
+    r.set(0, toLhs);
+  if (r.wants(1))
+    r.set(1, r.make<tg::SubOp>(r.dy(), toLhs));
+}
+
+LogicalResult maximumRule(GradientBuilder &r, tg::MaximumOp op) {
+  Value a = op.getLhs(), b = op.getRhs();
+  shareBetweenOperands(r, r.make<tg::GreaterOp>(a, b), a, b);
+  return success();
+}
+
+LogicalResult minimumRule(GradientBuilder &r, tg::MinimumOp op) {
+  Value a = op.getLhs(), b = op.getRhs();
+  shareBetweenOperands(r, r.make<tg::LessOp>(a, b), a, b);
+  return success();
+}
+
+/// dy goes to the operand chosen at each element; the condition gets none
+/// (it is usually a comparison, which blocks gradients anyway).
+LogicalResult whereRule(GradientBuilder &r, tg::WhereOp op) {
+  Value zeros = r.make<tg::ConstantOp>(
+      DenseElementsAttr::get(tensorOf(r.dy()), 0.0f));
+  Value c = op.getCondition();
+  if (r.wants(1))
+    r.set(1, r.make<tg::WhereOp>(c, r.dy(), zeros));
+  if (r.wants(2))
+    r.set(2, r.make<tg::WhereOp>(c, zeros, r.dy()));
+  return success();
+}
+
+/// p x^(p-1): x^0 is constant, x^1 passes dy.
+LogicalResult powRule(GradientBuilder &r, tg::PowOp op) {
+  double p = op.getExponent().convertToFloat();
+  Value x = op.getInput();
+  if (p == 0.0) {
+    r.set(0, r.make<tg::ConstantOp>(DenseElementsAttr::get(tensorOf(x), 0.0f)));
+    return success();
+  }
+  if (p == 1.0) {
+    r.set(0, r.dy());
+    return success();
+  }
+  Value derivative =
+      p == 2.0 ? x
+               : r.make<tg::PowOp>(x, r.b.getF32FloatAttr(float(p - 1.0)));
+  r.set(0, r.scale(r.make<tg::MulOp>(r.dy(), derivative), p));
+  return success();
+}
+
 LogicalResult negRule(GradientBuilder &r, tg::NegOp) {
   r.set(0, r.make<tg::NegOp>(r.dy()));
   return success();
@@ -132,6 +189,17 @@ void attachElementwiseGradients(MLIRContext *context) {
   attachGradientRule<tg::SubOp, subRule>(context);
   attachGradientRule<tg::MulOp, mulRule>(context);
   attachGradientRule<tg::DivOp, divRule>(context);
+  attachGradientRule<tg::MaximumOp, maximumRule>(context);
+  attachGradientRule<tg::MinimumOp, minimumRule>(context);
+  attachGradientRule<tg::WhereOp, whereRule>(context);
+  attachGradientRule<tg::PowOp, powRule>(context);
+  // Comparisons are piecewise constant (BlocksGradient).
+  attachGradientRule<tg::LessOp, blockedGradient>(context);
+  attachGradientRule<tg::LessEqualOp, blockedGradient>(context);
+  attachGradientRule<tg::GreaterOp, blockedGradient>(context);
+  attachGradientRule<tg::GreaterEqualOp, blockedGradient>(context);
+  attachGradientRule<tg::EqualOp, blockedGradient>(context);
+  attachGradientRule<tg::NotEqualOp, blockedGradient>(context);
   attachGradientRule<tg::NegOp, negRule>(context);
   attachGradientRule<tg::ExpOp, expRule>(context);
   attachGradientRule<tg::LogOp, logRule>(context);

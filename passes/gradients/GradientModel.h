@@ -54,6 +54,14 @@ struct NoGradient
   }
 };
 
+/// The rule of an op with the BlocksGradient trait (tg.stop_gradient, the
+/// comparisons): tg-autodiff holds its result fixed, so its operands get
+/// nothing.
+template <typename OpT>
+mlir::LogicalResult blockedGradient(GradientBuilder &, OpT) {
+  return mlir::success();
+}
+
 /// Attaches `Rule` as the backward of OpT.
 template <typename OpT, mlir::LogicalResult (*Rule)(GradientBuilder &, OpT)>
 void attachGradientRule(mlir::MLIRContext *context) {

@@ -56,11 +56,6 @@ LogicalResult broadcastRule(GradientBuilder &r, tg::BroadcastOp broadcast) {
   return success();
 }
 
-// The point of the op: its input gets no gradient (set nothing).
-LogicalResult stopGradientRule(GradientBuilder &, tg::StopGradientOp) {
-  return success();
-}
-
 LogicalResult reshapeRule(GradientBuilder &r, tg::ReshapeOp reshape) {
   r.set(0, r.reshape(r.dy(),
                      llvm::cast<RankedTensorType>(reshape.getInput().getType())
@@ -96,17 +91,14 @@ LogicalResult reduceMaxRule(GradientBuilder &r, tg::ReduceMaxOp max) {
   // does): where the tie is exact because the tied values are one variable
   // (a max over the embeddings of a repeated token), that is the
   // derivative; each maximum taking all of dy would count it once per tie.
-  // relu_grad(1, max - x) is 1 below the maximum, so 1 - that marks the
-  // maxima; their count per reduced group divides g.
+  // The maxima are the elements equal to the maximum; their count per
+  // reduced group divides g.
   Value x = max.getInput();
   ArrayRef<int64_t> dims = max.getDims();
   bool keepDims = max.getKeepDims();
   Value g = spreadOverReduced(r, x, dims, keepDims, r.dy());
   Value m = spreadOverReduced(r, x, dims, keepDims, max.getResult());
-  Value gap = r.make<tg::SubOp>(m, x);
-  Value ones = r.make<tg::ConstantOp>(
-      DenseElementsAttr::get(tensorOf(x), 1.0f));
-  Value atMax = r.make<tg::SubOp>(ones, r.make<tg::ReluGradOp>(ones, gap));
+  Value atMax = r.make<tg::EqualOp>(x, m);
   Value ties = spreadOverReduced(r, x, dims, /*keepDims=*/false,
                                  r.sum(atMax, dims));
   r.set(0, r.make<tg::DivOp>(r.make<tg::MulOp>(g, atMax), ties));
@@ -132,7 +124,7 @@ LogicalResult dropoutRule(GradientBuilder &r, tg::DropoutOp dropout) {
 void attachTensorGradients(MLIRContext *context) {
   attachGradientRule<tg::BroadcastOp, broadcastRule>(context);
   attachGradientRule<tg::ReshapeOp, reshapeRule>(context);
-  attachGradientRule<tg::StopGradientOp, stopGradientRule>(context);
+  attachGradientRule<tg::StopGradientOp, blockedGradient>(context);
   attachGradientRule<tg::TransposeOp, transposeRule>(context);
   attachGradientRule<tg::ReduceSumOp, reduceSumRule>(context);
   attachGradientRule<tg::ReduceMeanOp, reduceMeanRule>(context);

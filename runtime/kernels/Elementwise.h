@@ -19,6 +19,38 @@ template <typename T> TGC_HOST_DEVICE inline T add(T a, T b) { return a + b; }
 template <typename T> TGC_HOST_DEVICE inline T sub(T a, T b) { return a - b; }
 template <typename T> TGC_HOST_DEVICE inline T mul(T a, T b) { return a * b; }
 template <typename T> TGC_HOST_DEVICE inline T div(T a, T b) { return a / b; }
+/// max and min propagating NaN (as torch.maximum; std::fmax drops it): a
+/// NaN operand makes a + b NaN.
+template <typename T> TGC_HOST_DEVICE inline T maximum(T a, T b) {
+  return a != a || b != b ? a + b : a > b ? a : b;
+}
+template <typename T> TGC_HOST_DEVICE inline T minimum(T a, T b) {
+  return a != a || b != b ? a + b : a < b ? a : b;
+}
+// Comparisons as a 0/1 mask; NaN compares false except for notEqual.
+template <typename T> TGC_HOST_DEVICE inline T less(T a, T b) {
+  return a < b ? T(1) : T(0);
+}
+template <typename T> TGC_HOST_DEVICE inline T lessEqual(T a, T b) {
+  return a <= b ? T(1) : T(0);
+}
+template <typename T> TGC_HOST_DEVICE inline T greater(T a, T b) {
+  return a > b ? T(1) : T(0);
+}
+template <typename T> TGC_HOST_DEVICE inline T greaterEqual(T a, T b) {
+  return a >= b ? T(1) : T(0);
+}
+template <typename T> TGC_HOST_DEVICE inline T equal(T a, T b) {
+  return a == b ? T(1) : T(0);
+}
+template <typename T> TGC_HOST_DEVICE inline T notEqual(T a, T b) {
+  return a != b ? T(1) : T(0);
+}
+/// tg.where: `onTrue` where the condition is non-zero.
+template <typename T> TGC_HOST_DEVICE inline T where(T condition, T onTrue,
+                                                     T onFalse) {
+  return condition != T(0) ? onTrue : onFalse;
+}
 template <typename T> TGC_HOST_DEVICE inline T neg(T x) { return -x; }
 template <typename T> TGC_HOST_DEVICE inline T exp(T x) { return std::exp(x); }
 template <typename T> TGC_HOST_DEVICE inline T log(T x) { return std::log(x); }
@@ -63,6 +95,10 @@ template <typename T> TGC_HOST_DEVICE inline T relu(T x) {
 /// The gradient `dy` of relu passes where the forward input `x` was > 0.
 template <typename T> TGC_HOST_DEVICE inline T reluGrad(T dy, T x) {
   return x > T(0) ? dy : T(0);
+}
+/// tg.pow: `exponent` is the op's attribute.
+template <typename T> TGC_HOST_DEVICE inline T pow(T x, T exponent) {
+  return std::pow(x, exponent);
 }
 /// tg.scale: `factor` is the op's attribute.
 template <typename T> TGC_HOST_DEVICE inline T scale(T x, T factor) {

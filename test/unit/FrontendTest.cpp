@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace mlir;
 using namespace tgc;
 
@@ -74,6 +76,65 @@ TEST(Frontend, BroadcastingAddsBiasAlongTrailingDimensions) {
     EXPECT_EQ(op.getDims(), llvm::ArrayRef<int64_t>({2}));
   });
   EXPECT_EQ(broadcasts, 1);
+}
+
+TEST(Frontend, NumbersAreOperandsOnEitherSide) {
+  test::TestContext t;
+  auto module = buildGraph(t.context, "f", [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 3}, DType::F32);
+    Tensor ids = b.input("ids", {2}, DType::I32);
+    Tensor y = (x + 1.0) * 2.0 + 1 / (3.0 - x) - x / 4.0;
+    Tensor z = maximum(y, 0.0) + minimum(0.5, y) + pow(y, 2.0) +
+               where(less(y, 0.0), y, 0.0) + constant(0.25, {3}) +
+               iota({2, 3}, 1) + reduceMin(y, {1}, true);
+    LossAndTokens loss = crossEntropy(z, ids, 0.1, 0);
+    b.setLoss(loss.loss, loss.tokens);
+  });
+  ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
+  int splats = 0, scales = 0;
+  std::vector<float> iotaValues;
+  (*module)->walk([&](tg::ConstantOp op) {
+    auto dense = llvm::cast<DenseElementsAttr>(op.getValue());
+    if (dense.isSplat())
+      ++splats;
+    else
+      for (const APFloat &v : dense.getValues<APFloat>())
+        iotaValues.push_back(v.convertToFloat());
+  });
+  (*module)->walk([&](tg::ScaleOp) { ++scales; });
+  // 1.0, 1, 3.0, 4.0, 0.0 (maximum), 0.5, 0.0 (less), 0.0 (where), 0.25
+  EXPECT_EQ(splats, 9);
+  EXPECT_EQ(scales, 1); // * 2.0: a finite factor is tg.scale
+  EXPECT_EQ(iotaValues, std::vector<float>({0, 1, 2, 0, 1, 2}));
+  int maxima = 0;
+  (*module)->walk([&](tg::ReduceMaxOp) { ++maxima; });
+  EXPECT_EQ(maxima, 1); // reduceMin is -reduceMax(-x)
+}
+
+TEST(Frontend, MadeTensorsCheckTheirShapes) {
+  test::TestContext t;
+  auto errors = buildErrors(t, [&](tgc::Builder &) { constant(1.0, {2, 0}); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "constant: shape [2, 0] needs positive dimensions");
+  errors = buildErrors(t, [&](tgc::Builder &) { iota({4, 5}, 2); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "iota: dim 2 is out of range for shape [4, 5]");
+  errors = buildErrors(t, [&](tgc::Builder &) { iota({1 << 13, 1 << 12}, 0); });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "iota: [8192, 4096] has more than 16777216 elements; "
+                       "make a smaller one and broadcast it");
+  errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 3}, DType::F32);
+    where(x, x, b.input("y", {2, 4}, DType::F32));
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "where: shapes [2, 3], [2, 3] and [2, 4] do not broadcast");
+  errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 3}, DType::F32);
+    pow(x, INFINITY);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "pow: the exponent must be finite");
 }
 
 TEST(Frontend, ParameterNamesAreHierarchicalAndUnique) {

@@ -2,7 +2,7 @@
 //
 // The ops of codegen/ElementwiseOps.def compute their formula of
 // runtime/kernels/Elementwise.h in double, one model per op class from the
-// same list the emitters expand. tg.scale (an attribute), tg.dropout and
+// same list the emitters expand. tg.scale and tg.pow (an attribute), tg.dropout and
 // tg.dropout_grad (a random factor) take one more argument;
 // tg.fused_elementwise runs its body's ops one after another.
 //
@@ -31,6 +31,14 @@ LogicalResult scale(Executor &x, tg::ScaleOp o) {
   double factor = f32Attr(o.getFactor());
   x.bind(o.getResult(), map(x.get(o.getInput()), [factor](double v) {
            return elementwise::scale(v, factor);
+         }));
+  return success();
+}
+
+LogicalResult pow(Executor &x, tg::PowOp o) {
+  double exponent = f32Attr(o.getExponent());
+  x.bind(o.getResult(), map(x.get(o.getInput()), [exponent](double v) {
+           return elementwise::pow(v, exponent);
          }));
   return success();
 }
@@ -75,6 +83,7 @@ void attachElementwiseReference(MLIRContext *context) {
       tg::OpClass, arity, &elementwise::formula<double>>>(*context);
 #include "codegen/ElementwiseOps.def"
   tg::ScaleOp::attachInterface<ReferenceModel<tg::ScaleOp, scale>>(*context);
+  tg::PowOp::attachInterface<ReferenceModel<tg::PowOp, pow>>(*context);
   tg::DropoutOp::attachInterface<ReferenceModel<tg::DropoutOp, dropout>>(
       *context);
   tg::DropoutGradOp::attachInterface<

@@ -20,9 +20,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <vector>
 
 namespace tgc::interp {
@@ -75,23 +77,19 @@ template <typename Fn> HostTensor map(const HostTensor &a, Fn fn) {
     result[i] = fn(a[i]);
   return result;
 }
-template <typename Fn>
-HostTensor map(const HostTensor &a, const HostTensor &b, Fn fn) {
-  HostTensor result(a.shape);
-  for (int64_t i = 0; i < a.numElements(); ++i)
-    result[i] = fn(a[i], b[i]);
-  return result;
-}
-
-/// An elementwise op of ElementwiseOps.def, of `arity` operands.
+/// An elementwise op of ElementwiseOps.def: `formula` of its `arity`
+/// operands (all of the result's shape), element by element.
 template <int arity, typename Fn>
 mlir::LogicalResult runElementwise(Executor &x, mlir::Operation *op,
                                    Fn formula) {
-  if constexpr (arity == 1)
-    x.bind(op->getResult(0), map(x.get(op->getOperand(0)), formula));
-  else
-    x.bind(op->getResult(0),
-           map(x.get(op->getOperand(0)), x.get(op->getOperand(1)), formula));
+  std::array<const HostTensor *, arity> in;
+  for (int k = 0; k < arity; ++k)
+    in[k] = &x.get(op->getOperand(k));
+  HostTensor result(in[0]->shape);
+  for (int64_t i = 0; i < result.numElements(); ++i)
+    result[i] = std::apply(
+        [&](auto *...t) { return formula((*t)[i]...); }, in);
+  x.bind(op->getResult(0), std::move(result));
   return mlir::success();
 }
 

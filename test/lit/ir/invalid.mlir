@@ -444,6 +444,33 @@ func.func @scale_infinite(%s: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
 
 // -----
 
+// tg.pow: the exponent is finite.
+func.func @pow_nan(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{exponent must be finite but is nan}}
+  %y = tg.pow %x, 0x7FC00000 : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// tg.where: the condition and both choices have the result's type.
+func.func @where_shape_mismatch(%c: tensor<4xf32>, %x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %y = "tg.where"(%c, %x, %x) : (tensor<4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// tg.less: the mask has its operands' type.
+func.func @less_i32(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{must be ranked tensor of 32-bit float values}}
+  %y = "tg.less"(%a, %a) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
 // tg.relu_grad: grad and input have one shape (input may be bf16).
 func.func @relu_grad_shape_mismatch(%dy: tensor<2x7x64xf32>, %x: tensor<2x7x16xf32>) -> tensor<2x7x64xf32> {
   // expected-error @+1 {{failed to verify that all of {grad, input} have same shape}}

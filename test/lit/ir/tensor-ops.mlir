@@ -84,6 +84,31 @@ func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   return %11 : tensor<4xf32>
 }
 
+// CHECK-LABEL: func.func @select(
+func.func @select(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.maximum %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.minimum %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.pow %{{[a-z_0-9]+}}, 2.500000e+00 : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.less %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.less_equal %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.greater %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.greater_equal %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.equal %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.not_equal %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.where %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} : tensor<4xf32>
+  %0 = tg.maximum %x, %y : tensor<4xf32>
+  %1 = tg.minimum %0, %y : tensor<4xf32>
+  %2 = tg.pow %1, 2.5 : tensor<4xf32>
+  %3 = tg.less %2, %y : tensor<4xf32>
+  %4 = tg.less_equal %3, %y : tensor<4xf32>
+  %5 = tg.greater %4, %y : tensor<4xf32>
+  %6 = tg.greater_equal %5, %y : tensor<4xf32>
+  %7 = tg.equal %6, %y : tensor<4xf32>
+  %8 = tg.not_equal %7, %y : tensor<4xf32>
+  %9 = tg.where %8, %x, %2 : tensor<4xf32>
+  return %9 : tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @shapes(
 func.func @shapes(%b: tensor<16xf32>, %m: tensor<2x7xf32>, %x: tensor<2x7x16xf32>) -> (tensor<2x7x16xf32>, tensor<2x4x7x7xf32>, tensor<2x4x7x4xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.broadcast %{{[a-z_0-9]+}} dims [2] : tensor<16xf32> -> tensor<2x7x16xf32>

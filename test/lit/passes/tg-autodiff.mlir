@@ -433,14 +433,10 @@ func.func @loss() -> tensor<f32> {
 // CHECK-NEXT: %[[T2:.*]] = tg.div %[[DS]], %[[S]]
 // CHECK-NEXT: %[[DMX:.*]] = tg.scale %[[T2]] by 5.000000e-01
 // reduce_max: g at the maxima, shared by tied ones: g * at / sum(at), with
-// at = 1 - relu_grad(1, max - r) (1 at a maximum); g and max spread over
-// dim 0
+// at = (r == max) (1 at a maximum); g and max spread over dim 0
 // CHECK-NEXT: %[[G:.*]] = tg.broadcast %[[DMX]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
 // CHECK-NEXT: %[[MXB:.*]] = tg.broadcast %[[MX]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
-// CHECK-NEXT: %[[GAP:.*]] = tg.sub %[[MXB]], %[[R]]
-// CHECK-NEXT: %[[ONES:.*]] = tg.constant dense<1.000000e+00> : tensor<8x3xf32>
-// CHECK-NEXT: %[[BELOW:.*]] = tg.relu_grad %[[ONES]], %[[GAP]]
-// CHECK-NEXT: %[[AT:.*]] = tg.sub %[[ONES]], %[[BELOW]]
+// CHECK-NEXT: %[[AT:.*]] = tg.equal %[[R]], %[[MXB]]
 // CHECK-NEXT: %[[TIES:.*]] = tg.reduce_sum %[[AT]] dims [0] : tensor<8x3xf32> -> tensor<3xf32>
 // CHECK-NEXT: %[[TIESB:.*]] = tg.broadcast %[[TIES]] dims [1] : tensor<3xf32> -> tensor<8x3xf32>
 // CHECK-NEXT: %[[GAT:.*]] = tg.mul %[[G]], %[[AT]]

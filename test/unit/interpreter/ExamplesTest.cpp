@@ -208,6 +208,55 @@ func.func @f(%x: tensor<4xf32>, %dy: tensor<4xf32>)
                      9.104257499678726});
 }
 
+TEST(Ops, SelectionAndPowers) {
+  Program p(R"mlir(
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %max = tg.maximum %x, %y : tensor<4xf32>
+  %min = tg.minimum %x, %y : tensor<4xf32>
+  %sq = tg.pow %x, 2.0 : tensor<4xf32>
+  %root = tg.pow %y, 0.5 : tensor<4xf32>
+  %lt = tg.less %x, %y : tensor<4xf32>
+  %le = tg.less_equal %x, %y : tensor<4xf32>
+  %gt = tg.greater %x, %y : tensor<4xf32>
+  %ge = tg.greater_equal %x, %y : tensor<4xf32>
+  %eq = tg.equal %x, %y : tensor<4xf32>
+  %ne = tg.not_equal %x, %y : tensor<4xf32>
+  %w = tg.where %lt, %x, %sq : tensor<4xf32>
+  return %max, %min, %sq, %root, %lt, %le, %gt, %ge, %eq, %ne, %w
+      : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+)mlir",
+            Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  auto out = p.run("f", {f32({4}, {-1, 1, 2, 3}), f32({4}, {4, 1, 0.25, 9})});
+  ASSERT_EQ(out.size(), 11u);
+  EXPECT_EQ(out[0].data, std::vector<double>({4, 1, 2, 9}));
+  EXPECT_EQ(out[1].data, std::vector<double>({-1, 1, 0.25, 3}));
+  EXPECT_EQ(out[2].data, std::vector<double>({1, 1, 4, 9}));
+  EXPECT_EQ(out[3].data, std::vector<double>({2, 1, 0.5, 3}));
+  EXPECT_EQ(out[4].data, std::vector<double>({1, 0, 0, 1}));  // <
+  EXPECT_EQ(out[5].data, std::vector<double>({1, 1, 0, 1}));  // <=
+  EXPECT_EQ(out[6].data, std::vector<double>({0, 0, 1, 0}));  // >
+  EXPECT_EQ(out[7].data, std::vector<double>({0, 1, 1, 0}));  // >=
+  EXPECT_EQ(out[8].data, std::vector<double>({0, 1, 0, 0}));  // ==
+  EXPECT_EQ(out[9].data, std::vector<double>({1, 0, 1, 1}));  // !=
+  // x where x < y, else x^2
+  EXPECT_EQ(out[10].data, std::vector<double>({-1, 1, 4, 3}));
+
+  // NaN: maximum and minimum propagate it; comparisons are false but !=.
+  auto nan = p.run("f", {f32({4}, {NAN, 1, 2, 3}), f32({4}, {4, NAN, 0.25, 9})});
+  EXPECT_TRUE(std::isnan(nan[0][0]) && std::isnan(nan[0][1]));
+  EXPECT_TRUE(std::isnan(nan[1][0]) && std::isnan(nan[1][1]));
+  for (int k = 4; k <= 8; ++k)
+    EXPECT_EQ(nan[k][0] + nan[k][1], 0) << "result " << k;
+  EXPECT_EQ(nan[9][0] + nan[9][1], 2);
+}
+
 TEST(Ops, ShapesAndReductions) {
   Program p(R"mlir(
 func.func @f(%x: tensor<2x3xf32>)

@@ -164,6 +164,39 @@ std::vector<RuleCase> cases() {
     add({std::string(op) + "_signed", one, "",
          loadOne + "%y = tg." + op + " %x : tensor<2x3xf32>",
          "tensor<2x3xf32>", -3.0, 3.0});
+  for (const char *op : {"maximum", "minimum"}) {
+    add({op, two, "", loadTwo + "%y = tg." + op + " %x, %z : tensor<2x3xf32>",
+         "tensor<2x3xf32>", -3.0, 3.0});
+    // Every element tied: each side gets half of dy, d/dx max(x, x) = 1.
+    add({std::string(op) + "_tied", one, "",
+         loadOne + "%y = tg." + op + " %x, %x : tensor<2x3xf32>",
+         "tensor<2x3xf32>", -3.0, 3.0});
+  }
+  // A comparison's mask passes no gradient; where passes dy to the chosen
+  // side.
+  add({"where", two, "",
+       loadTwo + "%c = tg.greater %x, %z : tensor<2x3xf32>\n"
+                 "%y = tg.where %c, %x, %z : tensor<2x3xf32>",
+       "tensor<2x3xf32>", -3.0, 3.0});
+  // (equal compares x with itself: random x and z are never equal)
+  for (const char *op : {"less", "less_equal", "greater_equal", "equal",
+                         "not_equal"})
+    add({std::string("mask_") + op, two, "",
+         loadTwo + "%c = tg." + op +
+             (std::string(op) == "equal" ? " %x, %x" : " %x, %z") +
+             " : tensor<2x3xf32>\n"
+                   "%m = tg.mul %c, %x : tensor<2x3xf32>\n"
+                   "%y = tg.add %m, %z : tensor<2x3xf32>",
+         "tensor<2x3xf32>", -3.0, 3.0});
+  for (auto [name, exponent] :
+       {std::pair{"square", "2.000000e+00"}, std::pair{"cube", "3.000000e+00"},
+        std::pair{"root", "5.000000e-01"}, std::pair{"neg", "-1.500000e+00"},
+        std::pair{"zero", "0.000000e+00"}, std::pair{"one", "1.000000e+00"}})
+    // (+ x: x^0's gradient is zero, which the check would call a bug)
+    add({std::string("pow_") + name, one, "",
+         loadOne + "%w = tg.pow %x, " + exponent + " : tensor<2x3xf32>\n" +
+             "%y = tg.add %w, %x : tensor<2x3xf32>",
+         "tensor<2x3xf32>", 0.5, 2.0});
   add({"scale", one, "",
        loadOne + "%y = tg.scale %x by 2.500000e+00 : tensor<2x3xf32>",
        "tensor<2x3xf32>"});
