@@ -211,6 +211,14 @@ cl::opt<uint32_t> seed("seed",
                                 "(--target=interp)"),
                        cl::init(1), cl::cat(tgcCategory));
 
+cl::opt<bool> checkGradients(
+    "check-gradients",
+    cl::desc("Compare every parameter's gradient of the model's loss with "
+             "central differences on the f64 interpreter (a synthetic batch, "
+             "dropout off); prints the worst error per parameter and exits "
+             "non-zero above 1e-5. Make the batch small with --buckets"),
+    cl::cat(tgcCategory));
+
 cl::opt<bool> memoryReport(
     "memory-report",
     cl::desc("Print the planned memory of the training step (weights, "
@@ -327,6 +335,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
                                    : GemmPrecision::fp32;
   options.precisionByMachine = precision == PrecisionFlag::automatic;
   options.memoryReport = memoryReport;
+  options.checkGradients = checkGradients;
   options.printLocations = printLocations.getNumOccurrences()
                                ? printLocations.getValue()
                                : options.fromModel();

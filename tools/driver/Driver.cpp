@@ -249,6 +249,11 @@ bool checkOptions(const DriverOptions &options) {
   if (!options.fromModel() &&
       (!options.bucketList.empty() || !options.corpusFile.empty()))
     return fail("--buckets and --corpus apply to --model only");
+  if (options.checkGradients &&
+      (options.outputFilename != "-" || options.memoryReport ||
+       options.target == Target::Cuda))
+    return fail("--check-gradients runs the model on the interpreter and "
+                "writes nothing: drop -o, --memory-report and --target=cuda");
   // A directory or a device would read as an empty (or endless) config.
   if (!options.configFile.empty())
     if (std::string why = checkInputPath(options.configFile, "--config");
@@ -271,7 +276,7 @@ bool checkOptions(const DriverOptions &options) {
     return fail("--memory-report with -o writes a program: --emit=binary, "
                 "cpp or cuda (without -o it only prints the report)");
   if (stage == EmitStage::Binary && !options.memoryReport &&
-      options.outputFilename == "-")
+      !options.checkGradients && options.outputFilename == "-")
     return fail("--emit=binary writes a program: give -o FILE, or "
                 "--emit=tg|train|cpp to print a stage");
   return true;
@@ -498,6 +503,8 @@ int runDriver(const DriverOptions &given) {
     if (!module)
       return 1;
 
+  if (options.checkGradients)
+    return checkGradientsOnInterpreter(*modules.front(), options);
   if (!runPipelines(options, context, modules))
     return 1;
   if (compiles(options) && !buckets.empty() &&

@@ -48,6 +48,7 @@ struct DriverOptions {
   /// and CPU.
   bool precisionByMachine = false;
   bool memoryReport = false;
+  bool checkGradients = false; ///< --check-gradients: no program, a verdict
   bool printLocations = false; ///< the resolved choice (on for --model)
   bool passStatistics = false; ///< --mlir-pass-statistics was given
 

@@ -1,14 +1,17 @@
-//===- InterpreterRuns.cpp - tgc --target=interp --------------------------===//
+//===- InterpreterRuns.cpp - tgc --target=interp, --check-gradients -------===//
 #include "tools/driver/InterpreterRuns.h"
 
+#include "codegen/interpreter/GradientCheck.h"
 #include "codegen/interpreter/Interpreter.h"
 #include "codegen/interpreter/InterpreterTrainer.h"
 #include "ir/TgLocations.h"
 #include "ir/TgOps.h"
+#include "passes/Passes.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/program/train/TrainingLoop.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -121,17 +124,26 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   return 0;
 }
 
-/// Runs the module's function on a synthetic batch with the interpreter:
-/// token ids uniform in [1, vocabulary) (0 is padding), f32 inputs uniform in
-/// [-1, 1], the dropout key (seed, step 1).
-int runInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
+namespace {
+
+/// The module's first function, or null after an error.
+mlir::func::FuncOp firstFunction(mlir::ModuleOp module) {
   mlir::func::FuncOp function;
-  module.walk([&](mlir::func::FuncOp f) { function = f; });
-  if (!function) {
+  module.walk([&](mlir::func::FuncOp f) {
+    if (!function)
+      function = f;
+  });
+  if (!function)
     llvm::errs() << "tgc: the module has no function to run\n";
-    return 1;
-  }
-  uint32_t seed = options.seed;
+  return function;
+}
+
+/// A synthetic batch for `function`'s arguments: token ids uniform in
+/// [1, vocabulary) (0 is padding), f32 inputs uniform in [-1, 1], the
+/// dropout key (seed, step 1).
+std::vector<HostTensor> syntheticArguments(mlir::ModuleOp module,
+                                           mlir::func::FuncOp function,
+                                           uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int64_t> token(
       1, std::max<int64_t>(1, vocabularyOf(module) - 1));
@@ -152,6 +164,18 @@ int runInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
       element = ids ? double(token(rng)) : value(rng);
     args.push_back(std::move(tensor));
   }
+  return args;
+}
+
+} // namespace
+
+/// Runs the module's function on a synthetic batch with the interpreter.
+int runInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
+  mlir::func::FuncOp function = firstFunction(module);
+  if (!function)
+    return 1;
+  uint32_t seed = options.seed;
+  std::vector<HostTensor> args = syntheticArguments(module, function, seed);
 
   Interpreter interpreter(module, Precision::F32);
   interpreter.initializeVariables(seed);
@@ -176,6 +200,96 @@ int runInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
     llvm::outs() << "\n";
   }
   return 0;
+}
+
+int checkGradientsOnInterpreter(mlir::ModuleOp given,
+                                const DriverOptions &options) {
+  // A copy: dropout becomes the identity (a gradient check needs one
+  // deterministic function), then tg-autodiff appends the gradients.
+  mlir::OwningOpRef<mlir::ModuleOp> module(given.clone());
+  int dropouts = 0;
+  module->walk([&](tg::DropoutOp dropout) {
+    dropout.getResult().replaceAllUsesWith(dropout.getInput());
+    dropout.erase();
+    ++dropouts;
+  });
+  mlir::func::FuncOp function = firstFunction(*module);
+  if (!function)
+    return 1;
+  mlir::PassManager pm(module->getContext());
+  pm.addPass(createTgAutodiff());
+  if (mlir::failed(pm.run(*module)))
+    return 1;
+
+  Interpreter interpreter(*module, Precision::F64);
+  interpreter.initializeVariables(options.seed);
+  // Moved off their initial values: zero biases, unit gains and other
+  // symmetric starts can hide a wrong rule behind a zero.
+  std::mt19937 rng(options.seed + 1);
+  std::uniform_real_distribution<double> nudge(-0.1, 0.1);
+  for (auto variable : module->getOps<tg::VariableOp>())
+    if (variable.getTrainable())
+      for (double &x : interpreter.variable(variable.getSymName())->data)
+        x += nudge(rng);
+  std::vector<HostTensor> args =
+      syntheticArguments(*module, function, options.seed);
+
+  GradientCheckOptions check;
+  check.seed = options.seed;
+  llvm::outs() << "checking the gradients of @" << function.getName()
+               << ": central differences (h = " << llvm::format("%g", check.step) << ", "
+               << check.samplesPerVariable
+               << " entries per parameter) on the f64 interpreter, a "
+                  "synthetic batch (seed "
+               << options.seed << "), "
+               << (dropouts ? "dropout off" : "no dropout") << "\n";
+  llvm::outs().flush();
+  auto checks = checkGradients(interpreter, *module, function.getName(), args,
+                               check);
+  if (mlir::failed(checks))
+    return 1;
+  constexpr double kTolerance = 1e-5;
+  size_t width = 0;
+  for (const VariableGradientCheck &c : *checks)
+    width = std::max(width, c.variable.size());
+  double worst = 0.0;
+  const VariableGradientCheck *worstCheck = nullptr;
+  for (const VariableGradientCheck &c : *checks) {
+    llvm::outs() << "  " << llvm::left_justify(c.variable, width) << "  ";
+    if (c.allZero)
+      llvm::outs() << "zero gradient: the loss does not depend on it\n";
+    else
+      llvm::outs() << llvm::format("worst error %.2e", c.worstError())
+                   << (c.worstError() > kTolerance ? "  ABOVE TOLERANCE" : "")
+                   << "\n";
+    if (!worstCheck || c.worstError() > worst) {
+      worst = c.worstError();
+      worstCheck = &c;
+    }
+  }
+  if (!worstCheck) {
+    llvm::errs() << "tgc: error: @" << function.getName()
+                 << " has no trainable parameter to check\n";
+    return 1;
+  }
+  if (worst <= kTolerance) {
+    llvm::outs() << llvm::format("gradient check passed: worst error %.2e "
+                                 "(tolerance %.0e) over %zu parameters\n",
+                                 worst, kTolerance, checks->size());
+    return 0;
+  }
+  const GradientEntry *bad = &worstCheck->entries.front();
+  for (const GradientEntry &entry : worstCheck->entries)
+    if (!(entry.error <= bad->error))
+      bad = &entry;
+  llvm::errs() << "tgc: error: gradient check failed: @" << worstCheck->variable
+               << "[" << bad->index << "]: tg-autodiff gives "
+               << llvm::format("%.9g", bad->analytic)
+               << ", central differences "
+               << llvm::format("%.9g", bad->numeric)
+               << llvm::format(" (error %.2e, tolerance %.0e)\n", bad->error,
+                               kTolerance);
+  return 1;
 }
 
 } // namespace tgc

@@ -41,7 +41,7 @@ TEST_P(ExampleModelGradient, EveryParameterMatchesCentralDifferences) {
   initializePerturbed(interp, module);
 
   runtime::Batch batch = runtime::makeBatch(runtime::Task::Reverse, 9, 0, shape);
-  GradientCheckOptions check;
+  GradientTestOptions check;
   check.samplesPerVariable = 3;
   check.tolerance = 1e-5;
   double worst = checkGradients(interp, module, lossArguments(batch, 11, 1), check);

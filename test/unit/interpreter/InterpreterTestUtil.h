@@ -2,6 +2,7 @@
 #ifndef TGC_TEST_UNIT_INTERPRETER_INTERPRETERTESTUTIL_H
 #define TGC_TEST_UNIT_INTERPRETER_INTERPRETERTESTUTIL_H
 
+#include "codegen/interpreter/GradientCheck.h" // mixedError
 #include "codegen/interpreter/Interpreter.h"
 #include "test/unit/TestContext.h"
 
@@ -112,10 +113,6 @@ private:
 
 /// min(absolute, relative) error: small values compare absolutely, large
 /// ones relatively.
-inline double mixedError(double actual, double expected) {
-  double abs = std::fabs(actual - expected);
-  return std::min(abs, abs / std::max(std::fabs(expected), 1e-300));
-}
 
 inline void expectClose(const HostTensor &actual, const HostTensor &expected,
                         double tolerance, const std::string &what = "") {

@@ -10,6 +10,7 @@
 
 #include "test/unit/interpreter/InterpreterTestUtil.h"
 
+#include "codegen/interpreter/GradientCheck.h"
 #include "passes/Passes.h"
 #include "runtime/data/Tasks.h"
 
@@ -60,7 +61,7 @@ inline void initializePerturbed(Interpreter &interp, mlir::ModuleOp module) {
         x += random.uniform(-0.1, 0.1);
 }
 
-struct GradientCheckOptions {
+struct GradientTestOptions {
   double step = 1e-6;
   double tolerance = 1e-6;
   /// Entries checked per variable (all when the variable is smaller).
@@ -69,62 +70,29 @@ struct GradientCheckOptions {
 };
 
 /// Compares every gradient result of the differentiated @loss with central
-/// differences. Returns the worst min(abs, rel) error seen.
+/// differences (codegen/interpreter/GradientCheck.h), a test failure per
+/// entry above the tolerance and per all-zero gradient. Returns the worst
+/// min(abs, rel) error seen.
 inline double checkGradients(Interpreter &interp, mlir::ModuleOp module,
                              llvm::ArrayRef<HostTensor> args,
-                             const GradientCheckOptions &options = {}) {
-  auto function = module.lookupSymbol<mlir::func::FuncOp>("loss");
-  auto run = [&]() -> std::vector<HostTensor> {
-    auto results = interp.run("loss", args);
-    EXPECT_TRUE(mlir::succeeded(results)) << "the interpreter failed";
-    return mlir::succeeded(results) ? std::move(*results)
-                                    : std::vector<HostTensor>();
-  };
-  auto loss = [&]() {
-    std::vector<HostTensor> results = run();
-    return results.empty() ? NAN : results[0][0];
-  };
-  std::vector<HostTensor> analytic = run();
-  if (analytic.empty())
+                             const GradientTestOptions &options = {}) {
+  auto checks = tgc::checkGradients(
+      interp, module, "loss", args,
+      {options.step, options.samplesPerVariable, options.seed});
+  if (mlir::failed(checks)) {
+    ADD_FAILURE() << "the interpreter failed";
     return INFINITY;
-
-  Random random(options.seed);
+  }
   double worst = 0.0;
-  for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    auto of = function.getResultAttrOfType<mlir::FlatSymbolRefAttr>(
-        i, kGradientOfAttr);
-    if (!of)
-      continue;
-    const HostTensor &grad = analytic[i];
-    EXPECT_TRUE(std::any_of(grad.data.begin(), grad.data.end(),
-                            [](double g) { return g != 0.0; }))
-        << "gradient of @" << of.getValue().str() << " is all zeros";
-    // run() may replace the variables' storage: look the entry up each time.
-    auto entry = [&](int64_t index) -> double & {
-      return (*interp.variable(of.getValue()))[index];
-    };
-    if (!interp.variable(of.getValue())) {
-      ADD_FAILURE() << "no variable @" << of.getValue().str();
-      return INFINITY;
-    }
-    int64_t n = interp.variable(of.getValue())->numElements();
-    int64_t samples = std::min(n, options.samplesPerVariable);
-    for (int64_t s = 0; s < samples; ++s) {
-      int64_t index = samples == n ? s : random.index(0, n - 1);
-      double saved = entry(index);
-      entry(index) = saved + options.step;
-      double up = loss();
-      entry(index) = saved - options.step;
-      double down = loss();
-      entry(index) = saved;
-      double numeric = (up - down) / (2 * options.step);
-      double error = mixedError(grad[index], numeric);
-      worst = std::max(worst, error);
-      EXPECT_LE(error, options.tolerance)
-          << "d loss / d @" << of.getValue().str() << "[" << index
-          << "]: autodiff " << grad[index] << ", central difference "
-          << numeric;
-    }
+  for (const VariableGradientCheck &check : *checks) {
+    EXPECT_FALSE(check.allZero)
+        << "gradient of @" << check.variable << " is all zeros";
+    for (const GradientEntry &entry : check.entries)
+      EXPECT_LE(entry.error, options.tolerance)
+          << "d loss / d @" << check.variable << "[" << entry.index
+          << "]: autodiff " << entry.analytic << ", central difference "
+          << entry.numeric;
+    worst = std::max(worst, check.worstError());
   }
   return worst;
 }

@@ -34,7 +34,7 @@ TEST(TransformerGradient, EveryParameterMatchesCentralDifferences) {
   runtime::Batch batch = runtime::makeBatch(runtime::Task::Reverse, 9, 0, shape);
   std::vector<HostTensor> args = lossArguments(batch, 11, 1);
 
-  GradientCheckOptions options;
+  GradientTestOptions options;
   options.samplesPerVariable = 3;
   options.tolerance = 1e-5;
   double worst = checkGradients(interp, module, args, options);
