@@ -1,5 +1,6 @@
 //===- Builder.cpp - builds a tg module from the C++ DSL -----------------===//
 #include "frontend/Builder.h"
+#include "frontend/ModelRegistry.h"
 
 #include "ir/TgOps.h"
 #include "ir/TgVerify.h"
@@ -48,13 +49,22 @@ DType Tensor::dtype() const {
 //===----------------------------------------------------------------------===//
 
 Builder::Builder(MLIRContext &context, llvm::StringRef functionName)
-    : builder_(&context) {
+    : builder_(&context), modelName_(functionName.str()) {
   context.getOrLoadDialect<tg::TGDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
   module_ = ModuleOp::create(builder_.getUnknownLoc());
   builder_.setInsertionPointToEnd(module_->getBody());
-  function_ = builder_.create<func::FuncOp>(builder_.getUnknownLoc(),
-                                            functionName,
+  // Errors about the model as a whole point at its registration.
+  Location at = builder_.getUnknownLoc();
+  if (const ModelDefinition *model = modelBeingBuilt()) {
+    modelName_ = model->name;
+    llvm::StringRef place = model->registeredAt;
+    auto [file, line] = place.rsplit(':');
+    unsigned number = 0;
+    if (!line.getAsInteger(10, number))
+      at = FileLineColLoc::get(&context, file, number, 1);
+  }
+  function_ = builder_.create<func::FuncOp>(at, functionName,
                                             builder_.getFunctionType({}, {}));
   builder_.setInsertionPointToEnd(function_.addEntryBlock());
 }
@@ -194,8 +204,17 @@ void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
 FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
   if (!loss_) {
     emitError(function_.getLoc())
-        << "model '" << function_.getName()
-        << "' declares no loss (call Builder::setLoss)";
+        << "model '" << modelName_ << "' declares no loss (call "
+        << "Builder::setLoss)";
+    return failure();
+  }
+  // The schedule has no default that suits every model: d_model is the
+  // model's.
+  if (!scheduleSet_) {
+    emitError(function_.getLoc())
+        << "model '" << modelName_
+        << "' declares no learning-rate schedule (call Builder::setSchedule "
+           "with its d_model and warmup steps)";
     return failure();
   }
   builder_.create<func::ReturnOp>(loss_.value().getLoc(),

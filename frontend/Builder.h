@@ -64,7 +64,10 @@ public:
   /// Declares the scalar loss and its token count; the step returns both.
   void setLoss(Tensor loss, Tensor tokens, Where where = Where::current());
   void setOptimizer(const AdamConfig &adam) { adam_ = adam; }
-  void setSchedule(const WarmupSchedule &schedule) { schedule_ = schedule; }
+  void setSchedule(const WarmupSchedule &schedule) {
+    schedule_ = schedule;
+    scheduleSet_ = true;
+  }
 
   /// Reports a graph-building error at `where` and abandons the build.
   [[noreturn]] void fail(Where where, const llvm::Twine &message);
@@ -111,6 +114,9 @@ private:
   Tensor loss_, tokens_;
   AdamConfig adam_;
   WarmupSchedule schedule_;
+  bool scheduleSet_ = false;
+  /// The registered model's name in errors (the function's without one).
+  std::string modelName_;
 };
 
 /// Runs `body` on a fresh Builder whose function is `functionName` and returns

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 namespace tgc {
 
@@ -17,11 +18,40 @@ static std::vector<std::string> &registrations() {
   return names;
 }
 
-void registerModel(ModelDefinition model) {
-  std::string name = model.name;
-  registry()[name] = std::move(model);
-  registrations().push_back(name);
+static std::vector<std::string> &conflicts() {
+  static std::vector<std::string> messages;
+  return messages;
 }
+
+namespace {
+thread_local const ModelDefinition *beingBuilt = nullptr;
+} // namespace
+
+void registerModel(ModelDefinition model, std::source_location where) {
+  std::string name = model.name;
+  model.registeredAt =
+      std::string(where.file_name()) + ":" + std::to_string(where.line());
+  registrations().push_back(name);
+  auto [it, inserted] = registry().try_emplace(name, std::move(model));
+  if (!inserted)
+    conflicts().push_back("model '" + name + "' is registered twice: " +
+                          it->second.registeredAt + " and " +
+                          std::string(where.file_name()) + ":" +
+                          std::to_string(where.line()));
+}
+
+std::vector<std::string> registrationConflicts() { return conflicts(); }
+
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+buildRegisteredModel(const ModelDefinition &model, mlir::MLIRContext &context,
+                     const ModelOptions &options) {
+  const ModelDefinition *outer = std::exchange(beingBuilt, &model);
+  auto result = model.build(context, options);
+  beingBuilt = outer;
+  return result;
+}
+
+const ModelDefinition *modelBeingBuilt() { return beingBuilt; }
 
 size_t registrationCount() { return registrations().size(); }
 

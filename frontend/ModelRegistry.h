@@ -15,6 +15,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <functional>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,26 @@ struct ModelDefinition {
   /// field a line (a program's manifest records it); empty on failure.
   std::function<std::string(mlir::MLIRContext &, const ModelOptions &)>
       describeConfig;
+  /// Where registerModel was called ("file:line"): errors about the model
+  /// as a whole (no loss, no schedule) point there. Set by registerModel.
+  std::string registeredAt = {};
 };
 
-/// Registers `model`; a second model with the same name replaces the first.
-void registerModel(ModelDefinition model);
+/// Registers `model`. A second model of the same name is a conflict: the
+/// first stays, and registrationConflicts() names both places.
+void registerModel(ModelDefinition model,
+                   std::source_location where = std::source_location::current());
+/// "model 'x' is registered twice: a.cpp:10 and b.cpp:20", one per
+/// conflicting registration; tgc refuses to run while there is one.
+std::vector<std::string> registrationConflicts();
+/// Runs model.build with the model's registration as the place of errors
+/// about the model as a whole.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+buildRegisteredModel(const ModelDefinition &model, mlir::MLIRContext &context,
+                     const ModelOptions &options);
+/// The registration of the model being built on this thread (by
+/// buildRegisteredModel), or null.
+const ModelDefinition *modelBeingBuilt();
 const ModelDefinition *lookupModel(llvm::StringRef name);
 std::vector<const ModelDefinition *> registeredModels();
 

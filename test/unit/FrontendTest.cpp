@@ -68,6 +68,7 @@ TEST(Frontend, BroadcastingAddsBiasAlongTrailingDimensions) {
     EXPECT_EQ(logits.shape(), llvm::ArrayRef<int64_t>({2, 7, 16}));
     LossAndTokens loss = crossEntropy(logits, ids, 0.1, 0);
     b.setLoss(loss.loss, loss.tokens);
+    b.setSchedule({16, 100, 1.0});
   });
   ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
   int broadcasts = 0;
@@ -89,6 +90,7 @@ TEST(Frontend, NumbersAreOperandsOnEitherSide) {
                iota({2, 3}, 1) + reduceMin(y, {1}, true);
     LossAndTokens loss = crossEntropy(z, ids, 0.1, 0);
     b.setLoss(loss.loss, loss.tokens);
+    b.setSchedule({3, 100, 1.0});
   });
   ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
   int splats = 0, scales = 0;

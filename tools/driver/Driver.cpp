@@ -131,7 +131,7 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
     options.sourceLength = bucket->sourceLength;
     options.targetLength = bucket->targetLength;
   }
-  auto module = model->build(context, options);
+  auto module = buildRegisteredModel(*model, context, options);
   if (failed(module))
     return nullptr;
   return std::move(*module);
@@ -439,6 +439,14 @@ int runDriver(const DriverOptions &given) {
   DriverOptions options = given;
   if (!options.modelFile.empty() && !useModelFile(options))
     return 1;
+  // Two registrations of one name: which one a run builds would depend on
+  // load order.
+  if (std::vector<std::string> conflicts = registrationConflicts();
+      !conflicts.empty()) {
+    for (const std::string &conflict : conflicts)
+      llvm::errs() << "tgc: error: " << conflict << "\n";
+    return 1;
+  }
   if (options.listModels) {
     printModels(llvm::outs());
     return 0;

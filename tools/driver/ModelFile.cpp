@@ -175,6 +175,10 @@ bool useModelFile(DriverOptions &options) {
   std::vector<std::string> names;
   if (!loadModelFile(options.modelFile, options, names))
     return false;
+  // A name the file registers twice, or a built-in's name (runDriver
+  // reports them all).
+  if (!registrationConflicts().empty())
+    return true;
   if (!options.modelName.empty() || options.listModels)
     return true;
   if (names.size() > 1)
