@@ -31,17 +31,20 @@ void expectFloat(Tensor t, llvm::StringRef op, llvm::StringRef what,
                                 formatShape(t.shape()));
 }
 
-void expectIds(Tensor t, llvm::StringRef op, Where where) {
+void expectIds(Tensor t, llvm::StringRef op, Where where,
+               llvm::StringRef what = "token ids") {
   if (t.dtype() != DType::I32)
-    t.builder().fail(where, op + ": token ids must be i32 but are f32 " +
+    t.builder().fail(where, op + ": " + what + " must be i32 but are f32 " +
                                 formatShape(t.shape()));
 }
 
-int64_t normalizeAxis(Tensor t, int64_t axis, llvm::StringRef op,
-                      Where where) {
+/// `axis` (negative: from the end) as a dimension of `t`; `name` is what
+/// the op calls it.
+int64_t normalizeAxis(Tensor t, int64_t axis, llvm::StringRef op, Where where,
+                      llvm::StringRef name = "axis") {
   int64_t rank = t.rank();
   if (axis < -rank || axis >= rank)
-    t.builder().fail(where, op + ": axis " + llvm::Twine(axis) +
+    t.builder().fail(where, op + ": " + name + " " + llvm::Twine(axis) +
                                 " is out of range for shape " +
                                 formatShape(t.shape()));
   return axis < 0 ? axis + rank : axis;
@@ -451,6 +454,88 @@ Tensor reduceMin(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
 Tensor reduceMean(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
                   Where where) {
   return reduce<tg::ReduceMeanOp>(input, dims, keepDims, "reduceMean", where);
+}
+
+//===----------------------------------------------------------------------===//
+// Slices, concatenation and gathers
+//===----------------------------------------------------------------------===//
+
+Tensor slice(Tensor input, int64_t dim, int64_t start, int64_t size,
+             Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "slice", "input", where);
+  int64_t d = normalizeAxis(input, dim, "slice", where, "dim");
+  if (start < 0 || size < 1 || start + size > input.dim(d))
+    b.fail(where, "slice: elements [" + llvm::Twine(start) + ", " +
+                      llvm::Twine(start + size) + ") along dim " +
+                      llvm::Twine(dim) + " are not a non-empty part of [0, " +
+                      llvm::Twine(input.dim(d)) + ") (input " +
+                      formatShape(input.shape()) + ")");
+  if (size == input.dim(d))
+    return input;
+  SmallVector<int64_t> shape(input.shape());
+  shape[d] = size;
+  return b.wrap(b.ops().create<tg::SliceOp>(
+      b.location(where), b.tensorType(shape, DType::F32), input.value(), d,
+      start));
+}
+
+Tensor concat(llvm::ArrayRef<Tensor> inputs, int64_t dim, Where where) {
+  if (inputs.empty())
+    Builder::failBuilding(where, "concat: needs at least one tensor");
+  Builder &b = builderOf(inputs.front(), where);
+  Tensor first = inputs.front();
+  int64_t d = normalizeAxis(first, dim, "concat", where, "dim");
+  SmallVector<int64_t> shape(first.shape());
+  shape[d] = 0;
+  SmallVector<Value> values;
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    builderOf(input, where);
+    expectFloat(input, "concat", "input #" + std::to_string(index), where);
+    SmallVector<int64_t> expected(first.shape());
+    if (input.rank() == first.rank())
+      expected[d] = input.dim(d);
+    if (input.shape() != llvm::ArrayRef<int64_t>(expected))
+      b.fail(where, "concat: input #" + llvm::Twine(index) + " " +
+                        formatShape(input.shape()) + " does not match input #0 " +
+                        formatShape(first.shape()) + " outside dim " +
+                        llvm::Twine(dim));
+    shape[d] += input.dim(d);
+    values.push_back(input.value());
+  }
+  if (inputs.size() == 1)
+    return first;
+  return b.wrap(b.ops().create<tg::ConcatOp>(
+      b.location(where), b.tensorType(shape, DType::F32), values, d));
+}
+
+std::vector<Tensor> split(Tensor input, int64_t dim, int64_t n, Where where) {
+  Builder &b = builderOf(input, where);
+  int64_t d = normalizeAxis(input, dim, "split", where, "dim");
+  if (n < 1 || input.dim(d) % n != 0)
+    b.fail(where, "split: dim " + llvm::Twine(dim) + " of " +
+                      formatShape(input.shape()) + " (size " +
+                      llvm::Twine(input.dim(d)) + ") does not split into " +
+                      llvm::Twine(n) + " equal parts");
+  int64_t size = input.dim(d) / n;
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < n; ++i)
+    parts.push_back(slice(input, d, i * size, size, where));
+  return parts;
+}
+
+Tensor gather(Tensor input, Tensor indices, int64_t dim, Where where) {
+  Builder &b = builderOf(input, where);
+  builderOf(indices, where);
+  expectFloat(input, "gather", "input", where);
+  expectIds(indices, "gather", where, "indices");
+  int64_t d = normalizeAxis(input, dim, "gather", where, "dim");
+  SmallVector<int64_t> shape(input.shape().take_front(d));
+  llvm::append_range(shape, indices.shape());
+  llvm::append_range(shape, input.shape().drop_front(d + 1));
+  return b.wrap(b.ops().create<tg::GatherOp>(
+      b.location(where), b.tensorType(shape, DType::F32), input.value(),
+      indices.value(), d));
 }
 
 //===----------------------------------------------------------------------===//

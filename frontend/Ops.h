@@ -12,6 +12,8 @@
 #include "frontend/Builder.h"
 #include "frontend/Tensor.h"
 
+#include <vector>
+
 namespace tgc {
 
 using Where = std::source_location;
@@ -105,6 +107,25 @@ Tensor reduceMin(Tensor input, llvm::ArrayRef<int64_t> dims,
                  bool keepDims = false, Where where = Where::current());
 Tensor reduceMean(Tensor input, llvm::ArrayRef<int64_t> dims,
                   bool keepDims = false, Where where = Where::current());
+
+// Slices, concatenation and gathers along dimension `dim` (negative: from
+// the end).
+/// Elements [start, start + size) of `input` along `dim`.
+Tensor slice(Tensor input, int64_t dim, int64_t start, int64_t size,
+             Where where = Where::current());
+/// The inputs one after the other along `dim`; they have one shape in every
+/// other dimension.
+Tensor concat(llvm::ArrayRef<Tensor> inputs, int64_t dim,
+              Where where = Where::current());
+/// `n` equal consecutive slices of `input` along `dim`, whose size `n` must
+/// divide.
+std::vector<Tensor> split(Tensor input, int64_t dim, int64_t n,
+                          Where where = Where::current());
+/// input[..., indices[...], ...] along `dim` (numpy take, tf.gather): the
+/// result's shape is input's with dimension `dim` replaced by the i32
+/// indices' shape.
+Tensor gather(Tensor input, Tensor indices, int64_t dim,
+              Where where = Where::current());
 
 // Transformer building blocks.
 Tensor softmax(Tensor input, int64_t axis = -1, Where where = Where::current());

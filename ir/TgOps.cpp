@@ -14,10 +14,13 @@ namespace tgc::tg {
 // Embeddings
 //===----------------------------------------------------------------------===//
 
-/// The gathered shape: the ids' shape followed by the table's row width.
-static SmallVector<int64_t> gatheredShape(Value ids, int64_t width) {
-  SmallVector<int64_t> shape(shapeOf(ids));
-  shape.push_back(width);
+/// What a gather of `input` along `dim` by `indices` makes:
+/// input[:dim] ++ indices ++ input[dim+1:] (an embedding: dim 0 of [V, D]).
+static SmallVector<int64_t> gatheredShape(ArrayRef<int64_t> input,
+                                          Value indices, int64_t dim) {
+  SmallVector<int64_t> shape(input.take_front(dim));
+  llvm::append_range(shape, shapeOf(indices));
+  llvm::append_range(shape, input.drop_front(dim + 1));
   return shape;
 }
 
@@ -25,14 +28,14 @@ LogicalResult EmbeddingOp::verify() {
   if (failed(expectRank(*this, "table", getTable(), 2)))
     return failure();
   return expectShape(*this, "result", getResult(),
-                     gatheredShape(getIds(), shapeOf(getTable())[1]));
+                     gatheredShape(shapeOf(getTable()), getIds(), 0));
 }
 
 LogicalResult EmbeddingGradOp::verify() {
   if (failed(expectRank(*this, "result", getResult(), 2)))
     return failure();
   return expectShape(*this, "grad", getGrad(),
-                     gatheredShape(getIds(), shapeOf(getResult())[1]));
+                     gatheredShape(shapeOf(getResult()), getIds(), 0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -198,6 +201,82 @@ LogicalResult ReduceMaxOp::verify() {
 LogicalResult ReduceMeanOp::verify() {
   return verifyReduction(*this, getInput(), getResult(), getDims(),
                          getKeepDims());
+}
+
+//===----------------------------------------------------------------------===//
+// Slices, concatenation and gathers
+//===----------------------------------------------------------------------===//
+
+/// `part` is `whole` cut to [start, start + size) along `dim`, size being
+/// `part`'s size there: tg.slice's result of its input, tg.slice_grad's
+/// operand of its result.
+static LogicalResult verifySliceOf(Operation *op, StringRef wholeName,
+                                   Value whole, StringRef partName, Value part,
+                                   int64_t dim, int64_t start) {
+  auto shape = shapeOf(whole);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (failed(verifyAxis(op, dim, rank, "dim")) ||
+      failed(expectRank(op, partName, part, rank)))
+    return failure();
+  int64_t size = shapeOf(part)[dim];
+  if (start < 0 || start + size > shape[dim])
+    return op->emitOpError() << "elements [" << start << ", " << start + size
+                             << ") along dim " << dim << " are not all in "
+                             << wholeName << " " << formatShape(shape);
+  SmallVector<int64_t> expected(shape);
+  expected[dim] = size;
+  return expectShape(op, partName, part, expected);
+}
+
+LogicalResult SliceOp::verify() {
+  return verifySliceOf(*this, "input", getInput(), "result", getResult(),
+                       getDim(), getStart());
+}
+
+LogicalResult SliceGradOp::verify() {
+  return verifySliceOf(*this, "result", getResult(), "grad", getGrad(),
+                       getDim(), getStart());
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  auto first = shapeOf(getInputs().front());
+  int64_t dim = getDim();
+  if (failed(verifyAxis(*this, dim, static_cast<int64_t>(first.size()), "dim")))
+    return failure();
+  SmallVector<int64_t> joined(first);
+  joined[dim] = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto shape = shapeOf(input);
+    SmallVector<int64_t> expected(first);
+    if (shape.size() == first.size())
+      expected[dim] = shape[dim];
+    if (shape != ArrayRef<int64_t>(expected))
+      return emitOpError() << "input #" << index << " " << formatShape(shape)
+                           << " must match input #0 " << formatShape(first)
+                           << " in every dimension but dim " << dim;
+    joined[dim] += shape[dim];
+  }
+  return expectShape(*this, "result", getResult(), joined);
+}
+
+LogicalResult GatherOp::verify() {
+  auto input = shapeOf(getInput());
+  if (failed(verifyAxis(*this, getDim(), static_cast<int64_t>(input.size()),
+                        "dim")))
+    return failure();
+  return expectShape(*this, "result", getResult(),
+                     gatheredShape(input, getIndices(), getDim()));
+}
+
+LogicalResult GatherGradOp::verify() {
+  auto result = shapeOf(getResult());
+  if (failed(verifyAxis(*this, getDim(), static_cast<int64_t>(result.size()),
+                        "dim")))
+    return failure();
+  return expectShape(*this, "grad", getGrad(),
+                     gatheredShape(result, getIndices(), getDim()));
 }
 
 //===----------------------------------------------------------------------===//

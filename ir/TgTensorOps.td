@@ -1,7 +1,8 @@
 //===- TgTensorOps.td - tensor ops the model is built from -----*- tablegen -*-===//
 //
-// Embeddings, matmul, elementwise ops, shape ops and reductions, with the
-// gradient ops autodiff emits for them. Verifiers live in TgOps.cpp.
+// Embeddings, matmul, elementwise ops, shape ops and reductions, slices,
+// concatenation and gathers, with the gradient ops autodiff emits for them.
+// Verifiers live in TgOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -495,6 +496,118 @@ def TG_ReduceMeanOp : TG_ReduceOp<"reduce_mean", "arithmetic mean"> {
     %mu = tg.reduce_mean %x dims [2] : tensor<2x7x16xf32> -> tensor<2x7xf32>
     ```
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Slices, concatenation and gathers along one dimension
+//===----------------------------------------------------------------------===//
+
+def TG_SliceOp : TG_Op<"slice", [Pure]> {
+  let summary = "the elements [start, start + size) along one dimension";
+  let description = [{
+    `result` is `input` restricted to `start .. start + size - 1` along
+    dimension `dim`, `size` being the result's size there; every other
+    dimension is the input's. The range lies inside the input.
+
+    ```mlir
+    // positions 2, 3, 4 of [batch, seq, d]
+    %y = tg.slice %x dim 1 start 2 : tensor<2x7x16xf32> -> tensor<2x3x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, I64Attr:$dim, I64Attr:$start);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `start` $start attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_SliceGradOp : TG_Op<"slice_grad", [Pure]> {
+  let summary = "the gradient of tg.slice: grad placed in zeros";
+  let description = [{
+    The gradient of `tg.slice` with respect to its input: zeros of the
+    input's shape (the result's) except `start .. start + size - 1` along
+    `dim`, which holds `grad`. The same rules as `tg.slice` with the roles
+    of the two shapes swapped.
+
+    ```mlir
+    %dx = tg.slice_grad %dy dim 1 start 2 : tensor<2x3x16xf32> -> tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, I64Attr:$dim, I64Attr:$start);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `dim` $dim `start` $start attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_ConcatOp : TG_Op<"concat", [Pure]> {
+  let summary = "joins tensors along one dimension";
+  let description = [{
+    The operands, in order, one after the other along dimension `dim`:
+    they have one rank and the same sizes in every other dimension, and the
+    result's size along `dim` is the sum of theirs.
+
+    ```mlir
+    %y = tg.concat %a, %b dim 2 : tensor<2x7x16xf32>, tensor<2x7x8xf32> -> tensor<2x7x24xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TG_FloatTensor>:$inputs, I64Attr:$dim);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_GatherOp : TG_Op<"gather", [Pure]> {
+  let summary = "takes entries along one dimension by index (numpy take)";
+  let description = [{
+    `result[a..., i..., b...] = input[a..., indices[i...], b...]` with `a`
+    the dimensions before `dim` and `b` those after: the result's shape is
+    `input.shape[:dim] ++ indices.shape ++ input.shape[dim+1:]` (numpy's
+    `take`, `tf.gather`). Indices repeat freely. An index outside
+    `[0, input.shape[dim])` is a run-time error of the interpreter; the
+    compiled kernels write zeros for it and never read outside the input.
+    `tg.embedding` is the gather along dimension 0 of a `[V, D]` table.
+
+    ```mlir
+    // rows 2 and 0 of a [3, 2] matrix
+    %y = tg.gather %x[%rows] dim 0 : tensor<3x2xf32>, tensor<2xi32> -> tensor<2x2xf32>
+    // features picked along the last dimension of [batch, seq, d]
+    %z = tg.gather %h[%cols] dim 2 : tensor<2x7x16xf32>, tensor<4xi32> -> tensor<2x7x4xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_IndexTensor:$indices,
+                       I64Attr:$dim);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `[` $indices `]` `dim` $dim attr-dict `:` type($input) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_GatherGradOp : TG_Op<"gather_grad", [Pure]> {
+  let summary = "scatter-adds a gather's output gradient into zeros";
+  let description = [{
+    The gradient of `tg.gather` with respect to its input: zeros of the
+    input's shape (the result's) into which `grad[a..., i..., b...]` is
+    added at `[a..., indices[i...], b...]`. Repeated indices accumulate; an
+    index outside the dimension is the interpreter's error and adds nothing
+    in the compiled kernels.
+
+    ```mlir
+    %dx = tg.gather_grad %dy[%rows] dim 0 : tensor<2x2xf32>, tensor<2xi32> -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_IndexTensor:$indices,
+                       I64Attr:$dim);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `[` $indices `]` `dim` $dim attr-dict `:` type($grad) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // TG_TENSOR_OPS_TD

@@ -153,11 +153,12 @@ LogicalResult verifyDimList(Operation *op, llvm::StringRef name,
   return success();
 }
 
-LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank,
+                         llvm::StringRef name) {
   if (axis >= 0 && axis < rank)
     return success();
-  return op->emitOpError() << "axis " << axis << " is outside [0, " << rank
-                           << ")";
+  return op->emitOpError() << name << " " << axis << " is outside [0, "
+                           << rank << ")";
 }
 
 LogicalResult verifyNormParam(Operation *op, llvm::StringRef name, Value param,

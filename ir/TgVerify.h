@@ -70,9 +70,9 @@ mlir::LogicalResult verifyPositive(mlir::Operation *op, llvm::StringRef name,
 mlir::LogicalResult verifyDimList(mlir::Operation *op, llvm::StringRef name,
                                   llvm::ArrayRef<int64_t> dims, int64_t rank);
 
-/// `axis` is within [0, rank).
+/// `axis` is within [0, rank); `name` is the attribute's ("axis", "dim").
 mlir::LogicalResult verifyAxis(mlir::Operation *op, int64_t axis,
-                               int64_t rank);
+                               int64_t rank, llvm::StringRef name = "axis");
 
 /// A LayerNorm's gamma/beta is a vector the size of the last dimension.
 mlir::LogicalResult verifyNormParam(mlir::Operation *op, llvm::StringRef name,

@@ -1,8 +1,10 @@
 //===- Tensor.cpp - shapes, reductions, embeddings and masks as calls -----===//
 //
 // Ops that move or reduce elements by shape (transpose, broadcast, the
-// reductions), the embeddings and what the model computes from positions
-// and ids alone (positional encoding, masks): shapes as static arrays.
+// reductions, slices and concatenation), the gathers and embeddings and
+// what the model computes from positions and ids alone (positional
+// encoding, masks): shapes as static arrays, or a tensor seen as [outer,
+// size, inner] around the dimension an op works along.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/calls/KernelArgs.h"
@@ -76,6 +78,76 @@ FailureOr<std::string> emitReduceMean(KernelArgs &p, EmitContext &context,
   return std::string(tensorReduction(p, o, o.getInput(), o.getDims(), "Mean"));
 }
 
+/// ", outer, length, extent, inner, start": `part`, the positions start ..
+/// start + length - 1 along `dim` of `whole`, both seen as [outer, *, inner]
+/// (the block kernels: slice, sliceGrad, storeSlice).
+std::string blockArgs(Value whole, Value part, int64_t dim, int64_t start) {
+  auto shape = shapeOf(whole);
+  return ", " + std::to_string(product(shape.take_front(dim))) + ", " +
+         std::to_string(shapeOf(part)[dim]) + ", " +
+         std::to_string(shape[dim]) + ", " +
+         std::to_string(product(shape.drop_front(dim + 1))) + ", " +
+         std::to_string(start);
+}
+
+FailureOr<std::string> emitSlice(KernelArgs &p, EmitContext &context,
+                                 tg::SliceOp o) {
+  return std::string("  kernels::slice(" + p(o.getInput()) + ", " +
+                     p(o.getResult()) +
+                     blockArgs(o.getInput(), o.getResult(), o.getDim(),
+                               o.getStart()) +
+                     ");\n");
+}
+
+FailureOr<std::string> emitSliceGrad(KernelArgs &p, EmitContext &context,
+                                     tg::SliceGradOp o) {
+  return std::string("  kernels::sliceGrad(" + p(o.getGrad()) + ", " +
+                     p(o.getResult()) +
+                     blockArgs(o.getResult(), o.getGrad(), o.getDim(),
+                               o.getStart()) +
+                     ");\n");
+}
+
+/// Each input stored at its offset along the joined dimension.
+FailureOr<std::string> emitConcat(KernelArgs &p, EmitContext &context,
+                                  tg::ConcatOp o) {
+  std::string calls;
+  int64_t dim = o.getDim(), offset = 0;
+  for (Value input : o.getInputs()) {
+    calls += "  kernels::storeSlice(" + p(o.getResult()) + ", " + p(input) +
+             blockArgs(o.getResult(), input, dim, offset) + ");\n";
+    offset += shapeOf(input)[dim];
+  }
+  return calls;
+}
+
+/// ", outer, extent, count, inner": a gather along `dim` of a tensor of
+/// `shape` by `indices`, seen as [outer, extent, inner].
+std::string gatherArgs(ArrayRef<int64_t> shape, Value indices, int64_t dim) {
+  return ", " + std::to_string(product(shape.take_front(dim))) + ", " +
+         std::to_string(shape[dim]) + ", " +
+         std::to_string(numElements(indices)) + ", " +
+         std::to_string(product(shape.drop_front(dim + 1)));
+}
+
+FailureOr<std::string> emitGather(KernelArgs &p, EmitContext &context,
+                                  tg::GatherOp o) {
+  return std::string("  kernels::gather(" + p(o.getInput()) + ", " +
+                     p(o.getIndices()) + ", " + p(o.getResult()) +
+                     gatherArgs(shapeOf(o.getInput()), o.getIndices(),
+                                o.getDim()) +
+                     ");\n");
+}
+
+FailureOr<std::string> emitGatherGrad(KernelArgs &p, EmitContext &context,
+                                      tg::GatherGradOp o) {
+  return std::string("  kernels::gatherGrad(" + p(o.getGrad()) + ", " +
+                     p(o.getIndices()) + ", " + p(o.getResult()) +
+                     gatherArgs(shapeOf(o.getResult()), o.getIndices(),
+                                o.getDim()) +
+                     ");\n");
+}
+
 FailureOr<std::string> emitEmbedding(KernelArgs &p, EmitContext &context,
                                      tg::EmbeddingOp o) {
   auto table = shapeOf(o.getTable());
@@ -132,6 +204,16 @@ void attachTensorCalls(MLIRContext &context) {
       KernelCallModel<tg::ReduceMaxOp, emitReduceMax>>(context);
   tg::ReduceMeanOp::attachInterface<
       KernelCallModel<tg::ReduceMeanOp, emitReduceMean>>(context);
+  tg::SliceOp::attachInterface<KernelCallModel<tg::SliceOp, emitSlice>>(
+      context);
+  tg::SliceGradOp::attachInterface<
+      KernelCallModel<tg::SliceGradOp, emitSliceGrad>>(context);
+  tg::ConcatOp::attachInterface<KernelCallModel<tg::ConcatOp, emitConcat>>(
+      context);
+  tg::GatherOp::attachInterface<KernelCallModel<tg::GatherOp, emitGather>>(
+      context);
+  tg::GatherGradOp::attachInterface<
+      KernelCallModel<tg::GatherGradOp, emitGatherGrad>>(context);
   tg::EmbeddingOp::attachInterface<
       KernelCallModel<tg::EmbeddingOp, emitEmbedding>>(context);
   tg::EmbeddingGradOp::attachInterface<

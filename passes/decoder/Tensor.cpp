@@ -1,10 +1,11 @@
 //===- Tensor.cpp - decoder axes of shape ops, reductions, embedding -----===//
 //
 // Shape ops move the time axis to another dimension, both on the target and
-// on what @decode_step recomputes; the embedding reads the target's ids;
-// the positional encoding is built for the one position; a reduction keeps
-// the positions unless it reduces over them. Dropout is refused: @predict
-// has none.
+// on what @decode_step recomputes; slices and concatenation keep it unless
+// they work along it; a gather keeps its input's or takes its indices';
+// the embedding reads the target's ids; the positional encoding is built
+// for the one position; a reduction keeps the positions unless it reduces
+// over them. Dropout is refused: @predict has none.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/decoder/AxisRequest.h"
@@ -63,6 +64,63 @@ FailureOr<PositionRecipe> reshapePosition(const PositionRequest &r,
                                shapeOf(reshape.getInput()), r.axis);
   if (operandAxes[0] == kNoAxis)
     return r.cannot();
+  return PositionRecipe{operandAxes, Value()};
+}
+
+//===----------------------------------------------------------------------===//
+// Slices and concatenation: the axis stays unless they work along it
+//===----------------------------------------------------------------------===//
+
+constexpr char kSliceAlongReason[] = "it slices the target positions";
+constexpr char kConcatAlongReason[] =
+    "it joins tensors along the target positions";
+
+/// OpT (working along its `dim`) keeps the axis where it is, unless dim is
+/// the axis: then it refuses for `Reason`.
+template <typename OpT, const char *Reason>
+FailureOr<OpAxes> alongOtherAxes(const AxisRequest &r, OpT op) {
+  if (r.axis == static_cast<int64_t>(op.getDim()))
+    return r.unsupported(Reason);
+  return sameAxes(r, op);
+}
+
+template <typename OpT, const char *Reason>
+FailureOr<PositionRecipe> alongOtherPosition(const PositionRequest &r,
+                                             OpT op) {
+  if (r.axis == static_cast<int64_t>(op.getDim()))
+    return r.cannot(Reason);
+  return samePosition(r, op);
+}
+
+//===----------------------------------------------------------------------===//
+// Gather: the input's axis, or the indices' when they are the target's
+//===----------------------------------------------------------------------===//
+
+FailureOr<OpAxes> gatherAxes(const AxisRequest &r, tg::GatherOp op) {
+  int64_t dim = op.getDim(), added = rankOf(op.getIndices());
+  // Indices that index target positions (the target's ids): the result's
+  // dimensions from dim on are theirs; the input is read whole.
+  if (!r.isTarget(op.getInput()))
+    return OpAxes{{kNoAxis, r.axis}, {dim + r.axis}};
+  if (r.isTarget(op.getIndices()))
+    return r.unsupported("its input and its indices both depend on the "
+                         "target");
+  if (r.axis == dim)
+    return r.unsupported("it gathers along the target positions");
+  // The gathered dimension gives way to the indices' dimensions.
+  return OpAxes{{r.axis, kNoAxis}, {r.axis < dim ? r.axis : r.axis - 1 + added}};
+}
+
+FailureOr<PositionRecipe> gatherPosition(const PositionRequest &r,
+                                         tg::GatherOp op) {
+  int64_t dim = op.getDim(), added = rankOf(op.getIndices());
+  SmallVector<int64_t> operandAxes = r.wholeOperands();
+  if (r.axis < dim)
+    operandAxes[0] = r.axis;
+  else if (r.axis < dim + added)
+    operandAxes[1] = r.axis - dim;
+  else
+    operandAxes[0] = r.axis - added + 1;
   return PositionRecipe{operandAxes, Value()};
 }
 
@@ -165,6 +223,17 @@ void attachTensorAxes(MLIRContext &context) {
   tg::TransposeOp::attachInterface<
       DecoderAxesModel<tg::TransposeOp, transposeAxes, transposePosition>>(
       context);
+
+  // Slices, concatenation and gathers: along another dimension than the
+  // positions.
+  tg::SliceOp::attachInterface<DecoderAxesModel<
+      tg::SliceOp, alongOtherAxes<tg::SliceOp, kSliceAlongReason>,
+      alongOtherPosition<tg::SliceOp, kSliceAlongReason>>>(context);
+  tg::ConcatOp::attachInterface<DecoderAxesModel<
+      tg::ConcatOp, alongOtherAxes<tg::ConcatOp, kConcatAlongReason>,
+      alongOtherPosition<tg::ConcatOp, kConcatAlongReason>>>(context);
+  tg::GatherOp::attachInterface<
+      DecoderAxesModel<tg::GatherOp, gatherAxes, gatherPosition>>(context);
 
   // Target op only (its table recomputed, if at all, whole).
   tg::EmbeddingOp::attachInterface<

@@ -76,7 +76,8 @@ void attachNoGradients(MLIRContext *context) {
   skip<kPositionalEncodingReason, tg::PositionalEncodingOp>(context);
 
   // What the rules emit: second-order gradients are not supported.
-  skip<kBackwardReason, tg::EmbeddingGradOp, tg::ReluGradOp, tg::GeluGradOp,
+  skip<kBackwardReason, tg::EmbeddingGradOp, tg::SliceGradOp,
+       tg::GatherGradOp, tg::ReluGradOp, tg::GeluGradOp,
        tg::GeluTanhGradOp, tg::SoftmaxGradOp,
        tg::LayerNormGradOp, tg::DropoutGradOp, tg::CrossEntropyGradOp,
        tg::AttentionGradOp, tg::ResidualLayerNormGradOp>(context);

@@ -1,8 +1,9 @@
 //===- Tensor.cpp - gradients of shapes and reductions --------------------===//
 //
-// The backward of the shape ops, reductions, embedding and dropout: shape
-// changes undone, sums spread back over what they reduced, and the
-// gather's and the mask's own backward ops. Masks and positions have no
+// The backward of the shape ops, reductions, slices, concatenation,
+// gathers, embedding and dropout: shape changes undone, sums spread back
+// over what they reduced, each joined input's stretch sliced back out, and
+// the slice's, the gathers' and the mask's own backward ops. Masks and positions have no
 // rule (NoGradient.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -111,6 +112,31 @@ LogicalResult embeddingRule(GradientBuilder &r, tg::EmbeddingOp embedding) {
   return success();
 }
 
+LogicalResult sliceRule(GradientBuilder &r, tg::SliceOp slice) {
+  r.set(0, r.make<tg::SliceGradOp>(slice.getInput().getType(), r.dy(),
+                                   slice.getDim(), slice.getStart()));
+  return success();
+}
+
+// Each input's gradient is its stretch of dy along the joined dimension.
+LogicalResult concatRule(GradientBuilder &r, tg::ConcatOp concat) {
+  int64_t dim = concat.getDim(), start = 0;
+  for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+    if (r.wants(index))
+      r.set(index,
+            r.make<tg::SliceOp>(input.getType(), r.dy(), dim, start));
+    start += tensorOf(input).getDimSize(dim);
+  }
+  return success();
+}
+
+// The indices are integers: only the input has a gradient.
+LogicalResult gatherRule(GradientBuilder &r, tg::GatherOp gather) {
+  r.set(0, r.make<tg::GatherGradOp>(gather.getInput().getType(), r.dy(),
+                                    gather.getIndices(), gather.getDim()));
+  return success();
+}
+
 LogicalResult dropoutRule(GradientBuilder &r, tg::DropoutOp dropout) {
   // The mask is regenerated from (key, op_id), never stored.
   r.set(0, r.make<tg::DropoutGradOp>(r.dy(), dropout.getKey(),
@@ -129,6 +155,9 @@ void attachTensorGradients(MLIRContext *context) {
   attachGradientRule<tg::ReduceSumOp, reduceSumRule>(context);
   attachGradientRule<tg::ReduceMeanOp, reduceMeanRule>(context);
   attachGradientRule<tg::ReduceMaxOp, reduceMaxRule>(context);
+  attachGradientRule<tg::SliceOp, sliceRule>(context);
+  attachGradientRule<tg::ConcatOp, concatRule>(context);
+  attachGradientRule<tg::GatherOp, gatherRule>(context);
   attachGradientRule<tg::EmbeddingOp, embeddingRule>(context);
   attachGradientRule<tg::DropoutOp, dropoutRule>(context);
 }

@@ -139,6 +139,84 @@ TEST(Frontend, MadeTensorsCheckTheirShapes) {
   EXPECT_EQ(errors[0], "pow: the exponent must be finite");
 }
 
+TEST(Frontend, SlicesConcatSplitAndGatherShapes) {
+  test::TestContext t;
+  auto module = buildGraph(t.context, "f", [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 6, 4}, DType::F32);
+    Tensor ids = b.input("ids", {5}, DType::I32);
+    Tensor targets = b.input("targets", {2, 4}, DType::I32);
+    std::vector<Tensor> parts = split(x, -2, 3);
+    ASSERT_EQ(parts.size(), 3u);
+    EXPECT_EQ(parts[1].shape(), llvm::ArrayRef<int64_t>({2, 2, 4}));
+    Tensor joined = concat({parts[2], parts[0]}, 1);
+    EXPECT_EQ(joined.shape(), llvm::ArrayRef<int64_t>({2, 4, 4}));
+    EXPECT_EQ(gather(x, ids, 1).shape(), llvm::ArrayRef<int64_t>({2, 5, 4}));
+    EXPECT_EQ(slice(x, -1, 1, 2).shape(), llvm::ArrayRef<int64_t>({2, 6, 2}));
+    // All of a dimension, and one tensor joined, are the input itself.
+    EXPECT_EQ(slice(x, 0, 0, 2).value(), x.value());
+    EXPECT_EQ(concat({x}, 1).value(), x.value());
+    LossAndTokens loss = crossEntropy(joined, targets, 0.0, 0);
+    b.setLoss(loss.loss, loss.tokens);
+    b.setSchedule({4, 100, 1.0});
+  });
+  ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
+  int slices = 0, concats = 0, gathers = 0;
+  (*module)->walk([&](Operation *op) {
+    slices += isa<tg::SliceOp>(op);
+    concats += isa<tg::ConcatOp>(op);
+    gathers += isa<tg::GatherOp>(op);
+  });
+  EXPECT_EQ(slices, 4);
+  EXPECT_EQ(concats, 1);
+  EXPECT_EQ(gathers, 1);
+}
+
+TEST(Frontend, SplitThatDoesNotDivideFailsAtTheCallersLine) {
+  test::TestContext t;
+  Location where = UnknownLoc::get(&t.context);
+  t.context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    where = diag.getLocation();
+    return failure(); // let the recording handler see it too
+  });
+  int line = 0;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 6, 4}, DType::F32);
+    line = __LINE__ + 1;
+    split(x, 1, 4);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "split: dim 1 of [2, 6, 4] (size 6) does not split into 4 equal parts");
+  auto loc = llvm::dyn_cast<FileLineColLoc>(where);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(loc.getFilename().str(), __FILE__);
+  EXPECT_EQ(static_cast<int>(loc.getLine()), line);
+}
+
+TEST(Frontend, StructuralOpsCheckShapes) {
+  test::TestContext t;
+  auto error = [&](const std::function<void(Tensor, Tensor)> &use) {
+    auto errors = buildErrors(t, [&](tgc::Builder &b) {
+      use(b.input("x", {2, 6, 4}, DType::F32), b.input("ids", {3}, DType::I32));
+    });
+    return errors.size() == 1 ? errors[0] : ::testing::PrintToString(errors);
+  };
+  EXPECT_EQ(error([](Tensor x, Tensor) { slice(x, 1, 4, 3); }),
+            "slice: elements [4, 7) along dim 1 are not a non-empty part of "
+            "[0, 6) (input [2, 6, 4])");
+  EXPECT_EQ(error([](Tensor x, Tensor) { slice(x, 3, 0, 1); }),
+            "slice: dim 3 is out of range for shape [2, 6, 4]");
+  EXPECT_EQ(error([](Tensor x, Tensor) {
+              concat({x, slice(x, 2, 0, 2)}, 1);
+            }),
+            "concat: input #1 [2, 6, 2] does not match input #0 [2, 6, 4] "
+            "outside dim 1");
+  EXPECT_EQ(error([](Tensor x, Tensor) { gather(x, x, 0); }),
+            "gather: indices must be i32 but are f32 [2, 6, 4]");
+  EXPECT_EQ(error([](Tensor, Tensor ids) { gather(ids, ids, 0); }),
+            "gather: input must be f32 but is i32 [3]");
+}
+
 TEST(Frontend, ParameterNamesAreHierarchicalAndUnique) {
   test::TestContext t;
   auto errors = buildErrors(t, [&](tgc::Builder &b) {

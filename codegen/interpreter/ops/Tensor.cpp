@@ -1,8 +1,9 @@
 //===- Tensor.cpp - the interpreter's shape, reduction and mask ops -------===//
 //
-// Embeddings (whose ids are checked here: the verifier cannot see them),
-// shape ops, reductions, masks and positional encodings, each a call of its
-// reference kernel.
+// Embeddings and gathers (whose ids and indices are checked here: the
+// verifier cannot see them), shape ops, slices and concatenation,
+// reductions, masks and positional encodings, each a call of its reference
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/ops/OpSupport.h"
@@ -53,6 +54,45 @@ LogicalResult transpose(Executor &x, tg::TransposeOp o) {
   return success();
 }
 
+LogicalResult slice(Executor &x, tg::SliceOp o) {
+  x.bind(o.getResult(),
+         ref::slice(x.get(o.getInput()), o.getDim(), o.getStart(),
+                    shapeOf(o.getResult())[o.getDim()]));
+  return success();
+}
+
+LogicalResult sliceGrad(Executor &x, tg::SliceGradOp o) {
+  x.bind(o.getResult(), ref::sliceGrad(x.get(o.getGrad()), o.getDim(),
+                                       o.getStart(), shapeOf(o.getResult())));
+  return success();
+}
+
+LogicalResult concat(Executor &x, tg::ConcatOp o) {
+  std::vector<const HostTensor *> inputs;
+  for (Value input : o.getInputs())
+    inputs.push_back(&x.get(input));
+  x.bind(o.getResult(), ref::concat(inputs, o.getDim()));
+  return success();
+}
+
+LogicalResult gather(Executor &x, tg::GatherOp o) {
+  const HostTensor &indices = x.get(o.getIndices());
+  if (failed(checkIds(o, indices, shapeOf(o.getInput())[o.getDim()], "index")))
+    return failure();
+  x.bind(o.getResult(), ref::gather(x.get(o.getInput()), indices, o.getDim()));
+  return success();
+}
+
+LogicalResult gatherGrad(Executor &x, tg::GatherGradOp o) {
+  const HostTensor &indices = x.get(o.getIndices());
+  if (failed(
+          checkIds(o, indices, shapeOf(o.getResult())[o.getDim()], "index")))
+    return failure();
+  x.bind(o.getResult(), ref::gatherGrad(x.get(o.getGrad()), indices,
+                                        o.getDim(), shapeOf(o.getResult())));
+  return success();
+}
+
 template <typename ReduceOp, ref::Reduction kind>
 LogicalResult reduce(Executor &x, ReduceOp o) {
   x.bind(o.getResult(), ref::reduce(x.get(o.getInput()), span(o.getDims()),
@@ -93,6 +133,15 @@ void attachTensorReference(MLIRContext *context) {
       *context);
   tg::TransposeOp::attachInterface<ReferenceModel<tg::TransposeOp, transpose>>(
       *context);
+  tg::SliceOp::attachInterface<ReferenceModel<tg::SliceOp, slice>>(*context);
+  tg::SliceGradOp::attachInterface<ReferenceModel<tg::SliceGradOp, sliceGrad>>(
+      *context);
+  tg::ConcatOp::attachInterface<ReferenceModel<tg::ConcatOp, concat>>(
+      *context);
+  tg::GatherOp::attachInterface<ReferenceModel<tg::GatherOp, gather>>(
+      *context);
+  tg::GatherGradOp::attachInterface<
+      ReferenceModel<tg::GatherGradOp, gatherGrad>>(*context);
   tg::ReduceSumOp::attachInterface<ReferenceModel<
       tg::ReduceSumOp, reduce<tg::ReduceSumOp, ref::Reduction::Sum>>>(
       *context);

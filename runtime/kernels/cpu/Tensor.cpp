@@ -1,4 +1,4 @@
-//===- TensorKernels.cpp - layouts, reductions, embeddings, masks ----===//
+//===- Tensor.cpp - layouts, reductions, slices, gathers, embeddings ---===//
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/ReusedBuffer.h"
 
@@ -21,8 +21,8 @@ static constexpr int64_t kParallelTensorElements = 1 << 15;
 /// Each line of the innermost output dimension is one contiguous write.
 /// Out is float, or Bf16 (each value rounded as it is written).
 template <typename Out>
-static void gather(const float *input, Out *out, const int64_t *shape,
-                   const int64_t *from, int rank) {
+static void gatherStrided(const float *input, Out *out, const int64_t *shape,
+                          const int64_t *from, int rank) {
   int64_t inner = shape[rank - 1], step = from[rank - 1];
   int64_t total = 1;
   for (int d = 0; d < rank; ++d)
@@ -59,7 +59,7 @@ static void transposeTo(const float *input, Out *out,
                         int rank) {
   if (rank == 0) {
     const int64_t one = 1, none = 0;
-    gather(input, out, &one, &none, 1);
+    gatherStrided(input, out, &one, &none, 1);
     return;
   }
   int64_t strides[8] = {}, shape[8] = {}, from[8] = {};
@@ -72,7 +72,7 @@ static void transposeTo(const float *input, Out *out,
     shape[d] = inputShape[permutation[d]];
     from[d] = strides[permutation[d]];
   }
-  gather(input, out, shape, from, rank);
+  gatherStrided(input, out, shape, from, rank);
 }
 
 void transpose(const float *input, float *out, const int64_t *inputShape,
@@ -101,7 +101,7 @@ void broadcast(const float *input, float *out, const int64_t *resultShape,
       from[dims[j]] = stride;
     stride *= inputShape[j];
   }
-  gather(input, out, resultShape, from, resultRank);
+  gatherStrided(input, out, resultShape, from, resultRank);
 }
 
 namespace {
@@ -244,25 +244,47 @@ void embedding(const float *table, const int32_t *ids, float *out,
 
 void embeddingGrad(const float *grad, const int32_t *ids, float *out,
                    int64_t rows, int64_t width, int64_t vocab) {
-  // Each thread owns a range of vocabulary rows, zeroes it and scans every
-  // id: no two threads add into one row, and each row sums its grads in
-  // order. (The zeroing, [vocabulary, width] whatever the batch, was serial
-  // before: 76 MB a call at 37000 x 512.)
-#pragma omp parallel if (rows * width >= kParallelTensorElements)
+  gatherGrad(grad, ids, out, 1, vocab, rows, width);
+}
+
+void gather(const float *input, const int32_t *indices, float *out,
+            int64_t outer, int64_t extent, int64_t count, int64_t inner) {
+#pragma omp parallel for schedule(static) if (outer * count * inner >= kParallelTensorElements)
+  for (int64_t line = 0; line < outer * count; ++line) {
+    int64_t o = line / count, index = indices[line % count];
+    float *to = out + line * inner;
+    if (index < 0 || index >= extent)
+      std::fill(to, to + inner, 0.0f);
+    else
+      std::memcpy(to, input + (o * extent + index) * inner,
+                  inner * sizeof(float));
+  }
+}
+
+void gatherGrad(const float *grad, const int32_t *indices, float *out,
+                int64_t outer, int64_t extent, int64_t count, int64_t inner) {
+  // Each thread owns a range of the [outer * extent] output rows, zeroes it
+  // and scans every index: no two threads add into one row, and each row
+  // sums its gradients in index order whatever the thread count. (The
+  // zeroing, a whole [vocabulary, width] table for the embedding's, was
+  // serial before: 76 MB a call at 37000 x 512.)
+  const int64_t rows = outer * extent;
+#pragma omp parallel if (std::max(rows, outer * count) * inner >= kParallelTensorElements)
   {
     int threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    int64_t first = vocab * thread / threads;
-    int64_t last = vocab * (thread + 1) / threads;
-    std::fill(out + first * width, out + last * width, 0.0f);
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t id = ids[r];
-      if (id < first || id >= last)
-        continue;
-      float *o = out + id * width;
-      const float *g = grad + r * width;
-      for (int64_t d = 0; d < width; ++d)
-        o[d] += g[d];
-    }
+    int64_t first = rows * thread / threads;
+    int64_t last = rows * (thread + 1) / threads;
+    std::fill(out + first * inner, out + last * inner, 0.0f);
+    for (int64_t o = first / extent; o * extent < last; ++o)
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t index = indices[i], row = o * extent + index;
+        if (index < 0 || index >= extent || row < first || row >= last)
+          continue;
+        float *to = out + row * inner;
+        const float *g = grad + (o * count + i) * inner;
+        for (int64_t d = 0; d < inner; ++d)
+          to[d] += g[d];
+      }
   }
 }
 
@@ -281,12 +303,39 @@ void positionalEncoding(float *out, int64_t positions, int64_t width,
     }
 }
 
+/// Copies `rows` runs of `run` floats, `fromStride` apart in `from`,
+/// `toStride` apart in `to`: the blocks of slices and of their stores.
+static void copyRuns(const float *from, int64_t fromStride, float *to,
+                     int64_t toStride, int64_t rows, int64_t run) {
+#pragma omp parallel for schedule(static) if (rows * run >= kParallelTensorElements)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(to + r * toStride, from + r * fromStride,
+                static_cast<size_t>(run) * sizeof(float));
+}
+
 void storeSlice(float *target, const float *value, int64_t outer,
                 int64_t length, int64_t extent, int64_t inner, int64_t index) {
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(target + (o * extent + index) * inner,
-                value + o * length * inner,
+  copyRuns(value, length * inner, target + index * inner, extent * inner,
+           outer, length * inner);
+}
+
+void slice(const float *input, float *out, int64_t outer, int64_t length,
+           int64_t extent, int64_t inner, int64_t index) {
+  copyRuns(input + index * inner, extent * inner, out, length * inner, outer,
+           length * inner);
+}
+
+void sliceGrad(const float *grad, float *out, int64_t outer, int64_t length,
+               int64_t extent, int64_t inner, int64_t index) {
+  // Each output row written once: zeros, the gradient, zeros.
+#pragma omp parallel for schedule(static) if (outer * extent * inner >= kParallelTensorElements)
+  for (int64_t o = 0; o < outer; ++o) {
+    float *row = out + o * extent * inner;
+    std::fill(row, row + index * inner, 0.0f);
+    std::memcpy(row + index * inner, grad + o * length * inner,
                 static_cast<size_t>(length * inner) * sizeof(float));
+    std::fill(row + (index + length) * inner, row + extent * inner, 0.0f);
+  }
 }
 
 void paddingMask(const int32_t *ids, float *out, int64_t count, int32_t padId) {

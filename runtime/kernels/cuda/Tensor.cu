@@ -1,8 +1,9 @@
-//===- TensorKernels.cu - layouts, embeddings, positions, masks ------===//
+//===- Tensor.cu - layouts, slices, gathers, embeddings, positions, masks ===//
 //
 // Grid-stride loops, one thread per output element, except embeddingGrad
 // (CUB's radix sort groups the rows by id, then blocks sum chunks of the
-// sorted rows and the runs that cross chunks).
+// sorted rows and the runs that cross chunks), which gatherGrad of whole
+// rows shares, and the slices' block copies (2-D copies and fills).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
@@ -81,7 +82,7 @@ static void launchGather(const Element *input, Out *out, const Gather &g) {
 /// per head together): a quarter of the index arithmetic. Out is float or
 /// Bf16 (4 rounded values written as one uint2).
 template <typename Out>
-static void gather(const float *input, Out *out, const Gather &g) {
+static void gatherStrided(const float *input, Out *out, const Gather &g) {
   using Quad = std::conditional_t<std::is_same_v<Out, Bf16>, uint2, float4>;
   auto aligned = [](const void *p, size_t bytes) {
     return reinterpret_cast<uintptr_t>(p) % bytes == 0;
@@ -117,7 +118,7 @@ static void transposeTo(const float *input, Out *out,
     g.shape[d] = inputShape[permutation[d]];
     g.from[d] = strides[permutation[d]];
   }
-  gather(input, out, g);
+  gatherStrided(input, out, g);
 }
 
 void transpose(const float *input, float *out, const int64_t *inputShape,
@@ -145,7 +146,7 @@ void broadcast(const float *input, float *out, const int64_t *resultShape,
       g.from[dims[j]] = stride;
     stride *= inputShape[j];
   }
-  gather(input, out, g);
+  gatherStrided(input, out, g);
 }
 
 __global__ void embeddingKernel(const float *table, const int32_t *ids,
@@ -161,6 +162,63 @@ void embedding(const float *table, const int32_t *ids, float *out,
     return;
   embeddingKernel<<<blocksFor(rows * width), kThreads, 0, stream()>>>(
       table, ids, out, rows, width);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+/// One thread per output element; an index outside the input gives 0.
+__global__ void gatherIndexedKernel(const float *input, const int32_t *indices,
+                                    float *out, int64_t extent, int64_t count,
+                                    int64_t inner, int64_t total) {
+  TGC_GRID_STRIDE(x, total) {
+    int64_t line = x / inner, o = line / count;
+    int64_t index = indices[line % count];
+    out[x] = index >= 0 && index < extent
+                 ? input[(o * extent + index) * inner + x % inner]
+                 : 0.0f;
+  }
+}
+
+void gather(const float *input, const int32_t *indices, float *out,
+            int64_t outer, int64_t extent, int64_t count, int64_t inner) {
+  int64_t total = outer * count * inner;
+  if (total == 0)
+    return;
+  gatherIndexedKernel<<<blocksFor(total), kThreads, 0, stream()>>>(
+      input, indices, out, extent, count, inner, total);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
+/// One thread per output element (o, e, c): the gradients of the indices
+/// equal to e, in index order, as the CPU adds them. Its work is
+/// outer * extent * inner * count: meant for gathers along an inner
+/// dimension, whose indices are few; a gather of whole rows (outer 1) sorts
+/// its indices instead (embeddingGrad).
+__global__ void gatherGradScanKernel(const float *grad,
+                                     const int32_t *indices, float *out,
+                                     int64_t extent, int64_t count,
+                                     int64_t inner, int64_t total) {
+  TGC_GRID_STRIDE(x, total) {
+    int64_t c = x % inner, row = x / inner;
+    int64_t e = row % extent, o = row / extent;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < count; ++i)
+      if (indices[i] == e)
+        sum += grad[(o * count + i) * inner + c];
+    out[x] = sum;
+  }
+}
+
+void gatherGrad(const float *grad, const int32_t *indices, float *out,
+                int64_t outer, int64_t extent, int64_t count, int64_t inner) {
+  if (outer == 1) {
+    embeddingGrad(grad, indices, out, count, inner, extent);
+    return;
+  }
+  int64_t total = outer * extent * inner;
+  if (total == 0)
+    return;
+  gatherGradScanKernel<<<blocksFor(total), kThreads, 0, stream()>>>(
+      grad, indices, out, extent, count, inner, total);
   TGC_CUDA_CHECK_LAUNCH();
 }
 
@@ -303,14 +361,49 @@ void positionalEncoding(float *out, int64_t positions, int64_t width,
   TGC_CUDA_CHECK_LAUNCH();
 }
 
+/// Copies `rows` runs of `run` floats, `fromStride` apart in `from`,
+/// `toStride` apart in `to`, as one 2-D copy: the blocks of slices and of
+/// their stores.
+static void copyRuns(const float *from, int64_t fromStride, float *to,
+                     int64_t toStride, int64_t rows, int64_t run) {
+  if (rows * run == 0)
+    return;
+  auto bytes = [](int64_t floats) {
+    return static_cast<size_t>(floats) * sizeof(float);
+  };
+  TGC_CUDA_CHECK(cudaMemcpy2DAsync(to, bytes(toStride), from, bytes(fromStride),
+                                   bytes(run), static_cast<size_t>(rows),
+                                   cudaMemcpyDeviceToDevice, stream()));
+}
+
 void storeSlice(float *target, const float *value, int64_t outer,
                 int64_t length, int64_t extent, int64_t inner, int64_t index) {
-  // One 2-D copy: `outer` rows of length * inner floats.
-  size_t row = static_cast<size_t>(length * inner) * sizeof(float);
-  TGC_CUDA_CHECK(cudaMemcpy2DAsync(
-      target + index * inner, static_cast<size_t>(extent * inner) * sizeof(float),
-      value, row, row, static_cast<size_t>(outer), cudaMemcpyDeviceToDevice,
-      stream()));
+  copyRuns(value, length * inner, target + index * inner, extent * inner,
+           outer, length * inner);
+}
+
+void slice(const float *input, float *out, int64_t outer, int64_t length,
+           int64_t extent, int64_t inner, int64_t index) {
+  copyRuns(input + index * inner, extent * inner, out, length * inner, outer,
+           length * inner);
+}
+
+void sliceGrad(const float *grad, float *out, int64_t outer, int64_t length,
+               int64_t extent, int64_t inner, int64_t index) {
+  // Each output element written once: the zeros before and after the
+  // gradient's positions as two 2-D fills, then the gradient.
+  size_t pitch = static_cast<size_t>(extent * inner) * sizeof(float);
+  int64_t after = extent - index - length;
+  if (index > 0)
+    TGC_CUDA_CHECK(cudaMemset2DAsync(
+        out, pitch, 0, static_cast<size_t>(index * inner) * sizeof(float),
+        static_cast<size_t>(outer), stream()));
+  if (after > 0)
+    TGC_CUDA_CHECK(cudaMemset2DAsync(
+        out + (index + length) * inner, pitch, 0,
+        static_cast<size_t>(after * inner) * sizeof(float),
+        static_cast<size_t>(outer), stream()));
+  storeSlice(out, grad, outer, length, extent, inner, index);
 }
 
 __global__ void paddingMaskKernel(const int32_t *ids, float *out,

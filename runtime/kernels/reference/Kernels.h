@@ -42,7 +42,7 @@ HostTensor matmul(const HostTensor &lhs, const HostTensor &rhs,
 HostTensor linear(const HostTensor &input, const HostTensor &weight,
                   const HostTensor &bias, bool relu);
 
-//===--- Tensor.cpp: shapes, reductions, embeddings, masks, positions -----===//
+//===--- Tensor.cpp: shapes, reductions, slices, gathers, masks, positions -===//
 HostTensor broadcast(const HostTensor &input, std::span<const int64_t> dims,
                      std::vector<int64_t> resultShape);
 HostTensor transpose(const HostTensor &input,
@@ -57,6 +57,21 @@ HostTensor embeddingGrad(const HostTensor &grad, const HostTensor &ids,
 /// that it fits).
 void storeSlice(HostTensor &target, const HostTensor &value, int64_t axis,
                 int64_t index);
+/// Elements [start, start + size) of `input` along `dim`.
+HostTensor slice(const HostTensor &input, int64_t dim, int64_t start,
+                 int64_t size);
+/// Zeros of `inputShape` with `grad` at [start, ...) along `dim`.
+HostTensor sliceGrad(const HostTensor &grad, int64_t dim, int64_t start,
+                     std::vector<int64_t> inputShape);
+/// The inputs one after the other along `dim`.
+HostTensor concat(std::span<const HostTensor *const> inputs, int64_t dim);
+/// input[a..., indices[i...], b...] (numpy take); indices in range.
+HostTensor gather(const HostTensor &input, const HostTensor &indices,
+                  int64_t dim);
+/// Zeros of `inputShape` into which each gathered entry's gradient is added
+/// where it was taken.
+HostTensor gatherGrad(const HostTensor &grad, const HostTensor &indices,
+                      int64_t dim, std::vector<int64_t> inputShape);
 HostTensor causalMask(int64_t size);
 HostTensor paddingMask(const HostTensor &ids, int64_t padId);
 /// Rows for positions first .. first + positions - 1.

@@ -1,4 +1,4 @@
-//===- Tensor.cpp - shape ops, reductions, embeddings, masks, positions --===//
+//===- Tensor.cpp - shapes, reductions, slices, gathers, masks, positions -===//
 #include "runtime/kernels/reference/Indexing.h"
 #include "runtime/kernels/reference/Kernels.h"
 
@@ -75,28 +75,12 @@ HostTensor reduce(const HostTensor &input, std::span<const int64_t> dims,
 }
 
 HostTensor embedding(const HostTensor &table, const HostTensor &ids) {
-  int64_t width = table.shape[1];
-  std::vector<int64_t> shape = ids.shape;
-  shape.push_back(width);
-  HostTensor result(shape);
-  for (int64_t t = 0; t < ids.numElements(); ++t) {
-    int64_t row = static_cast<int64_t>(ids[t]);
-    for (int64_t d = 0; d < width; ++d)
-      result[t * width + d] = table[row * width + d];
-  }
-  return result;
+  return gather(table, ids, 0);
 }
 
 HostTensor embeddingGrad(const HostTensor &grad, const HostTensor &ids,
                          int64_t vocab) {
-  int64_t width = grad.shape.back();
-  HostTensor result({vocab, width});
-  for (int64_t t = 0; t < ids.numElements(); ++t) {
-    int64_t row = static_cast<int64_t>(ids[t]);
-    for (int64_t d = 0; d < width; ++d)
-      result[row * width + d] += grad[t * width + d];
-  }
-  return result;
+  return gatherGrad(grad, ids, 0, {vocab, grad.shape.back()});
 }
 
 void storeSlice(HostTensor &target, const HostTensor &value, int64_t axis,
@@ -110,6 +94,76 @@ void storeSlice(HostTensor &target, const HostTensor &value, int64_t axis,
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < length * inner; ++i)
       target[(o * extent + index) * inner + i] = value[o * length * inner + i];
+}
+
+HostTensor slice(const HostTensor &input, int64_t dim, int64_t start,
+                 int64_t size) {
+  std::vector<int64_t> shape = input.shape;
+  shape[dim] = size;
+  HostTensor result(shape, input.type);
+  AxisView in(input.shape, dim), out(shape, dim);
+  for (int64_t o = 0; o < out.outer; ++o)
+    for (int64_t j = 0; j < size; ++j)
+      for (int64_t x = 0; x < out.inner; ++x)
+        result[out.at(o, x, j)] = input[in.at(o, x, start + j)];
+  return result;
+}
+
+HostTensor sliceGrad(const HostTensor &grad, int64_t dim, int64_t start,
+                     std::vector<int64_t> inputShape) {
+  HostTensor result(std::move(inputShape), grad.type);
+  storeSlice(result, grad, dim, start);
+  return result;
+}
+
+HostTensor concat(std::span<const HostTensor *const> inputs, int64_t dim) {
+  std::vector<int64_t> shape = inputs.front()->shape;
+  shape[dim] = 0;
+  for (const HostTensor *input : inputs)
+    shape[dim] += input->shape[dim];
+  HostTensor result(shape, inputs.front()->type);
+  int64_t offset = 0;
+  for (const HostTensor *input : inputs) {
+    storeSlice(result, *input, dim, offset);
+    offset += input->shape[dim];
+  }
+  return result;
+}
+
+/// input[:dim] ++ indices ++ input[dim+1:].
+static std::vector<int64_t> gatheredShape(const std::vector<int64_t> &input,
+                                          const HostTensor &indices,
+                                          int64_t dim) {
+  std::vector<int64_t> shape(input.begin(), input.begin() + dim);
+  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+  shape.insert(shape.end(), input.begin() + dim + 1, input.end());
+  return shape;
+}
+
+HostTensor gather(const HostTensor &input, const HostTensor &indices,
+                  int64_t dim) {
+  HostTensor result(gatheredShape(input.shape, indices, dim), input.type);
+  AxisView in(input.shape, dim);
+  int64_t count = indices.numElements();
+  for (int64_t o = 0; o < in.outer; ++o)
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t x = 0; x < in.inner; ++x)
+        result[(o * count + i) * in.inner + x] =
+            input[in.at(o, x, static_cast<int64_t>(indices[i]))];
+  return result;
+}
+
+HostTensor gatherGrad(const HostTensor &grad, const HostTensor &indices,
+                      int64_t dim, std::vector<int64_t> inputShape) {
+  HostTensor result(std::move(inputShape), grad.type);
+  AxisView out(result.shape, dim);
+  int64_t count = indices.numElements();
+  for (int64_t o = 0; o < out.outer; ++o)
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t x = 0; x < out.inner; ++x)
+        result[out.at(o, x, static_cast<int64_t>(indices[i]))] +=
+            grad[(o * count + i) * out.inner + x];
+  return result;
 }
 
 HostTensor causalMask(int64_t size) {

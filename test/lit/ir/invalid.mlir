@@ -1,8 +1,8 @@
 // Verifier rules of the tg dialect: one case per rule, each rejected with the
 // rule's message. Sections follow ir/TgOps.td's families: shared rules, state ops,
-// embedding, matmul, elementwise, shapes/reductions, softmax/layernorm/dropout,
-// masks/positions, loss, fused attention, residual layer norm, post-autodiff
-// fusion (elementwise groups, linear), adam and multi-adam.
+// embedding, matmul, elementwise, shapes/reductions, slices/concatenation/gathers,
+// softmax/layernorm/dropout, masks/positions, loss, fused attention, residual
+// layer norm, post-autodiff fusion (elementwise groups, linear), adam and multi-adam.
 // RUN: tgc-opt %s -split-input-file -verify-diagnostics
 
 //===----------------------------------------------------------------------===//
@@ -642,6 +642,163 @@ func.func @reduce_mean_result_shape(%x: tensor<2x7x16xf32>) -> tensor<2x16xf32> 
   // expected-error @+1 {{result must have shape [2, 7] but has [2, 16]}}
   %mu = tg.reduce_mean %x dims [2] : tensor<2x7x16xf32> -> tensor<2x16xf32>
   return %mu : tensor<2x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Slices, concatenation and gathers
+//===----------------------------------------------------------------------===//
+
+// tg.slice: dim is a dimension of the input.
+func.func @slice_dim_range(%x: tensor<2x7x16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{dim 3 is outside [0, 3)}}
+  %y = tg.slice %x dim 3 start 0 : tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.slice: the result has the input's rank.
+func.func @slice_result_rank(%x: tensor<2x7x16xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{result must have rank 3 but has shape [2, 3]}}
+  %y = tg.slice %x dim 1 start 0 : tensor<2x7x16xf32> -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// tg.slice: the elements taken lie inside the input.
+func.func @slice_past_the_end(%x: tensor<2x7x16xf32>) -> tensor<2x3x16xf32> {
+  // expected-error @+1 {{elements [5, 8) along dim 1 are not all in input [2, 7, 16]}}
+  %y = tg.slice %x dim 1 start 5 : tensor<2x7x16xf32> -> tensor<2x3x16xf32>
+  return %y : tensor<2x3x16xf32>
+}
+
+// -----
+
+// tg.slice: a negative start is outside the input too.
+func.func @slice_negative_start(%x: tensor<2x7x16xf32>) -> tensor<2x3x16xf32> {
+  // expected-error @+1 {{elements [-1, 2) along dim 1 are not all in input [2, 7, 16]}}
+  %y = tg.slice %x dim 1 start -1 : tensor<2x7x16xf32> -> tensor<2x3x16xf32>
+  return %y : tensor<2x3x16xf32>
+}
+
+// -----
+
+// tg.slice: every other dimension is the input's.
+func.func @slice_other_dims(%x: tensor<2x7x16xf32>) -> tensor<2x3x8xf32> {
+  // expected-error @+1 {{result must have shape [2, 3, 16] but has [2, 3, 8]}}
+  %y = tg.slice %x dim 1 start 0 : tensor<2x7x16xf32> -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}
+
+// -----
+
+// tg.slice_grad: the rules of tg.slice, grad being the slice of the result.
+func.func @slice_grad_past_the_end(%dy: tensor<2x3x16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{elements [6, 9) along dim 1 are not all in result [2, 7, 16]}}
+  %dx = tg.slice_grad %dy dim 1 start 6 : tensor<2x3x16xf32> -> tensor<2x7x16xf32>
+  return %dx : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.slice_grad: grad has the result's shape but along dim.
+func.func @slice_grad_other_dims(%dy: tensor<2x3x8xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{grad must have shape [2, 3, 16] but has [2, 3, 8]}}
+  %dx = tg.slice_grad %dy dim 1 start 0 : tensor<2x3x8xf32> -> tensor<2x7x16xf32>
+  return %dx : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.concat: at least one input.
+func.func @concat_nothing() -> tensor<2xf32> {
+  // expected-error @+1 {{needs at least one input}}
+  %y = "tg.concat"() {dim = 0 : i64} : () -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// tg.concat: dim is a dimension of the inputs.
+func.func @concat_dim_range(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x7xf32> {
+  // expected-error @+1 {{dim -1 is outside [0, 2)}}
+  %y = tg.concat %a, %b dim -1 : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<2x7xf32>
+  return %y : tensor<2x7xf32>
+}
+
+// -----
+
+// tg.concat: the inputs agree in every other dimension.
+func.func @concat_mismatch(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x7xf32> {
+  // expected-error @+1 {{input #1 [3, 4] must match input #0 [2, 3] in every dimension but dim 1}}
+  %y = tg.concat %a, %b dim 1 : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x7xf32>
+  return %y : tensor<2x7xf32>
+}
+
+// -----
+
+// tg.concat: the inputs have one rank.
+func.func @concat_ranks(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{input #1 [2, 3, 1] must match input #0 [2, 3] in every dimension but dim 1}}
+  %y = tg.concat %a, %b dim 1 : tensor<2x3xf32>, tensor<2x3x1xf32> -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// tg.concat: the result's size along dim is the sum of the inputs'.
+func.func @concat_result_shape(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{result must have shape [2, 7] but has [2, 8]}}
+  %y = tg.concat %a, %b dim 1 : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// tg.gather: dim is a dimension of the input.
+func.func @gather_dim_range(%x: tensor<3x2xf32>, %i: tensor<2xi32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{dim 2 is outside [0, 2)}}
+  %y = tg.gather %x[%i] dim 2 : tensor<3x2xf32>, tensor<2xi32> -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// tg.gather: the indices' shape replaces dimension dim.
+func.func @gather_result_shape(%x: tensor<3x5xf32>, %i: tensor<2x4xi32>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{result must have shape [3, 2, 4] but has [3, 8]}}
+  %y = tg.gather %x[%i] dim 1 : tensor<3x5xf32>, tensor<2x4xi32> -> tensor<3x8xf32>
+  return %y : tensor<3x8xf32>
+}
+
+// -----
+
+// tg.gather: the indices are i32.
+func.func @gather_f32_indices(%x: tensor<3x5xf32>, %i: tensor<2xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer values, but got 'tensor<2xf32>'}}
+  %y = tg.gather %x[%i] dim 1 : tensor<3x5xf32>, tensor<2xf32> -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// tg.gather_grad: dim is a dimension of the result.
+func.func @gather_grad_dim_range(%dy: tensor<2x2xf32>, %i: tensor<2xi32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{dim 2 is outside [0, 2)}}
+  %dx = tg.gather_grad %dy[%i] dim 2 : tensor<2x2xf32>, tensor<2xi32> -> tensor<3x2xf32>
+  return %dx : tensor<3x2xf32>
+}
+
+// -----
+
+// tg.gather_grad: grad has the gather's result shape.
+func.func @gather_grad_grad_shape(%dy: tensor<3x2xf32>, %i: tensor<2xi32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{grad must have shape [2, 2] but has [3, 2]}}
+  %dx = tg.gather_grad %dy[%i] dim 0 : tensor<3x2xf32>, tensor<2xi32> -> tensor<3x2xf32>
+  return %dx : tensor<3x2xf32>
 }
 
 // -----

@@ -122,6 +122,21 @@ func.func @shapes(%b: tensor<16xf32>, %m: tensor<2x7xf32>, %x: tensor<2x7x16xf32
   return %b3, %m4, %t : tensor<2x7x16xf32>, tensor<2x4x7x7xf32>, tensor<2x4x7x4xf32>
 }
 
+// CHECK-LABEL: func.func @slices_and_gathers(
+func.func @slices_and_gathers(%x: tensor<2x7x16xf32>, %y: tensor<2x7x8xf32>, %rows: tensor<3x2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x24xf32>, tensor<2x7x16xf32>) {
+  // CHECK-NEXT: %[[S:[a-z_0-9]+]] = tg.slice %{{[a-z_0-9]+}} dim 1 start 2 : tensor<2x7x16xf32> -> tensor<2x3x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.slice_grad %[[S]] dim 1 start 2 : tensor<2x3x16xf32> -> tensor<2x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.concat %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} dim 2 : tensor<2x7x16xf32>, tensor<2x7x8xf32> -> tensor<2x7x24xf32>
+  // CHECK-NEXT: %[[G:[a-z_0-9]+]] = tg.gather %{{[a-z_0-9]+}}[%{{[a-z_0-9]+}}] dim 2 : tensor<2x7x16xf32>, tensor<3x2xi32> -> tensor<2x7x3x2xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.gather_grad %[[G]][%{{[a-z_0-9]+}}] dim 2 : tensor<2x7x3x2xf32>, tensor<3x2xi32> -> tensor<2x7x16xf32>
+  %s = tg.slice %x dim 1 start 2 : tensor<2x7x16xf32> -> tensor<2x3x16xf32>
+  %ds = tg.slice_grad %s dim 1 start 2 : tensor<2x3x16xf32> -> tensor<2x7x16xf32>
+  %c = tg.concat %x, %y dim 2 : tensor<2x7x16xf32>, tensor<2x7x8xf32> -> tensor<2x7x24xf32>
+  %g = tg.gather %x[%rows] dim 2 : tensor<2x7x16xf32>, tensor<3x2xi32> -> tensor<2x7x3x2xf32>
+  %dg = tg.gather_grad %g[%rows] dim 2 : tensor<2x7x3x2xf32>, tensor<3x2xi32> -> tensor<2x7x16xf32>
+  return %ds, %c, %dg : tensor<2x7x16xf32>, tensor<2x7x24xf32>, tensor<2x7x16xf32>
+}
+
 // CHECK-LABEL: func.func @reductions(
 func.func @reductions(%x: tensor<2x7x16xf32>) -> (tensor<16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.reduce_sum %{{[a-z_0-9]+}} dims [0, 1] : tensor<2x7x16xf32> -> tensor<16xf32>

@@ -490,3 +490,29 @@ func.func @loss() -> tensor<f32> {
 // CHECK: %[[DY:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<2x3xf32>
 // CHECK-NEXT: %[[DX:.*]] = tg.mul %[[DY]], %[[S]] : tensor<2x3xf32>
 // CHECK-NEXT: return %{{.*}}, %[[DX]]
+
+// -----
+
+// tg.slice: slice_grad puts dy in zeros of the input's shape; tg.concat:
+// each input gets its stretch of dy, a tg.slice; tg.gather: gather_grad
+// scatter-adds dy into zeros of the table (the indices get nothing).
+tg.variable @x trainable init(zeros) : tensor<2x6xf32>
+tg.variable @t trainable init(zeros) : tensor<4x3xf32>
+func.func @loss(%rows: tensor<2xi32>) -> tensor<f32> {
+  %x = tg.load @x : tensor<2x6xf32>
+  %s = tg.slice %x dim 1 start 2 : tensor<2x6xf32> -> tensor<2x3xf32>
+  %t = tg.load @t : tensor<4x3xf32>
+  %g = tg.gather %t[%rows] dim 0 : tensor<4x3xf32>, tensor<2xi32> -> tensor<2x3xf32>
+  %c = tg.concat %s, %g dim 0 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+  %l = tg.reduce_sum %c dims [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %[[ROWS:.*]]: tensor<2xi32>) -> (tensor<f32>, tensor<2x6xf32> {tg.gradient_of = @x}, tensor<4x3xf32> {tg.gradient_of = @t})
+// CHECK: %[[DY:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<4x3xf32>
+// CHECK-DAG: %[[DS:.*]] = tg.slice %[[DY]] dim 0 start 0 : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK-DAG: %[[DG:.*]] = tg.slice %[[DY]] dim 0 start 2 : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK-DAG: %[[DT:.*]] = tg.gather_grad %[[DG]][%[[ROWS]]] dim 0 : tensor<2x3xf32>, tensor<2xi32> -> tensor<4x3xf32>
+// CHECK-DAG: %[[DX:.*]] = tg.slice_grad %[[DS]] dim 1 start 2 : tensor<2x3xf32> -> tensor<2x6xf32>
+// CHECK: return %{{.*}}, %[[DX]], %[[DT]]

@@ -33,3 +33,56 @@ module {
     return %s : tensor<2x4x4xf32>
   }
 }
+
+// -----
+
+// A slice along the target positions has no one-position form.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x2x8xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    // expected-error @+1 {{'tg.slice' op cannot run one target position at a time: it slices the target positions}}
+    %s = tg.slice %x dim 1 start 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+    return %s : tensor<2x2x8xf32>
+  }
+}
+
+// -----
+
+// Nor does a concatenation along them.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x8x8xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    // expected-error @+1 {{'tg.concat' op cannot run one target position at a time: it joins tensors along the target positions}}
+    %c = tg.concat %x, %x dim 1 : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x8x8xf32>
+    return %c : tensor<2x8x8xf32>
+  }
+}
+
+// -----
+
+// Nor a gather along them (the positions it takes are any).
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x3x8xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %rows = tg.constant dense<[3, 0, 1]> : tensor<3xi32>
+    // expected-error @+1 {{'tg.gather' op cannot run one target position at a time: it gathers along the target positions}}
+    %g = tg.gather %x[%rows] dim 1 : tensor<2x4x8xf32>, tensor<3xi32> -> tensor<2x3x8xf32>
+    return %g : tensor<2x3x8xf32>
+  }
+}
+
+// -----
+
+// Nor a gather whose input and indices both come from the target.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x2x4xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    // expected-error @+1 {{'tg.gather' op cannot run one target position at a time: its input and its indices both depend on the target}}
+    %g = tg.gather %x[%tin] dim 2 : tensor<2x4x8xf32>, tensor<2x4xi32> -> tensor<2x4x2x4xf32>
+    return %g : tensor<2x4x2x4xf32>
+  }
+}

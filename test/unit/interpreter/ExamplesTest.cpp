@@ -325,6 +325,59 @@ func.func @f(%table: tensor<4x2xf32>, %ids: tensor<2x2xi32>)
   EXPECT_EQ(out[6].data, std::vector<double>({1, 2, 3, 4, 5, 6}));
 }
 
+// Hand-computed slices, concatenation and gathers of x = [[1, 2], [3, 4],
+// [5, 6]], and their backward ops.
+const char *kStructuralExample = R"mlir(
+func.func @f(%a: tensor<1x2xf32>, %b: tensor<1x2xf32>, %x: tensor<3x2xf32>,
+             %rows: tensor<2xi32>)
+    -> (tensor<2x2xf32>, tensor<3x1xf32>, tensor<2x2xf32>, tensor<3x2x1xf32>,
+        tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+  %c = tg.concat %a, %b dim 0 : tensor<1x2xf32>, tensor<1x2xf32> -> tensor<2x2xf32>
+  %s = tg.slice %x dim 1 start 1 : tensor<3x2xf32> -> tensor<3x1xf32>
+  %g = tg.gather %x[%rows] dim 0 : tensor<3x2xf32>, tensor<2xi32> -> tensor<2x2xf32>
+  %cols = tg.constant dense<[[1], [0]]> : tensor<2x1xi32>
+  %gc = tg.gather %x[%cols] dim 1 : tensor<3x2xf32>, tensor<2x1xi32> -> tensor<3x2x1xf32>
+  %ds = tg.slice_grad %s dim 1 start 0 : tensor<3x1xf32> -> tensor<3x2xf32>
+  %dg = tg.gather_grad %g[%rows] dim 0 : tensor<2x2xf32>, tensor<2xi32> -> tensor<3x2xf32>
+  %twice = tg.constant dense<1> : tensor<2xi32>
+  %dt = tg.gather_grad %g[%twice] dim 0 : tensor<2x2xf32>, tensor<2xi32> -> tensor<3x2xf32>
+  return %c, %s, %g, %gc, %ds, %dg, %dt
+      : tensor<2x2xf32>, tensor<3x1xf32>, tensor<2x2xf32>, tensor<3x2x1xf32>,
+        tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+}
+)mlir";
+
+TEST(Ops, SlicesConcatAndGathers) {
+  Program p(kStructuralExample, Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  auto out = p.run("f", {f32({1, 2}, {1, 2}), f32({1, 2}, {3, 4}),
+                         f32({3, 2}, {1, 2, 3, 4, 5, 6}), i32({2}, {2, 0})});
+  ASSERT_EQ(out.size(), 7u);
+  EXPECT_EQ(out[0].data, std::vector<double>({1, 2, 3, 4}));
+  EXPECT_EQ(out[1].data, std::vector<double>({2, 4, 6}));
+  EXPECT_EQ(out[2].data, std::vector<double>({5, 6, 1, 2}));
+  // Columns 1 then 0 of each row, each as a [1] entry.
+  EXPECT_EQ(out[3].data, std::vector<double>({2, 1, 4, 3, 6, 5}));
+  EXPECT_EQ(out[4].data, std::vector<double>({2, 0, 4, 0, 6, 0}));
+  // Each gathered row back where it came from; row 1 was not taken.
+  EXPECT_EQ(out[5].data, std::vector<double>({1, 2, 0, 0, 5, 6}));
+  // Both rows to row 1: they add up.
+  EXPECT_EQ(out[6].data, std::vector<double>({0, 0, 6, 8, 0, 0}));
+}
+
+// The verifier cannot see the indices: the interpreter checks them and
+// names the op.
+TEST(Ops, GatherIndexOutOfRangeIsAnError) {
+  Program p(kStructuralExample, Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  EXPECT_TRUE(failed(p.interp->run(
+      "f", {f32({1, 2}, {1, 2}), f32({1, 2}, {3, 4}),
+            f32({3, 2}, {1, 2, 3, 4, 5, 6}), i32({2}, {0, 3})})));
+  ASSERT_EQ(p.t.messages.size(), 1u) << p.diagnostics();
+  EXPECT_EQ(p.t.messages[0],
+            "'tg.gather' op index 3 at flat index 1 is outside [0, 3)");
+}
+
 TEST(Ops, SoftmaxLayerNormAndLoss) {
   Program p(R"mlir(
 func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %t: tensor<2xi32>)

@@ -113,6 +113,43 @@ inline constexpr NamedReduction kReductions[] = {
     {runtime::Reduction::Max, "max"},
     {runtime::Reduction::Mean, "mean"}};
 
+/// A tensor seen as [outer, extent, inner] and the block of `length`
+/// positions at `index` of its middle dimension (slices and their stores):
+/// a middle block, the first positions, a last position of single floats,
+/// and a large block (the CPU's parallel copies).
+struct BlockCase {
+  int64_t outer, length, extent, inner, index;
+};
+inline const std::vector<BlockCase> kBlockCases = {{6, 3, 20, 24, 7},
+                                                   {1, 5, 37, 53, 0},
+                                                   {70, 1, 9, 1, 8},
+                                                   {3, 150, 200, 70, 50}};
+
+/// A gather along the middle of [outer, extent, inner] by `count` indices:
+/// rows of a table (an embedding's shape), a middle dimension, the last
+/// dimension, and a large case (the CPU's parallel paths).
+struct GatherCase {
+  int64_t outer, extent, count, inner;
+};
+inline const std::vector<GatherCase> kGatherCases = {{1, 50, 74, 33},
+                                                     {6, 20, 13, 24},
+                                                     {70, 16, 40, 1},
+                                                     {3, 200, 500, 70}};
+
+/// The case's indices from `seed`, in [0, extent); with `outside`, two of
+/// them (-1 and extent) outside it where there are enough: compiled kernels
+/// must neither read nor write there.
+inline std::vector<int32_t> gatherIndices(const GatherCase &c, uint32_t seed,
+                                          bool outside) {
+  std::vector<int32_t> indices =
+      randomIds(c.count, seed, 0, static_cast<int32_t>(c.extent - 1));
+  if (outside && c.count > 10) {
+    indices[3] = -1;
+    indices[7] = static_cast<int32_t>(c.extent);
+  }
+  return indices;
+}
+
 //===--- Norm -------------------------------------------------------------===//
 
 /// residualLayerNorm's inputs from seeds `seed` .. `seed + 2`.

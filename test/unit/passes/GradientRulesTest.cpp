@@ -255,6 +255,30 @@ std::vector<RuleCase> cases() {
        "%e = tg.load @e : tensor<5x4xf32>\n"
        "%y = tg.embedding %e[%ids] : tensor<5x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>",
        "tensor<2x3x4xf32>"});
+  // Slices inside, at the start and at the end (no zeros on one side).
+  add({"slice", three, "",
+       loadThree + "%y = tg.slice %x dim 2 start 1 : tensor<2x3x4xf32> -> tensor<2x3x2xf32>",
+       "tensor<2x3x2xf32>"});
+  add({"slice_first", three, "",
+       loadThree + "%y = tg.slice %x dim 0 start 0 : tensor<2x3x4xf32> -> tensor<1x3x4xf32>",
+       "tensor<1x3x4xf32>"});
+  add({"slice_last", three, "",
+       loadThree + "%y = tg.slice %x dim 1 start 1 : tensor<2x3x4xf32> -> tensor<2x2x4xf32>",
+       "tensor<2x2x4xf32>"});
+  add({"concat", three + "tg.variable @z trainable init(zeros) : tensor<2x2x4xf32>\n",
+       "",
+       loadThree + "%z = tg.load @z : tensor<2x2x4xf32>\n"
+                   "%y = tg.concat %x, %z, %x dim 1 : tensor<2x3x4xf32>, tensor<2x2x4xf32>, "
+                   "tensor<2x3x4xf32> -> tensor<2x8x4xf32>",
+       "tensor<2x8x4xf32>"});
+  // Gathers along a middle dimension, by a vector and by a matrix of
+  // indices, repeated ones among them (ids in [0, 3) or [0, 4)).
+  add({"gather", three, "%ids: tensor<5xi32>, ",
+       loadThree + "%y = tg.gather %x[%ids] dim 1 : tensor<2x3x4xf32>, tensor<5xi32> -> tensor<2x5x4xf32>",
+       "tensor<2x5x4xf32>", -1.0, 1.0, /*idBound=*/3});
+  add({"gather_matrix", three, "%ids: tensor<2x3xi32>, ",
+       loadThree + "%y = tg.gather %x[%ids] dim 2 : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<2x3x2x3xf32>",
+       "tensor<2x3x2x3xf32>", -1.0, 1.0, /*idBound=*/4});
   // Exact ties: a max over the embeddings of a repeated token (6 positions
   // of ids in [0, 2)) has tied maxima that are one variable's element. The
   // maxima share dy: each tied one taking all of it would count it twice.

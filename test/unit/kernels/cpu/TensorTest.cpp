@@ -1,12 +1,14 @@
 //===- TensorTest.cpp - CPU data-movement kernels against the reference ---===//
 //
 // runtime/kernels/cpu/Tensor.cpp: transpose, broadcast, reduce, embedding
-// and its gradient, the positional encoding and the masks. Helpers and
+// and its gradient, slices and gathers and their gradients, the positional
+// encoding and the masks. Helpers and
 // the error measure: KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -111,6 +113,125 @@ TEST(CpuKernels, EmbeddingGrad) {
   std::vector<float> out(vocab * width, 1.0f); // must be overwritten
   cpu::embeddingGrad(grad.data(), ids.data(), out.data(), rows, width, vocab);
   expectClose("embeddingGrad", out, expected, 1e-5);
+}
+
+// Data movement: bit-exact. The outputs start as ones: the kernels must
+// write every element.
+TEST(CpuKernels, Slice) {
+  for (const BlockCase &c : kBlockCases) {
+    std::vector<float> input = uniform(c.outer * c.extent * c.inner, 21);
+    HostTensor expected = reference::slice(
+        host(input, {c.outer, c.extent, c.inner}), 1, c.index, c.length);
+    std::vector<float> out(c.outer * c.length * c.inner, 1.0f);
+    cpu::slice(input.data(), out.data(), c.outer, c.length, c.extent, c.inner,
+               c.index);
+    expectClose("slice at " + std::to_string(c.index), out, expected, 0.0);
+  }
+}
+
+TEST(CpuKernels, SliceGrad) {
+  for (const BlockCase &c : kBlockCases) {
+    std::vector<float> grad = uniform(c.outer * c.length * c.inner, 22);
+    HostTensor expected =
+        reference::sliceGrad(host(grad, {c.outer, c.length, c.inner}), 1,
+                             c.index, {c.outer, c.extent, c.inner});
+    std::vector<float> out(c.outer * c.extent * c.inner, 1.0f);
+    cpu::sliceGrad(grad.data(), out.data(), c.outer, c.length, c.extent,
+                   c.inner, c.index);
+    expectClose("sliceGrad at " + std::to_string(c.index), out, expected, 0.0);
+  }
+}
+
+// tg.concat as the generated code calls it: one storeSlice per input, the
+// three parts of each case's extent (before, the block, after).
+TEST(CpuKernels, ConcatAsStoreSlices) {
+  for (const BlockCase &c : kBlockCases) {
+    std::vector<HostTensor> parts;
+    std::vector<std::vector<float>> values;
+    for (int64_t length : {c.index, c.length, c.extent - c.index - c.length})
+      if (length > 0) {
+        values.push_back(uniform(c.outer * length * c.inner,
+                                 23 + static_cast<uint32_t>(values.size())));
+        parts.push_back(host(values.back(), {c.outer, length, c.inner}));
+      }
+    std::vector<const HostTensor *> inputs;
+    for (const HostTensor &part : parts)
+      inputs.push_back(&part);
+    HostTensor expected = reference::concat(inputs, 1);
+    std::vector<float> out(c.outer * c.extent * c.inner, 1.0f);
+    int64_t offset = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      int64_t length = parts[i].shape[1];
+      cpu::storeSlice(out.data(), values[i].data(), c.outer, length, c.extent,
+                      c.inner, offset);
+      offset += length;
+    }
+    expectClose("concat of " + std::to_string(parts.size()), out, expected,
+                0.0);
+  }
+}
+
+TEST(CpuKernels, Gather) {
+  for (const GatherCase &c : kGatherCases) {
+    std::vector<float> input = uniform(c.outer * c.extent * c.inner, 24);
+    std::vector<int32_t> indices = gatherIndices(c, 25, false);
+    HostTensor expected =
+        reference::gather(host(input, {c.outer, c.extent, c.inner}),
+                          hostIds(indices, {c.count}), 1);
+    std::vector<float> out(c.outer * c.count * c.inner, 1.0f);
+    cpu::gather(input.data(), indices.data(), out.data(), c.outer, c.extent,
+                c.count, c.inner);
+    expectClose("gather of " + std::to_string(c.count), out, expected, 0.0);
+  }
+}
+
+// An index outside the dimension (the interpreter's error) gives zeros and
+// reads nothing; the others are gathered as usual.
+TEST(CpuKernels, GatherOutsideGivesZeros) {
+  const GatherCase c = kGatherCases[1];
+  std::vector<float> input = uniform(c.outer * c.extent * c.inner, 24);
+  std::vector<int32_t> indices = gatherIndices(c, 25, true);
+  std::vector<float> out(c.outer * c.count * c.inner, 1.0f);
+  cpu::gather(input.data(), indices.data(), out.data(), c.outer, c.extent,
+              c.count, c.inner);
+  std::vector<int32_t> inside = indices;
+  for (int32_t &index : inside)
+    index = std::clamp<int32_t>(index, 0, static_cast<int32_t>(c.extent - 1));
+  HostTensor expected =
+      reference::gather(host(input, {c.outer, c.extent, c.inner}),
+                        hostIds(inside, {c.count}), 1);
+  for (int64_t line = 0; line < c.outer * c.count; ++line)
+    if (indices[line % c.count] != inside[line % c.count])
+      std::fill_n(expected.data.begin() + line * c.inner, c.inner, 0.0);
+  expectClose("gather with indices outside", out, expected, 0.0);
+}
+
+// Each output row sums its gradients in index order in float: up to 500 / 16
+// values of [-1, 1] per row. Indices outside the dimension add nothing.
+TEST(CpuKernels, GatherGrad) {
+  for (const GatherCase &c : kGatherCases) {
+    std::vector<float> grad = uniform(c.outer * c.count * c.inner, 26);
+    std::vector<int32_t> indices = gatherIndices(c, 27, true);
+    // The reference takes indices in range: those outside go to row 0 with
+    // a zero gradient.
+    std::vector<float> counted = grad;
+    std::vector<int32_t> inside = indices;
+    for (int64_t i = 0; i < c.count; ++i)
+      if (indices[i] < 0 || indices[i] >= c.extent) {
+        inside[i] = 0;
+        for (int64_t o = 0; o < c.outer; ++o)
+          std::fill_n(counted.begin() + (o * c.count + i) * c.inner, c.inner,
+                      0.0f);
+      }
+    HostTensor expected = reference::gatherGrad(
+        host(counted, {c.outer, c.count, c.inner}), hostIds(inside, {c.count}),
+        1, {c.outer, c.extent, c.inner});
+    std::vector<float> out(c.outer * c.extent * c.inner, 1.0f);
+    cpu::gatherGrad(grad.data(), indices.data(), out.data(), c.outer,
+                    c.extent, c.count, c.inner);
+    expectClose("gatherGrad of " + std::to_string(c.count), out, expected,
+                1e-5);
+  }
 }
 
 // One float rounding of a double sin/cos.

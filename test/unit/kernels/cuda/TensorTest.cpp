@@ -1,9 +1,10 @@
 //===- TensorTest.cpp - CUDA data-movement kernels against the CPU --------===//
 //
 // runtime/kernels/cuda/Tensor.cu and Reduce.cu: transpose, broadcast,
-// reduce, embedding and its gradient, the positional encoding, the masks,
-// and the decoder's cache updates (storeSlice, reorderCaches). Helpers
-// and the error measure: KernelTestSupport.h.
+// reduce, embedding and its gradient, slices and gathers and their
+// gradients, the positional encoding, the masks, and the decoder's cache
+// updates (storeSlice, reorderCaches). Helpers and the error measure:
+// KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
@@ -144,6 +145,59 @@ TEST_F(CudaKernels, EmbeddingGrad) {
                         c.vocab);
     expectClose("embeddingGrad rows " + std::to_string(c.rows), out.read(),
                 expected, 1e-5);
+  }
+}
+
+// Slices and their gradients: bit-exact block copies; the outputs start as
+// ones, so every element must be written.
+TEST_F(CudaKernels, SliceAndSliceGrad) {
+  for (const BlockCase &c : kBlockCases) {
+    int64_t whole = c.outer * c.extent * c.inner;
+    int64_t part = c.outer * c.length * c.inner;
+    std::vector<float> input = uniform(whole, 44), grad = uniform(part, 45);
+    std::vector<float> sliced(part), placed(whole);
+    cpu::slice(input.data(), sliced.data(), c.outer, c.length, c.extent,
+               c.inner, c.index);
+    cpu::sliceGrad(grad.data(), placed.data(), c.outer, c.length, c.extent,
+                   c.inner, c.index);
+    DeviceArray<float> din(input), dgrad(grad), dsliced(part, 1.0f),
+        dplaced(whole, 1.0f);
+    cuda::slice(din.get(), dsliced.get(), c.outer, c.length, c.extent, c.inner,
+                c.index);
+    cuda::sliceGrad(dgrad.get(), dplaced.get(), c.outer, c.length, c.extent,
+                    c.inner, c.index);
+    std::string at = " at " + std::to_string(c.index);
+    expectClose("slice" + at, dsliced.read(), sliced, 0.0);
+    expectClose("sliceGrad" + at, dplaced.read(), placed, 0.0);
+  }
+}
+
+// A gather and its gradient, indices outside the dimension included (zeros;
+// nothing added). The gradient adds each row's values in index order on both
+// sides, except that whole rows (outer 1) go through embeddingGrad's sorted
+// chunks: within float rounding of the CPU.
+TEST_F(CudaKernels, GatherAndGatherGrad) {
+  for (const GatherCase &c : kGatherCases) {
+    int64_t whole = c.outer * c.extent * c.inner;
+    int64_t taken = c.outer * c.count * c.inner;
+    std::vector<float> input = uniform(whole, 46), grad = uniform(taken, 47);
+    std::vector<int32_t> indices = gatherIndices(c, 48, true);
+    std::vector<float> gathered(taken), scattered(whole);
+    cpu::gather(input.data(), indices.data(), gathered.data(), c.outer,
+                c.extent, c.count, c.inner);
+    cpu::gatherGrad(grad.data(), indices.data(), scattered.data(), c.outer,
+                    c.extent, c.count, c.inner);
+    DeviceArray<float> din(input), dgrad(grad), dgathered(taken, 1.0f),
+        dscattered(whole, 1.0f);
+    DeviceArray<int32_t> dindices(indices);
+    cuda::gather(din.get(), dindices.get(), dgathered.get(), c.outer, c.extent,
+                 c.count, c.inner);
+    cuda::gatherGrad(dgrad.get(), dindices.get(), dscattered.get(), c.outer,
+                     c.extent, c.count, c.inner);
+    std::string of = " of " + std::to_string(c.count);
+    expectClose("gather" + of, dgathered.read(), gathered, 0.0);
+    expectClose("gatherGrad" + of, dscattered.read(), scattered,
+                c.outer == 1 ? 1e-5 : 0.0);
   }
 }
 
