@@ -444,21 +444,26 @@ struct TgDeriveDecoderPass : impl::TgDeriveDecoderBase<TgDeriveDecoderPass> {
     }
     // Optional: why it cannot be split becomes a warning, and the module
     // is left as it was (decoding then recomputes whole prefixes).
+    // The warning is put where the refusing op is: the model's line.
     std::string why;
+    Location where = predict.getLoc();
     LogicalResult built = success();
     {
       ScopedDiagnosticHandler capture(&getContext(), [&](Diagnostic &d) {
-        if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
+        if (d.getSeverity() == DiagnosticSeverity::Error && why.empty()) {
           why = d.str();
+          if (!llvm::isa<UnknownLoc>(d.getLocation()))
+            where = d.getLocation();
+        }
         return success();
       });
       built = decoder.build(encodeName, stepName);
     }
     if (failed(built)) {
       decoder.rollBack();
-      predict.emitWarning() << "no incremental decoder (decoding recomputes "
-                               "every prefix with @"
-                            << predictName << "): " << why;
+      emitWarning(where) << "no incremental decoder (decoding recomputes "
+                            "every prefix with @"
+                         << predictName << "): " << why;
     }
   }
 };

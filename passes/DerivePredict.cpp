@@ -19,6 +19,27 @@ using namespace mlir;
 
 namespace {
 
+/// The one tg.cross_entropy whose loss the model's loss is, alone or with
+/// extra terms added (an auxiliary or L2 term: `ce + aux`, scaled or not);
+/// null when there is none, or more than one.
+tg::CrossEntropyOp modelCrossEntropy(Value loss) {
+  SmallVector<tg::CrossEntropyOp> found;
+  SmallVector<Value> pending{loss};
+  while (!pending.empty() && found.size() < 2) {
+    Value v = pending.pop_back_val();
+    Operation *op = v.getDefiningOp();
+    if (auto ce = llvm::dyn_cast_or_null<tg::CrossEntropyOp>(op)) {
+      if (v == ce.getLoss() && !llvm::is_contained(found, ce))
+        found.push_back(ce);
+    } else if (llvm::isa_and_nonnull<tg::AddOp, tg::SubOp>(op)) {
+      pending.append(op->operand_begin(), op->operand_end());
+    } else if (auto scale = llvm::dyn_cast_or_null<tg::ScaleOp>(op)) {
+      pending.push_back(scale.getInput());
+    }
+  }
+  return found.size() == 1 ? found.front() : tg::CrossEntropyOp();
+}
+
 struct TgDerivePredictPass : impl::TgDerivePredictBase<TgDerivePredictPass> {
   using TgDerivePredictBase::TgDerivePredictBase;
 
@@ -35,12 +56,11 @@ struct TgDerivePredictPass : impl::TgDerivePredictBase<TgDerivePredictPass> {
       return signalPassFailure();
     }
     auto ret = llvm::cast<func::ReturnOp>(loss.getBody().front().getTerminator());
-    if (ret.getNumOperands() == 0 ||
-        !ret.getOperand(0).getDefiningOp<tg::CrossEntropyOp>()) {
+    if (ret.getNumOperands() == 0 || !modelCrossEntropy(ret.getOperand(0))) {
       loss.emitError() << "tg-derive-predict: the first result of @"
                        << functionName
-                       << " must come from tg.cross_entropy (its logits are "
-                          "what @"
+                       << " must be one tg.cross_entropy's loss, alone or "
+                          "with terms added (its logits are what @"
                        << predictName << " returns)";
       return signalPassFailure();
     }
@@ -57,8 +77,8 @@ struct TgDerivePredictPass : impl::TgDerivePredictBase<TgDerivePredictPass> {
       dropout.erase();
     });
     auto clonedReturn = llvm::cast<func::ReturnOp>(body.getTerminator());
-    auto crossEntropy =
-        clonedReturn.getOperand(0).getDefiningOp<tg::CrossEntropyOp>();
+    tg::CrossEntropyOp crossEntropy =
+        modelCrossEntropy(clonedReturn.getOperand(0));
     Value logits = crossEntropy.getLogits();
     builder.setInsertionPoint(clonedReturn);
     builder.create<func::ReturnOp>(clonedReturn.getLoc(), logits);

@@ -28,10 +28,10 @@
 // tiny-lm's source ids are unused by its (decoder-only) forward, so only the
 // target prefix is left; the Transformer keeps both (models/ tests).
 
-// The first result must come from tg.cross_entropy: its logits are what
-// @predict returns.
+// The first result must be one tg.cross_entropy's loss, alone or with terms
+// added: its logits are what @predict returns.
 tg.variable @w trainable init(zeros) : tensor<4xf32>
-// expected-error @+1 {{tg-derive-predict: the first result of @loss must come from tg.cross_entropy (its logits are what @predict returns)}}
+// expected-error @+1 {{tg-derive-predict: the first result of @loss must be one tg.cross_entropy's loss, alone or with terms added (its logits are what @predict returns)}}
 func.func @loss() -> tensor<f32> {
   %w = tg.load @w : tensor<4xf32>
   %l = tg.reduce_sum %w dims [0] : tensor<4xf32> -> tensor<f32>
