@@ -67,7 +67,8 @@ LogitsRead CppTarget::readLogits(const std::string &logits,
 }
 
 void CppTarget::writeIncludes(raw_ostream &os) const {
-  os << "#include \"runtime/kernels/cpu/Kernels.h\"\n";
+  os << "#include \"runtime/kernels/cpu/Kernels.h\"\n"
+     << "#include \"runtime/kernels/cpu/VectorMath.h\" // SIMD erf, exp, ...\n";
 }
 
 void CppTarget::writeArenaAccessors(raw_ostream &os) const {
