@@ -26,8 +26,15 @@ def TgFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
     probabilities from that statistic instead of saving the `Sq x Sk`
     matrix. It covers encoder self-attention (padding mask), decoder
     self-attention (causal) and cross-attention (padding mask on the source).
-    A chain whose intermediate has another use (e.g. the probabilities are
-    also returned) is left alone, as is one whose shapes or masks do not fit.
+    The match is by meaning: a mask written `broadcast(m, dims [0, 3])` or
+    reshaped to `[B, 1, 1, Sk]` and broadcast implicitly, a causal mask
+    likewise over dims 2 and 3, and a scale written as `tg.scale`, a
+    multiplication or a division by a constant, on the scores or on q and k,
+    all fuse. A chain whose intermediate has another use (e.g. the
+    probabilities are also returned) is left alone, as is one with another
+    additive term (a score bias) or shapes that do not fit; when the chain is
+    recognizably attention (a softmax over the last axis feeding `P V`), a
+    remark at that line says why (`remarks=false` silences them).
 
     Before:
     ```mlir
@@ -56,6 +63,8 @@ def TgFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark (LLVM builds without statistics, "
            "such as Debian's, compile --mlir-pass-statistics out)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"true",
+           "a remark at each recognizable attention left unfused, saying why">,
   ];
 }
 

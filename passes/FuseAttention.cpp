@@ -2,8 +2,13 @@
 //
 // Walks up from each `P V` matmul through dropout, softmax, mask adds, scale
 // and `Q K^T`; a complete chain whose intermediates have no other use becomes
-// one tg.attention. Matching is structural and strict: anything unexpected
-// leaves the chain as it is (the unfused ops stay correct, just slower).
+// one tg.attention. Matching is by meaning, not by the written form: a mask
+// may be broadcast explicitly or reshaped to [B, 1, 1, Sk] and broadcast
+// implicitly, the scale may be a tg.scale, a multiplication or a division by
+// a constant, on the scores or on q and k. Anything else leaves the chain as
+// it is (the unfused ops stay correct, just slower); when the chain is
+// recognizably attention (a softmax over the last axis feeding `P V`), a
+// remark at the user's line says what kept it unfused.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -12,6 +17,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <optional>
 
 namespace tgc {
 
@@ -25,6 +33,9 @@ namespace {
 /// What a matched chain becomes, and the ops it replaces (users first).
 struct AttentionChain {
   Value query, key, value, mask, rngKey;
+  /// A padding mask written with unit dims ([B, 1, 1, Sk]): reshaped to
+  /// [B, Sk] for the fused op.
+  Value maskToReshape;
   /// The [Sq, Sk] causal mask the chain adds, when it has one.
   Value causalMask;
   bool causal = false;
@@ -35,10 +46,45 @@ struct AttentionChain {
   SmallVector<Operation *> maskOps;
 };
 
-enum class Match { Fused, NotAttention, ExtraUse };
+enum class Match { Fused, NotAttention, ExtraUse, Unfusable };
+
+/// `v` as `input * factor` when it is a tg.scale, or a tg.mul or tg.div by
+/// an f32 splat constant: the forms a user's scale takes.
+std::optional<std::pair<Value, float>> asScale(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (auto scale = llvm::dyn_cast_or_null<tg::ScaleOp>(op))
+    return std::pair(scale.getInput(), scale.getFactor().convertToFloat());
+  if (!llvm::isa_and_nonnull<tg::MulOp, tg::DivOp>(op))
+    return std::nullopt;
+  auto splat = [](Value c) -> std::optional<float> {
+    auto constant = c.getDefiningOp<tg::ConstantOp>();
+    auto dense = constant
+                     ? llvm::dyn_cast<SplatElementsAttr>(constant.getValue())
+                     : nullptr;
+    if (!dense || !dense.getElementType().isF32())
+      return std::nullopt;
+    return dense.getSplatValue<APFloat>().convertToFloat();
+  };
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (llvm::isa<tg::DivOp>(op)) {
+    std::optional<float> c = splat(rhs);
+    if (!c || *c == 0.0f || !std::isfinite(1.0f / *c))
+      return std::nullopt;
+    return std::pair(lhs, 1.0f / *c);
+  }
+  if (std::optional<float> c = splat(rhs))
+    return std::pair(lhs, *c);
+  if (std::optional<float> c = splat(lhs))
+    return std::pair(rhs, *c);
+  return std::nullopt;
+}
 
 class AttentionMatcher {
 public:
+  /// Why a recognizable attention chain did not fuse, and where.
+  std::string why;
+  Operation *at = nullptr;
+
   /// Matches the chain ending in `root` (out = P V).
   Match match(tg::MatmulOp root, AttentionChain &chain) {
     if (root.getTransposeLhs() || root.getTransposeRhs() ||
@@ -58,6 +104,8 @@ public:
     auto softmax = x.getDefiningOp<tg::SoftmaxOp>();
     if (!softmax || softmax.getAxis() != 3)
       return Match::NotAttention;
+    // From here on it is attention: a failure says why.
+    at = softmax;
     take(softmax, chain);
     x = softmax.getInput();
 
@@ -69,65 +117,129 @@ public:
       else if (takeMask(add.getLhs(), chain))
         rest = add.getRhs();
       else
-        return Match::NotAttention;
+        return unfusable(add, "an additive term of the scores is neither a "
+                              "padding mask [B, Sk] nor a causal mask [Sq, Sk] "
+                              "(an additive score bias does not fuse yet)");
       take(add, chain);
       x = rest;
     }
-    if (auto scale = x.getDefiningOp<tg::ScaleOp>()) {
-      take(scale, chain);
-      chain.scale = scale.getFactor().convertToFloat();
-      x = scale.getInput();
+    if (auto scale = asScale(x)) {
+      take(x.getDefiningOp(), chain);
+      chain.scale = scale->second;
+      x = scale->first;
     }
     auto scores = x.getDefiningOp<tg::MatmulOp>();
     if (!scores || scores.getTransposeLhs() || !scores.getTransposeRhs() ||
         scores.getLhs().getType().getRank() != 4 ||
         scores.getRhs().getType().getRank() != 4)
-      return Match::NotAttention;
+      return unfusable(x.getDefiningOp() ? x.getDefiningOp() : softmax,
+                       "the softmax's input is not Q K^T (a tg.matmul with "
+                       "transpose_rhs of [B, H, S, D] operands), scaled and "
+                       "masked");
     take(scores, chain);
     chain.query = scores.getLhs();
     chain.key = scores.getRhs();
+    // A scale written on q or k (q / sqrt(d) before the product).
+    for (Value *operand : {&chain.query, &chain.key})
+      if (auto scale = asScale(*operand);
+          scale && operand->getDefiningOp()->hasOneUse()) {
+        chain.ops.push_back(operand->getDefiningOp());
+        chain.scale *= scale->second;
+        *operand = scale->first;
+      }
     if (!shapesFit(chain))
-      return Match::NotAttention;
-    return extraUse ? Match::ExtraUse : Match::Fused;
+      return unfusable(scores, "the shapes of q, k, v and the masks do not "
+                               "fit one attention");
+    if (extraUse)
+      return unfusable(extraUser, "the value of this " +
+                                      extraUser->getName().getStringRef().str() +
+                                      " has another use (the fused op keeps "
+                                      "no intermediate)",
+                       Match::ExtraUse);
+    return Match::Fused;
   }
 
 private:
+  Match unfusable(Operation *op, const std::string &reason,
+                  Match kind = Match::Unfusable) {
+    at = op;
+    why = reason;
+    return kind;
+  }
+
   /// Adds `op` to the chain, noting whether its result has another use:
   /// the structure is matched first, so only real attention chains count as
   /// rejected for an extra use.
   void take(Operation *op, AttentionChain &chain) {
-    extraUse |= !op->getResult(0).hasOneUse();
+    if (!op->getResult(0).hasOneUse() && !extraUse) {
+      extraUse = true;
+      extraUser = op;
+    }
     chain.ops.push_back(op);
   }
 
   bool extraUse = false;
+  Operation *extraUser = nullptr;
 
-  /// `v` = broadcast(padding [B,Sk], dims [0,3]) or
-  /// broadcast(causal_mask, dims [2,3]); each kind at most once.
+  /// The [rows, cols] tensor that `broadcast` spreads over result dims
+  /// (first, second) of its rank-4 result, whatever unit dims the written
+  /// form has: broadcast(m, dims [first, second]), or broadcast of m
+  /// reshaped to [.., 1, ..]. Returns the [rows, cols] value (null if it is
+  /// not that) and, when it must be reshaped into it, the value to reshape.
+  static std::pair<Value, Value> spreadOver(tg::BroadcastOp broadcast,
+                                            int64_t first, int64_t second) {
+    auto out = cast<RankedTensorType>(broadcast.getType()).getShape();
+    Value input = broadcast.getInput();
+    auto in = cast<RankedTensorType>(input.getType()).getShape();
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    int64_t count = 1;
+    for (auto [i, size] : llvm::enumerate(in)) {
+      count *= size;
+      if (size != 1 && ((dims[i] != first && dims[i] != second) ||
+                        size != out[dims[i]]))
+        return {};
+    }
+    if (count != out[first] * out[second])
+      return {};
+    SmallVector<int64_t> wanted = {out[first], out[second]};
+    if (in == ArrayRef<int64_t>(wanted))
+      return {input, Value()};
+    // Through a reshape that only added unit dims: its input.
+    if (auto reshape = input.getDefiningOp<tg::ReshapeOp>())
+      if (cast<RankedTensorType>(reshape.getInput().getType()).getShape() ==
+          ArrayRef<int64_t>(wanted))
+        return {reshape.getInput(), Value()};
+    return {Value(), input};
+  }
+
+  /// `v` = a padding mask [B, Sk] spread over dims 0 and 3, or a causal
+  /// mask spread over dims 2 and 3, in any of the written forms; each kind
+  /// at most once.
   bool takeMask(Value v, AttentionChain &chain) {
     auto broadcast = v.getDefiningOp<tg::BroadcastOp>();
-    if (!broadcast)
+    if (!broadcast ||
+        cast<RankedTensorType>(broadcast.getType()).getRank() != 4 ||
+        !cast<RankedTensorType>(broadcast.getType()).getElementType().isF32())
       return false;
-    ArrayRef<int64_t> dims = broadcast.getDims();
-    Value source = broadcast.getInput();
-    if (source.getDefiningOp<tg::CausalMaskOp>() &&
-        dims == ArrayRef<int64_t>{2, 3} && !chain.causal) {
+    auto [causal, causalReshape] = spreadOver(broadcast, 2, 3);
+    if (causal && causal.getDefiningOp<tg::CausalMaskOp>() && !chain.causal) {
       chain.causal = true;
-      chain.causalMask = source;
-      chain.maskOps.append({broadcast, source.getDefiningOp()});
+      chain.causalMask = causal;
+      chain.maskOps.append({broadcast, causal.getDefiningOp()});
       return true;
     }
-    auto type = cast<RankedTensorType>(source.getType());
-    if (dims == ArrayRef<int64_t>{0, 3} && type.getElementType().isF32() &&
-        !chain.mask) {
-      chain.mask = source;
+    auto [padding, paddingReshape] = spreadOver(broadcast, 0, 3);
+    if ((padding || paddingReshape) && !chain.mask && !chain.maskToReshape) {
+      chain.mask = padding;
+      chain.maskToReshape = paddingReshape;
       chain.maskOps.push_back(broadcast);
       return true;
     }
     return false;
   }
 
-  /// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv], mask [B,Sk], causal Sq == Sk.
+  /// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv], causal Sq == Sk (the
+  /// masks' shapes are the scores' by construction).
   bool shapesFit(const AttentionChain &c) {
     auto shape = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getShape();
@@ -135,8 +247,6 @@ private:
     ArrayRef<int64_t> q = shape(c.query), k = shape(c.key), v = shape(c.value);
     bool fit = q[0] == k[0] && q[0] == v[0] && q[1] == k[1] && q[1] == v[1] &&
                q[3] == k[3] && k[2] == v[2];
-    if (c.mask)
-      fit = fit && shape(c.mask) == ArrayRef<int64_t>{q[0], k[2]};
     // A [1, 1] causal mask broadcasts but masks nothing: it must be full.
     if (c.causal)
       fit = fit && q[2] == k[2] &&
@@ -150,23 +260,32 @@ struct TgFuseAttentionPass
   using TgFuseAttentionBase::TgFuseAttentionBase;
 
   void runOnOperation() override {
-    unsigned fused = 0, causal = 0, masked = 0, rejected = 0;
+    unsigned fused = 0, causal = 0, masked = 0, rejected = 0, unfusable = 0;
     // Program order: a chain's Q K^T matmul (erased when the chain fuses)
     // comes before its P V root, so it has been visited already.
     SmallVector<tg::MatmulOp> roots;
     getOperation().walk([&](tg::MatmulOp op) { roots.push_back(op); });
     IRRewriter rewriter(&getContext());
+    llvm::DenseSet<Location> remarked;
     for (tg::MatmulOp root : roots) {
       AttentionChain chain;
-      Match match = AttentionMatcher().match(root, chain);
-      if (match == Match::ExtraUse)
-        ++rejected;
+      AttentionMatcher matcher;
+      Match match = matcher.match(root, chain);
+      rejected += match == Match::ExtraUse;
+      unfusable += match == Match::Unfusable;
+      if (match == Match::ExtraUse || match == Match::Unfusable) {
+        // Once per line: @predict repeats the loss function's ops.
+        if (remarks && remarked.insert(matcher.at->getLoc()).second)
+          matcher.at->emitRemark()
+              << "attention left unfused: " << matcher.why;
+        continue;
+      }
       if (match != Match::Fused)
         continue;
       fuse(rewriter, root, chain);
       ++fused;
       causal += chain.causal;
-      masked += chain.mask ? 1 : 0;
+      masked += chain.mask || chain.maskToReshape ? 1 : 0;
     }
     numFused = fused;
     numCausal = causal;
@@ -176,7 +295,8 @@ struct TgFuseAttentionPass
       getOperation().emitRemark()
           << "tg-fuse-attention: fused " << fused << " attention chains ("
           << causal << " causal, " << masked << " with a padding mask); "
-          << rejected << " left unfused because an intermediate has another use";
+          << rejected << " left unfused because an intermediate has another use"
+          << ", " << unfusable << " for another reason";
   }
 
   void fuse(IRRewriter &rewriter, tg::MatmulOp root,
@@ -185,9 +305,18 @@ struct TgFuseAttentionPass
     for (Operation *op : llvm::reverse(chain.ops))
       locs.push_back(op->getLoc());
     rewriter.setInsertionPoint(root);
+    Value mask = chain.mask;
+    if (chain.maskToReshape) {
+      auto scores = cast<RankedTensorType>(chain.maskOps.front()->getResult(0).getType());
+      mask = rewriter.create<tg::ReshapeOp>(
+          chain.maskToReshape.getLoc(),
+          RankedTensorType::get({scores.getDimSize(0), scores.getDimSize(3)},
+                                rewriter.getF32Type()),
+          chain.maskToReshape);
+    }
     auto attention = rewriter.create<tg::AttentionOp>(
         FusedLoc::get(&getContext(), locs), chain.query, chain.key,
-        chain.value, chain.mask, chain.dropoutRate > 0 ? chain.rngKey : Value(),
+        chain.value, mask, chain.dropoutRate > 0 ? chain.rngKey : Value(),
         chain.causal, chain.scale, chain.dropoutRate, chain.opId);
     rewriter.replaceOp(root, attention.getOutput());
     for (Operation *op : llvm::drop_begin(chain.ops))
