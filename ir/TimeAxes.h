@@ -9,10 +9,12 @@
 #ifndef TGC_IR_TIMEAXES_H
 #define TGC_IR_TIMEAXES_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <functional>
 
 namespace tgc {
 
@@ -25,11 +27,15 @@ struct OpAxes {
 };
 
 /// How @decode_step recomputes one position of a value that depends on
-/// neither input: either `built`, emitted by the rule, or the op cloned over
-/// its operands recomputed at `operandAxes` (kNoAxis: the whole operand).
+/// neither input: either `built`, emitted by the rule; or, with
+/// `fromOperands`, what it builds from the operands recomputed at
+/// `operandAxes` (a slice along the positions: a gather at the position);
+/// or the op cloned over those operands (kNoAxis: the whole operand).
 struct PositionRecipe {
   llvm::SmallVector<int64_t> operandAxes;
   mlir::Value built;
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::ValueRange)> fromOperands =
+      nullptr;
 };
 
 struct AxisRequest;

@@ -197,6 +197,7 @@ FailureOr<Value> DecoderBuilder::recompute(Value value, int64_t axis) {
   // Unchanged: recompute its operands as they are, then it. One position:
   // its rule says of which operands, or builds it.
   SmallVector<int64_t> operandAxes(def->getNumOperands(), kNoAxis);
+  std::function<Value(OpBuilder &, ValueRange)> fromOperands;
   if (axis != kNoAxis) {
     FailureOr<PositionRecipe> recipe =
         recomputePosition(builder, value, axis, position);
@@ -205,6 +206,7 @@ FailureOr<Value> DecoderBuilder::recompute(Value value, int64_t axis) {
     if (recipe->built)
       return recomputed[key] = recipe->built;
     operandAxes = std::move(recipe->operandAxes);
+    fromOperands = std::move(recipe->fromOperands);
   }
   SmallVector<Value> operands;
   for (auto [input, inputAxis] : llvm::zip(def->getOperands(), operandAxes)) {
@@ -213,6 +215,8 @@ FailureOr<Value> DecoderBuilder::recompute(Value value, int64_t axis) {
       return failure();
     operands.push_back(*recomputedInput);
   }
+  if (fromOperands)
+    return recomputed[key] = fromOperands(builder, operands);
   SmallVector<int64_t> resultAxes(def->getNumResults(), kNoAxis);
   resultAxes[llvm::cast<OpResult>(value).getResultNumber()] = axis;
   Operation *clone = cloneAt(def, operands, resultAxes);

@@ -92,6 +92,38 @@ FailureOr<PositionRecipe> alongOtherPosition(const PositionRequest &r,
   return samePosition(r, op);
 }
 
+/// A slice along the positions of a value that depends on neither input (a
+/// table of learned positions cut to the bucket's length): position p is
+/// row start + p of the whole operand, a gather at the step's position.
+FailureOr<PositionRecipe> slicePosition(const PositionRequest &r,
+                                        tg::SliceOp slice) {
+  if (r.axis != static_cast<int64_t>(slice.getDim()))
+    return samePosition(r, slice);
+  int64_t dim = slice.getDim(), start = slice.getStart();
+  Value position = r.position;
+  Location loc = slice.getLoc();
+  PositionRecipe recipe{r.wholeOperands(), Value()};
+  recipe.fromOperands = [dim, start, position, loc](OpBuilder &b,
+                                                     ValueRange operands) {
+    Value table = operands[0];
+    auto shape = llvm::to_vector(shapeOf(table));
+    if (start != 0) { // the rows from `start` on
+      shape[dim] -= start;
+      table = b.create<tg::SliceOp>(
+          loc, RankedTensorType::get(shape, b.getF32Type()), table,
+          b.getI64IntegerAttr(dim), b.getI64IntegerAttr(start));
+    }
+    Value index = b.create<tg::ReshapeOp>(
+        loc, RankedTensorType::get({1}, b.getI32Type()), position);
+    shape[dim] = 1;
+    return b
+        .create<tg::GatherOp>(loc, RankedTensorType::get(shape, b.getF32Type()),
+                              table, index, b.getI64IntegerAttr(dim))
+        .getResult();
+  };
+  return recipe;
+}
+
 //===----------------------------------------------------------------------===//
 // Gather: the input's axis, or the indices' when they are the target's
 //===----------------------------------------------------------------------===//
@@ -228,7 +260,7 @@ void attachTensorAxes(MLIRContext &context) {
   // positions.
   tg::SliceOp::attachInterface<DecoderAxesModel<
       tg::SliceOp, alongOtherAxes<tg::SliceOp, kSliceAlongReason>,
-      alongOtherPosition<tg::SliceOp, kSliceAlongReason>>>(context);
+      slicePosition>>(context);
   tg::ConcatOp::attachInterface<DecoderAxesModel<
       tg::ConcatOp, alongOtherAxes<tg::ConcatOp, kConcatAlongReason>,
       alongOtherPosition<tg::ConcatOp, kConcatAlongReason>>>(context);

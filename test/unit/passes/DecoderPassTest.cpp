@@ -146,6 +146,33 @@ TEST(DecoderPass, PositionOutsideTheCacheIsRefused) {
       << ::testing::PrintToString(t.messages);
 }
 
+/// Runs @decode_step of `module` (a [2, 4] target over a vocabulary of
+/// 10) position by position: each step gives @predict's logits there.
+void expectStepsMatchPredict(ModuleOp module, TestContext &t) {
+  constexpr int64_t rows = 2, length = 4, vocabulary = 10;
+  Interpreter interp(module, Precision::F64);
+  interp.initializeVariables(7);
+  std::mt19937 rng(3);
+  HostTensor target = randomIds(rows, length, vocabulary, false, rng);
+  auto full = interp.run("predict", {target});
+  ASSERT_TRUE(succeeded(full)) << ::testing::PrintToString(t.messages);
+  const HostTensor &logits = full->front();
+  for (int64_t position = 0; position < length; ++position) {
+    HostTensor ids = HostTensor::i32({rows, 1}, {});
+    for (int64_t r = 0; r < rows; ++r)
+      ids.data.push_back(target[r * length + position]);
+    auto one = interp.run("decode_step",
+                          {ids, HostTensor::i32({}, {double(position)})});
+    ASSERT_TRUE(succeeded(one)) << ::testing::PrintToString(t.messages);
+    ASSERT_EQ(one->front().shape, (std::vector<int64_t>{rows, 1, vocabulary}));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < vocabulary; ++v)
+        EXPECT_NEAR(one->front()[r * vocabulary + v],
+                    logits[(r * length + position) * vocabulary + v], 1e-10)
+            << "row " << r << ", position " << position;
+  }
+}
+
 /// Reductions that keep the positions: over the features of the target
 /// (reduce_mean), over its batch (reduce_max: the time axis moves from 1 to
 /// 0) and over the features of a positional encoding @decode_step
@@ -186,28 +213,41 @@ TEST(DecoderPass, ReductionsKeepingThePositions) {
   });
   EXPECT_EQ(reductions, 3);
 
-  constexpr int64_t rows = 2, length = 4, vocabulary = 10;
-  Interpreter interp(*module, Precision::F64);
-  interp.initializeVariables(7);
-  std::mt19937 rng(3);
-  HostTensor target = randomIds(rows, length, vocabulary, false, rng);
-  auto full = interp.run("predict", {target});
-  ASSERT_TRUE(succeeded(full)) << ::testing::PrintToString(t.messages);
-  const HostTensor &logits = full->front();
-  for (int64_t position = 0; position < length; ++position) {
-    HostTensor ids = HostTensor::i32({rows, 1}, {});
-    for (int64_t r = 0; r < rows; ++r)
-      ids.data.push_back(target[r * length + position]);
-    auto one = interp.run("decode_step",
-                          {ids, HostTensor::i32({}, {double(position)})});
-    ASSERT_TRUE(succeeded(one)) << ::testing::PrintToString(t.messages);
-    ASSERT_EQ(one->front().shape, (std::vector<int64_t>{rows, 1, vocabulary}));
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < vocabulary; ++v)
-        EXPECT_NEAR(one->front()[r * vocabulary + v],
-                    logits[(r * length + position) * vocabulary + v], 1e-10)
-            << "row " << r << ", position " << position;
-  }
+  expectStepsMatchPredict(*module, t);
+}
+
+/// Learned positions cut to the bucket's length (a slice of the table along
+/// the positions, from row 0 or a later one): @decode_step gathers the
+/// table's row at its position.
+TEST(DecoderPass, LearnedPositionsSlicedToTheLength) {
+  TestContext t;
+  const char *source = R"mlir(
+    tg.variable @table trainable init(normal, 0.5) : tensor<10x8xf32>
+    tg.variable @positions trainable init(normal, 0.5) : tensor<6x8xf32>
+    func.func @predict(%tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x10xf32> {
+      %e = tg.load @table : tensor<10x8xf32>
+      %p = tg.load @positions : tensor<6x8xf32>
+      %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+      %first = tg.slice %p dim 0 start 0 : tensor<6x8xf32> -> tensor<4x8xf32>
+      %later = tg.slice %p dim 0 start 2 : tensor<6x8xf32> -> tensor<4x8xf32>
+      %both = tg.mul %first, %later : tensor<4x8xf32>
+      %pb = tg.broadcast %both dims [1, 2] : tensor<4x8xf32> -> tensor<2x4x8xf32>
+      %z = tg.add %x, %pb : tensor<2x4x8xf32>
+      %l = tg.matmul %z, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
+      return %l : tensor<2x4x10xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &t.context);
+  ASSERT_TRUE(module) << ::testing::PrintToString(t.messages);
+  PassManager pm(&t.context);
+  pm.addPass(createTgDeriveDecoder());
+  ASSERT_TRUE(succeeded(pm.run(*module))) << ::testing::PrintToString(t.messages);
+  auto step = module->lookupSymbol<func::FuncOp>("decode_step");
+  ASSERT_TRUE(step);
+  int gathers = 0;
+  step.walk([&](tg::GatherOp) { ++gathers; });
+  EXPECT_EQ(gathers, 2);
+  expectStepsMatchPredict(*module, t);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, DecoderMatchesPredict,
