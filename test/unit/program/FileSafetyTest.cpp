@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-using namespace tgc;
 using namespace tgc::runtime;
 
 namespace {
@@ -39,7 +38,7 @@ protected:
 };
 
 TEST_F(RunFilesTest, AnOutputThatIsAnInputIsRefusedNamingBoth) {
-  std::string why = findClobberedFile(
+  std::string why = tgc::findClobberedFile(
       {{"--source", at("input.txt")}, {"-o", at("input.txt"), true}});
   EXPECT_EQ(why, "-o " + at("input.txt") + " is the same file as --source " +
                      at("input.txt") +
@@ -51,12 +50,12 @@ TEST_F(RunFilesTest, LinksAndOtherSpellingsAreTheSameFile) {
   std::filesystem::create_hard_link(at("input.txt"), at("hard"));
   std::filesystem::create_symlink(at("input.txt"), at("soft"));
   for (const char *alias : {"hard", "soft"})
-    EXPECT_NE(findClobberedFile(
+    EXPECT_NE(tgc::findClobberedFile(
                   {{"--source", at("input.txt")}, {"-o", at(alias), true}}),
               "")
         << alias;
   // Outputs not written yet: the same name once the directory is resolved.
-  std::string why = findClobberedFile(
+  std::string why = tgc::findClobberedFile(
       {{"--metrics", at("new.jsonl"), true},
        {"--loss-log", (directory / "." / "new.jsonl").string(), true}});
   EXPECT_NE(why.find("two outputs of one run cannot share a file"),
@@ -66,19 +65,19 @@ TEST_F(RunFilesTest, LinksAndOtherSpellingsAreTheSameFile) {
 
 TEST_F(RunFilesTest, DistinctFilesDevicesAndAllowedPairsPass) {
   std::ofstream(at("other.txt")) << "other\n";
-  EXPECT_EQ(findClobberedFile({{"--source", at("input.txt")},
-                               {"-o", at("other.txt"), true},
-                               {"--log", "", true}}),
+  EXPECT_EQ(tgc::findClobberedFile({{"--source", at("input.txt")},
+                                    {"-o", at("other.txt"), true},
+                                    {"--log", "", true}}),
             "");
   // Writing to a device destroys nothing, whatever reads it too.
-  EXPECT_EQ(findClobberedFile({{"--translate", "/dev/null"},
-                               {"--output", "/dev/null", true}}),
+  EXPECT_EQ(tgc::findClobberedFile({{"--translate", "/dev/null"},
+                                    {"--output", "/dev/null", true}}),
             "");
   // A checkpoint continues the --resume file it was read from.
-  EXPECT_EQ(
-      findClobberedFile({{"--resume", at("input.txt")},
-                         {"--checkpoint", at("input.txt"), true, "--resume"}}),
-      "");
+  EXPECT_EQ(tgc::findClobberedFile(
+                {{"--resume", at("input.txt")},
+                 {"--checkpoint", at("input.txt"), true, "--resume"}}),
+            "");
 }
 
 TEST(LeftOverTemporaries, OnlyTheExactNamesOfADeadProcess) {
