@@ -45,8 +45,9 @@ AtomicFile::AtomicFile(std::string path)
       fail("opening");
     return;
   }
-  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-               0644);
+  // A name no other writer uses, never through a link planted there.
+  fd_ = ::open(temporary_.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0)
     fail("creating");
 }

@@ -12,7 +12,8 @@
 //   nothing in it and says something less helpful.
 // - temporaryPathFor: "<path>.tmp.<pid>.<n>", unique to this process and
 //   call, in the same directory (so that the rename stays on one file
-//   system); isStaleTemporary tells one left by a process that died.
+//   system), created with O_EXCL and O_NOFOLLOW; isStaleTemporary tells
+//   one left by a process that died, by its exact name.
 // - quoteInput: a piece of user input for a message, at most ~80 bytes,
 //   with control bytes (NUL included) escaped, so that neither a NUL nor a
 //   10 MB line reaches the terminal.
@@ -83,19 +84,31 @@ inline std::string temporaryPathFor(const std::string &path) {
          std::to_string(counter.fetch_add(1));
 }
 
+/// Whether `text` is a number as std::to_string writes it: digits, no
+/// sign, no leading zero.
+inline bool isCanonicalNumber(std::string_view text) {
+  return !text.empty() && text.size() <= 19 &&
+         text.find_first_not_of("0123456789") == std::string_view::npos &&
+         (text == "0" || text[0] != '0');
+}
+
 /// Whether `name` (a file name in `path`'s directory) is a temporary file
-/// of `path` (temporaryPathFor) whose process no longer runs.
+/// of `path` exactly as temporaryPathFor names it ("<base>.tmp.<pid>.<n>",
+/// nothing before or after) whose process no longer runs. Only such files
+/// are removed as leftovers: a user's "<base>.tmp.<pid>.notes" is not one.
 inline bool isStaleTemporary(std::string_view name, std::string_view base) {
   std::string prefix = std::string(base) + ".tmp.";
   if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
     return false;
   std::string_view rest = name.substr(prefix.size());
-  long long pid = 0;
-  auto [stop, error] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
-  if (error != std::errc() || stop == rest.data() || pid <= 0 ||
-      stop == rest.data() + rest.size() || *stop != '.')
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos ||
+      !isCanonicalNumber(rest.substr(0, dot)) ||
+      !isCanonicalNumber(rest.substr(dot + 1)))
     return false;
-  if (pid == ::getpid())
+  long long pid = 0;
+  std::from_chars(rest.data(), rest.data() + dot, pid);
+  if (pid <= 0 || pid == ::getpid())
     return false;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }

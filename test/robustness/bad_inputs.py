@@ -4,10 +4,12 @@
 Usage: python3 test/robustness/bad_inputs.py [--build build] [--only SUBSTRING] [-v]
 
 Each case is a command that must fail (or, marked ok, succeed) with a clear
-error. An outcome is one of:
+error, and may name files it must leave as they were (their bytes, link
+target or kind). An outcome is one of:
   clear   non-zero exit below 128 with a message naming what is wrong
           (where the case says, the file, field or flag it must name), or
           exit 0 for the cases marked ok;
+  damage  a file the case keeps was changed, replaced or removed;
   crash   a signal, an exit of 128 or more, or a crash report (stack dump,
           assertion, sanitizer) in the output;
   hang    still running after --timeout seconds (default 120);
@@ -22,6 +24,8 @@ messages word for word; this is the wide net (docs/limits.md has the rules).
 import argparse
 import os
 import random
+import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -49,12 +53,31 @@ def write(name, content, mode="w"):
     return os.path.join(work, name)
 
 
-cases = []  # (name, argv, expect words, must fail)
+cases = []  # (name, argv, expect words, must fail, files kept)
 
 
-def case(name, argv, words=(), ok=False):
-    """`words`: what the message must name (a file, field or flag)."""
-    cases.append((name, argv, tuple(w for w in words if w != "error"), not ok))
+def case(name, argv, words=(), ok=False, kept=()):
+    """`words`: what the message must name (a file, field or flag);
+    `kept`: files the command must leave as they were."""
+    cases.append((name, argv, tuple(w for w in words if w != "error"), not ok,
+                  tuple(kept)))
+
+
+def snapshot(path):
+    """What `path` is: its bytes, its link's target, its entries or its
+    kind; None when there is nothing."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        return ("link", os.readlink(path))
+    if stat.S_ISREG(status.st_mode):
+        with open(path, "rb") as f:
+            return ("file", f.read())
+    if stat.S_ISDIR(status.st_mode):
+        return ("directory", sorted(os.listdir(path)))
+    return ("kind", stat.S_IFMT(status.st_mode))
 
 
 # --- fixtures ---------------------------------------------------------------
@@ -157,7 +180,9 @@ case("interp clip negative", T + ["--emit=train", "--target=interp", "--clip-nor
 case("interp unknown task", T + ["--emit=train", "--target=interp", "--task", "sing"], ("error", "sing"))
 
 # --- the training program ---------------------------------------------------
-built = subprocess.run(T + ["-o", "train"], capture_output=True)
+# Through a build cache: the file-safety cases below hit its entry.
+built = subprocess.run(T + ["-o", "train", "--build-cache", "cache"],
+                       capture_output=True)
 if built.returncode != 0:
     sys.exit("cannot build the tiny program: " + built.stderr.decode())
 subprocess.run(["./train", "--steps", "2", "--eval-sentences", "0",
@@ -263,13 +288,195 @@ data_cases = {
 for name, extra in data_cases.items():
     case("tgc-data " + name, D + extra)
 
+# --- files a run must not touch (docs/limits.md, "Files tgc writes") --------
+# Every case names the files it must leave as they were; `victim` is a
+# user's file that links and planted names point at.
+victim = write("victim", "the user's own file\n")
+shutil.copy(os.path.join(root, "models/examples/PreLnTransformer.cpp"), "m.cpp")
+write("f.mlir", GOOD_MLIR)
+os.link("f.mlir", "f-hard.mlir")
+os.symlink("f.mlir", "f-soft.mlir")
+write("c.pbtxt", "d_model: 32\n")
+write("prog.cpp", "d_model: 32\n")  # a config named like a kept source
+shutil.copy(TGC, "tgc-copy")
+shutil.copy("train", "train-copy")
+shutil.copy("good.ckpt", "good2.ckpt")
+shutil.copy("good.ckpt", "copy.ckpt.best")
+shutil.copy("good.ckpt", "hist.ckpt.step7")
+os.symlink("ids-ok.src", "ids-link")
+os.link("ids-ok.src", "ids-hard")
+write("in.txt", "one two\n")
+write("m.jsonl", '{"kind": "train", "step": 1, "loss": 2}\n')
+subprocess.run([DATA, "sample", "--pairs", "300", "-o", "s"], capture_output=True)
+subprocess.run([DATA, "vocab", "--size", "300", "-o", "v", "s.src", "s.tgt"],
+               capture_output=True)
+subprocess.run([DATA, "encode", "--vocab", "v.model", "--source", "s.src",
+                "--target", "s.tgt", "-o", "s.tok"], capture_output=True)
+shutil.copy("s.src", "t.vocab")
+os.link("s.src", "s-hard.model")
+shutil.copy("good.ckpt", "run.ckpt.step2")
+shutil.copy("good.ckpt", "run.ckpt.step4")
+
+# An output of a run that is the same file as an input or another output.
+M = [TGC, "--model-file", "m.cpp"]
+same = {
+    "tgc --keep-cpp over the model file": (M + ["-o", "m", "--keep-cpp"], ["m.cpp"], "m.cpp"),
+    "tgc -o the input": ([TGC, "f.mlir", "--emit=tg", "-o", "f.mlir"], ["f.mlir"], "f.mlir"),
+    "tgc -o ./the input": ([TGC, "f.mlir", "--emit=tg", "-o", "./f.mlir"], ["f.mlir"], "f.mlir"),
+    "tgc -o a hard link of the input": ([TGC, "f.mlir", "--emit=tg", "-o", "f-hard.mlir"], ["f.mlir"], "f-hard.mlir"),
+    "tgc -o a symlink to the input": ([TGC, "f.mlir", "--emit=tg", "-o", "f-soft.mlir"], ["f.mlir", "f-soft.mlir"], "f-soft.mlir"),
+    "tgc -o the config": (T + ["--config", "c.pbtxt", "--emit=tg", "-o", "c.pbtxt"], ["c.pbtxt"], "c.pbtxt"),
+    "tgc --keep-cpp over the config": (T + ["--config", "prog.cpp", "-o", "prog", "--keep-cpp"], ["prog.cpp"], "prog.cpp"),
+    "tgc -o the corpus": (T + ["--corpus", "s.tok", "--max-tokens", "64", "--emit=tg", "-o", "s.tok"], ["s.tok"], "s.tok"),
+    "tgc -o itself": (["./tgc-copy", "--model", "transformer", "--preset", "tiny", "--emit=tg", "-o", "tgc-copy"], ["tgc-copy"], "tgc-copy"),
+    "tgc --dump-params over the input": ([TGC, "f.mlir", "--emit=train", "--target=interp", "--steps", "1", "--dump-params", "f.mlir"], ["f.mlir"], "f.mlir"),
+    "tgc --loss-log over the model file": (M + ["--emit=train", "--target=interp", "--steps", "1", "--loss-log", "m.cpp"], ["m.cpp"], "m.cpp"),
+    "tgc two outputs in one file": (T + ["--emit=train", "--target=interp", "--steps", "1", "--dump-params", "o1", "--loss-log", "./o1"], ["o1"], "o1"),
+    "program --checkpoint over --train-source": (P + ["--train-source", "ids-ok.src", "--train-target", "ids-two.tgt", "--checkpoint", "ids-ok.src"], ["ids-ok.src"], "ids-ok.src"),
+    "program --checkpoint a symlink to the data": (P + ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--checkpoint", "ids-link"], ["ids-ok.src", "ids-link"], "ids-link"),
+    "program --checkpoint a hard link of the data": (P + ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--checkpoint", "ids-hard"], ["ids-ok.src"], "ids-hard"),
+    "program --checkpoint over --train-data": (P + ["--train-data", "s.tok", "--checkpoint", "s.tok"], ["s.tok"], "s.tok"),
+    "program --dump-params over the checkpoint": (P + ["--resume", "good2.ckpt", "--steps", "4", "--dump-params", "good2.ckpt"], ["good2.ckpt"], "good2.ckpt"),
+    "program --metrics over the checkpoint": (P + ["--checkpoint", "mc.ckpt", "--metrics", "mc.ckpt"], ["mc.ckpt"], "mc.ckpt"),
+    "program --loss-log over --metrics": (P + ["--checkpoint", "ml.ckpt", "--metrics", "ml.txt", "--loss-log", "ml.txt"], ["ml.ckpt", "ml.txt"], "ml.txt"),
+    "program --loss-log over --train-data": (P + ["--train-data", "s.tok", "--checkpoint", "x1.ckpt", "--loss-log", "s.tok"], ["s.tok", "x1.ckpt"], "s.tok"),
+    "program --metrics over --vocab": (P + ["--train-data", "s.tok", "--vocab", "v.model", "--checkpoint", "x2.ckpt", "--metrics", "v.model"], ["v.model", "x2.ckpt"], "v.model"),
+    "program --dump-params over itself": (["./train-copy", "--steps", "1", "--eval-sentences", "0", "--checkpoint", "x3.ckpt", "--dump-params", "train-copy"], ["train-copy", "x3.ckpt"], "train-copy"),
+    "program --checkpoint over itself": (["./train-copy", "--steps", "1", "--eval-sentences", "0", "--checkpoint", "train-copy"], ["train-copy"], "train-copy"),
+    "program .best over --resume": (P + ["--resume", "copy.ckpt.best", "--checkpoint", "copy.ckpt", "--valid-every", "1", "--steps", "4"], ["copy.ckpt.best", "copy.ckpt"], "copy.ckpt.best"),
+    "program --output over --translate": (P + ["--translate", "in.txt", "--output", "in.txt", "--resume", "good.ckpt", "--vocab", "v.model"], ["in.txt"], "in.txt"),
+    "program --output over --vocab": (P + ["--translate", "in.txt", "--output", "v.model", "--resume", "good.ckpt", "--vocab", "v.model"], ["v.model"], "v.model"),
+    "program --output over --resume": (P + ["--translate", "in.txt", "--output", "good.ckpt", "--resume", "good.ckpt", "--vocab", "v.model"], ["good.ckpt"], "good.ckpt"),
+    "encode -o over --source": ([DATA, "encode", "--vocab", "v.model", "--source", "s.src", "--target", "s.tgt", "-o", "s.src"], ["s.src"], "s.src"),
+    "encode -o a symlink to --target": ([DATA, "encode", "--vocab", "v.model", "--source", "s.src", "--target", "s.tgt", "-o", "ids-link2"], ["s.tgt"], "ids-link2"),
+    "encode -o over --vocab": ([DATA, "encode", "--vocab", "v.model", "--source", "s.src", "--target", "s.tgt", "-o", "v.model"], ["v.model"], "v.model"),
+    "vocab -o PREFIX.vocab over its text": ([DATA, "vocab", "--size", "300", "-o", "t", "t.vocab", "s.tgt"], ["t.vocab"], "t.vocab"),
+    "vocab -o PREFIX.model a hard link of its text": ([DATA, "vocab", "--size", "300", "-o", "s-hard", "s.src", "s.tgt"], ["s.src"], "s-hard.model"),
+    "average -o over an input": ([DATA, "average", "good.ckpt", "good2.ckpt", "-o", "good2.ckpt"], ["good2.ckpt"], "good2.ckpt"),
+    "average --last -o over a found input": ([DATA, "average", "--last", "2", "run.ckpt", "-o", "run.ckpt.step4"], ["run.ckpt.step4"], "run.ckpt.step4"),
+    "curves -o over its metrics": ([DATA, "curves", "m.jsonl", "-o", "m.jsonl"], ["m.jsonl"], "m.jsonl"),
+}
+os.symlink("s.tgt", "ids-link2")
+for name, (argv, kept, word) in same.items():
+    case(name, argv, ("same file as", word), kept=kept)
+
+# The build cache owns only what it wrote; a hit never renames over what
+# is not a regular file.
+os.mkdir("notes")
+for note in ["notes.txt", "0123456789abcdef0123456789abcdef",
+             "0123456789abcdef0123456789abcdef.txt", "draft.partial"]:
+    write("notes/" + note, "a note\n")
+    os.utime("notes/" + note, (1, 1))  # older than any left-over age
+os.makedirs("foreign/tgc-build-cache")
+write("foreign/tgc-build-cache/0123456789abcdef0123456789abcdef", "mine\n")
+os.makedirs("marked/tgc-build-cache")
+write("marked/tgc-build-cache/CACHEDIR.TAG",
+      "Signature: 8a477f597d28d172789f06886806bc55\n")
+os.makedirs("linked")
+os.symlink(os.path.join(work, "adir"), "linked/tgc-build-cache")
+os.makedirs("filed")
+write("filed/tgc-build-cache", "a file\n")
+MT = M + ["--emit=tg", "-o", "m.mlir", "--build-cache"]
+case("cache keeps a user's notes", MT + ["notes"], ok=True,
+     kept=["notes/" + n for n in os.listdir("notes")])
+case("cache leaves a foreign tgc-build-cache", MT + ["foreign"], ok=True,
+     kept=["foreign/tgc-build-cache"])
+case("cache leaves one with another marker", MT + ["marked"], ok=True,
+     kept=["marked/tgc-build-cache", "marked/tgc-build-cache/CACHEDIR.TAG"])
+case("cache leaves a symlinked tgc-build-cache", MT + ["linked"], ok=True,
+     kept=["linked/tgc-build-cache", "adir"])
+case("cache leaves a file named tgc-build-cache", MT + ["filed"], ok=True,
+     kept=["filed/tgc-build-cache"])
+os.mkfifo("out-fifo")
+listener = socket.socket(socket.AF_UNIX)
+listener.bind("out-socket")
+for node in ["out-fifo", "out-socket", "adir"]:
+    case("cache hit -o " + node, T + ["--build-cache", "cache", "-o", node],
+         ("error", node), kept=[node])
+case("-o a FIFO without a cache", T + ["--build-cache=", "-o", "out-fifo"],
+     ("error", "out-fifo"), kept=["out-fifo"])
+
+# <checkpoint>.lock and temporaries: only tgc's own, by their exact names.
+os.symlink("victim", "lk1.ckpt.lock")
+write("lk2.ckpt.lock", "my notes\n")
+os.mkfifo("lk3.ckpt.lock")
+os.link("victim", "lk4.ckpt.lock")
+os.mkdir("lk5.ckpt.lock")
+write("lk6.ckpt.lock", "12345")  # digits, but not as claimCheckpoint writes
+for n in range(1, 7):
+    lock = "lk%d.ckpt.lock" % n
+    case("lock " + lock, P + ["--checkpoint", "lk%d.ckpt" % n],
+         ("lock", lock), kept=[lock, "victim", "lk%d.ckpt" % n])
+dead = subprocess.Popen(["true"])
+dead.wait()
+pid = str(dead.pid)
+planted = ["tp.ckpt.tmp.%s.notes" % pid, "tp.ckpt.tmp.%s.0.bak" % pid,
+           "tp.ckpt.tmp.%s.0x" % pid, "tp.ckpt.tmp.0%s.0" % pid,
+           "tp.ckpt.tmp.%s.01" % pid, "tp.ckpt.tmp.+%s.0" % pid,
+           "tp.ckpt.tmp.%s" % pid]
+for name in planted:
+    write(name, "the user's\n")
+os.symlink("victim", "tp.ckpt.tmp.%s.1" % pid)
+os.mkdir("tp.ckpt.tmp.%s.2" % pid)
+case("temporaries named like leftovers", P + ["--checkpoint", "tp.ckpt"],
+     ok=True, kept=planted + ["tp.ckpt.tmp.%s.1" % pid,
+                              "tp.ckpt.tmp.%s.2" % pid, "victim"])
+for name in ["hk.ckpt.step-5", "hk.ckpt.step007", "hk.ckpt.step+3",
+             "hk.ckpt.step1x"]:
+    write(name, "the user's\n")
+case("history named like steps", P + ["--checkpoint", "hk.ckpt", "--save-every",
+                                      "1", "--keep-last", "1"], ok=True,
+     kept=["hk.ckpt.step-5", "hk.ckpt.step007", "hk.ckpt.step+3",
+           "hk.ckpt.step1x"])
+
+# A fresh run never replaces a checkpoint; a resumed one only its own.
+for name in ["fresh.ckpt", "fresh2.ckpt", "other.ckpt"]:
+    shutil.copy("good.ckpt", name)
+# The default checkpoint of a program of its own: the cases above run ./train
+# without --checkpoint and must not meet one.
+shutil.copy("train", "train-fresh")
+shutil.copy("good.ckpt", "train-fresh.ckpt")
+shutil.copy("good.ckpt", "b.ckpt.best")
+shutil.copy("good.ckpt", "h2.ckpt.step3")
+fresh = {
+    "fresh run over --checkpoint": (["--checkpoint", "fresh.ckpt"], "fresh.ckpt"),
+    "fresh run with --resume \"\"": (["--resume", "", "--checkpoint", "fresh2.ckpt"], "fresh2.ckpt"),
+    "fresh run with --resume=": (["--resume=", "--checkpoint", "fresh2.ckpt"], "fresh2.ckpt"),
+    "fresh run over .best": (["--checkpoint", "b.ckpt", "--valid-every", "1"], "b.ckpt.best"),
+    "fresh run over the history": (["--checkpoint", "h2.ckpt", "--keep-last", "2", "--save-every", "1"], "h2.ckpt.step3"),
+    "resumed run over another checkpoint": (["--resume", "good.ckpt", "--steps", "4", "--checkpoint", "other.ckpt"], "other.ckpt"),
+    "fresh run through a symlink": (["--checkpoint", "fresh-link"], "fresh.ckpt"),
+}
+os.symlink("fresh.ckpt", "fresh-link")
+for name, (extra, kept) in fresh.items():
+    case(name, P + extra, ("--overwrite",), kept=[kept, "good.ckpt"])
+case("fresh run over the default checkpoint",
+     ["./train-fresh", "--steps", "3", "--eval-sentences", "0"],
+     ("--overwrite", "train-fresh.ckpt"), kept=["train-fresh.ckpt"])
+case("--overwrite starts over", P + ["--checkpoint", "other.ckpt", "--overwrite"],
+     ok=True)
+
+# A diverged state never replaces a good checkpoint: learning rate x 1e8,
+# finite losses of 1e15 and parameters of 1e7.
+write("explode.pbtxt", "warmup_steps: 1\nlr_factor: 1e8\n")
+subprocess.run(T + ["--config", "explode.pbtxt", "-o", "explode"],
+               capture_output=True, check=True)
+for steps, every in [("1", "0"), ("3", "1")]:
+    kept = "ex%s.ckpt" % steps
+    shutil.copy("good.ckpt", kept)
+    case("diverged state, %s steps, --save-every %s" % (steps, every),
+         ["./explode", "--steps", steps, "--save-every", every,
+          "--eval-sentences", "0", "--checkpoint", kept, "--overwrite"],
+         ("diverged", kept), kept=[kept])
+
 # --- run --------------------------------------------------------------------
 CRASH_WORDS = ("Stack dump", "Assertion", "AddressSanitizer", "runtime error:",
                "Segmentation fault", "terminate called", "core dumped")
 totals = {}
-for name, argv, words, must_fail in cases:
+for name, argv, words, must_fail, kept in cases:
     if args.only not in name:
         continue
+    before = [snapshot(path) for path in kept]
     try:
         run = subprocess.run(argv, capture_output=True, timeout=args.timeout,
                              stdin=subprocess.DEVNULL)
@@ -287,10 +494,14 @@ for name, argv, words, must_fail in cases:
             outcome = "vague"
     except subprocess.TimeoutExpired:
         outcome, code, out = "hang", None, ""
+    changed = [path for path, was in zip(kept, before) if snapshot(path) != was]
+    if changed:
+        outcome, out = "damage", "changed " + ", ".join(changed) + "; " + out
     totals[outcome] = totals.get(outcome, 0) + 1
     if outcome != "clear" or args.v:
         first = out.strip().splitlines()[0][:150] if out.strip() else ""
         print(f"{outcome:6} {name}: exit {code}: {first}")
 print(f"{sum(totals.values())} bad inputs: " +
-      ", ".join(f"{totals.get(k, 0)} {k}" for k in ("clear", "crash", "hang", "silent", "vague")))
+      ", ".join(f"{totals.get(k, 0)} {k}"
+                for k in ("clear", "damage", "crash", "hang", "silent", "vague")))
 print("fixtures in " + work)

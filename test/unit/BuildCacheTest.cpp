@@ -1,10 +1,13 @@
-// The build cache's key covers what makes a program (tools/driver/BuildCache.h):
-// a header the source includes, a library's contents, the compiler's bytes
-// and every flag change it; the source file's own path does not. A stored
-// entry is reused whole while it matches its checksum, a damaged one is
-// compiled again, and trimming removes the least recently used entries
-// first and what killed runs left over.
+// The build cache's key covers what makes a program
+// (tools/driver/BuildCache.h): a header the source includes, a library's
+// contents, the compiler's bytes and every flag change it; the source file's
+// own path does not. A stored entry is reused whole while it matches its
+// checksum, a damaged one is compiled again, and trimming removes the least
+// recently used entries first and what killed runs left over, and nothing tgc
+// did not write: the entries live in a subdirectory tgc made and marked
+// (BuildCacheDirectory.h).
 #include "tools/driver/BuildCache.h"
+#include "tools/driver/BuildCacheDirectory.h"
 #include "tools/driver/HostCompiler.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -121,7 +124,7 @@ TEST_F(BuildCacheTest, StoredEntryIsReusedWhole) {
   command.libraries = {"-lm"}; // libextra.a is no archive to link
   std::string cache = path("cache"), error;
   ASSERT_EQ(compileWithBuildCache(command, cache, false, error), 0) << error;
-  std::string entry = cache + "/" + key(command);
+  std::string entry = cache + "/tgc-build-cache/" + key(command);
   ASSERT_TRUE(llvm::sys::fs::is_regular_file(entry));
   EXPECT_EQ(read(entry), read(command.output));
   EXPECT_NE(read(entry + ".txt").find("preprocessed source "), std::string::npos);
@@ -137,7 +140,7 @@ TEST_F(BuildCacheTest, StoredEntryIsReusedWhole) {
   // A damaged entry (same size, other bytes) is not copied out: it is
   // removed, the source compiled again, and the entry stored anew.
   std::string good = read(entry);
-  write("cache/" + key(command), std::string(good.size(), 'x'));
+  write("cache/tgc-build-cache/" + key(command), std::string(good.size(), 'x'));
   CompileCommand third = command;
   third.output = path("program-third");
   ASSERT_EQ(compileWithBuildCache(third, cache, false, error), 0) << error;
@@ -151,51 +154,132 @@ TEST_F(BuildCacheTest, StoredEntryIsReusedWhole) {
   failing.source = path("fails.cpp");
   failing.output = path("never");
   EXPECT_NE(compileWithBuildCache(failing, cache, false, error), 0);
-  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + key(failing)));
+  EXPECT_FALSE(
+      llvm::sys::fs::exists(cache + "/tgc-build-cache/" + key(failing)));
+
+  // A hit never renames its entry over an output that is not a regular
+  // file (here a directory; a FIFO or a device node the same).
+  ASSERT_FALSE(llvm::sys::fs::create_directory(path("a-directory")));
+  CompileCommand intoDirectory = command;
+  intoDirectory.output = path("a-directory");
+  EXPECT_NE(compileWithBuildCache(intoDirectory, cache, false, error), 0);
+  EXPECT_TRUE(llvm::sys::fs::is_directory(path("a-directory")));
+}
+
+/// Sets the modification time of `file` to `age` seconds ago.
+void age(const std::string &file, time_t seconds) {
+  timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = time(nullptr) - seconds;
+  times[0].tv_nsec = times[1].tv_nsec = 0;
+  ASSERT_EQ(utimensat(AT_FDCWD, file.c_str(), times, AT_SYMLINK_NOFOLLOW), 0)
+      << file;
 }
 
 TEST_F(BuildCacheTest, TrimRemovesTheLeastRecentlyUsedFirst) {
-  std::string cache = path("cache");
-  ASSERT_FALSE(llvm::sys::fs::create_directories(cache));
+  std::string cache = path("cache"), entries, why;
+  ASSERT_TRUE(openBuildCacheDirectory(cache, entries, why)) << why;
+  EXPECT_EQ(entries, cache + "/tgc-build-cache");
   const char *keys[] = {"00000000000000000000000000000001",
                         "00000000000000000000000000000002",
                         "00000000000000000000000000000003"};
   for (int i = 0; i < 3; ++i) {
-    write(std::string("cache/") + keys[i], std::string(1000, 'x'));
-    write(std::string("cache/") + keys[i] + ".txt", "description");
+    write(std::string("cache/tgc-build-cache/") + keys[i],
+          std::string(1000, 'x'));
+    write(std::string("cache/tgc-build-cache/") + keys[i] + ".txt",
+          "description");
     // Last used 100, 90 and 80 seconds ago.
-    timespec times[2];
-    times[0].tv_sec = times[1].tv_sec = time(nullptr) - 100 + 10 * i;
-    times[0].tv_nsec = times[1].tv_nsec = 0;
-    ASSERT_EQ(utimensat(AT_FDCWD, (cache + "/" + keys[i]).c_str(), times, 0), 0);
+    age(entries + "/" + keys[i], 100 - 10 * i);
   }
-  write("cache/unrelated.partial", std::string(5000, 'y')); // a write in progress
+  // A write in progress.
+  write(
+      "cache/tgc-build-cache/00000000000000000000000000000004-0a1b2c3d.partial",
+      std::string(5000, 'y'));
   // What a killed tgc left two hours ago: a temporary, and a description
   // whose entry it never wrote; a description written now waits for its
   // entry.
-  write("cache/left-over.partial", "half a program");
-  write("cache/00000000000000000000000000000009.txt", "description");
-  write("cache/0000000000000000000000000000000a.txt", "description");
-  for (const char *old : {"left-over.partial", "00000000000000000000000000000009.txt"}) {
-    timespec times[2];
-    times[0].tv_sec = times[1].tv_sec = time(nullptr) - 7200;
-    times[0].tv_nsec = times[1].tv_nsec = 0;
-    ASSERT_EQ(utimensat(AT_FDCWD, (cache + "/" + old).c_str(), times, 0), 0);
+  const char *leftOver[] = {
+      "00000000000000000000000000000005.txt-89abcdef.partial",
+      "00000000000000000000000000000009.txt"};
+  for (const char *old : leftOver) {
+    write(std::string("cache/tgc-build-cache/") + old, "half");
+    age(entries + "/" + old, 7200);
   }
+  write("cache/tgc-build-cache/0000000000000000000000000000000a.txt",
+        "description");
   trimBuildCache(cache, 2500);
-  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/left-over.partial"));
-  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/00000000000000000000000000000009.txt"));
-  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/0000000000000000000000000000000a.txt"));
-  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[0]));
-  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[0] + ".txt"));
-  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[1]));
-  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[2]));
-  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[2] + ".txt"));
-  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/unrelated.partial"));
+  for (const char *old : leftOver)
+    EXPECT_FALSE(llvm::sys::fs::exists(entries + "/" + old)) << old;
+  EXPECT_TRUE(
+      llvm::sys::fs::exists(entries + "/0000000000000000000000000000000a.txt"));
+  EXPECT_FALSE(llvm::sys::fs::exists(entries + "/" + keys[0]));
+  EXPECT_FALSE(llvm::sys::fs::exists(entries + "/" + keys[0] + ".txt"));
+  EXPECT_TRUE(llvm::sys::fs::exists(entries + "/" + keys[1]));
+  EXPECT_TRUE(llvm::sys::fs::exists(entries + "/" + keys[2]));
+  EXPECT_TRUE(llvm::sys::fs::exists(entries + "/" + keys[2] + ".txt"));
+  EXPECT_TRUE(llvm::sys::fs::exists(
+      entries + "/00000000000000000000000000000004-0a1b2c3d.partial"));
   trimBuildCache(cache, 2500);
-  EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + keys[1]));
+  EXPECT_TRUE(llvm::sys::fs::exists(entries + "/" + keys[1]));
   trimBuildCache(cache, 0);
-  EXPECT_FALSE(llvm::sys::fs::exists(cache + "/" + keys[2]));
+  EXPECT_FALSE(llvm::sys::fs::exists(entries + "/" + keys[2]));
+}
+
+TEST_F(BuildCacheTest, TrimRemovesNothingTgcDidNotWrite) {
+  // A user's directory given as --build-cache: old notes named like
+  // entries, descriptions and temporaries, beside tgc's subdirectory.
+  std::string cache = path("cache"), entries, why;
+  ASSERT_TRUE(openBuildCacheDirectory(cache, entries, why)) << why;
+  const char *notes[] = {"notes.txt", "00000000000000000000000000000001",
+                         "00000000000000000000000000000002.txt",
+                         "draft.partial"};
+  for (const char *note : notes) {
+    write(std::string("cache/") + note, std::string(1000, 'n'));
+    age(cache + "/" + note, 7200);
+  }
+  // In tgc's subdirectory, what it never names so: other names, upper-case
+  // hex, a symbolic link named as an entry (its target is the user's).
+  const char *strangers[] = {"README", "0000000000000000000000000000000A",
+                             "00000000000000000000000000000003.txt.bak",
+                             "my-0a1b2c3d.partial"};
+  for (const char *stranger : strangers) {
+    write(std::string("cache/tgc-build-cache/") + stranger,
+          std::string(1000, 's'));
+    age(entries + "/" + stranger, 7200);
+  }
+  std::string link = entries + "/00000000000000000000000000000004";
+  ASSERT_FALSE(llvm::sys::fs::create_link(cache + "/notes.txt", link));
+  trimBuildCache(cache, 0);
+  for (const char *note : notes)
+    EXPECT_TRUE(llvm::sys::fs::exists(cache + "/" + note)) << note;
+  for (const char *stranger : strangers)
+    EXPECT_TRUE(llvm::sys::fs::exists(entries + "/" + stranger)) << stranger;
+  EXPECT_EQ(read(cache + "/notes.txt"), std::string(1000, 'n'));
+  llvm::sys::fs::file_status status;
+  EXPECT_FALSE(llvm::sys::fs::status(link, status, /*Follow=*/false));
+}
+
+TEST_F(BuildCacheTest, ASubdirectoryTgcDidNotMakeIsLeftAlone) {
+  // tgc-build-cache/ made by someone else (no marker, or another one):
+  // not used, not trimmed; the build still compiles.
+  std::string cache = path("cache"), entries, why;
+  ASSERT_FALSE(llvm::sys::fs::create_directories(cache + "/tgc-build-cache"));
+  write("cache/tgc-build-cache/00000000000000000000000000000001", "user data");
+  for (const char *marker :
+       {"", "Signature: 8a477f597d28d172789f06886806bc55\n"}) {
+    if (*marker)
+      write("cache/tgc-build-cache/CACHEDIR.TAG", marker);
+    EXPECT_FALSE(openBuildCacheDirectory(cache, entries, why));
+    EXPECT_NE(why.find("was not made by tgc"), std::string::npos) << why;
+    trimBuildCache(cache, 0);
+    EXPECT_EQ(read(cache + "/tgc-build-cache/00000000000000000000000000000001"),
+              "user data");
+  }
+  command.libraries = {"-lm"};
+  std::string error;
+  ASSERT_EQ(compileWithBuildCache(command, cache, false, error), 0) << error;
+  EXPECT_EQ(llvm::sys::ExecuteAndWait(command.output, {command.output}), 0);
+  EXPECT_FALSE(
+      llvm::sys::fs::exists(cache + "/tgc-build-cache/" + key(command)));
 }
 
 } // namespace

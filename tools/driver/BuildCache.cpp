@@ -1,9 +1,9 @@
 //===- BuildCache.cpp - programs tgc compiled, found again -----------------===//
 #include "tools/driver/BuildCache.h"
+#include "tools/driver/BuildCacheDirectory.h"
 #include "tools/driver/HostCompiler.h"
 
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -11,9 +11,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <cstdio>
 
 #include <fcntl.h>
@@ -101,9 +98,17 @@ bool makeTemporary(llvm::StringRef directory, llvm::StringRef prefix,
 
 /// Writes `bytes` to `path` whole, with permissions `mode`: through a
 /// temporary file beside it and a rename, so `path` is either whole or
-/// untouched.
+/// untouched. A `path` that is not a regular file (a device node or a FIFO
+/// given as -o) is refused: the rename would replace the node itself.
 bool writeWhole(llvm::StringRef path, llvm::StringRef bytes,
                 llvm::sys::fs::perms mode, std::string &why) {
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file) {
+    why =
+        "cannot write " + path.str() + ": it exists and is not a regular file";
+    return false;
+  }
   llvm::StringRef directory = llvm::sys::path::parent_path(path);
   TemporaryFile partial;
   if (!makeTemporary(directory.empty() ? "." : directory,
@@ -156,12 +161,6 @@ constexpr llvm::StringLiteral kChecksumLine = "entry ";
 /// first: an entry is never there without the checksum that vouches for it.
 bool store(llvm::StringRef output, llvm::StringRef entry,
            llvm::StringRef description, std::string &why) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(
-          llvm::sys::path::parent_path(entry))) {
-    why = "cannot create " + llvm::sys::path::parent_path(entry).str() + ": " +
-          ec.message();
-    return false;
-  }
   std::unique_ptr<llvm::MemoryBuffer> bytes;
   llvm::sys::fs::perms mode;
   if (!readWhole(output, bytes, mode, why))
@@ -199,57 +198,7 @@ bool reuse(llvm::StringRef entry, llvm::StringRef output, bool &damaged,
   return writeWhole(output, bytes->getBuffer(), mode, why);
 }
 
-/// Whether `name` is an entry's (a key), not a description or a temporary.
-bool isEntryName(llvm::StringRef name) {
-  return name.size() == 32 && llvm::all_of(name, llvm::isHexDigit);
-}
-
-/// A temporary (`*.partial`) or a description without its entry this old
-/// is left over by a tgc that was killed (a write takes seconds).
-constexpr std::chrono::hours kLeftOverAfter{1};
-
 } // namespace
-
-void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes) {
-  struct Entry {
-    std::string path;
-    uint64_t bytes;
-    llvm::sys::TimePoint<> used;
-  };
-  std::vector<Entry> entries;
-  uint64_t total = 0;
-  std::error_code ec;
-  auto leftOverBefore = std::chrono::system_clock::now() - kLeftOverAfter;
-  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    llvm::sys::fs::file_status status;
-    if (llvm::sys::fs::status(it->path(), status))
-      continue;
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    if (!isEntryName(name)) {
-      bool orphan = name.ends_with(".txt") &&
-                    !llvm::sys::fs::exists(it->path().substr(
-                        0, it->path().size() - strlen(".txt")));
-      if ((name.ends_with(".partial") || orphan) &&
-          status.getLastModificationTime() < leftOverBefore)
-        llvm::sys::fs::remove(it->path());
-      continue;
-    }
-    entries.push_back(
-        {it->path(), status.getSize(), status.getLastModificationTime()});
-    total += status.getSize();
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry &a, const Entry &b) { return a.used < b.used; });
-  for (const Entry &entry : entries) {
-    if (total <= maxBytes)
-      break;
-    // Another tgc may have removed it already: not an error.
-    llvm::sys::fs::remove(entry.path);
-    llvm::sys::fs::remove(entry.path + ".txt");
-    total -= entry.bytes;
-  }
-}
 
 bool buildCacheKey(const CompileCommand &command, std::string &key,
                    std::string &description, std::string &why) {
@@ -310,13 +259,17 @@ int compileWithBuildCache(const CompileCommand &command,
   if (cacheDirectory.empty())
     return runCompiler(command.compiler, argRefs, error);
 
-  std::string key, description, why;
+  std::string entries, key, description, why;
+  if (!openBuildCacheDirectory(cacheDirectory, entries, why)) {
+    llvm::errs() << "tgc: warning: build cache: not used: " << why << "\n";
+    return runCompiler(command.compiler, argRefs, error);
+  }
   if (!buildCacheKey(command, key, description, why)) {
     if (verbose)
       llvm::errs() << "tgc: build cache: not used: " << why << "\n";
     return runCompiler(command.compiler, argRefs, error);
   }
-  llvm::SmallString<256> entry(cacheDirectory);
+  llvm::SmallString<256> entry(entries);
   llvm::sys::path::append(entry, key);
   if (llvm::sys::fs::is_regular_file(entry)) {
     bool damaged;

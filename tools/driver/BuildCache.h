@@ -23,6 +23,8 @@
 // edit) is removed and compiled again. A reused entry is touched; past
 // kBuildCacheBytes the least recently used entries go, and temporaries or
 // descriptions without an entry that a killed tgc left go after an hour.
+// The entries live in a subdirectory of the cache directory that tgc made
+// and marked, and nothing else is ever removed (BuildCacheDirectory.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_TOOLS_DRIVER_BUILDCACHE_H
@@ -63,16 +65,12 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
 /// Runs `command`, or with a cache directory (non-empty `cacheDirectory`)
 /// copies its entry to the output when there is one, and stores the output
 /// after a successful compile. A cache that cannot be read or written is a
-/// warning, never a failed build. The compiler's exit status (0 for a
-/// reused entry), or -1 with `error` when it could not start.
+/// warning, never a failed build; an output that exists and is not a
+/// regular file is never replaced by an entry. The compiler's exit status (0
+/// for a reused entry), or -1 with `error` when it could not start.
 int compileWithBuildCache(const CompileCommand &command,
                           llvm::StringRef cacheDirectory, bool verbose,
                           std::string &error);
-
-/// Removes the least recently used entries of the cache in `directory`
-/// (and their descriptions) until its programs take at most `maxBytes`, and
-/// what killed runs left there over an hour ago.
-void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes);
 
 } // namespace tgc
 

@@ -238,10 +238,10 @@ cl::opt<bool> keepSource("keep-cpp",
 
 cl::opt<std::string> buildCache(
     "build-cache",
-    cl::desc("Keep each program and model file tgc compiles in this directory "
-             "and reuse it when the same source, compiler, flags and "
-             "libraries come again (default: $TGC_BUILD_CACHE; empty: no "
-             "cache)"),
+    cl::desc("Keep each program and model file tgc compiles in this "
+             "directory's tgc-build-cache/ (the only files it removes) and "
+             "reuse it when the same source, compiler, flags and libraries "
+             "come again (default: $TGC_BUILD_CACHE; empty: no cache)"),
     cl::value_desc("dir"), cl::cat(tgcCategory));
 
 cl::opt<bool> verbose("v",

@@ -25,6 +25,7 @@
 #include "tools/driver/InterpreterRuns.h"
 #include "tools/driver/Manifest.h"
 #include "tools/driver/ModelFile.h"
+#include "tools/driver/RunFileChecks.h"
 #include "tools/driver/Toolchain.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -437,6 +438,9 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
 
 int runDriver(const DriverOptions &given) {
   DriverOptions options = given;
+  // Before a model file is compiled: nothing is written when refused.
+  if (!checkRunFiles(options))
+    return 1;
   if (!options.modelFile.empty() && !useModelFile(options))
     return 1;
   // Two registrations of one name: which one a run builds would depend on

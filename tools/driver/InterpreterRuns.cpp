@@ -7,6 +7,7 @@
 #include "ir/TgLocations.h"
 #include "ir/TgOps.h"
 #include "passes/Passes.h"
+#include "runtime/data/AtomicFile.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/program/train/TrainingLoop.h"
 
@@ -41,18 +42,17 @@ int64_t vocabularyOf(mlir::ModuleOp module) {
 /// generated binaries' --dump-params writes, for comparisons.
 bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
                     llvm::StringRef path) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    llvm::errs() << "tgc: cannot write " << path << ": " << ec.message()
-                 << "\n";
-    return false;
-  }
+  // Whole or not at all: a failed write leaves what the file held.
+  runtime::AtomicFile file(path.str());
   for (auto variable : module.getOps<tg::VariableOp>())
     for (double x : interpreter.variable(variable.getSymName())->data) {
       float f = static_cast<float>(x);
-      os.write(reinterpret_cast<const char *>(&f), sizeof f);
+      file.write(&f, sizeof f);
     }
+  if (std::string error = file.commit(); !error.empty()) {
+    llvm::errs() << "tgc: " << error << "\n";
+    return false;
+  }
   return true;
 }
 

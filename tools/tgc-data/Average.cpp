@@ -206,6 +206,11 @@ int runAverage() {
     for (const std::string &path : averageInputs)
       inputs.push_back({path, -1});
   }
+  std::vector<RunFile> files = {{"-o", averageOutput, true}};
+  for (const Input &input : inputs)
+    files.push_back({"the checkpoint", input.path});
+  if (!checkRunFiles(files))
+    return 1;
   CheckpointSum sum;
   for (const Input &input : inputs)
     if (std::string error = sum.add(input); !error.empty())

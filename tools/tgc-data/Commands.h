@@ -2,7 +2,11 @@
 #ifndef TGC_TOOLS_TGCDATA_COMMANDS_H
 #define TGC_TOOLS_TGCDATA_COMMANDS_H
 
+#include "common/RunFiles.h"
+
 #include "llvm/Support/CommandLine.h"
+
+#include <vector>
 
 namespace tgc::data {
 
@@ -26,6 +30,11 @@ int runAverage();
 
 /// Prints "error: message" and returns 1.
 int fail(const std::string &message);
+
+/// False after an error when an output of the command is the same file as
+/// one of its inputs (tgc-data itself included) or as another output
+/// (common/RunFiles.h): checked before anything is written.
+bool checkRunFiles(std::vector<RunFile> files);
 
 } // namespace tgc::data
 

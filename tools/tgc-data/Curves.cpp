@@ -112,6 +112,9 @@ CurveSeries seriesOf(const char *id, const char *label, const char *color,
 } // namespace
 
 int runCurves() {
+  if (!checkRunFiles(
+          {{"the metrics file", curvesInput}, {"-o", curvesOutput, true}}))
+    return 1;
   std::string text;
   if (std::string error = runtime::readFile(curvesInput, text); !error.empty())
     return fail(error);

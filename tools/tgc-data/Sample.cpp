@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"
 
+#include "runtime/data/AtomicFile.h"
 #include "runtime/data/SplitMix64.h"
 #include "runtime/data/Tasks.h"
 
-#include <fstream>
 #include <set>
 
 namespace cl = llvm::cl;
@@ -80,11 +80,13 @@ int runSample() {
                 "distinct numbers of --max-digits " +
                 std::to_string(sampleDigits) + " can give this split");
 
+  if (!checkRunFiles({{"-o's source", samplePrefix + ".src", true},
+                      {"-o's target", samplePrefix + ".tgt", true}}))
+    return 1;
   SplitMix64 rng(sampleSeed.getValue() * 0x9e3779b97f4a7c15ull + 17);
   std::set<std::string> seen;
-  std::ofstream source(samplePrefix + ".src"), target(samplePrefix + ".tgt");
-  if (!source || !target)
-    return fail("cannot write " + samplePrefix + ".src and .tgt");
+  // Whole files or none: an error leaves what was there before.
+  AtomicFile source(samplePrefix + ".src"), target(samplePrefix + ".tgt");
   while (static_cast<int64_t>(seen.size()) < samplePairs) {
     int digits = 1 + static_cast<int>(rng.next() % sampleDigits);
     std::string number(1, static_cast<char>('0' + (digits == 1 ? rng.next() % 10
@@ -100,15 +102,17 @@ int runSample() {
     if (split != sampleSplit || !seen.insert(number).second)
       continue;
     std::string words;
-    for (int32_t id : taskOutput(Task::Digits, symbols))
-      words += (words.empty() ? "" : " ") + tokenText(Task::Digits, id);
-    source << written(number) << '\n';
-    target << words << '\n';
+    for (int32_t id : taskOutput(Task::Digits, symbols)) {
+      if (!words.empty())
+        words += ' ';
+      words += tokenText(Task::Digits, id);
+    }
+    source.write(written(number) + '\n');
+    target.write(words + '\n');
   }
-  source.close();
-  target.close();
-  if (!source || !target)
-    return fail("writing " + samplePrefix + ".src and .tgt failed");
+  for (AtomicFile *file : {&source, &target})
+    if (std::string error = file->commit(); !error.empty())
+      return fail(error);
   llvm::outs() << samplePrefix << ".src + " << samplePrefix << ".tgt: "
                << samplePairs << " pairs\n";
   return 0;

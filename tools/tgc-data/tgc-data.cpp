@@ -41,6 +41,7 @@
 namespace cl = llvm::cl;
 using namespace tgc::runtime;
 using namespace tgc::data;
+using tgc::RunFile;
 
 cl::OptionCategory tgc::data::dataCategory("tgc-data options");
 
@@ -148,6 +149,13 @@ cl::opt<std::string> infoInput(cl::Positional, cl::desc("<FILE.tok>"),
                                cl::cat(dataCategory));
 
 int runVocab() {
+  std::vector<RunFile> files = {
+      {"-o's model", vocabPrefix + ".model", true},
+      {"-o's vocabulary", vocabPrefix + ".vocab", true}};
+  for (const std::string &text : vocabTexts)
+    files.push_back({"the text", text});
+  if (!checkRunFiles(files))
+    return 1;
   if (std::string error = trainVocabulary(vocabTexts, vocabSize, vocabPrefix);
       !error.empty())
     return fail(error);
@@ -197,6 +205,11 @@ int runEncode() {
     return fail("encode needs --source, --target and -o");
   if (maxLength < 1)
     return fail("--max-length must be at least 1");
+  if (!encodeIds && !checkRunFiles({{"--vocab", encodeVocab},
+                                    {"--source", encodeSource},
+                                    {"--target", encodeTarget},
+                                    {"-o", encodeOutput, true}}))
+    return 1;
   std::string error;
   std::unique_ptr<Vocabulary> vocabulary = Vocabulary::load(encodeVocab, error);
   if (!vocabulary)
@@ -372,6 +385,15 @@ int runInfo() {
 int tgc::data::fail(const std::string &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
+}
+
+bool tgc::data::checkRunFiles(std::vector<RunFile> files) {
+  files.push_back({"tgc-data", thisProgram()});
+  if (std::string why = findClobberedFile(files); !why.empty()) {
+    fail(why);
+    return false;
+  }
+  return true;
 }
 
 int main(int argc, char **argv) {

@@ -140,23 +140,80 @@ void removeStaleTemporaries(const std::string &path) {
   DIR *dir = ::opendir(directory.c_str());
   if (!dir)
     return;
-  while (const dirent *entry = ::readdir(dir))
-    if (isStaleTemporary(entry->d_name, base))
-      ::unlink((directory + (slash == std::string::npos ? "/" : "") +
-                entry->d_name).c_str());
+  while (const dirent *entry = ::readdir(dir)) {
+    if (!isStaleTemporary(entry->d_name, base))
+      continue;
+    std::string stale =
+        directory + (slash == std::string::npos ? "/" : "") + entry->d_name;
+    // writeCheckpoint creates regular files; anything else is not its own.
+    struct stat status;
+    if (::lstat(stale.c_str(), &status) == 0 && S_ISREG(status.st_mode))
+      ::unlink(stale.c_str());
+  }
   ::closedir(dir);
 }
 
-/// The pid recorded in a lock file, or an empty string.
-std::string ownerOf(int fd) {
-  char text[32] = {};
-  ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  std::string owner(text, n > 0 ? static_cast<size_t>(n) : 0);
-  while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' '))
-    owner.pop_back();
-  bool digits = !owner.empty() &&
-                owner.find_first_not_of("0123456789") == std::string::npos;
-  return digits ? owner : std::string();
+/// The most a lock file holds: a pid and a newline.
+constexpr size_t kLockFileBytes = 24;
+
+/// The pid recorded in a lock file (claimCheckpoint writes "<pid>\n"), or
+/// an empty string when it holds nothing (an owner killed between creating
+/// and writing it). False when it holds anything else: not a lock file
+/// tgc wrote.
+bool readLockOwner(int fd, std::string &owner) {
+  char text[kLockFileBytes + 1] = {};
+  ssize_t n = ::pread(fd, text, sizeof text, 0);
+  if (n < 0)
+    return false;
+  owner.assign(text, static_cast<size_t>(n));
+  if (owner.empty())
+    return true;
+  if (owner.back() != '\n')
+    return false;
+  owner.pop_back();
+  return isCanonicalNumber(owner);
+}
+
+/// Opens `lockPath` as claimCheckpoint's lock file: created if missing,
+/// never through a symbolic link (O_NOFOLLOW), and an existing file only if
+/// it is one that claimCheckpoint wrote (a regular file of one link holding
+/// a pid): a user's file that happens to be named <checkpoint>.lock is
+/// neither truncated nor taken. -1 with `why` otherwise.
+int openLockFile(const std::string &lockPath, std::string &owner,
+                 std::string &why) {
+  auto notOurs = [&](const std::string &what) {
+    why = lockPath + " is not a lock file of a training program (" + what +
+          "): remove it, or give another --checkpoint";
+    return -1;
+  };
+  // Not even opened when it is no regular file: opening a device may act.
+  struct stat status;
+  if (::lstat(lockPath.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
+    return notOurs(S_ISLNK(status.st_mode) ? "a symbolic link"
+                                           : kindOfFile(status.st_mode));
+  // O_NOFOLLOW and O_NONBLOCK: a link or a FIFO planted since the lstat.
+  int fd = ::open(lockPath.c_str(),
+                  O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return notOurs("a symbolic link");
+    why = "creating " + lockPath + ": " + std::strerror(errno);
+    return -1;
+  }
+  Descriptor opened{fd};
+  if (::fstat(fd, &status) != 0) {
+    why = "reading " + lockPath + ": " + std::strerror(errno);
+    return -1;
+  }
+  if (!S_ISREG(status.st_mode))
+    return notOurs(kindOfFile(status.st_mode));
+  if (status.st_nlink != 1)
+    return notOurs("a file with other names: hard links");
+  if (static_cast<size_t>(status.st_size) > kLockFileBytes ||
+      !readLockOwner(fd, owner))
+    return notOurs("it holds other data");
+  opened.fd = -1; // the caller's now
+  return fd;
 }
 
 } // namespace
@@ -173,13 +230,13 @@ std::string claimCheckpoint(const std::string &path) {
   // A lock file is removed by its owner at exit while still locked, so one
   // locked after it was removed is not the path's: open it again.
   for (int attempt = 0; attempt < 8; ++attempt) {
-    int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    std::string owner, why;
+    int fd = openLockFile(lockPath, owner, why);
     if (fd < 0)
-      return "cannot lock checkpoint " + path + ": creating " + lockPath +
-             ": " + std::strerror(errno);
+      return "cannot lock checkpoint " + path + ": " + why;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int error = errno;
-      std::string owner = ownerOf(fd);
+      readLockOwner(fd, owner); // written by the holder since the open
       ::close(fd);
       if (error == ENOLCK || error == EOPNOTSUPP)
         return {}; // a file system without locks: go on unlocked
@@ -278,7 +335,8 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
     return message;
   };
   Descriptor file{::open(temporary.c_str(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         0644)};
   if (file.fd < 0)
     return fail("creating");
   created = true;

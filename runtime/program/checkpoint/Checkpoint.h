@@ -26,7 +26,10 @@
 // another process's claim is refused ("checkpoint X is in use by another
 // run (pid N)"). The lock file is removed at a normal exit; one left by a
 // killed process holds no lock and is taken over, as are the temporary
-// files such a process left.
+// files such a process left. Only tgc's own are: the lock file is opened
+// with O_NOFOLLOW and taken only when it holds what a claim writes (a
+// regular file of one link, a pid or nothing), and a temporary is removed
+// only by its exact name (isStaleTemporary) when it is a regular file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CHECKPOINT_H

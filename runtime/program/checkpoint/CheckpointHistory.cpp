@@ -1,6 +1,8 @@
 //===- CheckpointHistory.cpp - the last N checkpoints (--keep-last) -------===//
 #include "runtime/program/checkpoint/CheckpointHistory.h"
 
+#include "runtime/data/FileChecks.h"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -23,14 +25,17 @@ std::vector<int64_t> historySteps(const std::string &checkpoint) {
   for (const fs::directory_entry &entry :
        fs::directory_iterator(directory, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+    // Exactly the names historyPath gives, of regular files (no links):
+    // keepInHistory removes what this returns.
+    if (name.size() <= prefix.size() ||
+        name.compare(0, prefix.size(), prefix) ||
+        !isCanonicalNumber(std::string_view(name).substr(prefix.size())) ||
+        !fs::is_regular_file(entry.symlink_status(ec)))
       continue;
-    const char *digits = name.data() + prefix.size();
-    const char *end = name.data() + name.size();
     int64_t step = 0;
-    auto [stop, error] = std::from_chars(digits, end, step);
-    if (error == std::errc() && stop == end && entry.is_regular_file(ec))
-      steps.push_back(step);
+    std::from_chars(name.data() + prefix.size(), name.data() + name.size(),
+                    step);
+    steps.push_back(step);
   }
   std::sort(steps.begin(), steps.end());
   return steps;

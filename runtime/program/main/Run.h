@@ -16,6 +16,7 @@
 #include "runtime/program/decode/Translate.h"
 #include "runtime/program/parallel/ProcessGroup.h"
 #include "runtime/program/parallel/ShardedOptimizer.h"
+#include "runtime/program/train/Divergence.h"
 #include "runtime/program/train/Metrics.h"
 #include "runtime/program/train/ModelState.h"
 #include "runtime/program/train/Options.h"
@@ -40,6 +41,8 @@ struct Run {
   /// best), also those before a resume: what a checkpoint records.
   CheckpointInfo validations;
   MetricsFile metrics;
+  /// The training loss the loop reports, smoothed (Divergence.h).
+  RunningLoss runningLoss;
   /// Data-parallel runs (null: one process); only rank 0 saves.
   ProcessGroup *group = nullptr;
   /// --shard-optimizer: each process holds 1/N of the Adam moments.
@@ -63,15 +66,23 @@ struct Run {
            std::max<int64_t>(options.updateFreq, 1);
   }
 
-  /// Writes the state to `path`, only when it is finite (a diverged run
-  /// must not replace a good checkpoint). False after a message.
-  bool save(int64_t step, const std::string &path);
+  /// What a save did: wrote the file; kept what the file holds because
+  /// training has diverged (Divergence.h), said on stderr; or failed, after
+  /// an error (a NaN or an infinity in the state, a failed write).
+  enum class Saved { Written, Kept, Failed };
+  /// Writes the state to `path` unless it is not finite or has diverged
+  /// (a diverged run must not replace a good checkpoint). `last`: the run
+  /// ends after it, so a diverged state is an error, not a warning.
+  Saved save(int64_t step, const std::string &path, bool last);
+  /// Why the state has diverged (Divergence.h), or an empty string.
+  std::string divergence();
   Decoding decoding() const {
     return options.fullDecoding ? Decoding::Full : Decoding::Incremental;
   }
   /// Saves the checkpoint and, with --keep-last, keeps it in the history.
   /// Every process calls it (a sharded optimizer's moments come together).
-  bool save(int64_t step);
+  /// False after an error (a kept checkpoint is one when `last`).
+  bool save(int64_t step, bool last);
 
   /// Validation loss, perplexity and BLEU on the validation set; keeps
   /// <checkpoint>.best when the validation is the best (--best-by) and stops

@@ -1,9 +1,9 @@
 //===- RunCheckpoints.cpp - a run's checkpoints and its resume -----------===//
 //
-// What a run saves (rank 0 only, finite states only, the sharded moments
-// gathered first, --keep-last's history) and how it continues a
-// checkpoint's run: the same data and seed, said when the processes or the
-// global batch differ.
+// What a run saves (rank 0 only, finite states that have not diverged
+// only, the sharded moments gathered first, --keep-last's history) and how
+// it continues a checkpoint's run: the same data and seed, said when the
+// processes or the global batch differ.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/program/main/Run.h"
@@ -51,21 +51,42 @@ bool Run::resume(const CheckpointInfo &info) {
   return true;
 }
 
-bool Run::save(int64_t step, const std::string &path) {
+std::string Run::divergence() {
+  if (std::string why = runningLoss.divergence(); !why.empty())
+    return why;
+  float value = 0;
+  if (const char *parameter = memory.firstBeyond(kParameterBound, value)) {
+    char text[256];
+    std::snprintf(text, sizeof text, "parameter %s holds %g, beyond +-%g",
+                  parameter, value, static_cast<double>(kParameterBound));
+    return text;
+  }
+  return {};
+}
+
+Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   if (!leads())
-    return true; // rank 0 writes the run's checkpoints
+    return Saved::Written; // rank 0 writes the run's checkpoints
   if (model.device) {
     model.device->download(memory.state());
     // Garbage must not replace a good checkpoint.
     if (!deviceOk("before saving " + path))
-      return false;
+      return Saved::Failed;
   }
   if (const char *variable = memory.firstNonFinite()) {
     std::fprintf(stderr,
                  "error: %s holds a NaN or an infinity at step %lld: %s is "
                  "not written (what is there is kept)\n",
                  variable, static_cast<long long>(step), path.c_str());
-    return false;
+    return Saved::Failed;
+  }
+  if (std::string why = divergence(); !why.empty()) {
+    std::fprintf(stderr,
+                 "%s: training has diverged at step %lld (%s): %s is not "
+                 "written and keeps what it holds%s\n",
+                 last ? "error" : "warning", static_cast<long long>(step),
+                 why.c_str(), path.c_str(), last ? "" : "; training goes on");
+    return last ? Saved::Failed : Saved::Kept;
   }
   CheckpointInfo info = validations;
   info.model = model.name;
@@ -79,23 +100,22 @@ bool Run::save(int64_t step, const std::string &path) {
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", why.c_str());
-    return false;
+    return Saved::Failed;
   }
   std::printf("saved checkpoint %s at step %lld\n", path.c_str(),
               static_cast<long long>(step));
-  return true;
+  return Saved::Written;
 }
 
-bool Run::save(int64_t step) {
+bool Run::save(int64_t step, bool last) {
   if (sharded)
     sharded->gatherMoments();
-  bool saved = save(step, checkpointPath);
+  Saved saved = save(step, checkpointPath, last);
   if (sharded)
     sharded->releaseMoments();
-  if (!saved)
-    return false;
-  if (options.keepLast == 0 || !leads())
-    return true;
+  // The history links the file as it is: only a state just written.
+  if (saved != Saved::Written || options.keepLast == 0 || !leads())
+    return saved != Saved::Failed;
   std::string why = keepInHistory(checkpointPath, step, options.keepLast);
   if (!why.empty())
     std::fprintf(stderr, "error: %s\n", why.c_str());

@@ -59,8 +59,9 @@ AfterStep Run::validateOnFirst(int64_t step) {
       recordValidation(validations, loss, result->bleu.score, byLoss,
                        options.patience.value_or(0));
   if (verdict == ValidationVerdict::Best)
-    return save(step, checkpointPath + ".best") ? AfterStep::Continue
-                                                : AfterStep::Fail;
+    return save(step, checkpointPath + ".best", /*last=*/false) == Saved::Failed
+               ? AfterStep::Fail
+               : AfterStep::Continue;
   if (verdict == ValidationVerdict::NotBest)
     return AfterStep::Continue;
   std::printf("stopping early at step %lld: no better %s in the last %lld "

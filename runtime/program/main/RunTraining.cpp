@@ -79,6 +79,7 @@ int Run::train() {
   loop.clipNorm = options.clipNorm;
   loop.lossLog = leads() ? options.lossLog : std::string();
   loop.metrics = metrics.isOpen() ? &metrics : nullptr;
+  loop.onLoss = [this](float loss) { runningLoss.add(loss); };
   loop.afterStep = [this](int64_t step) {
     stepsDone = step;
     if ((step % options.logEvery == 0 || step == options.steps) &&
@@ -92,22 +93,24 @@ int Run::train() {
     }
     bool periodic = options.saveEvery > 0 &&
                     step % options.saveEvery == 0 && step != options.steps;
-    return !periodic || save(step) ? AfterStep::Continue : AfterStep::Fail;
+    return !periodic || save(step, /*last=*/false) ? AfterStep::Continue
+                                                   : AfterStep::Fail;
   };
   loop.onNonFinite = [&backend](const Batch &batch, const StepInput &input) {
     backend.explainNonFinite(batch, input);
   };
   loop.onInterrupt = [this](int64_t step) {
     stepsDone = step;
-    return save(step) ? "; continue with --resume " + checkpointPath
-                      : std::string();
+    return save(step, /*last=*/true)
+               ? "; continue with --resume " + checkpointPath
+               : std::string();
   };
   int code = runTrainingLoop(loop);
   if (profile)
     profile->print(stdout);
   if (code != 0)
     return code;
-  return save(stepsDone) ? -1 : 1;
+  return save(stepsDone, /*last=*/true) ? -1 : 1;
 }
 
 } // namespace tgc::runtime

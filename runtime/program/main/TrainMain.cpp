@@ -17,6 +17,7 @@
 #include "runtime/program/decode/TranslateText.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/main/ManifestCheck.h"
+#include "runtime/program/main/ProgramFiles.h"
 #include "runtime/program/main/Run.h"
 #include "runtime/program/main/ThreadDefaults.h"
 #include "runtime/program/parallel/ShardedOptimizer.h"
@@ -159,9 +160,7 @@ bool shareOptimizer(Run &run, std::optional<ShardedOptimizer> &sharded) {
 /// message.
 bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
   const TrainOptions &options = run.options;
-  run.checkpointPath = !options.checkpoint.empty() ? options.checkpoint
-                       : !options.resume.empty()   ? options.resume
-                                                   : std::string(program) + ".ckpt";
+  run.checkpointPath = checkpointPathFor(options, program);
   // From the claim on, the run owns its checkpoint path (a lock file): a
   // signal ends it through the training loop, which releases the lock and
   // exits with 128 + the signal, never by the signal's default action.
@@ -177,6 +176,9 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
         std::fprintf(stderr, "error: %s\n", why.c_str());
         return false;
       }
+  // Claimed first: a run in progress on the path is the better message.
+  if (run.leads() && !checkReplacedCheckpoints(options, run.checkpointPath))
+    return false;
   run.seed = options.seed.value_or(1);
   if (!options.metrics.empty() && run.leads() &&
       !run.metrics.open(options.metrics))
@@ -245,6 +247,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     std::printf("%s", model.manifest ? model.manifest : "");
     return 0;
   }
+  if (!checkProgramFiles(options, checkpointPathFor(options, argv[0])))
+    return 1;
   if (model.device && !openDevice(model))
     return 1;
   std::unique_ptr<ModelState> allocated = ModelState::allocate(model);

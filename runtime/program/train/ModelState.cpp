@@ -1,11 +1,10 @@
 //===- ModelState.cpp - a compiled model's memory -------------------------===//
 #include "runtime/program/train/ModelState.h"
 
+#include "runtime/data/AtomicFile.h"
 #include "runtime/program/train/Batcher.h"
-
 #include "runtime/program/train/Initializers.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -94,35 +93,46 @@ std::string ModelState::configText() const {
   return text;
 }
 
-const char *ModelState::firstNonFinite() {
+template <typename Bad>
+const char *ModelState::firstVariableWhere(bool trainableOnly, Bad bad,
+                                           float &value) {
   for (int i = 0; i < model.numVariables; ++i) {
     const CompiledVariable &v = model.variables[i];
+    if (trainableOnly && !v.trainable)
+      continue;
     const float *values = state() + v.offset;
     for (int64_t j = 0; j < v.size; ++j)
-      if (!std::isfinite(values[j]))
+      if (bad(values[j])) {
+        value = values[j];
         return v.name;
+      }
   }
   return nullptr;
 }
 
+const char *ModelState::firstNonFinite() {
+  float value;
+  return firstVariableWhere(
+      false, [](float x) { return !std::isfinite(x); }, value);
+}
+
+const char *ModelState::firstBeyond(float bound, float &value) {
+  return firstVariableWhere(
+      true, [bound](float x) { return std::fabs(x) > bound; }, value);
+}
+
 bool ModelState::dumpParameters(const std::string &path) {
-  std::FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file) {
-    std::fprintf(stderr, "error: cannot write %s: %s\n", path.c_str(),
-                 std::strerror(errno));
+  // Whole or not at all: a failed dump leaves what the file held.
+  AtomicFile file(path);
+  for (int i = 0; i < model.numVariables; ++i) {
+    const CompiledVariable &v = model.variables[i];
+    file.write(state() + v.offset, static_cast<size_t>(v.size) * sizeof(float));
+  }
+  if (std::string error = file.commit(); !error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
     return false;
   }
-  bool ok = true;
-  for (int i = 0; i < model.numVariables && ok; ++i) {
-    const CompiledVariable &v = model.variables[i];
-    ok = std::fwrite(state() + v.offset, sizeof(float),
-                     static_cast<size_t>(v.size), file) ==
-         static_cast<size_t>(v.size);
-  }
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok)
-    std::fprintf(stderr, "error: writing %s failed\n", path.c_str());
-  return ok;
+  return true;
 }
 
 } // namespace tgc::runtime

@@ -42,10 +42,21 @@ public:
   /// that is not finite is never saved, nor resumed from.
   const char *firstNonFinite();
 
-  /// Every variable's values as raw little-endian f32, in declaration order.
+  /// The first trainable parameter with a value beyond +-`bound` (that
+  /// value in `value`), or null: a diverged state is not saved
+  /// (Divergence.h).
+  const char *firstBeyond(float bound, float &value);
+
+  /// Every variable's values as raw little-endian f32, in declaration order,
+  /// written whole or not at all (AtomicFile); false after a message.
   bool dumpParameters(const std::string &path);
 
 private:
+  /// The first variable (of the trainable ones, with `trainableOnly`)
+  /// holding a value `bad` is true of, and that value; null when none.
+  template <typename Bad>
+  const char *firstVariableWhere(bool trainableOnly, Bad bad, float &value);
+
   struct FreeDeleter {
     void operator()(void *p) const { std::free(p); }
   };

@@ -42,7 +42,8 @@ const char *kUsage =
     "                        (default 0: off, as in the paper)\n"
     "  --profile             time each op of the step; print the time per op\n"
     "                        kind and the costliest ones after training\n"
-    "  --shard-optimizer     under mpirun (CPU): each of the N processes keeps\n"
+    "  --shard-optimizer     under mpirun (CPU): each of the N processes "
+    "keeps\n"
     "                        Adam's moments of 1/N of the parameters\n"
     "validation (on the whole --valid-data / --valid-source set):\n"
     "  --valid-every K       every K steps: validation loss, perplexity and\n"
@@ -66,6 +67,9 @@ const char *kUsage =
     "config\n"
     "                        differs from this program's)\n"
     "  --force-resume        resume it anyway\n"
+    "  --overwrite           start over and replace existing checkpoints (a\n"
+    "                        run without it refuses to replace any but the\n"
+    "                        --resume file it continues)\n"
     "evaluation:\n"
     "  --eval-sentences N    held-out sentences to translate (default 256, 0 "
     "off)\n"
@@ -289,6 +293,10 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
     }
     if (arg == "--force-resume") {
       options.forceResume = true;
+      continue;
+    }
+    if (arg == "--overwrite") {
+      options.overwrite = true;
       continue;
     }
     if (arg == "--profile") {

@@ -56,6 +56,9 @@ struct TrainOptions {
   /// for checkpoint averaging (tgc-data average --last N).
   int64_t keepLast = 0;
   std::string resume;
+  /// Replace existing checkpoints (--overwrite): without it a run writes
+  /// only a new checkpoint or the one it resumed (main/ProgramFiles.h).
+  bool overwrite = false;
   /// Resume a checkpoint whose config differs from the program's.
   bool forceResume = false;
   /// --profile: time every op of the step, print where the time went.

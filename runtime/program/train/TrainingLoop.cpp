@@ -157,6 +157,8 @@ int runTrainingLoop(const TrainingLoop &loop) {
     if (!log.record(step, update.loss, update.gradNorm, lr, update.tokens,
                     update.padded, update.slots))
       return 1;
+    if (loop.onLoss)
+      loop.onLoss(update.loss);
     // Looked at after the step and again after its validation or save,
     // which a signal may have cut short.
     auto interrupted = [&](int signal) -> std::optional<int> {

@@ -94,6 +94,10 @@ struct TrainingLoop {
   std::string lossLog;
   /// Also each log line as a record (null: none).
   MetricsFile *metrics = nullptr;
+  /// After every update whose loss is finite, before any hook that may
+  /// save: the update's loss per target token (a run watches it, so as not
+  /// to save a state that diverged: Divergence.h).
+  std::function<void(float loss)> onLoss;
   /// After every step that was not interrupted and whose loss is finite
   /// (validation, periodic checkpoints, early stopping).
   std::function<AfterStep(int64_t step)> afterStep;

@@ -114,6 +114,23 @@ TEST(TrainingLoop, StopsEarlyWhenAfterStepSaysSo) {
   EXPECT_EQ(seen, (std::vector<int64_t>{1, 2}));
 }
 
+TEST(TrainingLoop, ReportsEachUpdatesLossBeforeAfterStep) {
+  ScriptedStep step({{1.5f, 1}, {2.5f, 1}, {0.5f, 1}});
+  TrainingLoop loop = loopOver(step, 3);
+  std::vector<std::string> events;
+  loop.onLoss = [&](float loss) {
+    events.push_back("loss " + std::to_string(loss));
+  };
+  loop.afterStep = [&](int64_t s) {
+    events.push_back("after " + std::to_string(s));
+    return AfterStep::Continue;
+  };
+  EXPECT_EQ(runTrainingLoop(loop), 0);
+  EXPECT_EQ(events, (std::vector<std::string>{"loss 1.500000", "after 1",
+                                              "loss 2.500000", "after 2",
+                                              "loss 0.500000", "after 3"}));
+}
+
 TEST(TrainingLoop, ANonFiniteLossEndsTheRunBeforeAfterStep) {
   float nan = std::numeric_limits<float>::quiet_NaN();
   float inf = std::numeric_limits<float>::infinity();

@@ -1,0 +1,89 @@
+//===- ProgramFiles.cpp - what one training run may write -----------------===//
+#include "runtime/program/main/ProgramFiles.h"
+
+#include "common/RunFiles.h"
+#include "runtime/program/checkpoint/CheckpointHistory.h"
+
+#include <cstdio>
+#include <sys/stat.h>
+#include <vector>
+
+namespace tgc::runtime {
+
+std::string checkpointPathFor(const TrainOptions &options,
+                              const std::string &program) {
+  return !options.checkpoint.empty() ? options.checkpoint
+         : !options.resume.empty()   ? options.resume
+                                     : program + ".ckpt";
+}
+
+bool checkProgramFiles(const TrainOptions &options,
+                       const std::string &checkpoint) {
+  auto given = [](const std::string &path) {
+    return path == "-" ? std::string() : path;
+  };
+  std::vector<RunFile> files = {
+      {"--resume", options.resume},
+      {"--train-data", options.trainData},
+      {"--valid-data", options.validData},
+      {"--vocab", options.vocabulary},
+      {"--train-source", options.trainSource},
+      {"--train-target", options.trainTarget},
+      {"--valid-source", options.validSource},
+      {"--valid-target", options.validTarget},
+      {"--translate", given(options.translate)},
+      {"the program", thisProgram()},
+  };
+  if (!options.translate.empty()) {
+    files.push_back({"--output", given(options.output), true});
+  } else {
+    std::string named =
+        options.checkpoint.empty() ? "the checkpoint" : "--checkpoint";
+    files.push_back({named, checkpoint, true, "--resume"});
+    if (options.validEvery > 0)
+      files.push_back({named + "'s best", checkpoint + ".best", true});
+    files.push_back({"--metrics", options.metrics, true});
+    files.push_back({"--loss-log", options.lossLog, true});
+    files.push_back({"--dump-params", options.dumpParameters, true});
+  }
+  std::string why = findClobberedFile(files);
+  if (!why.empty())
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+  return why.empty();
+}
+
+bool checkReplacedCheckpoints(const TrainOptions &options,
+                              const std::string &checkpoint) {
+  // Continuing a checkpoint replaces it, its .best and its history: they
+  // are the run's own.
+  if (options.overwrite ||
+      (!options.resume.empty() && isSameFile(options.resume, checkpoint)))
+    return true;
+  std::vector<std::string> existing;
+  for (const std::string &path :
+       {checkpoint, options.validEvery > 0 ? checkpoint + ".best" : ""}) {
+    struct stat status;
+    // What is not a regular file is refused when the run claims the path.
+    if (!path.empty() && ::stat(path.c_str(), &status) == 0 &&
+        S_ISREG(status.st_mode))
+      existing.push_back(path);
+  }
+  if (options.keepLast > 0)
+    for (int64_t step : historySteps(checkpoint))
+      existing.push_back(historyPath(checkpoint, step));
+  if (existing.empty())
+    return true;
+  if (options.resume.empty())
+    std::fprintf(stderr,
+                 "error: %s exists, and a new run does not replace it: pass "
+                 "--resume %s to continue it, or --overwrite to start over\n",
+                 existing.front().c_str(), checkpoint.c_str());
+  else
+    std::fprintf(stderr,
+                 "error: %s exists and is not the --resume file %s: pass "
+                 "--overwrite to replace it, or another --checkpoint\n",
+                 existing.front().c_str(), options.resume.c_str());
+  return false;
+}
+
+} // namespace tgc::runtime

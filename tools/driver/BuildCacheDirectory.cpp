@@ -1,0 +1,176 @@
+//===- BuildCacheDirectory.cpp - what the build cache owns ----------------===//
+#include "tools/driver/BuildCacheDirectory.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace tgc {
+namespace {
+
+namespace fs = llvm::sys::fs;
+
+constexpr llvm::StringLiteral kMarkerName = "CACHEDIR.TAG";
+/// The cache directory tag's signature line (https://bford.info/cachedir/),
+/// then what makes the marker tgc's.
+constexpr llvm::StringLiteral kMarkerText =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# tgc's build cache (--build-cache, $TGC_BUILD_CACHE): tgc made this\n"
+    "# directory and every file in it, and removes them when it likes.\n";
+
+/// A temporary (`*.partial`) or a description without its entry this old
+/// is left over by a tgc that was killed (a write takes seconds).
+constexpr std::chrono::hours kLeftOverAfter{1};
+
+std::string childOf(llvm::StringRef directory, llvm::StringRef name) {
+  llvm::SmallString<256> path(directory);
+  llvm::sys::path::append(path, name);
+  return path.str().str();
+}
+
+/// The type of `path` itself (a link is a link); file_not_found if none.
+fs::file_type typeOf(const llvm::Twine &path) {
+  fs::file_status status;
+  if (fs::status(path, status, /*Follow=*/false))
+    return fs::file_type::file_not_found;
+  return status.type();
+}
+
+/// Whether `entries` is a directory (not a link to one) holding tgc's
+/// marker, exactly.
+bool ownedByTgc(llvm::StringRef entries) {
+  std::string marker = childOf(entries, kMarkerName);
+  if (typeOf(entries) != fs::file_type::directory_file ||
+      typeOf(marker) != fs::file_type::regular_file)
+    return false;
+  auto text = llvm::MemoryBuffer::getFile(marker, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  return text && (*text)->getBuffer() == kMarkerText;
+}
+
+/// Makes `entries` in `directory`: a temporary directory with the marker,
+/// renamed into place. False with `why`; true also when another tgc made
+/// it first (the rename then fails, and the caller looks at it).
+bool makeOwnedDirectory(llvm::StringRef directory, llvm::StringRef entries,
+                        std::string &why) {
+  if (std::error_code ec = fs::create_directories(directory)) {
+    why = "cannot create " + directory.str() + ": " + ec.message();
+    return false;
+  }
+  llvm::SmallString<256> temporary;
+  std::error_code ec = fs::createUniqueDirectory(entries + ".new", temporary);
+  std::string marker = childOf(temporary, kMarkerName);
+  if (!ec) {
+    llvm::raw_fd_ostream os(marker, ec);
+    if (!ec) {
+      os << kMarkerText;
+      os.close();
+      if (os.has_error())
+        ec = os.error();
+    }
+  }
+  if (!ec && !(ec = fs::rename(temporary, entries)))
+    return true;
+  fs::remove(marker);
+  fs::remove(temporary);
+  // Another tgc made it first: the caller looks at that one.
+  if (typeOf(entries) != fs::file_type::file_not_found)
+    return true;
+  why = "cannot create " + entries.str() + ": " + ec.message();
+  return false;
+}
+
+bool isEntryName(llvm::StringRef name) {
+  return name.size() == 32 &&
+         name.find_first_not_of("0123456789abcdef") == llvm::StringRef::npos;
+}
+
+bool isDescriptionName(llvm::StringRef name) {
+  return name.consume_back(".txt") && isEntryName(name);
+}
+
+/// "<entry or description>-XXXXXXXX.partial", as BuildCache.cpp's
+/// temporaries are named (XXXXXXXX: createUniqueFile's hex digits).
+bool isPartialName(llvm::StringRef name) {
+  if (!name.consume_back(".partial"))
+    return false;
+  auto [written, unique] = name.rsplit('-');
+  return unique.size() == 8 &&
+         unique.find_first_not_of("0123456789abcdef") ==
+             llvm::StringRef::npos &&
+         (isEntryName(written) || isDescriptionName(written));
+}
+
+} // namespace
+
+bool openBuildCacheDirectory(llvm::StringRef directory, std::string &entries,
+                             std::string &why) {
+  entries = childOf(directory, kBuildCacheSubdirectory);
+  if (ownedByTgc(entries))
+    return true;
+  if (typeOf(entries) == fs::file_type::file_not_found) {
+    if (!makeOwnedDirectory(directory, entries, why))
+      return false;
+    if (ownedByTgc(entries))
+      return true;
+  }
+  why = entries +
+        " was not made by tgc (it is not a directory holding "
+        "tgc's " +
+        kMarkerName.str() +
+        "): tgc neither uses nor changes it; remove it, or give another "
+        "--build-cache";
+  return false;
+}
+
+void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes) {
+  std::string entries = childOf(directory, kBuildCacheSubdirectory);
+  if (!ownedByTgc(entries))
+    return;
+  struct Entry {
+    std::string path;
+    uint64_t bytes;
+    llvm::sys::TimePoint<> used;
+  };
+  std::vector<Entry> found;
+  uint64_t total = 0;
+  std::error_code ec;
+  auto leftOverBefore = std::chrono::system_clock::now() - kLeftOverAfter;
+  for (fs::directory_iterator it(entries, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    fs::file_status status;
+    if (fs::status(it->path(), status, /*Follow=*/false) ||
+        status.type() != fs::file_type::regular_file)
+      continue;
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (isEntryName(name)) {
+      found.push_back(
+          {it->path(), status.getSize(), status.getLastModificationTime()});
+      total += status.getSize();
+      continue;
+    }
+    bool orphan = isDescriptionName(name) &&
+                  !fs::exists(llvm::StringRef(it->path()).drop_back(4));
+    if ((orphan || isPartialName(name)) &&
+        status.getLastModificationTime() < leftOverBefore)
+      fs::remove(it->path());
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Entry &a, const Entry &b) { return a.used < b.used; });
+  for (const Entry &entry : found) {
+    if (total <= maxBytes)
+      break;
+    // Another tgc may have removed it already: not an error.
+    fs::remove(entry.path);
+    fs::remove(entry.path + ".txt");
+    total -= entry.bytes;
+  }
+}
+
+} // namespace tgc
