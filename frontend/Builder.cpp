@@ -79,6 +79,16 @@ Builder::Scope Builder::scope(llvm::StringRef name) {
   return Scope(this);
 }
 
+Builder::CallSite::~CallSite() {
+  if (builder)
+    builder->callSites_.pop_back();
+}
+
+Builder::CallSite Builder::calledFrom(Where where) {
+  callSites_.push_back(where);
+  return CallSite(this);
+}
+
 std::string Builder::qualified(llvm::StringRef name) const {
   std::string result;
   for (const std::string &scope : scopes_)
@@ -92,7 +102,10 @@ Location Builder::location(Where where) {
 }
 
 void Builder::fail(Where where, const llvm::Twine &message) {
-  emitError(location(where)) << message;
+  InFlightDiagnostic error = emitError(location(where)) << message;
+  for (const Where &site : llvm::reverse(callSites_))
+    error.attachNote(location(site)) << "called from here";
+  error.report();
   throw BuildAbandoned{};
 }
 

@@ -54,6 +54,27 @@ public:
   };
   [[nodiscard]] Scope scope(llvm::StringRef name);
 
+  /// A model's helper function marks where it was called from, so that an
+  /// error inside it also names the chain of calls that led there:
+  ///   Tensor block(Builder &b, Tensor x, Where where = Where::current()) {
+  ///     auto site = b.calledFrom(where);
+  ///     ...
+  /// The error is at the failing line, with a note "called from here" at
+  /// each open call site, innermost first.
+  class CallSite {
+  public:
+    CallSite(CallSite &&other) : builder(other.builder) {
+      other.builder = nullptr;
+    }
+    ~CallSite();
+
+  private:
+    friend class Builder;
+    explicit CallSite(Builder *builder) : builder(builder) {}
+    Builder *builder;
+  };
+  [[nodiscard]] CallSite calledFrom(Where where);
+
   /// A run-time input of the step (an argument of the generated function).
   Tensor input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, DType type,
                Where where = Where::current());
@@ -107,6 +128,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp function_;
   std::vector<std::string> scopes_;
+  std::vector<Where> callSites_; ///< open calledFrom()s, outermost first
   llvm::StringSet<> names_;
   std::vector<mlir::Attribute> argumentNames_;
   mlir::Value dropoutKey_;

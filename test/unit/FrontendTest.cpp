@@ -47,6 +47,47 @@ TEST(Frontend, ShapeErrorNamesCallerLineAndBothShapes) {
   EXPECT_EQ(static_cast<int>(loc.getLine()), line);
 }
 
+/// A model's helper that marks its call site (Builder::calledFrom).
+Tensor projectTwice(tgc::Builder &b, Tensor x, Tensor w, int &failingLine,
+                    std::source_location where = std::source_location::current()) {
+  auto site = b.calledFrom(where);
+  Tensor once = matmul(x, w);
+  failingLine = __LINE__ + 1;
+  return matmul(once, w);
+}
+
+TEST(Frontend, ErrorsInHelpersNameTheirCallSites) {
+  test::TestContext t;
+  std::vector<std::pair<int, std::string>> notes;
+  int errorLine = 0;
+  t.context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    if (auto loc = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
+      errorLine = static_cast<int>(loc.getLine());
+    for (Diagnostic &note : diag.getNotes())
+      if (auto loc = llvm::dyn_cast<FileLineColLoc>(note.getLocation()))
+        notes.push_back({static_cast<int>(loc.getLine()), note.str()});
+    return failure(); // the recording handler sees it too
+  });
+  int failingLine = 0, outerCall = 0, innerCall = 0;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 8}, DType::F32);
+    Tensor w = b.param("w", {8, 4}, Init::xavierUniform());
+    auto outer = [&](Tensor v, std::source_location where =
+                                   std::source_location::current()) {
+      auto site = b.calledFrom(where);
+      innerCall = __LINE__ + 1;
+      return projectTwice(b, v, w, failingLine);
+    };
+    outerCall = __LINE__ + 1;
+    outer(x);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errorLine, failingLine);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], std::make_pair(innerCall, std::string("called from here")));
+  EXPECT_EQ(notes[1], std::make_pair(outerCall, std::string("called from here")));
+}
+
 TEST(Frontend, OperatorErrorsPointAtTheExpression) {
   test::TestContext t;
   auto errors = buildErrors(t, [&](tgc::Builder &b) {
