@@ -34,7 +34,10 @@ expect driver.log "-I$prefix/include/tgc .* $prefix/lib/tgc/libTgcProgramMain.a"
   > train_driver.log
 expect train_driver.log '^trained 20 steps'
 
-"$prefix/bin/tgc" --model-file "$source/models/examples/PreLnTransformer.cpp" \
+# The docs and the examples are installed; the installed example compiles.
+test -f "$prefix/share/doc/tgc/writing-models.md"
+test -f "$prefix/share/doc/tgc/README.md"
+"$prefix/bin/tgc" --model-file "$prefix/share/doc/tgc/examples/PreLnTransformer.cpp" \
   -o train_file -v 2> file.log
 expect file.log "-shared -I$prefix/include/tgc "
 expect file.log "$prefix/lib/tgc/libTgcProgramMain.a"
