@@ -104,62 +104,6 @@ std::unique_ptr<llvm::MemoryBuffer> readInputFile(llvm::StringRef path,
   return std::move(*file);
 }
 
-std::optional<size_t> findDeepNesting(llvm::StringRef text, int limit) {
-  // The open brackets, innermost last. A `>` closes only a `<` and a closer
-  // only its own opener (and the `<`s left open inside it), so a stray `>`
-  // (an integer set's `d0 >= 0`) hides no level. Every step is O(1)
-  // amortized.
-  std::string open;
-  size_t size = text.size();
-  auto close = [&](char opener) {
-    while (!open.empty() && open.back() == '<')
-      open.pop_back();
-    if (!open.empty() && open.back() == opener)
-      open.pop_back();
-  };
-  for (size_t i = 0; i < size; ++i) {
-    char c = text[i];
-    switch (c) {
-    case '"': // a string literal, with backslash escapes
-      for (++i; i < size && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
-      break;
-    case '/':
-      if (i + 1 < size && text[i + 1] == '/')
-        while (i < size && text[i] != '\n')
-          ++i;
-      break;
-    case '[':
-    case '{':
-    case '(':
-    case '<':
-      open.push_back(c);
-      if (open.size() > static_cast<size_t>(limit))
-        return i;
-      break;
-    case '>':
-      // A function type's arrow closes nothing; nor does a `>` whose
-      // innermost open bracket is not a `<`.
-      if ((i == 0 || text[i - 1] != '-') && !open.empty() && open.back() == '<')
-        open.pop_back();
-      break;
-    case ']':
-      close('[');
-      break;
-    case '}':
-      close('{');
-      break;
-    case ')':
-      close('(');
-      break;
-    default:
-      break;
-    }
-  }
-  return std::nullopt;
-}
-
 std::string checkNesting(const llvm::MemoryBuffer &buffer, int limit) {
   llvm::StringRef text = buffer.getBuffer();
   std::optional<size_t> deep = findDeepNesting(text, limit);

@@ -9,21 +9,19 @@
 #ifndef TGC_FRONTEND_INPUTFILE_H
 #define TGC_FRONTEND_INPUTFILE_H
 
+#include "common/Nesting.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 
 namespace tgc {
 
 /// The largest input file (.mlir, graph file, config) tgc and tgc-opt read.
 inline constexpr uint64_t kMaxInputBytes = uint64_t(256) << 20;
-
-/// The deepest bracket nesting ([ { ( <) a .mlir file may have.
-inline constexpr int kMaxNestingDepth = 512;
 
 /// Why `path` is refused, naming the file ("X is a directory, not a file",
 /// "X is a character device, not a regular file", "X is too large ..."), or
@@ -38,13 +36,6 @@ std::string checkInputPath(llvm::StringRef path, llvm::StringRef what = "");
 std::unique_ptr<llvm::MemoryBuffer> readInputFile(llvm::StringRef path,
                                                   std::string &error,
                                                   llvm::StringRef what = "");
-
-/// The offset of the first bracket that opens level `limit` + 1, or nothing
-/// when the text nests no deeper. Brackets in string literals and //
-/// comments do not count; a `>` closes only an open `<` (`->` closes
-/// nothing), and `)`, `]`, `}` only their own opener.
-std::optional<size_t> findDeepNesting(llvm::StringRef text,
-                                      int limit = kMaxNestingDepth);
 
 /// "FILE:LINE:COL: error: nesting deeper than N levels ..." for the buffer's
 /// first too deep bracket, or empty when it nests no deeper than the limit.

@@ -469,6 +469,26 @@ for steps, every in [("1", "0"), ("3", "1")]:
           "--eval-sentences", "0", "--checkpoint", kept, "--overwrite"],
          ("diverged", kept), kept=[kept])
 
+# --- bounds (docs/limits.md, "Bounds") ---------------------------------------
+# Nesting deeper than the recursive parsers take.
+for name, opener in [("brackets", "["), ("braces", "{"), ("parentheses", "(")]:
+    write("deep-%s.jsonl" % name, '{"kind": "train", "step": 1, "x": ' +
+          opener * 100_000 + "\n")
+    case("tgc-data curves deep " + name,
+         D + ["curves", "deep-%s.jsonl" % name, "-o", "c.svg"],
+         ("deep-%s.jsonl:1" % name, "nesting deeper than 512"))
+    case("tgc-opt --pass-pipeline deep " + name,
+         [OPT, "f.mlir", "--pass-pipeline=" + opener * 100_000],
+         ("--pass-pipeline", "512"))
+case("tgc-opt --pass-pipeline deep modules",
+     [OPT, "f.mlir", "--pass-pipeline=" + "builtin.module(" * 8000],
+     ("--pass-pipeline", "512"))
+case("tgc-opt --pass-pipeline deep, option form",
+     [OPT, "f.mlir", "--pass-pipeline", "any(" * 20000 + "cse" + ")" * 20000],
+     ("--pass-pipeline", "512"))
+case("tgc-opt --pass-pipeline shallow ok",
+     [OPT, "f.mlir", "--pass-pipeline=builtin.module(func.func(cse))"], ok=True)
+
 # --- run --------------------------------------------------------------------
 CRASH_WORDS = ("Stack dump", "Assertion", "AddressSanitizer", "runtime error:",
                "Segmentation fault", "terminate called", "core dumped")

@@ -9,6 +9,7 @@
 #include "tools/tgc-data/Commands.h"
 #include "tools/tgc-data/CurvesSvg.h"
 
+#include "common/Nesting.h"
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/Vocabulary.h"
 
@@ -123,6 +124,12 @@ int runCurves() {
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t") == std::string_view::npos)
       continue;
+    // LLVM's JSON parser recurses once per level.
+    if (std::optional<size_t> deep = findDeepNesting(lines[i]))
+      return fail(curvesInput + ":" + std::to_string(i + 1) + ":" +
+                  std::to_string(*deep + 1) + ": nesting deeper than " +
+                  std::to_string(kMaxNestingDepth) +
+                  " levels of brackets ([ { ( <)");
     llvm::Expected<json::Value> value = json::parse(lines[i]);
     if (!value)
       return fail(curvesInput + ":" + parseErrorText(value.takeError(), i + 1));

@@ -2,7 +2,9 @@
 //
 // mlir-opt's driver, with tgc's input checks first: a directory, a device
 // or a FIFO (/dev/zero would be read forever), a file over the size limit and
-// text nested deeper than the recursive parser's stack allows are refused.
+// text nested deeper than the recursive parser's stack allows are refused,
+// and so is a --pass-pipeline nested deeper (MLIR's pipeline parser
+// recurses once per level too).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/InputFile.h"
@@ -12,6 +14,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,6 +37,15 @@ int main(int argc, char **argv) {
     llvm::errs() << message << "\n";
     return EXIT_FAILURE;
   };
+  // The option PassPipelineCLParser registers, parsed only inside
+  // MlirOptMain.
+  if (auto *pipeline = static_cast<llvm::cl::opt<std::string> *>(
+          llvm::cl::getRegisteredOptions().lookup("pass-pipeline")))
+    if (std::optional<size_t> deep = tgc::findDeepNesting(*pipeline))
+      return fail("tgc-opt: error: --pass-pipeline nests deeper than " +
+                  std::to_string(tgc::kMaxNestingDepth) +
+                  " levels of brackets ([ { ( <) at character " +
+                  std::to_string(*deep + 1));
   if (std::string why = tgc::checkInputPath(inputFilename); !why.empty())
     return fail("tgc-opt: error: " + why);
   std::string error;
