@@ -40,13 +40,8 @@ std::string parseIds(std::string_view line, int32_t vocabulary,
   return {};
 }
 
-/// A line longer than this is not a sentence (an endless stream such as
-/// /dev/zero, a binary file): refused instead of read into memory.
-constexpr size_t kMaxLineBytes = size_t{64} << 20;
+} // namespace
 
-enum class LineRead { Line, End, TooLong };
-
-/// std::getline with a length limit.
 LineRead readLine(std::istream &in, std::string &line) {
   line.clear();
   std::streambuf *buffer = in.rdbuf();
@@ -61,8 +56,6 @@ LineRead readLine(std::istream &in, std::string &line) {
     line.push_back(static_cast<char>(c));
   }
 }
-
-} // namespace
 
 std::string readParallelTokenFiles(const std::string &sourcePath,
                                    const std::string &targetPath,

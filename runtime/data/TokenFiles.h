@@ -17,6 +17,7 @@
 
 #include "runtime/data/Tasks.h"
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ struct ParallelCorpus {
   int64_t skippedEmpty = 0;    ///< a side had no tokens
   int64_t skippedTooLong = 0;  ///< a side did not fit the model's lengths
 };
+
+/// A line longer than this is not a sentence (an endless stream such as
+/// /dev/zero, a binary file): refused instead of read into memory.
+inline constexpr size_t kMaxLineBytes = size_t{64} << 20;
+
+enum class LineRead { Line, End, TooLong };
+
+/// std::getline with a length limit: TooLong once a line has kMaxLineBytes
+/// bytes and no newline.
+LineRead readLine(std::istream &in, std::string &line);
 
 /// Reads `sourcePath` and `targetPath` for a model of `shape`. Returns an
 /// empty string or the first problem, as "file:line: message".

@@ -2,6 +2,7 @@
 #include "runtime/data/Vocabulary.h"
 
 #include "runtime/data/AtomicFile.h"
+#include "runtime/data/FileChecks.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/data/TokenCorpus.h"
 
@@ -79,24 +80,36 @@ std::string readFile(const std::string &path, std::string &text) {
   if (fd < 0)
     return path + ": " + std::strerror(errno);
   struct stat status;
-  int error = 0;
+  std::string problem;
   if (::fstat(fd, &status) != 0)
-    error = errno;
-  else if (S_ISDIR(status.st_mode))
-    error = EISDIR; // a directory opens; only its reads would fail
+    problem = path + ": " + std::strerror(errno);
+  else if (S_ISDIR(status.st_mode)) // a directory opens; only its reads fail
+    problem = path + ": " + std::strerror(EISDIR);
+  else if (!S_ISREG(status.st_mode) && !S_ISFIFO(status.st_mode) &&
+           !::isatty(fd)) // /dev/zero never ends; a terminal ends at ^D
+    problem = path + " is " + kindOfFile(status.st_mode) +
+              ", not a regular file or a pipe";
+  const std::string tooLarge = path + " is larger than " +
+                               std::to_string(kMaxTextFileBytes >> 30) +
+                               " GiB, the most a text file may hold";
+  if (problem.empty() && S_ISREG(status.st_mode) &&
+      static_cast<uint64_t>(status.st_size) > kMaxTextFileBytes)
+    problem = tooLarge;
   text.clear();
   char buffer[1 << 16];
-  while (error == 0) {
+  while (problem.empty()) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0)
+    if (n > 0 && text.size() + static_cast<size_t>(n) > kMaxTextFileBytes)
+      problem = tooLarge; // a pipe that does not end
+    else if (n > 0)
       text.append(buffer, static_cast<size_t>(n));
     else if (n == 0)
       break;
     else if (errno != EINTR)
-      error = errno;
+      problem = path + ": " + std::strerror(errno);
   }
   ::close(fd);
-  return error ? path + ": " + std::strerror(error) : std::string();
+  return problem;
 }
 
 std::vector<std::string_view> splitLines(std::string_view text) {

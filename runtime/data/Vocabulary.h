@@ -55,8 +55,13 @@ namespace tgc::runtime {
 std::string trainVocabulary(const std::vector<std::string> &files,
                             int vocabSize, const std::string &modelPrefix);
 
-/// Reads all of `path` into `text`. Returns an empty string or
-/// "path: <strerror>".
+/// The most bytes readFile reads (the whole text is held in memory).
+inline constexpr uint64_t kMaxTextFileBytes = uint64_t{4} << 30;
+
+/// Reads all of `path` into `text`, a regular file, a pipe (process
+/// substitution) or a terminal, at most kMaxTextFileBytes. Returns an empty string or
+/// "path: <strerror>", "path is a character device, not a regular file or
+/// a pipe", "path is larger than 4 GiB, ...".
 std::string readFile(const std::string &path, std::string &text);
 
 /// The lines of a text file: split at '\n' (a last line without one counts),

@@ -470,6 +470,26 @@ for steps, every in [("1", "0"), ("3", "1")]:
          ("diverged", kept), kept=[kept])
 
 # --- bounds (docs/limits.md, "Bounds") ---------------------------------------
+# Text inputs that never end: a device is refused by its kind, a line by
+# its length.
+for name, extra in {
+        "vocab /dev/zero": ["vocab", "--size", "100", "-o", "v0", "/dev/zero"],
+        "vocab /dev/urandom": ["vocab", "--size", "100", "-o", "v0", "one.txt", "/dev/urandom"],
+        "encode /dev/zero": ["encode", "--vocab", "v.model", "--source", "/dev/zero", "--target", "one.txt", "-o", "z.tok"],
+        "encode target /dev/zero": ["encode", "--vocab", "v.model", "--source", "one.txt", "--target", "/dev/zero", "-o", "z.tok"],
+        "bleu /dev/zero": ["bleu", "--ref", "one.txt", "/dev/zero"],
+        "bleu ref /dev/zero": ["bleu", "--ref", "/dev/zero", "one.txt"],
+        "curves /dev/zero": ["curves", "/dev/zero", "-o", "c.svg"]}.items():
+    case("tgc-data " + name, D + extra, ("/dev/", "character device"))
+case("tgc-data encode --ids from /dev/zero",
+     ["sh", "-c", DATA + " encode --vocab v.model --ids < /dev/zero"],
+     ("/dev/stdin", "character device"))
+case("tgc-data decode --ids from /dev/zero",
+     ["sh", "-c", DATA + " decode --vocab v.model --ids < /dev/zero"],
+     ("<stdin>:1", "longer than"))
+case("program --translate /dev/zero",
+     P + ["--translate", "/dev/zero", "--resume", "good.ckpt", "--vocab", "v.model"],
+     ("/dev/zero",))
 # Nesting deeper than the recursive parsers take.
 for name, opener in [("brackets", "["), ("braces", "{"), ("parentheses", "(")]:
     write("deep-%s.jsonl" % name, '{"kind": "train", "step": 1, "x": ' +

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/data/TokenCorpus.h"
+#include "runtime/data/TokenFiles.h"
 #include "runtime/data/Vocabulary.h"
 #include "tools/tgc-data/Commands.h"
 
@@ -36,7 +37,6 @@
 #include <algorithm>
 #include <charconv>
 #include <iostream>
-#include <iterator>
 
 namespace cl = llvm::cl;
 using namespace tgc::runtime;
@@ -178,7 +178,9 @@ bool isBlank(std::string_view line) {
 /// The ids of each stdin line of text, or an error; all output waits for
 /// the last line so that an error leaves none.
 int encodeStdinText(const Vocabulary &vocabulary) {
-  std::string input{std::istreambuf_iterator<char>(std::cin), {}};
+  std::string input;
+  if (std::string why = readFile("/dev/stdin", input); !why.empty())
+    return fail(why);
   if (std::string bad = checkUtf8(input); !bad.empty())
     return fail("<stdin>:" + bad);
   std::string output;
@@ -286,7 +288,14 @@ std::string decodeLine(const Vocabulary &vocabulary,
 /// output waits for the last line so that an error leaves none.
 int decodeStdinIds(const Vocabulary &vocabulary) {
   std::string text, line;
-  for (int64_t number = 1; std::getline(std::cin, line); ++number) {
+  for (int64_t number = 1;; ++number) {
+    LineRead read = readLine(std::cin, line);
+    if (read == LineRead::End)
+      break;
+    if (read == LineRead::TooLong)
+      return fail("<stdin>:" + std::to_string(number) +
+                  ": the line is longer than " +
+                  std::to_string(kMaxLineBytes >> 20) + " MiB");
     std::vector<int32_t> ids;
     for (std::string_view rest = line; !rest.empty();) {
       size_t start = rest.find_first_not_of(" \t\r");

@@ -3,6 +3,7 @@
 
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/FileChecks.h"
+#include "runtime/data/TokenFiles.h"
 #include "runtime/program/decode/Translate.h"
 #include "runtime/program/train/Interrupt.h"
 #include "runtime/program/train/TrainingData.h"
@@ -45,8 +46,17 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   const char *name = fromStdin ? "<stdin>" : options.translate.c_str();
 
   std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);)
+  for (std::string line;;) {
+    LineRead read = readLine(in, line);
+    if (read == LineRead::End)
+      break;
+    if (read == LineRead::TooLong) {
+      std::fprintf(stderr, "error: %s:%zu: the line is longer than %zu MiB\n",
+                   name, lines.size() + 1, kMaxLineBytes >> 20);
+      return 1;
+    }
     lines.push_back(line);
+  }
   std::vector<std::vector<int32_t>> sources;
   std::string error;
   if (!vocabulary->encode(lines, sources, error)) {
