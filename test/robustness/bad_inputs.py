@@ -470,6 +470,23 @@ for steps, every in [("1", "0"), ("3", "1")]:
          ("diverged", kept), kept=[kept])
 
 # --- bounds (docs/limits.md, "Bounds") ---------------------------------------
+# A count a flag gives is checked against its maximum before anything of
+# that size is allocated or generated.
+for flag, value in [("--update-freq", "1000000000"),
+                    ("--update-freq", "9223372036854775807"),
+                    ("--update-freq", "4097"),
+                    ("--beam", "1000000000"),
+                    ("--samples", "9223372036854775807"),
+                    ("--eval-sentences", "100000000")]:
+    case("program %s %s" % (flag, value), P + [flag, value], (flag, "to"))
+for flag in ["--valid-beam", "--valid-sentences"]:
+    case("program %s huge" % flag,
+         P + ["--valid-every", "1", flag, "9223372036854775807"], (flag, "to"))
+# Thread counts over the cores are cut to them, with a note.
+for n, threads in enumerate(["100000", "100000,100000", "99999999999999999999"]):
+    case("program OMP_NUM_THREADS=" + threads,
+         ["env", "OMP_NUM_THREADS=" + threads] + P +
+         ["--steps", "1", "--checkpoint", "threads%d.ckpt" % n], ok=True)
 # Text inputs that never end: a device is refused by its kind, a line by
 # its length.
 for name, extra in {

@@ -12,6 +12,9 @@
 //   threads (each of its hundreds of parallel loops costs a wake-up) and
 //   loses most under load, so it runs on one (the main job: 8.3 ms a step
 //   idle, 9.1 under load) unless OMP_NUM_THREADS is set.
+// And one limit on the user's choice: an OMP_NUM_THREADS count over the
+// cores the process may use (its affinity mask) is cut to them, with a note
+// (OMP_NUM_THREADS=100000 crashed libgomp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_THREADDEFAULTS_H

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -91,14 +92,20 @@ const char *kUsage =
     "                        keys and values (default, where compiled); full:\n"
     "                        recompute the whole prefix per token\n";
 
+/// An integer in [minimum, maximum]; `maximum` only where the value sizes
+/// an allocation or an amount of work (Options.h's kMax*).
 template <typename T>
 bool parseNumber(std::string_view flag, std::string_view text, T &out,
-                 T minimum) {
+                 T minimum, T maximum = std::numeric_limits<T>::max()) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  if (error != std::errc() || end != text.data() + text.size() || out < minimum) {
-    std::fprintf(stderr, "error: %.*s needs an integer >= %lld, not '%.*s'\n",
-                 static_cast<int>(flag.size()), flag.data(),
-                 static_cast<long long>(minimum),
+  if (error != std::errc() || end != text.data() + text.size() ||
+      out < minimum || out > maximum) {
+    std::string range = maximum == std::numeric_limits<T>::max()
+                            ? ">= " + std::to_string(minimum)
+                            : "from " + std::to_string(minimum) + " to " +
+                                  std::to_string(maximum);
+    std::fprintf(stderr, "error: %.*s needs an integer %s, not '%.*s'\n",
+                 static_cast<int>(flag.size()), flag.data(), range.c_str(),
                  static_cast<int>(text.size()), text.data());
     return false;
   }
@@ -148,9 +155,10 @@ bool applyFlag(std::string_view flag, std::string_view value,
   if (flag == "--keep-last")
     return parseNumber(flag, value, o.keepLast, int64_t{1});
   if (flag == "--eval-sentences")
-    return parseNumber(flag, value, o.evalSentences, int64_t{0});
+    return parseNumber(flag, value, o.evalSentences, int64_t{0},
+                       kMaxSentences);
   if (flag == "--samples")
-    return parseNumber(flag, value, o.samples, int64_t{0});
+    return parseNumber(flag, value, o.samples, int64_t{0}, kMaxSentences);
   if (flag == "--alpha")
     return parseNonNegative(flag, value, o.alpha);
   if (flag == "--clip-norm") {
@@ -160,9 +168,9 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return ok;
   }
   if (flag == "--update-freq")
-    return parseNumber(flag, value, o.updateFreq, int64_t{1});
+    return parseNumber(flag, value, o.updateFreq, int64_t{1}, kMaxUpdateFreq);
   if (flag == "--beam")
-    return parseNumber(flag, value, o.beam, int64_t{1});
+    return parseNumber(flag, value, o.beam, int64_t{1}, kMaxBeam);
   auto choice = [&](const char *a, const char *b, bool &isB) {
     if (value != a && value != b) {
       std::fprintf(stderr, "error: %.*s needs %s or %s, not '%.*s'\n",
@@ -179,19 +187,20 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return choice("incremental", "full", o.fullDecoding);
   if (flag == "--valid-every")
     return parseNumber(flag, value, o.validEvery, int64_t{0});
-  auto optionalNumber = [&](std::optional<int64_t> &out, int64_t minimum) {
+  auto optionalNumber = [&](std::optional<int64_t> &out, int64_t minimum,
+                            int64_t maximum) {
     int64_t number;
-    if (!parseNumber(flag, value, number, minimum))
+    if (!parseNumber(flag, value, number, minimum, maximum))
       return false;
     out = number;
     return true;
   };
   if (flag == "--valid-sentences")
-    return optionalNumber(o.validSentences, 1);
+    return optionalNumber(o.validSentences, 1, kMaxSentences);
   if (flag == "--valid-beam")
-    return optionalNumber(o.validBeam, 1);
+    return optionalNumber(o.validBeam, 1, kMaxBeam);
   if (flag == "--patience")
-    return optionalNumber(o.patience, 1);
+    return optionalNumber(o.patience, 1, std::numeric_limits<int64_t>::max());
   if (flag == "--best-by") {
     bool byLoss = false;
     if (!choice("bleu", "loss", byLoss))

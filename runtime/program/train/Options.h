@@ -78,6 +78,15 @@ struct TrainOptions {
   std::string lossLog;
 };
 
+/// The largest values of the flags that size allocations or work before
+/// the first step (docs/limits.md): --update-freq (a batch each),
+/// --beam and --valid-beam (hypotheses per sentence), --eval-sentences,
+/// --valid-sentences and --samples (held-out pairs generated and decoded).
+/// A larger value is refused, not allocated.
+inline constexpr int64_t kMaxUpdateFreq = 4096;
+inline constexpr int64_t kMaxBeam = 256;
+inline constexpr int64_t kMaxSentences = 1000000;
+
 /// Parses the flags in kUsage (also `--flag=value`) and `--help`. Returns
 /// false when the program should stop: after printing the help (`exitCode`
 /// 0) or a problem (`exitCode` 2).
