@@ -623,6 +623,20 @@ Tensor positionalEncoding(Builder &b, int64_t length, int64_t dModel,
       b.location(where), b.tensorType({length, dModel}, DType::F32)));
 }
 
+Tensor rotary(Tensor input, double base, Where where) {
+  Builder &b = builderOf(input, where);
+  expectFloat(input, "rotary", "input", where);
+  if (input.rank() < 2 || input.dim(-1) % 2 != 0)
+    b.fail(where, "rotary: the input must be [..., S, D] with D even, got " +
+                      formatShape(input.shape()));
+  if (!std::isfinite(base) || base <= 1.0)
+    b.fail(where, "rotary: the base must be finite and > 1, got " +
+                      std::to_string(base));
+  return b.wrap(b.ops().create<tg::RotaryOp>(
+      b.location(where), input.value().getType(), input.value(), Value(),
+      b.ops().getF64FloatAttr(base), UnitAttr()));
+}
+
 LossAndTokens crossEntropy(Tensor logits, Tensor targets, double smoothing,
                            int32_t ignoreIndex, Where where) {
   Builder &b = builderOf(logits, where);

@@ -139,6 +139,11 @@ Tensor causalMask(Builder &b, int64_t length, Where where = Where::current());
 Tensor paddingMask(Tensor ids, int32_t padId, Where where = Where::current());
 Tensor positionalEncoding(Builder &b, int64_t length, int64_t dModel,
                           Where where = Where::current());
+/// Rotary position embedding of q or k [..., S, D] (positions along S, D
+/// even), GPT-NeoX / LLaMA "rotate half": position s turns the pairs
+/// (x[i], x[i + D/2]) by s * base^(-2i/D).
+Tensor rotary(Tensor input, double base = 10000.0,
+              Where where = Where::current());
 
 struct LossAndTokens {
   Tensor loss;   // mean over counted positions

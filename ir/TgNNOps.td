@@ -2,8 +2,8 @@
 //
 // The neural-network layers of the Transformer that are not plain tensor
 // algebra: softmax, layer norm and dropout with their gradients, attention
-// masks, positional encoding and the cross-entropy loss. Verifiers live in
-// TgOps.cpp.
+// masks, positional and rotary encodings and the cross-entropy loss.
+// Verifiers live in TgOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +198,35 @@ def TG_PositionalEncodingOp : TG_Op<"positional_encoding", [Pure]> {
   ];
   let assemblyFormat = [{
     (`offset` $offset^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_RotaryOp : TG_Op<"rotary", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding (rotate-half convention)";
+  let description = [{
+    For `input` `[..., S, D]` (positions along `S`, `D` even), each position
+    `s` turns the pairs `(x[i], x[i + D/2])`, `i < D/2`, by the angle
+    `(offset + s) * base^(-2i/D)`:
+    `out[i] = x[i] cos - x[i + D/2] sin`,
+    `out[i + D/2] = x[i + D/2] cos + x[i] sin` (GPT-NeoX / LLaMA). With
+    `inverse` the angle is negated: the rotation's transpose, its gradient.
+    `offset` (a runtime scalar, as in one decoding step) is the first
+    position; without it, 0.
+
+    ```mlir
+    %q2 = tg.rotary %q base 1.000000e+04 : tensor<2x4x7x16xf32>
+    %dq = tg.rotary %g base 1.000000e+04 inverse : tensor<2x4x7x16xf32>
+    %row = tg.rotary %q offset %position base 1.000000e+04
+        : tensor<2x4x1x16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, Optional<TG_IntScalar>:$offset,
+                       F64Attr:$base, UnitAttr:$inverse);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`offset` $offset^)? `base` $base (`inverse` $inverse^)? attr-dict
+    `:` type($input)
   }];
   let hasVerifier = 1;
 }

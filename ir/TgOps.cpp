@@ -344,6 +344,21 @@ LogicalResult PositionalEncodingOp::verify() {
   return success();
 }
 
+LogicalResult RotaryOp::verify() {
+  auto shape = shapeOf(getInput());
+  if (shape.size() < 2)
+    return emitOpError() << "input must be [..., S, D] (rank >= 2) but is "
+                         << formatShape(shape);
+  if (shape.back() % 2 != 0)
+    return emitOpError() << "head dimension D must be even (rotated halves) "
+                            "but the input is "
+                         << formatShape(shape);
+  double base = getBase().convertToDouble();
+  if (!std::isfinite(base) || base <= 1.0)
+    return emitOpError() << "base must be finite and > 1 but is " << base;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//

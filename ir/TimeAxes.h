@@ -21,9 +21,13 @@ namespace tgc {
 /// No time axis: a value without positions, or an operand read whole.
 constexpr int64_t kNoAxis = -1;
 
-/// The time axes of an op's operands and results.
+/// The time axes of an op's operands and results; `takePosition`, for an op
+/// that must know which target position it runs at (a rotary embedding),
+/// gives its clone in @decode_step that step's position.
 struct OpAxes {
   llvm::SmallVector<int64_t> operands, results;
+  std::function<void(mlir::Operation *clone, mlir::Value position)>
+      takePosition = nullptr;
 };
 
 /// How @decode_step recomputes one position of a value that depends on

@@ -332,6 +332,8 @@ LogicalResult DecoderBuilder::rewrite(Operation *op) {
     operands.push_back(*value);
   }
   Operation *clone = cloneAt(op, operands, axes->results);
+  if (axes->takePosition)
+    axes->takePosition(clone, position);
   for (auto [original, result, resultAxis] :
        llvm::zip(op->getResults(), clone->getResults(), axes->results)) {
     if (resultAxis == kNoAxis || shapeOf(original)[resultAxis] != targetLength)

@@ -3,8 +3,9 @@
 // Ops that move or reduce elements by shape (transpose, broadcast, the
 // reductions, slices and concatenation), the gathers and embeddings and
 // what the model computes from positions and ids alone (positional
-// encoding, masks): shapes as static arrays, or a tensor seen as [outer,
-// size, inner] around the dimension an op works along.
+// encoding, masks) or applies by position (rotary embedding): shapes as
+// static arrays, or a tensor seen as [outer, size, inner] around the
+// dimension an op works along.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/calls/KernelArgs.h"
@@ -177,6 +178,19 @@ FailureOr<std::string> emitPositionalEncoding(KernelArgs &p,
                      std::to_string(shape[1]) + first + ");\n");
 }
 
+FailureOr<std::string> emitRotary(KernelArgs &p, EmitContext &context,
+                                  tg::RotaryOp o) {
+  auto shape = shapeOf(o.getInput());
+  int64_t width = shape.back();
+  std::string first = o.getOffset() ? ", " + p.position(o.getOffset()) : "";
+  return std::string(
+      "  kernels::rotary(" + p(o.getInput()) + ", " + p(o.getResult()) + ", " +
+      std::to_string(numElements(o.getInput()) / width) + ", " +
+      std::to_string(shape[shape.size() - 2]) + ", " + std::to_string(width) +
+      ", " + doubleLiteral(o.getBase().convertToDouble()) + ", " +
+      (o.getInverse() ? "true" : "false") + first + ");\n");
+}
+
 FailureOr<std::string> emitPaddingMask(KernelArgs &p, EmitContext &context,
                                        tg::PaddingMaskOp o) {
   return std::string("  kernels::paddingMask(" + p(o.getIds()) + ", " +
@@ -220,6 +234,8 @@ void attachTensorCalls(MLIRContext &context) {
       KernelCallModel<tg::EmbeddingGradOp, emitEmbeddingGrad>>(context);
   tg::PositionalEncodingOp::attachInterface<
       KernelCallModel<tg::PositionalEncodingOp, emitPositionalEncoding>>(
+      context);
+  tg::RotaryOp::attachInterface<KernelCallModel<tg::RotaryOp, emitRotary>>(
       context);
   tg::PaddingMaskOp::attachInterface<
       KernelCallModel<tg::PaddingMaskOp, emitPaddingMask>>(context);

@@ -13,13 +13,24 @@ using namespace mlir;
 namespace tgc {
 namespace cpp {
 
+/// `printed` (a number in %g form) with a point if it has none, so that C++
+/// reads it as floating-point.
+static std::string withPoint(std::string printed) {
+  if (printed.find_first_of(".en") == std::string::npos)
+    printed += ".0";
+  return printed;
+}
+
 std::string floatLiteral(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.9g", static_cast<float>(value));
-  std::string s = text;
-  if (s.find_first_of(".en") == std::string::npos)
-    s += ".0";
-  return s + "f";
+  return withPoint(text) + "f";
+}
+
+std::string doubleLiteral(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return withPoint(text);
 }
 
 std::string stringLiteral(StringRef text, bool newlines) {

@@ -28,6 +28,8 @@ namespace tgc::cpp {
 
 /// A float as a C++ literal that reads back exactly ("0.353553385f").
 std::string floatLiteral(double value);
+/// `value` as a C++ double literal that reads back exactly.
+std::string doubleLiteral(double value);
 
 /// "{2, 7, 16}".
 std::string arrayLiteral(llvm::ArrayRef<int64_t> values);

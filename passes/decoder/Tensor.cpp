@@ -4,8 +4,9 @@
 // on what @decode_step recomputes; slices and concatenation keep it unless
 // they work along it; a gather keeps its input's or takes its indices';
 // the embedding reads the target's ids; the positional encoding is built
-// for the one position; a reduction keeps the positions unless it reduces
-// over them. Dropout is refused: @predict has none.
+// for the one position, and the rotary embedding turns by it; a reduction
+// keeps the positions unless it reduces over them. Dropout is refused:
+// @predict has none.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/decoder/AxisRequest.h"
@@ -174,6 +175,41 @@ positionalEncodingPosition(const PositionRequest &r,
   return PositionRecipe{{}, row};
 }
 
+/// A rotary embedding turns position s by (offset + s): one position at a
+/// time it runs with the step's position as its offset. Its positions must
+/// be the target's, and an offset of its own would have to be added.
+FailureOr<OpAxes> rotaryAxes(const AxisRequest &r, tg::RotaryOp op) {
+  if (r.axis != rankOf(op.getInput()) - 2)
+    return r.unsupported("its positions (dimension rank - 2) are not the "
+                         "target positions");
+  if (op.getOffset())
+    return r.unsupported("it already has an offset");
+  OpAxes axes{{r.axis}, {r.axis}};
+  axes.takePosition = [](Operation *clone, Value position) {
+    llvm::cast<tg::RotaryOp>(clone).getOffsetMutable().assign(position);
+  };
+  return axes;
+}
+
+FailureOr<PositionRecipe> rotaryPosition(const PositionRequest &r,
+                                         tg::RotaryOp op) {
+  if (r.axis != rankOf(op.getInput()) - 2 || op.getOffset())
+    return r.cannot();
+  Value position = r.position;
+  Location loc = op.getLoc();
+  FloatAttr base = op.getBaseAttr();
+  bool inverse = op.getInverse();
+  PositionRecipe recipe{{r.axis}, Value()};
+  recipe.fromOperands = [=](OpBuilder &b, ValueRange operands) {
+    return b
+        .create<tg::RotaryOp>(loc, operands[0].getType(), operands[0],
+                              position, base, inverse ? b.getUnitAttr()
+                                                      : UnitAttr())
+        .getResult();
+  };
+  return recipe;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions (reduce_sum, reduce_mean, reduce_max)
 //===----------------------------------------------------------------------===//
@@ -275,6 +311,9 @@ void attachTensorAxes(MLIRContext &context) {
   tg::PositionalEncodingOp::attachInterface<
       DecoderAxesModel<tg::PositionalEncodingOp, nullptr,
                        positionalEncodingPosition>>(context);
+  // Both: run at the step's position.
+  tg::RotaryOp::attachInterface<
+      DecoderAxesModel<tg::RotaryOp, rotaryAxes, rotaryPosition>>(context);
 
   tg::ReduceSumOp::attachInterface<
       DecoderAxesModel<tg::ReduceSumOp, tensorReduceAxes<tg::ReduceSumOp>,

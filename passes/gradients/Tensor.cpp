@@ -1,10 +1,11 @@
 //===- Tensor.cpp - gradients of shapes and reductions --------------------===//
 //
 // The backward of the shape ops, reductions, slices, concatenation,
-// gathers, embedding and dropout: shape changes undone, sums spread back
-// over what they reduced, each joined input's stretch sliced back out, and
-// the slice's, the gathers' and the mask's own backward ops. Masks and positions have no
-// rule (NoGradient.cpp).
+// gathers, embedding, dropout and rotary embedding: shape changes undone,
+// sums spread back over what they reduced, each joined input's stretch
+// sliced back out, the slice's, the gathers' and the mask's own backward
+// ops, the inverse rotation. Masks and positions have no rule
+// (NoGradient.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/gradients/GradientModel.h"
@@ -145,6 +146,14 @@ LogicalResult dropoutRule(GradientBuilder &r, tg::DropoutOp dropout) {
   return success();
 }
 
+// A rotation is orthogonal: its transpose, the rotation by minus the same
+// angles, carries dy back.
+LogicalResult rotaryRule(GradientBuilder &r, tg::RotaryOp rotary) {
+  r.set(0, r.make<tg::RotaryOp>(rotary.getType(), r.dy(), rotary.getOffset(),
+                                rotary.getBase(), !rotary.getInverse()));
+  return success();
+}
+
 } // namespace
 
 void attachTensorGradients(MLIRContext *context) {
@@ -160,6 +169,7 @@ void attachTensorGradients(MLIRContext *context) {
   attachGradientRule<tg::GatherOp, gatherRule>(context);
   attachGradientRule<tg::EmbeddingOp, embeddingRule>(context);
   attachGradientRule<tg::DropoutOp, dropoutRule>(context);
+  attachGradientRule<tg::RotaryOp, rotaryRule>(context);
 }
 
 } // namespace tgc::gradients

@@ -258,6 +258,56 @@ TEST(Frontend, StructuralOpsCheckShapes) {
             "gather: input must be f32 but is i32 [3]");
 }
 
+TEST(Frontend, RotaryKeepsTheShapeAndRecordsItsBase) {
+  test::TestContext t;
+  auto module = buildGraph(t.context, "f", [&](tgc::Builder &b) {
+    Tensor q = b.input("q", {2, 3, 4}, DType::F32);
+    Tensor targets = b.input("targets", {2, 3}, DType::I32);
+    Tensor turned = rotary(q, 500000.0);
+    EXPECT_EQ(turned.shape(), q.shape());
+    LossAndTokens loss = crossEntropy(turned, targets, 0.0, 0);
+    b.setLoss(loss.loss, loss.tokens);
+    b.setSchedule({4, 100, 1.0});
+  });
+  ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
+  int rotaries = 0;
+  (*module)->walk([&](tg::RotaryOp op) {
+    ++rotaries;
+    EXPECT_EQ(op.getBase().convertToDouble(), 500000.0);
+    EXPECT_FALSE(op.getInverse());
+    EXPECT_FALSE(op.getOffset());
+  });
+  EXPECT_EQ(rotaries, 1);
+}
+
+TEST(Frontend, RotaryErrorsAtTheCallersLine) {
+  test::TestContext t;
+  Location where = UnknownLoc::get(&t.context);
+  t.context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    where = diag.getLocation();
+    return failure(); // let the recording handler see it too
+  });
+  int line = 0;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 6, 5}, DType::F32);
+    line = __LINE__ + 1;
+    rotary(x);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "rotary: the input must be [..., S, D] with D even, got [2, 6, 5]");
+  auto loc = llvm::dyn_cast<FileLineColLoc>(where);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(loc.getFilename().str(), __FILE__);
+  EXPECT_EQ(static_cast<int>(loc.getLine()), line);
+
+  errors = buildErrors(t, [&](tgc::Builder &b) {
+    rotary(b.input("x", {2, 6, 4}, DType::F32), 1.0);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "rotary: the base must be finite and > 1, got 1.000000");
+}
+
 TEST(Frontend, ParameterNamesAreHierarchicalAndUnique) {
   test::TestContext t;
   auto errors = buildErrors(t, [&](tgc::Builder &b) {

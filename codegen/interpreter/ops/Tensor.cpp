@@ -2,8 +2,8 @@
 //
 // Embeddings and gathers (whose ids and indices are checked here: the
 // verifier cannot see them), shape ops, slices and concatenation,
-// reductions, masks and positional encodings, each a call of its reference
-// kernel.
+// reductions, masks, positional and rotary encodings, each a call of its
+// reference kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/ops/OpSupport.h"
@@ -118,6 +118,14 @@ LogicalResult positionalEncoding(Executor &x, tg::PositionalEncodingOp o) {
   return success();
 }
 
+LogicalResult rotary(Executor &x, tg::RotaryOp o) {
+  int64_t first = o.getOffset() ? scalarOf(x.get(o.getOffset())) : 0;
+  x.bind(o.getResult(), ref::rotary(x.get(o.getInput()),
+                                    o.getBase().convertToDouble(),
+                                    o.getInverse(), first));
+  return success();
+}
+
 } // namespace
 
 void attachTensorReference(MLIRContext *context) {
@@ -157,6 +165,8 @@ void attachTensorReference(MLIRContext *context) {
       ReferenceModel<tg::PaddingMaskOp, paddingMask>>(*context);
   tg::PositionalEncodingOp::attachInterface<
       ReferenceModel<tg::PositionalEncodingOp, positionalEncoding>>(*context);
+  tg::RotaryOp::attachInterface<ReferenceModel<tg::RotaryOp, rotary>>(
+      *context);
 }
 
 } // namespace tgc::interp

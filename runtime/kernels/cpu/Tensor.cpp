@@ -303,6 +303,32 @@ void positionalEncoding(float *out, int64_t positions, int64_t width,
     }
 }
 
+void rotary(const float *input, float *out, int64_t rows, int64_t positions,
+            int64_t width, double base, bool inverse, int64_t first) {
+  const int64_t half = width / 2;
+  std::vector<double> frequency(half);
+  for (int64_t i = 0; i < half; ++i)
+    frequency[i] = std::pow(base, -2.0 * static_cast<double>(i) /
+                                      static_cast<double>(width));
+  const double sign = inverse ? -1.0 : 1.0;
+  // Double angles, as positionalEncoding: position * frequency reaches
+  // thousands of radians. Each (position, i) angle is computed once per row.
+#pragma omp parallel for schedule(static) if (rows * width >= kParallelTensorElements)
+  for (int64_t row = 0; row < rows; ++row) {
+    const double position = static_cast<double>(first + row % positions);
+    const float *x = input + row * width;
+    float *y = out + row * width;
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = position * frequency[i];
+      const float c = static_cast<float>(std::cos(angle));
+      const float s = static_cast<float>(sign * std::sin(angle));
+      const float low = x[i], high = x[i + half];
+      y[i] = low * c - high * s;
+      y[i + half] = high * c + low * s;
+    }
+  }
+}
+
 /// Copies `rows` runs of `run` floats, `fromStride` apart in `from`,
 /// `toStride` apart in `to`: the blocks of slices and of their stores.
 static void copyRuns(const float *from, int64_t fromStride, float *to,

@@ -361,6 +361,38 @@ void positionalEncoding(float *out, int64_t positions, int64_t width,
   TGC_CUDA_CHECK_LAUNCH();
 }
 
+__global__ void rotaryKernel(const float *input, float *out, int64_t rows,
+                             int64_t positions, int64_t width, double base,
+                             double sign, int64_t first) {
+  // One thread per (row, pair). Double angles, as the CPU: position *
+  // base^(-2i/width) reaches thousands of radians.
+  int64_t half = width / 2;
+  TGC_GRID_STRIDE(x, rows * half) {
+    int64_t row = x / half, i = x % half;
+    double angle = static_cast<double>(first + row % positions) *
+                   pow(base, -2.0 * static_cast<double>(i) /
+                                 static_cast<double>(width));
+    double sine, cosine;
+    sincos(angle, &sine, &cosine);
+    const float c = static_cast<float>(cosine);
+    const float s = static_cast<float>(sign * sine);
+    const float *in = input + row * width;
+    const float low = in[i], high = in[i + half];
+    out[row * width + i] = low * c - high * s;
+    out[row * width + i + half] = high * c + low * s;
+  }
+}
+
+void rotary(const float *input, float *out, int64_t rows, int64_t positions,
+            int64_t width, double base, bool inverse, int64_t first) {
+  int64_t count = rows * (width / 2);
+  if (count == 0)
+    return;
+  rotaryKernel<<<blocksFor(count), kThreads, 0, stream()>>>(
+      input, out, rows, positions, width, base, inverse ? -1.0 : 1.0, first);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
 /// Copies `rows` runs of `run` floats, `fromStride` apart in `from`,
 /// `toStride` apart in `to`, as one 2-D copy: the blocks of slices and of
 /// their stores.

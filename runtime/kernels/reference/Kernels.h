@@ -77,6 +77,11 @@ HostTensor paddingMask(const HostTensor &ids, int64_t padId);
 /// Rows for positions first .. first + positions - 1.
 HostTensor positionalEncoding(int64_t positions, int64_t width,
                               int64_t first = 0);
+/// Rotary embedding of input [..., S, D]: position first + s turns the
+/// pairs (x[i], x[i + D/2]) by (first + s) * base^(-2i/D); `inverse`
+/// negates the angle.
+HostTensor rotary(const HostTensor &input, double base, bool inverse,
+                  int64_t first = 0);
 
 //===--- Norm.cpp: softmax, LayerNorm, dropout, their fusion -------===//
 

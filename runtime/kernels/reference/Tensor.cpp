@@ -195,4 +195,26 @@ HostTensor positionalEncoding(int64_t positions, int64_t width,
   return result;
 }
 
+HostTensor rotary(const HostTensor &input, double base, bool inverse,
+                  int64_t first) {
+  HostTensor result(input.shape);
+  int64_t width = input.shape.back(), half = width / 2;
+  int64_t positions = input.shape[input.shape.size() - 2];
+  int64_t rows = input.numElements() / width;
+  for (int64_t row = 0; row < rows; ++row) {
+    double pos = static_cast<double>(first + row % positions);
+    const double *x = input.data.data() + row * width;
+    double *out = result.data.data() + row * width;
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = pos * std::pow(base, -2.0 * static_cast<double>(i) /
+                                              static_cast<double>(width));
+      double c = std::cos(angle);
+      double s = inverse ? -std::sin(angle) : std::sin(angle);
+      out[i] = x[i] * c - x[i + half] * s;
+      out[i + half] = x[i + half] * c + x[i] * s;
+    }
+  }
+  return result;
+}
+
 } // namespace tgc::reference

@@ -1027,6 +1027,33 @@ func.func @positional_encoding_odd() -> tensor<7x15xf32> {
 
 // -----
 
+// tg.rotary: the input is [..., S, D].
+func.func @rotary_rank(%x: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{input must be [..., S, D] (rank >= 2) but is [16]}}
+  %r = tg.rotary %x base 10000.0 : tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
+// -----
+
+// tg.rotary: D is even (rotated halves).
+func.func @rotary_odd(%x: tensor<2x7x15xf32>) -> tensor<2x7x15xf32> {
+  // expected-error @+1 {{head dimension D must be even (rotated halves) but the input is [2, 7, 15]}}
+  %r = tg.rotary %x base 10000.0 : tensor<2x7x15xf32>
+  return %r : tensor<2x7x15xf32>
+}
+
+// -----
+
+// tg.rotary: the base is finite and > 1.
+func.func @rotary_base(%x: tensor<2x7x16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{base must be finite and > 1 but is 1}}
+  %r = tg.rotary %x base 1.0 : tensor<2x7x16xf32>
+  return %r : tensor<2x7x16xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//

@@ -193,6 +193,17 @@ func.func @position_row(%position: tensor<i32>) -> tensor<1x16xf32> {
   return %pe : tensor<1x16xf32>
 }
 
+// CHECK-LABEL: func.func @rotary(
+func.func @rotary(%q: tensor<2x4x7x16xf32>, %row: tensor<2x4x1x16xf32>, %position: tensor<i32>) -> (tensor<2x4x7x16xf32>, tensor<2x4x1x16xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.rotary %{{[a-z_0-9]+}} base 1.000000e+04 : tensor<2x4x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.rotary %{{[a-z_0-9]+}} base 1.000000e+04 inverse : tensor<2x4x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.rotary %{{[a-z_0-9]+}} offset %{{[a-z_0-9]+}} base 5.000000e+05 : tensor<2x4x1x16xf32>
+  %r = tg.rotary %q base 10000.0 : tensor<2x4x7x16xf32>
+  %back = tg.rotary %r base 10000.0 inverse : tensor<2x4x7x16xf32>
+  %one = tg.rotary %row offset %position base 500000.0 : tensor<2x4x1x16xf32>
+  return %back, %one : tensor<2x4x7x16xf32>, tensor<2x4x1x16xf32>
+}
+
 // CHECK-LABEL: func.func @loss(
 func.func @loss(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<2x7x100xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.cross_entropy %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>

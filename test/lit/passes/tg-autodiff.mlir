@@ -201,6 +201,26 @@ func.func @loss(%key: tensor<2xi32>) -> tensor<f32> {
 
 // -----
 
+// Rotary embedding: the gradient is the inverse rotation of dy, at the
+// same offset and base.
+tg.variable @w trainable init(normal, 0.02) : tensor<1x2x3x4xf32>
+func.func @loss(%position: tensor<i32>) -> tensor<f32> {
+  %w = tg.load @w : tensor<1x2x3x4xf32>
+  %y = tg.rotary %w offset %position base 1.000000e+04 : tensor<1x2x3x4xf32>
+  %l = tg.reduce_sum %y dims [0, 1, 2, 3] : tensor<1x2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %[[POS:.*]]: tensor<i32>)
+// CHECK-SAME: -> (tensor<f32>, tensor<1x2x3x4xf32> {tg.gradient_of = @w})
+// CHECK: tg.rotary %{{.*}} offset %[[POS]] base 1.000000e+04 : tensor<1x2x3x4xf32>
+// CHECK: %[[DY:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<1x2x3x4xf32>
+// CHECK-NEXT: %[[DW:.*]] = tg.rotary %[[DY]] offset %[[POS]] base 1.000000e+04 inverse : tensor<1x2x3x4xf32>
+// CHECK-NEXT: return %{{.*}}, %[[DW]]
+
+// -----
+
 // Embedding + cross-entropy: the loss's own gradient is 1 (no reduce_sum);
 // cross_entropy_grad feeds the projection's and the embedding's gradients.
 // The token count (i32) is returned unchanged and gets no gradient.

@@ -23,6 +23,22 @@ module {
 
 // -----
 
+// A rotary embedding turns its positions (dimension rank - 2); target
+// positions elsewhere would be turned by the wrong index.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x8xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %h = tg.reshape %x : tensor<2x4x8xf32> -> tensor<2x4x1x8xf32>
+    // expected-error @+1 {{'tg.rotary' op cannot run one target position at a time: its positions (dimension rank - 2) are not the target positions}}
+    %r = tg.rotary %h base 1.000000e+04 : tensor<2x4x1x8xf32>
+    %y = tg.reshape %r : tensor<2x4x1x8xf32> -> tensor<2x4x8xf32>
+    return %y : tensor<2x4x8xf32>
+  }
+}
+
+// -----
+
 // Unfused attention (scores between target positions) must be fused first.
 module {
   func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x4xf32> {

@@ -119,6 +119,37 @@ func.func @pe() -> tensor<50x16xf32> {
               1e-15);
 }
 
+// Rotary embedding. D = 2, base 10000: theta_0 = 1, so position 0 is
+// unchanged and position 1 turns (x0, x1) by 1 radian. D = 4, base 100,
+// inverse from offset 2: theta = (1, 0.1), so the pairs (x0, x2) and
+// (x1, x3) turn by -2 and -0.2 radians.
+TEST(Examples, Rotary) {
+  Program p(R"mlir(
+func.func @f(%x: tensor<1x2x2xf32>, %y: tensor<1x1x4xf32>, %offset: tensor<i32>)
+    -> (tensor<1x2x2xf32>, tensor<1x1x4xf32>) {
+  %rx = tg.rotary %x base 1.000000e+04 : tensor<1x2x2xf32>
+  %ry = tg.rotary %y offset %offset base 1.000000e+02 inverse : tensor<1x1x4xf32>
+  return %rx, %ry : tensor<1x2x2xf32>, tensor<1x1x4xf32>
+}
+)mlir",
+            Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  auto out = p.run("f", {f32({1, 2, 2}, {1, 2, 3, 4}),
+                         f32({1, 1, 4}, {1, 2, 3, 4}), i32({}, {2})});
+  ASSERT_EQ(out.size(), 2u);
+  const double c1 = std::cos(1.0), s1 = std::sin(1.0);
+  EXPECT_EQ(out[0][0], 1.0);
+  EXPECT_EQ(out[0][1], 2.0);
+  EXPECT_NEAR(out[0][2], 3 * c1 - 4 * s1, 1e-15);
+  EXPECT_NEAR(out[0][3], 4 * c1 + 3 * s1, 1e-15);
+  const double c2 = std::cos(2.0), s2 = std::sin(2.0);
+  const double c02 = std::cos(0.2), s02 = std::sin(0.2);
+  EXPECT_NEAR(out[1][0], c2 + 3 * s2, 1e-15);
+  EXPECT_NEAR(out[1][1], 2 * c02 + 4 * s02, 1e-15);
+  EXPECT_NEAR(out[1][2], 3 * c2 - s2, 1e-15);
+  EXPECT_NEAR(out[1][3], 4 * c02 - 2 * s02, 1e-15);
+}
+
 //===--- Every other op on small hand-checked inputs ---------------------===//
 
 TEST(Ops, Elementwise) {

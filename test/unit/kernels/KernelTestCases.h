@@ -125,6 +125,20 @@ inline const std::vector<BlockCase> kBlockCases = {{6, 3, 20, 24, 7},
                                                    {70, 1, 9, 1, 8},
                                                    {3, 150, 200, 70, 50}};
 
+/// A rotary embedding of q or k [rows of `positions`, width]: a large case
+/// (the CPU's parallel path, LLaMA's head width), the decoder's step (one
+/// position from 137, inverse, a large base), and narrow heads.
+struct RotaryCase {
+  int64_t rows, positions, width;
+  double base;
+  bool inverse;
+  int64_t first;
+};
+inline const std::vector<RotaryCase> kRotaryCases = {
+    {4 * 8 * 200, 200, 128, 10000.0, false, 0},
+    {2 * 4, 1, 64, 500000.0, true, 137},
+    {3 * 37, 37, 6, 10000.0, true, 0}};
+
 /// A gather along the middle of [outer, extent, inner] by `count` indices:
 /// rows of a table (an embedding's shape), a middle dimension, the last
 /// dimension, and a large case (the CPU's parallel paths).

@@ -250,6 +250,45 @@ TEST(DecoderPass, LearnedPositionsSlicedToTheLength) {
   expectStepsMatchPredict(*module, t);
 }
 
+/// Rotary embeddings: of the target's embeddings as [B, 1, S, D] (a target
+/// op: its clone turns by the step's position) and of learned positions
+/// cut to the length (recomputed: the table's row turned by the position).
+TEST(DecoderPass, RotaryAtTheStepsPosition) {
+  TestContext t;
+  const char *source = R"mlir(
+    tg.variable @table trainable init(normal, 0.5) : tensor<10x8xf32>
+    tg.variable @positions trainable init(normal, 0.5) : tensor<6x8xf32>
+    func.func @predict(%tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x10xf32> {
+      %e = tg.load @table : tensor<10x8xf32>
+      %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+      %h = tg.reshape %x : tensor<2x4x8xf32> -> tensor<2x1x4x8xf32>
+      %r = tg.rotary %h base 3.000000e+00 : tensor<2x1x4x8xf32>
+      %y = tg.reshape %r : tensor<2x1x4x8xf32> -> tensor<2x4x8xf32>
+      %p = tg.load @positions : tensor<6x8xf32>
+      %first = tg.slice %p dim 0 start 0 : tensor<6x8xf32> -> tensor<4x8xf32>
+      %turned = tg.rotary %first base 3.000000e+00 inverse : tensor<4x8xf32>
+      %pb = tg.broadcast %turned dims [1, 2] : tensor<4x8xf32> -> tensor<2x4x8xf32>
+      %z = tg.add %y, %pb : tensor<2x4x8xf32>
+      %l = tg.matmul %z, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
+      return %l : tensor<2x4x10xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &t.context);
+  ASSERT_TRUE(module) << ::testing::PrintToString(t.messages);
+  PassManager pm(&t.context);
+  pm.addPass(createTgDeriveDecoder());
+  ASSERT_TRUE(succeeded(pm.run(*module))) << ::testing::PrintToString(t.messages);
+  auto step = module->lookupSymbol<func::FuncOp>("decode_step");
+  ASSERT_TRUE(step);
+  int atPosition = 0;
+  step.walk([&](tg::RotaryOp rotary) {
+    if (rotary.getOffset() == step.getArgument(1))
+      ++atPosition;
+  });
+  EXPECT_EQ(atPosition, 2);
+  expectStepsMatchPredict(*module, t);
+}
+
 INSTANTIATE_TEST_SUITE_P(Precisions, DecoderMatchesPredict,
                          ::testing::Values(Precision::F64, Precision::F32),
                          [](const auto &info) {

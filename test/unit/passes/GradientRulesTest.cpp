@@ -289,6 +289,19 @@ std::vector<RuleCase> cases() {
        "%x = tg.embedding %e[%ids] : tensor<5x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>\n"
        "%y = tg.reduce_max %x dims [1] : tensor<2x6x4xf32> -> tensor<2x4xf32>",
        "tensor<2x4xf32>", -1.0, 1.0, /*idBound=*/2});
+  // Rotary embedding of [B, H, S, D], forward and inverse, from position 0
+  // and from a runtime offset (an id in [0, 5)); a small base turns the last
+  // pairs by whole radians.
+  const std::string heads =
+      "tg.variable @x trainable init(zeros) : tensor<2x2x3x4xf32>\n";
+  const std::string loadHeads = "%x = tg.load @x : tensor<2x2x3x4xf32>\n";
+  add({"rotary", heads, "",
+       loadHeads + "%y = tg.rotary %x base 3.000000e+00 : tensor<2x2x3x4xf32>",
+       "tensor<2x2x3x4xf32>"});
+  add({"rotary_inverse_offset", heads, "%position: tensor<i32>, ",
+       loadHeads + "%y = tg.rotary %x offset %position base 3.000000e+00 "
+                   "inverse : tensor<2x2x3x4xf32>",
+       "tensor<2x2x3x4xf32>"});
   add({"cross_entropy",
        "tg.variable @x trainable init(zeros) : tensor<2x3x5xf32>\n",
        "%t: tensor<2x3xi32>, ",

@@ -2,8 +2,8 @@
 //
 // runtime/kernels/cpu/Tensor.cpp: transpose, broadcast, reduce, embedding
 // and its gradient, slices and gathers and their gradients, the positional
-// encoding and the masks. Helpers and
-// the error measure: KernelTestSupport.h.
+// encoding, the rotary embedding and the masks. Helpers and the error
+// measure: KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
@@ -243,6 +243,23 @@ TEST(CpuKernels, PositionalEncoding) {
     cpu::positionalEncoding(out.data(), positions, width);
     expectClose("positionalEncoding width " + std::to_string(width), out,
                 expected, 1e-6);
+  }
+}
+
+// One float rounding of double angles' sin/cos, then a float rotation.
+TEST(CpuKernels, Rotary) {
+  for (const RotaryCase &c : kRotaryCases) {
+    std::vector<float> input = uniform(c.rows * c.width, 23);
+    HostTensor expected =
+        reference::rotary(host(input, {c.rows / c.positions, c.positions,
+                                       c.width}),
+                          c.base, c.inverse, c.first);
+    std::vector<float> out(c.rows * c.width, 0.0f);
+    cpu::rotary(input.data(), out.data(), c.rows, c.positions, c.width,
+                c.base, c.inverse, c.first);
+    expectClose("rotary width " + std::to_string(c.width) + " from " +
+                    std::to_string(c.first),
+                out, expected, 1e-6);
   }
 }
 

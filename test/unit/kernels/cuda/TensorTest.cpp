@@ -2,8 +2,8 @@
 //
 // runtime/kernels/cuda/Tensor.cu and Reduce.cu: transpose, broadcast,
 // reduce, embedding and its gradient, slices and gathers and their
-// gradients, the positional encoding, the masks, and the decoder's cache
-// updates (storeSlice, reorderCaches). Helpers and the error measure:
+// gradients, the positional and rotary encodings, the masks, and the
+// decoder's cache updates (storeSlice, reorderCaches). Helpers and the error measure:
 // KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
@@ -220,6 +220,22 @@ TEST_F(CudaKernels, PositionalEncoding) {
   DeviceArray<float> out(positions * width);
   cuda::positionalEncoding(out.get(), positions, width, first);
   expectClose("positionalEncoding from 137", out.read(), expected, 1e-6);
+}
+
+// Double angles on both sides; the rotations in float.
+TEST_F(CudaKernels, Rotary) {
+  for (const RotaryCase &c : kRotaryCases) {
+    std::vector<float> input = uniform(c.rows * c.width, 23);
+    std::vector<float> expected(input.size());
+    cpu::rotary(input.data(), expected.data(), c.rows, c.positions, c.width,
+                c.base, c.inverse, c.first);
+    DeviceArray<float> in(input), out(input.size());
+    cuda::rotary(in.get(), out.get(), c.rows, c.positions, c.width, c.base,
+                 c.inverse, c.first);
+    expectClose("rotary width " + std::to_string(c.width) + " from " +
+                    std::to_string(c.first),
+                out.read(), expected, 1e-6);
+  }
 }
 
 // The decoder appends a step's keys to the cache: [outer, length, inner]
