@@ -550,24 +550,41 @@ Tensor softmax(Tensor input, int64_t axis, Where where) {
                                               normalized));
 }
 
+/// The checks layerNorm and rmsNorm share, named after `op`: a float input
+/// of rank >= 1, parameters of its last dimension's size, epsilon > 0.
+static void checkNorm(Builder &b, const char *op, Tensor input,
+                      std::initializer_list<Tensor> params, double epsilon,
+                      Where where) {
+  expectFloat(input, op, "input", where);
+  if (input.rank() < 1)
+    b.fail(where, std::string(op) + ": the input must have rank >= 1");
+  SmallVector<int64_t> paramShape{input.dim(-1)};
+  for (Tensor param : params)
+    if (param.shape() != llvm::ArrayRef<int64_t>(paramShape))
+      b.fail(where, std::string(op) + ": " +
+                        (params.size() > 1 ? "gamma and beta" : "gamma") +
+                        " must have shape " + formatShape(paramShape) +
+                        " for input " + formatShape(input.shape()) + ", got " +
+                        formatShape(param.shape()));
+  if (!(epsilon > 0.0))
+    b.fail(where, std::string(op) + ": epsilon must be positive");
+}
+
 Tensor layerNorm(Tensor input, Tensor gamma, Tensor beta, double epsilon,
                  Where where) {
   Builder &b = builderOf(input, where);
-  expectFloat(input, "layerNorm", "input", where);
-  if (input.rank() < 1)
-    b.fail(where, "layerNorm: the input must have rank >= 1");
-  SmallVector<int64_t> paramShape{input.dim(-1)};
-  for (Tensor param : {gamma, beta})
-    if (param.shape() != llvm::ArrayRef<int64_t>(paramShape))
-      b.fail(where, "layerNorm: gamma and beta must have shape " +
-                        formatShape(paramShape) + " for input " +
-                        formatShape(input.shape()) + ", got " +
-                        formatShape(param.shape()));
-  if (!(epsilon > 0.0))
-    b.fail(where, "layerNorm: epsilon must be positive");
+  checkNorm(b, "layerNorm", input, {gamma, beta}, epsilon, where);
   return b.wrap(b.ops().create<tg::LayerNormOp>(
       b.location(where), input.value(), gamma.value(), beta.value(),
       static_cast<float>(epsilon)));
+}
+
+Tensor rmsNorm(Tensor input, Tensor gamma, double epsilon, Where where) {
+  Builder &b = builderOf(input, where);
+  checkNorm(b, "rmsNorm", input, {gamma}, epsilon, where);
+  return b.wrap(b.ops().create<tg::RmsNormOp>(b.location(where), input.value(),
+                                              gamma.value(),
+                                              static_cast<float>(epsilon)));
 }
 
 Tensor dropout(Tensor input, double rate, Where where) {

@@ -131,6 +131,10 @@ Tensor gather(Tensor input, Tensor indices, int64_t dim,
 Tensor softmax(Tensor input, int64_t axis = -1, Where where = Where::current());
 Tensor layerNorm(Tensor input, Tensor gamma, Tensor beta,
                  double epsilon = 1e-6, Where where = Where::current());
+/// gamma * x / sqrt(mean(x^2) + epsilon) over the last dimension: LayerNorm
+/// without centring and without beta.
+Tensor rmsNorm(Tensor input, Tensor gamma, double epsilon = 1e-6,
+               Where where = Where::current());
 /// Inverted dropout keyed by the step's dropout key and a fresh op id; the
 /// identity (no op) when `rate` is 0.
 Tensor dropout(Tensor input, double rate, Where where = Where::current());

@@ -87,6 +87,15 @@ def TG_InitKind : I32EnumAttr<"InitKind", "how a variable is initialized", [
   let cppNamespace = "::tgc::tg";
 }
 
+// The normalization of a fused residual block (tg.residual_layer_norm):
+// tg.layer_norm's or tg.rms_norm's.
+def TG_NormKind : I32EnumAttr<"NormKind", "which normalization a fused residual block applies", [
+    I32EnumAttrCase<"layer", 0>,
+    I32EnumAttrCase<"rms", 1>,
+  ]> {
+  let cppNamespace = "::tgc::tg";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op class
 //===----------------------------------------------------------------------===//

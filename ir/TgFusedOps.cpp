@@ -132,15 +132,21 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Residual + dropout + LayerNorm
+// Residual + dropout + LayerNorm or RMSNorm
 //===----------------------------------------------------------------------===//
 
-/// Checks the rules shared by tg.residual_layer_norm and its gradient.
-static LogicalResult verifyResidualNormOperands(Operation *op,
-                                                const char *rowsName,
-                                                Value rows, Value gamma,
-                                                float rate, int64_t opId,
-                                                float epsilon) {
+/// Checks the rules shared by tg.residual_layer_norm and its gradient:
+/// besides the values every residual norm checks, `parts` (beta, the mean,
+/// beta's gradient) are there for kind layer and absent for kind rms.
+static LogicalResult verifyResidualNorm(
+    Operation *op, NormKind kind, const char *rowsName, Value rows,
+    Value gamma, float rate, int64_t opId, float epsilon,
+    std::initializer_list<std::pair<const char *, Value>> parts) {
+  bool layer = kind == NormKind::layer;
+  for (auto [name, value] : parts)
+    if (static_cast<bool>(value) != layer)
+      return op->emitOpError() << "kind " << stringifyNormKind(kind)
+                               << (layer ? " needs " : " has no ") << name;
   if (failed(verifyNormParam(op, "gamma", gamma, rowsName, rows)) ||
       failed(verifyRate(op, "rate", rate)) || failed(verifyOpId(op, opId)))
     return failure();
@@ -155,9 +161,10 @@ LogicalResult ResidualLayerNormOp::verify() {
       rounded && failed(expectShape(*this, "rounded", rounded,
                                     shapeOf(getResult()))))
     return failure();
-  return verifyResidualNormOperands(*this, "residual", getResidual(), getGamma(),
-                                    getRate().convertToFloat(), getOpId(),
-                                    getEpsilon().convertToFloat());
+  return verifyResidualNorm(*this, getKind(), "residual", getResidual(),
+                            getGamma(), getRate().convertToFloat(), getOpId(),
+                            getEpsilon().convertToFloat(),
+                            {{"beta", getBeta()}, {"mean", getMean()}});
 }
 
 LogicalResult ResidualLayerNormGradOp::verify() {
@@ -165,9 +172,10 @@ LogicalResult ResidualLayerNormGradOp::verify() {
       rounded && failed(expectShape(*this, "rounded", rounded,
                                     shapeOf(getSublayerGrad()))))
     return failure();
-  return verifyResidualNormOperands(*this, "result", getResult(), getGamma(),
-                                    getRate().convertToFloat(), getOpId(),
-                                    getEpsilon().convertToFloat());
+  return verifyResidualNorm(*this, getKind(), "result", getResult(),
+                            getGamma(), getRate().convertToFloat(), getOpId(),
+                            getEpsilon().convertToFloat(),
+                            {{"beta", getBeta()}, {"beta_grad", getBetaGrad()}});
 }
 
 } // namespace tgc::tg

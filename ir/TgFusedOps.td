@@ -1,7 +1,8 @@
 //===- TgFusedOps.td - ops the fusion passes produce -----------*- tablegen -*-===//
 //
-// Fused attention and residual + layer norm with their fused backwards, then
-// the post-autodiff groups: elementwise loops and GEMMs with epilogues.
+// Fused attention and residual + LayerNorm or RMSNorm with their fused
+// backwards, then the post-autodiff groups: elementwise loops and GEMMs with
+// epilogues.
 // Verifiers live in TgFusedOps.cpp and TgGroupOps.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -137,56 +138,77 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
   let hasVerifier = 1;
 }
 
-def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure,
-    AllTypesMatch<["residual", "sublayer", "result"]>, AllTypesMatch<["gamma", "beta"]>,
-    TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
-                   "residual", "mean", "::tgc::tg::rowStatisticsType($_self)">,
+def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure, AttrSizedResultSegments,
+    AllTypesMatch<["residual", "sublayer", "result"]>,
+    OptionalTypesMatchWith<"gamma and beta have one type", "gamma", "beta", "$_self">,
+    OptionalTypesMatchWith<"the sum has the residual's type", "residual", "sum", "$_self">,
+    OptionalTypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
+                           "residual", "mean", "::tgc::tg::rowStatisticsType($_self)">,
     TypesMatchWith<"per-row statistics have the residual's shape without the last dimension",
                    "residual", "rstd", "::tgc::tg::rowStatisticsType($_self)">]> {
-  let summary = "fused layer_norm(residual + dropout(sublayer))";
+  let summary = "fused norm(residual + dropout(sublayer)), LayerNorm or RMSNorm";
   let description = [{
-    The post-LN sublayer wrapper `LayerNorm(x + Dropout(Sublayer(x)))` in one
-    pass: `h = residual + dropout(sublayer)`, `out = layer_norm(h)` over the
-    last dimension. It also returns the per-row `mean` and `rstd`
-    (`1/sqrt(var + eps)`), shape `[...]` without the last dimension, which is
-    what the backward needs; the normalized tensor is not saved. With
-    `rounded` (`tg-fold-bf16-roundings`, in place of a `tg.to_bf16` copy of
-    the result) it also writes the result rounded to bf16, for the GEMMs
-    that read it.
+    The sublayer wrapper `Norm(x + Dropout(Sublayer(x)))` in one pass:
+    `h = residual + dropout(sublayer)`, `out = norm(h)` over the last
+    dimension, the norm being `kind`'s: `layer` (the default) is
+    `tg.layer_norm`'s `gamma * (h - mean) * rstd + beta` with
+    `rstd = 1/sqrt(var + eps)`; `rms` is `tg.rms_norm`'s
+    `gamma * h * rstd` with `rstd = 1/sqrt(mean(h^2) + eps)`, which has no
+    `beta` and no `mean`. It also returns the per-row `rstd` (and, for
+    `layer`, the `mean`), shape `[...]` without the last dimension: with
+    the result, what the backward needs; the normalized tensor is not
+    saved. With `sum` (a pre-LN block, whose next residual adds to `h`) it
+    also writes `h`. With `rounded` (`tg-fold-bf16-roundings`, in place of
+    a `tg.to_bf16` copy of the result) it also writes the result rounded to
+    bf16, for the GEMMs that read it.
 
     ```mlir
     %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key
         rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    %z, %rstd2, %h = tg.residual_layer_norm rms %x, %sub, %gamma, %key
+        rate 1.000000e-01 op_id 5 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+        sum tensor<2x7x16xf32>
     ```
   }];
   let arguments = (ins TG_FloatTensor:$residual, TG_FloatTensor:$sublayer,
-                       TG_FloatTensor:$gamma, TG_FloatTensor:$beta, TG_RngKey:$key,
+                       TG_FloatTensor:$gamma, Optional<TG_FloatTensor>:$beta,
+                       TG_RngKey:$key,
+                       DefaultValuedAttr<TG_NormKind, "::tgc::tg::NormKind::layer">:$kind,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
-  let results = (outs TG_FloatTensor:$result, TG_FloatTensor:$mean,
-                      TG_FloatTensor:$rstd, Optional<TG_Bf16Tensor>:$rounded);
+  let results = (outs TG_FloatTensor:$result, Optional<TG_FloatTensor>:$mean,
+                      TG_FloatTensor:$rstd, Optional<TG_FloatTensor>:$sum,
+                      Optional<TG_Bf16Tensor>:$rounded);
   let assemblyFormat = [{
-    $residual `,` $sublayer `,` $gamma `,` $beta `,` $key `rate` $rate `op_id` $op_id
-    `eps` $epsilon attr-dict `:` type($residual) `,` type($gamma)
-    (`rounded` type($rounded)^)?
+    ($kind^)? $residual `,` $sublayer `,` custom<NormParams>(ref($kind), $gamma, $beta)
+    `,` $key `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict
+    `:` type($residual) `,`
+    custom<GammaAndMean>(ref($kind), ref(type($residual)), type($gamma), type($mean))
+    (`sum` type($sum)^)? (`rounded` type($rounded)^)?
   }];
   let hasVerifier = 1;
 }
 
 def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
+    AttrSizedOperandSegments, AttrSizedResultSegments,
     AllTypesMatch<["grad", "result", "residual_grad", "sublayer_grad"]>,
-    AllTypesMatch<["gamma", "beta", "gamma_grad", "beta_grad"]>,
+    AllTypesMatch<["gamma", "gamma_grad"]>,
+    OptionalTypesMatchWith<"gamma and beta have one type", "gamma", "beta", "$_self">,
+    OptionalTypesMatchWith<"gamma and beta's gradient have one type", "gamma", "beta_grad", "$_self">,
+    OptionalTypesMatchWith<"the sum's gradient has the result's type", "result", "sum_grad", "$_self">,
     TypesMatchWith<"per-row statistics have the result's shape without the last dimension",
                    "result", "rstd", "::tgc::tg::rowStatisticsType($_self)">]> {
   let summary = "fused backward of tg.residual_layer_norm";
   let description = [{
     Given the gradient of `tg.residual_layer_norm`'s result, returns
-    `(d_residual, d_sublayer, d_gamma, d_beta)`. It reads the forward's
-    `result` (which the next sublayer keeps for its own gradients anyway)
-    instead of its two inputs: the normalized row is
-    `xhat = (result - beta) / gamma`, and with the saved `rstd` that is all
-    the LayerNorm backward needs. So neither the residual nor the sublayer
-    output stays alive into the backward (a tensor of the activations' size
-    per sublayer). The sublayer's gradient goes through the dropout mask,
+    `(d_residual, d_sublayer, d_gamma)` and, for `layer`, `d_beta`. It
+    reads the forward's `result` (which the next sublayer keeps for its own
+    gradients anyway) instead of its two inputs: the normalized row is
+    `xhat = (result - beta) / gamma` (`rms`: `result / gamma`), and with
+    the saved `rstd` that is all the norm's backward needs. So neither the
+    residual nor the sublayer output stays alive into the backward (a
+    tensor of the activations' size per sublayer). `sum_grad`, the gradient
+    of the forward's `sum` where it has one, adds to `h`'s gradient, which
+    is the residual's; the sublayer's goes through the dropout mask,
     regenerated from the key. Attributes must match the forward op's. A
     `gamma` entry of exactly 0 makes its column's `xhat` unknowable (the
     gradients come out non-finite there), which is why
@@ -198,18 +220,24 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
     ```mlir
     %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key
         rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    %dx2, %dsub2, %dg2 = tg.residual_layer_norm_grad rms %dz, %z, %gamma, %rstd2, %key
+        sum_grad %dh rate 1.000000e-01 op_id 5 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
     ```
   }];
   let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$result,
-                       TG_FloatTensor:$gamma, TG_FloatTensor:$beta,
+                       TG_FloatTensor:$gamma, Optional<TG_FloatTensor>:$beta,
                        TG_FloatTensor:$rstd, TG_RngKey:$key,
+                       Optional<TG_FloatTensor>:$sum_grad,
+                       DefaultValuedAttr<TG_NormKind, "::tgc::tg::NormKind::layer">:$kind,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$residual_grad, TG_FloatTensor:$sublayer_grad,
-                      TG_FloatTensor:$gamma_grad, TG_FloatTensor:$beta_grad,
+                      TG_FloatTensor:$gamma_grad, Optional<TG_FloatTensor>:$beta_grad,
                       Optional<TG_Bf16Tensor>:$sublayer_grad_rounded);
   let assemblyFormat = [{
-    $grad `,` $result `,` $gamma `,` $beta `,` $rstd `,` $key
-    `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($result) `,` type($gamma)
+    ($kind^)? $grad `,` $result `,` custom<NormParams>(ref($kind), $gamma, $beta)
+    `,` $rstd `,` $key (`sum_grad` $sum_grad^)?
+    `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($result) `,`
+    custom<GammaAndBetaGrad>(ref($kind), type($gamma), type($beta_grad))
     (`rounded` type($sublayer_grad_rounded)^)?
   }];
   let hasVerifier = 1;

@@ -13,7 +13,7 @@
 include "ir/TgBase.td"
 
 //===----------------------------------------------------------------------===//
-// Softmax, LayerNorm, dropout
+// Softmax, LayerNorm, RMSNorm, dropout
 //===----------------------------------------------------------------------===//
 
 def TG_SoftmaxOp : TG_Op<"softmax", [Pure, SameOperandsAndResultType]> {
@@ -92,6 +92,58 @@ def TG_LayerNormGradOp : TG_Op<"layer_norm_grad", [Pure,
                        TG_FloatTensor:$gamma, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$input_grad, TG_FloatTensor:$gamma_grad,
                       TG_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $gamma `eps` $epsilon attr-dict `:` type($input) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_RmsNormOp : TG_Op<"rms_norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "root-mean-square normalization over the last dimension";
+  let description = [{
+    `result = gamma * x / sqrt(mean(x^2) + epsilon)`, the mean of squares
+    taken over the last dimension of `x`: LayerNorm without centring and
+    without `beta`. `gamma` is a vector of that dimension's size;
+    `epsilon > 0`.
+
+    ```mlir
+    %y = tg.rms_norm %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$input, TG_FloatTensor:$gamma,
+                       F32Attr:$epsilon);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `eps` $epsilon attr-dict `:` type($input) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
+                   "float":$epsilon), [{
+      build($_builder, $_state, input.getType(), input, gamma,
+            $_builder.getF32FloatAttr(epsilon));
+    }]>
+  ];
+}
+
+def TG_RmsNormGradOp : TG_Op<"rms_norm_grad", [Pure,
+    AllTypesMatch<["grad", "input", "input_grad"]>,
+    AllTypesMatch<["gamma", "gamma_grad"]>]> {
+  let summary = "gradients of rms_norm with respect to input and gamma";
+  let description = [{
+    Recomputes the row statistics of `input` and returns `(d_input, d_gamma)`
+    for the gradient `grad` of `tg.rms_norm`'s result: with
+    `xhat = x / sqrt(mean(x^2) + epsilon)` and `g = grad * gamma`,
+    `d_input = (g - xhat * mean(g * xhat)) / sqrt(mean(x^2) + epsilon)` and
+    `d_gamma` the sum of `grad * xhat` over every row.
+
+    ```mlir
+    %dx, %dg = tg.rms_norm_grad %dy, %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins TG_FloatTensor:$grad, TG_FloatTensor:$input,
+                       TG_FloatTensor:$gamma, F32Attr:$epsilon);
+  let results = (outs TG_FloatTensor:$input_grad, TG_FloatTensor:$gamma_grad);
   let assemblyFormat = [{
     $grad `,` $input `,` $gamma `eps` $epsilon attr-dict `:` type($input) `,` type($gamma)
   }];

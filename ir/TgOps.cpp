@@ -280,7 +280,7 @@ LogicalResult GatherGradOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Softmax, LayerNorm, dropout
+// Softmax, LayerNorm, RMSNorm, dropout
 //===----------------------------------------------------------------------===//
 
 LogicalResult SoftmaxOp::verify() {
@@ -291,17 +291,30 @@ LogicalResult SoftmaxGradOp::verify() {
   return verifyAxis(*this, getAxis(), getOutput().getType().getRank());
 }
 
-LogicalResult LayerNormOp::verify() {
-  // beta has gamma's type (ODS trait), so checking gamma covers both.
-  if (failed(verifyNormParam(*this, "gamma", getGamma(), "input", getInput())))
+/// The rules tg.layer_norm, tg.rms_norm and their gradients share: gamma
+/// (and beta, which has gamma's type by an ODS trait) fits the input's last
+/// dimension, and epsilon is positive.
+static LogicalResult verifyNorm(Operation *op, Value input, Value gamma,
+                                APFloat epsilon) {
+  if (failed(verifyNormParam(op, "gamma", gamma, "input", input)))
     return failure();
-  return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
+  return verifyPositive(op, "epsilon", epsilon.convertToFloat());
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getGamma(), getEpsilon());
 }
 
 LogicalResult LayerNormGradOp::verify() {
-  if (failed(verifyNormParam(*this, "gamma", getGamma(), "input", getInput())))
-    return failure();
-  return verifyPositive(*this, "epsilon", getEpsilon().convertToFloat());
+  return verifyNorm(*this, getInput(), getGamma(), getEpsilon());
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, getInput(), getGamma(), getEpsilon());
+}
+
+LogicalResult RmsNormGradOp::verify() {
+  return verifyNorm(*this, getInput(), getGamma(), getEpsilon());
 }
 
 LogicalResult DropoutOp::verify() {

@@ -150,13 +150,16 @@ tg::ToBf16Op copyOf(Value value) {
 }
 
 /// `op` again with one more result, standing for `copy` (the optional bf16
-/// result both residual LayerNorm ops end with).
+/// result both residual norm ops end with).
 template <typename NormOp> void foldAsLastResult(NormOp op, tg::ToBf16Op copy) {
   OpBuilder builder(op);
   SmallVector<Type> types(op->getResultTypes());
   types.push_back(copy.getType());
   auto rounding = builder.create<NormOp>(op.getLoc(), types, op->getOperands(),
                                          op->getAttrs());
+  // The attributes carry op's result segments, whose last (the rounded
+  // result's) was empty.
+  rounding.getProperties().resultSegmentSizes.back() = 1;
   copy.getResult().replaceAllUsesWith(rounding->getResults().back());
   copy.erase();
   op->replaceAllUsesWith(rounding->getResults().drop_back());

@@ -69,34 +69,50 @@ def TgFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
 }
 
 def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::ModuleOp"> {
-  let summary = "rewrites layer_norm(x + dropout(y)) into tg.residual_layer_norm";
+  let summary = "rewrites layer_norm or rms_norm of x + dropout(y) into tg.residual_layer_norm";
   let description = [{
-    The post-LN wrapper of every sublayer, `LayerNorm(x + Dropout(y))`,
-    becomes one `tg.residual_layer_norm` that makes one pass over memory and
-    saves only the per-row mean and rstd for its backward (not the sum or
-    the normalized tensor); its backward rebuilds the normalized rows from
-    the result, `(y - beta) / gamma`. Without a dropout (rate 0) the sum is
-    fused with rate 0 and a constant key. The add or the dropout having
-    another use keeps the chain unfused, and so does a gamma variable that
-    starts at zero (`init(zeros)`): dividing by it would lose the rows.
+    The wrapper of every sublayer, `Norm(x + Dropout(y))` with `Norm` a
+    `tg.layer_norm` or a `tg.rms_norm`, becomes one `tg.residual_layer_norm`
+    of that kind (`layer` or `rms`) that makes one pass over memory and
+    saves only the per-row statistics for its backward (not the sum or the
+    normalized tensor); its backward rebuilds the normalized rows from the
+    result, `(y - beta) / gamma` (RMSNorm: `y / gamma`). Without a dropout
+    (rate 0) the sum is fused with rate 0 and a constant key. A sum that is
+    also used after the norm (pre-LN: the next residual adds to it) is
+    written by the fused op too (`sum`), and its gradient joins the
+    backward's (`sum_grad`). The dropout having another use, or the sum one
+    before the norm, keeps the chain unfused, and so does a gamma variable
+    that starts at zero (`init(zeros)`): dividing by it would lose the rows.
 
     Before:
     ```mlir
     %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
     %h = tg.add %x, %d : tensor<2x7x16xf32>
     %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    %d2 = tg.dropout %y2, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+    %h2 = tg.add %z, %d2 : tensor<2x7x16xf32>
+    %n = tg.rms_norm %h2, %g2 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    %o = tg.add %h2, %n : tensor<2x7x16xf32>
     ```
     After:
     ```mlir
     %z, %mean, %rstd = tg.residual_layer_norm %x, %y, %gamma, %beta, %key
         rate 1.000000e-01 op_id 2 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+    %n, %rstd2, %h2 = tg.residual_layer_norm rms %z, %y2, %g2, %key
+        rate 1.000000e-01 op_id 3 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+        sum tensor<2x7x16xf32>
+    %o = tg.add %h2, %n : tensor<2x7x16xf32>
     ```
   }];
   let statistics = [
-    Statistic<"numFused", "layer-norms-fused",
-              "residual + dropout + layer_norm blocks fused">,
+    Statistic<"numFused", "norms-fused",
+              "residual + dropout + norm blocks fused">,
+    Statistic<"numRms", "rms-norms", "of which RMSNorm">,
+    Statistic<"numKeptSum", "kept-sum",
+              "of which keeping the sum for a later use (pre-LN)">,
     Statistic<"numRejected", "rejected-extra-use",
-              "blocks left unfused because the sum or dropout has another use">,
+              "blocks left unfused because the dropout has another use or "
+              "the sum is used before the norm">,
     Statistic<"numZeroGamma", "rejected-zero-gamma",
               "blocks left unfused because gamma starts at zero">,
   ];

@@ -15,34 +15,66 @@ using namespace mlir;
 
 namespace {
 
+/// A tg.layer_norm or tg.rms_norm, the root of a block: what the fused op
+/// takes from it.
+struct NormRoot {
+  Operation *op;
+  Value input, gamma, beta; ///< beta: null for RMSNorm
+  tg::NormKind kind;
+  FloatAttr epsilon;
+};
+
+std::optional<NormRoot> normRoot(Operation *op) {
+  if (auto norm = dyn_cast<tg::LayerNormOp>(op))
+    return NormRoot{op, norm.getInput(), norm.getGamma(), norm.getBeta(),
+                    tg::NormKind::layer, norm.getEpsilonAttr()};
+  if (auto norm = dyn_cast<tg::RmsNormOp>(op))
+    return NormRoot{op, norm.getInput(), norm.getGamma(), Value(),
+                    tg::NormKind::rms, norm.getEpsilonAttr()};
+  return std::nullopt;
+}
+
 struct TgFuseResidualLayerNormPass
     : impl::TgFuseResidualLayerNormBase<TgFuseResidualLayerNormPass> {
   using TgFuseResidualLayerNormBase::TgFuseResidualLayerNormBase;
 
   void runOnOperation() override {
     unusedKeys.clear();
-    SmallVector<tg::LayerNormOp> roots;
-    getOperation().walk([&](tg::LayerNormOp op) { roots.push_back(op); });
+    SmallVector<Operation *> roots;
+    getOperation().walk([&](Operation *op) {
+      if (normRoot(op))
+        roots.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
-    unsigned fused = 0, rejected = 0, zeroGamma = 0;
-    for (tg::LayerNormOp norm : roots) {
+    unsigned fused = 0, rms = 0, keptSum = 0, rejected = 0, zeroGamma = 0;
+    for (Operation *root : roots) {
+      // Read now: fusing an earlier block may have replaced this one's input
+      // (two norms of one sum).
+      NormRoot norm = *normRoot(root);
       Outcome outcome = fuse(rewriter, norm);
-      fused += outcome == Outcome::Fused;
+      bool isFused = outcome == Outcome::Fused || outcome == Outcome::KeptSum;
+      fused += isFused;
+      rms += isFused && norm.kind == tg::NormKind::rms;
+      keptSum += outcome == Outcome::KeptSum;
       rejected += outcome == Outcome::ExtraUse;
       zeroGamma += outcome == Outcome::ZeroGamma;
     }
     numFused = fused;
+    numRms = rms;
+    numKeptSum = keptSum;
     numRejected = rejected;
     numZeroGamma = zeroGamma;
     if (report)
       getOperation().emitRemark()
           << "tg-fuse-residual-layernorm: fused " << fused
-          << " residual + dropout + layer_norm blocks; " << rejected
-          << " left unfused because the sum or dropout has another use, "
+          << " residual + dropout + norm blocks (" << rms << " RMSNorm, "
+          << keptSum << " keeping the sum); " << rejected
+          << " left unfused because the dropout has another use or the sum "
+             "is used before the norm, "
           << zeroGamma << " because gamma starts at zero";
   }
 
-  enum class Outcome { Fused, NoMatch, ExtraUse, ZeroGamma };
+  enum class Outcome { Fused, KeptSum, NoMatch, ExtraUse, ZeroGamma };
 
   /// Whether gamma is a variable that starts at zero: the fused backward
   /// divides by gamma to rebuild the normalized rows from the result.
@@ -53,6 +85,16 @@ struct TgFuseResidualLayerNormPass
     auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
         load, load.getVariableAttr());
     return variable && variable.getInit() == tg::InitKind::zeros;
+  }
+
+  /// Whether every use of the sum besides the norm comes after the norm in
+  /// its block, where the fused op that replaces the norm can feed it (the
+  /// next residual of a pre-LN block).
+  static bool othersFollow(tg::AddOp add, Operation *norm) {
+    return llvm::all_of(add->getUsers(), [&](Operation *user) {
+      return user == norm || (user->getBlock() == norm->getBlock() &&
+                              norm->isBeforeInBlock(user));
+    });
   }
 
   /// The key of a dropout-free block: rate 0 draws nothing, any key will do.
@@ -68,11 +110,11 @@ struct TgFuseResidualLayerNormPass
     return key;
   }
 
-  Outcome fuse(IRRewriter &rewriter, tg::LayerNormOp norm) {
-    auto add = norm.getInput().getDefiningOp<tg::AddOp>();
+  Outcome fuse(IRRewriter &rewriter, const NormRoot &norm) {
+    auto add = norm.input.getDefiningOp<tg::AddOp>();
     if (!add)
       return Outcome::NoMatch;
-    if (startsAtZero(norm.getGamma()))
+    if (startsAtZero(norm.gamma))
       return Outcome::ZeroGamma;
     // x + dropout(y) (the DSL's order) or dropout(y) + x; without a dropout
     // the lhs is the residual.
@@ -81,9 +123,10 @@ struct TgFuseResidualLayerNormPass
     if (!dropout)
       if ((dropout = add.getLhs().getDefiningOp<tg::DropoutOp>()))
         residual = add.getRhs();
-    if (!add.getResult().hasOneUse() ||
-        (dropout && !dropout.getResult().hasOneUse()))
+    if ((dropout && !dropout.getResult().hasOneUse()) ||
+        !othersFollow(add, norm.op))
       return Outcome::ExtraUse;
+    bool keepSum = !add.getResult().hasOneUse();
     Value key;
     float rate = 0.0f;
     int64_t opId = 0;
@@ -95,25 +138,30 @@ struct TgFuseResidualLayerNormPass
       opId = dropout.getOpId();
       locs.push_back(dropout.getLoc());
     } else {
-      auto function = norm->getParentOfType<func::FuncOp>();
+      auto function = norm.op->getParentOfType<func::FuncOp>();
       if (!function)
         return Outcome::NoMatch;
       key = unusedKey(rewriter, function);
     }
-    locs.append({add.getLoc(), norm.getLoc()});
+    locs.append({add.getLoc(), norm.op->getLoc()});
 
-    rewriter.setInsertionPoint(norm);
-    Type statistics = tg::rowStatisticsType(residual.getType());
+    rewriter.setInsertionPoint(norm.op);
+    Type rows = residual.getType();
+    Type statistics = tg::rowStatisticsType(rows);
     auto fused = rewriter.create<tg::ResidualLayerNormOp>(
-        FusedLoc::get(&getContext(), locs), residual.getType(), statistics,
-        statistics, /*rounded=*/Type(), residual, sublayer, norm.getGamma(), norm.getBeta(), key,
-        rewriter.getF32FloatAttr(rate), rewriter.getI64IntegerAttr(opId),
-        norm.getEpsilonAttr());
-    rewriter.replaceOp(norm, fused.getResult());
+        FusedLoc::get(&getContext(), locs), rows,
+        norm.beta ? statistics : Type(), statistics, keepSum ? rows : Type(),
+        /*rounded=*/Type(), residual, sublayer, norm.gamma, norm.beta, key,
+        tg::NormKindAttr::get(&getContext(), norm.kind),
+        rewriter.getF32FloatAttr(rate),
+        rewriter.getI64IntegerAttr(opId), norm.epsilon);
+    rewriter.replaceOp(norm.op, fused.getResult());
+    if (keepSum)
+      rewriter.replaceAllUsesWith(add.getResult(), fused.getSum());
     rewriter.eraseOp(add);
     if (dropout)
       rewriter.eraseOp(dropout);
-    return Outcome::Fused;
+    return keepSum ? Outcome::KeptSum : Outcome::Fused;
   }
 
   DenseMap<func::FuncOp, Value> unusedKeys;

@@ -1,4 +1,4 @@
-//===- Norm.cpp - softmax and layer norms as kernel calls -----------------===//
+//===- Norm.cpp - softmax and the norms as kernel calls -------------------===//
 //
 // Ops normalized over the last dimension: rows x width as literals (the C++
 // backend supports softmax over the last axis only).
@@ -56,34 +56,63 @@ FailureOr<std::string> emitLayerNormGrad(KernelArgs &p, EmitContext &context,
                      ");\n");
 }
 
+FailureOr<std::string> emitRmsNorm(KernelArgs &p, EmitContext &context,
+                                   tg::RmsNormOp o) {
+  return std::string("  kernels::rmsNorm(" + p(o.getInput()) + ", " +
+                     p(o.getGamma()) + ", " + p(o.getResult()) + ", nullptr, " +
+                     rowsWidth(o.getInput()) + ", " +
+                     floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
+}
+
+FailureOr<std::string> emitRmsNormGrad(KernelArgs &p, EmitContext &context,
+                                       tg::RmsNormGradOp o) {
+  return std::string("  kernels::rmsNormGrad(" + p(o.getGrad()) + ", " +
+                     p(o.getInput()) + ", " + p(o.getGamma()) + ", " +
+                     p(o.getInputGrad()) + ", " + p(o.getGammaGrad()) + ", " +
+                     rowsWidth(o.getInput()) + ", " +
+                     floatLiteral(o.getEpsilon().convertToFloat()) + ");\n");
+}
+
+/// `kernels::residualLayerNorm<suffix>(` or `kernels::residualRmsNorm<suffix>(`
+/// by the fused op's kind.
+std::string residualKernel(tg::NormKind kind, const char *suffix) {
+  return std::string("  kernels::residual") +
+         (kind == tg::NormKind::layer ? "LayerNorm" : "RmsNorm") + suffix + "(";
+}
+
+/// `value, ` where the op has it: beta, the mean and beta's gradient are
+/// arguments of the LayerNorm kernels only.
+std::string layerNormOnly(KernelArgs &p, Value value) {
+  return value ? p(value) + ", " : "";
+}
+
 FailureOr<std::string> emitResidualLayerNorm(KernelArgs &p,
                                              EmitContext &context,
                                              tg::ResidualLayerNormOp o) {
-  return std::string(
-      "  kernels::residualLayerNorm(" + p(o.getResidual()) + ", " +
-      p(o.getSublayer()) + ", " + p(o.getGamma()) + ", " + p(o.getBeta()) +
-      ", " + p(o.getResult()) + ", " + p(o.getMean()) + ", " + p(o.getRstd()) +
-      ", " + rowsWidth(o.getResidual()) + ", " +
-      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
-              numElements(o.getResidual())) +
-      ", " + floatLiteral(o.getEpsilon().convertToFloat()) + ", " +
-      (o.getRounded() ? p(o.getRounded()) : "nullptr") + ");\n");
+  return residualKernel(o.getKind(), "") + p(o.getResidual()) + ", " +
+         p(o.getSublayer()) + ", " + p(o.getGamma()) + ", " +
+         layerNormOnly(p, o.getBeta()) + p(o.getResult()) + ", " +
+         layerNormOnly(p, o.getMean()) + p(o.getRstd()) + ", " +
+         rowsWidth(o.getResidual()) + ", " +
+         dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+                 numElements(o.getResidual())) +
+         ", " + floatLiteral(o.getEpsilon().convertToFloat()) + ", " +
+         p(o.getRounded()) + ", " + p(o.getSum()) + ");\n";
 }
 
 FailureOr<std::string>
 emitResidualLayerNormGrad(KernelArgs &p, EmitContext &context,
                           tg::ResidualLayerNormGradOp o) {
-  return std::string(
-      "  kernels::residualLayerNormGrad(" + p(o.getGrad()) + ", " +
-      p(o.getResult()) + ", " + p(o.getGamma()) + ", " + p(o.getBeta()) + ", " +
-      p(o.getRstd()) + ", " + p(o.getResidualGrad()) + ", " +
-      p(o.getSublayerGrad()) + ", " + p(o.getGammaGrad()) + ", " +
-      p(o.getBetaGrad()) + ", " + rowsWidth(o.getResult()) + ", " +
-      dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
-              numElements(o.getResult())) +
-      ", " +
-      (o.getSublayerGradRounded() ? p(o.getSublayerGradRounded()) : "nullptr") +
-      ");\n");
+  return residualKernel(o.getKind(), "Grad") + p(o.getGrad()) + ", " +
+         p(o.getResult()) + ", " + p(o.getGamma()) + ", " +
+         layerNormOnly(p, o.getBeta()) + p(o.getRstd()) + ", " +
+         p(o.getResidualGrad()) + ", " + p(o.getSublayerGrad()) + ", " +
+         p(o.getGammaGrad()) + ", " + layerNormOnly(p, o.getBetaGrad()) +
+         rowsWidth(o.getResult()) + ", " +
+         dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+                 numElements(o.getResult())) +
+         ", " + p(o.getSublayerGradRounded()) + ", " + p(o.getSumGrad()) +
+         ");\n";
 }
 
 } // namespace
@@ -97,6 +126,10 @@ void attachNormCalls(MLIRContext &context) {
       KernelCallModel<tg::LayerNormOp, emitLayerNorm>>(context);
   tg::LayerNormGradOp::attachInterface<
       KernelCallModel<tg::LayerNormGradOp, emitLayerNormGrad>>(context);
+  tg::RmsNormOp::attachInterface<KernelCallModel<tg::RmsNormOp, emitRmsNorm>>(
+      context);
+  tg::RmsNormGradOp::attachInterface<
+      KernelCallModel<tg::RmsNormGradOp, emitRmsNormGrad>>(context);
   tg::ResidualLayerNormOp::attachInterface<
       KernelCallModel<tg::ResidualLayerNormOp, emitResidualLayerNorm>>(context);
   tg::ResidualLayerNormGradOp::attachInterface<

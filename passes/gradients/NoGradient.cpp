@@ -78,8 +78,8 @@ void attachNoGradients(MLIRContext *context) {
   // What the rules emit: second-order gradients are not supported.
   skip<kBackwardReason, tg::EmbeddingGradOp, tg::SliceGradOp,
        tg::GatherGradOp, tg::ReluGradOp, tg::GeluGradOp,
-       tg::GeluTanhGradOp, tg::SoftmaxGradOp,
-       tg::LayerNormGradOp, tg::DropoutGradOp, tg::CrossEntropyGradOp,
+       tg::GeluTanhGradOp, tg::SoftmaxGradOp, tg::LayerNormGradOp,
+       tg::RmsNormGradOp, tg::DropoutGradOp, tg::CrossEntropyGradOp,
        tg::AttentionGradOp, tg::ResidualLayerNormGradOp>(context);
 
   // Built only after tg-autodiff has run.

@@ -308,6 +308,55 @@ TEST(Frontend, RotaryErrorsAtTheCallersLine) {
   EXPECT_EQ(errors[0], "rotary: the base must be finite and > 1, got 1.000000");
 }
 
+TEST(Frontend, RmsNormBuildsTheOpAndChecksItsShapesAtTheCallersLine) {
+  test::TestContext t;
+  auto module = buildGraph(t.context, "f", [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 6, 4}, DType::F32);
+    Tensor targets = b.input("targets", {2, 6}, DType::I32);
+    Tensor gamma = b.param("gamma", {4}, Init::ones());
+    Tensor y = rmsNorm(x, gamma, 1e-5);
+    EXPECT_EQ(y.shape(), llvm::ArrayRef<int64_t>({2, 6, 4}));
+    LossAndTokens loss = crossEntropy(y, targets, 0.0, 0);
+    b.setLoss(loss.loss, loss.tokens);
+    b.setSchedule({4, 100, 1.0});
+  });
+  ASSERT_TRUE(succeeded(module)) << ::testing::PrintToString(t.messages);
+  int norms = 0;
+  (*module)->walk([&](tg::RmsNormOp op) {
+    ++norms;
+    EXPECT_EQ(op.getEpsilon().convertToFloat(), 1e-5f);
+  });
+  EXPECT_EQ(norms, 1);
+
+  Location where = UnknownLoc::get(&t.context);
+  t.context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    where = diag.getLocation();
+    return failure(); // let the recording handler see it too
+  });
+  int line = 0;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    Tensor x = b.input("x", {2, 6, 4}, DType::F32);
+    Tensor gamma = b.param("gamma", {6}, Init::ones());
+    line = __LINE__ + 1;
+    rmsNorm(x, gamma);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "rmsNorm: gamma must have shape [4] for input [2, 6, 4], got [6]");
+  auto loc = llvm::dyn_cast<FileLineColLoc>(where);
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(loc.getFilename().str(), __FILE__);
+  EXPECT_EQ(static_cast<int>(loc.getLine()), line);
+
+  errors = buildErrors(t, [&](tgc::Builder &b) {
+    rmsNorm(b.input("x", {2, 4}, DType::F32),
+            b.param("gamma", {4}, Init::ones()), 0.0);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "rmsNorm: epsilon must be positive");
+}
+
+
 TEST(Frontend, ParameterNamesAreHierarchicalAndUnique) {
   test::TestContext t;
   auto errors = buildErrors(t, [&](tgc::Builder &b) {

@@ -1,8 +1,8 @@
-//===- Norm.cpp - the interpreter's softmax and LayerNorm ops -------------===//
+//===- Norm.cpp - the interpreter's softmax and norm ops ------------------===//
 //
-// Softmax, LayerNorm and the fused residual LayerNorm (with its dropout),
-// forward and backward, each a call of its reference kernel; the ops with
-// several results bind each of them.
+// Softmax, LayerNorm, RMSNorm and the fused residual norm (with its
+// dropout), forward and backward, each a call of its reference kernel; the
+// ops with several results bind each of them.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/ops/OpSupport.h"
@@ -31,7 +31,7 @@ LogicalResult layerNorm(Executor &x, tg::LayerNormOp o) {
 }
 
 LogicalResult layerNormGrad(Executor &x, tg::LayerNormGradOp o) {
-  ref::LayerNormGrads g =
+  ref::NormGrads g =
       ref::layerNormGrad(x.get(o.getGrad()), x.get(o.getInput()),
                          x.get(o.getGamma()), f32Attr(o.getEpsilon()));
   x.bind(o.getInputGrad(), std::move(g.input));
@@ -40,15 +40,38 @@ LogicalResult layerNormGrad(Executor &x, tg::LayerNormGradOp o) {
   return success();
 }
 
+LogicalResult rmsNorm(Executor &x, tg::RmsNormOp o) {
+  x.bind(o.getResult(), ref::rmsNorm(x.get(o.getInput()), x.get(o.getGamma()),
+                                     f32Attr(o.getEpsilon())));
+  return success();
+}
+
+LogicalResult rmsNormGrad(Executor &x, tg::RmsNormGradOp o) {
+  ref::NormGrads g =
+      ref::rmsNormGrad(x.get(o.getGrad()), x.get(o.getInput()),
+                       x.get(o.getGamma()), f32Attr(o.getEpsilon()));
+  x.bind(o.getInputGrad(), std::move(g.input));
+  x.bind(o.getGammaGrad(), std::move(g.gamma));
+  return success();
+}
+
+/// The value bound to `value`, or null where the op lacks that operand.
+const HostTensor *boundOrNull(Executor &x, Value value) {
+  return value ? &x.get(value) : nullptr;
+}
+
 LogicalResult residualLayerNorm(Executor &x, tg::ResidualLayerNormOp o) {
-  ref::ResidualLayerNormResult r = ref::residualLayerNorm(
+  ref::ResidualNormResult r = ref::residualNorm(
       x.get(o.getResidual()), x.get(o.getSublayer()), x.get(o.getGamma()),
-      x.get(o.getBeta()),
+      boundOrNull(x, o.getBeta()),
       dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId()),
       f32Attr(o.getEpsilon()));
   x.bind(o.getResult(), std::move(r.result));
-  x.bind(o.getMean(), std::move(r.mean));
+  if (Value mean = o.getMean())
+    x.bind(mean, std::move(r.mean));
   x.bind(o.getRstd(), std::move(r.rstd));
+  if (Value sum = o.getSum())
+    x.bind(sum, std::move(r.sum));
   if (Value rounded = o.getRounded()) // binding to bf16 rounds
     x.bind(rounded, x.get(o.getResult()));
   return success();
@@ -56,14 +79,16 @@ LogicalResult residualLayerNorm(Executor &x, tg::ResidualLayerNormOp o) {
 
 LogicalResult residualLayerNormGrad(Executor &x,
                                     tg::ResidualLayerNormGradOp o) {
-  ref::ResidualLayerNormGrads g = ref::residualLayerNormGrad(
+  ref::ResidualNormGrads g = ref::residualNormGrad(
       x.get(o.getGrad()), x.get(o.getResult()), x.get(o.getGamma()),
-      x.get(o.getBeta()), x.get(o.getRstd()),
-      dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId()));
+      boundOrNull(x, o.getBeta()), x.get(o.getRstd()),
+      dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId()),
+      boundOrNull(x, o.getSumGrad()));
   x.bind(o.getResidualGrad(), std::move(g.residual));
   x.bind(o.getSublayerGrad(), std::move(g.sublayer));
   x.bind(o.getGammaGrad(), std::move(g.gamma));
-  x.bind(o.getBetaGrad(), std::move(g.beta));
+  if (Value betaGrad = o.getBetaGrad())
+    x.bind(betaGrad, std::move(g.beta));
   if (Value rounded = o.getSublayerGradRounded()) // binding to bf16 rounds
     x.bind(rounded, x.get(o.getSublayerGrad()));
   return success();
@@ -80,6 +105,10 @@ void attachNormReference(MLIRContext *context) {
       *context);
   tg::LayerNormGradOp::attachInterface<
       ReferenceModel<tg::LayerNormGradOp, layerNormGrad>>(*context);
+  tg::RmsNormOp::attachInterface<ReferenceModel<tg::RmsNormOp, rmsNorm>>(
+      *context);
+  tg::RmsNormGradOp::attachInterface<
+      ReferenceModel<tg::RmsNormGradOp, rmsNormGrad>>(*context);
   tg::ResidualLayerNormOp::attachInterface<
       ReferenceModel<tg::ResidualLayerNormOp, residualLayerNorm>>(*context);
   tg::ResidualLayerNormGradOp::attachInterface<

@@ -1,14 +1,16 @@
-//===- Norm.cu - softmax, LayerNorm and its residual fusion ----------===//
+//===- Norm.cu - softmax, LayerNorm, RMSNorm and their residual fusion ===//
 //
-// Softmax: one block per row. LayerNorm: one warp per row where rows are at
+// Softmax: one block per row. The norms: one warp per row where rows are at
 // most kWarpRowWidth wide (a model's d: a block per 512-wide row spent its
 // time in the block reductions' barriers), else one block per row. The
-// residual LayerNorm and its gradient, a training step's most frequent row
+// residual norms and their gradients, a training step's most frequent row
 // kernels, go four adjacent columns a lane where the tensors allow (the
 // quad kernels): 16-byte loads and stores, the row in registers (each input
 // read once), and one Philox block for the four dropout factors (factor()
 // per element computes all four and keeps one: those kernels were bound by
-// it).
+// it). LayerNorm and RMSNorm share every kernel, templates on kCentred:
+// LayerNorm centres each row on its mean and adds beta, RMSNorm divides it
+// by its root mean square alone (no mean, no beta).
 // Statistics are reduced in float as the CPU kernels do. The gamma and
 // beta gradients sum over every row: a second kernel sums chunks of rows
 // per column into double partials, a third adds the partials in chunk
@@ -114,26 +116,31 @@ inline unsigned warpRowBlocks(int64_t rows) {
   return rowBlocks((rows + kThreads / 32 - 1) / (kThreads / 32));
 }
 
-/// Launches kernel<WarpRows> or kernel<BlockRows> for rows of `width`.
-#define TGC_LAUNCH_ROWS(kernel, rows, width, ...)                              \
+/// Launches kernel<WarpRows, centred> or kernel<BlockRows, centred> for rows
+/// of `width`.
+#define TGC_LAUNCH_ROWS(kernel, centred, rows, width, ...)                     \
   do {                                                                         \
     if ((width) <= kWarpRowWidth)                                              \
-      kernel<WarpRows><<<warpRowBlocks(rows), kThreads, 0, stream()>>>(         \
-          __VA_ARGS__);                                                        \
+      kernel<WarpRows, centred>                                                \
+          <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(__VA_ARGS__);       \
     else                                                                       \
-      kernel<BlockRows><<<rowBlocks(rows), kThreads, 0, stream()>>>(           \
-          __VA_ARGS__);                                                        \
+      kernel<BlockRows, centred>                                               \
+          <<<rowBlocks(rows), kThreads, 0, stream()>>>(__VA_ARGS__);           \
     TGC_CUDA_CHECK_LAUNCH();                                                   \
   } while (0)
 
-/// Mean and 1/sqrt(biased variance + epsilon) of one row, two passes as
-/// the reference (no cancellation in the variance). The row's threads call.
-template <typename Rows>
+/// The mean (0 for RMSNorm) and 1/sqrt(mean squared deviation from it +
+/// epsilon) of one row, two passes for LayerNorm as the reference (no
+/// cancellation in the variance). The row's threads call.
+template <typename Rows, bool kCentred>
 __device__ void rowStatistics(const float *x, int64_t width, float epsilon,
                               float &mean, float &rstd) {
-  float sum = 0.0f;
-  TGC_FOR_COLUMN_OF(Rows, c, width) { sum += x[c]; }
-  float m = Rows::sum(sum) / static_cast<float>(width);
+  float m = 0.0f;
+  if constexpr (kCentred) {
+    float sum = 0.0f;
+    TGC_FOR_COLUMN_OF(Rows, c, width) { sum += x[c]; }
+    m = Rows::sum(sum) / static_cast<float>(width);
+  }
   float squares = 0.0f;
   TGC_FOR_COLUMN_OF(Rows, c, width) { squares += (x[c] - m) * (x[c] - m); }
   squares = Rows::sum(squares);
@@ -141,17 +148,27 @@ __device__ void rowStatistics(const float *x, int64_t width, float epsilon,
   rstd = 1.0f / sqrtf(squares / static_cast<float>(width) + epsilon);
 }
 
-template <typename Rows>
-__global__ void layerNormKernel(const float *input, const float *gamma,
-                                const float *beta, float *out, float *mean,
-                                float *rstd, int64_t rows, int64_t width,
-                                float epsilon) {
+/// gamma (x - mean) rstd + beta (RMSNorm: gamma x rstd) at column c.
+template <bool kCentred>
+__device__ float normalized(float x, const float *gamma, const float *beta,
+                            int64_t c, float mean, float rstd) {
+  float y = gamma[c] * ((x - mean) * rstd);
+  if constexpr (kCentred)
+    y += beta[c];
+  return y;
+}
+
+template <typename Rows, bool kCentred>
+__global__ void normKernel(const float *input, const float *gamma,
+                           const float *beta, float *out, float *mean,
+                           float *rstd, int64_t rows, int64_t width,
+                           float epsilon) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
     const float *x = input + r * width;
     float m, s;
-    rowStatistics<Rows>(x, width, epsilon, m, s);
+    rowStatistics<Rows, kCentred>(x, width, epsilon, m, s);
     TGC_FOR_COLUMN_OF(Rows, c, width) {
-      out[r * width + c] = gamma[c] * ((x[c] - m) * s) + beta[c];
+      out[r * width + c] = normalized<kCentred>(x[c], gamma, beta, c, m, s);
     }
     if (Rows::leader() && mean)
       mean[r] = m;
@@ -165,24 +182,33 @@ void layerNorm(const float *input, const float *gamma, const float *beta,
                int64_t width, float epsilon) {
   if (rows * width == 0)
     return;
-  TGC_LAUNCH_ROWS(layerNormKernel, rows, width, input, gamma, beta, out, mean,
+  TGC_LAUNCH_ROWS(normKernel, true, rows, width, input, gamma, beta, out, mean,
                   rstd, rows, width, epsilon);
 }
 
+void rmsNorm(const float *input, const float *gamma, float *out, float *rstd,
+             int64_t rows, int64_t width, float epsilon) {
+  if (rows * width == 0)
+    return;
+  TGC_LAUNCH_ROWS(normKernel, false, rows, width, input, gamma, nullptr, out,
+                  nullptr, rstd, rows, width, epsilon);
+}
+
 namespace {
-/// The normalized rows xhat of a LayerNorm's backward: from its input and
-/// statistics...
+/// The normalized rows xhat of a norm's backward: from its input and
+/// statistics (an RMSNorm's mean is 0)...
 struct NormalizedInput {
   const float *input, *mean, *rstd;
   __device__ float operator()(int64_t r, int64_t c, int64_t width) const {
     return (input[r * width + c] - mean[r]) * rstd[r];
   }
 };
-/// ...or from its output: (out - beta) / gamma.
+/// ...or from its output: (out - beta) / gamma, out / gamma without beta
+/// (RMSNorm).
 struct NormalizedOutput {
   const float *out, *gamma, *beta;
   __device__ float operator()(int64_t r, int64_t c, int64_t width) const {
-    return (out[r * width + c] - beta[c]) / gamma[c];
+    return (out[r * width + c] - (beta ? beta[c] : 0.0f)) / gamma[c];
   }
 };
 
@@ -226,6 +252,7 @@ __global__ void columnPartials(const float *grad, Xhat xhatOf, int64_t rows,
 /// The chunks' partial sums, blocked as columnPartials is (kColumns columns
 /// by kSlices interleaved slices of the chunks, combined in slice order): a
 /// base batch has 384 chunks, which one thread per column summed in 160 us.
+/// An RMSNorm's betaGrad is null.
 __global__ void finishColumns(const double *partial, int64_t chunks,
                               int64_t width, float *gammaGrad,
                               float *betaGrad) {
@@ -247,10 +274,11 @@ __global__ void finishColumns(const double *partial, int64_t chunks,
     beta += sums[1][y][threadIdx.x];
   }
   gammaGrad[c] = static_cast<float>(gamma);
-  betaGrad[c] = static_cast<float>(beta);
+  if (betaGrad)
+    betaGrad[c] = static_cast<float>(beta);
 }
 
-/// gammaGrad and betaGrad from the normalized rows.
+/// gammaGrad and betaGrad (null for RMSNorm) from the normalized rows.
 template <typename Xhat>
 static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
                        int64_t width, float *gammaGrad, float *betaGrad) {
@@ -266,10 +294,10 @@ static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
   TGC_CUDA_CHECK_LAUNCH();
 }
 
-/// dh = rstd (g - mean(g) - xhat mean(g xhat)) for one row, g = dy gamma;
-/// xhat(c) gives the normalized row's values. Writes dh[c] through
-/// put(c, dh).
-template <typename Rows, typename H, typename Put>
+/// dh = rstd (g - mean(g) - xhat mean(g xhat)) for one row, g = dy gamma
+/// (RMSNorm: without mean(g)); xhat(c) gives the normalized row's values.
+/// Writes dh[c] through put(c, dh).
+template <typename Rows, bool kCentred, typename H, typename Put>
 __device__ void normalizeGradRow(const float *dy, H xhat, const float *gamma,
                                  float rstd, int64_t width, Put put) {
   float sumG = 0.0f, sumGX = 0.0f;
@@ -278,7 +306,9 @@ __device__ void normalizeGradRow(const float *dy, H xhat, const float *gamma,
     sumG += g;
     sumGX += g * xhat(c);
   }
-  float meanG = Rows::sum(sumG) / static_cast<float>(width);
+  float meanG = 0.0f;
+  if constexpr (kCentred)
+    meanG = Rows::sum(sumG) / static_cast<float>(width);
   float meanGX = Rows::sum(sumGX) / static_cast<float>(width);
   TGC_FOR_COLUMN_OF(Rows, c, width) {
     put(c, rstd * (dy[c] * gamma[c] - meanG - xhat(c) * meanGX));
@@ -287,38 +317,53 @@ __device__ void normalizeGradRow(const float *dy, H xhat, const float *gamma,
 
 /// inputGrad rows; each row's statistics also go to mean/rstd for the
 /// column sums.
-template <typename Rows>
-__global__ void layerNormGradKernel(const float *grad, const float *input,
-                                    const float *gamma, float *inputGrad,
-                                    float *mean, float *rstd, int64_t rows,
-                                    int64_t width, float epsilon) {
+template <typename Rows, bool kCentred>
+__global__ void normGradKernel(const float *grad, const float *input,
+                               const float *gamma, float *inputGrad,
+                               float *mean, float *rstd, int64_t rows,
+                               int64_t width, float epsilon) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
     const float *x = input + r * width;
     float m, s;
-    rowStatistics<Rows>(x, width, epsilon, m, s);
+    rowStatistics<Rows, kCentred>(x, width, epsilon, m, s);
     if (Rows::leader()) {
       mean[r] = m;
       rstd[r] = s;
     }
     float *dx = inputGrad + r * width;
-    normalizeGradRow<Rows>(
+    normalizeGradRow<Rows, kCentred>(
         grad + r * width, [=](int64_t c) { return (x[c] - m) * s; }, gamma, s,
         width, [=](int64_t c, float d) { dx[c] = d; });
   }
 }
 
-void layerNormGrad(const float *grad, const float *input, const float *gamma,
-                   float *inputGrad, float *gammaGrad, float *betaGrad,
-                   int64_t rows, int64_t width, float epsilon) {
+template <bool kCentred>
+static void normGrad(const float *grad, const float *input, const float *gamma,
+                     float *inputGrad, float *gammaGrad, float *betaGrad,
+                     int64_t rows, int64_t width, float epsilon) {
   if (width == 0)
     return;
   Scratch statistics(2 * rows * sizeof(float));
   float *mean = statistics.as<float>(), *rstd = mean + rows;
   if (rows > 0)
-    TGC_LAUNCH_ROWS(layerNormGradKernel, rows, width, grad, input, gamma,
+    TGC_LAUNCH_ROWS(normGradKernel, kCentred, rows, width, grad, input, gamma,
                     inputGrad, mean, rstd, rows, width, epsilon);
   columnSums(grad, NormalizedInput{input, mean, rstd}, rows, width,
              gammaGrad, betaGrad);
+}
+
+void layerNormGrad(const float *grad, const float *input, const float *gamma,
+                   float *inputGrad, float *gammaGrad, float *betaGrad,
+                   int64_t rows, int64_t width, float epsilon) {
+  normGrad<true>(grad, input, gamma, inputGrad, gammaGrad, betaGrad, rows,
+                 width, epsilon);
+}
+
+void rmsNormGrad(const float *grad, const float *input, const float *gamma,
+                 float *inputGrad, float *gammaGrad, int64_t rows,
+                 int64_t width, float epsilon) {
+  normGrad<false>(grad, input, gamma, inputGrad, gammaGrad, nullptr, rows,
+                  width, epsilon);
 }
 
 /// Four adjacent values of a row, as a quad kernel loads and stores them.
@@ -334,9 +379,10 @@ __device__ inline void storeQuad(float *p, int64_t quad, const Quad &x) {
       make_float4(x.v[0], x.v[1], x.v[2], x.v[3]);
 }
 
-/// Whether the residual LayerNorm's rows can go by quads: a width that is a
-/// multiple of 4 up to kWarpRowWidth, 16-byte aligned tensors, and a
-/// dropout index offset that keeps every quad in one Philox block.
+/// Whether the residual norm's rows can go by quads: a width that is a
+/// multiple of 4 up to kWarpRowWidth, 16-byte aligned tensors (null ones
+/// are absent), and a dropout index offset that keeps every quad in one
+/// Philox block.
 static bool byQuads(int64_t width, const Dropout &dropout,
              std::initializer_list<const void *> tensors) {
   if (width % 4 != 0 || width > kWarpRowWidth || dropout.indexOffset % 4 != 0)
@@ -366,16 +412,16 @@ static void withQuadsPerLane(int64_t width, Launch launch) {
   _Pragma("unroll") for (int g = 0; g < (perLane); ++g)                        \
     if (const int64_t q = threadIdx.x % 32 + 32 * int64_t(g); q < (quads))
 
-/// residualLayerNormKernel<WarpRows> by quads, h in registers.
-template <int kQuads>
-__global__ void residualLayerNormQuadKernel(
+/// residualNormKernel<WarpRows> by quads, h in registers.
+template <int kQuads, bool kCentred>
+__global__ void residualNormQuadKernel(
     const float *residual, const float *sublayer, const float *gamma,
     const float *beta, float *out, float *mean, float *rstd, int64_t rows,
-    int64_t width, Dropout dropout, float epsilon, Bf16 *rounded) {
+    int64_t width, Dropout dropout, float epsilon, Bf16 *rounded, float *sum) {
   const int64_t quads = width / 4;
   TGC_FOR_ROW_OF(WarpRows, r, rows) {
     Quad h[kQuads];
-    float sum = 0.0f;
+    float total = 0.0f;
     TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
       const int64_t i = r * quads + q;
       const Quad a = loadQuad(residual, i), b = loadQuad(sublayer, i);
@@ -383,10 +429,14 @@ __global__ void residualLayerNormQuadKernel(
       dropout.factors4(4 * i, f);
       for (int k = 0; k < 4; ++k) {
         h[g].v[k] = residualSum(a.v[k], b.v[k], f[k]);
-        sum += h[g].v[k];
+        total += h[g].v[k];
       }
+      if (sum)
+        storeQuad(sum, i, h[g]);
     }
-    const float m = WarpRows::sum(sum) / static_cast<float>(width);
+    float m = 0.0f;
+    if constexpr (kCentred)
+      m = WarpRows::sum(total) / static_cast<float>(width);
     float squares = 0.0f;
     TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
       for (int k = 0; k < 4; ++k)
@@ -395,30 +445,35 @@ __global__ void residualLayerNormQuadKernel(
     squares = WarpRows::sum(squares);
     const float s = 1.0f / sqrtf(squares / static_cast<float>(width) + epsilon);
     TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
-      const Quad gm = loadQuad(gamma, q), bt = loadQuad(beta, q);
+      const Quad gm = loadQuad(gamma, q);
       Quad y;
       for (int k = 0; k < 4; ++k)
-        y.v[k] = gm.v[k] * ((h[g].v[k] - m) * s) + bt.v[k];
+        y.v[k] = gm.v[k] * ((h[g].v[k] - m) * s);
+      if constexpr (kCentred) {
+        const Quad bt = loadQuad(beta, q);
+        for (int k = 0; k < 4; ++k)
+          y.v[k] += bt.v[k];
+      }
       storeQuad(out, r * quads + q, y);
       if (rounded)
         for (int k = 0; k < 4; ++k)
           rounded[4 * (r * quads + q) + k] = runtime::roundToBf16(y.v[k]);
     }
     if (WarpRows::leader()) {
-      mean[r] = m;
+      if constexpr (kCentred)
+        mean[r] = m;
       rstd[r] = s;
     }
   }
 }
 
-template <typename Rows>
-__global__ void residualLayerNormKernel(const float *residual,
-                                        const float *sublayer,
-                                        const float *gamma, const float *beta,
-                                        float *out, float *mean, float *rstd,
-                                        int64_t rows, int64_t width,
-                                        Dropout dropout, float epsilon,
-                                        Bf16 *rounded) {
+template <typename Rows, bool kCentred>
+__global__ void residualNormKernel(const float *residual,
+                                   const float *sublayer, const float *gamma,
+                                   const float *beta, float *out, float *mean,
+                                   float *rstd, int64_t rows, int64_t width,
+                                   Dropout dropout, float epsilon,
+                                   Bf16 *rounded, float *sum) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
     // The output row holds h, then the result (each thread rewrites only
     // its own columns).
@@ -426,51 +481,72 @@ __global__ void residualLayerNormKernel(const float *residual,
     TGC_FOR_COLUMN_OF(Rows, c, width) {
       int64_t i = r * width + c;
       h[c] = residualSum(residual[i], sublayer[i], dropout.factor(i));
+      if (sum)
+        sum[i] = h[c];
     }
     float m, s;
-    rowStatistics<Rows>(h, width, epsilon, m, s);
+    rowStatistics<Rows, kCentred>(h, width, epsilon, m, s);
     TGC_FOR_COLUMN_OF(Rows, c, width) {
-      const float y = gamma[c] * ((h[c] - m) * s) + beta[c];
+      const float y = normalized<kCentred>(h[c], gamma, beta, c, m, s);
       h[c] = y;
       if (rounded)
         rounded[r * width + c] = runtime::roundToBf16(y);
     }
     if (Rows::leader()) {
-      mean[r] = m;
+      if constexpr (kCentred)
+        mean[r] = m;
       rstd[r] = s;
     }
   }
 }
 
-void residualLayerNorm(const float *residual, const float *sublayer,
-                       const float *gamma, const float *beta, float *out,
-                       float *mean, float *rstd, int64_t rows, int64_t width,
-                       const Dropout &dropout, float epsilon, Bf16 *rounded) {
+template <bool kCentred>
+static void residualNorm(const float *residual, const float *sublayer,
+                         const float *gamma, const float *beta, float *out,
+                         float *mean, float *rstd, int64_t rows, int64_t width,
+                         const Dropout &dropout, float epsilon, Bf16 *rounded,
+                         float *sum) {
   if (rows * width == 0)
     return;
-  if (byQuads(width, dropout, {residual, sublayer, gamma, beta, out})) {
+  if (byQuads(width, dropout, {residual, sublayer, gamma, beta, out, sum})) {
     withQuadsPerLane(width, [&](auto perLane) {
-      residualLayerNormQuadKernel<decltype(perLane)::value>
+      residualNormQuadKernel<decltype(perLane)::value, kCentred>
           <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
               residual, sublayer, gamma, beta, out, mean, rstd, rows, width,
-              dropout, epsilon, rounded);
+              dropout, epsilon, rounded, sum);
     });
     TGC_CUDA_CHECK_LAUNCH();
     return;
   }
-  TGC_LAUNCH_ROWS(residualLayerNormKernel, rows, width, residual, sublayer,
-                  gamma, beta, out, mean, rstd, rows, width, dropout, epsilon,
-                  rounded);
+  TGC_LAUNCH_ROWS(residualNormKernel, kCentred, rows, width, residual,
+                  sublayer, gamma, beta, out, mean, rstd, rows, width, dropout,
+                  epsilon, rounded, sum);
 }
 
-/// residualLayerNormGradKernel<WarpRows> by quads, dy and xhat in
-/// registers.
-template <int kQuads>
-__global__ void residualLayerNormGradQuadKernel(
+void residualLayerNorm(const float *residual, const float *sublayer,
+                       const float *gamma, const float *beta, float *out,
+                       float *mean, float *rstd, int64_t rows, int64_t width,
+                       const Dropout &dropout, float epsilon, Bf16 *rounded,
+                       float *sum) {
+  residualNorm<true>(residual, sublayer, gamma, beta, out, mean, rstd, rows,
+                     width, dropout, epsilon, rounded, sum);
+}
+
+void residualRmsNorm(const float *residual, const float *sublayer,
+                     const float *gamma, float *out, float *rstd, int64_t rows,
+                     int64_t width, const Dropout &dropout, float epsilon,
+                     Bf16 *rounded, float *sum) {
+  residualNorm<false>(residual, sublayer, gamma, nullptr, out, nullptr, rstd,
+                      rows, width, dropout, epsilon, rounded, sum);
+}
+
+/// residualNormGradKernel<WarpRows> by quads, dy and xhat in registers.
+template <int kQuads, bool kCentred>
+__global__ void residualNormGradQuadKernel(
     const float *grad, const float *out, const float *gamma,
     const float *beta, const float *rstd, float *residualGrad,
     float *sublayerGrad, int64_t rows, int64_t width, Dropout dropout,
-    Bf16 *sublayerRounded) {
+    Bf16 *sublayerRounded, const float *sumGrad) {
   const int64_t quads = width / 4;
   TGC_FOR_ROW_OF(WarpRows, r, rows) {
     Quad dy[kQuads], xhat[kQuads];
@@ -478,16 +554,23 @@ __global__ void residualLayerNormGradQuadKernel(
     TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
       const int64_t i = r * quads + q;
       dy[g] = loadQuad(grad, i);
-      const Quad y = loadQuad(out, i), gm = loadQuad(gamma, q),
-                 bt = loadQuad(beta, q);
+      const Quad y = loadQuad(out, i), gm = loadQuad(gamma, q);
+      Quad centred = y;
+      if constexpr (kCentred) {
+        const Quad bt = loadQuad(beta, q);
+        for (int k = 0; k < 4; ++k)
+          centred.v[k] = y.v[k] - bt.v[k];
+      }
       for (int k = 0; k < 4; ++k) {
-        xhat[g].v[k] = (y.v[k] - bt.v[k]) / gm.v[k];
+        xhat[g].v[k] = centred.v[k] / gm.v[k];
         const float gk = dy[g].v[k] * gm.v[k];
         sumG += gk;
         sumGX += gk * xhat[g].v[k];
       }
     }
-    const float meanG = WarpRows::sum(sumG) / static_cast<float>(width);
+    float meanG = 0.0f;
+    if constexpr (kCentred)
+      meanG = WarpRows::sum(sumG) / static_cast<float>(width);
     const float meanGX = WarpRows::sum(sumGX) / static_cast<float>(width);
     const float s = rstd[r];
     TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
@@ -496,10 +579,15 @@ __global__ void residualLayerNormGradQuadKernel(
       float f[4];
       dropout.factors4(4 * i, f);
       Quad d, dsub;
-      for (int k = 0; k < 4; ++k) {
+      for (int k = 0; k < 4; ++k)
         d.v[k] = s * (dy[g].v[k] * gm.v[k] - meanG - xhat[g].v[k] * meanGX);
-        dsub.v[k] = d.v[k] * f[k];
+      if (sumGrad) {
+        const Quad extra = loadQuad(sumGrad, i);
+        for (int k = 0; k < 4; ++k)
+          d.v[k] += extra.v[k];
       }
+      for (int k = 0; k < 4; ++k)
+        dsub.v[k] = d.v[k] * f[k];
       storeQuad(residualGrad, i, d);
       storeQuad(sublayerGrad, i, dsub);
       if (sublayerRounded)
@@ -509,17 +597,20 @@ __global__ void residualLayerNormGradQuadKernel(
   }
 }
 
-template <typename Rows>
-__global__ void residualLayerNormGradKernel(
+template <typename Rows, bool kCentred>
+__global__ void residualNormGradKernel(
     const float *grad, NormalizedOutput xhatOf, const float *rstd,
     float *residualGrad, float *sublayerGrad, int64_t rows, int64_t width,
-    Dropout dropout, Bf16 *sublayerRounded) {
+    Dropout dropout, Bf16 *sublayerRounded, const float *sumGrad) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
     float *dh = residualGrad + r * width, *dsub = sublayerGrad + r * width;
     Bf16 *rounded = sublayerRounded ? sublayerRounded + r * width : nullptr;
-    normalizeGradRow<Rows>(
+    const float *extra = sumGrad ? sumGrad + r * width : nullptr;
+    normalizeGradRow<Rows, kCentred>(
         grad + r * width, [=](int64_t c) { return xhatOf(r, c, width); },
         xhatOf.gamma, rstd[r], width, [=](int64_t c, float d) {
+          if (extra)
+            d += extra[c];
           const float s = d * dropout.factor(r * width + c);
           dh[c] = d;
           dsub[c] = s;
@@ -529,30 +620,56 @@ __global__ void residualLayerNormGradKernel(
   }
 }
 
+template <bool kCentred>
+static void residualNormGrad(const float *grad, const float *out,
+                             const float *gamma, const float *beta,
+                             const float *rstd, float *residualGrad,
+                             float *sublayerGrad, float *gammaGrad,
+                             float *betaGrad, int64_t rows, int64_t width,
+                             const Dropout &dropout, Bf16 *sublayerRounded,
+                             const float *sumGrad) {
+  if (width == 0)
+    return;
+  NormalizedOutput xhatOf{out, gamma, beta};
+  if (rows > 0 && byQuads(width, dropout,
+                          {grad, out, gamma, beta, residualGrad, sublayerGrad,
+                           sumGrad})) {
+    withQuadsPerLane(width, [&](auto perLane) {
+      residualNormGradQuadKernel<decltype(perLane)::value, kCentred>
+          <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
+              grad, out, gamma, beta, rstd, residualGrad, sublayerGrad, rows,
+              width, dropout, sublayerRounded, sumGrad);
+    });
+    TGC_CUDA_CHECK_LAUNCH();
+  } else if (rows > 0) {
+    TGC_LAUNCH_ROWS(residualNormGradKernel, kCentred, rows, width, grad,
+                    xhatOf, rstd, residualGrad, sublayerGrad, rows, width,
+                    dropout, sublayerRounded, sumGrad);
+  }
+  columnSums(grad, xhatOf, rows, width, gammaGrad, betaGrad);
+}
+
 void residualLayerNormGrad(const float *grad, const float *out,
                            const float *gamma, const float *beta,
                            const float *rstd, float *residualGrad,
                            float *sublayerGrad, float *gammaGrad,
                            float *betaGrad, int64_t rows, int64_t width,
-                           const Dropout &dropout, Bf16 *sublayerRounded) {
-  if (width == 0)
-    return;
-  NormalizedOutput xhatOf{out, gamma, beta};
-  if (rows > 0 && byQuads(width, dropout,
-                          {grad, out, gamma, beta, residualGrad, sublayerGrad})) {
-    withQuadsPerLane(width, [&](auto perLane) {
-      residualLayerNormGradQuadKernel<decltype(perLane)::value>
-          <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
-              grad, out, gamma, beta, rstd, residualGrad, sublayerGrad, rows,
-              width, dropout, sublayerRounded);
-    });
-    TGC_CUDA_CHECK_LAUNCH();
-  } else if (rows > 0) {
-    TGC_LAUNCH_ROWS(residualLayerNormGradKernel, rows, width, grad, xhatOf,
-                    rstd, residualGrad, sublayerGrad, rows, width, dropout,
-                    sublayerRounded);
-  }
-  columnSums(grad, xhatOf, rows, width, gammaGrad, betaGrad);
+                           const Dropout &dropout, Bf16 *sublayerRounded,
+                           const float *sumGrad) {
+  residualNormGrad<true>(grad, out, gamma, beta, rstd, residualGrad,
+                         sublayerGrad, gammaGrad, betaGrad, rows, width,
+                         dropout, sublayerRounded, sumGrad);
+}
+
+void residualRmsNormGrad(const float *grad, const float *out,
+                         const float *gamma, const float *rstd,
+                         float *residualGrad, float *sublayerGrad,
+                         float *gammaGrad, int64_t rows, int64_t width,
+                         const Dropout &dropout, Bf16 *sublayerRounded,
+                         const float *sumGrad) {
+  residualNormGrad<false>(grad, out, gamma, nullptr, rstd, residualGrad,
+                          sublayerGrad, gammaGrad, nullptr, rows, width,
+                          dropout, sublayerRounded, sumGrad);
 }
 
 } // namespace tgc::cuda

@@ -83,7 +83,7 @@ HostTensor positionalEncoding(int64_t positions, int64_t width,
 HostTensor rotary(const HostTensor &input, double base, bool inverse,
                   int64_t first = 0);
 
-//===--- Norm.cpp: softmax, LayerNorm, dropout, their fusion -------===//
+//===--- Norm.cpp: softmax, LayerNorm, RMSNorm, dropout, their fusion ===//
 
 HostTensor softmax(const HostTensor &input, int64_t axis);
 HostTensor softmaxGrad(const HostTensor &output, const HostTensor &grad,
@@ -93,28 +93,43 @@ HostTensor dropout(const HostTensor &input, const Dropout &dropout);
 
 HostTensor layerNorm(const HostTensor &input, const HostTensor &gamma,
                      const HostTensor &beta, double epsilon);
-struct LayerNormGrads {
+/// The gradients of a norm's input, gamma and (LayerNorm's) beta; an
+/// RMSNorm's beta is empty.
+struct NormGrads {
   HostTensor input, gamma, beta;
 };
-LayerNormGrads layerNormGrad(const HostTensor &grad, const HostTensor &input,
-                             const HostTensor &gamma, double epsilon);
+NormGrads layerNormGrad(const HostTensor &grad, const HostTensor &input,
+                        const HostTensor &gamma, double epsilon);
+HostTensor rmsNorm(const HostTensor &input, const HostTensor &gamma,
+                   double epsilon);
+NormGrads rmsNormGrad(const HostTensor &grad, const HostTensor &input,
+                      const HostTensor &gamma, double epsilon);
 
-struct ResidualLayerNormResult {
-  HostTensor result, mean, rstd;
+/// The fused residual norms take `beta` for LayerNorm and null for RMSNorm,
+/// whose mean is then empty. `sum` is h = residual + dropout(sublayer).
+struct ResidualNormResult {
+  HostTensor result, mean, rstd, sum;
 };
-ResidualLayerNormResult
-residualLayerNorm(const HostTensor &residual, const HostTensor &sublayer,
-                  const HostTensor &gamma, const HostTensor &beta,
-                  const Dropout &dropout, double epsilon);
-struct ResidualLayerNormGrads {
+ResidualNormResult residualNorm(const HostTensor &residual,
+                                const HostTensor &sublayer,
+                                const HostTensor &gamma,
+                                const HostTensor *beta, const Dropout &dropout,
+                                double epsilon);
+/// An RMSNorm's beta gradient is empty.
+struct ResidualNormGrads {
   HostTensor residual, sublayer, gamma, beta;
 };
 /// From the forward's `result` and saved `rstd`: the normalized rows are
-/// (result - beta) / gamma.
-ResidualLayerNormGrads
-residualLayerNormGrad(const HostTensor &grad, const HostTensor &result,
-                      const HostTensor &gamma, const HostTensor &beta,
-                      const HostTensor &rstd, const Dropout &dropout);
+/// (result - beta) / gamma (RMSNorm: result / gamma). A `sumGrad` (the
+/// gradient of the forward's sum) adds to the residual's gradient, and
+/// through the dropout mask to the sublayer's.
+ResidualNormGrads residualNormGrad(const HostTensor &grad,
+                                   const HostTensor &result,
+                                   const HostTensor &gamma,
+                                   const HostTensor *beta,
+                                   const HostTensor &rstd,
+                                   const Dropout &dropout,
+                                   const HostTensor *sumGrad = nullptr);
 
 //===--- Attention.cpp: tg.attention and its gradient --------------===//
 

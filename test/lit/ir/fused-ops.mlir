@@ -40,6 +40,20 @@ func.func @residual_layer_norm(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>,
 }
 
 
+// The RMSNorm kind (no beta, no mean, no beta gradient) keeping the sum of
+// a pre-LN block, whose gradient the backward takes; and a LayerNorm keeping
+// it too.
+// CHECK-LABEL: func.func @residual_rms_norm(
+func.func @residual_rms_norm(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>, %dh: tensor<2x7x16xf32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7x16xf32>) {
+  // CHECK-NEXT: %[[Y:[a-z_0-9]+]], %[[RSTD:[a-z_0-9]+]], %[[H:[a-z_0-9]+]] = tg.residual_layer_norm rms %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<2x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.residual_layer_norm_grad rms %[[Y]], %[[Y]], %{{[a-z_0-9]+}}, %[[RSTD]], %{{[a-z_0-9]+}} sum_grad %[[H]] rate 1.000000e-01 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.residual_layer_norm %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 0.000000e+00 op_id 0 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<2x7x16xf32>
+  %y, %rstd, %h = tg.residual_layer_norm rms %x, %sub, %gamma, %key rate 0.1 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<2x7x16xf32>
+  %dx, %dsub, %dg = tg.residual_layer_norm_grad rms %y, %y, %gamma, %rstd, %key sum_grad %h rate 0.1 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %z, %mean2, %rstd2, %h2 = tg.residual_layer_norm %h, %sub, %gamma, %beta, %key rate 0.0 op_id 0 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<2x7x16xf32>
+  return %dx, %dsub, %dg, %h2 : tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7x16xf32>
+}
+
 // An elementwise group with a dropout key among its inputs and two results
 // (the pre-dropout sum is used outside the group too).
 // CHECK-LABEL: func.func @fused_elementwise(

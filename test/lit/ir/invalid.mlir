@@ -1,8 +1,8 @@
 // Verifier rules of the tg dialect: one case per rule, each rejected with the
 // rule's message. Sections follow ir/TgOps.td's families: shared rules, state ops,
 // embedding, matmul, elementwise, shapes/reductions, slices/concatenation/gathers,
-// softmax/layernorm/dropout, masks/positions, loss, fused attention, residual
-// layer norm, post-autodiff fusion (elementwise groups, linear), adam and multi-adam.
+// softmax/layernorm/rmsnorm/dropout, masks/positions, loss, fused attention,
+// residual norms, post-autodiff fusion (elementwise groups, linear), adam and multi-adam.
 // RUN: tgc-opt %s -split-input-file -verify-diagnostics
 
 //===----------------------------------------------------------------------===//
@@ -933,6 +933,87 @@ func.func @layer_norm_grad_beta_grad_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x
 
 // -----
 
+// tg.rms_norm: the input has rank >= 1.
+func.func @rms_norm_scalar(%x: tensor<f32>, %gamma: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %y = tg.rms_norm %x, %gamma eps 1.0e-06 : tensor<f32>, tensor<1xf32>
+  return %y : tensor<f32>
+}
+
+// -----
+
+// tg.rms_norm: gamma is [D], D the input's last dimension.
+func.func @rms_norm_gamma(%x: tensor<2x7x16xf32>, %gamma: tensor<8xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{gamma must have shape [16] but has [8]}}
+  %y = tg.rms_norm %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.rms_norm: epsilon is positive.
+func.func @rms_norm_epsilon(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{epsilon must be positive and finite but is 0}}
+  %y = tg.rms_norm %x, %gamma eps 0.0 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.rms_norm: AllTypesMatch<input, result>.
+func.func @rms_norm_result_type(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) -> tensor<14x16xf32> {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %y = "tg.rms_norm"(%x, %gamma) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x16xf32>, tensor<16xf32>) -> tensor<14x16xf32>
+  return %y : tensor<14x16xf32>
+}
+
+// -----
+
+// tg.rms_norm_grad: the input has rank >= 1.
+func.func @rms_norm_grad_scalar(%dy: tensor<f32>, %x: tensor<f32>, %gamma: tensor<1xf32>) {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %dx, %dg = tg.rms_norm_grad %dy, %x, %gamma eps 1.0e-06 : tensor<f32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+// tg.rms_norm_grad: gamma is [D], D the input's last dimension.
+func.func @rms_norm_grad_gamma(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<8xf32>) {
+  // expected-error @+1 {{gamma must have shape [16] but has [8]}}
+  %dx, %dg = tg.rms_norm_grad %dy, %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// tg.rms_norm_grad: epsilon is positive.
+func.func @rms_norm_grad_epsilon(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) {
+  // expected-error @+1 {{epsilon must be positive and finite but is -1e-06}}
+  %dx, %dg = tg.rms_norm_grad %dy, %x, %gamma eps -1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// tg.rms_norm_grad: AllTypesMatch<grad, input, input_grad>.
+func.func @rms_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) {
+  // expected-error @+1 {{failed to verify that all of {grad, input, input_grad} have same type}}
+  %dx, %dg = "tg.rms_norm_grad"(%dy, %x, %gamma) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<16xf32>) -> (tensor<2x7x16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.rms_norm_grad: AllTypesMatch<gamma, gamma_grad>.
+func.func @rms_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) {
+  // expected-error @+1 {{failed to verify that all of {gamma, gamma_grad} have same type}}
+  %dx, %dg = "tg.rms_norm_grad"(%dy, %x, %gamma) <{epsilon = 1.0e-06 : f32}> : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>) -> (tensor<2x7x16xf32>, tensor<1x16xf32>)
+  return
+}
+
+// -----
+
 // tg.dropout: the rate lies in [0, 1).
 func.func @dropout_rate(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
   // expected-error @+1 {{rate must be in [0, 1) but is 1}}
@@ -1495,7 +1576,7 @@ func.func @attention_grad_bf16_gradients_without_products(%do: tensor<2x4x7x8xf3
 // -----
 
 //===----------------------------------------------------------------------===//
-// Residual + dropout + LayerNorm
+// Residual + dropout + LayerNorm or RMSNorm
 //===----------------------------------------------------------------------===//
 
 // tg.residual_layer_norm: the residual has rank >= 1.
@@ -1580,27 +1661,27 @@ func.func @residual_layer_norm_epsilon(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x
 // tg.residual_layer_norm: AllTypesMatch<residual, sublayer, result>.
 func.func @residual_layer_norm_sublayer_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x8xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that all of {residual, sublayer, result} have same type}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
 
 // -----
 
-// tg.residual_layer_norm: AllTypesMatch<gamma, beta>.
+// tg.residual_layer_norm: OptionalTypesMatchWith<gamma, beta>.
 func.func @residual_layer_norm_beta_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<1x16xf32>, %key: tensor<2xi32>) {
-  // expected-error @+1 {{failed to verify that all of {gamma, beta} have same type}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  // expected-error @+1 {{failed to verify that gamma and beta have one type}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<1x16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
 
 // -----
 
-// tg.residual_layer_norm: TypesMatchWith, mean is the residual's shape without the last dimension.
+// tg.residual_layer_norm: OptionalTypesMatchWith, mean is the residual's shape without the last dimension.
 func.func @residual_layer_norm_mean_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>)
   return
 }
@@ -1610,7 +1691,7 @@ func.func @residual_layer_norm_mean_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x
 // tg.residual_layer_norm: TypesMatchWith, rstd is the residual's shape without the last dimension.
 func.func @residual_layer_norm_rstd_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<7x2xf32>)
   return
 }
@@ -1643,7 +1724,8 @@ func.func @residual_layer_norm_grad_op_id(%dy: tensor<2x7x16xf32>, %y: tensor<2x
 func.func @residual_layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
                                               %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that all of {grad, result, residual_grad, sublayer_grad} have same type}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -1651,11 +1733,12 @@ func.func @residual_layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %y: tensor
 
 // -----
 
-// tg.residual_layer_norm_grad: AllTypesMatch<gamma, beta, gamma_grad, beta_grad>.
+// tg.residual_layer_norm_grad: AllTypesMatch<gamma, gamma_grad>.
 func.func @residual_layer_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
                                                     %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
-  // expected-error @+1 {{failed to verify that all of {gamma, beta, gamma_grad, beta_grad} have same type}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  // expected-error @+1 {{failed to verify that all of {gamma, gamma_grad} have same type}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<8xf32>, tensor<16xf32>)
   return
@@ -1667,9 +1750,121 @@ func.func @residual_layer_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %y:
 func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
                                               %rstd: tensor<14xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that per-row statistics have the result's shape without the last dimension}}
-  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32}>
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<14xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: OptionalTypesMatchWith<gamma, beta_grad>.
+func.func @residual_layer_norm_grad_beta_grad_type(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                                   %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that gamma and beta's gradient have one type}}
+  %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<1x16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: kind layer (the default) needs beta.
+func.func @residual_layer_norm_no_beta(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{kind layer needs beta}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: kind layer returns its mean.
+func.func @residual_layer_norm_no_mean(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{kind layer needs mean}}
+  %y, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 0, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: kind rms has no beta.
+func.func @residual_rms_norm_beta(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{kind rms has no beta}}
+  %y, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 0, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: kind rms has no mean.
+func.func @residual_rms_norm_mean(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{kind rms has no mean}}
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %key) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: OptionalTypesMatchWith<residual, sum>.
+func.func @residual_rms_norm_sum_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{failed to verify that the sum has the residual's type}}
+  %y, %rstd, %h = tg.residual_layer_norm rms %x, %sub, %gamma, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<14x16xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm: the kind rules hold with the RMSNorm syntax too
+// (here: gamma is [D]).
+func.func @residual_rms_norm_gamma(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<8xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{gamma must have shape [16] but has [8]}}
+  %y, %rstd = tg.residual_layer_norm rms %x, %sub, %gamma, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: kind rms has no beta.
+func.func @residual_rms_norm_grad_beta(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                       %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{kind rms has no beta}}
+  %dx, %dsub, %dg = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: kind layer returns beta's gradient.
+func.func @residual_layer_norm_grad_no_beta_grad(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>,
+                                                 %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
+  // expected-error @+1 {{kind layer needs beta_grad}}
+  %dx, %dsub, %dg = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+// tg.residual_layer_norm_grad: OptionalTypesMatchWith<result, sum_grad>.
+func.func @residual_rms_norm_grad_sum_grad_type(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>,
+                                                %rstd: tensor<2x7xf32>, %key: tensor<2xi32>, %dh: tensor<2x16x7xf32>) {
+  // expected-error @+1 {{failed to verify that the sum's gradient has the result's type}}
+  %dx, %dsub, %dg = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %rstd, %key, %dh) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>, tensor<2x16x7xf32>)
+        -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>)
   return
 }
 

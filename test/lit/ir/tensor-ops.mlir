@@ -166,6 +166,15 @@ func.func @layer_norm(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: ten
   return %dx, %dg, %db : tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>
 }
 
+// CHECK-LABEL: func.func @rms_norm(
+func.func @rms_norm(%x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>) -> (tensor<2x7x16xf32>, tensor<16xf32>) {
+  // CHECK-NEXT: %[[Y:[a-z_0-9]+]] = tg.rms_norm %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.rms_norm_grad %[[Y]], %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  %y = tg.rms_norm %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %dx, %dg = tg.rms_norm_grad %y, %x, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %dx, %dg : tensor<2x7x16xf32>, tensor<16xf32>
+}
+
 // CHECK-LABEL: func.func @dropout(
 func.func @dropout(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.dropout %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>

@@ -402,6 +402,40 @@ func.func @loss(%sub: tensor<2x3x8xf32>, %key: tensor<2xi32>) -> tensor<f32> {
 
 // -----
 
+// RMSNorm: tg.rms_norm differentiates through one tg.rms_norm_grad (input
+// and gamma); the fused residual RMSNorm that keeps a pre-LN sum takes that
+// sum's gradient as sum_grad, and returns no beta gradient.
+tg.variable @x trainable init(normal, 0.02) : tensor<2x3x8xf32>
+tg.variable @gamma trainable init(ones) : tensor<8xf32>
+tg.variable @gamma2 trainable init(ones) : tensor<8xf32>
+func.func @loss(%sub: tensor<2x3x8xf32>, %key: tensor<2xi32>) -> tensor<f32> {
+  %x = tg.load @x : tensor<2x3x8xf32>
+  %g = tg.load @gamma : tensor<8xf32>
+  %g2 = tg.load @gamma2 : tensor<8xf32>
+  %n = tg.rms_norm %x, %g eps 1.0e-06 : tensor<2x3x8xf32>, tensor<8xf32>
+  %y, %rstd, %h = tg.residual_layer_norm rms %n, %sub, %g2, %key rate 1.000000e-01 op_id 4 eps 1.0e-06 : tensor<2x3x8xf32>, tensor<8xf32> sum tensor<2x3x8xf32>
+  %p = tg.mul %y, %h : tensor<2x3x8xf32>
+  %l = tg.reduce_sum %p dims [0, 1, 2] : tensor<2x3x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %[[SUB:[a-z0-9]+]]: tensor<2x3x8xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>)
+// CHECK-SAME: -> (tensor<f32>, tensor<2x3x8xf32> {tg.gradient_of = @x}, tensor<8xf32> {tg.gradient_of = @gamma}, tensor<8xf32> {tg.gradient_of = @gamma2})
+// CHECK: %[[X:.*]] = tg.load @x
+// CHECK-NEXT: %[[G:.*]] = tg.load @gamma
+// CHECK-NEXT: %[[G2:.*]] = tg.load @gamma2
+// CHECK-NEXT: %[[N:.*]] = tg.rms_norm %[[X]], %[[G]]
+// CHECK-NEXT: %[[Y:.*]], %[[RSTD:.*]], %[[H:.*]] = tg.residual_layer_norm rms %[[N]], %[[SUB]], %[[G2]], %[[KEY]] rate 1.000000e-01 op_id 4
+// CHECK: %[[ONES:.*]] = tg.broadcast
+// CHECK-NEXT: %[[DY:.*]] = tg.mul %[[ONES]], %[[H]]
+// CHECK-NEXT: %[[DH:.*]] = tg.mul %[[ONES]], %[[Y]]
+// CHECK-NEXT: %[[DN:.*]], %{{.*}}, %[[DG2:.*]] = tg.residual_layer_norm_grad rms %[[DY]], %[[Y]], %[[G2]], %[[RSTD]], %[[KEY]] sum_grad %[[DH]] rate 1.000000e-01 op_id 4
+// CHECK-NEXT: %[[DX:.*]], %[[DG:.*]] = tg.rms_norm_grad %[[DN]], %[[X]], %[[G]] eps
+// CHECK-NEXT: return %{{.*}}, %[[DX]], %[[DG]], %[[DG2]] :
+
+// -----
+
 // Elementwise and shape rules in one chain, checked op by op:
 // -log(sum(sqrt(max_0(r))) / sum(rsqrt(mean_1(r)))) with r a reshaped
 // transpose of @x.

@@ -102,3 +102,19 @@ module {
     return %g : tensor<2x4x2x4xf32>
   }
 }
+
+// -----
+
+// An RMSNorm whose last dimension is the target positions normalizes over
+// them: no one-position form.
+module {
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x8x4xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %g = tg.constant dense<1.0> : tensor<4xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %t = tg.transpose %x permutation [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+    // expected-error @+1 {{'tg.rms_norm' op cannot run one target position at a time: it normalizes over positions}}
+    %n = tg.rms_norm %t, %g eps 1.0e-06 : tensor<2x8x4xf32>, tensor<4xf32>
+    return %n : tensor<2x8x4xf32>
+  }
+}

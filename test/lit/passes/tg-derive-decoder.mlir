@@ -2,7 +2,7 @@
 // source only, stored in cache variables) and @decode_step (one target
 // position: self-attention keys/values appended to caches at `position`,
 // positional encodings for that position only). @predict stays.
-// RUN: tgc-opt --tg-derive-decoder %s | FileCheck %s
+// RUN: tgc-opt --tg-derive-decoder --split-input-file %s | FileCheck %s
 
 // A one-layer decoder with one head: self-attention, then attention over the
 // embedded source (B 2, S 3, T 4, d 8, V 10).
@@ -85,3 +85,29 @@ func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<
 // CHECK: %[[L:.+]] = tg.matmul %{{.+}}, %{{.+}} transpose_rhs : tensor<2x1x8xf32>, tensor<10x8xf32> -> tensor<2x1x10xf32>
 // CHECK-NEXT: return %[[L]] : tensor<2x1x10xf32>
 
+// -----
+
+// RMSNorm over the features keeps the time axis: a plain tg.rms_norm and a
+// fused residual RMSNorm that keeps its pre-LN sum run one position at a
+// time, their gamma read whole.
+module {
+  tg.variable @gamma trainable init(ones) : tensor<8xf32>
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x10xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %key = tg.constant dense<0> : tensor<2xi32>
+    %g = tg.load @gamma : tensor<8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %n = tg.rms_norm %x, %g eps 1.0e-06 : tensor<2x4x8xf32>, tensor<8xf32>
+    %y, %rstd, %h = tg.residual_layer_norm rms %x, %n, %g, %key rate 0.0 op_id 0 eps 1.0e-06 : tensor<2x4x8xf32>, tensor<8xf32> sum tensor<2x4x8xf32>
+    %o = tg.add %y, %h : tensor<2x4x8xf32>
+    %l = tg.matmul %o, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
+    return %l : tensor<2x4x10xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @decode_step(
+// CHECK: %[[X:.+]] = tg.embedding %{{.+}}[%{{.+}}] : tensor<10x8xf32>, tensor<2x1xi32> -> tensor<2x1x8xf32>
+// CHECK-NEXT: %[[G:.+]] = tg.load @gamma : tensor<8xf32>
+// CHECK-NEXT: %[[N:.+]] = tg.rms_norm %[[X]], %[[G]] eps 9.99999997E-7 : tensor<2x1x8xf32>, tensor<8xf32>
+// CHECK: %[[Y:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = tg.residual_layer_norm rms %[[X]], %[[N]], %[[G]], %{{.+}} rate 0.000000e+00 op_id 0 eps 9.99999997E-7 : tensor<2x1x8xf32>, tensor<8xf32> sum tensor<2x1x8xf32>
+// CHECK-NEXT: tg.add %[[Y]], %[[H]] : tensor<2x1x8xf32>

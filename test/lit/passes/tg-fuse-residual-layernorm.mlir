@@ -1,9 +1,11 @@
-// tg-fuse-residual-layernorm: layer_norm(x + dropout(y)), the post-LN
-// sublayer wrapper, becomes one tg.residual_layer_norm taking the residual x
-// and the sublayer output y; a block whose sum or dropout has another use,
-// or whose layer_norm input is not an add, stays as it is. Positive cases pin
-// the whole function body with CHECK-NEXT, so no add, dropout or layer_norm
-// is left behind.
+// tg-fuse-residual-layernorm: layer_norm(x + dropout(y)) or
+// rms_norm(x + dropout(y)), the sublayer wrapper, becomes one
+// tg.residual_layer_norm (kind rms for rms_norm) taking the residual x and
+// the sublayer output y; a sum that is also used after the norm (pre-LN: the
+// next residual) is written by the fused op as well. A block whose dropout
+// has another use, whose sum is used before the norm, or whose norm input is
+// not an add, stays as it is. Positive cases pin the whole function body
+// with CHECK-NEXT, so no add, dropout or norm is left behind.
 // RUN: tgc-opt --tg-fuse-residual-layernorm --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fuse-residual-layernorm=report=true %s --split-input-file 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -22,7 +24,7 @@ func.func @residual_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gam
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
 
 // -----
 
@@ -39,7 +41,7 @@ func.func @commuted(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tens
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 3.000000e-01 op_id 4 eps 9.99999974E-6 : tensor<2x7x16xf32>, tensor<16xf32>
 // CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
 
 // -----
 
@@ -61,26 +63,25 @@ func.func @no_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %y2: tenso
 // CHECK-NEXT: %[[Z2:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = tg.residual_layer_norm %[[Z]], %[[Y2]], %[[G]], %[[B]], %[[KEY]] rate 0.000000e+00 op_id 0 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
 // CHECK-NEXT: return %[[Z2]] : tensor<2x7x16xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-residual-layernorm: fused 2 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
+// REPORT: remark: tg-fuse-residual-layernorm: fused 2 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
 
 // -----
 
-// Negative: the sum is returned as well (another use of the add).
-func.func @neg_sum_used(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+// Pre-LN: the sum is returned as well (another use of the add, after the
+// norm); the fused op writes it (sum) and the return reads that.
+func.func @sum_used_after(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
   %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
   %h = tg.add %x, %d : tensor<2x7x16xf32>
   %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
   return %z, %h : tensor<2x7x16xf32>, tensor<2x7x16xf32>
 }
 
-// CHECK-LABEL: func.func @neg_sum_used(
-// CHECK-NOT: tg.residual_layer_norm
-// CHECK: %[[D:[a-z0-9_]+]] = tg.dropout
-// CHECK-NEXT: %[[H:[a-z0-9_]+]] = tg.add %{{[a-z0-9_]+}}, %[[D]]
-// CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[H]]
+// CHECK-LABEL: func.func @sum_used_after(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[Y:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[G:[a-z0-9]+]]: tensor<16xf32>, %[[B:[a-z0-9]+]]: tensor<16xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[H:[a-z0-9_]+]] = tg.residual_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]], %[[KEY]] rate 1.000000e-01 op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<2x7x16xf32>
 // CHECK-NEXT: return %[[Z]], %[[H]]
-// CHECK-NOT: tg.residual_layer_norm
-// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 1 left unfused because the sum or dropout has another use
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (0 RMSNorm, 1 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
 
 // -----
 
@@ -99,7 +100,7 @@ func.func @neg_dropout_used(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gam
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[H]]
 // CHECK-NEXT: return %[[Z]], %[[D]]
 // CHECK-NOT: tg.residual_layer_norm
-// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 1 left unfused because the sum or dropout has another use
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 1 left unfused because the dropout has another use or the sum is used before the norm
 
 // -----
 
@@ -118,7 +119,7 @@ func.func @neg_not_add(%y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: te
 // CHECK-NEXT: %[[Z:[a-z0-9_]+]] = tg.layer_norm %[[D]]
 // CHECK-NEXT: return %[[Z]]
 // CHECK-NOT: tg.residual_layer_norm
-// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 0 because gamma starts at zero
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
 
 // -----
 
@@ -146,4 +147,74 @@ func.func @gamma_init(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %key: tens
 // CHECK: %[[G1:[a-z0-9_]+]] = tg.load @one_gamma
 // CHECK: tg.layer_norm %{{[a-z0-9_]+}}, %[[G0]]
 // CHECK: tg.residual_layer_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[G1]]
-// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + layer_norm blocks; 0 left unfused because the sum or dropout has another use, 1 because gamma starts at zero
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 1 because gamma starts at zero
+
+// -----
+
+// Post-LN with RMSNorm: rms_norm(x + dropout(y)) becomes the rms kind, which
+// takes no beta and returns no mean.
+func.func @rms_post_ln(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %z = tg.rms_norm %h, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @rms_post_ln(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[Y:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[G:[a-z0-9]+]]: tensor<16xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>) -> tensor<2x7x16xf32> {
+// CHECK-NEXT: %[[Z:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.residual_layer_norm rms %[[X]], %[[Y]], %[[G]], %[[KEY]] rate 1.000000e-01 op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+// CHECK-NEXT: return %[[Z]] : tensor<2x7x16xf32>
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (1 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
+
+// -----
+
+// Pre-LN with RMSNorm, two blocks as a model writes them: each residual
+// stream value x_i is normalized for the next sublayer (here a tanh) and
+// added to its output. The first norm reads the input alone (no add: it
+// stays a tg.rms_norm); the second reads x1 = x0 + dropout(tanh(n0)),
+// which the second residual also adds to, so the fused op keeps the sum.
+// The last sum has one use, the final norm: it fuses without one.
+func.func @rms_pre_ln(%x0: tensor<2x7x16xf32>, %g0: tensor<16xf32>, %g1: tensor<16xf32>, %gf: tensor<16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
+  %n0 = tg.rms_norm %x0, %g0 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %s0 = tg.tanh %n0 : tensor<2x7x16xf32>
+  %d0 = tg.dropout %s0, %key rate 1.000000e-01 op_id 1 : tensor<2x7x16xf32>
+  %x1 = tg.add %x0, %d0 : tensor<2x7x16xf32>
+  %n1 = tg.rms_norm %x1, %g1 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %s1 = tg.tanh %n1 : tensor<2x7x16xf32>
+  %d1 = tg.dropout %s1, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %x2 = tg.add %x1, %d1 : tensor<2x7x16xf32>
+  %out = tg.rms_norm %x2, %gf eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %out : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @rms_pre_ln(
+// CHECK-SAME: %[[X0:[a-z0-9]+]]: tensor<2x7x16xf32>, %[[G0:[a-z0-9]+]]: tensor<16xf32>, %[[G1:[a-z0-9]+]]: tensor<16xf32>, %[[GF:[a-z0-9]+]]: tensor<16xf32>, %[[KEY:[a-z0-9]+]]: tensor<2xi32>) -> tensor<2x7x16xf32> {
+// CHECK-NEXT: %[[N0:[a-z0-9_]+]] = tg.rms_norm %[[X0]], %[[G0]] eps 9.99999997E-7
+// CHECK-NEXT: %[[S0:[a-z0-9_]+]] = tg.tanh %[[N0]]
+// CHECK-NEXT: %[[N1:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[X1:[a-z0-9_]+]] = tg.residual_layer_norm rms %[[X0]], %[[S0]], %[[G1]], %[[KEY]] rate 1.000000e-01 op_id 1 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32> sum tensor<2x7x16xf32>
+// CHECK-NEXT: %[[S1:[a-z0-9_]+]] = tg.tanh %[[N1]]
+// CHECK-NEXT: %[[OUT:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.residual_layer_norm rms %[[X1]], %[[S1]], %[[GF]], %[[KEY]] rate 1.000000e-01 op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+// CHECK-NEXT: return %[[OUT]] : tensor<2x7x16xf32>
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-residual-layernorm: fused 2 residual + dropout + norm blocks (2 RMSNorm, 1 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
+
+// -----
+
+// Negative: the sum is also used before the norm, where the fused op (at
+// the norm) would not yet have written it.
+func.func @neg_sum_used_before(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %t = tg.tanh %h : tensor<2x7x16xf32>
+  %z = tg.rms_norm %h, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z, %t : tensor<2x7x16xf32>, tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @neg_sum_used_before(
+// CHECK-NOT: tg.residual_layer_norm
+// CHECK: %[[H:[a-z0-9_]+]] = tg.add
+// CHECK-NEXT: tg.tanh %[[H]]
+// CHECK-NEXT: tg.rms_norm %[[H]]
+// CHECK-NOT: tg.residual_layer_norm
+// REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 1 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero

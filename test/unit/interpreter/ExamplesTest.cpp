@@ -451,4 +451,37 @@ func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %t: tens
   EXPECT_EQ(out[4][5], 0.0);
 }
 
+// Rows x = [1, 2, 3, 4] (mean square 7.5) and [1, -2, 1, 2] (2.5), with
+// eps 1.5 making the root mean squares 3 and 2.
+TEST(Ops, RmsNormAndItsGradient) {
+  Program p(R"mlir(
+func.func @f(%x: tensor<2x4xf32>, %g: tensor<4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>) {
+  %y = tg.rms_norm %x, %g eps 1.500000e+00 : tensor<2x4xf32>, tensor<4xf32>
+  %dy = tg.constant dense<1.0> : tensor<2x4xf32>
+  %one = tg.constant dense<1.0> : tensor<4xf32>
+  %dx, %dg = tg.rms_norm_grad %dy, %x, %one eps 1.500000e+00 : tensor<2x4xf32>, tensor<4xf32>
+  return %y, %dx, %dg : tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>
+}
+)mlir",
+            Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  auto out = p.run("f", {f32({2, 4}, {1, 2, 3, 4, 1, -2, 1, 2}),
+                         f32({4}, {1, 2, 0.5, -1})});
+  ASSERT_EQ(out.size(), 3u);
+  // x / 3 and x / 2, times gamma.
+  test::expectClose(out[0],
+                    f32({2, 4}, {1.0 / 3, 4.0 / 3, 0.5, -4.0 / 3, 0.5, -2,
+                                 0.25, -1}),
+                    1e-15, "rms_norm");
+  // With dy = gamma = 1: dx = rstd (1 - xhat mean(xhat)), xhat = x rstd;
+  // row 0: mean(xhat) = 5/6, row 1: 1/4. dgamma sums xhat over the rows.
+  test::expectClose(out[1],
+                    f32({2, 4}, {13.0 / 54, 8.0 / 54, 3.0 / 54, -2.0 / 54,
+                                 0.4375, 0.625, 0.4375, 0.375}),
+                    1e-15, "rms_norm_grad input");
+  test::expectClose(out[2], f32({4}, {5.0 / 6, -1.0 / 3, 1.5, 7.0 / 3}), 1e-15,
+                    "rms_norm_grad gamma");
+}
+
 } // namespace

@@ -171,6 +171,49 @@ TEST(Fusion, ResidualLayerNormMatchesTheUnfusedChain) {
                HostTensor::i32({2}, {31, 2}), rng.tensor({b, s, d})});
 }
 
+// A pre-LN block: rms_norm(x + dropout(y)) whose sum h is also returned
+// (the next residual's), its statistic spelled out in tg ops, and the
+// backward through rms_norm_grad, the sum's own gradient %v and
+// dropout_grad.
+const char *kResidualRmsNorm = R"mlir(
+func.func @fused(%x: {X}, %y: {X}, %g: {G}, %key: tensor<2xi32>, %w: {X}, %v: {X})
+    -> ({X}, {R}, {X}, {X}, {X}, {G}) {
+  %out, %rstd, %h = tg.residual_layer_norm rms %x, %y, %g, %key
+      rate 1.000000e-01 op_id 4 eps 1.000000e-05 : {X}, {G} sum {X}
+  %dx, %dy, %dg = tg.residual_layer_norm_grad rms %w, %out, %g, %rstd, %key sum_grad %v
+      rate 1.000000e-01 op_id 4 eps 1.000000e-05 : {X}, {G}
+  return %out, %rstd, %h, %dx, %dy, %dg : {X}, {R}, {X}, {X}, {X}, {G}
+}
+func.func @unfused(%x: {X}, %y: {X}, %g: {G}, %key: tensor<2xi32>, %w: {X}, %v: {X})
+    -> ({X}, {R}, {X}, {X}, {X}, {G}) {
+  %yd = tg.dropout %y, %key rate 1.000000e-01 op_id 4 : {X}
+  %h = tg.add %x, %yd : {X}
+  %out = tg.rms_norm %h, %g eps 1.000000e-05 : {X}, {G}
+  %sq = tg.mul %h, %h : {X}
+  %ms = tg.reduce_mean %sq dims [2] : {X} -> {R}
+  %eps = tg.constant dense<1.000000e-05> : {R}
+  %mse = tg.add %ms, %eps : {R}
+  %rstd = tg.rsqrt %mse : {R}
+  %dn, %dg = tg.rms_norm_grad %w, %h, %g eps 1.000000e-05 : {X}, {G}
+  %dh = tg.add %dn, %v : {X}
+  %dy = tg.dropout_grad %dh, %key rate 1.000000e-01 op_id 4 : {X}
+  return %out, %rstd, %h, %dh, %dy, %dg : {X}, {R}, {X}, {X}, {X}, {G}
+}
+)mlir";
+
+TEST(Fusion, ResidualRmsNormKeepingTheSumMatchesTheUnfusedChain) {
+  Random rng(24);
+  int64_t b = 2, s = 7, d = 16;
+  std::string source =
+      substitute(kResidualRmsNorm, {{"X", tensorType({b, s, d})},
+                                    {"G", tensorType({d})},
+                                    {"R", tensorType({b, s})}});
+  expectFusedMatchesUnfused(
+      source, {rng.tensor({b, s, d}, -2, 2), rng.tensor({b, s, d}, -2, 2),
+               rng.tensor({d}, 0.5, 1.5), HostTensor::i32({2}, {31, 2}),
+               rng.tensor({b, s, d}), rng.tensor({b, s, d})});
+}
+
 // The dropout mask is a pure function of (key, op_id, index): dropout_grad
 // regenerates it, and a different op_id or step draws another.
 TEST(Fusion, DropoutGradRegeneratesTheMask) {

@@ -246,6 +246,11 @@ std::vector<RuleCase> cases() {
        loadThree + "%g = tg.load @g : tensor<4xf32>\n%b = tg.load @b : tensor<4xf32>\n"
                    "%y = tg.layer_norm %x, %g, %b eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>",
        "tensor<2x3x4xf32>"});
+  add({"rms_norm", three + "tg.variable @g trainable init(zeros) : tensor<4xf32>\n",
+       "",
+       loadThree + "%g = tg.load @g : tensor<4xf32>\n"
+                   "%y = tg.rms_norm %x, %g eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>",
+       "tensor<2x3x4xf32>"});
   add({"dropout", three, "%key: tensor<2xi32>, ",
        loadThree + "%y = tg.dropout %x, %key rate 3.000000e-01 op_id 4 : tensor<2x3x4xf32>",
        "tensor<2x3x4xf32>"});
@@ -345,6 +350,43 @@ std::vector<RuleCase> cases() {
                    "%g = tg.load @g : tensor<4xf32>\n%b = tg.load @b : tensor<4xf32>\n"
                    "%y, %mean, %rstd = tg.residual_layer_norm %x, %s, %g, %b, %key rate "
                    "1.000000e-01 op_id 2 eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>",
+       "tensor<2x3x4xf32>"});
+  // The fused norms that keep the sum (pre-LN blocks): the loss reads the
+  // result and the sum, so both gradients reach the backward.
+  const std::string fusedVariables =
+      three + "tg.variable @s trainable init(zeros) : tensor<2x3x4xf32>\n"
+              "tg.variable @g trainable init(zeros) : tensor<4xf32>\n";
+  const std::string loadFused = loadThree +
+                                "%s = tg.load @s : tensor<2x3x4xf32>\n"
+                                "%g = tg.load @g : tensor<4xf32>\n";
+  add({"residual_layer_norm_sum",
+       fusedVariables + "tg.variable @b trainable init(zeros) : tensor<4xf32>\n",
+       "%key: tensor<2xi32>, ",
+       loadFused + "%b = tg.load @b : tensor<4xf32>\n"
+                   "%z, %mean, %rstd, %h = tg.residual_layer_norm %x, %s, %g, %b, %key rate "
+                   "1.000000e-01 op_id 2 eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32> "
+                   "sum tensor<2x3x4xf32>\n"
+                   "%y = tg.mul %z, %h : tensor<2x3x4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"residual_rms_norm", fusedVariables, "%key: tensor<2xi32>, ",
+       loadFused + "%y, %rstd = tg.residual_layer_norm rms %x, %s, %g, %key rate "
+                   "1.000000e-01 op_id 2 eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32>",
+       "tensor<2x3x4xf32>"});
+  add({"residual_rms_norm_sum", fusedVariables, "%key: tensor<2xi32>, ",
+       loadFused + "%z, %rstd, %h = tg.residual_layer_norm rms %x, %s, %g, %key rate "
+                   "1.000000e-01 op_id 2 eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32> "
+                   "sum tensor<2x3x4xf32>\n"
+                   "%y = tg.mul %z, %h : tensor<2x3x4xf32>",
+       "tensor<2x3x4xf32>"});
+  // Only the sum reaches the loss: the norm's part of h's gradient is zero
+  // (gamma, which then gets none, is an argument).
+  add({"residual_rms_norm_only_sum",
+       three + "tg.variable @s trainable init(zeros) : tensor<2x3x4xf32>\n",
+       "%key: tensor<2xi32>, %g: tensor<4xf32>, ",
+       loadThree + "%s = tg.load @s : tensor<2x3x4xf32>\n"
+                   "%z, %rstd, %y = tg.residual_layer_norm rms %x, %s, %g, %key rate "
+                   "1.000000e-01 op_id 2 eps 1.000000e-05 : tensor<2x3x4xf32>, tensor<4xf32> "
+                   "sum tensor<2x3x4xf32>",
        "tensor<2x3x4xf32>"});
   return all;
 }

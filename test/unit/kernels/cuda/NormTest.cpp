@@ -1,9 +1,10 @@
-//===- NormTest.cpp - CUDA softmax and layer norm against the CPU ---------===//
+//===- NormTest.cpp - CUDA softmax and the norms against the CPU ----------===//
 //
-// runtime/kernels/cuda/Norm.cu: softmax, layer norm and the fused
-// residual + dropout + layer norm, forward and backward, on rows narrower
-// and wider than a block's threads. Helpers and the error measure:
-// KernelTestSupport.h.
+// runtime/kernels/cuda/Norm.cu: softmax, LayerNorm, RMSNorm and the fused
+// residual + dropout + norm of either kind, forward and backward, on rows
+// narrower and wider than a block's threads. LayerNorm and RMSNorm share the
+// kernels (templates on the kind), so the pre-LN sum and its gradient are
+// checked on RMSNorm's. Helpers and the error measure: KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
@@ -187,6 +188,104 @@ TEST_F(CudaKernels, ResidualLayerNormGrad) {
       expectRoundedCopy("residualLayerNormGrad sublayer" + tag, rounded.read(),
                         ddsub.read());
     }
+}
+
+TEST_F(CudaKernels, RmsNorm) {
+  for (const RowShape &r : kRowShapes) {
+    std::vector<float> input = uniform(r.rows * r.width, 40, -2.0f, 3.0f);
+    std::vector<float> gamma = uniform(r.width, 41, 0.5f, 1.5f);
+    std::vector<float> expected(input.size()), rstd(r.rows);
+    cpu::rmsNorm(input.data(), gamma.data(), expected.data(), rstd.data(),
+                 r.rows, r.width, kEpsilon);
+    DeviceArray<float> in(input), dg(gamma), out(input.size()), drstd(r.rows);
+    cuda::rmsNorm(in.get(), dg.get(), out.get(), drstd.get(), r.rows, r.width,
+                  kEpsilon);
+    expectClose("rmsNorm" + tagOf(r), out.read(), expected, 1e-5);
+    expectClose("rmsNorm rstd" + tagOf(r), drstd.read(), rstd, 1e-5);
+  }
+}
+
+TEST_F(CudaKernels, RmsNormGrad) {
+  for (const RowShape &r : kRowShapes) {
+    std::vector<float> input = uniform(r.rows * r.width, 42, -2.0f, 3.0f);
+    std::vector<float> gamma = uniform(r.width, 43, 0.5f, 1.5f);
+    std::vector<float> grad = uniform(input.size(), 44);
+    std::vector<float> dx(input.size()), dgamma(r.width);
+    cpu::rmsNormGrad(grad.data(), input.data(), gamma.data(), dx.data(),
+                     dgamma.data(), r.rows, r.width, kEpsilon);
+    DeviceArray<float> in(input), dg(gamma), dy(grad), ddx(input.size(), 7.0f),
+        ddgamma(r.width, 7.0f);
+    cuda::rmsNormGrad(dy.get(), in.get(), dg.get(), ddx.get(), ddgamma.get(),
+                      r.rows, r.width, kEpsilon);
+    expectClose("rmsNormGrad input" + tagOf(r), ddx.read(), dx,
+                kNormGradTolerance);
+    expectClose("rmsNormGrad gamma" + tagOf(r), ddgamma.read(), dgamma,
+                kNormGradTolerance);
+  }
+}
+
+// With the sum a pre-LN block keeps: both sides write it beside the result.
+TEST_F(CudaKernels, ResidualRmsNorm) {
+  for (const RowShape &r : kRowShapes)
+    for (float rate : {0.0f, 0.1f}) {
+      const auto [residual, sublayer, gamma] =
+          ResidualNormInputs(r.rows, r.width, 45);
+      std::vector<float> expected(residual.size()), rstd(r.rows),
+          sum(residual.size());
+      cpu::residualRmsNorm(residual.data(), sublayer.data(), gamma.data(),
+                           expected.data(), rstd.data(), r.rows, r.width,
+                           testDropout(rate), kEpsilon, nullptr, sum.data());
+      DeviceArray<float> dr(residual), ds(sublayer), dg(gamma),
+          out(residual.size()), drstd(r.rows), dsum(residual.size());
+      DeviceArray<runtime::Bf16> rounded(residual.size());
+      cuda::residualRmsNorm(dr.get(), ds.get(), dg.get(), out.get(),
+                            drstd.get(), r.rows, r.width, testDropout(rate),
+                            kEpsilon, rounded.get(), dsum.get());
+      std::string tag = tagOf(r) + " rate " + std::to_string(rate);
+      expectClose("residualRmsNorm" + tag, out.read(), expected, 1e-5);
+      expectClose("residualRmsNorm rstd" + tag, drstd.read(), rstd, 1e-5);
+      expectClose("residualRmsNorm sum" + tag, dsum.read(), sum, 1e-6);
+      expectRoundedCopy("residualRmsNorm" + tag, rounded.read(), out.read());
+    }
+}
+
+// With and without the gradient of the kept sum.
+TEST_F(CudaKernels, ResidualRmsNormGrad) {
+  for (const RowShape &r : kRowShapes)
+    for (float rate : {0.0f, 0.1f})
+      for (bool withSum : {false, true}) {
+        const auto [residual, sublayer, gamma] =
+            ResidualNormInputs(r.rows, r.width, 46);
+        std::vector<float> grad = uniform(residual.size(), 49);
+        std::vector<float> sumGrad = uniform(residual.size(), 50);
+        const float *cpuSumGrad = withSum ? sumGrad.data() : nullptr;
+        // Both sides read the CPU forward's output and statistics.
+        std::vector<float> forward(residual.size()), rstd(r.rows);
+        cpu::residualRmsNorm(residual.data(), sublayer.data(), gamma.data(),
+                             forward.data(), rstd.data(), r.rows, r.width,
+                             testDropout(rate), kEpsilon);
+        std::vector<float> dres(residual.size()), dsub(residual.size()),
+            dgamma(r.width);
+        cpu::residualRmsNormGrad(grad.data(), forward.data(), gamma.data(),
+                                 rstd.data(), dres.data(), dsub.data(),
+                                 dgamma.data(), r.rows, r.width,
+                                 testDropout(rate), nullptr, cpuSumGrad);
+        DeviceArray<float> dy(grad), dout(forward), dg(gamma), dsd(rstd),
+            dsg(sumGrad), ddres(residual.size(), 7.0f),
+            ddsub(residual.size(), 7.0f), ddgamma(r.width, 7.0f);
+        cuda::residualRmsNormGrad(dy.get(), dout.get(), dg.get(), dsd.get(),
+                                  ddres.get(), ddsub.get(), ddgamma.get(),
+                                  r.rows, r.width, testDropout(rate), nullptr,
+                                  withSum ? dsg.get() : nullptr);
+        std::string tag = tagOf(r) + " rate " + std::to_string(rate) +
+                          (withSum ? " sum" : "");
+        expectClose("residualRmsNormGrad residual" + tag, ddres.read(), dres,
+                    kNormGradTolerance);
+        expectClose("residualRmsNormGrad sublayer" + tag, ddsub.read(), dsub,
+                    kNormGradTolerance);
+        expectClose("residualRmsNormGrad gamma" + tag, ddgamma.read(), dgamma,
+                    kNormGradTolerance);
+      }
 }
 
 } // namespace
