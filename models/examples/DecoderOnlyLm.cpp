@@ -8,7 +8,7 @@
 // built-in tasks (--task copy|reverse|digits) or token-id files the
 // training program feeds both parts as it feeds any model.
 //
-// The DSL has no concatenation, so each layer keeps the two parts as two
+// Written before the DSL had concat, each layer keeps the two parts as two
 // tensors and computes the attention of a target position over both key
 // sets with one softmax, written out: a source position sees the source
 // up to itself, a target position the whole source and the target up to
