@@ -211,7 +211,7 @@ cl::opt<uint32_t> seed("seed",
                                 "(--target=interp)"),
                        cl::init(1), cl::cat(tgcCategory));
 
-cl::opt<bool> checkGradients(
+cl::opt<bool> checkGradientsFlag(
     "check-gradients",
     cl::desc("Compare every parameter's gradient of the model's loss with "
              "central differences on the f64 interpreter (a synthetic batch, "
@@ -335,7 +335,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
                                    : GemmPrecision::fp32;
   options.precisionByMachine = precision == PrecisionFlag::automatic;
   options.memoryReport = memoryReport;
-  options.checkGradients = checkGradients;
+  options.checkGradients = checkGradientsFlag;
   options.printLocations = printLocations.getNumOccurrences()
                                ? printLocations.getValue()
                                : options.fromModel();
