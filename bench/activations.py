@@ -23,9 +23,9 @@ MODEL_FILE = os.path.join(sides.BENCH, "models", "FeedForwardStack.cpp")
 SHAPE = types.SimpleNamespace(vocab_size=1000, source_length=64, target_length=64)
 
 
-def compile_model(name, precision, tmp):
+def compile_model(name, precision, tmp, model_file=MODEL_FILE):
     exe = os.path.join(tmp, f"{name}_{precision}")
-    subprocess.run([sides.TGC, "--model-file", MODEL_FILE, "--model", name,
+    subprocess.run([sides.TGC, "--model-file", model_file, "--model", name,
                     "--precision=" + precision, "-o", exe], check=True)
     return exe
 

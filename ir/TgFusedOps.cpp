@@ -17,11 +17,27 @@ struct AttentionShape {
 };
 } // namespace
 
+/// A score bias is [B or 1, H or 1, Sq, Sk]: one bias per head, or one
+/// shared by every batch row or head.
+static LogicalResult verifyScoreBias(Operation *op, Value bias,
+                                     const AttentionShape &s) {
+  auto shape = shapeOf(bias);
+  if (shape.size() != 4 || (shape[0] != s.batch && shape[0] != 1) ||
+      (shape[1] != s.heads && shape[1] != 1) || shape[2] != s.queries ||
+      shape[3] != s.keys)
+    return op->emitOpError()
+           << "bias must be [B or 1, H or 1, Sq, Sk] = ["
+           << s.batch << " or 1, " << s.heads << " or 1, " << s.queries << ", "
+           << s.keys << "] but is " << formatShape(shape);
+  return success();
+}
+
 /// Checks the rules shared by tg.attention and tg.attention_grad and returns
 /// the shape they agree on.
 static FailureOr<AttentionShape>
 verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
-                        Value mask, Value rngKey, Value position, bool causal,
+                        Value mask, Value bias, Value rngKey, Value position,
+                        bool causal,
                         bool sequenceMajor, float scale, float dropoutRate,
                         int64_t opId) {
   if (failed(expectRank(op, "query", query, 4)) ||
@@ -49,6 +65,11 @@ verifyAttentionOperands(Operation *op, Value query, Value key, Value value,
            << formatShape(k) << " but is " << formatShape(v);
   if (mask && failed(expectShape(op, "mask ([B, Sk])", mask, {s.batch, s.keys})))
     return failure();
+  if (bias && failed(verifyScoreBias(op, bias, s)))
+    return failure();
+  if (bias && position)
+    return op->emitOpError() << "a decoding step (position) takes no score "
+                                "bias";
   if (position && !causal)
     return op->emitOpError() << "a position (one decoding step over a key "
                                 "cache) needs causal attention";
@@ -81,7 +102,7 @@ static LogicalResult verifyAttention(AttentionLike op, Value position) {
                                "cache head-major: it cannot be sequence_major";
   auto s = verifyAttentionOperands(
       op, op.getQuery(), op.getKeyIn(), op.getValue(), op.getMask(),
-      op.getRngKey(), position, op.getCausal(), sequenceMajor,
+      op.getBias(), op.getRngKey(), position, op.getCausal(), sequenceMajor,
       op.getScale().convertToFloat(), op.getDropoutRate().convertToFloat(),
       op.getOpId());
   if (failed(s))
@@ -128,6 +149,12 @@ LogicalResult AttentionGradOp::verify() {
   }
   if (element.isBF16() && !getBf16Products())
     return emitOpError() << "bf16 gradients need bf16_products";
+  if (Value biasGrad = getBiasGrad()) {
+    if (!getBias())
+      return emitOpError() << "bias_grad needs a bias";
+    if (failed(expectShape(*this, "bias_grad", biasGrad, shapeOf(getBias()))))
+      return failure();
+  }
   return success();
 }
 

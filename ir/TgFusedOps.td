@@ -23,6 +23,10 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `q : [B, H, Sq, Dk]`, `k : [B, H, Sk, Dk]`, `v : [B, H, Sk, Dv]`.
     `mask`, if present, is an additive `[B, Sk]` key-padding mask (see
     `tg.padding_mask`); `causal` hides keys after the query (needs `Sq == Sk`).
+    `bias`, if present, is an additive score bias `[B or 1, H or 1, Sq, Sk]`
+    (relative positions, ALiBi, a user's own mask), head-major in both
+    layouts and broadcast over a unit batch or head dimension:
+    `s = scale * Q K^T + bias + mask`.
     A `dropout_rate > 0` needs a `key`. With `position` (a runtime scalar;
     needs `causal` and `Sq <= Sk`) query `i` sits at position `position + i`
     of a key/value cache of `Sk` positions and sees keys `0 .. position + i`:
@@ -56,7 +60,8 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   }];
   let arguments = (ins TG_GemmOperand:$query, TG_GemmOperand:$key_in,
                        TG_GemmOperand:$value,
-                       Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
+                       Optional<TG_FloatTensor>:$mask, Optional<TG_FloatTensor>:$bias,
+                       Optional<TG_RngKey>:$rng_key,
                        Optional<TG_IntScalar>:$position,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products,
@@ -69,21 +74,22 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    "::mlir::Value":$rngKey, "bool":$causal, "float":$scale,
                    "float":$dropoutRate, "int64_t":$opId,
                    CArg<"::mlir::Value", "{}">:$position,
-                   CArg<"bool", "false">:$sequenceMajor), [{
+                   CArg<"bool", "false">:$sequenceMajor,
+                   CArg<"::mlir::Value", "{}">:$bias), [{
       auto q = ::llvm::cast<::mlir::RankedTensorType>(query.getType());
       auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
       ::llvm::SmallVector<int64_t> outShape(q.getShape());
       outShape.back() = v.getShape().back();
       auto f32 = ::llvm::cast<::mlir::RankedTensorType>(withF32Elements(q));
       build($_builder, $_state, f32.clone(outShape), rowStatisticsType(f32), query,
-            key, value, mask, rngKey, position, causal, sequenceMajor,
+            key, value, mask, bias, rngKey, position, causal, sequenceMajor,
             /*bf16_products=*/false, ::llvm::APFloat(scale), ::llvm::APFloat(dropoutRate),
             static_cast<uint64_t>(opId));
     }]>
   ];
   let assemblyFormat = [{
-    $query `,` $key_in `,` $value (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
-    (`position` $position^)? (`sequence_major` $sequence_major^)?
+    $query `,` $key_in `,` $value (`mask` $mask^)? (`bias` $bias^)? (`key` $rng_key^)?
+    (`causal` $causal^)? (`position` $position^)? (`sequence_major` $sequence_major^)?
     (`bf16_products` $bf16_products^)? `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];
@@ -94,7 +100,10 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
   let summary = "fused backward of tg.attention";
   let description = [{
     Given the gradient `grad` of `tg.attention`'s `out`, returns
-    `(d_query, d_key, d_value)`. It recomputes the probabilities tile by tile
+    `(d_query, d_key, d_value)` and, when asked for (a `bias` that depends on
+    a trainable variable), `d_bias`: the f32 gradient of the score bias, the
+    scores' gradient summed over the dimensions the bias is broadcast along.
+    It recomputes the probabilities tile by tile
     from `q`, `k` and the saved `lse` (and the dropout mask from `key` and
     `op_id`) instead of reading a stored `Sq x Sk` matrix. Attributes and
     optional operands must match the forward op's; `query`, `key` and
@@ -123,14 +132,15 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
   let arguments = (ins TG_FloatTensor:$grad, TG_GemmOperand:$query,
                        TG_GemmOperand:$key_in, TG_GemmOperand:$value,
                        TG_GemmOperand:$output, TG_FloatTensor:$lse,
-                       Optional<TG_FloatTensor>:$mask, Optional<TG_RngKey>:$rng_key,
+                       Optional<TG_FloatTensor>:$mask, Optional<TG_FloatTensor>:$bias,
+                       Optional<TG_RngKey>:$rng_key,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products, F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
   let results = (outs TG_GemmOperand:$query_grad, TG_GemmOperand:$key_grad,
-                      TG_GemmOperand:$value_grad);
+                      TG_GemmOperand:$value_grad, Optional<TG_FloatTensor>:$bias_grad);
   let assemblyFormat = [{
     $grad `,` $query `,` $key_in `,` $value `,` $output `,` $lse
-    (`mask` $mask^)? (`key` $rng_key^)? (`causal` $causal^)?
+    (`mask` $mask^)? (`bias` $bias^)? (`key` $rng_key^)? (`causal` $causal^)?
     (`sequence_major` $sequence_major^)? (`bf16_products` $bf16_products^)?
     `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
     `:` functional-type(operands, results)

@@ -274,10 +274,12 @@ FailureOr<Value> DecoderBuilder::operand(Value value, int64_t axis,
 }
 
 LogicalResult DecoderBuilder::rewriteSelfAttention(tg::AttentionOp op) {
-  if (!op.getCausal() || op.getMask() || op.getDropoutRate().convertToFloat() != 0)
+  if (!op.getCausal() || op.getMask() || op.getBias() ||
+      op.getDropoutRate().convertToFloat() != 0)
     return op.emitOpError() << "cannot run one target position at a time: "
                                "self-attention over the target must be "
-                               "causal, unmasked and without dropout";
+                               "causal, unmasked, without a score bias and "
+                               "without dropout";
   SmallVector<Value> qkv;
   for (Value v : {op.getQuery(), op.getKeyIn(), op.getValue()}) {
     FailureOr<Value> mappedValue = operand(v, 2, op);

@@ -36,14 +36,16 @@ bool isFoldableTransposeResult(Value value) {
              .isF32();
 }
 
-/// The copies of tg.attention_grad's three gradients when each is read by
-/// nothing but its copy and the op multiplies in bf16 (bf16_products, the
-/// kernels that can write bf16 gradients); empty otherwise.
+/// The copies of tg.attention_grad's gradients of q, k and v when each is
+/// read by nothing but its copy and the op multiplies in bf16 (bf16_products,
+/// the kernels that can write bf16 gradients); empty otherwise. A score
+/// bias's gradient stays f32.
 SmallVector<tg::ToBf16Op> foldableGradientCopies(tg::AttentionGradOp op) {
   if (!op.getBf16Products())
     return {};
   SmallVector<tg::ToBf16Op> copies;
-  for (Value gradient : op.getResults()) {
+  for (Value gradient :
+       {op.getQueryGrad(), op.getKeyGrad(), op.getValueGrad()}) {
     auto copy = gradient.hasOneUse()
                     ? llvm::dyn_cast<tg::ToBf16Op>(*gradient.user_begin())
                     : nullptr;

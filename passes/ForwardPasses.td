@@ -30,9 +30,12 @@ def TgFuseAttention : Pass<"tg-fuse-attention", "::mlir::ModuleOp"> {
     reshaped to `[B, 1, 1, Sk]` and broadcast implicitly, a causal mask
     likewise over dims 2 and 3, and a scale written as `tg.scale`, a
     multiplication or a division by a constant, on the scores or on q and k,
-    all fuse. A chain whose intermediate has another use (e.g. the
-    probabilities are also returned) is left alone, as is one with another
-    additive term (a score bias) or shapes that do not fit; when the chain is
+    all fuse. One more additive term that is `[B, H, Sq, Sk]` broadcast from
+    at most `[B or 1, H or 1, Sq, Sk]` (a relative-position or ALiBi bias, a
+    user's own `[S, S]` mask) becomes the fused op's `bias`, read
+    unbroadcast. A chain whose intermediate has another use (e.g. the
+    probabilities are also returned) is left alone, as is one with a second
+    bias, a term of another shape or shapes that do not fit; when the chain is
     recognizably attention (a softmax over the last axis feeding `P V`), a
     remark at that line says why (`remarks=false` silences them).
 
@@ -83,6 +86,8 @@ def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::Module
     backward's (`sum_grad`). The dropout having another use, or the sum one
     before the norm, keeps the chain unfused, and so does a gamma variable
     that starts at zero (`init(zeros)`): dividing by it would lose the rows.
+    Each such block gets a remark at the norm's line saying why
+    (`remarks=false` silences them).
 
     Before:
     ```mlir
@@ -119,6 +124,8 @@ def TgFuseResidualLayerNorm : Pass<"tg-fuse-residual-layernorm", "::mlir::Module
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "emit the statistics as a remark">,
+    Option<"remarks", "remarks", "bool", /*default=*/"true",
+           "a remark at each residual + norm block left unfused, saying why">,
   ];
 }
 

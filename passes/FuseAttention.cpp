@@ -5,7 +5,10 @@
 // one tg.attention. Matching is by meaning, not by the written form: a mask
 // may be broadcast explicitly or reshaped to [B, 1, 1, Sk] and broadcast
 // implicitly, the scale may be a tg.scale, a multiplication or a division by
-// a constant, on the scores or on q and k. Anything else leaves the chain as
+// a constant, on the scores or on q and k. Any other additive term of the
+// scores shaped [B or 1, H or 1, Sq, Sk] after its broadcast (relative
+// positions, ALiBi, a user's own [Sq, Sk] mask) becomes the fused op's score
+// bias, read unbroadcast. Anything else leaves the chain as
 // it is (the unfused ops stay correct, just slower); when the chain is
 // recognizably attention (a softmax over the last axis feeding `P V`), a
 // remark at the user's line says what kept it unfused.
@@ -38,6 +41,10 @@ struct AttentionChain {
   Value maskToReshape;
   /// The [Sq, Sk] causal mask the chain adds, when it has one.
   Value causalMask;
+  /// The additive score bias and the [B or 1, H or 1, Sq, Sk] shape the
+  /// fused op reads it in (a reshape of `bias` when that differs).
+  Value bias;
+  SmallVector<int64_t> biasShape;
   bool causal = false;
   float scale = 1.0f, dropoutRate = 0.0f;
   int64_t opId = 0;
@@ -109,17 +116,26 @@ public:
     take(softmax, chain);
     x = softmax.getInput();
 
-    // Mask adds, in either operand order and either nesting order.
+    // Mask and bias adds, in either operand order and either nesting order.
     while (auto add = x.getDefiningOp<tg::AddOp>()) {
       Value rest;
       if (takeMask(add.getRhs(), chain))
         rest = add.getLhs();
       else if (takeMask(add.getLhs(), chain))
         rest = add.getRhs();
-      else
-        return unfusable(add, "an additive term of the scores is neither a "
-                              "padding mask [B, Sk] nor a causal mask [Sq, Sk] "
-                              "(an additive score bias does not fuse yet)");
+      else {
+        // The term is the side that does not continue towards Q K^T.
+        bool scoresOnLeft = leadsToScores(add.getLhs());
+        Value term = scoresOnLeft ? add.getRhs() : add.getLhs();
+        rest = scoresOnLeft ? add.getLhs() : add.getRhs();
+        if (chain.bias)
+          return unfusable(add, "the scores have more than one additive "
+                                "bias (add them into one before the scores)");
+        if (!takeBias(term, chain))
+          return unfusable(add, "an additive term of the scores is neither a "
+                                "mask nor a score bias [B or 1, H or 1, Sq, "
+                                "Sk]");
+      }
       take(add, chain);
       x = rest;
     }
@@ -238,8 +254,51 @@ private:
     return false;
   }
 
+  /// Whether `v` continues the chain towards Q K^T: another add, a scale or
+  /// the product itself.
+  static bool leadsToScores(Value v) {
+    Operation *op = v.getDefiningOp();
+    if (llvm::isa_and_nonnull<tg::AddOp>(op) || asScale(v))
+      return true;
+    auto matmul = llvm::dyn_cast_or_null<tg::MatmulOp>(op);
+    return matmul && matmul.getTransposeRhs();
+  }
+
+  /// `v` = a score bias: an f32 [B, H, Sq, Sk] value, or a broadcast of one
+  /// that is [B or 1, H or 1, Sq, Sk] with its unit dims in place (its
+  /// elements in that order, so at most a reshape away).
+  bool takeBias(Value v, AttentionChain &chain) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != 4 || !type.getElementType().isF32())
+      return false;
+    auto broadcast = v.getDefiningOp<tg::BroadcastOp>();
+    if (!broadcast) {
+      chain.bias = v;
+      chain.biasShape.assign(type.getShape().begin(), type.getShape().end());
+      return true;
+    }
+    ArrayRef<int64_t> out = type.getShape(), dims = broadcast.getDims();
+    auto in = cast<RankedTensorType>(broadcast.getInput().getType()).getShape();
+    SmallVector<int64_t> sizes(4, 1);
+    int64_t lastDim = -1;
+    for (auto [size, dim] : llvm::zip(in, dims)) {
+      if (size == 1)
+        continue;
+      if (dim <= lastDim)
+        return false;
+      lastDim = dim;
+      sizes[dim] = size;
+    }
+    if (sizes[2] != out[2] || sizes[3] != out[3])
+      return false;
+    chain.bias = broadcast.getInput();
+    chain.biasShape = sizes;
+    chain.maskOps.push_back(broadcast);
+    return true;
+  }
+
   /// q [B,H,Sq,D], k [B,H,Sk,D], v [B,H,Sk,Dv], causal Sq == Sk (the
-  /// masks' shapes are the scores' by construction).
+  /// masks' and the bias's shapes are the scores' by construction).
   bool shapesFit(const AttentionChain &c) {
     auto shape = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getShape();
@@ -260,7 +319,8 @@ struct TgFuseAttentionPass
   using TgFuseAttentionBase::TgFuseAttentionBase;
 
   void runOnOperation() override {
-    unsigned fused = 0, causal = 0, masked = 0, rejected = 0, unfusable = 0;
+    unsigned fused = 0, causal = 0, masked = 0, biased = 0, rejected = 0,
+             unfusable = 0;
     // Program order: a chain's Q K^T matmul (erased when the chain fuses)
     // comes before its P V root, so it has been visited already.
     SmallVector<tg::MatmulOp> roots;
@@ -286,6 +346,7 @@ struct TgFuseAttentionPass
       ++fused;
       causal += chain.causal;
       masked += chain.mask || chain.maskToReshape ? 1 : 0;
+      biased += chain.bias ? 1 : 0;
     }
     numFused = fused;
     numCausal = causal;
@@ -294,7 +355,8 @@ struct TgFuseAttentionPass
     if (report)
       getOperation().emitRemark()
           << "tg-fuse-attention: fused " << fused << " attention chains ("
-          << causal << " causal, " << masked << " with a padding mask); "
+          << causal << " causal, " << masked << " with a padding mask, "
+          << biased << " with a score bias); "
           << rejected << " left unfused because an intermediate has another use"
           << ", " << unfusable << " for another reason";
   }
@@ -314,10 +376,17 @@ struct TgFuseAttentionPass
                                 rewriter.getF32Type()),
           chain.maskToReshape);
     }
+    Value bias = chain.bias;
+    if (bias && cast<RankedTensorType>(bias.getType()).getShape() !=
+                    ArrayRef<int64_t>(chain.biasShape))
+      bias = rewriter.create<tg::ReshapeOp>(
+          bias.getLoc(),
+          RankedTensorType::get(chain.biasShape, rewriter.getF32Type()), bias);
     auto attention = rewriter.create<tg::AttentionOp>(
         FusedLoc::get(&getContext(), locs), chain.query, chain.key,
         chain.value, mask, chain.dropoutRate > 0 ? chain.rngKey : Value(),
-        chain.causal, chain.scale, chain.dropoutRate, chain.opId);
+        chain.causal, chain.scale, chain.dropoutRate, chain.opId,
+        /*position=*/Value(), /*sequenceMajor=*/false, bias);
     rewriter.replaceOp(root, attention.getOutput());
     for (Operation *op : llvm::drop_begin(chain.ops))
       rewriter.eraseOp(op);

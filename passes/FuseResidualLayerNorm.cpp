@@ -47,11 +47,17 @@ struct TgFuseResidualLayerNormPass
     });
     IRRewriter rewriter(&getContext());
     unsigned fused = 0, rms = 0, keptSum = 0, rejected = 0, zeroGamma = 0;
+    llvm::DenseSet<Location> remarked;
     for (Operation *root : roots) {
       // Read now: fusing an earlier block may have replaced this one's input
       // (two norms of one sum).
       NormRoot norm = *normRoot(root);
       Outcome outcome = fuse(rewriter, norm);
+      // Once per line: @predict repeats the loss function's ops.
+      if (remarks && (outcome == Outcome::ExtraUse ||
+                      outcome == Outcome::ZeroGamma) &&
+          remarked.insert(root->getLoc()).second)
+        root->emitRemark() << whyUnfused(outcome, norm);
       bool isFused = outcome == Outcome::Fused || outcome == Outcome::KeptSum;
       fused += isFused;
       rms += isFused && norm.kind == tg::NormKind::rms;
@@ -75,6 +81,16 @@ struct TgFuseResidualLayerNormPass
   }
 
   enum class Outcome { Fused, KeptSum, NoMatch, ExtraUse, ZeroGamma };
+
+  static std::string whyUnfused(Outcome outcome, const NormRoot &norm) {
+    std::string what = norm.kind == tg::NormKind::rms ? "RMSNorm" : "LayerNorm";
+    if (outcome == Outcome::ZeroGamma)
+      return what + " left unfused with its residual add: gamma starts at "
+                    "zero (init zeros), and the fused backward divides by it";
+    return what + " left unfused with its residual add: the dropout's result "
+                  "or the sum has another use before the norm (the fused op "
+                  "keeps neither)";
+  }
 
   /// Whether gamma is a variable that starts at zero: the fused backward
   /// divides by gamma to rebuild the normalized rows from the result.

@@ -1,7 +1,8 @@
 //===- Attention.cpp - attention and its gradient as kernel calls ---------===//
 //
 // Both share the setup of kernels::AttentionShape and AttentionConfig
-// (attentionSetup): the shape, the mask, causality, scale and dropout.
+// (attentionSetup): the shape, the mask, the score bias (and its gradient),
+// causality, scale and dropout.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/calls/KernelArgs.h"
@@ -32,6 +33,19 @@ std::string attentionSetup(KernelArgs &p, AttentionLike op) {
   s += "  kernels::AttentionConfig config;\n";
   if (op.getMask())
     s += "  config.mask = " + p(op.getMask()) + ";\n";
+  if (Value bias = op.getBias()) {
+    // [B or 1, H or 1, Sq, Sk]: stride 0 along a broadcast dimension.
+    auto shape = shapeOf(bias);
+    int64_t headStride = shape[2] * shape[3];
+    s += "  config.bias = " + p(bias) + ";\n";
+    s += "  config.biasBatchStride = " +
+         std::to_string(shape[0] == 1 ? 0 : shape[1] * headStride) + ";\n";
+    s += "  config.biasHeadStride = " +
+         std::to_string(shape[1] == 1 ? 0 : headStride) + ";\n";
+  }
+  if constexpr (std::is_same_v<AttentionLike, tg::AttentionGradOp>)
+    if (op.getBiasGrad())
+      s += "  config.biasGrad = " + p(op.getBiasGrad()) + ";\n";
   s += "  config.causal = " + b(op.getCausal()) + ";\n";
   if constexpr (std::is_same_v<AttentionLike, tg::AttentionOp>)
     if (op.getPosition())

@@ -16,6 +16,8 @@ namespace {
 FailureOr<OpAxes> attentionAxes(const AxisRequest &r, tg::AttentionOp op) {
   if (op.getCausal() || !r.isTarget(op.getQuery()) || r.axis != 2)
     return r.unsupported("only queries may come from the target here");
+  if (op.getBias())
+    return r.unsupported("a score bias is not cut to one query position");
   OpAxes a = r.all(kNoAxis);
   a.operands[0] = a.results[0] = a.results[1] = 2;
   return a;

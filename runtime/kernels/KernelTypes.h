@@ -93,6 +93,15 @@ struct AttentionShape {
 };
 struct AttentionConfig {
   const float *mask = nullptr;
+  /// Additive score bias [B or 1, H or 1, Sq, Sk], head-major in both
+  /// layouts: score (b, h, i, j) adds bias[b * biasBatchStride +
+  /// h * biasHeadStride + i * Sk + j], a stride 0 along a broadcast
+  /// dimension. Null: none.
+  const float *bias = nullptr;
+  int64_t biasBatchStride = 0, biasHeadStride = 0;
+  /// tg.attention_grad's gradient of the bias (its shape and strides),
+  /// overwritten; null when not asked for.
+  float *biasGrad = nullptr;
   bool causal = false;
   /// Causal decoding step: query i sits at position causalOffset + i of
   /// the key cache, so it sees keys 0 .. causalOffset + i.

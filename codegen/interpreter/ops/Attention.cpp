@@ -3,7 +3,7 @@
 // tg.attention and tg.attention_grad call the reference attention, which
 // works head-major: sequence-major operands are swapped into that layout and
 // the results back. Both ops read their mask, scale and dropout the same way
-// (attentionConfig).
+// (attentionConfig). A score bias is head-major in both layouts.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/ops/OpSupport.h"
@@ -21,6 +21,8 @@ ref::AttentionConfig attentionConfig(Executor &x, AttentionLike o) {
   ref::AttentionConfig config;
   if (o.getMask())
     config.mask = &x.get(o.getMask());
+  if (o.getBias())
+    config.bias = &x.get(o.getBias());
   config.causal = o.getCausal();
   if constexpr (std::is_same_v<AttentionLike, tg::AttentionOp>)
     if (o.getPosition())
@@ -56,13 +58,17 @@ LogicalResult attention(Executor &x, tg::AttentionOp o) {
 
 LogicalResult attentionGrad(Executor &x, tg::AttentionGradOp o) {
   bool swap = o.getSequenceMajor();
+  ref::AttentionConfig config = attentionConfig(x, o);
+  config.biasGrad = static_cast<bool>(o.getBiasGrad());
   ref::AttentionGrads g = ref::attentionGrad(
       swapHeads(x.get(o.getGrad()), swap), swapHeads(x.get(o.getQuery()), swap),
       swapHeads(x.get(o.getKeyIn()), swap), swapHeads(x.get(o.getValue()), swap),
-      swapHeads(x.get(o.getLse()), swap), attentionConfig(x, o));
+      swapHeads(x.get(o.getLse()), swap), config);
   x.bind(o.getQueryGrad(), swapHeads(g.query, swap));
   x.bind(o.getKeyGrad(), swapHeads(g.key, swap));
   x.bind(o.getValueGrad(), swapHeads(g.value, swap));
+  if (o.getBiasGrad()) // head-major in both layouts
+    x.bind(o.getBiasGrad(), g.bias);
   return success();
 }
 

@@ -1,7 +1,8 @@
 //===- Attention.cpp - attention and its gradient on small GEMMs ------===//
 //
 // Scores as the reference (runtime/kernels/reference/Attention.cpp):
-//   s_ij = scale q_i.k_j + mask[b, j] + (causal && j > i ? kMaskedScore : 0)
+//   s_ij = scale q_i.k_j + bias[b, h, i, j] + mask[b, j]
+//          + (causal && j > i ? kMaskedScore : 0)
 // Each (b, h) is one OpenMP work item and writes only its own rows of every
 // output; the heads are split statically, each thread a contiguous range
 // (dynamic scheduling measured up to 2x slower on 2 threads, most in the
@@ -30,6 +31,12 @@
 // and H x D in sequence-major [B, S, H, D], and the sgemms take the
 // stride as their leading dimension, so neither layout is copied.
 //
+// The gradient of a score bias is the scores' gradient before the scale,
+// summed over the bias's broadcast dimensions: each head adds its rows into
+// the bias gradient directly when no other head shares them, else into its
+// thread's partial sums, added up in thread order after (deterministic for
+// a given thread count).
+//
 // Causal blocks stop at the last key any of their queries sees; within the
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
 // whenever the row sees some unmasked key. (A row whose every key is masked
@@ -45,6 +52,7 @@
 #include <algorithm>
 #include <cblas.h>
 #include <cmath>
+#include <omp.h>
 #include <type_traits>
 #include <vector>
 
@@ -88,13 +96,14 @@ HeadRows rowsOf(const AttentionShape &s, int64_t bh, int64_t positions,
              : HeadRows{bh * positions * width, width};
 }
 
-/// One (b, h): its rows of q, k, v (row strides qs, ks, vs) and its mask
-/// row (or null). T is what the products multiply: f32 (f32 inputs, or
-/// bf16 ones widened), or bf16 (bf16_products).
+/// One (b, h): its rows of q, k, v (row strides qs, ks, vs), its mask row
+/// and its [Sq, Sk] score bias (each or null). T is what the products
+/// multiply: f32 (f32 inputs, or bf16 ones widened), or bf16
+/// (bf16_products).
 template <typename T>
 struct Head {
   const T *q, *k, *v;
-  const float *mask;
+  const float *mask, *bias;
   int64_t qs, ks, vs;
   int64_t b, h;
 };
@@ -180,6 +189,14 @@ headRows(const Bf16 *x, HeadRows rows, int64_t count, int64_t width) {
   return {widened.data(), width};
 }
 
+/// Where head bh's [Sq, Sk] rows of the score bias (and of its gradient)
+/// start.
+static int64_t biasOffset(const AttentionShape &s,
+                          const AttentionConfig &config, int64_t bh) {
+  return bh / s.heads * config.biasBatchStride +
+         bh % s.heads * config.biasHeadStride;
+}
+
 /// Head `bh` of the whole q, k, v (stored as S), with products in T.
 template <typename T, typename S>
 static Head<T> headOf(const S *q, const S *k, const S *v,
@@ -193,6 +210,7 @@ static Head<T> headOf(const S *q, const S *k, const S *v,
                                  s.valueDim);
   return {hq.data,   hk.data,   hv.data,
           config.mask ? config.mask + (bh / s.heads) * s.keys : nullptr,
+          config.bias ? config.bias + biasOffset(s, config, bh) : nullptr,
           hq.stride, hk.stride, hv.stride,
           bh / s.heads, bh % s.heads};
 }
@@ -218,6 +236,12 @@ static void blockScores(const Head<T> &head, const AttentionShape &s,
   for (int64_t i = 0; i < nq; ++i) {
     int64_t query = i0 + i;
     float *row = scores + i * nk;
+    if (head.bias) {
+      const float *bias = head.bias + query * s.keys;
+#pragma omp simd
+      for (int64_t j = 0; j < nk; ++j)
+        row[j] += bias[j];
+    }
     if (head.mask) {
 #pragma omp simd
       for (int64_t j = 0; j < nk; ++j)
@@ -334,18 +358,20 @@ static void attentionOf(const S *q, const S *k, const S *v, O *out,
 namespace {
 /// One head's gradient rows and the saved forward values it reads: grad
 /// and output rows `os` apart, lse `lseStride`, dq, dk, dv `qs`, `ks`, `vs`
-/// (the layout's strides, whatever head.q's are after widening).
+/// (the layout's strides, whatever head.q's are after widening); the
+/// [Sq, Sk] rows its score bias's gradient adds into, or null.
 struct HeadGrads {
   const float *grad, *output, *lse;
   float *dq, *dk, *dv;
   int64_t os, lseStride, qs, ks, vs;
+  float *biasGrad;
 };
 } // namespace
 
 /// One block of queries' gradients: with p = exp(s - lse),
 /// dp = f (dO_i . v_j), ds = scale p (dp - D_i) and D_i = dO_i . O_i
 /// (= sum_j p dp, the softmax's row term),
-///   dv += (p f)^T dO,  dq = ds k,  dk += ds^T q.
+///   dv += (p f)^T dO,  dq = ds k,  dk += ds^T q,  dbias += p (dp - D_i).
 template <typename T>
 static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
                                const AttentionShape &s,
@@ -380,11 +406,22 @@ static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
       for (int64_t c = 0; c < s.valueDim; ++c)
         rowDot += dO[c] * o[c];
     }
+    if (g.biasGrad) {
+      float *biasGrad = g.biasGrad + query * s.keys;
 #pragma omp simd
-    for (int64_t j = 0; j < nk; ++j) {
-      ds[j] = scale * p[j] * (f[j] * ds[j] - rowDot);
-      f[j] *= p[j]; // p f, for dv
+      for (int64_t j = 0; j < nk; ++j) {
+        const float logitGrad = p[j] * (f[j] * ds[j] - rowDot);
+        biasGrad[j] += logitGrad;
+        ds[j] = scale * logitGrad;
+      }
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < nk; ++j)
+        ds[j] = scale * p[j] * (f[j] * ds[j] - rowDot);
     }
+#pragma omp simd
+    for (int64_t j = 0; j < nk; ++j)
+      f[j] *= p[j]; // p f, for dv
   }
   product<T>(Operand<float>{factors, s.keys, true},
              Operand<float>{g.grad + i0 * g.os, g.os}, g.dv, g.vs, nk,
@@ -432,7 +469,8 @@ static bool rowsShareCacheSets(const AttentionShape &shape) {
 static void headGradientsGathered(const Head<float> &head, const float *grad,
                                   const float *output, const float *lse,
                                   int64_t lseStride, float *dq, float *dk,
-                                  float *dv, HeadRows o, HeadRows dqRows,
+                                  float *dv, float *biasGrad, HeadRows o,
+                                  HeadRows dqRows,
                                   HeadRows dkRows, HeadRows dvRows,
                                   const AttentionShape &shape,
                                   const AttentionConfig &config) {
@@ -449,14 +487,59 @@ static void headGradientsGathered(const Head<float> &head, const float *grad,
   gatherRows(head.v, HeadRows{0, head.vs}, kn, vd, v);
   gatherRows(grad, o, qn, vd, dO);
   gatherRows(output, o, qn, vd, out);
-  Head<float> gathered{q, k, v, head.mask, kd, kd, vd, head.b, head.h};
+  Head<float> gathered{q,  k,  v,      head.mask, head.bias,
+                       kd, kd, vd,     head.b,    head.h};
   headGradients(gathered,
-                HeadGrads{dO, out, lse, hq, hk, hv, vd, lseStride, kd, kd, vd},
+                HeadGrads{dO, out, lse, hq, hk, hv, vd, lseStride, kd, kd, vd,
+                          biasGrad},
                 shape, config);
   scatterRows(hq, dq, dqRows, qn, kd);
   scatterRows(hk, dk, dkRows, kn, kd);
   scatterRows(hv, dv, dvRows, kn, vd);
 }
+
+namespace {
+/// Where each head adds its score bias's gradient: into config.biasGrad
+/// itself when no two heads share bias rows, else into the calling thread's
+/// partial sums, which finish() adds into it in thread order.
+class BiasGradSums {
+public:
+  BiasGradSums(const AttentionShape &s, const AttentionConfig &config)
+      : shape(s), config(config) {
+    if (!config.biasGrad)
+      return;
+    size = s.queries * s.keys * (config.biasHeadStride ? s.heads : 1) *
+           (config.biasBatchStride ? s.batch : 1);
+    std::fill_n(config.biasGrad, size, 0.0f);
+    if ((!config.biasBatchStride && s.batch > 1) ||
+        (!config.biasHeadStride && s.heads > 1))
+      partials.assign(size * omp_get_max_threads(), 0.0f);
+  }
+
+  /// Head bh's [Sq, Sk] rows for the calling thread, or null.
+  float *of(int64_t bh) {
+    if (!config.biasGrad)
+      return nullptr;
+    float *base = partials.empty()
+                      ? config.biasGrad
+                      : partials.data() + omp_get_thread_num() * size;
+    return base + biasOffset(shape, config, bh);
+  }
+
+  void finish() {
+    for (size_t first = 0; first < partials.size(); first += size)
+#pragma omp simd
+      for (int64_t i = 0; i < size; ++i)
+        config.biasGrad[i] += partials[first + i];
+  }
+
+private:
+  const AttentionShape &shape;
+  const AttentionConfig &config;
+  int64_t size = 0;
+  std::vector<float> partials;
+};
+} // namespace
 
 /// T: the products' type; S: the inputs'; G: the gradients' (f32, or bf16
 /// when tg-fold-bf16-roundings gave tg.attention_grad bf16 results: each
@@ -471,9 +554,11 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
   int64_t work = heads * shape.queries * shape.keys *
                  (shape.keyDim + shape.valueDim);
   int64_t qRows = shape.queries, kRows = shape.keys;
+  BiasGradSums biasGrads(shape, config);
 #pragma omp parallel for schedule(static) if (heads > 1 && work >= kParallelWork)
   for (int64_t bh = 0; bh < heads; ++bh) {
     Head<T> head = headOf<T>(q, k, v, shape, config, bh);
+    float *biasGrad = biasGrads.of(bh);
     HeadRows o = rowsOf(shape, bh, qRows, shape.valueDim),
              l = rowsOf(shape, bh, qRows, 1),
              dqRows = rowsOf(shape, bh, qRows, shape.keyDim),
@@ -485,7 +570,8 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
                   std::is_same_v<G, float>) {
       if (rowsShareCacheSets(shape)) {
         headGradientsGathered(head, grad, output, lse + l.base, l.stride, dq,
-                              dk, dv, o, dqRows, dkRows, dvRows, shape, config);
+                              dk, dv, biasGrad, o, dqRows, dkRows, dvRows,
+                              shape, config);
         continue;
       }
     }
@@ -494,7 +580,8 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
                     HeadGrads{grad + o.base, savedOutput, lse + l.base,
                               dq + dqRows.base, dk + dkRows.base,
                               dv + dvRows.base, o.stride, l.stride,
-                              dqRows.stride, dkRows.stride, dvRows.stride},
+                              dqRows.stride, dkRows.stride, dvRows.stride,
+                              biasGrad},
                     shape, config);
     } else {
       struct UnroundedHeadGrads;
@@ -505,13 +592,14 @@ static void attentionGradOf(const float *grad, const S *q, const S *k,
       headGradients(head,
                     HeadGrads{grad + o.base, savedOutput, lse + l.base, hq,
                               hk, hv, o.stride, l.stride, shape.keyDim,
-                              shape.keyDim, shape.valueDim},
+                              shape.keyDim, shape.valueDim, biasGrad},
                     shape, config);
       roundRows(hq, dq, dqRows, qRows, shape.keyDim);
       roundRows(hk, dk, dkRows, kRows, shape.keyDim);
       roundRows(hv, dv, dvRows, kRows, shape.valueDim);
     }
   }
+  biasGrads.finish();
 }
 
 void attention(const float *q, const float *k, const float *v, float *out,

@@ -255,9 +255,10 @@ __global__ void roundedScoreGradsKernel(const float *products,
     for (int64_t j = lane; j < s.keys; j += 32) {
       const float p = probability(j),
                   f = probabilityFactor(s, config, bh, query, j);
+      const float logitGrad = p * (f * dOv[j] - rowDot);
+      addBiasGrad(s, config, bh, query, j, logitGrad);
       keptProbabilities[r * s.keys + j] = runtime::roundToBf16(p * f);
-      scoreGrads[r * s.keys + j] =
-          runtime::roundToBf16(config.scale * p * (f * dOv[j] - rowDot));
+      scoreGrads[r * s.keys + j] = runtime::roundToBf16(config.scale * logitGrad);
     }
   }
 }
@@ -302,7 +303,9 @@ __global__ void roundedScoreGradQuadsKernel(
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           kept[q] = p[t][q] * f[t][q];
-          ds[q] = config.scale * p[t][q] * (dp[t][q] - rowDot);
+          const float logitGrad = p[t][q] * (dp[t][q] - rowDot);
+          addBiasGrad(s, config, bh, query, j + q, logitGrad);
+          ds[q] = config.scale * logitGrad;
         }
         *reinterpret_cast<uint2 *>(keptProbabilities + r * s.keys + j) =
             roundedQuad(make_float4(kept[0], kept[1], kept[2], kept[3]));
@@ -345,6 +348,7 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
   if (heads == 0)
     return;
   const int64_t os = s.queries * s.valueDim, scores = s.queries * s.keys;
+  clearBiasGrad(s, config);
   // dO rounded once, whole; per head: two f32 score matrices and two
   // rounded ones, each GEMM operand in its own allocation (aligned for the
   // tensor cores).

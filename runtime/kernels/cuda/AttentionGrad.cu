@@ -6,7 +6,8 @@
 //   dq = ds k,   dk = ds^T q,   dv = (p f)^T dO.
 // Per group of heads (AttentionScores.cuh): q k^T and dO v^T are batched
 // GEMMs into scratch, one elementwise kernel turns them into p f and ds,
-// and three more batched GEMMs give dv, dq and dk.
+// and three more batched GEMMs give dv, dq and dk. The same kernel adds
+// p (dp - D_i) into a score bias's gradient.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
@@ -45,7 +46,9 @@ __global__ void scoreGradsKernel(float *products, float *outGrads,
                    lse[lseIndex(s, bh, query)]);
     float f = probabilityFactor(s, config, bh, query, key);
     products[e] = p * f;
-    outGrads[e] = config.scale * p * (f * outGrads[e] - rowDot[row]);
+    const float logitGrad = p * (f * outGrads[e] - rowDot[row]);
+    addBiasGrad(s, config, bh, query, key, logitGrad);
+    outGrads[e] = config.scale * logitGrad;
   }
 }
 
@@ -74,6 +77,7 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
     }
   }
   const HeadLayout outputs = tensorHeads(s, s.queries, s.valueDim);
+  clearBiasGrad(s, config);
   Scratch rowDot(rows * sizeof(float));
   if (rows > 0) {
     rowDotKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(

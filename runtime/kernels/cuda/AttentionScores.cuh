@@ -5,7 +5,8 @@
 // [heads, Sq, Sk] are one batched GEMM into scratch, which row kernels turn
 // into probabilities, and more batched GEMMs take from there. Scores as the
 // CPU kernel and the reference:
-//   s_ij = scale q_i.k_j + mask[b, j] + (causal && j > offset + i ? kMaskedScore : 0)
+//   s_ij = scale q_i.k_j + bias[b, h, i, j] + mask[b, j]
+//          + (causal && j > offset + i ? kMaskedScore : 0)
 // bf16 queries, keys and values (tg-mixed-precision) are widened to f32
 // first, exactly: the products are those of the rounded values, as on the
 // CPU. With bf16_products the products run on bf16 operands instead
@@ -192,11 +193,47 @@ void headsMatmul(Heads<const T> a, Heads<const T> b, Heads<Out> out,
                  int64_t n, int64_t m, int64_t cols, int64_t k,
                  bool transposeA, bool transposeB);
 
+/// Where score (query, key) of head bh is in the score bias and its
+/// gradient (KernelTypes.h: a stride 0 along a broadcast dimension).
+__device__ inline int64_t biasIndex(const AttentionShape &s,
+                                    const AttentionConfig &config, int64_t bh,
+                                    int64_t query, int64_t key) {
+  return bh / s.heads * config.biasBatchStride +
+         bh % s.heads * config.biasHeadStride + query * s.keys + key;
+}
+
+/// Adds the gradient of score (query, key) before the scale into the bias
+/// gradient, when there is one. Atomic: heads that share a broadcast bias
+/// add into one element (in no fixed order, so such sums may differ in the
+/// last bits from run to run).
+__device__ inline void addBiasGrad(const AttentionShape &s,
+                                   const AttentionConfig &config, int64_t bh,
+                                   int64_t query, int64_t key,
+                                   float logitGrad) {
+  if (config.biasGrad)
+    atomicAdd(config.biasGrad + biasIndex(s, config, bh, query, key),
+              logitGrad);
+}
+
+/// Zeroes the bias gradient the backward's kernels add into, if any.
+inline void clearBiasGrad(const AttentionShape &s,
+                          const AttentionConfig &config) {
+  if (!config.biasGrad)
+    return;
+  const int64_t size = s.queries * s.keys *
+                       (config.biasHeadStride ? s.heads : 1) *
+                       (config.biasBatchStride ? s.batch : 1);
+  TGC_CUDA_CHECK(cudaMemsetAsync(config.biasGrad, 0, size * sizeof(float),
+                                 stream()));
+}
+
 /// s_ij from the raw product q_i.k_j of head bh.
 __device__ inline float maskedScore(float product, const AttentionShape &s,
                                     const AttentionConfig &config, int64_t bh,
                                     int64_t query, int64_t key) {
   float score = config.scale * product;
+  if (config.bias)
+    score += config.bias[biasIndex(s, config, bh, query, key)];
   if (config.mask)
     score += config.mask[(bh / s.heads) * s.keys + key];
   if (config.causal && key > config.causalOffset + query)

@@ -1,7 +1,9 @@
 //===- AttentionKernels.cpp - tg.attention and tg.attention_grad --------===//
 //
 // Per (batch b, head h, query i), with j over keys:
-//   s_ij = scale * q_i . k_j + mask[b, j] + (causal && j > i ? -1e9 : 0)
+//   s_ij = scale * q_i . k_j + bias[b, h, i, j] + mask[b, j]
+//          + (causal && j > i ? -1e9 : 0)
+//   (the bias broadcast over a unit batch or head dimension)
 //   lse_i = log sum_j exp(s_ij),  p_ij = exp(s_ij) / sum_j' exp(s_ij')
 //   (the backward recomputes p_ij as exp(s_ij - lse_i))
 //   out_i = sum_j p_ij f_ij v_j,  f = the dropout factor of element
@@ -41,6 +43,14 @@ struct AttentionDims {
               int64_t dim) const {
     return ((b * heads + h) * rows + i) * dim;
   }
+
+  /// Flat index of score (i, j) of head (b, h) in a [B or 1, H or 1, Sq, Sk]
+  /// bias.
+  int64_t biasIndex(const HostTensor &bias, int64_t b, int64_t h, int64_t i,
+                    int64_t j) const {
+    int64_t bb = bias.shape[0] == 1 ? 0 : b, bh = bias.shape[1] == 1 ? 0 : h;
+    return ((bb * bias.shape[1] + bh) * queries + i) * keys + j;
+  }
 };
 } // namespace
 
@@ -57,6 +67,8 @@ static std::vector<double> scoreRow(const HostTensor &q, const HostTensor &k,
     for (int64_t c = 0; c < d.keyDim; ++c)
       dot += qi[c] * kj[c];
     double s = config.scale * dot;
+    if (config.bias)
+      s += (*config.bias)[d.biasIndex(*config.bias, b, h, i, j)];
     if (config.mask)
       s += (*config.mask)[b * d.keys + j];
     if (config.causal && j > config.causalOffset + i)
@@ -110,7 +122,8 @@ AttentionResult attention(const HostTensor &query, const HostTensor &key,
 // With P the probabilities, F the dropout factors and dO the output gradient:
 //   dV_j += P_ij F_ij dO_i,  dP_ij = F_ij (dO_i . v_j),
 //   dS_ij = P_ij (dP_ij - sum_j' P_ij' dP_ij'),
-//   dQ_i += scale dS_ij k_j,  dK_j += scale dS_ij q_i.
+//   dQ_i += scale dS_ij k_j,  dK_j += scale dS_ij q_i,
+//   dBias[b, h, i, j] += dS_ij (summed over a unit batch or head dimension).
 // With bf16 products, r(dO_i) in dP and dV, r(P_ij F_ij) in dV and
 // r(scale dS_ij) in dQ and dK.
 AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
@@ -119,7 +132,9 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
                              const AttentionConfig &config) {
   AttentionDims d(query, key, value);
   AttentionGrads grads{HostTensor(query.shape), HostTensor(key.shape),
-                       HostTensor(value.shape)};
+                       HostTensor(value.shape), HostTensor()};
+  if (config.biasGrad)
+    grads.bias = HostTensor(config.bias->shape);
   std::vector<double> p(d.keys), factor(d.keys), dp(d.keys),
       roundedGrad(d.valueDim);
   for (int64_t b = 0; b < d.batch; ++b)
@@ -153,6 +168,9 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
         double *dqi =
             grads.query.data.data() + d.row(b, h, d.queries, i, d.keyDim);
         for (int64_t j = 0; j < d.keys; ++j) {
+          if (config.biasGrad)
+            grads.bias[d.biasIndex(grads.bias, b, h, i, j)] +=
+                p[j] * (dp[j] - rowDot);
           double ds = productOperand(config.scale * p[j] * (dp[j] - rowDot), bf16);
           const double *kj = key.data.data() + d.row(b, h, d.keys, j, d.keyDim);
           double *dkj =

@@ -135,6 +135,10 @@ ResidualNormGrads residualNormGrad(const HostTensor &grad,
 
 struct AttentionConfig {
   const HostTensor *mask = nullptr; ///< additive [B, Sk], or none
+  /// Additive score bias [B or 1, H or 1, Sq, Sk], or none.
+  const HostTensor *bias = nullptr;
+  /// attentionGrad also returns the bias's gradient.
+  bool biasGrad = false;
   bool causal = false;
   int64_t causalOffset = 0; ///< query i sits at position causalOffset + i
   double scale = 1.0;
@@ -151,6 +155,7 @@ AttentionResult attention(const HostTensor &query, const HostTensor &key,
                           const AttentionConfig &config);
 struct AttentionGrads {
   HostTensor query, key, value;
+  HostTensor bias; ///< with config.biasGrad: the bias's shape
 };
 /// Recomputes the probabilities from q, k and the saved `lse`.
 AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,

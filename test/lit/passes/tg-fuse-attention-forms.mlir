@@ -1,8 +1,9 @@
 // tg-fuse-attention matches attention by meaning: the padding mask
 // broadcast explicitly, reshaped to [B, 1, 1, Sk] and broadcast implicitly,
 // or given as [B, 1, 1, Sk]; the causal mask reshaped likewise; the scale as
-// tg.scale, a division by a constant or on q. All fuse alike. What keeps a
-// recognizable attention unfused is a remark at its line.
+// tg.scale, a division by a constant or on q; an additive score bias as the
+// fused op's operand. All fuse alike. What keeps a recognizable attention
+// unfused is a remark at its line.
 // RUN: tgc-opt --tg-fuse-attention --split-input-file --verify-diagnostics %s | FileCheck %s
 
 // CHECK-LABEL: func.func @explicit_broadcast(
@@ -61,14 +62,95 @@ func.func @unit_dims_and_scaled_q(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf3
 
 // -----
 
-// An additive score bias (relative positions, ALiBi) does not fuse yet.
-// CHECK-LABEL: func.func @score_bias(
+// An additive score bias per head ([H, S, S] broadcast over the batch:
+// ALiBi, relative positions) becomes the fused op's bias, reshaped to
+// [1, H, Sq, Sk], with the padding mask beside it.
+// CHECK-LABEL: func.func @score_bias_per_head(
+// CHECK: %[[B:.*]] = tg.reshape %arg3 : tensor<4x7x7xf32> -> tensor<1x4x7x7xf32>
+// CHECK: tg.attention %arg0, %arg1, %arg2 mask %arg4 bias %[[B]] scale 0.353553385
+// CHECK-NOT: tg.softmax
+// CHECK-NOT: tg.broadcast
+func.func @score_bias_per_head(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %bias: tensor<4x7x7xf32>, %pad: tensor<2x7xf32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %t = tg.scale %s by 0.353553385 : tensor<2x4x7x7xf32>
+  %b = tg.broadcast %bias dims [1, 2, 3] : tensor<4x7x7xf32> -> tensor<2x4x7x7xf32>
+  %u = tg.add %b, %t : tensor<2x4x7x7xf32>
+  %m = tg.broadcast %pad dims [0, 3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+  %w = tg.add %u, %m : tensor<2x4x7x7xf32>
+  %p = tg.softmax %w axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// -----
+
+// A bias with its unit dims in place ([1, H, S, S]) is read as it is; one
+// for every batch row and head ([B, H, S, S], not broadcast) too.
+// CHECK-LABEL: func.func @score_bias_unit_batch(
+// CHECK: tg.attention %arg0, %arg1, %arg2 bias %arg3 causal scale 1.000000e+00
+// CHECK-LABEL: func.func @score_bias_full(
+// CHECK: tg.attention %arg0, %arg1, %arg2 bias %arg3 scale 1.000000e+00
+func.func @score_bias_unit_batch(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %bias: tensor<1x4x7x7xf32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %b = tg.broadcast %bias dims [0, 1, 2, 3] : tensor<1x4x7x7xf32> -> tensor<2x4x7x7xf32>
+  %u = tg.add %s, %b : tensor<2x4x7x7xf32>
+  %cm = tg.causal_mask : tensor<7x7xf32>
+  %cb = tg.broadcast %cm dims [2, 3] : tensor<7x7xf32> -> tensor<2x4x7x7xf32>
+  %w = tg.add %u, %cb : tensor<2x4x7x7xf32>
+  %p = tg.softmax %w axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+func.func @score_bias_full(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %bias: tensor<2x4x7x7xf32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %u = tg.add %s, %bias : tensor<2x4x7x7xf32>
+  %p = tg.softmax %u axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// -----
+
+// A user's own [S, S] mask (a sliding window, not tg.causal_mask) is a
+// bias shared by every batch row and head.
+// CHECK-LABEL: func.func @own_mask(
+// CHECK: %[[B:.*]] = tg.reshape %arg3 : tensor<7x7xf32> -> tensor<1x1x7x7xf32>
+// CHECK: tg.attention %arg0, %arg1, %arg2 bias %[[B]] scale
+func.func @own_mask(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %window: tensor<7x7xf32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %b = tg.broadcast %window dims [2, 3] : tensor<7x7xf32> -> tensor<2x4x7x7xf32>
+  %u = tg.add %s, %b : tensor<2x4x7x7xf32>
+  %p = tg.softmax %u axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// -----
+
+// Two biases: the fused op takes one (the user adds them first).
+// CHECK-LABEL: func.func @two_biases(
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-func.func @score_bias(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %bias: tensor<4x7x7xf32>) -> tensor<2x4x7x8xf32> {
+func.func @two_biases(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %b1: tensor<2x4x7x7xf32>, %b2: tensor<2x4x7x7xf32>) -> tensor<2x4x7x8xf32> {
   %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
-  %b = tg.broadcast %bias dims [1, 2, 3] : tensor<4x7x7xf32> -> tensor<2x4x7x7xf32>
-  // expected-remark @+1 {{attention left unfused: an additive term of the scores is neither a padding mask [B, Sk] nor a causal mask [Sq, Sk] (an additive score bias does not fuse yet)}}
+  // expected-remark @+1 {{attention left unfused: the scores have more than one additive bias (add them into one before the scores)}}
+  %u = tg.add %s, %b1 : tensor<2x4x7x7xf32>
+  %w = tg.add %u, %b2 : tensor<2x4x7x7xf32>
+  %p = tg.softmax %w axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// -----
+
+// A term spread over the keys ([B, H, Sq, 1]) is no score bias.
+// CHECK-LABEL: func.func @row_term(
+// CHECK: tg.softmax
+// CHECK-NOT: tg.attention
+func.func @row_term(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %r: tensor<2x4x7xf32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %b = tg.broadcast %r dims [0, 1, 2] : tensor<2x4x7xf32> -> tensor<2x4x7x7xf32>
+  // expected-remark @+1 {{attention left unfused: an additive term of the scores is neither a mask nor a score bias [B or 1, H or 1, Sq, Sk]}}
   %u = tg.add %s, %b : tensor<2x4x7x7xf32>
   %p = tg.softmax %u axis 3 : tensor<2x4x7x7xf32>
   %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>

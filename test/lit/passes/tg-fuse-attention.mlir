@@ -27,7 +27,7 @@ func.func @encoder_self(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: te
 // CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] key %[[KEY]] scale 0.353553385 dropout 1.000000e-01 op_id 1 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x7xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: return %[[O]] : tensor<2x4x7x8xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 1 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 1 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -52,7 +52,7 @@ func.func @decoder_causal(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: 
 // CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q]], %[[K]], %[[V]] key %[[KEY]] causal scale 0.353553385 dropout 1.000000e-01 op_id 5 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2xi32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: return %[[O]] : tensor<2x4x7x8xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 1 attention chains (1 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 1 attention chains (1 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -75,7 +75,7 @@ func.func @cross(%q: tensor<2x4x5x8xf32>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x
 // CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] key %[[KEY]] scale 0.353553385 dropout 2.000000e-01 op_id 9 : (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>, tensor<2x9xf32>, tensor<2xi32>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
 // CHECK-NEXT: return %[[O]] : tensor<2x4x5x6xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 1 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 1 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -94,7 +94,7 @@ func.func @bare(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4
 // CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q]], %[[K]], %[[V]] scale 1.000000e+00 dropout 0.000000e+00 op_id 0 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: return %[[O]] : tensor<2x4x7x8xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -122,7 +122,7 @@ func.func @both_masks_lhs(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: 
 // CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] causal scale 1.250000e-01 dropout 0.000000e+00 op_id 3 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x7xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
 // CHECK-NEXT: return %[[O]] : tensor<2x4x7x8xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 1 attention chains (1 causal, 1 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 1 attention chains (1 causal, 1 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -148,7 +148,7 @@ func.func @shared_mask(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: ten
 // CHECK-NEXT: %[[O2:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q2]], %[[K]], %[[V]] causal scale 1.000000e+00 dropout 0.000000e+00 op_id 0 :
 // CHECK-NEXT: return %[[O]], %[[O2]] : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 2 attention chains (2 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 2 attention chains (2 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -169,7 +169,7 @@ func.func @mask_broadcast_shared(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32
 // CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %[[Q]], %[[K]], %[[V]] mask %[[PAD]] scale 1.000000e+00 dropout 0.000000e+00 op_id 0 :
 // CHECK-NEXT: return %[[O]], %[[M]] : tensor<2x4x7x8xf32>, tensor<2x4x7x7xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 1 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 1 attention chains (0 causal, 1 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -193,7 +193,7 @@ func.func @neg_probs_returned(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, 
 // CHECK-NEXT: tg.matmul
 // CHECK-NEXT: return %{{[a-z0-9_]+}}, %[[P]]
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 1 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 1 left unfused because an intermediate has another use
 
 // -----
 
@@ -210,7 +210,7 @@ func.func @neg_dropout_used_twice(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf3
 // CHECK-NOT: tg.attention
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 1 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 1 left unfused because an intermediate has another use
 
 // -----
 
@@ -231,7 +231,7 @@ func.func @neg_scores_used_twice(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32
 // CHECK-NEXT: tg.matmul
 // CHECK-NEXT: return %{{[a-z0-9_]+}}, %[[S]]
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 1 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 1 left unfused because an intermediate has another use
 
 // -----
 
@@ -247,7 +247,7 @@ func.func @neg_softmax_axis(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v
 // CHECK-NOT: tg.attention
 // CHECK: tg.softmax %{{[a-z0-9_]+}} axis 2
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -267,7 +267,7 @@ func.func @neg_mask_dims(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: t
 // CHECK: tg.broadcast %{{[a-z0-9_]+}} dims [0, 2]
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -288,7 +288,7 @@ func.func @neg_mask_shape(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: 
 // CHECK: tg.broadcast %{{[a-z0-9_]+}} dims [0, 3] : tensor<2x1xf32> -> tensor<2x4x7x7xf32>
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -306,7 +306,7 @@ func.func @neg_no_transpose(%q: tensor<2x4x7x8xf32>, %kt: tensor<2x4x8x7xf32>, %
 // CHECK-NOT: tg.attention
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -326,7 +326,7 @@ func.func @neg_scale_after_mask(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>
 // CHECK-NOT: tg.attention
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -346,7 +346,7 @@ func.func @neg_degenerate_causal_mask(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x
 // CHECK-NOT: tg.attention
 // CHECK: tg.softmax
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
 
 // -----
 
@@ -361,4 +361,4 @@ func.func @neg_not_attention_extra_use(%a: tensor<2x4x7x7xf32>, %v: tensor<2x4x7
 // CHECK-LABEL: func.func @neg_not_attention_extra_use(
 // CHECK: tg.dropout
 // CHECK-NOT: tg.attention
-// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask); 0 left unfused because an intermediate has another use
+// REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use

@@ -8,6 +8,9 @@
 // with CHECK-NEXT, so no add, dropout or norm is left behind.
 // RUN: tgc-opt --tg-fuse-residual-layernorm --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fuse-residual-layernorm=report=true %s --split-input-file 2>&1 | FileCheck %s --check-prefix=REPORT
+// Each block left unfused has a remark at its norm's line saying why; a
+// norm of no residual add (nothing to fuse) has none.
+// RUN: tgc-opt --tg-fuse-residual-layernorm %s --split-input-file --verify-diagnostics >/dev/null
 
 // x + dropout(y), the DSL's order.
 func.func @residual_dropout(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
@@ -89,6 +92,7 @@ func.func @sum_used_after(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma
 func.func @neg_dropout_used(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
   %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
   %h = tg.add %x, %d : tensor<2x7x16xf32>
+  // expected-remark @+1 {{LayerNorm left unfused with its residual add: the dropout's result or the sum has another use before the norm (the fused op keeps neither)}}
   %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
   return %z, %d : tensor<2x7x16xf32>, tensor<2x7x16xf32>
 }
@@ -135,6 +139,7 @@ func.func @gamma_init(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %key: tens
   %b = tg.load @beta : tensor<16xf32>
   %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
   %h = tg.add %x, %d : tensor<2x7x16xf32>
+  // expected-remark @+1 {{LayerNorm left unfused with its residual add: gamma starts at zero (init zeros), and the fused backward divides by it}}
   %z = tg.layer_norm %h, %g0, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
   %d2 = tg.dropout %y, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
   %h2 = tg.add %x, %d2 : tensor<2x7x16xf32>
@@ -207,6 +212,7 @@ func.func @neg_sum_used_before(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %
   %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
   %h = tg.add %x, %d : tensor<2x7x16xf32>
   %t = tg.tanh %h : tensor<2x7x16xf32>
+  // expected-remark @+1 {{RMSNorm left unfused with its residual add: the dropout's result or the sum has another use before the norm (the fused op keeps neither)}}
   %z = tg.rms_norm %h, %gamma eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
   return %z, %t : tensor<2x7x16xf32>, tensor<2x7x16xf32>
 }

@@ -272,11 +272,13 @@ func.func @bwd(%x: {X}, %t: {T}, %w: tensor<f32>) -> {X} {
                  rng);
 }
 
-/// Builds @fwd/@bwd for tg.attention with the given options.
+/// Builds @fwd/@bwd for tg.attention with the given options; with a score
+/// bias (a non-empty `bias` shape) @bwd returns its gradient too.
 std::string attentionSource(const std::vector<int64_t> &q,
                             const std::vector<int64_t> &k,
                             const std::vector<int64_t> &v, bool mask,
-                            bool causal, float dropout) {
+                            bool causal, float dropout,
+                            const std::vector<int64_t> &bias = {}) {
   std::vector<int64_t> out{q[0], q[1], q[2], v[3]};
   // The optional operands, shared by the forward and the gradient op.
   std::string extraOperands, extraTypes, extraParams;
@@ -284,6 +286,16 @@ std::string attentionSource(const std::vector<int64_t> &q,
     extraOperands += " mask %m";
     extraTypes += ", {M}";
     extraParams += ", %m: {M}";
+  }
+  std::string gradResults = "%dq, %dk, %dv",
+              gradTypes = tensorType(q) + ", " + tensorType(k) + ", " +
+                          tensorType(v);
+  if (!bias.empty()) {
+    extraOperands += " bias %bias";
+    extraTypes += ", {B}";
+    extraParams += ", %bias: {B}";
+    gradResults += ", %db";
+    gradTypes += ", " + tensorType(bias);
   }
   if (dropout > 0) {
     extraOperands += " key %key";
@@ -298,11 +310,11 @@ func.func @fwd({P}) -> {O} {
   %o, %lse = tg.attention {OPS}{ATTRS} : ({TYPES}) -> ({O}, {L})
   return %o : {O}
 }
-func.func @bwd({P}, %w: {O}) -> ({Q}, {K}, {V}) {
+func.func @bwd({P}, %w: {O}) -> ({GT}) {
   %o, %lse = tg.attention {OPS}{ATTRS} : ({TYPES}) -> ({O}, {L})
-  %dq, %dk, %dv = tg.attention_grad %w, {GOPS}{ATTRS}
-      : ({O}, {Q}, {K}, {V}, {O}, {L}{GTYPES}) -> ({Q}, {K}, {V})
-  return %dq, %dk, %dv : {Q}, {K}, {V}
+  {GR} = tg.attention_grad %w, {GOPS}{ATTRS}
+      : ({O}, {Q}, {K}, {V}, {O}, {L}{GTYPES}) -> ({GT})
+  return {GR} : {GT}
 }
 )mlir",
                     {{"P", "%q: {Q}, %k: {K}, %v: {V}" + extraParams},
@@ -315,6 +327,9 @@ func.func @bwd({P}, %w: {O}) -> ({Q}, {K}, {V}) {
                      {"K", tensorType(k)},
                      {"V", tensorType(v)},
                      {"M", tensorType({q[0], k[2]})},
+                     {"B", bias.empty() ? "" : tensorType(bias)},
+                     {"GR", gradResults},
+                     {"GT", gradTypes},
                      {"O", tensorType(out)},
                      {"L", tensorType({q[0], q[1], q[2]})}});
 }
@@ -352,6 +367,43 @@ TEST(Gradient, Attention) {
       args.push_back(HostTensor::i32({2}, {77, 3}));
     checkGradients(attentionSource(q, k, v, c.mask, c.causal, c.dropout), args,
                    {0, 1, 2}, rng);
+  }
+}
+
+// A score bias: per (batch, head), shared by the batch (relative positions)
+// or by every head ([Sq, Sk]), with the masks and dropout; its gradient is
+// summed over what it is broadcast along.
+TEST(Gradient, AttentionScoreBias) {
+  struct BiasCase {
+    const char *name;
+    bool perBatch, perHead, mask, causal;
+    float dropout;
+  };
+  const BiasCase cases[] = {{"full", true, true, false, false, 0.0f},
+                            {"per head", false, true, true, false, 0.25f},
+                            {"shared, causal", false, false, false, true, 0.0f},
+                            {"per batch", true, false, true, true, 0.25f}};
+  Random rng(19);
+  for (const BiasCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    int64_t b = 2, h = rng.index(2, 3), sq = rng.index(2, 4),
+            sk = c.causal ? sq : rng.index(2, 5), dk = rng.index(2, 4),
+            dv = rng.index(2, 4);
+    std::vector<int64_t> q{b, h, sq, dk}, k{b, h, sk, dk}, v{b, h, sk, dv},
+        bias{c.perBatch ? b : 1, c.perHead ? h : 1, sq, sk};
+    std::vector<HostTensor> args{rng.tensor(q), rng.tensor(k), rng.tensor(v)};
+    if (c.mask) {
+      HostTensor m({b, sk});
+      m[sk - 1] = -1e9; // batch row 0's last key is padding
+      args.push_back(m);
+    }
+    args.push_back(rng.tensor(bias, -2, 2));
+    size_t biasArg = args.size() - 1;
+    if (c.dropout > 0)
+      args.push_back(HostTensor::i32({2}, {77, 3}));
+    checkGradients(
+        attentionSource(q, k, v, c.mask, c.causal, c.dropout, bias), args,
+        {0, 1, 2, biasArg}, rng);
   }
 }
 

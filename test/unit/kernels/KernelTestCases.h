@@ -178,6 +178,10 @@ struct ResidualNormInputs {
 
 //===--- Attention --------------------------------------------------------===//
 
+/// An additive score bias: none, one per (batch, head), one per head
+/// shared by the batch, or one [Sq, Sk] shared by every head.
+enum class ScoreBias { None, Full, PerHead, Shared };
+
 struct AttentionCase {
   const char *name;
   int64_t batch, heads, queries, keys, keyDim, valueDim;
@@ -185,6 +189,7 @@ struct AttentionCase {
   float rate;
   /// The decoder's step: query i sits at key position causalOffset + i.
   int64_t causalOffset = 0;
+  ScoreBias bias = ScoreBias::None;
 };
 
 /// Queries 37: two full blocks of 16 and a partial one; keys 150: full key
@@ -196,13 +201,22 @@ inline constexpr AttentionCase kAttentionCases[] = {
     {"cross masked dropout", 2, 3, 37, 150, 24, 20, true, false, 0.1f},
     {"self causal masked dropout", 2, 2, 150, 150, 16, 16, true, true, 0.1f},
     {"causal unmasked", 1, 2, 37, 53, 8, 12, false, true, 0.0f},
+    {"cross masked dropout, bias per head", 2, 3, 37, 150, 24, 20, true,
+     false, 0.1f, 0, ScoreBias::PerHead},
+    {"self causal, shared bias", 2, 2, 150, 150, 16, 16, false, true, 0.0f, 0,
+     ScoreBias::Shared},
+    {"cross, full bias", 2, 2, 37, 53, 8, 12, false, false, 0.0f, 0,
+     ScoreBias::Full},
 };
 
-/// Random q, k, v, mask and output gradient of one case, and the CPU
-/// kernels' configuration (its mask points into `mask`: not copyable).
+/// Random q, k, v, mask, score bias and output gradient of one case, and
+/// the CPU kernels' configuration (its mask and bias point into `mask` and
+/// `bias`: not copyable).
 struct AttentionProblem {
   runtime::AttentionShape shape;
-  std::vector<float> q, k, v, mask, grad;
+  /// [B or 1, H or 1, Sq, Sk]; empty without a bias.
+  std::vector<int64_t> biasShape;
+  std::vector<float> q, k, v, mask, bias, grad;
   runtime::AttentionConfig cpuConfig;
 
   explicit AttentionProblem(const AttentionCase &c)
@@ -215,6 +229,17 @@ struct AttentionProblem {
         mask(maskOf(c)),
         grad(uniform(c.batch * c.heads * c.queries * c.valueDim, 34)) {
     cpuConfig.mask = c.mask ? mask.data() : nullptr;
+    if (c.bias != ScoreBias::None) {
+      bool perBatch = c.bias == ScoreBias::Full,
+           perHead = c.bias != ScoreBias::Shared;
+      biasShape = {perBatch ? c.batch : 1, perHead ? c.heads : 1, c.queries,
+                   c.keys};
+      bias = uniform(biasSize(), 36, -2.0f, 2.0f);
+      cpuConfig.bias = bias.data();
+      cpuConfig.biasHeadStride = perHead ? c.queries * c.keys : 0;
+      cpuConfig.biasBatchStride =
+          perBatch ? biasShape[1] * c.queries * c.keys : 0;
+    }
     cpuConfig.causal = c.causal;
     cpuConfig.causalOffset = c.causalOffset;
     cpuConfig.scale = scale();
@@ -228,6 +253,12 @@ struct AttentionProblem {
   }
   /// Query rows: [batch, heads, queries].
   int64_t rows() const { return shape.batch * shape.heads * shape.queries; }
+  int64_t biasSize() const {
+    int64_t size = 1;
+    for (int64_t d : biasShape)
+      size *= d;
+    return biasShape.empty() ? 0 : size;
+  }
 
 private:
   /// About one key in five padded, never key 0: every row keeps an

@@ -250,6 +250,38 @@ TEST(DecoderPass, LearnedPositionsSlicedToTheLength) {
   expectStepsMatchPredict(*module, t);
 }
 
+/// A table of positions built from constants (iota along the time axis,
+/// scaled): @decode_step builds the table and gathers its row at the step's
+/// position; a splat beside it is rebuilt with one position.
+TEST(DecoderPass, ConstantPositionTables) {
+  TestContext t;
+  const char *source = R"mlir(
+    tg.variable @table trainable init(normal, 0.5) : tensor<10x8xf32>
+    func.func @predict(%tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x10xf32> {
+      %e = tg.load @table : tensor<10x8xf32>
+      %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+      %i = tg.constant dense<[[0.0], [0.25], [0.5], [0.75]]> : tensor<4x1xf32>
+      %one = tg.constant dense<1.0> : tensor<4x1xf32>
+      %p = tg.add %i, %one : tensor<4x1xf32>
+      %pb = tg.broadcast %p dims [1, 2] : tensor<4x1xf32> -> tensor<2x4x8xf32>
+      %z = tg.mul %x, %pb : tensor<2x4x8xf32>
+      %l = tg.matmul %z, %e transpose_rhs : tensor<2x4x8xf32>, tensor<10x8xf32> -> tensor<2x4x10xf32>
+      return %l : tensor<2x4x10xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &t.context);
+  ASSERT_TRUE(module) << ::testing::PrintToString(t.messages);
+  PassManager pm(&t.context);
+  pm.addPass(createTgDeriveDecoder());
+  ASSERT_TRUE(succeeded(pm.run(*module))) << ::testing::PrintToString(t.messages);
+  auto step = module->lookupSymbol<func::FuncOp>("decode_step");
+  ASSERT_TRUE(step) << ::testing::PrintToString(t.messages);
+  int gathers = 0;
+  step.walk([&](tg::GatherOp) { ++gathers; });
+  EXPECT_EQ(gathers, 1);
+  expectStepsMatchPredict(*module, t);
+}
+
 /// Rotary embeddings: of the target's embeddings as [B, 1, S, D] (a target
 /// op: its clone turns by the step's position) and of learned positions
 /// cut to the length (recomputed: the table's row turned by the position).

@@ -13,7 +13,7 @@ namespace {
 
 /// A problem's inputs as the reference takes them, and its configuration.
 struct AttentionInputs : AttentionProblem {
-  HostTensor hq, hk, hv, hmask, hgrad;
+  HostTensor hq, hk, hv, hmask, hbias, hgrad;
   reference::AttentionConfig interpConfig;
 
   explicit AttentionInputs(const AttentionCase &c) : AttentionProblem(c) {
@@ -24,6 +24,11 @@ struct AttentionInputs : AttentionProblem {
     hgrad = host(grad, {s.batch, s.heads, s.queries, s.valueDim});
     hmask = host(mask, {s.batch, s.keys});
     interpConfig.mask = c.mask ? &hmask : nullptr;
+    if (!bias.empty()) {
+      hbias = host(bias, biasShape);
+      interpConfig.bias = &hbias;
+      interpConfig.biasGrad = true;
+    }
     interpConfig.causal = c.causal;
     interpConfig.scale = scale();
     interpConfig.dropout = testDropout(c.rate);
@@ -99,10 +104,15 @@ TEST(CpuKernels, AttentionGrad) {
     AttentionForward cpuForward = cpuAttention(in);
     // Outputs start as garbage: the kernel must write every element.
     std::vector<float> dq(in.q.size(), 7.0f), dk(in.k.size(), 7.0f),
-        dv(in.v.size(), 7.0f);
+        dv(in.v.size(), 7.0f), dbias(in.bias.size(), 7.0f);
+    cpu::AttentionConfig config = in.cpuConfig;
+    config.biasGrad = dbias.empty() ? nullptr : dbias.data();
     cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
                        cpuForward.output.data(), cpuForward.lse.data(),
-                       dq.data(), dk.data(), dv.data(), in.shape, in.cpuConfig);
+                       dq.data(), dk.data(), dv.data(), in.shape, config);
+    if (!dbias.empty())
+      expectClose(std::string("attentionGrad bias ") + c.name, dbias,
+                  expected.bias, kAttentionGradTolerance);
     expectClose(std::string("attentionGrad query ") + c.name, dq,
                 expected.query, kAttentionGradTolerance);
     expectClose(std::string("attentionGrad key ") + c.name, dk, expected.key,
