@@ -174,21 +174,29 @@ bool store(llvm::StringRef output, llvm::StringRef entry,
          writeWhole(entry, bytes->getBuffer(), mode, why);
 }
 
-/// Copies `entry` to `output` if its bytes still match the checksum stored
-/// beside it. False with `why` when it cannot be read or written; false
-/// with `damaged` set when it does not match (a disk error, a partial
-/// copy by hand, an edit; or two runs that stored one key at once, whose
-/// programs differ in the temporary source's name: one compile more).
-bool reuse(llvm::StringRef entry, llvm::StringRef output, bool &damaged,
-           std::string &why) {
+/// Copies `entry` to `output` if the description stored beside it is the
+/// key's `description` (the key is its hash: anything else is a forged or
+/// colliding entry) and its bytes still match the checksum stored there.
+/// False with `why` when it cannot be read or written; false with
+/// `damaged` set when it does not match (a disk error, a partial copy by
+/// hand, an edit; or two runs that stored one key at once, whose programs
+/// differ in the temporary source's name: one compile more).
+bool reuse(llvm::StringRef entry, llvm::StringRef output,
+           llvm::StringRef description, bool &damaged, std::string &why) {
   damaged = false;
-  std::unique_ptr<llvm::MemoryBuffer> bytes, description;
+  std::unique_ptr<llvm::MemoryBuffer> bytes, stored;
   llvm::sys::fs::perms mode, ignored;
   if (!readWhole(entry, bytes, mode, why) ||
-      !readWhole((entry + ".txt").str(), description, ignored, why))
+      !readWhole((entry + ".txt").str(), stored, ignored, why))
     return false;
-  llvm::StringRef text = description->getBuffer().rtrim('\n');
-  llvm::StringRef checksum = text.substr(text.rfind('\n') + 1);
+  llvm::StringRef text = stored->getBuffer().rtrim('\n');
+  size_t lastLine = text.rfind('\n') + 1;
+  if (text.substr(0, lastLine) != description) {
+    damaged = true;
+    why = entry.str() + " describes another build than its key's";
+    return false;
+  }
+  llvm::StringRef checksum = text.substr(lastLine);
   if (!checksum.consume_front(kChecksumLine) ||
       checksum != hex128(bytes->getBuffer())) {
     damaged = true;
@@ -273,7 +281,7 @@ int compileWithBuildCache(const CompileCommand &command,
   llvm::sys::path::append(entry, key);
   if (llvm::sys::fs::is_regular_file(entry)) {
     bool damaged;
-    if (reuse(entry, command.output, damaged, why)) {
+    if (reuse(entry, command.output, description, damaged, why)) {
       // Touched: trimBuildCache removes the least recently used first.
       utimensat(AT_FDCWD, entry.c_str(), nullptr, 0);
       if (verbose)

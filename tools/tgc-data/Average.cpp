@@ -3,7 +3,8 @@
 // Checkpoint averaging (the paper averages the last 5 or 20 checkpoints for
 // its results): every tensor of the output is the element-wise mean of the
 // inputs', summed in double. The inputs must be of one model: the same
-// model name, config text and tensors (names, shapes, order).
+// model name, config text and tensors (names, shapes, order), every value
+// finite.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 
 namespace cl = llvm::cl;
@@ -155,6 +157,14 @@ std::string CheckpointSum::add(const Input &input) {
   if (input.namedStep >= 0 && info.step != input.namedStep)
     return input.path + " holds step " + std::to_string(info.step) +
            ", not the step its name says";
+  // One NaN or infinity would make the whole mean's tensor one.
+  for (const OwnedTensor &t : tensors)
+    for (size_t j = 0; j < t.values.size(); ++j)
+      if (!std::isfinite(t.values[j]))
+        return input.path + ": tensor '" + t.name + "' holds " +
+               (std::isnan(t.values[j]) ? "NaN" : "an infinity") +
+               " at element " + std::to_string(j) +
+               ": a non-finite checkpoint cannot be averaged";
   if (count == 0) {
     first = info;
     firstPath = input.path;

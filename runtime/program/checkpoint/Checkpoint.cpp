@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -52,6 +53,26 @@ std::string shapeText(const auto &shape) {
   for (int i = 0; i < static_cast<int>(shape.size()); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+/// A tg tensor holds at most 2^40 elements (the verifier's bound).
+constexpr uint64_t kMaxTensorElements = uint64_t{1} << 40;
+
+/// Whether `entry`'s shape has elements, at most kMaxTensorElements of them,
+/// its byte count is theirs, and it lies inside `dataBytes` (no sum or
+/// product here can overflow).
+bool sizeIsConsistent(const proto::CheckpointTensor &entry,
+                      uint64_t dataBytes) {
+  uint64_t elements = 1;
+  for (int64_t d : entry.shape()) {
+    // No model has a tensor without elements (the verifier refuses a zero
+    // dimension), and a negative one has no size.
+    if (d <= 0 || static_cast<uint64_t>(d) > kMaxTensorElements / elements)
+      return false;
+    elements *= static_cast<uint64_t>(d);
+  }
+  return entry.bytes() == elements * sizeof(float) &&
+         entry.offset() <= dataBytes && entry.bytes() <= dataBytes - entry.offset();
 }
 
 int64_t elementsOf(const std::vector<int64_t> &shape) {
@@ -431,18 +452,25 @@ std::string CheckpointReader::open() {
     return refuse("it has " + std::to_string(fileBytes) +
                   " bytes, its metadata says " + std::to_string(expected) +
                   (fileBytes < expected ? " (truncated)" : ""));
+  // The structure, not only the checksums: every tensor once, each with
+  // elements, inside the data section and apart from the others (a tensor
+  // listed twice with another missing left the missing one zero).
+  std::set<std::string_view> seen;
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
   for (const proto::CheckpointTensor &entry : metadata_.tensors()) {
-    std::vector<int64_t> shape(entry.shape().begin(), entry.shape().end());
-    // No model has a tensor without elements (the verifier refuses a zero
-    // dimension), and a negative one has no size.
-    bool empty = std::any_of(shape.begin(), shape.end(),
-                             [](int64_t d) { return d <= 0; });
-    if (empty ||
-        entry.bytes() !=
-            static_cast<uint64_t>(elementsOf(shape)) * sizeof(float) ||
-        entry.offset() + entry.bytes() > metadata_.data_bytes())
+    if (entry.name().empty())
+      return refuse("a tensor has no name");
+    if (!seen.insert(entry.name()).second)
+      return refuse("tensor '" + entry.name() + "' is listed twice");
+    if (!sizeIsConsistent(entry, metadata_.data_bytes()))
       return refuse("tensor '" + entry.name() + "' has an inconsistent size");
+    extents.emplace_back(entry.offset(), entry.bytes());
   }
+  std::sort(extents.begin(), extents.end());
+  for (size_t i = 1; i < extents.size(); ++i)
+    if (extents[i - 1].first + extents[i - 1].second > extents[i].first)
+      return refuse("the data of two tensors overlap (a corrupt or forged "
+                    "file)");
   return {};
 }
 
