@@ -82,6 +82,7 @@ def snapshot(path):
 
 # --- fixtures ---------------------------------------------------------------
 GOOD_MLIR = open(os.path.join(root, "test/lit/tgc/Inputs/ffn.mlir")).read()
+ATTENTION = ('func.func @f(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>, %b: {B}) -> tensor<1x2x3x4xf32> { %o, %l = tg.attention %q, %k, %v bias %b {CAUSAL}scale 5.000000e-01 dropout 0.000000e+00 op_id 0 : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, {B}) -> (tensor<1x2x3x4xf32>, tensor<1x2x3xf32>) return %o : tensor<1x2x3x4xf32> }')
 os.mkdir("adir")
 os.mkfifo("afifo")
 write("empty", "")
@@ -107,6 +108,12 @@ mlir = {
     "dropout-opid": "func.func @f(%x: tensor<4xf32>, %k: tensor<2xi32>) -> tensor<4xf32> { %y = tg.dropout %x, %k rate 1.000000e-01 op_id 4294967296 : tensor<4xf32> return %y : tensor<4xf32> }",
     "dropout-rate": "func.func @f(%x: tensor<4xf32>, %k: tensor<2xi32>) -> tensor<4xf32> { %y = tg.dropout %x, %k rate 1.5 op_id 0 : tensor<4xf32> return %y : tensor<4xf32> }",
     "truncated-good": GOOD_MLIR[: len(GOOD_MLIR) // 2],
+    # Score biases of tg.attention: the wrong rank, a head count that is
+    # neither 1 nor H, keys that do not match, an i32 bias.
+    "bias-rank": ATTENTION.replace("{B}", "tensor<3x3xf32>").replace("{CAUSAL}", ""),
+    "bias-heads": ATTENTION.replace("{B}", "tensor<1x3x3x3xf32>").replace("{CAUSAL}", ""),
+    "bias-keys": ATTENTION.replace("{B}", "tensor<1x2x3x5xf32>").replace("{CAUSAL}", "causal "),
+    "bias-i32": ATTENTION.replace("{B}", "tensor<1x2x3x3xi32>").replace("{CAUSAL}", ""),
 }
 for name, text in mlir.items():
     path = write(name + ".mlir", text)
@@ -192,6 +199,12 @@ write("trunc.ckpt", good[: len(good) // 2], "wb")
 flipped = bytearray(good)
 flipped[len(good) // 3] ^= 0x10
 write("flip.ckpt", bytes(flipped), "wb")
+# Checkpoints whose checksums are right but whose structure is not.
+FORGE = os.path.join(root, "test/lit/tgc-data/Inputs/forge_checkpoint.py")
+FORGED = ["nan", "twice", "nameless", "overlap"]
+for mode in FORGED:
+    subprocess.run([sys.executable, FORGE, mode, "good.ckpt", mode + ".ckpt",
+                    os.path.join(root, "runtime/program/checkpoint")], check=True)
 write("ids-bad.src", "5 6 x\n")
 write("ids-neg.src", "5 -6\n")
 write("ids-huge.src", "5 99999999999\n")
@@ -258,6 +271,8 @@ flags = {
     "valid-every without data": ["--valid-every", "1", "--train-source", "ids-ok.src", "--train-target", "ids-ok.src"],
     "vocab garbage": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin"],
 }
+for mode in FORGED:
+    flags["resume forged " + mode] = ["--resume", mode + ".ckpt"]
 for name, extra in flags.items():
     case("program " + name, P + extra)
 # Two runs on one checkpoint: the second is refused while the first holds it.
@@ -285,6 +300,8 @@ data_cases = {
     "average fifo": ["average", "good.ckpt", "afifo", "-o", "avg.ckpt"],
     "sample negative": ["sample", "--pairs", "-3", "-o", "s"],
 }
+for mode in FORGED:
+    data_cases["average forged " + mode] = ["average", "good.ckpt", mode + ".ckpt", "-o", "avg.ckpt"]
 for name, extra in data_cases.items():
     case("tgc-data " + name, D + extra)
 
