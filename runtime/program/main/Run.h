@@ -55,6 +55,11 @@ struct Run {
   /// message, on every process.
   bool checkSameParameters(int64_t step);
 
+  /// Before the first step of a data-parallel run: whether every process
+  /// runs the program, data and flags rank 0 does (RunAgreement.cpp). False
+  /// on every process, after each says what differs on it.
+  bool processesAgree();
+
   /// Continues `info`'s run if this one would see the same data; false
   /// after a message.
   bool resume(const CheckpointInfo &info);

@@ -268,7 +268,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   Run run{model, options, *data, memory};
   run.group = group;
   std::optional<ShardedOptimizer> sharded;
-  if (!shareOptimizer(run, sharded) || !startRun(run, argv[0], resumed))
+  if (!shareOptimizer(run, sharded) || !startRun(run, argv[0], resumed) ||
+      !run.processesAgree())
     return 1;
   printRunHeader(run);
 

@@ -1,0 +1,114 @@
+//===- RunAgreement.cpp - the processes of a run agree before step one ---===//
+//
+// `mpirun` starts each process with its own command line, so two of them
+// may be given different programs, data or flags. Processes that disagree
+// on what they run would train different models, or wait for each other in
+// an exchange one of them never makes (different --steps waited out the
+// peer timeout). Before the first step every process compares what must be
+// alike with rank 0's, and the run stops at once, every process saying
+// what differs on it.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/program/main/Run.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tgc::runtime {
+namespace {
+
+/// FNV-1a of `text`: equal only for equal texts (up to collisions).
+uint64_t textHash(const std::string &text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text)
+    hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
+/// One thing the processes must have alike: a number, or a text compared by
+/// its hash (`shown` is what this process says of it when it differs).
+struct Agreed {
+  const char *what;
+  double value;
+  std::string shown;
+  bool isText = false;
+};
+
+std::vector<Agreed> agreedOf(const Run &run) {
+  const TrainOptions &o = run.options;
+  auto number = [](const char *flag, double value) {
+    return Agreed{flag, value, {}};
+  };
+  auto text = [](const char *what, const std::string &value) {
+    return Agreed{what, static_cast<double>(textHash(value) >> 11), value,
+                  true};
+  };
+  return {
+      text("the program (its manifest)",
+           std::string(run.model.name) + "\n" +
+               (run.model.manifest ? run.model.manifest : "")),
+      text("the training data", run.data.describe()),
+      number("the step it starts after (--resume)",
+             static_cast<double>(run.stepsDone)),
+      number("--seed", run.seed),
+      number("--steps", static_cast<double>(o.steps)),
+      number("--update-freq", static_cast<double>(o.updateFreq)),
+      number("--clip-norm", o.clipNorm),
+      number("--log-every", static_cast<double>(o.logEvery)),
+      number("--save-every", static_cast<double>(o.saveEvery)),
+      number("--valid-every", static_cast<double>(o.validEvery)),
+      number("--shard-optimizer", o.shardOptimizer ? 1 : 0),
+  };
+}
+
+std::string formatted(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+} // namespace
+
+bool Run::processesAgree() {
+  if (!group)
+    return true;
+  std::vector<Agreed> mine = agreedOf(*this);
+  std::vector<double> first(mine.size());
+  for (size_t i = 0; i < mine.size(); ++i)
+    first[i] = mine[i].value;
+  group->shareFromFirst(first.data(),
+                        static_cast<int64_t>(first.size() * sizeof(double)));
+  bool agrees = true;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (mine[i].value == first[i])
+      continue;
+    agrees = false;
+    if (mine[i].isText)
+      std::fprintf(stderr,
+                   "error: rank %d of %d: %s differs from rank 0's (here: "
+                   "%s)\n",
+                   group->rank(), group->size(), mine[i].what,
+                   mine[i].shown.substr(0, mine[i].shown.find('\n')).c_str());
+    else
+      std::fprintf(stderr, "error: rank %d of %d: %s is %s here but %s on "
+                           "rank 0\n",
+                   group->rank(), group->size(), mine[i].what,
+                   formatted(mine[i].value).c_str(),
+                   formatted(first[i]).c_str());
+  }
+  uint64_t min = 0, max = 0;
+  group->minMax(agrees ? 1 : 0, min, max);
+  if (min == 1)
+    return true;
+  if (leads())
+    std::fprintf(stderr,
+                 "error: the %d processes of this run were not started alike "
+                 "(above): they must run one program on one data set with "
+                 "the same flags; no process has trained\n",
+                 group->size());
+  return false;
+}
+
+} // namespace tgc::runtime
