@@ -41,15 +41,20 @@ std::vector<Agreed> agreedOf(const Run &run) {
   auto number = [](const char *flag, double value) {
     return Agreed{flag, value, {}};
   };
-  auto text = [](const char *what, const std::string &value) {
-    return Agreed{what, static_cast<double>(textHash(value) >> 11), value,
+  // Compared by `value`, shown as `shown`.
+  auto text = [](const char *what, const std::string &value,
+                 const std::string &shown) {
+    return Agreed{what, static_cast<double>(textHash(value) >> 11), shown,
                   true};
   };
   return {
       text("the program (its manifest)",
-           std::string(run.model.name) + "\n" +
-               (run.model.manifest ? run.model.manifest : "")),
-      text("the training data", run.data.describe()),
+           run.model.manifest ? run.model.manifest : "", run.model.name),
+      // The pairs, not the files' names: each machine has its own paths.
+      text("the training data", run.data.contentFingerprint(),
+           run.data.contentFingerprint() == run.data.describe()
+               ? run.data.describe()
+               : run.data.describe() + ": " + run.data.contentFingerprint()),
       number("the step it starts after (--resume)",
              static_cast<double>(run.stepsDone)),
       number("--seed", run.seed),
@@ -90,7 +95,7 @@ bool Run::processesAgree() {
                    "error: rank %d of %d: %s differs from rank 0's (here: "
                    "%s)\n",
                    group->rank(), group->size(), mine[i].what,
-                   mine[i].shown.substr(0, mine[i].shown.find('\n')).c_str());
+                   mine[i].shown.c_str());
     else
       std::fprintf(stderr, "error: rank %d of %d: %s is %s here but %s on "
                            "rank 0\n",

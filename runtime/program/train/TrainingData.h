@@ -44,6 +44,10 @@ public:
   virtual int64_t validationSize() const = 0;
   /// "task reverse", or the files: what a checkpoint records.
   virtual std::string describe() const = 0;
+  /// What the training pairs are, whatever their files are called: equal
+  /// for equal data (up to hash collisions). The processes of a
+  /// data-parallel run compare it (main/RunAgreement.cpp).
+  virtual std::string contentFingerprint() const { return describe(); }
   /// How sentences read: detokenized text with a vocabulary, else their
   /// tokens ("7 seventeen", "s4 s9", "17 4 230"). False after a message
   /// when the vocabulary's tool failed.
