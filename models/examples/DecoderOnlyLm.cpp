@@ -8,13 +8,10 @@
 // built-in tasks (--task copy|reverse|digits) or token-id files the
 // training program feeds both parts as it feeds any model.
 //
-// Written before the DSL had concat, each layer keeps the two parts as two
-// tensors and computes the attention of a target position over both key
-// sets with one softmax, written out: a source position sees the source
-// up to itself, a target position the whole source and the target up to
-// itself, which is causal self-attention over the concatenated sequence.
-// Positions restart at 0 in the target; a learned segment vector tells the
-// two parts apart.
+// The two parts are embedded (a learned segment vector tells them apart)
+// and concatenated into one sequence; every layer attends over it with the
+// causal mask and the source's padding, which tgc fuses into one attention
+// per layer. The target's positions are sliced out for the loss.
 //
 //   tgc --model-file DecoderOnlyLm.cpp -o train && ./train --task reverse
 //
@@ -47,28 +44,6 @@ std::optional<Config> preset(llvm::StringRef name) {
   return std::nullopt;
 }
 
-/// A LayerNorm's parameters, applied to each part.
-struct LayerNorm {
-  Tensor gamma, beta;
-  Tensor apply(Tensor x) const { return layerNorm(x, gamma, beta, 1e-6); }
-};
-
-/// x + Dropout(FFN(LayerNorm(x))), FFN(x) = max(0, x W1 + b1) W2 + b2.
-struct FeedForward {
-  LayerNorm norm;
-  Tensor w1, b1, w2, b2;
-  Tensor apply(Tensor x, double rate) const {
-    Tensor hidden = relu(matmul(norm.apply(x), w1) + b1);
-    return x + dropout(matmul(hidden, w2) + b2, rate);
-  }
-};
-
-/// One part of the sequence in one layer: its hidden states and, once
-/// projected, its heads' queries, keys and values [B, h, L, d_k].
-struct Part {
-  Tensor hidden, q, k, v;
-};
-
 class DecoderOnlyLm {
 public:
   DecoderOnlyLm(Builder &b, const Config &c) : b(b), c(c) {}
@@ -77,22 +52,31 @@ public:
     Tensor source = b.input("source_ids", {c.batch, c.sourceLength}, DType::I32);
     Tensor targetIn = b.input("target_in_ids", {c.batch, c.targetLength}, DType::I32);
     Tensor targetOut = b.input("target_out_ids", {c.batch, c.targetLength}, DType::I32);
+    const int64_t length = c.sourceLength + c.targetLength;
 
     table = b.param("embedding", {c.vocab, c.dModel},
                     Init::normal(std::pow(double(c.dModel), -0.5)));
-    Tensor sourcePadding = paddingMask(source, /*padId=*/0);
-    Part prompt{embed(source, "source_segment")};
-    Part text{embed(targetIn, "target_segment")};
-    // Every weight of a layer applies to both parts: they are one sequence.
+    Tensor x = concat({embed(source, "source_segment"),
+                       embed(targetIn, "target_segment")},
+                      1);
+    x = dropout(x + positionalEncoding(b, length, c.dModel), c.dropout);
+    // Keys: the source's padding is hidden, the target's needs no mask (a
+    // query sees no later key, and the loss ignores padded positions).
+    Tensor padding = concat({paddingMask(source, /*padId=*/0),
+                             constant(0.0, {c.batch, c.targetLength})},
+                            1);
+    Tensor keyPadding = reshape(padding, {c.batch, 1, 1, length});
+    Tensor causal = reshape(causalMask(b, length), {1, 1, length, length});
     for (int64_t i = 0; i < c.layers; ++i) {
       auto layer = b.scope("layer" + std::to_string(i));
-      selfAttention(prompt, text, sourcePadding);
-      FeedForward ffn = feedForward();
-      prompt.hidden = ffn.apply(prompt.hidden, c.dropout);
-      text.hidden = ffn.apply(text.hidden, c.dropout);
+      x = x + dropout(selfAttention(layerNorm("attention_norm", x), keyPadding,
+                                    causal),
+                      c.dropout);
+      x = x + dropout(feedForward(layerNorm("ffn_norm", x)), c.dropout);
     }
-    Tensor logits = matmul(layerNorm("final_norm").apply(text.hidden), table,
-                           /*transposeB=*/true);
+    Tensor text = slice(layerNorm("final_norm", x), 1, c.sourceLength,
+                        c.targetLength);
+    Tensor logits = matmul(text, table, /*transposeB=*/true);
     LossAndTokens loss =
         crossEntropy(logits, targetOut, c.labelSmoothing, /*ignoreIndex=*/0);
     b.setLoss(loss.loss, loss.tokens);
@@ -101,28 +85,26 @@ public:
   }
 
 private:
-  /// dropout(E[ids] * sqrt(d) + PE + segment)
+  /// E[ids] * sqrt(d) + segment
   Tensor embed(Tensor ids, const char *segmentName) {
     Tensor segment = b.param(segmentName, {c.dModel}, Init::normal(0.02));
-    Tensor scaled = scale(embedding(table, ids), std::sqrt(double(c.dModel)));
-    return dropout(scaled + positionalEncoding(b, ids.dim(1), c.dModel) +
-                       segment,
-                   c.dropout);
+    return scale(embedding(table, ids), std::sqrt(double(c.dModel))) + segment;
   }
 
-  LayerNorm layerNorm(const char *name) {
+  Tensor layerNorm(const char *name, Tensor x) {
     auto scope = b.scope(name);
-    return {b.param("gamma", {c.dModel}, Init::ones()),
-            b.param("beta", {c.dModel}, Init::zeros())};
+    return tgc::layerNorm(x, b.param("gamma", {c.dModel}, Init::ones()),
+                          b.param("beta", {c.dModel}, Init::zeros()), 1e-6);
   }
 
-  FeedForward feedForward() {
+  /// max(0, x W1 + b1) W2 + b2
+  Tensor feedForward(Tensor x) {
     auto scope = b.scope("ffn");
-    return {layerNorm("norm"),
-            b.param("w1", {c.dModel, c.dFF}, Init::xavierUniform()),
-            b.param("b1", {c.dFF}, Init::zeros()),
-            b.param("w2", {c.dFF, c.dModel}, Init::xavierUniform()),
-            b.param("b2", {c.dModel}, Init::zeros())};
+    Tensor hidden =
+        relu(matmul(x, b.param("w1", {c.dModel, c.dFF}, Init::xavierUniform())) +
+             b.param("b1", {c.dFF}, Init::zeros()));
+    return matmul(hidden, b.param("w2", {c.dFF, c.dModel}, Init::xavierUniform())) +
+           b.param("b2", {c.dModel}, Init::zeros());
   }
 
   /// [B, L, d] -> [B, h, L, d / h]
@@ -137,63 +119,18 @@ private:
     return reshape(t, {t.dim(0), t.dim(1), c.dModel});
   }
 
-  /// Q K^T / sqrt(d_k) plus the additive masks over [B, h, Lq, Lk].
-  Tensor scores(const Part &queries, const Part &keys, Tensor keyPadding,
-                bool causal) {
-    Tensor s = scale(matmul(queries.q, keys.k, /*transposeB=*/true),
-                     1.0 / std::sqrt(double(c.dModel / c.heads)));
-    llvm::SmallVector<int64_t> shape(s.shape());
-    if (keyPadding) // [B, Lk] over [B, h, Lq, Lk]
-      s = s + broadcast(keyPadding, shape, {0, 3});
-    if (causal) // [L, L] over [B, h, L, L]
-      s = s + broadcast(causalMask(b, s.dim(2)), shape, {2, 3});
-    return s;
-  }
-
-  /// x + Dropout(Attention(LayerNorm(x)) W^O) for both parts, with one set
-  /// of weights: the sequence's one causal self-attention.
-  void selfAttention(Part &prompt, Part &text, Tensor sourcePadding) {
+  /// softmax(Q K^T / sqrt(d_k) + masks) V W^O over the whole sequence.
+  Tensor selfAttention(Tensor x, Tensor keyPadding, Tensor causal) {
     auto scope = b.scope("self_attn");
     int64_t d = c.dModel;
-    Tensor wq = b.param("w_q", {d, d}, Init::xavierUniform());
-    Tensor wk = b.param("w_k", {d, d}, Init::xavierUniform());
-    Tensor wv = b.param("w_v", {d, d}, Init::xavierUniform());
-    Tensor wo = b.param("w_o", {d, d}, Init::xavierUniform());
-    LayerNorm norm = layerNorm("norm");
-    auto project = [&](Part &part) {
-      Tensor normed = norm.apply(part.hidden);
-      part.q = splitHeads(matmul(normed, wq));
-      part.k = splitHeads(matmul(normed, wk));
-      part.v = splitHeads(matmul(normed, wv));
-    };
-    project(prompt);
-    project(text);
-
-    // Source queries see the source keys up to themselves.
-    Tensor promptHeads = matmul(
-        softmax(scores(prompt, prompt, sourcePadding, /*causal=*/true), -1),
-        prompt.v);
-
-    // Target queries see every source key and the target keys up to
-    // themselves: one softmax over both score blocks, shifted by their
-    // common row maximum max(a, b) = b + relu(a - b) to keep exp finite.
-    Tensor onPrompt = scores(text, prompt, sourcePadding, /*causal=*/false);
-    Tensor onText = scores(text, text, Tensor(), /*causal=*/true);
-    Tensor promptMax = reduceMax(onPrompt, {3}, /*keepDims=*/true);
-    Tensor textMax = reduceMax(onText, {3}, /*keepDims=*/true);
-    Tensor rowMax = textMax + relu(promptMax - textMax);
-    Tensor promptWeights = exp(onPrompt - rowMax);
-    Tensor textWeights = exp(onText - rowMax);
-    Tensor total = reduceSum(promptWeights, {3}, /*keepDims=*/true) +
-                   reduceSum(textWeights, {3}, /*keepDims=*/true);
-    Tensor textHeads = (matmul(promptWeights, prompt.v) +
-                        matmul(textWeights, text.v)) /
-                       total;
-
-    prompt.hidden =
-        prompt.hidden + dropout(matmul(mergeHeads(promptHeads), wo), c.dropout);
-    text.hidden =
-        text.hidden + dropout(matmul(mergeHeads(textHeads), wo), c.dropout);
+    Tensor q = splitHeads(matmul(x, b.param("w_q", {d, d}, Init::xavierUniform())));
+    Tensor k = splitHeads(matmul(x, b.param("w_k", {d, d}, Init::xavierUniform())));
+    Tensor v = splitHeads(matmul(x, b.param("w_v", {d, d}, Init::xavierUniform())));
+    Tensor scores = matmul(q, k, /*transposeB=*/true) /
+                        std::sqrt(double(d / c.heads)) +
+                    keyPadding + causal;
+    Tensor heads = matmul(dropout(softmax(scores, -1), c.dropout), v);
+    return matmul(mergeHeads(heads), b.param("w_o", {d, d}, Init::xavierUniform()));
   }
 
   Builder &b;
