@@ -272,7 +272,12 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   printRunHeader(run);
 
-  if (run.stepsDone < options.steps) {
+  if (run.epochsDone()) {
+    std::printf("the checkpoint is at step %lld, after --max-epochs %lld: "
+                "nothing to train\n",
+                static_cast<long long>(run.stepsDone),
+                static_cast<long long>(options.maxEpochs));
+  } else if (run.stepsDone < options.steps) {
     if (int code = run.train(); code >= 0)
       return code;
   } else {
