@@ -10,9 +10,11 @@ line gives way to a validation line. The bytes are replayed on a small
 terminal model (carriage return, line feed, erase to the end of the line):
 each line of the final screen must be a whole log, validation or checkpoint
 line, none glued to another or left with a status line's leftovers, and
-every log line written must still be there. Every carriage return that
-does not end a line must come with the erase code, and the status line must
-have been drawn and replaced by a validation line.
+every log line written must still be there. Every carriage return that does
+not end a line must come with the erase code, and the status line must have
+been drawn and replaced by a validation line. Then a Ctrl-C typed on the
+terminal while the status line is drawn must stop a run as it does
+elsewhere (saved, exit 130), its lines whole.
 Prints one summary line; exits 1 with a reason otherwise.
 """
 import os
@@ -38,19 +40,28 @@ def command(name, *flags):
 
 
 # The log's own lines, whole.
-LINES = [
+LOG_LINE = (
     r"step +\d+/\d+  epoch \d+  loss \d+\.\d{4}  ppl +\d+\.\d{3}  gnorm +\d+\.\d{3}"
     r"  lr \d\.\d{3}e[-+]\d\d  tok/s +\d+  pad +\d+\.\d%  elapsed +\d+\.\ds"
-    r"  eta +\d+\.\ds",
+    r"  eta +\d+\.\ds")
+LINES = [
+    LOG_LINE,
     r"valid step \d+: .*",
     r"saved checkpoint \S+ at step \d+",
     r"stopping after step \d+: --max-time reached after .*",
     r"trained \d+ steps in .*",
+    r"interrupted by SIGINT after step \d+; continue with --resume \S+",
     r"transformer-tiny: .*",
     r"\S+ \+ \S+: \d+ pairs.*",
     r"batches: .*",
     r"",
 ]
+
+
+def check_lines(lines, where):
+    for line in lines:
+        if not any(re.fullmatch(p, line) for p in LINES):
+            fail(f"{where} shows the line {line!r}")
 
 
 def plain_run():
@@ -64,9 +75,7 @@ def plain_run():
     if b"\r" in out or b"\x1b" in out:
         fail(f"the piped log has a carriage return or an escape code: {out!r}")
     lines = out.decode().split("\n")
-    for line in lines:
-        if not any(re.fullmatch(p, line) for p in LINES):
-            fail(f"the piped log has the line {line!r}")
+    check_lines(lines, "the piped log")
     for step in (1, 10, 20, 30, 40):
         if not any(re.match(rf"step +{step}/40  epoch ", l) for l in lines):
             fail(f"the piped log has no line for step {step}")
@@ -101,26 +110,41 @@ def screen(data):
     return lines
 
 
-def terminal_run():
-    args = command("terminal", "--steps", "100000000", "--max-time", "0:00:03",
-                   "--log-every", "500", "--valid-every", "1")
-    result = subprocess.run(
+def on_terminal(args, ctrl_c=False):
+    """What `args` writes on a terminal, its exit code and the screen it
+    leaves; with `ctrl_c`, Ctrl-C is typed once a status line is drawn."""
+    process = subprocess.Popen(
         ["script", "-qec", " ".join(shlex.quote(a) for a in args), "/dev/null"],
-        capture_output=True)
-    if result.returncode != 0:
-        fail(f"the terminal run exited {result.returncode}: {result.stdout!r}")
-    data = result.stdout.decode()
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out = b""
+    while ctrl_c and b"steps/s" not in out:
+        chunk = os.read(process.stdout.fileno(), 4096)
+        if not chunk:
+            fail(f"Ctrl-C: the run ended first: {out!r}")
+        out += chunk
+    if ctrl_c:
+        process.stdin.write(b"\x03")
+        process.stdin.flush()
+    rest, _ = process.communicate(timeout=300)
+    data = (out + rest).decode()
     # Carriage returns: a line's end (the terminal's \r\n), or the erase.
     for match in re.finditer(r"\r(?!\n)", data):
         if not data.startswith("\r\x1b[K", match.start()):
             fail(f"a carriage return without erasing: "
                  f"{data[match.start():match.start() + 40]!r}")
     shown = screen(data)
-    for line in shown:
-        if not any(re.fullmatch(p, line) for p in LINES):
-            fail(f"the terminal shows the line {line!r}")
+    check_lines(shown, "the terminal")
+    return process.returncode, data, shown
+
+
+def terminal_run():
+    code, data, shown = on_terminal(command(
+        "terminal", "--steps", "100000000", "--max-time", "0:00:03",
+        "--log-every", "500", "--valid-every", "1"))
+    if code != 0:
+        fail(f"the terminal run exited {code}: {data!r}")
     written = len(re.findall(r"step +\d+/\d+  epoch \d+  loss ", data))
-    kept = len([l for l in shown if re.fullmatch(LINES[0], l)])
+    kept = len([l for l in shown if re.fullmatch(LOG_LINE, l)])
     if kept != written or kept < 2:
         fail(f"the terminal shows {kept} of the {written} log lines written")
     redraws = len(re.findall(r"\r\x1b\[Kstep +\d+/\d+  epoch \d+  [0-9.]+ "
@@ -132,7 +156,18 @@ def terminal_run():
     return kept, redraws
 
 
+def ctrl_c_run():
+    code, data, shown = on_terminal(
+        command("ctrl-c", "--steps", "100000000", "--log-every", "100000000"),
+        ctrl_c=True)
+    if code != 130:
+        fail(f"Ctrl-C: exit {code}, not 130: {data!r}")
+    if not any(l.startswith("interrupted by SIGINT") for l in shown):
+        fail(f"Ctrl-C: no line says so: {data!r}")
+
+
 plain_run()
 kept, redraws = terminal_run()
+ctrl_c_run()
 print(f"terminal: {kept} log lines kept, status line drawn {redraws} "
-      f"time(s); pipe: plain lines")
+      f"time(s), Ctrl-C saved; pipe: plain lines")
