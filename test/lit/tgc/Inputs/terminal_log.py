@@ -4,9 +4,11 @@ usage: terminal_log.py BINARY WORKDIR TRAIN_SOURCE TRAIN_TARGET
 
 Through a pipe the log is plain lines: no carriage return, no escape code.
 
-On a terminal (script(1) gives the program a pseudo-terminal) a run of 3
+On a terminal (script(1) gives the program a pseudo-terminal) a run of 4
 seconds (--max-time) validates after every step, so that each redrawn status
-line gives way to a validation line. The bytes are replayed on a small
+line gives way to a validation line, and logs about every 1.5 seconds (the
+steps a piped run of 1 second trains, times 1.5), so that the status line is
+drawn between log lines. The bytes are replayed on a small
 terminal model (carriage return, line feed, erase to the end of the line):
 each line of the final screen must be a whole log, validation or checkpoint
 line, none glued to another or left with a status line's leftovers, and
@@ -138,9 +140,17 @@ def on_terminal(args, ctrl_c=False):
 
 
 def terminal_run():
+    flags = ("--steps", "100000000", "--valid-every", "1")
+    timed = subprocess.run(
+        command("timed", *flags, "--max-time", "0:00:01",
+                "--log-every", "100000000"),
+        capture_output=True, text=True)
+    match = re.search(r"trained (\d+) steps", timed.stdout)
+    if timed.returncode != 0 or not match:
+        fail(f"the timed run exited {timed.returncode}: {timed.stderr!r}")
+    every = max(1, int(match.group(1)) * 3 // 2)
     code, data, shown = on_terminal(command(
-        "terminal", "--steps", "100000000", "--max-time", "0:00:03",
-        "--log-every", "500", "--valid-every", "1"))
+        "terminal", *flags, "--max-time", "0:00:04", "--log-every", str(every)))
     if code != 0:
         fail(f"the terminal run exited {code}: {data!r}")
     written = len(re.findall(r"step +\d+/\d+  epoch \d+  loss ", data))
