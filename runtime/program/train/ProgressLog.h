@@ -57,8 +57,8 @@ public:
   /// processes a terminal that its own output may not be).
   void setPlainLines() { terminal = false; }
   /// The limits that may end the run before lastStep, for the ETA: after
-  /// `maxEpochs` passes over the data, or `maxSeconds` from startTime()
-  /// (0: none).
+  /// `epochs` passes over the data, or `seconds` after startTime() (0:
+  /// none).
   void setLimits(int64_t epochs, double seconds) {
     maxEpochs = epochs;
     maxSeconds = seconds;
