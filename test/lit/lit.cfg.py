@@ -42,9 +42,14 @@ if getattr(config, "tgc_have_cuda", False):
 if getattr(config, "tgc_sanitize", False):
     config.available_features.add("sanitizers")
 
+# The terminal test (test/lit/tgc/terminal-log.test) runs a program on a
+# pseudo-terminal with util-linux's script.
+import shutil
+if shutil.which("script"):
+    config.available_features.add("script")
+
 # Data-parallel tests (test/lit/mpi) run 2 processes under mpirun: only with
 # a tgc built with MPI (CMake found it) and mpirun on the PATH.
-import shutil
 if getattr(config, "tgc_have_mpi", False) and shutil.which("mpirun"):
     config.available_features.add("mpi")
 config.substitutions.append(

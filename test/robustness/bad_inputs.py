@@ -225,6 +225,10 @@ flags = {
     "update-freq 0": ["--update-freq", "0"],
     "clip-norm negative": ["--clip-norm", "-2"],
     "clip-norm nan": ["--clip-norm", "nan"],
+    "max-epochs 0": ["--max-epochs", "0"],
+    "max-epochs with a task": ["--max-epochs", "2", "--task", "copy"],
+    "max-time text": ["--max-time", "1h30"],
+    "max-time minutes 60": ["--max-time", "1:60"],
     "alpha negative": ["--alpha", "-1"],
     "beam 0": ["--beam", "0"],
     "task unknown": ["--task", "sing"],
@@ -492,6 +496,7 @@ for steps, every in [("1", "0"), ("3", "1")]:
 for flag, value in [("--update-freq", "1000000000"),
                     ("--update-freq", "9223372036854775807"),
                     ("--update-freq", "4097"),
+                    ("--max-epochs", "9223372036854775807"),
                     ("--beam", "1000000000"),
                     ("--samples", "9223372036854775807"),
                     ("--eval-sentences", "100000000")]:

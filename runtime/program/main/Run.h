@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tgc::runtime {
@@ -65,6 +66,19 @@ struct Run {
   bool resume(const CheckpointInfo &info);
 
   int processes() const { return group ? group->size() : 1; }
+  /// Passes over the training data after `step` (none for a task).
+  std::optional<double> epochsAfter(int64_t step) const {
+    return data.epochsAfter(
+        seed,
+        static_cast<uint64_t>(step * std::max<int64_t>(options.updateFreq, 1)),
+        processes());
+  }
+  /// Whether the run has trained its --max-epochs.
+  bool epochsDone() const {
+    std::optional<double> epochs = epochsAfter(stepsDone);
+    return options.maxEpochs > 0 && epochs &&
+           *epochs >= static_cast<double>(options.maxEpochs);
+  }
   /// Sentences of one update over every process (the largest bucket's).
   int64_t globalBatch() const {
     return model.buckets[model.numBuckets - 1].batchSize * processes() *

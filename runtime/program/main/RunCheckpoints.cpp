@@ -10,6 +10,7 @@
 
 #include "runtime/program/checkpoint/CheckpointHistory.h"
 #include "runtime/program/main/CompiledStepBackend.h"
+#include "runtime/program/train/StatusLine.h"
 
 #include <cstdio>
 #include <vector>
@@ -67,6 +68,8 @@ std::string Run::divergence() {
 Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   if (!leads())
     return Saved::Written; // rank 0 writes the run's checkpoints
+  // What follows (the save's line, a warning) is a line of its own.
+  clearStatusLine();
   if (model.device) {
     model.device->download(memory.state());
     // Garbage must not replace a good checkpoint.

@@ -12,6 +12,7 @@
 #include "runtime/program/decode/Validation.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/StatusLine.h"
 
 #include <cmath>
 #include <cstdio>
@@ -33,6 +34,7 @@ AfterStep Run::validate(int64_t step) {
 AfterStep Run::validateOnFirst(int64_t step) {
   if (!leads())
     return AfterStep::Continue; // rank 0's verdict is shared by the loop
+  clearStatusLine(); // its lines (and any message) are lines of their own
   std::vector<SentencePair> pairs =
       data.heldOut(options.validSentences.value_or(data.validationSize()));
   BeamOptions search{options.validBeam.value_or(1), options.alpha,

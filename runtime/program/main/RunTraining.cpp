@@ -77,22 +77,27 @@ int Run::train() {
   loop.logEvery = options.logEvery;
   loop.updateFreq = options.updateFreq;
   loop.clipNorm = options.clipNorm;
+  if (epochsAfter(0)) {
+    loop.epochs = [this](uint64_t batches) {
+      return *data.epochsAfter(seed, batches, processes());
+    };
+    loop.maxEpochs = options.maxEpochs;
+  }
+  loop.maxSeconds = static_cast<double>(options.maxSeconds);
   loop.lossLog = leads() ? options.lossLog : std::string();
   loop.metrics = metrics.isOpen() ? &metrics : nullptr;
   loop.onLoss = [this](float loss) { runningLoss.add(loss); };
-  loop.afterStep = [this](int64_t step) {
+  loop.afterStep = [this](int64_t step, bool last) {
     stepsDone = step;
-    if ((step % options.logEvery == 0 || step == options.steps) &&
-        !checkSameParameters(step))
+    if ((step % options.logEvery == 0 || last) && !checkSameParameters(step))
       return AfterStep::Fail;
-    if (options.validEvery > 0 &&
-        (step % options.validEvery == 0 || step == options.steps)) {
+    if (options.validEvery > 0 && (step % options.validEvery == 0 || last)) {
       AfterStep next = validate(step);
       if (next != AfterStep::Continue)
         return next;
     }
-    bool periodic = options.saveEvery > 0 &&
-                    step % options.saveEvery == 0 && step != options.steps;
+    bool periodic =
+        options.saveEvery > 0 && step % options.saveEvery == 0 && !last;
     return !periodic || save(step, /*last=*/false) ? AfterStep::Continue
                                                    : AfterStep::Fail;
   };

@@ -21,6 +21,7 @@
 #include "runtime/program/main/Run.h"
 #include "runtime/program/main/ThreadDefaults.h"
 #include "runtime/program/parallel/ShardedOptimizer.h"
+#include "runtime/program/train/Batcher.h"
 #include "runtime/program/train/Interrupt.h"
 #include "runtime/program/train/ModelState.h"
 #include "runtime/program/train/Options.h"
@@ -194,7 +195,39 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
   return true;
 }
 
-/// The run's first line: the model, data, batch, seed, steps, memory and
+/// "batch 4", or the buckets a corpus is batched into (a task fills the
+/// largest), and --update-freq's batches per update.
+std::string describeBatches(const Run &run) {
+  const CompiledModel &model = run.model;
+  std::string text =
+      model.numBuckets > 1 && run.epochsAfter(0)
+          ? "buckets " + describeBuckets(model) + " (batch x source x target)"
+          : "batch " +
+                std::to_string(model.buckets[model.numBuckets - 1].batchSize);
+  if (run.options.updateFreq > 1)
+    text += ", " + std::to_string(run.options.updateFreq) +
+            " batches an update (--update-freq)";
+  return text;
+}
+
+/// "1000 steps", and the limits that may end the run sooner.
+std::string describeLength(const TrainOptions &options) {
+  std::string text = std::to_string(options.steps) + " steps";
+  if (options.maxEpochs > 0)
+    text += " or " + std::to_string(options.maxEpochs) +
+            (options.maxEpochs == 1 ? " epoch" : " epochs");
+  if (options.maxSeconds > 0) {
+    char time[48];
+    std::snprintf(time, sizeof time, " or %lld:%02lld:%02lld of training",
+                  static_cast<long long>(options.maxSeconds / 3600),
+                  static_cast<long long>(options.maxSeconds / 60 % 60),
+                  static_cast<long long>(options.maxSeconds % 60));
+    text += time;
+  }
+  return text;
+}
+
+/// The run's first line: the model, data, batches, seed, length, memory and
 /// threads (and processes).
 void printRunHeader(const Run &run) {
   const CompiledModel &model = run.model;
@@ -207,12 +240,11 @@ void printRunHeader(const Run &run) {
                std::to_string(run.globalBatch() /
                               std::max<int64_t>(options.updateFreq, 1)) +
                ")";
-  std::printf("%s: %s, batch %lld, seed %u, %lld steps; state %.2f MiB, "
-              "arena %lld bytes (%.2f MiB)%s%s\n",
+  std::printf("%s: %s, %s, seed %u, %s; state %.2f MiB, arena %lld bytes "
+              "(%.2f MiB)%s%s\n",
               model.name, run.data.describe().c_str(),
-              static_cast<long long>(model.buckets[model.numBuckets - 1].batchSize),
-              run.seed,
-              static_cast<long long>(options.steps),
+              describeBatches(run).c_str(), run.seed,
+              describeLength(options).c_str(),
               model.stateFloats * 4.0 / (1 << 20),
               static_cast<long long>(model.arenaBytes),
               model.arenaBytes / double(1 << 20), threads.empty() ? "" : "; ",
@@ -273,7 +305,12 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   printRunHeader(run);
 
-  if (run.stepsDone < options.steps) {
+  if (run.epochsDone()) {
+    std::printf("the checkpoint is at step %lld, after --max-epochs %lld: "
+                "nothing to train\n",
+                static_cast<long long>(run.stepsDone),
+                static_cast<long long>(options.maxEpochs));
+  } else if (run.stepsDone < options.steps) {
     if (int code = run.train(); code >= 0)
       return code;
   } else {

@@ -123,7 +123,7 @@ const std::vector<PlannedBatch> &Batcher::epochPlan(uint32_t seed,
   return plan;
 }
 
-Batch Batcher::batch(uint32_t seed, uint64_t index) {
+uint64_t Batcher::epochOf(uint32_t seed, uint64_t index) {
   if (seed != planSeed)
     epochStarts.assign(1, 0);
   // Epochs differ in their batch count: find index's by planning them in
@@ -132,11 +132,22 @@ Batch Batcher::batch(uint32_t seed, uint64_t index) {
     uint64_t epoch = epochStarts.size() - 1;
     epochStarts.push_back(epochStarts.back() + epochPlan(seed, epoch).size());
   }
-  uint64_t epoch =
-      std::upper_bound(epochStarts.begin(), epochStarts.end(), index) -
-      epochStarts.begin() - 1;
+  return std::upper_bound(epochStarts.begin(), epochStarts.end(), index) -
+         epochStarts.begin() - 1;
+}
+
+Batch Batcher::batch(uint32_t seed, uint64_t index) {
+  uint64_t epoch = epochOf(seed, index);
   const std::vector<PlannedBatch> &batches = epochPlan(seed, epoch);
   return packPlanned(model, pairs, batches[index - epochStarts[epoch]]);
+}
+
+double Batcher::epochsAfter(uint32_t seed, uint64_t batches) {
+  // The epoch of the next batch, and how far into it `batches` reach.
+  uint64_t epoch = epochOf(seed, batches);
+  return static_cast<double>(epoch) +
+         static_cast<double>(batches - epochStarts[epoch]) /
+             static_cast<double>(epochStarts[epoch + 1] - epochStarts[epoch]);
 }
 
 double Batcher::epochPadding(uint32_t seed) {

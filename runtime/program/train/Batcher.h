@@ -66,11 +66,16 @@ public:
   size_t skipped() const { return pairs.size() - indices.size(); }
   /// Training batch number `index` in the endless sequence of epochs.
   Batch batch(uint32_t seed, uint64_t index);
+  /// Passes over the pairs once the first `batches` batches are drawn: the
+  /// epochs done plus the fraction of the next one.
+  double epochsAfter(uint32_t seed, uint64_t batches);
   /// The padding of the first epoch's batches: padded slots / all slots.
   double epochPadding(uint32_t seed);
 
 private:
   const std::vector<PlannedBatch> &epochPlan(uint32_t seed, uint64_t epoch);
+  /// The epoch that holds batch `index`.
+  uint64_t epochOf(uint32_t seed, uint64_t index);
 
   const CompiledModel &model;
   const PairList &pairs;

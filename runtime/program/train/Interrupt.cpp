@@ -2,6 +2,7 @@
 #include "runtime/program/train/Interrupt.h"
 
 #include "runtime/program/ProcessEnd.h"
+#include "runtime/program/train/StatusLine.h"
 
 #include <atomic>
 #include <csignal>
@@ -87,6 +88,7 @@ const char *signalName(int signal) {
 
 void exitForInterrupt(const char *activity) {
   int signal = interrupt.load() ? interrupt.load() : SIGINT;
+  clearStatusLine();
   std::fflush(stdout);
   std::fprintf(stderr, "interrupted by %s while %s\n", signalName(signal),
                activity);

@@ -31,6 +31,10 @@ const char *kUsage =
     "                        held-out token-id files for the accuracy\n"
     "training:\n"
     "  --steps N             train until step N (default 1000)\n"
+    "  --max-epochs N        or stop after N passes over the --train-data or\n"
+    "                        --train-source pairs, if sooner\n"
+    "  --max-time T          or stop after T of training (H:MM, H:MM:SS or\n"
+    "                        minutes), if sooner; saved as at the end\n"
     "  --seed S              parameters, data order, dropout (default 1)\n"
     "  --log-every K         a log line every K steps (default 100)\n"
     "  --loss-log F          each step's loss and token count to F\n"
@@ -126,6 +130,54 @@ bool parseNonNegative(std::string_view flag, std::string_view text,
   return true;
 }
 
+/// `text` as a number when it is 1 to 9 decimal digits (no sign, no
+/// overflow).
+bool parseDigits(std::string_view text, int64_t &out) {
+  if (text.empty() || text.size() > 9)
+    return false;
+  out = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    out = out * 10 + (c - '0');
+  }
+  return true;
+}
+
+/// --max-time: H:MM, H:MM:SS or plain minutes, as seconds (1s to
+/// kMaxTimeHours).
+bool parseDuration(std::string_view flag, std::string_view text,
+                   int64_t &seconds) {
+  int64_t hours = 0, minutes = 0, secs = 0;
+  bool ok;
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    ok = parseDigits(text, minutes);
+  } else {
+    std::string_view mm = text.substr(colon + 1), ss;
+    size_t second = mm.find(':');
+    if (second != std::string_view::npos) {
+      ss = mm.substr(second + 1);
+      mm = mm.substr(0, second);
+    }
+    auto belowSixty = [](std::string_view field, int64_t &value) {
+      return field.size() == 2 && parseDigits(field, value) && value < 60;
+    };
+    ok = parseDigits(text.substr(0, colon), hours) && belowSixty(mm, minutes) &&
+         (second == std::string_view::npos || belowSixty(ss, secs));
+  }
+  seconds = hours * 3600 + minutes * 60 + secs;
+  if (ok && seconds > 0 && seconds <= kMaxTimeHours * 3600)
+    return true;
+  std::fprintf(stderr,
+               "error: %.*s needs H:MM, H:MM:SS or minutes, above 0 and at "
+               "most %lld:00, not '%.*s'\n",
+               static_cast<int>(flag.size()), flag.data(),
+               static_cast<long long>(kMaxTimeHours),
+               static_cast<int>(text.size()), text.data());
+  return false;
+}
+
 /// Applies one known flag; false (with a message) when `value` is bad.
 bool applyFlag(std::string_view flag, std::string_view value,
                               TrainOptions &o) {
@@ -148,6 +200,10 @@ bool applyFlag(std::string_view flag, std::string_view value,
   }
   if (flag == "--steps")
     return parseNumber(flag, value, o.steps, int64_t{1});
+  if (flag == "--max-epochs")
+    return parseNumber(flag, value, o.maxEpochs, int64_t{1}, kMaxEpochs);
+  if (flag == "--max-time")
+    return parseDuration(flag, value, o.maxSeconds);
   if (flag == "--log-every")
     return parseNumber(flag, value, o.logEvery, int64_t{1});
   if (flag == "--save-every")
@@ -267,6 +323,9 @@ bool checkCombinations(const TrainOptions &o) {
                            o.patience))
     return problem("--valid-sentences, --valid-beam, --best-by and "
                    "--patience shape validation: give --valid-every K");
+  if (o.maxEpochs > 0 && o.trainData.empty() && o.trainSource.empty())
+    return problem("--max-epochs needs --train-data or --train-source (a "
+                   "task's batches have no epochs)");
   if (!o.checkpoint.empty() && o.checkpoint.back() == '/')
     return problem("--checkpoint needs a file name, not a directory");
   return true;
@@ -287,7 +346,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--beam",           "--alpha",           "--search",
       "--decoder",        "--valid-sentences", "--valid-beam",
       "--best-by",        "--patience",        "--metrics",
-      "--keep-last",      "--update-freq",     "--clip-norm"};
+      "--keep-last",      "--update-freq",     "--clip-norm",
+      "--max-epochs",     "--max-time"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -41,6 +41,10 @@ struct TrainOptions {
   /// decoder (for comparisons; both give the same tokens).
   bool fullDecoding = false;
   int64_t steps = 1000;
+  /// Also stop after this many passes over a corpus (--max-epochs; 0: none).
+  int64_t maxEpochs = 0;
+  /// Also stop after this many seconds of training (--max-time; 0: none).
+  int64_t maxSeconds = 0;
   /// Unset: 1, or the checkpoint's on --resume.
   std::optional<uint32_t> seed;
   int64_t logEvery = 100;
@@ -86,6 +90,10 @@ struct TrainOptions {
 inline constexpr int64_t kMaxUpdateFreq = 4096;
 inline constexpr int64_t kMaxBeam = 256;
 inline constexpr int64_t kMaxSentences = 1000000;
+/// The largest --max-epochs and --max-time (in hours): beyond them a typo,
+/// not a plan.
+inline constexpr int64_t kMaxEpochs = 1000000;
+inline constexpr int64_t kMaxTimeHours = 10000;
 
 /// Parses the flags in kUsage (also `--flag=value`) and `--help`. Returns
 /// false when the program should stop: after printing the help (`exitCode`

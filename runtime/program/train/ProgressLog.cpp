@@ -1,5 +1,7 @@
-//===- ProgressLog.cpp - the training log line ----------------------------===//
+//===- ProgressLog.cpp - the training log ---------------------------------===//
 #include "runtime/program/train/ProgressLog.h"
+
+#include "runtime/program/train/StatusLine.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,27 +13,30 @@ namespace tgc::runtime {
 
 namespace {
 
-double secondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
+double secondsBetween(ProgressLog::Clock::time_point from,
+                      ProgressLog::Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
 }
+
+/// How often the status line is redrawn: often enough to look alive, rarely
+/// enough to cost nothing.
+constexpr std::chrono::seconds kStatusPeriod{1};
 
 } // namespace
 
-void ProgressLog::Totals::add(float loss, float gradNorm, int32_t count,
-                              int64_t pad, int64_t all) {
-  weightedLoss += static_cast<double>(loss) * count;
-  gradNorms += gradNorm;
-  tokens += count;
-  padded += pad;
-  slots += all;
+void ProgressLog::Totals::add(const LoggedUpdate &update) {
+  weightedLoss += static_cast<double>(update.loss) * update.tokens;
+  gradNorms += update.gradNorm;
+  tokens += update.tokens;
+  padded += update.padded;
+  slots += update.slots;
   ++steps;
 }
 
 ProgressLog::ProgressLog(int64_t firstStep, int64_t lastStep, int64_t every)
     : firstStep(firstStep), steps(lastStep), every(every),
-      terminal(isatty(STDOUT_FILENO) != 0),
-      start(std::chrono::steady_clock::now()), intervalStart(start) {}
+      terminal(isatty(STDOUT_FILENO) != 0), start(Clock::now()),
+      intervalStart(start), lastDrawn(start) {}
 
 ProgressLog::~ProgressLog() {
   if (lossLog)
@@ -47,62 +52,111 @@ bool ProgressLog::openLossLog(const std::string &path) {
   return lossLog != nullptr;
 }
 
-bool ProgressLog::record(int64_t step, float loss, float gradNorm, float lr,
-                         int32_t count, int64_t batchPadded,
-                         int64_t batchSlots) {
-  run.add(loss, gradNorm, count, batchPadded, batchSlots);
-  interval.add(loss, gradNorm, count, batchPadded, batchSlots);
+double ProgressLog::eta(const LoggedUpdate &update, double elapsed) const {
+  double left = static_cast<double>(steps - update.step);
+  // Epochs hold about the same number of steps: the run's so far (from
+  // step 0, which a resumed run's epochs count from too).
+  if (maxEpochs > 0 && update.epochs > 0)
+    left = std::min(left,
+                    std::ceil(static_cast<double>(update.step) *
+                              static_cast<double>(maxEpochs) / update.epochs) -
+                        static_cast<double>(update.step));
+  double seconds = elapsed /
+                   static_cast<double>(std::max<int64_t>(run.steps, 1)) *
+                   std::max(left, 0.0);
+  if (maxSeconds > 0)
+    seconds = std::min(seconds, std::max(maxSeconds - elapsed, 0.0));
+  return seconds;
+}
+
+std::string ProgressLog::position(const LoggedUpdate &update) const {
+  char text[64];
+  int length = std::snprintf(text, sizeof text, "step %6lld/%lld",
+                             static_cast<long long>(update.step),
+                             static_cast<long long>(steps));
+  // The epoch the update trained in: the first ends at 1.0 passes.
+  if (update.epochs >= 0)
+    std::snprintf(
+        text + length, sizeof text - length, "  epoch %lld",
+        static_cast<long long>(std::max(1.0, std::ceil(update.epochs))));
+  return text;
+}
+
+bool ProgressLog::record(const LoggedUpdate &update, Clock::time_point now) {
+  run.add(update);
+  interval.add(update);
   if (lossLog && (std::fprintf(lossLog, "%lld %.9g %d\n",
-                               static_cast<long long>(step), loss, count) < 0 ||
+                               static_cast<long long>(update.step), update.loss,
+                               update.tokens) < 0 ||
                   std::fflush(lossLog) != 0)) {
     std::fprintf(stderr, "error: cannot write %s: %s\n", lossLogPath.c_str(),
                  std::strerror(errno));
     return false;
   }
-  if (step % every != 0 && step != steps && step != firstStep)
-    return true;
-  double elapsed = secondsSince(start);
-  double seconds = secondsSince(intervalStart);
-  double eta = elapsed / static_cast<double>(run.steps) *
-               static_cast<double>(steps - step);
+  if (update.step % every == 0 || update.last || update.step == firstStep)
+    return writeLine(update, now);
+  if (terminal && now - lastDrawn >= kStatusPeriod)
+    drawStatus(update, now);
+  return true;
+}
+
+bool ProgressLog::writeLine(const LoggedUpdate &update, Clock::time_point now) {
+  double elapsed = secondsBetween(start, now);
+  double seconds = secondsBetween(intervalStart, now);
   // A step without target tokens has loss 0: the interval's mean is then
   // that of its steps.
   double meanLoss = interval.tokens > 0
                         ? interval.weightedLoss / interval.tokens
-                        : static_cast<double>(loss);
+                        : static_cast<double>(update.loss);
   double meanGradNorm =
       interval.gradNorms /
       static_cast<double>(std::max<int64_t>(interval.steps, 1));
   double tokensPerSecond = interval.tokens / std::max(seconds, 1e-9);
   double padding = 100.0 * static_cast<double>(interval.padded) /
                    static_cast<double>(std::max<int64_t>(interval.slots, 1));
-  std::printf("%sstep %6lld/%lld  loss %.4f  ppl %8.3f  gnorm %7.3f  lr %.3e"
-              "  tok/s %7.0f  pad %4.1f%%  elapsed %6.1fs  eta %6.1fs%s",
-              terminal ? "\r" : "", static_cast<long long>(step),
-              static_cast<long long>(steps), meanLoss, std::exp(meanLoss),
-              meanGradNorm, lr, tokensPerSecond, padding, elapsed, eta,
-              terminal ? "" : "\n");
+  clearStatusLine();
+  std::printf("%s  loss %.4f  ppl %8.3f  gnorm %7.3f  lr %.3e  tok/s %7.0f"
+              "  pad %4.1f%%  elapsed %6.1fs  eta %6.1fs\n",
+              position(update).c_str(), meanLoss, std::exp(meanLoss),
+              meanGradNorm, update.lr, tokensPerSecond, padding, elapsed,
+              eta(update, elapsed));
   std::fflush(stdout);
   bool written = true;
-  if (metrics)
-    written = metrics->write(MetricsRecord("train", step)
-                                 .add("loss", meanLoss)
-                                 .add("ppl", std::exp(meanLoss))
-                                 .add("grad_norm", meanGradNorm)
-                                 .add("lr", static_cast<double>(lr))
-                                 .add("tokens_per_s", tokensPerSecond)
-                                 .add("pad", padding / 100.0)
-                                 .add("steps", interval.steps)
-                                 .add("elapsed_s", elapsed));
+  if (metrics) {
+    MetricsRecord record("train", update.step);
+    record.add("loss", meanLoss)
+        .add("ppl", std::exp(meanLoss))
+        .add("grad_norm", meanGradNorm)
+        .add("lr", static_cast<double>(update.lr))
+        .add("tokens_per_s", tokensPerSecond)
+        .add("pad", padding / 100.0)
+        .add("steps", interval.steps)
+        .add("elapsed_s", elapsed);
+    if (update.epochs >= 0)
+      record.add("epochs", update.epochs);
+    written = metrics->write(record);
+  }
   interval = Totals();
-  intervalStart = std::chrono::steady_clock::now();
+  intervalStart = lastDrawn = now;
   return written;
 }
 
+void ProgressLog::drawStatus(const LoggedUpdate &update,
+                             Clock::time_point now) {
+  double seconds = std::max(secondsBetween(intervalStart, now), 1e-9);
+  char numbers[128];
+  std::snprintf(numbers, sizeof numbers,
+                "  %.1f steps/s  tok/s %.0f  eta %.1fs",
+                static_cast<double>(interval.steps) / seconds,
+                static_cast<double>(interval.tokens) / seconds,
+                eta(update, secondsBetween(start, now)));
+  drawStatusLine(position(update) + numbers);
+  lastDrawn = now;
+}
+
 void ProgressLog::finish() {
-  double elapsed = secondsSince(start);
-  if (terminal)
-    std::printf("\n");
+  double elapsed = secondsBetween(start, Clock::now());
+  clearStatusLine();
   std::printf("trained %lld steps in %.1fs: %.1f ms/step, %.0f target tok/s\n",
               static_cast<long long>(run.steps), elapsed,
               1000.0 * elapsed /

@@ -103,6 +103,12 @@ public:
   Batch batch(uint32_t seed, uint64_t index) override {
     return batcher.batch(seed, index);
   }
+  // A global batch is `processes` of the corpus's (share).
+  std::optional<double> epochsAfter(uint32_t seed, uint64_t batches,
+                                    int processes) override {
+    return batcher.epochsAfter(seed,
+                               batches * static_cast<uint64_t>(processes));
+  }
   std::vector<SentencePair> heldOut(int64_t count) override {
     count = std::min<int64_t>(count, valid.size());
     return {valid.begin(), valid.begin() + count};

@@ -17,6 +17,7 @@
 #include "runtime/program/train/VocabularyTool.h"
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,15 @@ public:
   virtual Batch share(uint32_t seed, uint64_t index, int rank, int processes) {
     return batch(seed, index * static_cast<uint64_t>(processes) +
                            static_cast<uint64_t>(rank));
+  }
+  /// Passes over the training data once the first `batches` global batches
+  /// of a run of `processes` are drawn (2.5: half of the third); none for a
+  /// task, whose batches are generated without end. A function of the
+  /// seed and the batch count, as the batches are: a resumed run continues
+  /// its epochs.
+  virtual std::optional<double> epochsAfter(uint32_t seed, uint64_t batches,
+                                            int processes) {
+    return std::nullopt;
   }
   /// Up to `count` held-out pairs, the same in every run.
   virtual std::vector<SentencePair> heldOut(int64_t count) = 0;

@@ -6,6 +6,7 @@
 #include "runtime/program/train/ProgressLog.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -33,6 +34,23 @@ int32_t phaseOf(int64_t k, int64_t n) {
                      : kAccumulateUpdate;
 }
 
+/// What ends the run after a step, if anything.
+enum class Limit { None, Steps, Epochs, Time };
+
+/// Prints why a limit ended the run before its last step.
+void reportLimit(Limit limit, const TrainingLoop &loop, int64_t step,
+                 double elapsed) {
+  if (limit == Limit::Epochs)
+    std::printf("stopping after step %lld: %lld epoch%s done (--max-epochs)\n",
+                static_cast<long long>(step),
+                static_cast<long long>(loop.maxEpochs),
+                loop.maxEpochs == 1 ? "" : "s");
+  else
+    std::printf("stopping after step %lld: --max-time reached after %.1fs "
+                "of training\n",
+                static_cast<long long>(step), elapsed);
+}
+
 /// Prints why training stops at a non-finite value.
 void reportNonFinite(const char *what, float value, int64_t step) {
   std::fprintf(stderr,
@@ -49,6 +67,7 @@ int runTrainingLoop(const TrainingLoop &loop) {
   if (!loop.lossLog.empty() && !log.openLossLog(loop.lossLog))
     return 1;
   log.setMetrics(loop.metrics);
+  log.setLimits(loop.epochs ? loop.maxEpochs : 0, loop.maxSeconds);
   installInterruptHandlers();
   ProcessGroup *group = loop.group;
   if (group)
@@ -131,15 +150,22 @@ int runTrainingLoop(const TrainingLoop &loop) {
     };
     if (weighted)
       update.loss = lossPerToken();
+    // The clock, once per step: the log's status line and --max-time.
+    ProgressLog::Clock::time_point now = ProgressLog::Clock::now();
+    double elapsed =
+        std::chrono::duration<double>(now - log.startTime()).count();
+    bool timeUp = loop.maxSeconds > 0 && elapsed >= loop.maxSeconds;
     // A group's totals: the global batch's loss and tokens, its padding,
-    // and whether any process was interrupted.
+    // and whether any process was interrupted or is out of time.
     int agreedSignal = pendingInterrupt();
     if (group) {
-      double totals[5] = {update.lossSum, static_cast<double>(update.tokens),
+      double totals[6] = {update.lossSum,
+                          static_cast<double>(update.tokens),
                           static_cast<double>(update.padded),
                           static_cast<double>(update.slots),
-                          agreedSignal ? 1.0 : 0.0};
-      group->sum(totals, 5, "the update's loss and tokens");
+                          agreedSignal ? 1.0 : 0.0,
+                          timeUp ? 1.0 : 0.0};
+      group->sum(totals, 6, "the update's loss and tokens");
       update.lossSum = totals[0];
       update.tokens = static_cast<int32_t>(totals[1]);
       update.padded = static_cast<int64_t>(totals[2]);
@@ -147,15 +173,32 @@ int runTrainingLoop(const TrainingLoop &loop) {
       update.loss = lossPerToken();
       if (totals[4] > 0 && !agreedSignal)
         agreedSignal = SIGTERM;
+      timeUp = totals[5] > 0;
       if (!std::isfinite(update.loss)) {
         log.finish();
         reportNonFinite("loss", update.loss, step);
         return 1;
       }
     }
-    float lr = static_cast<float>(loop.schedule.learningRate(step));
-    if (!log.record(step, update.loss, update.gradNorm, lr, update.tokens,
-                    update.padded, update.slots))
+    double epochs =
+        loop.epochs ? loop.epochs(static_cast<uint64_t>(step * n)) : -1.0;
+    Limit limit = step == loop.lastStep ? Limit::Steps
+                  : loop.epochs && loop.maxEpochs > 0 &&
+                          epochs >= static_cast<double>(loop.maxEpochs)
+                      ? Limit::Epochs
+                  : timeUp ? Limit::Time
+                           : Limit::None;
+    LoggedUpdate logged;
+    logged.step = step;
+    logged.loss = update.loss;
+    logged.gradNorm = update.gradNorm;
+    logged.lr = static_cast<float>(loop.schedule.learningRate(step));
+    logged.tokens = update.tokens;
+    logged.padded = update.padded;
+    logged.slots = update.slots;
+    logged.epochs = epochs;
+    logged.last = limit != Limit::None;
+    if (!log.record(logged, now))
       return 1;
     if (loop.onLoss)
       loop.onLoss(update.loss);
@@ -174,7 +217,8 @@ int runTrainingLoop(const TrainingLoop &loop) {
     };
     if (std::optional<int> code = interrupted(agreedSignal))
       return *code;
-    AfterStep next = loop.afterStep ? loop.afterStep(step) : AfterStep::Continue;
+    AfterStep next = loop.afterStep ? loop.afterStep(step, logged.last)
+                                    : AfterStep::Continue;
     int lateSignal = pendingInterrupt();
     if (group) {
       // Rank 0 validates and saves: its verdict is everyone's, and so is
@@ -195,6 +239,11 @@ int runTrainingLoop(const TrainingLoop &loop) {
       return *code;
     if (next == AfterStep::Stop)
       break;
+    if (limit == Limit::Epochs || limit == Limit::Time) {
+      if (!group || group->rank() == 0)
+        reportLimit(limit, loop, step, elapsed);
+      break;
+    }
   }
   log.finish();
   return 0;

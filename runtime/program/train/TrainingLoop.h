@@ -4,8 +4,8 @@
 // step, main/CompiledStepBackend.h) and `tgc --emit=train --target=interp`
 // (the reference interpreter, codegen/interpreter/InterpreterTrainer.h).
 // What differs is behind StepBackend; the batches, the warmup schedule, the dropout key,
-// the log (ProgressLog.h), Ctrl-C and the hooks for validation and
-// checkpoints are the loop's.
+// the log (ProgressLog.h), the limits (--max-epochs, --max-time), Ctrl-C
+// and the hooks for validation and checkpoints are the loop's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_TRAININGLOOP_H
@@ -98,9 +98,20 @@ struct TrainingLoop {
   /// save: the update's loss per target token (a run watches it, so as not
   /// to save a state that diverged: Divergence.h).
   std::function<void(float loss)> onLoss;
+  /// Passes over the training data once the loop's first `batches` batches
+  /// are done (2.5: half of the third pass); null: data without epochs (a
+  /// task). Shown in the log; --max-epochs goes by it.
+  std::function<double(uint64_t batches)> epochs;
+  /// Stop after the step that completes this many passes (--max-epochs;
+  /// 0: no limit). Needs `epochs`.
+  int64_t maxEpochs = 0;
+  /// Stop after the step that ends this many seconds after the loop began
+  /// (--max-time; 0: no limit). A group stops when any process's time is up.
+  double maxSeconds = 0;
   /// After every step that was not interrupted and whose loss is finite
-  /// (validation, periodic checkpoints, early stopping).
-  std::function<AfterStep(int64_t step)> afterStep;
+  /// (validation, periodic checkpoints, early stopping). `last`: the run
+  /// ends after it (its steps, epochs or time are done).
+  std::function<AfterStep(int64_t step, bool last)> afterStep;
   /// After a step whose loss is NaN or infinite, once the loop has said so:
   /// finds out where it came from, given that step's batch and input
   /// (nothing is saved after such a step).
@@ -111,9 +122,10 @@ struct TrainingLoop {
   std::function<std::string(int64_t step)> onInterrupt;
 };
 
-/// Trains steps firstStep..lastStep. Returns 0 when they all ran or
-/// afterStep stopped early, 1 after an error message (a non-finite loss
-/// included), or 128 + the signal when interrupted.
+/// Trains steps firstStep..lastStep. Returns 0 when they all ran, a limit
+/// (maxEpochs, maxSeconds) ended the run or afterStep stopped early, 1 after
+/// an error message (a non-finite loss included), or 128 + the signal when
+/// interrupted.
 int runTrainingLoop(const TrainingLoop &loop);
 
 } // namespace tgc::runtime

@@ -155,4 +155,27 @@ TEST(Batcher, EpochsCoverTheCorpusBackToBack) {
   EXPECT_EQ(counted, expected);
 }
 
+TEST(Batcher, CountsEpochsByTheBatchesDrawn) {
+  CompiledModel model = bucketModel();
+  Pairs corpus = variedPairs(200);
+  Batcher batcher(model, corpus);
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 0; i < corpus.size(); ++i)
+    if (bucketFor(model, corpus.source(i).size(), corpus.target(i).size()) >= 0)
+      indices.push_back(i);
+  uint64_t epoch0 =
+      planEpoch(model, corpus, indices, 9, 0, batcher.kept()).size();
+  uint64_t epoch1 =
+      planEpoch(model, corpus, indices, 9, 1, batcher.kept()).size();
+  EXPECT_EQ(batcher.epochsAfter(9, 0), 0.0);
+  EXPECT_EQ(batcher.epochsAfter(9, epoch0), 1.0);
+  EXPECT_EQ(batcher.epochsAfter(9, epoch0 + epoch1), 2.0);
+  // Within an epoch: the fraction of its batches; the same whatever was
+  // drawn before (a resumed run counts as the uninterrupted one).
+  batcher.batch(9, epoch0 + epoch1 + 3);
+  EXPECT_DOUBLE_EQ(batcher.epochsAfter(9, epoch0 + 2),
+                   1.0 + 2.0 / static_cast<double>(epoch1));
+  EXPECT_LT(batcher.epochsAfter(9, epoch0 - 1), 1.0);
+}
+
 } // namespace

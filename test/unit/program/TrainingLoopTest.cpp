@@ -18,6 +18,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace tgc::runtime;
@@ -105,13 +106,43 @@ TEST(TrainingLoop, StopsEarlyWhenAfterStepSaysSo) {
   ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}, {1.f, 1}});
   TrainingLoop loop = loopOver(step, 4);
   std::vector<int64_t> seen;
-  loop.afterStep = [&](int64_t s) {
+  loop.afterStep = [&](int64_t s, bool) {
     seen.push_back(s);
     return s == 2 ? AfterStep::Stop : AfterStep::Continue;
   };
   EXPECT_EQ(runTrainingLoop(loop), 0);
   EXPECT_EQ(step.inputs.size(), 2u);
   EXPECT_EQ(seen, (std::vector<int64_t>{1, 2}));
+}
+
+TEST(TrainingLoop, StopsAfterTheStepThatCompletesMaxEpochs) {
+  ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}, {1.f, 1}, {1.f, 1}});
+  TrainingLoop loop = loopOver(step, 5);
+  loop.updateFreq = 2;
+  loop.epochs = [](uint64_t batches) { return batches / 3.0; }; // 3 a pass
+  loop.maxEpochs = 1;
+  std::vector<std::pair<int64_t, bool>> seen;
+  loop.afterStep = [&](int64_t s, bool last) {
+    seen.emplace_back(s, last);
+    return AfterStep::Continue;
+  };
+  EXPECT_EQ(runTrainingLoop(loop), 0);
+  // Step 2 draws batches 2 and 3: the first pass is then done.
+  EXPECT_EQ(seen,
+            (std::vector<std::pair<int64_t, bool>>{{1, false}, {2, true}}));
+}
+
+TEST(TrainingLoop, StopsAfterTheStepThatReachesMaxSeconds) {
+  ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}});
+  TrainingLoop loop = loopOver(step, 3);
+  loop.maxSeconds = 1e-9; // out of time after the first step
+  std::vector<std::pair<int64_t, bool>> seen;
+  loop.afterStep = [&](int64_t s, bool last) {
+    seen.emplace_back(s, last);
+    return AfterStep::Continue;
+  };
+  EXPECT_EQ(runTrainingLoop(loop), 0);
+  EXPECT_EQ(seen, (std::vector<std::pair<int64_t, bool>>{{1, true}}));
 }
 
 TEST(TrainingLoop, ReportsEachUpdatesLossBeforeAfterStep) {
@@ -121,7 +152,7 @@ TEST(TrainingLoop, ReportsEachUpdatesLossBeforeAfterStep) {
   loop.onLoss = [&](float loss) {
     events.push_back("loss " + std::to_string(loss));
   };
-  loop.afterStep = [&](int64_t s) {
+  loop.afterStep = [&](int64_t s, bool) {
     events.push_back("after " + std::to_string(s));
     return AfterStep::Continue;
   };
@@ -138,7 +169,7 @@ TEST(TrainingLoop, ANonFiniteLossEndsTheRunBeforeAfterStep) {
     ScriptedStep step({{1.f, 1}, {bad, 1}, {1.f, 1}});
     TrainingLoop loop = loopOver(step, 3);
     std::vector<int64_t> after, nonFinite;
-    loop.afterStep = [&](int64_t s) {
+    loop.afterStep = [&](int64_t s, bool) {
       after.push_back(s);
       return AfterStep::Continue;
     };
