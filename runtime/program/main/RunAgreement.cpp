@@ -59,6 +59,9 @@ std::vector<Agreed> agreedOf(const Run &run) {
              static_cast<double>(run.stepsDone)),
       number("--seed", run.seed),
       number("--steps", static_cast<double>(o.steps)),
+      // --max-time may differ: the processes stop together when the first
+      // one runs out.
+      number("--max-epochs", static_cast<double>(o.maxEpochs)),
       number("--update-freq", static_cast<double>(o.updateFreq)),
       number("--clip-norm", o.clipNorm),
       number("--log-every", static_cast<double>(o.logEvery)),
