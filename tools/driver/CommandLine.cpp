@@ -28,34 +28,42 @@ namespace cl = llvm::cl;
 namespace tgc {
 namespace {
 
-cl::OptionCategory tgcCategory("tgc options");
+// --help prints the categories sorted by name: the numbers put tgc's own
+// groups first, in the order a user reaches for them, MLIR's last.
+cl::OptionCategory inputCategory("1. Input: the model and what it reads");
+cl::OptionCategory shapeCategory("2. Shapes: the batches it is compiled for");
+cl::OptionCategory compileCategory("3. Compile: precision, target, toolchain");
+cl::OptionCategory outputCategory("4. Output");
+cl::OptionCategory diagnosticsCategory("5. Diagnostics");
+cl::OptionCategory interpreterCategory(
+    "6. Interpreter runs (--target=interp): training with tgc itself");
 cl::OptionCategory mlirCategory(
-    "MLIR options (IR printing, pass statistics, timing, diagnostics)");
+    "8. MLIR options (IR printing, pass statistics, timing, diagnostics)");
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("[<input .mlir | .tgpb | .pbtxt>]"),
-                                   cl::init(""), cl::cat(tgcCategory));
+                                   cl::init(""), cl::cat(inputCategory));
 
 cl::opt<std::string> modelName(
     "model", cl::desc("Build a registered model instead of reading a file"),
-    cl::value_desc("name"), cl::cat(tgcCategory));
+    cl::value_desc("name"), cl::cat(inputCategory));
 
 cl::opt<std::string> modelFile(
     "model-file",
     cl::desc("Compile a model file (C++ DSL, one file) with the host compiler "
              "and build the model it registers with TGC_REGISTER_MODEL "
              "(--model picks one when it registers several)"),
-    cl::value_desc("file.cpp"), cl::cat(tgcCategory));
+    cl::value_desc("file.cpp"), cl::cat(inputCategory));
 
 cl::opt<std::string> presetName("preset",
                                 cl::desc("The model's preset (default: the "
                                          "model's own, e.g. base)"),
-                                cl::value_desc("name"), cl::cat(tgcCategory));
+                                cl::value_desc("name"), cl::cat(inputCategory));
 
 cl::opt<std::string> configFile(
     "config",
     cl::desc("Protobuf text file overriding the preset's fields"),
-    cl::value_desc("file.pbtxt"), cl::cat(tgcCategory));
+    cl::value_desc("file.pbtxt"), cl::cat(inputCategory));
 
 cl::opt<std::string> bucketList(
     "buckets",
@@ -63,32 +71,32 @@ cl::opt<std::string> bucketList(
              "and arena: comma-separated BATCHxSOURCExTARGET, or "
              "SOURCExTARGET with the batch from --max-tokens (default: the "
              "config's one shape, or buckets fitted to --corpus)"),
-    cl::value_desc("list"), cl::cat(tgcCategory));
+    cl::value_desc("list"), cl::cat(shapeCategory));
 
 cl::opt<int64_t> maxTokens(
     "max-tokens",
     cl::desc("Token budget of one batch: a bucket's batch is this divided "
              "by its longer length"),
-    cl::init(0), cl::cat(tgcCategory));
+    cl::init(0), cl::cat(shapeCategory));
 
 cl::opt<std::string> corpusFile(
     "corpus",
     cl::desc("A training corpus written by tgc-data encode: the vocabulary "
              "(size and hash) comes from it and, without --buckets, "
              "--bucket-count buckets fitted to its lengths"),
-    cl::value_desc("file.tok"), cl::cat(tgcCategory));
+    cl::value_desc("file.tok"), cl::cat(shapeCategory));
 
 cl::opt<int> bucketCount("bucket-count",
                          cl::desc("Buckets to fit to --corpus (default 6)"),
-                         cl::init(6), cl::cat(tgcCategory));
+                         cl::init(6), cl::cat(shapeCategory));
 
 cl::opt<bool> listModels("list-models",
                          cl::desc("List the registered models and presets"),
-                         cl::cat(tgcCategory));
+                         cl::cat(inputCategory));
 
 cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                     cl::value_desc("file"), cl::init("-"),
-                                    cl::cat(tgcCategory));
+                                    cl::cat(outputCategory));
 
 cl::opt<EmitStage> emitStage(
     "emit", cl::desc("Stage to write"), cl::init(EmitStage::Binary),
@@ -113,7 +121,7 @@ cl::opt<EmitStage> emitStage(
                clEnumValN(EmitStage::Binary, "binary",
                           "a standalone training program (the default "
                           "with -o; without -o tgc prints --emit=tg)")),
-    cl::cat(tgcCategory));
+    cl::cat(outputCategory));
 
 cl::opt<Target> target(
     "target",
@@ -127,23 +135,23 @@ cl::opt<Target> target(
                clEnumValN(Target::Cuda, "cuda",
                           "an NVIDIA GPU: --emit=cuda writes the .cu, -o "
                           "builds the GPU training program with nvcc")),
-    cl::cat(tgcCategory));
+    cl::cat(compileCategory));
 
 cl::opt<std::string> nvcc(
     "nvcc", cl::desc("CUDA compiler for --target=cuda (default: $TGC_NVCC, "
                      "else nvcc on PATH)"),
-    cl::value_desc("path"), cl::cat(tgcCategory));
+    cl::value_desc("path"), cl::cat(compileCategory));
 
 cl::opt<std::string> cudaArchitectures(
     "cuda-arch",
     cl::desc("GPU architectures of --target=cuda programs, comma-separated "
              "(default 80,90: sm_80 and sm_90)"),
-    cl::init("80,90"), cl::value_desc("list"), cl::cat(tgcCategory));
+    cl::init("80,90"), cl::value_desc("list"), cl::cat(compileCategory));
 
 /// The compile pipeline's options a user sets as flags, bound from their one
 /// declaration (passes/PipelineOptions.h) and stored here while parsing.
 cl::OptionCategory pipelineCategory(
-    "tgc compile pipeline options (tg-compile-pipeline's, as flags)");
+    "7. Compile pipeline options (tg-compile-pipeline's, as flags)");
 CompilePipelineOptions pipelineFlags;
 
 /// The binder of tgc's command line: one flag per option a user may set.
@@ -180,36 +188,36 @@ cl::opt<PrecisionFlag> precision(
                           "bf16 for GPUs and for CPUs with AVX512-BF16 or "
                           "AMX, fp32 (with a note) for other CPUs "
                           "(default)")),
-    cl::cat(tgcCategory));
+    cl::cat(compileCategory));
 
 cl::opt<std::string> taskName("task",
                               cl::desc("Built-in task to train on (--emit=train "
                                        "--target=interp): copy, reverse"),
-                              cl::init("copy"), cl::cat(tgcCategory));
+                              cl::init("copy"), cl::cat(interpreterCategory));
 
 cl::opt<int64_t> steps("steps", cl::desc("Training steps (--target=interp)"),
-                       cl::init(100), cl::cat(tgcCategory));
+                       cl::init(100), cl::cat(interpreterCategory));
 
 cl::opt<int64_t> logEvery("log-every",
                           cl::desc("Log a line every N steps (and the last)"),
-                          cl::init(10), cl::cat(tgcCategory));
+                          cl::init(10), cl::cat(interpreterCategory));
 
 cl::opt<int64_t> updateFreq(
     "update-freq",
     cl::desc("Batches whose gradients make one update (--target=interp; the "
              "training binaries take it too)"),
-    cl::init(1), cl::cat(tgcCategory));
+    cl::init(1), cl::cat(interpreterCategory));
 
 cl::opt<double> clipNorm(
     "clip-norm",
     cl::desc("Scale the gradient to this global norm when above it "
              "(--target=interp; the training binaries take it too); 0: off"),
-    cl::init(0.0), cl::cat(tgcCategory));
+    cl::init(0.0), cl::cat(interpreterCategory));
 
 cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
                                 "(--target=interp)"),
-                       cl::init(1), cl::cat(tgcCategory));
+                       cl::init(1), cl::cat(interpreterCategory));
 
 cl::opt<bool> checkGradientsFlag(
     "check-gradients",
@@ -217,24 +225,24 @@ cl::opt<bool> checkGradientsFlag(
              "central differences on the f64 interpreter (a synthetic batch, "
              "dropout off); prints the worst error per parameter and exits "
              "non-zero above 1e-5. Make the batch small with --buckets"),
-    cl::cat(tgcCategory));
+    cl::cat(diagnosticsCategory));
 
 cl::opt<bool> memoryReport(
     "memory-report",
     cl::desc("Print the planned memory of the training step (weights, "
              "optimizer state, gradients, saved activations, scratch, peak); "
              "with -o, then write the program as usual"),
-    cl::cat(tgcCategory));
+    cl::cat(diagnosticsCategory));
 
 cl::opt<std::string> compiler(
     "cxx", cl::desc("C++ compiler for --emit=binary (default: $TGC_CXX, else "
                     "the compiler tgc was built with)"),
-    cl::value_desc("path"), cl::cat(tgcCategory));
+    cl::value_desc("path"), cl::cat(compileCategory));
 
 cl::opt<bool> keepSource("keep-cpp",
                          cl::desc("--emit=binary: keep the generated C++ as "
                                   "<output>.cpp"),
-                         cl::cat(tgcCategory));
+                         cl::cat(outputCategory));
 
 cl::opt<std::string> buildCache(
     "build-cache",
@@ -242,30 +250,30 @@ cl::opt<std::string> buildCache(
              "directory's tgc-build-cache/ (the only files it removes) and "
              "reuse it when the same source, compiler, flags and libraries "
              "come again (default: $TGC_BUILD_CACHE; empty: no cache)"),
-    cl::value_desc("dir"), cl::cat(tgcCategory));
+    cl::value_desc("dir"), cl::cat(compileCategory));
 
 cl::opt<bool> verbose("v",
                       cl::desc("Print the host compiler's command and what "
                                "the build cache did"),
-                      cl::cat(tgcCategory));
+                      cl::cat(diagnosticsCategory));
 
 cl::opt<std::string> dumpParams(
     "dump-params",
     cl::desc("--target=interp --emit=train: write every variable after "
              "training (raw f32, declaration order)"),
-    cl::value_desc("file"), cl::cat(tgcCategory));
+    cl::value_desc("file"), cl::cat(interpreterCategory));
 
 cl::opt<std::string> lossLog(
     "loss-log",
     cl::desc("--target=interp --emit=train: write 'step loss tokens' per "
              "step"),
-    cl::value_desc("file"), cl::cat(tgcCategory));
+    cl::value_desc("file"), cl::cat(interpreterCategory));
 
 cl::opt<bool> printLocations(
     "locations",
     cl::desc("Print MLIR locations (on by default for --model: they point at "
              "the model's source lines)"),
-    cl::cat(tgcCategory));
+    cl::cat(outputCategory));
 
 /// libLLVM registers hundreds of backend flags; --help shows only tgc's own
 /// and the MLIR ones (--mlir-print-ir-after-all, --mlir-timing, ...).
@@ -273,7 +281,10 @@ void hideUnrelatedOptions() {
   for (auto &entry : cl::getRegisteredOptions())
     if (entry.getKey().starts_with("mlir-"))
       entry.getValue()->addCategory(mlirCategory);
-  cl::HideUnrelatedOptions({&tgcCategory, &pipelineCategory, &mlirCategory});
+  cl::HideUnrelatedOptions({&inputCategory, &shapeCategory, &compileCategory,
+                            &outputCategory, &diagnosticsCategory,
+                            &interpreterCategory, &pipelineCategory,
+                            &mlirCategory});
 }
 
 /// Debian's LLVM compiles pass statistics out; with --mlir-pass-statistics

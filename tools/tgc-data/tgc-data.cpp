@@ -29,6 +29,8 @@
 #include "runtime/data/Vocabulary.h"
 #include "tools/tgc-data/Commands.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -87,6 +89,32 @@ constexpr const char *kOverview =
     "\nText is UTF-8, one sentence a line; a CRLF line ending counts as one.\n"
     "Every error is \"error: ...\" on stderr naming the file, exit status 1.\n";
 
+
+/// The overview --help prints: the whole tool's, or after a command
+/// (`tgc-data bleu --help`) that command's paragraph of kOverview (its
+/// first line starts "  <command>", the next ones are indented 10) and the
+/// rules every command shares.
+std::string overviewFor(int argc, char **argv) {
+  llvm::StringRef all(kOverview);
+  if (argc < 2)
+    return all.str();
+  // The shared rules: the last paragraph.
+  llvm::StringRef command(argv[1]), rules = all.substr(all.rfind("\n\n") + 1);
+  llvm::SmallVector<llvm::StringRef> lines;
+  all.split(lines, '\n');
+  std::string paragraph;
+  for (llvm::StringRef line : lines) {
+    bool first = line.starts_with("  ") && line.size() > 10 &&
+                 line.substr(2, 8).rtrim() == command;
+    if (first || (!paragraph.empty() && line.starts_with("          ")))
+      paragraph += line.substr(10).str() + "\n";
+    else if (!paragraph.empty())
+      break;
+  }
+  if (paragraph.empty())
+    return all.str();
+  return "tgc-data " + command.str() + ": " + paragraph + rules.str();
+}
 
 cl::SubCommand vocabCommand("vocab", "Train a joint BPE vocabulary");
 cl::SubCommand encodeCommand("encode", "Encode a parallel text corpus as .tok");
@@ -412,7 +440,7 @@ int main(int argc, char **argv) {
                               &sampleCommand, &bleuCommand, &curvesCommand,
                               &averageCommand})
     cl::HideUnrelatedOptions(dataCategory, *sub);
-  cl::ParseCommandLineOptions(argc, argv, kOverview);
+  cl::ParseCommandLineOptions(argc, argv, overviewFor(argc, argv));
   if (vocabCommand)
     return runVocab();
   if (encodeCommand)

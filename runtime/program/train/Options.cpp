@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tgc::runtime {
 
@@ -94,7 +95,42 @@ const char *kUsage =
     "                        incremental: the compiled decoder step with "
     "cached\n"
     "                        keys and values (default, where compiled); full:\n"
-    "                        recompute the whole prefix per token\n";
+    "                        recompute the whole prefix per token\n"
+    "fairseq's and Marian's names for the same flags are accepted too:\n"
+    "  --max-update, --after-batches (--steps); --max-epoch, --after-epochs\n"
+    "  (--max-epochs); --log-interval, --disp-freq (--log-every);\n"
+    "  --save-interval-updates, --save-freq (--save-every);\n"
+    "  --keep-interval-updates (--keep-last); --validate-interval-updates,\n"
+    "  --valid-freq (--valid-every); --early-stopping (--patience);\n"
+    "  --optimizer-delay (--update-freq); --beam-size (--beam)\n";
+
+/// Other trainers' names for flags that mean the same here (a length
+/// penalty or a checkpoint directory means something else, so those have
+/// none).
+constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+    {"--max-update", "--steps"},
+    {"--after-batches", "--steps"},
+    {"--max-epoch", "--max-epochs"},
+    {"--after-epochs", "--max-epochs"},
+    {"--log-interval", "--log-every"},
+    {"--disp-freq", "--log-every"},
+    {"--save-interval-updates", "--save-every"},
+    {"--save-freq", "--save-every"},
+    {"--keep-interval-updates", "--keep-last"},
+    {"--validate-interval-updates", "--valid-every"},
+    {"--valid-freq", "--valid-every"},
+    {"--early-stopping", "--patience"},
+    {"--optimizer-delay", "--update-freq"},
+    {"--beam-size", "--beam"},
+};
+
+/// `flag`, or the flag it is another trainer's name for.
+std::string_view canonicalFlag(std::string_view flag) {
+  for (auto [alias, canonical] : kAliases)
+    if (flag == alias)
+      return canonical;
+  return flag;
+}
 
 /// An integer in [minimum, maximum]; `maximum` only where the value sizes
 /// an allocation or an amount of work (Options.h's kMax*).
@@ -381,6 +417,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
+    std::string_view given = arg;
+    arg = canonicalFlag(arg);
     if (std::find(std::begin(kFlags), std::end(kFlags), arg) == std::end(kFlags)) {
       std::fprintf(stderr, "error: unknown flag '%.*s'\n",
                    static_cast<int>(arg.size()), arg.data());
@@ -394,8 +432,13 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       }
       value = argv[++i];
     }
-    if (!applyFlag(arg, value, options))
+    if (!applyFlag(arg, value, options)) {
+      if (given != arg)
+        std::fprintf(stderr, "note: %.*s is %.*s here\n",
+                     static_cast<int>(given.size()), given.data(),
+                     static_cast<int>(arg.size()), arg.data());
       return false;
+    }
   }
   return checkCombinations(options);
 }
