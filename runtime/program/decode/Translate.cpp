@@ -202,9 +202,10 @@ double lengthPenalty(size_t length, double alpha) {
 
 /// One step of one sentence: `logits(j)` gives the next-token logits of
 /// live hypothesis j. `last`: no position follows, so everything ends;
-/// `maxLength`: the most symbols an output can have.
+/// `maxLength`: the most symbols an output can have; the sentence is done
+/// when `wanted` finished hypotheses beat every live prefix.
 void advance(SentenceBeam &sentence, int64_t beam, double alpha,
-             int64_t vocabulary, bool last, int64_t maxLength,
+             int64_t vocabulary, bool last, int64_t maxLength, int64_t wanted,
              const std::function<const float *(int)> &logits) {
   std::vector<Candidate> candidates;
   for (int j = 0; j < static_cast<int>(sentence.live.size()); ++j) {
@@ -252,39 +253,48 @@ void advance(SentenceBeam &sentence, int64_t beam, double alpha,
   if (!sentence.done && !sentence.finished.empty()) {
     double bound = sentence.live.front().score /
                    lengthPenalty(static_cast<size_t>(maxLength) + 1, alpha);
+    int64_t beaten = 0;
     for (const Hypothesis &h : sentence.finished)
       if (h.score / lengthPenalty(h.tokens.size() + 1, alpha) >= bound)
-        sentence.done = true;
+        ++beaten;
+    sentence.done = beaten >= wanted;
   }
 }
 
-/// The finished hypothesis with the best length-normalized score (length
-/// with EOS).
-std::vector<int32_t> best(const SentenceBeam &sentence, double alpha) {
-  const Hypothesis *winner = nullptr;
-  double winnerScore = -std::numeric_limits<double>::infinity();
-  for (const Hypothesis &h : sentence.finished) {
-    double score = h.score / lengthPenalty(h.tokens.size() + 1, alpha);
-    if (!winner || score > winnerScore)
-      winner = &h, winnerScore = score;
-  }
-  return winner ? winner->tokens : std::vector<int32_t>{};
+/// The `n` finished hypotheses with the best length-normalized scores
+/// (length with EOS), best first; ties keep the order they finished in.
+std::vector<ScoredHypothesis> best(const SentenceBeam &sentence, double alpha,
+                                   int64_t n) {
+  std::vector<ScoredHypothesis> ranked;
+  for (const Hypothesis &h : sentence.finished)
+    ranked.push_back({h.tokens, h.score,
+                      h.score / lengthPenalty(h.tokens.size() + 1, alpha)});
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const ScoredHypothesis &a, const ScoredHypothesis &b) {
+                     return a.score > b.score;
+                   });
+  if (static_cast<int64_t>(ranked.size()) > n)
+    ranked.resize(static_cast<size_t>(n));
+  return ranked;
 }
 
 } // namespace
 
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
-                std::span<const SentencePair> pairs, Decoding decoding) {
+                std::span<const SentencePair> pairs, Decoding decoding,
+                int64_t maxRows) {
   std::vector<std::vector<int32_t>> outputs(pairs.size());
   auto groups = groupByBucket(model, pairs.size(),
                               [&](size_t i) { return pairs[i].source; });
   for (const auto &[bucketIndex, members] : groups) {
     const CompiledBucket &bucket = model.buckets[bucketIndex];
-    for (size_t first = 0; first < members.size(); first += bucket.batchSize) {
+    const size_t perCall = static_cast<size_t>(
+        maxRows > 0 ? std::min(maxRows, bucket.batchSize) : bucket.batchSize);
+    for (size_t first = 0; first < members.size(); first += perCall) {
       if (interruptRequested())
         return outputs; // partial: the caller sees pendingInterrupt()
-      size_t rows = std::min<size_t>(bucket.batchSize, members.size() - first);
+      size_t rows = std::min(perCall, members.size() - first);
       RowDecoder decoder(model, bucket, state, arena, decoding);
       for (size_t r = 0; r < rows; ++r)
         decoder.setSource(static_cast<int64_t>(r), pairs[members[first + r]].source);
@@ -325,7 +335,21 @@ std::vector<std::vector<int32_t>>
 translateBeam(const CompiledModel &model, float *state, char *arena,
               std::span<const std::vector<int32_t>> sources,
               const BeamOptions &options, std::string &error) {
-  std::vector<std::vector<int32_t>> outputs(sources.size());
+  std::vector<std::vector<ScoredHypothesis>> lists =
+      translateBeamNBest(model, state, arena, sources, options, 1, error);
+  std::vector<std::vector<int32_t>> outputs(lists.size());
+  for (size_t i = 0; i < lists.size(); ++i)
+    if (!lists[i].empty())
+      outputs[i] = std::move(lists[i].front().tokens);
+  return outputs;
+}
+
+std::vector<std::vector<ScoredHypothesis>>
+translateBeamNBest(const CompiledModel &model, float *state, char *arena,
+                   std::span<const std::vector<int32_t>> sources,
+                   const BeamOptions &options, int64_t nbest,
+                   std::string &error) {
+  std::vector<std::vector<ScoredHypothesis>> outputs(sources.size());
   auto groups = groupByBucket(model, sources.size(),
                               [&](size_t i) -> const std::vector<int32_t> & {
                                 return sources[i];
@@ -342,6 +366,8 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
     }
     // Row s * beam + j holds live hypothesis j of sentence s.
     size_t perCall = static_cast<size_t>(bucket.batchSize / beam);
+    if (options.maxSentences > 0)
+      perCall = std::min(perCall, static_cast<size_t>(options.maxSentences));
     for (size_t first = 0; first < members.size(); first += perCall) {
       if (interruptRequested())
         return outputs;
@@ -371,7 +397,7 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
             continue;
           int64_t base = static_cast<int64_t>(s) * beam;
           advance(sentences[s], beam, options.alpha, model.vocabulary,
-                  t + 1 == bucket.targetLength, bucket.targetLength,
+                  t + 1 == bucket.targetLength, bucket.targetLength, nbest,
                   [&](int j) { return logits + (base + j) * decoder.rowStride(); });
           for (size_t j = 0; j < sentences[s].live.size(); ++j)
             parents[base + j] = base + sentences[s].live[j].parent;
@@ -382,7 +408,7 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
         decoder.reorder(parents);
       }
       for (size_t s = 0; s < count; ++s)
-        outputs[members[first + s]] = best(sentences[s], options.alpha);
+        outputs[members[first + s]] = best(sentences[s], options.alpha, nbest);
     }
   }
   return outputs;

@@ -48,16 +48,39 @@ enum class Decoding {
 
 /// The greedy output (symbols, without EOS) for each pair's source; each
 /// source must fit a bucket.
+/// `maxRows`: at most this many sentences a decoder call (0: the bucket's
+/// batch).
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
                 std::span<const SentencePair> pairs,
-                Decoding decoding = Decoding::Incremental);
+                Decoding decoding = Decoding::Incremental,
+                int64_t maxRows = 0);
 
 struct BeamOptions {
   int64_t beam = 4;
   double alpha = 0.6;
   Decoding decoding = Decoding::Incremental;
+  /// At most this many sentences a decoder call (0: as many as the
+  /// bucket's batch holds, beam rows each).
+  int64_t maxSentences = 0;
 };
+
+/// A finished hypothesis: its symbols (without EOS), the sum of its
+/// tokens' log-probabilities (EOS included) and that over the length
+/// penalty, by which hypotheses rank.
+struct ScoredHypothesis {
+  std::vector<int32_t> tokens;
+  double logProbability = 0, score = 0;
+};
+
+/// The `nbest` best finished hypotheses of each source, best first (fewer
+/// where the search ended with fewer: it stops once `nbest` finished ones
+/// beat every live prefix); nbest <= options.beam.
+std::vector<std::vector<ScoredHypothesis>>
+translateBeamNBest(const CompiledModel &model, float *state, char *arena,
+                   std::span<const std::vector<int32_t>> sources,
+                   const BeamOptions &options, int64_t nbest,
+                   std::string &error);
 
 /// Beam search outputs for `sources` (symbols each, fitting a bucket's
 /// source length). Fails with a message when the beam exceeds a bucket's

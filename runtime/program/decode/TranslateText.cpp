@@ -83,17 +83,23 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   auto start = std::chrono::steady_clock::now();
   Decoding decoding =
       options.fullDecoding ? Decoding::Full : Decoding::Incremental;
-  std::vector<std::vector<int32_t>> outputs;
-  if (options.greedy) {
+  // Each line's hypotheses, best first: one without --nbest. With --nbest
+  // greedy search is beam search of 1 (the same tokens), which scores them.
+  std::vector<std::vector<ScoredHypothesis>> lists;
+  if (options.greedy && !options.nbest) {
     std::vector<SentencePair> pairs;
     for (std::vector<int32_t> &source : sources)
       pairs.push_back({std::move(source), {}});
-    outputs = translateGreedy(model, memory.state(), memory.arena(), pairs,
-                              decoding);
+    for (std::vector<int32_t> &tokens :
+         translateGreedy(model, memory.state(), memory.arena(), pairs,
+                         decoding, options.translateBatch))
+      lists.push_back({ScoredHypothesis{std::move(tokens)}});
   } else {
-    BeamOptions beam{options.beam, options.alpha, decoding};
-    outputs = translateBeam(model, memory.state(), memory.arena(), sources,
-                            beam, error);
+    BeamOptions beam{options.greedy ? 1 : options.beam, options.alpha,
+                     decoding, options.translateBatch};
+    lists = translateBeamNBest(model, memory.state(), memory.arena(), sources,
+                               beam, std::max<int64_t>(options.nbest, 1),
+                               error);
   }
   if (!error.empty()) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
@@ -102,6 +108,10 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
 
+  std::vector<std::vector<int32_t>> outputs;
+  for (std::vector<ScoredHypothesis> &list : lists)
+    for (ScoredHypothesis &h : list)
+      outputs.push_back(h.tokens);
   std::vector<std::string> text;
   if (!vocabulary->decode(outputs, text, error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
@@ -109,11 +119,21 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   }
   int64_t tokens = 0;
   std::string written;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    tokens += static_cast<int64_t>(outputs[i].size());
-    written += text[i];
-    written += '\n';
-  }
+  size_t next = 0;
+  for (size_t line = 0; line < lists.size(); ++line)
+    for (size_t rank = 0; rank < lists[line].size(); ++rank, ++next) {
+      const ScoredHypothesis &h = lists[line][rank];
+      if (rank == 0)
+        tokens += static_cast<int64_t>(h.tokens.size());
+      if (options.nbest) {
+        char scores[96];
+        std::snprintf(scores, sizeof scores, "%zu\t%zu\t%.6f\t%.6f\t", line,
+                      rank, h.logProbability, h.score);
+        written += scores;
+      }
+      written += text[next];
+      written += '\n';
+    }
   if (!options.output.empty()) {
     // Atomic, every write checked: a full disk keeps what was there.
     AtomicFile out(options.output);
@@ -134,10 +154,12 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
                      : "beam " + std::to_string(options.beam) + ", alpha " +
                            std::to_string(options.alpha).substr(0, 4);
   bool incremental = !options.fullDecoding && model.buckets[0].decodeStep;
+  double perLine = lists.empty() ? 0.0 : 1000.0 * seconds / lists.size();
   std::fprintf(stderr,
-               "translated %zu lines (%lld tokens) in %.2fs with %s, %s "
-               "decoder%s\n",
-               outputs.size(), static_cast<long long>(tokens), seconds,
+               "translated %zu lines (%lld tokens) in %.2fs (%.1f ms a line, "
+               "%.0f tokens/s) with %s, %s decoder%s\n",
+               lists.size(), static_cast<long long>(tokens), seconds, perLine,
+               seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0,
                search.c_str(), incremental ? "incremental" : "full-prefix",
                cut ? (", " + std::to_string(cut) + " lines cut").c_str() : "");
   return 0;

@@ -90,6 +90,12 @@ const char *kUsage =
     "  --beam K              beam size (default 4; 1 is greedy)\n"
     "  --alpha A             length penalty ((5+|Y|)/6)^A (default 0.6)\n"
     "  --search beam|greedy  the search (default beam)\n"
+    "  --nbest N             the N best hypotheses of each line (N <= --beam),\n"
+    "                        one a line: LINE<tab>RANK<tab>LOG-PROBABILITY<tab>\n"
+    "                        SCORE<tab>TEXT, LINE and RANK from 0, SCORE the\n"
+    "                        log-probability over the length penalty\n"
+    "  --batch-size N        at most N sentences a decoder call (default: as\n"
+    "                        many as the compiled batch holds)\n"
     "decoding (translation, validation, evaluation):\n"
     "  --decoder incremental|full\n"
     "                        incremental: the compiled decoder step with "
@@ -263,6 +269,11 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return parseNumber(flag, value, o.updateFreq, int64_t{1}, kMaxUpdateFreq);
   if (flag == "--beam")
     return parseNumber(flag, value, o.beam, int64_t{1}, kMaxBeam);
+  if (flag == "--nbest")
+    return parseNumber(flag, value, o.nbest, int64_t{1}, kMaxBeam);
+  if (flag == "--batch-size")
+    return parseNumber(flag, value, o.translateBatch, int64_t{1},
+                       kMaxSentences);
   auto choice = [&](const char *a, const char *b, bool &isB) {
     if (value != a && value != b) {
       std::fprintf(stderr, "error: %.*s needs %s or %s, not '%.*s'\n",
@@ -355,6 +366,11 @@ bool checkCombinations(const TrainOptions &o) {
     return problem("--force-resume goes with --resume");
   if (!o.output.empty() && o.translate.empty())
     return problem("--output goes with --translate");
+  if ((o.nbest || o.translateBatch) && o.translate.empty())
+    return problem("--nbest and --batch-size go with --translate");
+  if (o.nbest > (o.greedy ? 1 : o.beam))
+    return problem("--nbest cannot exceed --beam (the hypotheses the search "
+                   "keeps; greedy search keeps 1)");
   if (o.validEvery == 0 && (o.validSentences || o.validBeam || o.bestBy ||
                            o.patience))
     return problem("--valid-sentences, --valid-beam, --best-by and "
@@ -383,7 +399,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--decoder",        "--valid-sentences", "--valid-beam",
       "--best-by",        "--patience",        "--metrics",
       "--keep-last",      "--update-freq",     "--clip-norm",
-      "--max-epochs",     "--max-time"};
+      "--max-epochs",     "--max-time",        "--nbest",
+      "--batch-size"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

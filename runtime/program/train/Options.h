@@ -34,6 +34,12 @@ struct TrainOptions {
   /// Translation mode: the text to translate ("-": stdin) and where to.
   std::string translate, output;
   int64_t beam = 4;
+  /// --translate: the best N hypotheses of each line, with their scores
+  /// (0: the best one's text only).
+  int64_t nbest = 0;
+  /// --translate: at most this many sentences a decoder call (0: as many
+  /// as the compiled batch holds).
+  int64_t translateBatch = 0;
   double alpha = 0.6;
   /// --translate with greedy search instead of beam search.
   bool greedy = false;
