@@ -274,6 +274,13 @@ flags = {
     "train-data directory": ["--train-data", "adir"],
     "valid-every without data": ["--valid-every", "1", "--train-source", "ids-ok.src", "--train-target", "ids-ok.src"],
     "vocab garbage": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin"],
+    "nbest 0": ["--nbest", "0"],
+    "nbest without translate": ["--nbest", "2"],
+    "nbest over beam": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin", "--beam", "2", "--nbest", "3"],
+    "nbest huge": ["--nbest", "99999999999"],
+    "batch-size 0": ["--batch-size", "0"],
+    "batch-size text": ["--batch-size", "four"],
+    "alias bad value": ["--max-update", "-3"],
 }
 for mode in FORGED:
     flags["resume forged " + mode] = ["--resume", mode + ".ckpt"]
