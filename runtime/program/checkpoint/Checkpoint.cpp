@@ -311,6 +311,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_manifest(info.manifest);
   metadata.set_processes(info.processes);
   metadata.set_global_batch(info.globalBatch);
+  metadata.set_schedule(info.schedule);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -499,6 +500,7 @@ CheckpointInfo CheckpointReader::info() const {
   info.manifest = metadata_.manifest();
   info.processes = metadata_.processes();
   info.globalBatch = metadata_.global_batch();
+  info.schedule = metadata_.schedule();
   return info;
 }
 

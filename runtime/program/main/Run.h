@@ -66,6 +66,14 @@ struct Run {
   bool resume(const CheckpointInfo &info);
 
   int processes() const { return group ? group->size() : 1; }
+  /// The model's learning-rate schedule with this run's --lr-scheduler,
+  /// --lr, --lr-factor, --warmup and --min-lr, decaying to --steps.
+  WarmupSchedule learningRates() const;
+  /// Whether a flag changed the model's schedule.
+  bool ownSchedule() const {
+    return options.lrScheduler || options.lr || options.lrFactor ||
+           options.warmup || options.minLr;
+  }
   /// Passes over the training data after `step` (none for a task).
   std::optional<double> epochsAfter(int64_t step) const {
     return data.epochsAfter(

@@ -62,6 +62,11 @@ std::vector<Agreed> agreedOf(const Run &run) {
       // --max-time may differ: the processes stop together when the first
       // one runs out.
       number("--max-epochs", static_cast<double>(o.maxEpochs)),
+      number("the learning-rate schedule (--lr-scheduler)",
+             static_cast<double>(run.learningRates().kind)),
+      number("the peak learning rate (--lr)", run.learningRates().peakRate()),
+      number("--warmup", static_cast<double>(run.learningRates().warmupSteps)),
+      number("--min-lr", run.learningRates().minimum),
       number("--update-freq", static_cast<double>(o.updateFreq)),
       number("--clip-norm", o.clipNorm),
       number("--log-every", static_cast<double>(o.logEvery)),

@@ -16,6 +16,23 @@
 
 namespace tgc::runtime {
 
+WarmupSchedule Run::learningRates() const {
+  WarmupSchedule s{model.scheduleDModel, model.scheduleWarmup,
+                   model.scheduleFactor};
+  if (options.lrScheduler)
+    s.kind = *options.lrScheduler;
+  if (options.warmup)
+    s.warmupSteps = *options.warmup;
+  if (options.lrFactor)
+    s.factor = *options.lrFactor;
+  if (options.lr)
+    s.peak = *options.lr;
+  if (options.minLr)
+    s.minimum = *options.minLr;
+  s.lastStep = options.steps;
+  return s;
+}
+
 bool Run::checkSameParameters(int64_t step) {
   if (!group)
     return true;
@@ -69,8 +86,7 @@ int Run::train() {
                  : data.batch(seed, index);
   };
   loop.group = group;
-  loop.schedule = {model.scheduleDModel, model.scheduleWarmup,
-                   model.scheduleFactor};
+  loop.schedule = learningRates();
   loop.seed = seed;
   loop.firstStep = stepsDone + 1;
   loop.lastStep = options.steps;

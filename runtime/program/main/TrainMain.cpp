@@ -249,6 +249,13 @@ void printRunHeader(const Run &run) {
               static_cast<long long>(model.arenaBytes),
               model.arenaBytes / double(1 << 20), threads.empty() ? "" : "; ",
               threads.c_str());
+  if (run.ownSchedule())
+    std::printf("learning rate: %s (the model's: %s)\n",
+                run.learningRates().describe().c_str(),
+                WarmupSchedule{model.scheduleDModel, model.scheduleWarmup,
+                               model.scheduleFactor}
+                    .describe()
+                    .c_str());
 }
 
 /// --dump-parameters: every variable, each process to its own file (so

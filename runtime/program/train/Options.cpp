@@ -46,6 +46,19 @@ const char *kUsage =
     "  --clip-norm C         scale the gradient to global norm C when above "
     "it\n"
     "                        (default 0: off, as in the paper)\n"
+    "learning rate (default: the model's schedule, the paper's inverse_sqrt):\n"
+    "  --lr-scheduler inverse_sqrt|cosine|linear|constant\n"
+    "                        the shape after a linear warmup: ~ step^-0.5, half\n"
+    "                        a cosine or a line down to --min-lr at --steps, or\n"
+    "                        flat\n"
+    "  --lr X                the peak rate, reached at the end of the warmup\n"
+    "                        (default: the paper's, factor / sqrt(d_model *\n"
+    "                        warmup))\n"
+    "  --lr-factor F         the paper's schedule's factor (default: the\n"
+    "                        model's; instead of --lr)\n"
+    "  --warmup N            warmup steps (default: the model's)\n"
+    "  --min-lr X            cosine and linear: the rate at --steps\n"
+    "                        (default 0)\n"
     "  --profile             time each op of the step; print the time per op\n"
     "                        kind and the costliest ones after training\n"
     "  --shard-optimizer     under mpirun (CPU): each of the N processes "
@@ -269,6 +282,58 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return parseNumber(flag, value, o.updateFreq, int64_t{1}, kMaxUpdateFreq);
   if (flag == "--beam")
     return parseNumber(flag, value, o.beam, int64_t{1}, kMaxBeam);
+  if (flag == "--lr-scheduler") {
+    for (LrScheduler kind : {LrScheduler::InverseSqrt, LrScheduler::Cosine,
+                             LrScheduler::Linear, LrScheduler::Constant})
+      if (value == lrSchedulerName(kind)) {
+        o.lrScheduler = kind;
+        return true;
+      }
+    std::fprintf(stderr, "error: --lr-scheduler needs inverse_sqrt, cosine, "
+                         "linear or constant, not '%.*s'\n",
+                 static_cast<int>(value.size()), value.data());
+    return false;
+  }
+  // Rates: positive (the minimum may be 0) and at most 10, beyond which a
+  // typo is likelier than a schedule.
+  auto rate = [&](std::optional<double> &out, bool zeroOk) {
+    double x = 0;
+    if (!parseNonNegative(flag, value, x))
+      return false;
+    if ((!zeroOk && x == 0) || x > 10) {
+      std::fprintf(stderr, "error: %.*s needs a rate %s 10, not '%.*s'\n",
+                   static_cast<int>(flag.size()), flag.data(),
+                   zeroOk ? "from 0 to" : "above 0 and at most",
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    out = x;
+    return true;
+  };
+  if (flag == "--lr")
+    return rate(o.lr, false);
+  if (flag == "--min-lr")
+    return rate(o.minLr, true);
+  if (flag == "--lr-factor") {
+    double x = 0;
+    if (!parseNonNegative(flag, value, x))
+      return false;
+    if (x == 0 || x > 1000) {
+      std::fprintf(stderr, "error: --lr-factor needs a number above 0 and "
+                           "at most 1000, not '%.*s'\n",
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    o.lrFactor = x;
+    return true;
+  }
+  if (flag == "--warmup") {
+    int64_t steps = 0;
+    if (!parseNumber(flag, value, steps, int64_t{0}))
+      return false;
+    o.warmup = steps;
+    return true;
+  }
   if (flag == "--nbest")
     return parseNumber(flag, value, o.nbest, int64_t{1}, kMaxBeam);
   if (flag == "--batch-size")
@@ -366,6 +431,19 @@ bool checkCombinations(const TrainOptions &o) {
     return problem("--force-resume goes with --resume");
   if (!o.output.empty() && o.translate.empty())
     return problem("--output goes with --translate");
+  if (o.lr && o.lrFactor)
+    return problem("--lr and --lr-factor exclude each other (--lr is the "
+                   "peak; --lr-factor scales the paper's schedule)");
+  if (o.minLr && o.lr && *o.minLr >= *o.lr)
+    return problem("--min-lr must be below --lr");
+  if (o.minLr && o.lrScheduler != LrScheduler::Cosine &&
+      o.lrScheduler != LrScheduler::Linear)
+    return problem("--min-lr goes with --lr-scheduler cosine or linear");
+  if (o.warmup && *o.warmup == 0 && o.lrScheduler.value_or(
+                                        LrScheduler::InverseSqrt) ==
+                                        LrScheduler::InverseSqrt && !o.lr)
+    return problem("--warmup 0 needs --lr with the inverse_sqrt schedule (the "
+                   "paper's peak is taken at the end of the warmup)");
   if ((o.nbest || o.translateBatch) && o.translate.empty())
     return problem("--nbest and --batch-size go with --translate");
   if (o.nbest > (o.greedy ? 1 : o.beam))
@@ -400,7 +478,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--best-by",        "--patience",        "--metrics",
       "--keep-last",      "--update-freq",     "--clip-norm",
       "--max-epochs",     "--max-time",        "--nbest",
-      "--batch-size"};
+      "--batch-size",     "--lr-scheduler",    "--lr",
+      "--lr-factor",      "--warmup",          "--min-lr"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

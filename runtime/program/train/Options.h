@@ -2,6 +2,7 @@
 #ifndef TGC_RUNTIME_TRAIN_OPTIONS_H
 #define TGC_RUNTIME_TRAIN_OPTIONS_H
 
+#include "common/Schedule.h"
 #include "runtime/data/Tasks.h"
 
 #include <cstdint>
@@ -58,6 +59,10 @@ struct TrainOptions {
   int64_t updateFreq = 1;
   /// Global gradient-norm clipping (--clip-norm); 0: off.
   float clipNorm = 0.0f;
+  /// The learning-rate schedule's run-time choices (unset: the model's).
+  std::optional<LrScheduler> lrScheduler;
+  std::optional<double> lr, lrFactor, minLr;
+  std::optional<int64_t> warmup;
   /// Where checkpoints go; empty means "<program>.ckpt", or the --resume file.
   std::string checkpoint;
   /// Also save every N steps (0: only at the end and on SIGINT/SIGTERM).

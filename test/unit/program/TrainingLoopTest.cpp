@@ -79,6 +79,40 @@ TEST(TrainingLoop, GivesEachStepItsBatchSeedAndRate) {
   }
 }
 
+// The schedules a run's flags choose (common/Schedule.h): each rises
+// linearly to its peak at the end of the warmup, then falls as its kind
+// says; without flags the paper's formula is used as it is.
+TEST(LearningRateSchedule, EachKindPeaksAtTheWarmupAndEndsWhereItSays) {
+  tgc::WarmupSchedule paper{512, 4000, 1.0};
+  EXPECT_DOUBLE_EQ(paper.learningRate(4000), paper.peakRate());
+  EXPECT_DOUBLE_EQ(paper.peakRate(), 1.0 / std::sqrt(512.0 * 4000.0));
+  tgc::WarmupSchedule s = paper;
+  s.peak = 1e-3;
+  s.warmupSteps = 100;
+  s.minimum = 1e-5;
+  s.lastStep = 1100;
+  for (tgc::LrScheduler kind :
+       {tgc::LrScheduler::InverseSqrt, tgc::LrScheduler::Cosine,
+        tgc::LrScheduler::Linear, tgc::LrScheduler::Constant}) {
+    s.kind = kind;
+    SCOPED_TRACE(tgc::lrSchedulerName(kind));
+    EXPECT_DOUBLE_EQ(s.learningRate(50), 5e-4);
+    EXPECT_DOUBLE_EQ(s.learningRate(100), 1e-3);
+  }
+  s.kind = tgc::LrScheduler::InverseSqrt;
+  EXPECT_DOUBLE_EQ(s.learningRate(400), 5e-4); // 1e-3 * sqrt(100 / 400)
+  s.kind = tgc::LrScheduler::Constant;
+  EXPECT_DOUBLE_EQ(s.learningRate(5000), 1e-3);
+  s.kind = tgc::LrScheduler::Cosine;
+  EXPECT_NEAR(s.learningRate(600), (1e-3 + 1e-5) / 2, 1e-15);
+  EXPECT_DOUBLE_EQ(s.learningRate(1100), 1e-5);
+  EXPECT_DOUBLE_EQ(s.learningRate(2000), 1e-5);
+  s.kind = tgc::LrScheduler::Linear;
+  EXPECT_NEAR(s.learningRate(350), 1e-5 + 0.75 * (1e-3 - 1e-5), 1e-15);
+  EXPECT_DOUBLE_EQ(s.learningRate(1100), 1e-5);
+  EXPECT_EQ(s.describe(), "linear, peak 0.001 at step 100 to 1e-05 at step 1100");
+}
+
 TEST(TrainingLoop, LogsTheIntervalsTokenWeightedMean) {
   std::string path = ::testing::TempDir() + "/loop-metrics.jsonl";
   std::remove(path.c_str());
