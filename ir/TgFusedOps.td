@@ -302,7 +302,7 @@ def TG_YieldOp : TG_Op<"yield", [Pure, Terminator,
 }
 
 def TG_LinearOp : TG_Op<"linear", [Pure, TG_GemmOperands, TG_GemmResult]> {
-  let summary = "act(x W + b): a GEMM with its bias and activation epilogue";
+  let summary = "GEMM with its bias and activation epilogue, act(x W + b)";
   let description = [{
     `result[..., n] = act(sum_k input[..., k] * weight[k, n] + bias[n])`, with
     `act` the identity (`none`, not printed) or the formula of the tg op of
