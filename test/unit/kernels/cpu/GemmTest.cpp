@@ -3,7 +3,7 @@
 // runtime/kernels/cpu/Gemm.cpp and Linear.cpp: batched matmul in every
 // transposition, and linear (GEMM, bias and each activation, with and
 // without the pre-activation) over rows that are not a multiple of its
-// blocks of 128. Helpers and the error measure: KernelTestSupport.h.
+// blocks of 512. Helpers and the error measure: KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
@@ -63,9 +63,9 @@ void expectLinearMatches(int64_t rows, int64_t k, int64_t n, uint64_t seed) {
   }
 }
 
-// 300 rows: two full blocks of 128 and a partial one, each GEMM followed by
-// the epilogue.
-TEST(CpuKernels, Linear) { expectLinearMatches(300, 45, 70, 3); }
+// 1100 rows: two full blocks of 512 and a partial one, each GEMM followed by
+// the epilogue (a product below the primitive's 2^21 multiply-adds).
+TEST(CpuKernels, Linear) { expectLinearMatches(1100, 20, 70, 3); }
 
 // Linears of 2^21 multiply-adds and more run on a oneDNN matmul primitive
 // that adds the bias and applies the activation itself as a post-op
