@@ -125,7 +125,7 @@ std::optional<cublasLtEpilogue_t> epilogueFor(bool bias, Activation activation,
   switch (activation) {
   case Activation::none:
     if (keep)
-      return std::nullopt; // the kernels' contract; tg.linear never asks
+      return std::nullopt; // the result is the sum: the kernel writes both
     return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   case Activation::relu:
     if (keep)
