@@ -96,6 +96,20 @@ def TG_NormKind : I32EnumAttr<"NormKind", "which normalization a fused residual 
   let cppNamespace = "::tgc::tg";
 }
 
+// The activation tg.linear applies in its epilogue: each one the formula of
+// the elementwise op of that name (silu: x * sigmoid(x)).
+def TG_Activation : I32EnumAttr<"Activation", "the activation of a GEMM's epilogue", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"relu", 1>,
+    I32EnumAttrCase<"gelu", 2>,
+    I32EnumAttrCase<"gelu_tanh", 3>,
+    I32EnumAttrCase<"silu", 4>,
+    I32EnumAttrCase<"sigmoid", 5>,
+    I32EnumAttrCase<"tanh", 6>,
+  ]> {
+  let cppNamespace = "::tgc::tg";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op class
 //===----------------------------------------------------------------------===//

@@ -312,29 +312,39 @@ def TG_YieldOp : TG_Op<"yield", [Pure, Terminator,
 }
 
 def TG_LinearOp : TG_Op<"linear", [Pure, TG_GemmOperands, TG_GemmResult]> {
-  let summary = "x W + b with an optional ReLU: a GEMM with its epilogue";
+  let summary = "GEMM with its bias and activation epilogue, act(x W + b)";
   let description = [{
     `result[..., n] = act(sum_k input[..., k] * weight[k, n] + bias[n])`, with
-    `act` the identity or, with `relu`, max(0, .). `input` has rank >= 2,
-    `weight` is [K, N] and `bias` is [N]. The bias add and the activation run
-    in the GEMM's epilogue while the output tile is still in registers or
-    cache, instead of as two more passes over memory.
+    `act` the identity (`none`, not printed) or the formula of the tg op of
+    that name: `relu`, `gelu` (erf), `gelu_tanh`, `sigmoid`, `tanh`, or
+    `silu` (`x * sigmoid(x)`). `input` has rank >= 2, `weight` is [K, N] and
+    `bias` is [N]. The bias add and the activation run in the GEMM's
+    epilogue while the output tile is still in registers or cache, instead
+    of as more passes over memory.
     `tg-fuse-matmul-epilogue` builds it after autodiff from
-    `relu(add(matmul(x, W), broadcast(b)))`; it has no gradient rule.
-    `input` and `weight` are both `f32` or both `bf16`; bias is `f32`, the
-    result `f32` or, with bf16 operands, `bf16` (the epilogue's f32 values
-    rounded as they are written, `tg-fold-bf16-roundings`).
+    `act(add(matmul(x, W), broadcast(b)))`; it has no gradient rule. Where
+    the backward reads the activation's input (`tg.gelu_grad`, SiLU's
+    products), the optional `pre_activation` result is that input,
+    `x W + b`, written by the same epilogue.
+    `input` and `weight` are both `f32` or both `bf16`; bias is `f32`, each
+    result `f32` or, with bf16 operands, `bf16`: the epilogue's f32 values
+    (the activation computed from the unrounded sum) rounded once as they
+    are written (`tg-fold-bf16-roundings`).
 
     ```mlir
     %h = tg.linear %x, %w1, %b1 relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
+    %g, %pre = tg.linear %x, %w1, %b1 gelu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>, tensor<4x8x64xf32>
     ```
   }];
   let arguments = (ins TG_GemmOperand:$input, TG_GemmOperand:$weight,
-                       TG_FloatTensor:$bias, UnitAttr:$relu);
-  let results = (outs TG_GemmOperand:$result);
+                       TG_FloatTensor:$bias,
+                       DefaultValuedAttr<TG_Activation, "::tgc::tg::Activation::none">:$activation);
+  let results = (outs TG_GemmOperand:$result,
+                      Optional<TG_GemmOperand>:$pre_activation);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias (`relu` $relu^)? attr-dict `:` type($input)
+    $input `,` $weight `,` $bias ($activation^)? attr-dict `:` type($input)
     `,` type($weight) `,` type($bias) `->` type($result)
+    (`,` type($pre_activation)^)?
   }];
   let hasVerifier = 1;
 }

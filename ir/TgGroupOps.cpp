@@ -104,7 +104,17 @@ LogicalResult LinearOp::verify() {
     return failure();
   SmallVector<int64_t> expected(input.begin(), input.end());
   expected.back() = weight[1];
-  return expectShape(*this, "result", getResult(), expected);
+  if (failed(expectShape(*this, "result", getResult(), expected)))
+    return failure();
+  Value pre = getPreActivation();
+  if (!pre)
+    return success();
+  // Without an activation the result is already x W + b.
+  if (getActivation() == Activation::none)
+    return emitOpError() << "pre_activation result needs an activation";
+  if (failed(expectGemmResultType(*this, getInput(), pre)))
+    return failure();
+  return expectShape(*this, "pre_activation", pre, expected);
 }
 
 } // namespace tgc::tg

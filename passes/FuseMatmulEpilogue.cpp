@@ -38,6 +38,60 @@ matchBiasAdd(tg::AddOp add) {
   return std::nullopt;
 }
 
+/// The activation applied to `x` that the epilogue can take over: the op
+/// whose result it becomes (for SiLU, the tg.mul of x * sigmoid(x)).
+struct EpilogueActivation {
+  Operation *op = nullptr;
+  tg::Activation kind = tg::Activation::none;
+  Operation *gate = nullptr; ///< SiLU's sigmoid
+};
+
+/// Whether `mul` is x * sigmoid(x), in either order.
+static bool isSilu(tg::MulOp mul, Value x, tg::SigmoidOp sigmoid) {
+  Value gate = sigmoid.getResult();
+  return (mul.getLhs() == x && mul.getRhs() == gate) ||
+         (mul.getLhs() == gate && mul.getRhs() == x);
+}
+
+static EpilogueActivation activationOf(Value x) {
+  for (Operation *user : x.getUsers()) {
+    if (llvm::isa<tg::ReluOp>(user))
+      return {user, tg::Activation::relu};
+    if (llvm::isa<tg::GeluOp>(user))
+      return {user, tg::Activation::gelu};
+    if (llvm::isa<tg::GeluTanhOp>(user))
+      return {user, tg::Activation::gelu_tanh};
+    if (llvm::isa<tg::TanhOp>(user))
+      return {user, tg::Activation::tanh};
+    auto sigmoid = llvm::dyn_cast<tg::SigmoidOp>(user);
+    if (!sigmoid)
+      continue;
+    for (Operation *gated : sigmoid->getUsers())
+      if (auto mul = llvm::dyn_cast<tg::MulOp>(gated);
+          mul && isSilu(mul, x, sigmoid))
+        return {mul, tg::Activation::silu, sigmoid};
+    return {user, tg::Activation::sigmoid};
+  }
+  return {};
+}
+
+/// Whether `x` is read by anything but the activation (its op and, for
+/// SiLU, the sigmoid): the backward of GELU and SiLU reads it, so the
+/// fused op must write it as well.
+static bool hasOtherUses(Value x, EpilogueActivation activation) {
+  for (OpOperand &use : x.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == activation.op)
+      continue;
+    if (user == activation.gate &&
+        llvm::all_of(user->getUsers(),
+                     [&](Operation *u) { return u == activation.op; }))
+      continue;
+    return true;
+  }
+  return false;
+}
+
 struct TgFuseMatmulEpiloguePass
     : impl::TgFuseMatmulEpilogueBase<TgFuseMatmulEpiloguePass> {
   using TgFuseMatmulEpilogueBase::TgFuseMatmulEpilogueBase;
@@ -46,38 +100,50 @@ struct TgFuseMatmulEpiloguePass
     SmallVector<tg::AddOp> adds;
     getOperation().walk([&](tg::AddOp add) { adds.push_back(add); });
     IRRewriter rewriter(&getContext());
-    unsigned fused = 0, withRelu = 0;
+    unsigned fused = 0, activated = 0, kept = 0;
     for (tg::AddOp add : adds) {
       auto match = matchBiasAdd(add);
       if (!match)
         continue;
       auto [matmul, broadcast] = *match;
-      tg::ReluOp relu;
-      if (add->hasOneUse())
-        relu = llvm::dyn_cast<tg::ReluOp>(*add->user_begin());
-      Operation *last = relu ? relu.getOperation() : add.getOperation();
+      Value sum = add.getResult();
+      EpilogueActivation activation = activationOf(sum);
+      bool keep = activation.op && hasOtherUses(sum, activation);
       SmallVector<Location> locs = {matmul.getLoc(), add.getLoc()};
-      if (relu)
-        locs.push_back(relu.getLoc());
-      rewriter.setInsertionPoint(last);
+      if (activation.op)
+        locs.push_back(activation.op->getLoc());
+      SmallVector<Type> types = {add.getType()};
+      if (keep)
+        types.push_back(add.getType());
+      // At the add: it dominates every use of the sum and of the activation.
+      rewriter.setInsertionPoint(add);
       auto linear = rewriter.create<tg::LinearOp>(
-          rewriter.getFusedLoc(locs), add.getType(), matmul.getLhs(),
-          matmul.getRhs(), broadcast.getInput(), /*relu=*/bool(relu));
-      rewriter.replaceOp(last, linear.getResult());
-      if (relu)
-        rewriter.eraseOp(add);
+          rewriter.getFusedLoc(locs), types, matmul.getLhs(), matmul.getRhs(),
+          broadcast.getInput(), activation.kind);
+      if (activation.op) {
+        rewriter.replaceOp(activation.op, linear.getResult());
+        // SiLU's sigmoid stays where the backward reads it, on the kept sum.
+        if (activation.gate && activation.gate->use_empty())
+          rewriter.eraseOp(activation.gate);
+      }
+      // What still reads the sum (nothing once an activation took it all).
+      rewriter.replaceOp(add, keep ? linear.getPreActivation()
+                                   : linear.getResult());
       rewriter.eraseOp(matmul);
       if (broadcast->use_empty())
         rewriter.eraseOp(broadcast);
       ++fused;
-      withRelu += bool(relu);
+      activated += bool(activation.op);
+      kept += keep;
     }
     numFused = fused;
-    numRelu = withRelu;
+    numActivated = activated;
+    numKept = kept;
     if (report)
       getOperation().emitRemark()
           << "tg-fuse-matmul-epilogue: folded " << fused
-          << " bias adds into their GEMM, " << withRelu << " with a ReLU";
+          << " bias adds into their GEMM, " << activated
+          << " with an activation, " << kept << " keeping its input";
   }
 };
 

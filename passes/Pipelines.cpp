@@ -19,7 +19,7 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
   // The [rows, V] logits and their gradient, the largest tensors of the
   // step, never held whole; before the epilogues take the GEMMs it matches.
   pm.addPass(createTgFuseOutputLoss({lossChunkRows, report}));
-  // So a bias add and ReLU go into their GEMM rather than a group.
+  // So a bias add and its activation go into their GEMM rather than a group.
   pm.addPass(createTgFuseMatmulEpilogue({report}));
   // What is left of the elementwise work runs as one loop per chain.
   pm.addPass(createTgFuseElementwise({report}));

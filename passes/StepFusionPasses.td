@@ -60,34 +60,39 @@ def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
 }
 
 def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
-  let summary = "folds a bias add and a ReLU into the producing GEMM (tg.linear)";
+  let summary = "folds a bias add and its activation into the producing GEMM (tg.linear)";
   let description = [{
     After autodiff, `add(matmul(x, W), broadcast(b))` with a rank-2 `W`
     and `b` broadcast along the last dimension becomes `tg.linear x, W, b`,
-    and a following `tg.relu` folds in as well. The bias add and the
-    activation then run in the GEMM's epilogue (a loop over the output tile
-    on the CPU, cuBLASLt's bias+ReLU epilogue on the GPU) instead of as two
-    more passes over the [rows, N] activation. A matmul or add with another
-    use stays as it is; the relu only folds when it is the add's one use.
-    It runs after autodiff because `tg.linear` has no gradient rule; the
-    relu's gradient reads the relu's output, so the pre-activation is not
-    needed by the backward.
+    and an activation reading the sum folds in as well: `tg.relu`,
+    `tg.gelu`, `tg.gelu_tanh`, `tg.tanh`, `tg.sigmoid`, or SiLU's
+    `x * sigmoid(x)`. The bias add and the activation then run in the
+    GEMM's epilogue (oneDNN post-ops or a loop over cached row blocks on
+    the CPU, cuBLASLt's epilogues or one kernel on the GPU) instead of as
+    more passes over the [rows, N] activation. A matmul with another use
+    stays as it is. Where the sum has other uses than the activation (the
+    backward of GELU and SiLU reads it; ReLU's, tanh's and sigmoid's read
+    the output), the fused op also writes it, as its `pre_activation`
+    result. It runs after autodiff because `tg.linear` has no gradient rule.
 
     Before:
     ```mlir
     %0 = tg.matmul %x, %w : tensor<4x8x32xf32>, tensor<32x64xf32> -> tensor<4x8x64xf32>
     %1 = tg.broadcast %b dims [2] : tensor<64xf32> -> tensor<4x8x64xf32>
     %2 = tg.add %0, %1 : tensor<4x8x64xf32>
-    %3 = tg.relu %2 : tensor<4x8x64xf32>
+    %3 = tg.gelu %2 : tensor<4x8x64xf32>
+    %4 = tg.gelu_grad %dy, %2 : tensor<4x8x64xf32>
     ```
     After:
     ```mlir
-    %3 = tg.linear %x, %w, %b relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
+    %3, %2 = tg.linear %x, %w, %b gelu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>, tensor<4x8x64xf32>
+    %4 = tg.gelu_grad %dy, %2 : tensor<4x8x64xf32>
     ```
   }];
   let statistics = [
     Statistic<"numFused", "epilogues-fused", "bias adds folded into a GEMM">,
-    Statistic<"numRelu", "relu-fused", "of which with a ReLU">,
+    Statistic<"numActivated", "activations-fused", "of which with an activation">,
+    Statistic<"numKept", "pre-activations-kept", "of which also writing the activation's input">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

@@ -31,15 +31,38 @@ FailureOr<std::string> emitMatmul(KernelArgs &p, EmitContext &context,
                      b(o.getTransposeRhs()) + ", " + b(shared) + ");\n");
 }
 
+/// The kernels' name of tg.linear's activation (runtime/kernels/KernelTypes.h).
+const char *activationName(tg::Activation activation) {
+  switch (activation) {
+  case tg::Activation::none:
+    return "none";
+  case tg::Activation::relu:
+    return "relu";
+  case tg::Activation::gelu:
+    return "gelu";
+  case tg::Activation::gelu_tanh:
+    return "geluTanh";
+  case tg::Activation::silu:
+    return "silu";
+  case tg::Activation::sigmoid:
+    return "sigmoid";
+  case tg::Activation::tanh:
+    return "tanh";
+  }
+  llvm_unreachable("an activation the kernels do not name");
+}
+
 FailureOr<std::string> emitLinear(KernelArgs &p, EmitContext &context,
                                   tg::LinearOp o) {
   auto weight = shapeOf(o.getWeight());
+  std::string pre =
+      o.getPreActivation() ? p(o.getPreActivation()) + ", " : std::string();
   return std::string(
       "  kernels::linear(" + p(o.getInput()) + ", " + p(o.getWeight()) + ", " +
-      p(o.getBias()) + ", " + p(o.getResult()) + ", " +
+      p(o.getBias()) + ", " + p(o.getResult()) + ", " + pre +
       std::to_string(numElements(o.getInput()) / weight[0]) + ", " +
-      std::to_string(weight[0]) + ", " + std::to_string(weight[1]) + ", " +
-      b(o.getRelu()) + ");\n");
+      std::to_string(weight[0]) + ", " + std::to_string(weight[1]) +
+      ", kernels::Activation::" + activationName(o.getActivation()) + ");\n");
 }
 
 FailureOr<std::string> emitToBf16(KernelArgs &p, EmitContext &context,

@@ -15,7 +15,10 @@ FailureOr<OpAxes> linearAxes(const AxisRequest &r, tg::LinearOp op) {
   if (!r.isTarget(op.getInput()) || !r.notLast())
     return r.unsupported("positions must be rows of its input");
   OpAxes a = r.all(kNoAxis);
-  a.operands[0] = a.results[0] = r.axis;
+  // The result and the pre-activation, when kept, are rows alike.
+  a.operands[0] = r.axis;
+  for (int64_t &result : a.results)
+    result = r.axis;
   return a;
 }
 

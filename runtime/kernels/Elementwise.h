@@ -9,7 +9,7 @@
 #ifndef TGC_RUNTIME_KERNELS_ELEMENTWISE_H
 #define TGC_RUNTIME_KERNELS_ELEMENTWISE_H
 
-#include "runtime/kernels/Philox.h" // TGC_HOST_DEVICE
+#include "runtime/kernels/KernelTypes.h" // Activation, TGC_HOST_DEVICE
 
 #include <cmath>
 
@@ -95,6 +95,31 @@ template <typename T> TGC_HOST_DEVICE inline T relu(T x) {
 /// The gradient `dy` of relu passes where the forward input `x` was > 0.
 template <typename T> TGC_HOST_DEVICE inline T reluGrad(T dy, T x) {
   return x > T(0) ? dy : T(0);
+}
+/// x sigmoid(x) (SiLU), as the DSL's silu writes it.
+template <typename T> TGC_HOST_DEVICE inline T silu(T x) {
+  return x * sigmoid(x);
+}
+/// tg.linear's epilogue: the formula its `activation` names.
+template <typename T>
+TGC_HOST_DEVICE inline T activate(runtime::Activation activation, T x) {
+  switch (activation) {
+  case runtime::Activation::none:
+    return x;
+  case runtime::Activation::relu:
+    return relu(x);
+  case runtime::Activation::gelu:
+    return gelu(x);
+  case runtime::Activation::geluTanh:
+    return geluTanh(x);
+  case runtime::Activation::silu:
+    return silu(x);
+  case runtime::Activation::sigmoid:
+    return sigmoid(x);
+  case runtime::Activation::tanh:
+    return tanh(x);
+  }
+  return x;
 }
 /// tg.pow: `exponent` is the op's attribute.
 template <typename T> TGC_HOST_DEVICE inline T pow(T x, T exponent) {

@@ -83,6 +83,18 @@ inline constexpr float kMaskedScore = -1e9f;
 
 enum class Reduction { Sum, Max, Mean };
 
+/// linear's epilogue activation (tg.linear's `activation`, in its order):
+/// each the formula of runtime/kernels/Elementwise.h of that name.
+enum class Activation : int32_t {
+  none,
+  relu,
+  gelu,
+  geluTanh,
+  silu,
+  sigmoid,
+  tanh
+};
+
 /// q [B, H, Sq, Dk], k [B, H, Sk, Dk], v [B, H, Sk, Dv], mask [B, Sk] or null.
 struct AttentionShape {
   int64_t batch, heads, queries, keys, keyDim, valueDim;

@@ -18,9 +18,20 @@ LogicalResult matmul(Executor &x, tg::MatmulOp o) {
   return success();
 }
 
+/// tg.linear's activations are runtime::Activation's, in the same order.
+static_assert(int(tg::Activation::gelu_tanh) ==
+                  int(runtime::Activation::geluTanh) &&
+              int(tg::Activation::tanh) == int(runtime::Activation::tanh));
+
+/// Both results from the double sums: each bf16 one rounded once, when
+/// bound, as the kernels write it.
 LogicalResult linear(Executor &x, tg::LinearOp o) {
-  x.bind(o.getResult(), ref::linear(x.get(o.getInput()), x.get(o.getWeight()),
-                                    x.get(o.getBias()), o.getRelu()));
+  HostTensor pre = ref::linear(x.get(o.getInput()), x.get(o.getWeight()),
+                                    x.get(o.getBias()));
+  x.bind(o.getResult(),
+         ref::activated(pre, runtime::Activation(o.getActivation())));
+  if (Value kept = o.getPreActivation())
+    x.bind(kept, std::move(pre));
   return success();
 }
 

@@ -1,20 +1,18 @@
-//===- Gemm.cpp - matmul and linear on OpenBLAS (f32) or oneDNN (bf16) ---===//
+//===- Gemm.cpp - matmul on OpenBLAS (f32) or oneDNN (bf16) --------------===//
 //
 // f32 operands: oneDNN's sgemm for all but small products, OpenBLAS's
 // cblas_sgemm for those (bench/gemm_peak.cpp and the shapes of a step,
 // measured on AMD EPYC with AVX-512, 2 threads: oneDNN 1.5-2.0x OpenBLAS's
 // rate from 128^3 multiply-adds up, e.g. 470 against 248 GFLOP/s at
 // 2048x512x512; at 64^3 OpenBLAS is 3.7x faster, oneDNN's call costing more
-// than the product). Two kinds of large product run on a oneDNN matmul
-// primitive instead (MatmulPrimitive.cpp): linear, whose bias and ReLU the
-// primitive applies in its tiles, and the transposed products
-// f32GemmLibrary names, which also keeps the long weight-gradient products
-// on OpenBLAS where oneDNN has no AVX-512 kernels. The bf16 gemm is in
-// Bf16Gemm.cpp; a bf16 product whose result is rounded to bf16 runs on a
-// primitive that rounds in its epilogue. The libraries thread each call
-// themselves; the two products of a pair (tg.beside_next, SideBySide.h) each
-// call from their own thread of a parallel region, where both libraries
-// run single-threaded.
+// than the product). The transposed products f32GemmLibrary names run on a
+// oneDNN matmul primitive instead (MatmulPrimitive.cpp), which also keeps
+// the long weight-gradient products on OpenBLAS where oneDNN has no AVX-512
+// kernels; linear is Linear.cpp. The bf16 gemm is in Bf16Gemm.cpp; a bf16
+// product whose result is rounded to bf16 runs on a primitive that rounds in
+// its epilogue. The libraries thread each call themselves; the two products
+// of a pair (tg.beside_next, SideBySide.h) each call from their own thread
+// of a parallel region, where both libraries run single-threaded.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
@@ -26,11 +24,6 @@
 #include <dnnl.h>
 
 namespace tgc::cpu {
-
-namespace {
-/// Products of at least this many multiply-adds go to oneDNN.
-constexpr int64_t kOneDnnFrom = int64_t{1} << 21;
-} // namespace
 
 bool oneDnnHasAvx512() {
   static const bool has =
@@ -82,7 +75,7 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
       f32GemmLibrary(m, n, k, transposeA, transposeB, oneDnnHasAvx512())) {
   case GemmLibrary::OneDnnPrimitive:
     if (matmulPrimitive(a, b, nullptr, out, m, n, k, transposeA, transposeB,
-                        beta, false))
+                        beta, Activation::none))
       return;
     [[fallthrough]];
   case GemmLibrary::OneDnnSgemm:
@@ -104,46 +97,17 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
 
 namespace {
 
-template <typename T>
-void linearOf(const T *input, const T *weight, const float *bias, float *out,
-              int64_t rows, int64_t k, int64_t n, bool relu) {
-  if (rows * n * k >= kOneDnnFrom &&
-      matmulPrimitive(input, weight, bias, out, rows, n, k, false, false, 0.0f,
-                      relu))
-    return;
-  // Small products (or no primitive): blocks of rows small enough that the block's output is still in cache
-  // when the epilogue reads it back, tall enough for an efficient GEMM.
-  constexpr int64_t kBlockRows = 128;
-  for (int64_t r0 = 0; r0 < rows; r0 += kBlockRows) {
-    int64_t count = std::min(kBlockRows, rows - r0);
-    float *block = out + r0 * n;
-    gemm(input + r0 * k, weight, block, count, n, k, false, false, 0.0f);
-    for (int64_t r = 0; r < count; ++r) {
-      float *row = block + r * n;
-      if (bias)
-        for (int64_t c = 0; c < n; ++c)
-          row[c] += bias[c];
-      if (relu)
-        for (int64_t c = 0; c < n; ++c)
-          row[c] = std::max(row[c], 0.0f);
-    }
-  }
-}
-
 /// A bf16 product rounded to bf16: on a primitive, which rounds in its
 /// epilogue; without one (a CPU oneDNN has no bf16 kernels for), the f32
 /// result in a reused buffer, then rounded.
-void roundedProduct(const Bf16 *a, const Bf16 *b, const float *bias,
-                    Bf16 *out, int64_t m, int64_t n, int64_t k,
-                    bool transposeA, bool transposeB, bool relu) {
-  if (matmulPrimitive(a, b, bias, out, m, n, k, transposeA, transposeB, relu))
+void roundedProduct(const Bf16 *a, const Bf16 *b, Bf16 *out, int64_t m,
+                    int64_t n, int64_t k, bool transposeA, bool transposeB) {
+  if (matmulPrimitive(a, b, nullptr, out, m, n, k, transposeA, transposeB,
+                      Activation::none))
     return;
   struct UnroundedProduct;
   float *product = reusedScratch<UnroundedProduct, float>(m * n);
-  if (bias || relu) // a linear's, never transposed
-    linearOf(a, b, bias, product, m, k, n, relu);
-  else
-    gemm(a, b, product, m, n, k, transposeA, transposeB, 0.0f);
+  gemm(a, b, product, m, n, k, transposeA, transposeB, 0.0f);
   toBf16(product, out, m * n);
 }
 
@@ -155,7 +119,7 @@ void product(const T *a, const T *b, float *out, int64_t m, int64_t n,
 }
 void product(const Bf16 *a, const Bf16 *b, Bf16 *out, int64_t m, int64_t n,
              int64_t k, bool transposeA, bool transposeB) {
-  roundedProduct(a, b, nullptr, out, m, n, k, transposeA, transposeB, false);
+  roundedProduct(a, b, out, m, n, k, transposeA, transposeB);
 }
 
 template <typename T, typename Out>
@@ -194,21 +158,6 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
             bool transposeRhs, bool rhsShared) {
   matmulOf(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
            rhsShared);
-}
-
-void linear(const float *input, const float *weight, const float *bias,
-            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  linearOf(input, weight, bias, out, rows, k, n, relu);
-}
-
-void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
-            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  linearOf(input, weight, bias, out, rows, k, n, relu);
-}
-
-void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
-            Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  roundedProduct(input, weight, bias, out, rows, n, k, false, false, relu);
 }
 
 } // namespace tgc::cpu

@@ -43,23 +43,27 @@ runtime::Bf16 *roundRowsInPlace(float *values, int64_t rows, int64_t width);
 /// half of `row`.
 runtime::Bf16 *roundRowInPlace(float *row, int64_t width);
 
-/// out [m, n] = op(a) op(b) + bias, ReLU if `relu`, + beta out, on a oneDNN
+/// Products of at least this many multiply-adds go to oneDNN.
+inline constexpr int64_t kOneDnnFrom = int64_t{1} << 21;
+
+/// out [m, n] = act(op(a) op(b) + bias) + beta out, on a oneDNN
 /// matmul primitive made for the shape on first use and kept
 /// (MatmulPrimitive.cpp); `bias` may be null. False where oneDNN has no
 /// primitive for it (out untouched).
 bool matmulPrimitive(const float *a, const float *b, const float *bias,
                      float *out, int64_t m, int64_t n, int64_t k,
-                     bool transposeA, bool transposeB, float beta, bool relu);
+                     bool transposeA, bool transposeB, float beta,
+                     runtime::Activation activation);
 bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
                      const float *bias, float *out, int64_t m, int64_t n,
                      int64_t k, bool transposeA, bool transposeB, float beta,
-                     bool relu);
+                     runtime::Activation activation);
 
 /// The bf16 product rounded to a bf16 `out` in the primitive's epilogue.
 bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
                      const float *bias, runtime::Bf16 *out, int64_t m,
                      int64_t n, int64_t k, bool transposeA, bool transposeB,
-                     bool relu);
+                     runtime::Activation activation);
 
 } // namespace tgc::cpu
 

@@ -2,10 +2,11 @@
 //
 // Three products run better as a oneDNN matmul primitive than as a GEMM call
 // (AMD EPYC, AVX-512, 2 threads, f32):
-//  - linear: the primitive adds the bias and applies the ReLU while each tile
-//    of the output is in registers, so the whole batch is one product (e.g.
-//    2048x256x1024 at 401 GFLOP/s, against 325 for the blocks of 128 rows a
-//    GEMM call needed to keep the epilogue in cache);
+//  - linear: the primitive adds the bias and applies the activation (an
+//    eltwise post-op) while each tile of the output is in registers, so the
+//    whole batch is one product (e.g. 2048x256x1024 at 401 GFLOP/s, against
+//    325 for the blocks of 128 rows a GEMM call needed to keep the epilogue
+//    in cache);
 //  - A B^T with K above N (the backward's dX = dH W^T of the FFN's second
 //    layer): 2.6's sgemm reaches 270 GFLOP/s at 2048x512x2048, the primitive
 //    362;
@@ -34,13 +35,14 @@ using Dt = dnnl::memory::data_type;
 
 struct PrimitiveKey {
   int64_t m, n, k;
-  bool transposeA, transposeB, bf16, bias, relu;
+  bool transposeA, transposeB, bf16, bias;
+  runtime::Activation activation;
   float beta;
   bool bf16Out;
   bool operator==(const PrimitiveKey &o) const {
     return m == o.m && n == o.n && k == o.k && transposeA == o.transposeA &&
            transposeB == o.transposeB && bf16 == o.bf16 && bias == o.bias &&
-           relu == o.relu && beta == o.beta && bf16Out == o.bf16Out;
+           activation == o.activation && beta == o.beta && bf16Out == o.bf16Out;
   }
 };
 
@@ -66,6 +68,33 @@ dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, Dt type) 
                                        : dnnl::memory::dims{cols, 1});
 }
 
+/// oneDNN's post-op for linear's activation: the same formulas (swish with
+/// alpha 1 is x sigmoid(x)), computed with oneDNN's own approximations.
+dnnl::algorithm algorithmOf(runtime::Activation activation) {
+  switch (activation) {
+  case runtime::Activation::relu:
+    return dnnl::algorithm::eltwise_relu;
+  case runtime::Activation::gelu:
+    return dnnl::algorithm::eltwise_gelu_erf;
+  case runtime::Activation::geluTanh:
+    return dnnl::algorithm::eltwise_gelu_tanh;
+  case runtime::Activation::silu:
+    return dnnl::algorithm::eltwise_swish;
+  case runtime::Activation::sigmoid:
+    return dnnl::algorithm::eltwise_logistic;
+  case runtime::Activation::tanh:
+    return dnnl::algorithm::eltwise_tanh;
+  case runtime::Activation::none:
+    break;
+  }
+  return dnnl::algorithm::undef;
+}
+
+/// The post-op's alpha: relu's negative slope (0), swish's beta (1).
+float alphaOf(runtime::Activation activation) {
+  return activation == runtime::Activation::silu ? 1.0f : 0.0f;
+}
+
 std::unique_ptr<Primitive> create(const PrimitiveKey &key) {
   Dt operand = key.bf16 ? Dt::bf16 : Dt::f32;
   auto a = matrix(key.m, key.k, key.transposeA, operand);
@@ -77,8 +106,9 @@ std::unique_ptr<Primitive> create(const PrimitiveKey &key) {
   dnnl::post_ops ops;
   if (key.beta != 0.0f)
     ops.append_sum(key.beta);
-  if (key.relu)
-    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (key.activation != runtime::Activation::none)
+    ops.append_eltwise(1.0f, algorithmOf(key.activation), alphaOf(key.activation),
+                       0.0f);
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
   dnnl::engine &engine = cpuEngine();
@@ -132,9 +162,10 @@ bool run(const PrimitiveKey &key, const void *a, const void *b,
 template <typename T, typename Out>
 bool primitiveProduct(const T *a, const T *b, const float *bias, Out *out,
                       int64_t m, int64_t n, int64_t k, bool transposeA,
-                      bool transposeB, float beta, bool relu) {
+                      bool transposeB, float beta,
+                      runtime::Activation activation) {
   PrimitiveKey key{m, n, k, transposeA, transposeB, sizeof(T) == 2,
-                   bias != nullptr, relu, beta, sizeof(Out) == 2};
+                   bias != nullptr, activation, beta, sizeof(Out) == 2};
   return run(key, a, b, bias, out);
 }
 
@@ -142,24 +173,26 @@ bool primitiveProduct(const T *a, const T *b, const float *bias, Out *out,
 
 bool matmulPrimitive(const float *a, const float *b, const float *bias,
                      float *out, int64_t m, int64_t n, int64_t k,
-                     bool transposeA, bool transposeB, float beta, bool relu) {
+                     bool transposeA, bool transposeB, float beta,
+                     runtime::Activation activation) {
   return primitiveProduct(a, b, bias, out, m, n, k, transposeA, transposeB,
-                          beta, relu);
+                          beta, activation);
 }
 
 bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b, const float *bias,
                      float *out, int64_t m, int64_t n, int64_t k,
-                     bool transposeA, bool transposeB, float beta, bool relu) {
+                     bool transposeA, bool transposeB, float beta,
+                     runtime::Activation activation) {
   return primitiveProduct(a, b, bias, out, m, n, k, transposeA, transposeB,
-                          beta, relu);
+                          beta, activation);
 }
 
 bool matmulPrimitive(const runtime::Bf16 *a, const runtime::Bf16 *b,
                      const float *bias, runtime::Bf16 *out, int64_t m,
                      int64_t n, int64_t k, bool transposeA, bool transposeB,
-                     bool relu) {
+                     runtime::Activation activation) {
   return primitiveProduct(a, b, bias, out, m, n, k, transposeA, transposeB,
-                          0.0f, relu);
+                          0.0f, activation);
 }
 
 } // namespace tgc::cpu

@@ -53,7 +53,7 @@ void pointerMatmul(const T *const *a, int64_t lda, const T *const *b,
                    int64_t rows, int64_t cols, int64_t depth, bool transposeA,
                    bool transposeB);
 
-/// How many linear calls so far ran cuBLASLt's fused bias/ReLU epilogue
+/// How many linear calls so far ran cuBLASLt's fused epilogue
 /// (the others: cuBLAS and the epilogue kernel); tests read it.
 int64_t fusedLinearCalls();
 

@@ -1,7 +1,10 @@
 //===- Gemm.cu - matmul on cuBLAS, linear on cuBLASLt ----------------===//
 //
 // f32 operands in full f32 (CUBLAS_COMPUTE_32F, no TF32); linear's bias and
-// ReLU are cuBLASLt's fused epilogue: no second pass over the output. bf16
+// activation are cuBLASLt's fused epilogue where it has one (ReLU, the tanh
+// GELU, which can also write its input for the backward): no second pass
+// over the output. The other activations, and the pre-activation of any but
+// the tanh GELU, run in one epilogue kernel over the f32 product. bf16
 // operands (tg-mixed-precision) run on the tensor cores with f32
 // accumulation (cublasGemmEx, cuBLASLt for linear), and write an f32 result
 // or, where tg-fold-bf16-roundings made it bf16, that result rounded once as
@@ -13,12 +16,14 @@
 // swap, and each leading dimension is the operand's stored row length.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/Device.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -77,16 +82,19 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
 }
 
 /// out[r, c] = act(in[r, c] + bias[c]), written as Out (in place when `in`
-/// is `out`): linear's epilogue where cuBLASLt offers no algorithm with it
-/// for the operands.
-template <typename Out>
-__global__ void biasActivation(const float *in, Out *out, const float *bias,
-                               int64_t rows, int64_t n, bool relu) {
+/// is `out`), and the sum before act to `pre` unless it is null: linear's
+/// epilogue where cuBLASLt offers none for the activation or the operands.
+template <typename Out, typename Pre>
+__global__ void biasActivation(const float *in, Out *out, Pre *pre,
+                               const float *bias, int64_t rows, int64_t n,
+                               Activation activation) {
   TGC_GRID_STRIDE(i, rows * n) {
     float y = in[i];
     if (bias)
       y += bias[i % n];
-    out[i] = convertedTo<Out>(relu && y < 0.0f ? 0.0f : y); // std::max(y, 0)
+    if (pre)
+      pre[i] = convertedTo<Pre>(y);
+    out[i] = convertedTo<Out>(elementwise::activate(activation, y));
   }
 }
 
@@ -109,10 +117,33 @@ constexpr size_t kLtWorkspaceBytes = 32u << 20;
 /// linear calls that ran cuBLASLt's fused epilogue (fusedLinearCalls).
 int64_t fusedCalls = 0;
 
-cublasLtEpilogue_t epilogueFor(bool bias, bool relu) {
-  if (bias)
-    return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-  return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+/// cuBLASLt's epilogue for the bias and activation, writing the activation's
+/// input too with `keep` (its GELU is the tanh form); none where it has no
+/// such epilogue.
+std::optional<cublasLtEpilogue_t> epilogueFor(bool bias, Activation activation,
+                                              bool keep) {
+  switch (activation) {
+  case Activation::none:
+    if (keep)
+      return std::nullopt; // the result is the sum: the kernel writes both
+    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  case Activation::relu:
+    if (keep)
+      return std::nullopt; // its aux output is a bit mask, not the values
+    return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  case Activation::geluTanh:
+    if (keep)
+      return bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+    return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Whether the epilogue also writes its input (the pre-activation).
+bool writesInput(cublasLtEpilogue_t epilogue) {
+  return epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS ||
+         epilogue == CUBLASLT_EPILOGUE_GELU_AUX;
 }
 
 /// The largest power of two up to 256 dividing the address (256 for null).
@@ -145,7 +176,7 @@ struct PlanKey {
 /// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
 /// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
 /// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
-LinearPlan makePlan(const PlanKey &key, const float *bias) {
+LinearPlan makePlan(const PlanKey &key, const float *bias, const void *pre) {
   LinearPlan plan;
   TGC_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -156,8 +187,7 @@ LinearPlan makePlan(const PlanKey &key, const float *bias) {
   // result's): added in f32 before the one rounding, as on the CPU. (CUDA
   // 13's cuBLASLt on an H200 has no algorithm for an f32 bias with a bf16
   // result: linear then runs the GEMM and the epilogue kernel.)
-  if (key.result != CUDA_R_32F && key.epilogue != CUBLASLT_EPILOGUE_RELU &&
-      key.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+  if (key.result != CUDA_R_32F && bias) {
     const int32_t biasType = CUDA_R_32F;
     TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
         plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
@@ -168,6 +198,15 @@ LinearPlan makePlan(const PlanKey &key, const float *bias) {
   // aligned alike.
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  // The pre-activation is laid out as the result: out^T's leading dimension.
+  if (writesInput(key.epilogue)) {
+    const int64_t ld = key.n;
+    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)));
+    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &pre,
+        sizeof(pre)));
+  }
   auto layout = [](cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t r,
                    int64_t c) {
     TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, r, c, r));
@@ -206,20 +245,30 @@ LinearPlan makePlan(const PlanKey &key, const float *bias) {
 
 /// The plan of `key`, made on first use. A model has a handful of linear
 /// shapes; their plans live as long as the process.
-LinearPlan &planFor(const PlanKey &key, const float *bias) {
+LinearPlan &planFor(const PlanKey &key, const float *bias, const void *pre) {
   static std::map<PlanKey, LinearPlan> plans;
   auto it = plans.find(key);
   if (it == plans.end())
-    it = plans.emplace(key, makePlan(key, bias)).first;
+    it = plans.emplace(key, makePlan(key, bias, pre)).first;
   return it->second;
 }
 
-/// out = act(input weight + bias) with cuBLASLt's epilogue; false where it
-/// has no algorithm for these operands (the caller computes it otherwise).
-template <typename In, typename Out>
+/// out = act(input weight + bias), and its input to `pre` unless null, with
+/// cuBLASLt's epilogue; false where it has none for these operands (the
+/// caller computes it otherwise).
+template <typename In, typename Out, typename Pre>
 bool fusedLinear(const In *input, const In *weight, const float *bias,
-                 Out *out, int64_t rows, int64_t k, int64_t n, bool relu) {
+                 Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
+                 Activation activation) {
   if (k == 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
+    return false;
+  std::optional<cublasLtEpilogue_t> epilogue =
+      epilogueFor(bias, activation, pre != nullptr);
+  if (!epilogue)
+    return false;
+  // Its auxiliary output has the result's type and a leading dimension
+  // that is a multiple of 8.
+  if (pre && (!std::is_same_v<Out, Pre> || n % 8 != 0 || alignmentOf(pre) < 16))
     return false;
   if (!cublasLt()) // cuBLASLt failed to start; its error is kept
     return false;
@@ -230,15 +279,19 @@ bool fusedLinear(const In *input, const In *weight, const float *bias,
   uint32_t matrices = std::min(
       {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
   LinearPlan &plan =
-      planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(),
-               epilogueFor(bias, relu), matrices, alignmentOf(bias)},
-              bias);
+      planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(), *epilogue,
+               matrices, alignmentOf(bias)},
+              bias, pre);
   if (!plan.usable)
     return false;
-  // The bias pointer is per call: set on the shared descriptor just before
-  // its use (calls are enqueued from one host thread).
+  // The bias and pre-activation pointers are per call: set on the shared
+  // descriptor just before its use (calls are enqueued from one host thread).
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  if (pre)
+    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &pre,
+        sizeof(pre)));
   const float one = 1.0f, zero = 0.0f;
   Scratch workspace(plan.workspaceBytes);
   cublasStatus_t status = cublasLtMatmul(
@@ -256,25 +309,17 @@ bool fusedLinear(const In *input, const In *weight, const float *bias,
 
 /// linear's epilogue over a result the GEMM wrote in f32 (`product`), in
 /// place when Out is f32.
-template <typename Out>
-void applyBiasActivation(const float *product, Out *out, const float *bias,
-                         int64_t rows, int64_t n, bool relu) {
+template <typename Out, typename Pre>
+void applyBiasActivation(const float *product, Out *out, Pre *pre,
+                         const float *bias, int64_t rows, int64_t n,
+                         Activation activation) {
   biasActivation<<<blocksFor(rows * n), kThreads, 0, stream()>>>(
-      product, out, bias, rows, n, relu);
+      product, out, pre, bias, rows, n, activation);
   TGC_CUDA_CHECK_LAUNCH();
 }
 } // namespace
 
 int64_t fusedLinearCalls() { return fusedCalls; }
-
-void linear(const float *input, const float *weight, const float *bias,
-            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
-    return;
-  gemm({input, weight, out, 1, rows, n, k, false, false, 0, 0});
-  if (bias || relu)
-    applyBiasActivation(out, out, bias, rows, n, relu);
-}
 
 void gemmInto(const float *a, const float *b, float *out, int64_t m,
               int64_t n, int64_t k, bool transposeA, bool transposeB,
@@ -389,28 +434,92 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
              rhsShared);
 }
 
-void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
-            float *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
-    return;
+/// linear's GEMM into f32 (the epilogue's input) or straight into a result
+/// without an epilogue.
+static void linearProduct(const float *input, const float *weight, float *out,
+                          int64_t rows, int64_t k, int64_t n) {
+  gemm({input, weight, out, 1, rows, n, k, false, false, 0, 0});
+}
+template <typename Out>
+static void linearProduct(const Bf16 *input, const Bf16 *weight, Out *out,
+                          int64_t rows, int64_t k, int64_t n) {
   gemmBf16(input, weight, out, 1, rows, n, k, false, false, 0, 0);
-  if (bias || relu)
-    applyBiasActivation(out, out, bias, rows, n, relu);
+}
+
+/// Every linear: cuBLASLt's epilogue, else the GEMM and the epilogue kernel.
+template <typename In, typename Out, typename Pre>
+static void linearOf(const In *input, const In *weight, const float *bias,
+                     Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
+                     Activation activation) {
+  if (rows * n == 0 ||
+      fusedLinear(input, weight, bias, out, pre, rows, k, n, activation))
+    return;
+  if (!bias && activation == Activation::none && !pre) {
+    linearProduct(input, weight, out, rows, k, n);
+    return;
+  }
+  if constexpr (std::is_same_v<Out, float>) {
+    linearProduct(input, weight, out, rows, k, n);
+    applyBiasActivation(out, out, pre, bias, rows, n, activation);
+  } else {
+    // The epilogue needs the f32 sums: rounding them first would round
+    // twice.
+    Scratch product(rows * n * sizeof(float));
+    linearProduct(input, weight, product.as<float>(), rows, k, n);
+    applyBiasActivation(product.as<float>(), out, pre, bias, rows, n,
+                        activation);
+  }
+}
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, static_cast<float *>(nullptr), rows, k,
+           n, activation);
 }
 
 void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
-            Bf16 *out, int64_t rows, int64_t k, int64_t n, bool relu) {
-  if (rows * n == 0 || fusedLinear(input, weight, bias, out, rows, k, n, relu))
-    return;
-  if (!bias && !relu) {
-    gemmBf16(input, weight, out, 1, rows, n, k, false, false, 0, 0);
-    return;
-  }
-  // The epilogue needs the f32 sums: rounding them first would round twice.
-  Scratch product(rows * n * sizeof(float));
-  gemmBf16(input, weight, product.as<float>(), 1, rows, n, k, false, false, 0,
-           0);
-  applyBiasActivation(product.as<float>(), out, bias, rows, n, relu);
+            float *out, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, static_cast<float *>(nullptr), rows, k,
+           n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, static_cast<float *>(nullptr), rows, k,
+           n, activation);
+}
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, float *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, float *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, Bf16 *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, float *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, Bf16 *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, pre, rows, k, n, activation);
 }
 
 __global__ void roundToBf16Kernel(const float *input, Bf16 *out,

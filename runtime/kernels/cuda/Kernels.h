@@ -11,7 +11,7 @@
 //     returns; an error does not stop the program: the first one is kept,
 //     with file:line and CUDA's message, for firstError() (below).
 // GEMMs run on cuBLAS in full f32 (no TF32); linear on cuBLASLt with its
-// bias/ReLU epilogue. Results match the CPU kernels within float rounding
+// bias/activation epilogue. Results match the CPU kernels within float rounding
 // (different summation orders), and dropout masks are bit-identical: the
 // same Philox stream (runtime/kernels/Philox.h), the same element indices.
 // test/unit/kernels/cuda checks both.

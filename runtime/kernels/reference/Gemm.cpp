@@ -1,5 +1,7 @@
-//===- Gemm.cpp - matmul and linear -----------------------------------------===//
+//===- Gemm.cpp - matmul, linear and its activations -----------------------===//
 #include "runtime/kernels/reference/Kernels.h"
+
+#include "runtime/kernels/Elementwise.h"
 
 namespace tgc::reference {
 
@@ -36,16 +38,19 @@ HostTensor matmul(const HostTensor &lhs, const HostTensor &rhs,
 }
 
 HostTensor linear(const HostTensor &input, const HostTensor &weight,
-                  const HostTensor &bias, bool relu) {
+                  const HostTensor &bias) {
   HostTensor result = matmul(input, weight, /*transposeLhs=*/false,
                              /*transposeRhs=*/false);
   int64_t n = bias.numElements();
-  for (int64_t i = 0; i < result.numElements(); ++i) {
+  for (int64_t i = 0; i < result.numElements(); ++i)
     result[i] += bias[i % n];
-    if (relu && result[i] < 0.0)
-      result[i] = 0.0;
-  }
   return result;
+}
+
+HostTensor activated(HostTensor values, runtime::Activation activation) {
+  for (int64_t i = 0; i < values.numElements(); ++i)
+    values[i] = elementwise::activate(activation, values[i]);
+  return values;
 }
 
 } // namespace tgc::reference

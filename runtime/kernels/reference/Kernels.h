@@ -38,9 +38,11 @@ inline constexpr double kMaskedScore = -1e9;
 
 HostTensor matmul(const HostTensor &lhs, const HostTensor &rhs,
                   bool transposeLhs, bool transposeRhs);
-/// act(input [..., k] x weight [k, n] + bias [n]), act = relu or identity.
+/// input [..., k] x weight [k, n] + bias [n]: tg.linear's pre-activation.
 HostTensor linear(const HostTensor &input, const HostTensor &weight,
-                  const HostTensor &bias, bool relu);
+                  const HostTensor &bias);
+/// Each element through tg.linear's epilogue activation.
+HostTensor activated(HostTensor values, runtime::Activation activation);
 
 //===--- Tensor.cpp: shapes, reductions, slices, gathers, masks, positions -===//
 HostTensor broadcast(const HostTensor &input, std::span<const int64_t> dims,

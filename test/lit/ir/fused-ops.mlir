@@ -75,7 +75,7 @@ func.func @fused_elementwise(%x: tensor<2x7x16xf32>, %pe: tensor<2x7x16xf32>, %k
   return %h, %d : tensor<2x7x16xf32>, tensor<2x7x16xf32>
 }
 
-// GEMMs with their bias epilogue, with and without the ReLU.
+// GEMMs with their bias epilogue, with and without an activation.
 // CHECK-LABEL: func.func @linear(
 func.func @linear(%x: tensor<2x7x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64xf32>, %w2: tensor<64x16xf32>, %b2: tensor<16xf32>) -> tensor<2x7x16xf32> {
   // CHECK-NEXT: %[[H:[a-z_0-9]+]] = tg.linear %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} relu : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x7x64xf32>
@@ -83,6 +83,23 @@ func.func @linear(%x: tensor<2x7x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64
   %h = tg.linear %x, %w1, %b1 relu : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x7x64xf32>
   %y = tg.linear %h, %w2, %b2 : tensor<2x7x64xf32>, tensor<64x16xf32>, tensor<16xf32> -> tensor<2x7x16xf32>
   return %y : tensor<2x7x16xf32>
+}
+
+// Each epilogue activation; GELU and SiLU also writing their input (the
+// pre-activation their backward reads), bf16 beside an f32 result.
+// CHECK-LABEL: func.func @linear_activations(
+func.func @linear_activations(%x: tensor<14x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor<64xf32>) -> (tensor<14x64xf32>, tensor<14x64xbf16>, tensor<14x64xf32>, tensor<14x64xf32>, tensor<14x64xf32>, tensor<14x64xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.linear %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} gelu : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>, tensor<14x64xbf16>
+  // CHECK-NEXT: tg.linear {{.*}} gelu_tanh : {{.*}} -> tensor<14x64xf32>{{$}}
+  // CHECK-NEXT: tg.linear {{.*}} silu : {{.*}} -> tensor<14x64xf32>, tensor<14x64xf32>{{$}}
+  // CHECK-NEXT: tg.linear {{.*}} sigmoid : {{.*}} -> tensor<14x64xf32>{{$}}
+  // CHECK-NEXT: tg.linear {{.*}} tanh : {{.*}} -> tensor<14x64xf32>{{$}}
+  %g, %gpre = tg.linear %x, %w, %b gelu : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>, tensor<14x64xbf16>
+  %t = tg.linear %x, %w, %b gelu_tanh : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>
+  %s, %spre = tg.linear %x, %w, %b silu : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>, tensor<14x64xf32>
+  %sg = tg.linear %x, %w, %b sigmoid : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>
+  %th = tg.linear %x, %w, %b tanh : tensor<14x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<14x64xf32>
+  return %g, %gpre, %t, %s, %sg, %th : tensor<14x64xf32>, tensor<14x64xbf16>, tensor<14x64xf32>, tensor<14x64xf32>, tensor<14x64xf32>, tensor<14x64xf32>
 }
 
 // One incremental decoding step: a query at `position` over a key cache.

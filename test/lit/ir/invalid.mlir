@@ -2037,6 +2037,34 @@ func.func @linear_bias_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %b: 
 
 // -----
 
+// tg.linear: a pre-activation result only with an activation (without one
+// it would be the result again).
+func.func @linear_pre_without_activation(%x: tensor<2x16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{pre_activation result needs an activation}}
+  %y, %p = tg.linear %x, %w, %b : tensor<2x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x64xf32>, tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// tg.linear: the pre-activation has the result's shape.
+func.func @linear_pre_shape(%x: tensor<2x16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{pre_activation must have shape [2, 64] but has [2, 16]}}
+  %y, %p = tg.linear %x, %w, %b gelu : tensor<2x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x64xf32>, tensor<2x16xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// tg.linear: a bf16 pre-activation needs bf16 operands, as the result.
+func.func @linear_pre_type(%x: tensor<2x16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{result must be f32, or bf16 with bf16 operands, but is 'bf16' with 'f32' operands}}
+  %y, %p = tg.linear %x, %w, %b silu : tensor<2x16xf32>, tensor<16x64xf32>, tensor<64xf32> -> tensor<2x64xf32>, tensor<2x64xbf16>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
 // tg.linear: the result is the input's shape with N as its last dimension.
 func.func @linear_result_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xf32>) -> tensor<2x7x16xf32> {
   // expected-error @+1 {{result must have shape [2, 7, 64] but has [2, 7, 16]}}

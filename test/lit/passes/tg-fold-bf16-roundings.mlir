@@ -37,6 +37,32 @@ func.func @folds(%x: tensor<2x4x16xbf16>, %w: tensor<16x16xbf16>, %w1: tensor<16
 
 // -----
 
+// A GELU linear keeping its pre-activation: each result folds on its own.
+// The result read only rounded (by the next GEMM) becomes bf16; the
+// pre-activation, which tg.gelu_grad reads in f32, stays f32; a second
+// linear whose pre-activation is read only rounded writes both in bf16.
+// CHECK-LABEL: func.func @pre_activation(
+// CHECK-NEXT: %[[H:[a-z0-9_]+]], %[[P:[a-z0-9_]+]] = tg.linear {{.*}} gelu : {{.*}} -> tensor<8x64xbf16>, tensor<8x64xf32>
+// CHECK-NEXT: tg.gelu_grad %{{[a-z0-9_]+}}, %[[P]] : tensor<8x64xf32>
+// CHECK-NEXT: %[[H2:[a-z0-9_]+]], %[[P2:[a-z0-9_]+]] = tg.linear {{.*}} silu : {{.*}} -> tensor<8x64xbf16>, tensor<8x64xbf16>
+// CHECK-NOT: tg.to_bf16
+// REPORT: remark: tg-fold-bf16-roundings: 3 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms
+func.func @pre_activation(%x: tensor<8x16xbf16>, %w1: tensor<16x64xbf16>, %b1: tensor<64xf32>, %w2: tensor<64x16xbf16>, %dy: tensor<8x64xf32>)
+    -> (tensor<8x16xf32>, tensor<8x64xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %h, %pre = tg.linear %x, %w1, %b1 gelu : tensor<8x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<8x64xf32>, tensor<8x64xf32>
+  %dx = tg.gelu_grad %dy, %pre : tensor<8x64xf32>
+  %h2, %pre2 = tg.linear %x, %w1, %b1 silu : tensor<8x16xbf16>, tensor<16x64xbf16>, tensor<64xf32> -> tensor<8x64xf32>, tensor<8x64xf32>
+  %hb = tg.to_bf16 %h : tensor<8x64xf32>
+  %y = tg.matmul %hb, %w2 : tensor<8x64xbf16>, tensor<64x16xbf16> -> tensor<8x16xf32>
+  %h2b = tg.to_bf16 %h2 : tensor<8x64xf32>
+  %y2 = tg.matmul %h2b, %w2 : tensor<8x64xbf16>, tensor<64x16xbf16> -> tensor<8x16xf32>
+  %pre2b = tg.to_bf16 %pre2 : tensor<8x64xf32>
+  %z2 = tg.matmul %pre2b, %w2 : tensor<8x64xbf16>, tensor<64x16xbf16> -> tensor<8x16xf32>
+  return %y, %dx, %y2, %z2 : tensor<8x16xf32>, tensor<8x64xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
 // What stays: a result also read in f32 (the residual add), a GEMM on f32
 // operands, and a copy of an argument (no op makes it).
 // CHECK-LABEL: func.func @stays(

@@ -1,9 +1,12 @@
 // tg-fuse-matmul-epilogue: add(matmul(x, W), broadcast(b)) with a rank-2 W
-// and b broadcast along the last dimension becomes one tg.linear, with a
-// following tg.relu folded in when it is the add's one use; a matmul with
-// another use, a transposed or batched rhs, or a bias broadcast along another
-// dimension stays as it is. Positive cases pin the whole function body with
-// CHECK-NEXT, so no matmul, broadcast, add or relu is left behind.
+// and b broadcast along the last dimension becomes one tg.linear, with the
+// activation reading the sum folded in (relu, gelu, gelu_tanh, tanh,
+// sigmoid, SiLU's x * sigmoid(x)); where the sum has other uses (the
+// backward of GELU and SiLU), tg.linear writes it too as pre_activation. A
+// matmul with another use, a transposed or batched rhs, or a bias broadcast
+// along another dimension stays as it is. Positive cases pin the whole
+// function body with CHECK-NEXT, so no matmul, broadcast, add or activation
+// is left behind.
 // RUN: tgc-opt --tg-fuse-matmul-epilogue --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fuse-matmul-epilogue=report=true %s --split-input-file 2>&1 | FileCheck %s --check-prefix=REPORT
 
@@ -22,7 +25,7 @@ func.func @bias_relu_rank3(%x: tensor<4x8x32xf32>, %w: tensor<32x64xf32>, %b: te
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
 // CHECK-NEXT: return %[[Y]] : tensor<4x8x64xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 1 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 1 with an activation, 0 keeping its input
 
 // -----
 
@@ -40,7 +43,7 @@ func.func @bias_rank2(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tensor<3
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
 // CHECK-NEXT: return %[[Y]] : tensor<16x32xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -59,7 +62,7 @@ func.func @bias_lhs(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32x
 // CHECK-NEXT: %[[Y:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] relu : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
 // CHECK-NEXT: return %[[Y]] : tensor<16x32xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 1 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 1 with an activation, 0 keeping its input
 
 // -----
 
@@ -82,13 +85,12 @@ func.func @shared_broadcast(%x: tensor<4x8x32xf32>, %x2: tensor<4x8x32xf32>, %w:
 // CHECK-NEXT: %[[Y2:[a-z0-9_]+]] = tg.linear %[[X2]], %[[W]], %[[B]] : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
 // CHECK-NEXT: return %[[Y]], %[[Y]], %[[Y2]] : tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 2 bias adds into their GEMM, 1 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 2 bias adds into their GEMM, 1 with an activation, 0 keeping its input
 
 // -----
 
 // The bias add has another use besides the relu (the pre-activation is
-// returned): the add still folds into a tg.linear without relu, and the relu
-// stays as a separate op reading it.
+// returned): the relu still folds, and tg.linear writes the sum as well.
 func.func @add_used_twice(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
   %0 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
   %1 = tg.broadcast %b dims [1] : tensor<32xf32> -> tensor<16x32xf32>
@@ -99,11 +101,118 @@ func.func @add_used_twice(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tens
 
 // CHECK-LABEL: func.func @add_used_twice(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<16x64xf32>, %[[W:[a-z0-9]+]]: tensor<64x32xf32>, %[[B:[a-z0-9]+]]: tensor<32xf32>)
-// CHECK-NEXT: %[[Y:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
-// CHECK-NEXT: %[[R:[a-z0-9_]+]] = tg.relu %[[Y]] : tensor<16x32xf32>
-// CHECK-NEXT: return %[[R]], %[[Y]] : tensor<16x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT: %[[Y:[a-z0-9_]+]], %[[P:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] relu : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT: return %[[Y]], %[[P]] : tensor<16x32xf32>, tensor<16x32xf32>
 // CHECK-NEXT: }
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 1 bias adds into their GEMM, 1 with an activation, 1 keeping its input
+
+// -----
+
+// Each activation that is the sum's one use (the forward alone, or a
+// backward written from the output: tanh's and sigmoid's): one tg.linear
+// with it and no pre-activation.
+func.func @activations(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>) {
+  %1 = tg.broadcast %b dims [1] : tensor<32xf32> -> tensor<16x32xf32>
+  %m0 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s0 = tg.add %m0, %1 : tensor<16x32xf32>
+  %y0 = tg.gelu %s0 : tensor<16x32xf32>
+  %m1 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s1 = tg.add %m1, %1 : tensor<16x32xf32>
+  %y1 = tg.gelu_tanh %s1 : tensor<16x32xf32>
+  %m2 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s2 = tg.add %m2, %1 : tensor<16x32xf32>
+  %y2 = tg.tanh %s2 : tensor<16x32xf32>
+  %m3 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s3 = tg.add %m3, %1 : tensor<16x32xf32>
+  %y3 = tg.sigmoid %s3 : tensor<16x32xf32>
+  %m4 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s4 = tg.add %m4, %1 : tensor<16x32xf32>
+  %g4 = tg.sigmoid %s4 : tensor<16x32xf32>
+  %y4 = tg.mul %g4, %s4 : tensor<16x32xf32>
+  // The backward of tanh and sigmoid reads their output only.
+  %d2 = tg.mul %y2, %y2 : tensor<16x32xf32>
+  %d3 = tg.mul %y3, %y3 : tensor<16x32xf32>
+  return %y0, %y1, %d2, %d3, %y4 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// CHECK-LABEL: func.func @activations(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<16x64xf32>, %[[W:[a-z0-9]+]]: tensor<64x32xf32>, %[[B:[a-z0-9]+]]: tensor<32xf32>)
+// CHECK-NEXT: %[[Y0:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] gelu : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[Y1:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] gelu_tanh : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[Y2:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] tanh : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[Y3:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] sigmoid : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[Y4:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] silu : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[D2:[a-z0-9_]+]] = tg.mul %[[Y2]], %[[Y2]]
+// CHECK-NEXT: %[[D3:[a-z0-9_]+]] = tg.mul %[[Y3]], %[[Y3]]
+// CHECK-NEXT: return %[[Y0]], %[[Y1]], %[[D2]], %[[D3]], %[[Y4]] :
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 5 bias adds into their GEMM, 5 with an activation, 0 keeping its input
+
+// -----
+
+// A training step's GELU and SiLU: the backward reads the sum (tg.gelu_grad,
+// tg.gelu_tanh_grad, SiLU's dy * x and its sigmoid's result), so tg.linear
+// also writes it; SiLU's sigmoid stays, now of the kept sum.
+func.func @kept_for_backward(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>, %dy: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>) {
+  %1 = tg.broadcast %b dims [1] : tensor<32xf32> -> tensor<16x32xf32>
+  %m0 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s0 = tg.add %m0, %1 : tensor<16x32xf32>
+  %y0 = tg.gelu %s0 : tensor<16x32xf32>
+  %d0 = tg.gelu_grad %dy, %s0 : tensor<16x32xf32>
+  %m1 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s1 = tg.add %m1, %1 : tensor<16x32xf32>
+  %y1 = tg.gelu_tanh %s1 : tensor<16x32xf32>
+  %d1 = tg.gelu_tanh_grad %dy, %s1 : tensor<16x32xf32>
+  %m2 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s2 = tg.add %m2, %1 : tensor<16x32xf32>
+  %g2 = tg.sigmoid %s2 : tensor<16x32xf32>
+  %y2 = tg.mul %s2, %g2 : tensor<16x32xf32>
+  %a2 = tg.mul %dy, %g2 : tensor<16x32xf32>
+  %b2 = tg.mul %dy, %s2 : tensor<16x32xf32>
+  return %y0, %d0, %y1, %d1, %y2, %a2, %b2 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// CHECK-LABEL: func.func @kept_for_backward(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<16x64xf32>, %[[W:[a-z0-9]+]]: tensor<64x32xf32>, %[[B:[a-z0-9]+]]: tensor<32xf32>, %[[DY:[a-z0-9]+]]: tensor<16x32xf32>)
+// CHECK-NEXT: %[[L0:[a-z0-9_]+]], %[[P0:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] gelu : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT: %[[D0:[a-z0-9_]+]] = tg.gelu_grad %[[DY]], %[[P0]]
+// CHECK-NEXT: %[[L1:[a-z0-9_]+]], %[[P1:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] gelu_tanh : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT: %[[D1:[a-z0-9_]+]] = tg.gelu_tanh_grad %[[DY]], %[[P1]]
+// CHECK-NEXT: %[[L2:[a-z0-9_]+]], %[[P2:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] silu : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT: %[[G2:[a-z0-9_]+]] = tg.sigmoid %[[P2]]
+// CHECK-NEXT: %[[A2:[a-z0-9_]+]] = tg.mul %[[DY]], %[[G2]]
+// CHECK-NEXT: %[[B2:[a-z0-9_]+]] = tg.mul %[[DY]], %[[P2]]
+// CHECK-NEXT: return %[[L0]], %[[D0]], %[[L1]], %[[D1]], %[[L2]], %[[A2]], %[[B2]] :
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 3 bias adds into their GEMM, 3 with an activation, 3 keeping its input
+
+// -----
+
+// Not an epilogue activation: x * sigmoid(y) of another value is no SiLU,
+// and tg.exp is not one of the activations. The bias adds still fold,
+// without an activation; the sigmoid, the product and the exp stay.
+func.func @neg_not_an_activation(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>, %y: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %1 = tg.broadcast %b dims [1] : tensor<32xf32> -> tensor<16x32xf32>
+  %m0 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s0 = tg.add %m0, %1 : tensor<16x32xf32>
+  %g0 = tg.sigmoid %y : tensor<16x32xf32>
+  %p0 = tg.mul %s0, %g0 : tensor<16x32xf32>
+  %m1 = tg.matmul %x, %w : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+  %s1 = tg.add %m1, %1 : tensor<16x32xf32>
+  %e1 = tg.exp %s1 : tensor<16x32xf32>
+  return %p0, %e1 : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// CHECK-LABEL: func.func @neg_not_an_activation(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<16x64xf32>, %[[W:[a-z0-9]+]]: tensor<64x32xf32>, %[[B:[a-z0-9]+]]: tensor<32xf32>, %[[Y:[a-z0-9]+]]: tensor<16x32xf32>)
+// CHECK-NEXT: %[[S0:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[G0:[a-z0-9_]+]] = tg.sigmoid %[[Y]]
+// CHECK-NEXT: %[[P0:[a-z0-9_]+]] = tg.mul %[[S0]], %[[G0]]
+// CHECK-NEXT: %[[S1:[a-z0-9_]+]] = tg.linear %[[X]], %[[W]], %[[B]] : tensor<16x64xf32>, tensor<64x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT: %[[E1:[a-z0-9_]+]] = tg.exp %[[S1]]
+// CHECK-NEXT: return %[[P0]], %[[E1]] :
+// CHECK-NEXT: }
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 2 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -124,7 +233,7 @@ func.func @neg_matmul_used_twice(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %
 // CHECK-NEXT: %[[R:[a-z0-9_]+]] = tg.relu %[[S]]
 // CHECK-NEXT: return %[[R]], %[[M]]
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -142,7 +251,7 @@ func.func @neg_transpose_rhs(%x: tensor<16x64xf32>, %wt: tensor<32x64xf32>, %b: 
 // CHECK-NEXT: tg.broadcast
 // CHECK-NEXT: tg.add
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -160,7 +269,7 @@ func.func @neg_transpose_lhs(%xt: tensor<64x16xf32>, %w: tensor<64x32xf32>, %b: 
 // CHECK-NEXT: tg.broadcast
 // CHECK-NEXT: tg.add
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -180,7 +289,7 @@ func.func @neg_batched_rhs(%x: tensor<4x8x32xf32>, %w: tensor<4x32x64xf32>, %b: 
 // CHECK-NEXT: tg.add
 // CHECK-NEXT: tg.relu
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -199,7 +308,7 @@ func.func @neg_broadcast_rows(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %r: 
 // CHECK-NEXT: tg.broadcast %{{[a-z0-9_]+}} dims [0]
 // CHECK-NEXT: tg.add
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -218,7 +327,7 @@ func.func @neg_matrix_bias(%x: tensor<4x8x32xf32>, %w: tensor<32x64xf32>, %m: te
 // CHECK-NEXT: tg.broadcast %{{[a-z0-9_]+}} dims [1, 2]
 // CHECK-NEXT: tg.add
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -239,7 +348,7 @@ func.func @neg_no_broadcast(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %r: te
 // CHECK-NEXT: tg.matmul
 // CHECK-NEXT: tg.relu
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 
 // -----
 
@@ -250,7 +359,7 @@ func.func @neg_no_broadcast(%x: tensor<16x64xf32>, %w: tensor<64x32xf32>, %r: te
 // CHECK-NEXT: tg.broadcast
 // CHECK-NEXT: tg.add
 // CHECK-NOT: tg.linear
-// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with a ReLU
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input
 func.func @size_one_bias(%x: tensor<4x32xf32>, %w: tensor<32x64xf32>, %b: tensor<1xf32>) -> tensor<4x64xf32> {
   %0 = tg.matmul %x, %w : tensor<4x32xf32>, tensor<32x64xf32> -> tensor<4x64xf32>
   %1 = tg.broadcast %b dims [1] : tensor<1xf32> -> tensor<4x64xf32>

@@ -61,6 +61,20 @@ func.func @fused_gemms(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<1
 
 // -----
 
+// A GELU tg.linear keeping its pre-activation: its operands in bf16, both
+// results f32; tg.gelu_grad reads the f32 pre-activation.
+// CHECK-LABEL: func.func @gelu_linear(
+// CHECK: %[[H:[a-z0-9_]+]], %[[P:[a-z0-9_]+]] = tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} gelu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>, tensor<8x16xf32>
+// CHECK-NEXT: tg.gelu_grad %{{[a-z0-9_]+}}, %[[P]] : tensor<8x16xf32>
+// CHECK: return
+func.func @gelu_linear(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>, %dy: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %h, %pre = tg.linear %x, %w, %b gelu : tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<8x16xf32>, tensor<8x16xf32>
+  %dx = tg.gelu_grad %dy, %pre : tensor<8x16xf32>
+  return %h, %dx : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
 // A relu_grad inside an elementwise group keeps its f32 input (the group's
 // loop reads it).
 // CHECK-LABEL: func.func @grouped_relu_grad(

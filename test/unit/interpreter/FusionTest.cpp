@@ -214,6 +214,47 @@ TEST(Fusion, ResidualRmsNormKeepingTheSumMatchesTheUnfusedChain) {
                rng.tensor({b, s, d}), rng.tensor({b, s, d})});
 }
 
+// x W + b through each epilogue activation, keeping the pre-activation:
+// tg.linear against the matmul, bias broadcast, add and the activation's
+// tg ops ({ACT}: one op, or SiLU's sigmoid and product).
+const char *kLinear = R"mlir(
+func.func @fused(%x: {X}, %w: {W}, %b: {B}) -> ({Y}, {Y}) {
+  %y, %pre = tg.linear %x, %w, %b {NAME} : {X}, {W}, {B} -> {Y}, {Y}
+  return %y, %pre : {Y}, {Y}
+}
+func.func @unfused(%x: {X}, %w: {W}, %b: {B}) -> ({Y}, {Y}) {
+  %m = tg.matmul %x, %w : {X}, {W} -> {Y}
+  %bb = tg.broadcast %b dims [2] : {B} -> {Y}
+  %pre = tg.add %m, %bb : {Y}
+  {ACT}
+  return %y, %pre : {Y}, {Y}
+}
+)mlir";
+
+TEST(Fusion, LinearMatchesTheUnfusedChainForEachActivation) {
+  const std::pair<const char *, const char *> activations[] = {
+      {"relu", "%y = tg.relu %pre : {Y}"},
+      {"gelu", "%y = tg.gelu %pre : {Y}"},
+      {"gelu_tanh", "%y = tg.gelu_tanh %pre : {Y}"},
+      {"tanh", "%y = tg.tanh %pre : {Y}"},
+      {"sigmoid", "%y = tg.sigmoid %pre : {Y}"},
+      {"silu", "%g = tg.sigmoid %pre : {Y}\n  %y = tg.mul %pre, %g : {Y}"}};
+  Random rng(25);
+  int64_t b = 2, s = 7, k = 16, n = 24;
+  std::vector<HostTensor> args = {rng.tensor({b, s, k}, -1, 1),
+                                  rng.tensor({k, n}, -1, 1),
+                                  rng.tensor({n}, -1, 1)};
+  for (auto [name, chain] : activations) {
+    SCOPED_TRACE(name);
+    std::string source = substitute(kLinear, {{"ACT", chain}, {"NAME", name}});
+    source = substitute(source, {{"X", tensorType({b, s, k})},
+                                 {"W", tensorType({k, n})},
+                                 {"B", tensorType({n})},
+                                 {"Y", tensorType({b, s, n})}});
+    expectFusedMatchesUnfused(source, args);
+  }
+}
+
 // The dropout mask is a pure function of (key, op_id, index): dropout_grad
 // regenerates it, and a different op_id or step draws another.
 TEST(Fusion, DropoutGradRegeneratesTheMask) {

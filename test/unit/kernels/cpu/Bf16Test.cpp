@@ -163,9 +163,10 @@ TEST(CpuKernels, Bf16Matmul) {
   });
 }
 
-// 300 x 45 x 70 runs as blocks of GEMMs with the epilogue after each;
+// 1100 x 20 x 70 runs as blocks of GEMMs with the epilogue after each;
 // 260 x 96 x 100 (over 2^21 multiply-adds) on a oneDNN matmul primitive
-// with bf16 operands that applies the bias and ReLU itself.
+// with bf16 operands that applies the bias and activation itself, unless
+// the pre-activation is kept.
 class Bf16LinearTest : public ::testing::TestWithParam<std::array<int64_t, 3>> {};
 
 TEST_P(Bf16LinearTest, MatchesTheReferenceOnTheRoundedValues) {
@@ -173,21 +174,28 @@ TEST_P(Bf16LinearTest, MatchesTheReferenceOnTheRoundedValues) {
   std::vector<Bf16> input = rounded(uniform(rows * k, 3)),
                     weight = rounded(uniform(k * n, 4));
   std::vector<float> bias = uniform(n, 5);
-  HostTensor product =
+  HostTensor pre = withBias(
       reference::matmul(host(widened(input), {rows, k}),
-                        host(widened(weight), {k, n}), false, false);
-  for (bool relu : {false, true}) {
-    HostTensor expected = withBiasAndRelu(product, bias, relu);
-    std::vector<float> out(rows * n, 0.0f);
+                        host(widened(weight), {k, n}), false, false),
+      bias);
+  for (auto [activation, name] : kActivations) {
+    HostTensor expected = reference::activated(pre, activation);
+    std::vector<float> out(rows * n, 0.0f), kept(rows * n, 0.0f);
     cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
-                n, relu);
-    expectClose(std::string("bf16 linear relu=") + (relu ? "1" : "0"), out,
-                expected, kGemmTolerance);
+                n, activation);
+    expectClose(std::string("bf16 linear ") + name, out, expected,
+                kActivationTolerance);
+    cpu::linear(input.data(), weight.data(), bias.data(), out.data(),
+                kept.data(), rows, k, n, activation);
+    expectClose(std::string("bf16 linear ") + name + " beside pre", out,
+                expected, kActivationTolerance);
+    expectClose(std::string("bf16 linear ") + name + " pre", kept, pre,
+                kGemmTolerance);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuKernels, Bf16LinearTest,
-                         ::testing::Values(std::array<int64_t, 3>{300, 45, 70},
+                         ::testing::Values(std::array<int64_t, 3>{1100, 20, 70},
                                            std::array<int64_t, 3>{260, 96, 100}));
 
 /// A bf16 result of a bf16 product (tg-fold-bf16-roundings) against the f32
@@ -228,21 +236,37 @@ TEST(CpuKernels, Bf16MatmulRoundedResult) {
   });
 }
 
+// Each bf16 result of linear, alone or beside the pre-activation in either
+// type, is the f32 result rounded once: the activation is computed from the
+// unrounded sum.
 TEST_P(Bf16LinearTest, RoundedResultIsTheF32ResultRounded) {
   const auto [rows, k, n] = GetParam();
   std::vector<Bf16> input = rounded(uniform(rows * k, 3)),
                     weight = rounded(uniform(k * n, 4));
   std::vector<float> bias = uniform(n, 5);
-  for (bool relu : {false, true}) {
-    std::vector<float> f32(rows * n, 0.0f);
-    cpu::linear(input.data(), weight.data(), bias.data(), f32.data(), rows, k,
-                n, relu);
-    std::vector<Bf16> out(f32.size(), Bf16{0x7fc0});
+  const Bf16 nan{0x7fc0}; // all written
+  for (auto [activation, name] : kActivations) {
+    std::string what = std::string("bf16 -> bf16 linear ") + name;
+    std::vector<float> f32(rows * n, 0.0f), f32Pre(rows * n, 0.0f);
+    cpu::linear(input.data(), weight.data(), bias.data(), f32.data(),
+                f32Pre.data(), rows, k, n, activation);
+    std::vector<Bf16> out(f32.size(), nan), pre(f32.size(), nan);
     cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
-                n, relu);
-    expectRoundedResult(std::string("bf16 -> bf16 linear relu=") +
-                            (relu ? "1" : "0"),
-                        out, f32);
+                n, activation);
+    expectRoundedResult(what, out, f32);
+    std::vector<float> wide(f32.size(), 0.0f);
+    cpu::linear(input.data(), weight.data(), bias.data(), out.data(),
+                pre.data(), rows, k, n, activation);
+    expectRoundedResult(what + " beside bf16 pre", out, f32);
+    expectRoundedResult(what + " bf16 pre", pre, f32Pre);
+    cpu::linear(input.data(), weight.data(), bias.data(), out.data(),
+                wide.data(), rows, k, n, activation);
+    expectRoundedResult(what + " beside f32 pre", out, f32);
+    expectClose(what + " f32 pre", wide, f32Pre, 0.0);
+    cpu::linear(input.data(), weight.data(), bias.data(), wide.data(),
+                pre.data(), rows, k, n, activation);
+    expectClose(what + " f32 beside bf16 pre", wide, f32, 0.0);
+    expectRoundedResult(what + " bf16 pre beside f32", pre, f32Pre);
   }
 }
 

@@ -1,8 +1,9 @@
 //===- GemmTest.cpp - CPU GEMM kernels against the reference --------------===//
 //
-// runtime/kernels/cpu/Gemm.cpp: batched matmul in every transposition, and
-// linear (GEMM, bias and ReLU) over rows that are not a multiple of its
-// blocks of 128. Helpers and the error measure: KernelTestSupport.h.
+// runtime/kernels/cpu/Gemm.cpp and Linear.cpp: batched matmul in every
+// transposition, and linear (GEMM, bias and each activation, with and
+// without the pre-activation) over rows that are not a multiple of its
+// blocks of 512. Helpers and the error measure: KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
@@ -30,46 +31,47 @@ TEST(CpuKernels, Matmul) {
   });
 }
 
-TEST(CpuKernels, Linear) {
-  // 300 rows: two full blocks of 128 and a partial one.
-  const int64_t rows = 300, k = 45, n = 70;
-  std::vector<float> input = uniform(rows * k, 3), weight = uniform(k * n, 4),
-                     bias = uniform(n, 5);
+/// cpu::linear of every activation, with and without writing the
+/// pre-activation, against the reference formulas (Elementwise.h in double).
+void expectLinearMatches(int64_t rows, int64_t k, int64_t n, uint64_t seed) {
+  std::vector<float> input = uniform(rows * k, seed),
+                     weight = uniform(k * n, seed + 1),
+                     bias = uniform(n, seed + 2);
+  std::vector<float> zeros(n, 0.0f);
   HostTensor product = reference::matmul(host(input, {rows, k}),
                                          host(weight, {k, n}), false, false);
-  for (bool relu : {false, true}) {
-    HostTensor expected = withBiasAndRelu(product, bias, relu);
-    std::vector<float> out(rows * n, 0.0f);
-    cpu::linear(input.data(), weight.data(), bias.data(), out.data(), rows, k,
-                n, relu);
-    expectClose(std::string("linear relu=") + (relu ? "1" : "0"), out, expected,
-                kGemmTolerance);
+  std::string shape = std::to_string(rows) + "x" + std::to_string(k) + "x" +
+                      std::to_string(n);
+  for (bool biased : {false, true}) {
+    HostTensor pre = withBias(product, biased ? bias : zeros);
+    for (auto [activation, name] : kActivations)
+      for (int call = 0; call < 2; ++call) { // the second reuses a primitive
+        HostTensor expected = reference::activated(pre, activation);
+        std::string what = "linear " + shape + " " + name +
+                           (biased ? " bias" : "");
+        const float *b = biased ? bias.data() : nullptr;
+        std::vector<float> out(rows * n, 7.0f), kept(rows * n, 7.0f);
+        cpu::linear(input.data(), weight.data(), b, out.data(), rows, k, n,
+                    activation);
+        expectClose(what, out, expected, kActivationTolerance);
+        cpu::linear(input.data(), weight.data(), b, out.data(), kept.data(),
+                    rows, k, n, activation);
+        expectClose(what + " (result beside pre)", out, expected,
+                    kActivationTolerance);
+        expectClose(what + " (pre)", kept, pre, kGemmTolerance);
+      }
   }
 }
 
+// 1100 rows: two full blocks of 512 and a partial one, each GEMM followed by
+// the epilogue (a product below the primitive's 2^21 multiply-adds).
+TEST(CpuKernels, Linear) { expectLinearMatches(1100, 20, 70, 3); }
+
 // Linears of 2^21 multiply-adds and more run on a oneDNN matmul primitive
-// that adds the bias and applies the ReLU itself (MatmulPrimitive.cpp),
-// with and without a bias, twice each (the second call reuses the
-// primitive made by the first).
+// that adds the bias and applies the activation itself as a post-op
+// (MatmulPrimitive.cpp); keeping the pre-activation, on blocks.
 TEST(CpuKernels, LargeLinearOnAMatmulPrimitive) {
-  const int64_t rows = 260, k = 96, n = 100;
-  std::vector<float> input = uniform(rows * k, 8), weight = uniform(k * n, 9),
-                     bias = uniform(n, 10);
-  HostTensor product = reference::matmul(host(input, {rows, k}),
-                                         host(weight, {k, n}), false, false);
-  std::vector<float> zeros(n, 0.0f);
-  for (bool withBias : {false, true})
-    for (bool relu : {false, true})
-      for (int call = 0; call < 2; ++call) {
-        HostTensor expected =
-            withBiasAndRelu(product, withBias ? bias : zeros, relu);
-        std::vector<float> out(rows * n, 7.0f);
-        cpu::linear(input.data(), weight.data(), withBias ? bias.data() : nullptr,
-                    out.data(), rows, k, n, relu);
-        expectClose(std::string("large linear bias=") + (withBias ? "1" : "0") +
-                        " relu=" + (relu ? "1" : "0"),
-                    out, expected, kGemmTolerance);
-      }
+  expectLinearMatches(260, 96, 100, 8);
 }
 
 /// op(a) op(b) of m x n x k through cpu::gemm with beta 0, then again with

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tgc::test {
@@ -51,17 +52,28 @@ inline std::vector<float> toFloats(const HostTensor &t) {
 
 /// linear's epilogue on the reference's product [rows, n]: + bias, then
 /// ReLU when `relu`.
-inline HostTensor withBiasAndRelu(HostTensor product,
-                                  const std::vector<float> &bias, bool relu) {
+/// linear's pre-activation, product + bias.
+inline HostTensor withBias(HostTensor product, const std::vector<float> &bias) {
   int64_t n = static_cast<int64_t>(bias.size());
-  for (int64_t i = 0; i < product.numElements(); ++i) {
-    double &y = product[i];
-    y += bias[i % n];
-    if (relu)
-      y = std::max(y, 0.0);
-  }
+  for (int64_t i = 0; i < product.numElements(); ++i)
+    product[i] += bias[i % n];
   return product;
 }
+
+/// Every activation of linear's epilogue, with a name for the messages.
+inline constexpr std::pair<runtime::Activation, const char *> kActivations[] = {
+    {runtime::Activation::none, "none"},
+    {runtime::Activation::relu, "relu"},
+    {runtime::Activation::gelu, "gelu"},
+    {runtime::Activation::geluTanh, "gelu_tanh"},
+    {runtime::Activation::silu, "silu"},
+    {runtime::Activation::sigmoid, "sigmoid"},
+    {runtime::Activation::tanh, "tanh"}};
+
+/// linear's results against the double formulas: the GEMM's tolerance, plus
+/// what oneDNN's post-ops (their own erf, exp and tanh approximations, a
+/// few float steps off) add to the activation's value.
+inline constexpr double kActivationTolerance = 2e-5;
 
 /// The m x n result of a kernel that wrote rows `ld` apart into `out`,
 /// each row checked not to be written past column n (the caller filled

@@ -17,6 +17,13 @@ namespace {
 
 // Full-f32 cuBLAS against OpenBLAS: k = 53 products in different orders.
 constexpr double kGemmTolerance = 1e-5;
+// The activations besides: CUDA's erff, expf, tanhf and cuBLASLt's GELU
+// against oneDNN's, a few float steps apart.
+constexpr double kActivationTolerance = 2e-5;
+
+runtime::Activation reluIf(bool relu) {
+  return relu ? runtime::Activation::relu : runtime::Activation::none;
+}
 
 TEST_F(CudaKernels, Matmul) {
   forEachMatmulCase([](const MatmulCase &c) {
@@ -40,17 +47,63 @@ TEST_F(CudaKernels, Linear) {
       const float *hostBias = withBias ? bias.data() : nullptr;
       std::vector<float> expected(rows * n);
       cpu::linear(input.data(), weight.data(), hostBias, expected.data(), rows,
-                  k, n, relu);
+                  k, n, reluIf(relu));
       DeviceArray<float> out(rows * n);
       int64_t fused = cuda::fusedLinearCalls();
       cuda::linear(di.get(), dw.get(), withBias ? db.get() : nullptr, out.get(),
-                   rows, k, n, relu);
+                   rows, k, n, reluIf(relu));
       std::string tag = "linear bias=" + std::to_string(withBias) +
                         " relu=" + std::to_string(relu);
       expectClose(tag, out.read(), expected, kGemmTolerance);
       // cudaMalloc's 256-byte aligned operands: cuBLASLt's fused epilogue.
       EXPECT_EQ(cuda::fusedLinearCalls(), fused + 1) << tag;
     }
+}
+
+// Every activation, alone and beside the pre-activation (cuBLASLt's
+// GELU_AUX epilogue for the tanh GELU, the epilogue kernel for the others),
+// on f32 and bf16 operands with f32 and bf16 results, against the CPU.
+TEST_F(CudaKernels, LinearActivations) {
+  const int64_t rows = 300, k = 45, n = 72;
+  std::vector<float> input = uniform(rows * k, 3), weight = uniform(k * n, 4),
+                     bias = uniform(n, 5);
+  std::vector<runtime::Bf16> input16 = roundedToBf16(input),
+                             weight16 = roundedToBf16(weight);
+  DeviceArray<float> di(input), dw(weight), db(bias);
+  DeviceArray<runtime::Bf16> di16(input16), dw16(weight16);
+  for (runtime::Activation activation :
+       {runtime::Activation::none, runtime::Activation::relu,
+        runtime::Activation::gelu, runtime::Activation::geluTanh,
+        runtime::Activation::silu, runtime::Activation::sigmoid,
+        runtime::Activation::tanh}) {
+    std::string tag = "linear activation " + std::to_string(int(activation));
+    std::vector<float> expected(rows * n), pre(rows * n);
+    cpu::linear(input.data(), weight.data(), bias.data(), expected.data(),
+                pre.data(), rows, k, n, activation);
+    DeviceArray<float> out(rows * n), kept(rows * n);
+    cuda::linear(di.get(), dw.get(), db.get(), out.get(), rows, k, n,
+                 activation);
+    expectClose(tag, out.read(), expected, kActivationTolerance);
+    cuda::linear(di.get(), dw.get(), db.get(), out.get(), kept.get(), rows, k,
+                 n, activation);
+    expectClose(tag + " beside pre", out.read(), expected,
+                kActivationTolerance);
+    expectClose(tag + " pre", kept.read(), pre, kGemmTolerance);
+    std::vector<float> expected16(rows * n), pre16(rows * n);
+    cpu::linear(input16.data(), weight16.data(), bias.data(),
+                expected16.data(), pre16.data(), rows, k, n, activation);
+    DeviceArray<runtime::Bf16> rounded(rows * n), roundedPre(rows * n);
+    cuda::linear(di16.get(), dw16.get(), db.get(), rounded.get(),
+                 roundedPre.get(), rows, k, n, activation);
+    cuda::linear(di16.get(), dw16.get(), db.get(), out.get(), kept.get(),
+                 rows, k, n, activation);
+    std::vector<float> sums = out.read(), sumsPre = kept.read();
+    expectClose(tag + " bf16", sums, expected16, kActivationTolerance);
+    expectClose(tag + " bf16 pre", sumsPre, pre16, kGemmTolerance);
+    expectRoundedOnce(tag + " bf16 written in bf16", rounded.read(), sums);
+    expectRoundedOnce(tag + " bf16 pre written in bf16", roundedPre.read(),
+                      sumsPre);
+  }
 }
 
 // bf16 operands (tg-mixed-precision) on the tensor cores: the products of
@@ -95,7 +148,7 @@ TEST_F(CudaKernels, LinearBf16) {
         const float *hostBias = withBias ? bias.data() : nullptr;
         std::vector<float> expected(rows * n);
         cpu::linear(input.data() + shift, weight.data() + shift, hostBias,
-                    expected.data(), rows, k, n, relu);
+                    expected.data(), rows, k, n, reluIf(relu));
         DeviceArray<float> out(rows * n + 1, 7.0f);
         DeviceArray<runtime::Bf16> rounded(rows * n + 1);
         std::string tag = "bf16 linear shift=" + std::to_string(shift) +
@@ -104,11 +157,11 @@ TEST_F(CudaKernels, LinearBf16) {
         int64_t fused = cuda::fusedLinearCalls();
         cuda::linear(di.get() + shift, dw.get() + shift,
                      withBias ? db.get() : nullptr, out.get() + shift,
-                     rows, k, n, relu);
+                     rows, k, n, reluIf(relu));
         int64_t fusedF32 = cuda::fusedLinearCalls() - fused;
         cuda::linear(di.get() + shift, dw.get() + shift,
                      withBias ? db.get() : nullptr, rounded.get() + shift,
-                     rows, k, n, relu);
+                     rows, k, n, reluIf(relu));
         std::cout << "  " << tag << ": cuBLASLt's epilogue for the f32 result "
                   << fusedF32 << ", for the bf16 result "
                   << cuda::fusedLinearCalls() - fused - fusedF32 << "\n";
@@ -143,10 +196,11 @@ TEST_F(CudaKernels, LinearOnUnalignedTensors) {
                          bias = uniform(n + 16, 11);
       std::vector<float> expected(rows * n + 1);
       cpu::linear(input.data() + 1, weight.data() + 1, bias.data() + biasShift,
-                  expected.data() + 1, rows, k, n, true);
+                  expected.data() + 1, rows, k, n,
+                  runtime::Activation::relu);
       DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n + 1);
       cuda::linear(di.get() + 1, dw.get() + 1, db.get() + biasShift,
-                   out.get() + 1, rows, k, n, true);
+                   out.get() + 1, rows, k, n, runtime::Activation::relu);
       std::vector<float> got = out.read();
       expectClose("linear, 4-byte aligned, k=" + std::to_string(k) +
                       ", bias shifted by " + std::to_string(biasShift),
@@ -167,12 +221,13 @@ TEST_F(CudaKernels, Stream) {
                      bias = uniform(n, 8);
   std::vector<float> expected(rows * n);
   cpu::linear(input.data(), weight.data(), bias.data(), expected.data(), rows,
-              k, n, true);
+              k, n, runtime::Activation::relu);
   DeviceArray<float> di(input), dw(weight), db(bias), out(rows * n);
   // The uploads ran on the legacy stream, which a non-blocking stream does
   // not wait for.
   TGC_CUDA_CHECK(cudaDeviceSynchronize());
-  cuda::linear(di.get(), dw.get(), db.get(), out.get(), rows, k, n, true);
+  cuda::linear(di.get(), dw.get(), db.get(), out.get(), rows, k, n,
+               runtime::Activation::relu);
   TGC_CUDA_CHECK(cudaStreamSynchronize(stream));
   cuda::setStream(nullptr);
   TGC_CUDA_CHECK(cudaStreamDestroy(stream));

@@ -1,0 +1,106 @@
+// What folding the activation into linear's epilogue saves on the CPU, for
+// the FFN's first linear of a training step (the backward reads the
+// pre-activation, so it is kept): per activation, the best of repeats of
+//  - unfused: linear with the bias only (on a oneDNN matmul primitive), then
+//    the activation as its own vectorized loop over the [M, f] sums, as the
+//    generated elementwise loop runs it;
+//  - fused: linear writing the activation and the pre-activation from one
+//    epilogue over 128-row blocks (runtime/kernels/cpu/Linear.cpp);
+//  - post-op: linear writing the activation only (the forward alone), the
+//    primitive's eltwise post-op.
+//
+// Build (repository root, after the README's build):
+//   c++ -O3 -march=native -fopenmp -fno-math-errno -I. -Ibuild \
+//       bench/linear_epilogue.cpp build/runtime/kernels/cpu/libTgcCpuKernels.a \
+//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl \
+//       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o linear_epilogue
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./linear_epilogue M d f
+//   (bench/activations.py's FFN: 2048 512 2048)
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/VectorMath.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using tgc::runtime::Activation;
+
+namespace {
+
+template <typename Fn> double bestMs(Fn fn, int repeats = 15) {
+  fn(); // the primitive is made on the first call
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    std::chrono::duration<double, std::milli> ms =
+        std::chrono::steady_clock::now() - start;
+    best = std::min(best, ms.count());
+  }
+  return best;
+}
+
+template <Activation A> void activate(const float *in, float *out, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = tgc::elementwise::activate(A, in[i]);
+}
+
+void activateOf(Activation a, const float *in, float *out, int64_t n) {
+  switch (a) {
+  case Activation::gelu:
+    return activate<Activation::gelu>(in, out, n);
+  case Activation::geluTanh:
+    return activate<Activation::geluTanh>(in, out, n);
+  case Activation::silu:
+    return activate<Activation::silu>(in, out, n);
+  default:
+    return activate<Activation::relu>(in, out, n);
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s M d f\n", argv[0]);
+    return 1;
+  }
+  int64_t m = std::atoll(argv[1]), k = std::atoll(argv[2]),
+          n = std::atoll(argv[3]);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(m * k), w(k * n), b(n), y(m * n), pre(m * n);
+  for (float *v : {x.data(), w.data(), b.data()})
+    for (int64_t i = 0, e = v == b.data() ? n : v == x.data() ? m * k : k * n;
+         i < e; ++i)
+      v[i] = u(rng);
+  std::printf("linear %lldx%lldx%lld, ms (best of 15)\n%-10s %9s %9s %9s\n",
+              (long long)m, (long long)k, (long long)n, "activation",
+              "unfused", "fused", "post-op");
+  const std::pair<Activation, const char *> cases[] = {
+      {Activation::relu, "relu"},
+      {Activation::gelu, "gelu"},
+      {Activation::geluTanh, "gelu_tanh"},
+      {Activation::silu, "silu"}};
+  for (auto [a, name] : cases) {
+    double unfused = bestMs([&] {
+      tgc::cpu::linear(x.data(), w.data(), b.data(), pre.data(), m, k, n,
+                       Activation::none);
+      activateOf(a, pre.data(), y.data(), m * n);
+    });
+    double fused = bestMs([&] {
+      tgc::cpu::linear(x.data(), w.data(), b.data(), y.data(), pre.data(), m,
+                       k, n, a);
+    });
+    double postOp = bestMs([&] {
+      tgc::cpu::linear(x.data(), w.data(), b.data(), y.data(), m, k, n, a);
+    });
+    std::printf("%-10s %9.2f %9.2f %9.2f\n", name, unfused, fused, postOp);
+  }
+  return 0;
+}

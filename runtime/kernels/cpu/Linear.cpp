@@ -1,0 +1,188 @@
+//===- Linear.cpp - linear: a GEMM with its bias and activation epilogue --===//
+//
+// Large products without a pre-activation to keep run on a oneDNN matmul
+// primitive whose bias and eltwise post-op apply the activation in its tiles
+// (MatmulPrimitive.cpp). The rest (small products, no primitive, a bf16
+// result of a transcendental activation, and a kept pre-activation, which
+// GELU's and SiLU's backward read and a post-op cannot write) run as GEMMs
+// of blocks of rows, each followed by the bias and the activation over the
+// block while its sums are still in cache, writing the result and the
+// pre-activation in one pass.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/cpu/Gemm.h"
+#include "runtime/kernels/cpu/Kernels.h"
+#include "runtime/kernels/cpu/ReusedBuffer.h"
+#include "runtime/kernels/cpu/VectorMath.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace tgc::cpu {
+
+namespace {
+
+/// Rows per block: a block's f32 sums ([512, n], 4 MiB at n = 2048) are
+/// still in the last-level cache when the epilogue reads them back, and
+/// the GEMM of 512 rows runs near the whole product's rate; blocks of 128
+/// (in L2) cost the GEMM more than the cache saves (bench/linear_epilogue.cpp:
+/// at 2048x512x2048 with the pre-activation kept, 128 rows 4-10% slower
+/// than the unfused linear and activation loop, 512 rows 1% faster to 5%
+/// slower).
+constexpr int64_t kLinearBlockRows = 512;
+
+void storeAs(float value, float *to) { *to = value; }
+void storeAs(float value, Bf16 *to) { *to = runtime::roundToBf16(value); }
+
+/// The epilogue of `count` rows of sums: with A a compile-time constant the
+/// loop has no branch on the activation, and its erf, exp and tanh are
+/// libmvec's SIMD ones (VectorMath.h). `pre` may be null.
+template <Activation A, typename Out, typename Pre>
+void epilogue(const float *sums, const float *bias, Out *out, Pre *pre,
+              int64_t count, int64_t n) {
+#pragma omp parallel for schedule(static) if (count * n >= (int64_t{1} << 15))
+  for (int64_t r = 0; r < count; ++r) {
+    const float *row = sums + r * n;
+    Out *y = out + r * n;
+    if (pre) {
+      Pre *kept = pre + r * n;
+#pragma omp simd
+      for (int64_t c = 0; c < n; ++c) {
+        float x = row[c] + bias[c];
+        storeAs(x, kept + c);
+        storeAs(elementwise::activate(A, x), y + c);
+      }
+    } else {
+#pragma omp simd
+      for (int64_t c = 0; c < n; ++c)
+        storeAs(elementwise::activate(A, row[c] + bias[c]), y + c);
+    }
+  }
+}
+
+template <typename Out, typename Pre>
+void epilogueOf(Activation activation, const float *sums, const float *bias,
+                Out *out, Pre *pre, int64_t count, int64_t n) {
+  switch (activation) {
+  case Activation::none:
+    return epilogue<Activation::none>(sums, bias, out, pre, count, n);
+  case Activation::relu:
+    return epilogue<Activation::relu>(sums, bias, out, pre, count, n);
+  case Activation::gelu:
+    return epilogue<Activation::gelu>(sums, bias, out, pre, count, n);
+  case Activation::geluTanh:
+    return epilogue<Activation::geluTanh>(sums, bias, out, pre, count, n);
+  case Activation::silu:
+    return epilogue<Activation::silu>(sums, bias, out, pre, count, n);
+  case Activation::sigmoid:
+    return epilogue<Activation::sigmoid>(sums, bias, out, pre, count, n);
+  case Activation::tanh:
+    return epilogue<Activation::tanh>(sums, bias, out, pre, count, n);
+  }
+}
+
+template <typename T, typename Out, typename Pre>
+void blockedLinear(const T *input, const T *weight, const float *bias,
+                   Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
+                   Activation activation) {
+  struct BlockSums;
+  float *sums =
+      reusedScratch<BlockSums, float>(std::min(kLinearBlockRows, rows) * n);
+  // No bias adds zeros: one loop for both.
+  struct NoBias;
+  if (!bias)
+    bias = reusedBuffer<NoBias, float>(n, 0.0f).data();
+  for (int64_t r0 = 0; r0 < rows; r0 += kLinearBlockRows) {
+    int64_t count = std::min(kLinearBlockRows, rows - r0);
+    gemm(input + r0 * k, weight, sums, count, n, k, false, false, 0.0f);
+    epilogueOf(activation, sums, bias, out + r0 * n, pre ? pre + r0 * n : pre,
+               count, n);
+  }
+}
+
+/// On a primitive: an f32 result with beta 0, a bf16 one rounded as written.
+template <typename T>
+bool onPrimitive(const T *input, const T *weight, const float *bias,
+                 float *out, int64_t rows, int64_t k, int64_t n,
+                 Activation activation) {
+  return matmulPrimitive(input, weight, bias, out, rows, n, k, false, false,
+                         0.0f, activation);
+}
+bool onPrimitive(const Bf16 *input, const Bf16 *weight, const float *bias,
+                 Bf16 *out, int64_t rows, int64_t k, int64_t n,
+                 Activation activation) {
+  return matmulPrimitive(input, weight, bias, out, rows, n, k, false, false,
+                         activation);
+}
+
+/// Whether the primitive's result is the activation of its f32 sums rounded
+/// once: for a bf16 destination oneDNN computes the transcendental post-ops
+/// in less precision (the GELUs: 2-8% of the elements of a 260x96x100
+/// product not the rounding of the f32 value), so only the exact ReLU.
+template <typename Out> bool roundsOnce(Activation activation) {
+  return std::is_same_v<Out, float> || activation == Activation::none ||
+         activation == Activation::relu;
+}
+
+template <typename T, typename Out>
+void linearOf(const T *input, const T *weight, const float *bias, Out *out,
+              int64_t rows, int64_t k, int64_t n, Activation activation) {
+  if (rows * n * k >= kOneDnnFrom && roundsOnce<Out>(activation) &&
+      onPrimitive(input, weight, bias, out, rows, k, n, activation))
+    return;
+  blockedLinear(input, weight, bias, out, static_cast<float *>(nullptr), rows,
+                k, n, activation);
+}
+
+} // namespace
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  linearOf(input, weight, bias, out, rows, k, n, activation);
+}
+
+void linear(const float *input, const float *weight, const float *bias,
+            float *out, float *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  blockedLinear(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, float *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  blockedLinear(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            float *out, Bf16 *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  blockedLinear(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, float *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  blockedLinear(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
+            Bf16 *out, Bf16 *pre, int64_t rows, int64_t k, int64_t n,
+            Activation activation) {
+  blockedLinear(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+} // namespace tgc::cpu
