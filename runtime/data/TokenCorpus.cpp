@@ -3,6 +3,7 @@
 
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/FileChecks.h"
+#include "runtime/data/MappedFiles.h"
 
 #include <zlib.h>
 
@@ -186,6 +187,7 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
   corpus.path_ = path;
   corpus.mapping_ = mapping;
   corpus.mappedBytes_ = fileBytes;
+  watchMapping(mapping, fileBytes, path);
   const char *bytes = static_cast<const char *>(mapping);
   if (std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
     return refuse("not a tgc token corpus (bad magic)");
@@ -273,8 +275,10 @@ TokenCorpus &TokenCorpus::operator=(TokenCorpus &&other) noexcept {
 TokenCorpus::~TokenCorpus() { unmap(); }
 
 void TokenCorpus::unmap() {
-  if (mapping_)
+  if (mapping_) {
+    unwatchMapping(mapping_);
     ::munmap(mapping_, mappedBytes_);
+  }
   mapping_ = nullptr;
 }
 

@@ -54,12 +54,17 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(file.path, ec);
+    if (!ec) {
+      os << source;
+      os.close();
+      ec = os.error();
+      os.clear_error(); // reported here, not as LLVM's fatal IO failure
+    }
     if (ec) {
-      llvm::errs() << "tgc: cannot write " << file.path << ": "
+      llvm::errs() << "tgc: error: cannot write " << file.path << ": "
                    << ec.message() << "\n";
       return false;
     }
-    os << source;
   }
 
   auto program = llvm::sys::findProgramByName(compiler);

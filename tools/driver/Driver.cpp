@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/driver/Driver.h"
 
+#include "common/FileSizeLimit.h"
+
 #include "codegen/StepSignature.h"
 #include "codegen/cpp/CppEmitter.h"
 #include "codegen/cuda/CudaEmitter.h"
@@ -189,6 +191,15 @@ int writeOutput(const std::string &outputFilename,
     return 1;
   }
   write(output->os());
+  // A full disk or `ulimit -f`: an error naming the file (the partial file
+  // is removed), not LLVM's fatal "IO failure" when the stream closes.
+  output->os().close();
+  if (std::error_code ec = output->os().error()) {
+    output->os().clear_error();
+    llvm::errs() << "tgc: error: cannot write " << outputFilename << ": "
+                 << ec.message() << "\n";
+    return 1;
+  }
   output->keep();
   return 0;
 }
@@ -566,6 +577,8 @@ int runDriver(const DriverOptions &given) {
 
 int tgcMain(int argc, char **argv, const char *toolchainPrefix) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // After InitLLVM, whose crash handlers would take SIGXFSZ.
+  reportFileSizeLimitAsAnError();
   DriverOptions options = parseCommandLine(argc, argv);
   if (toolchainPrefix)
     options.toolchainPrefix = toolchainPrefix;

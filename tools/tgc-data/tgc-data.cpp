@@ -24,6 +24,7 @@
 // Every error is "error: ..." on stderr naming the file (and line), exit 1.
 //
 //===----------------------------------------------------------------------===//
+#include "common/FileSizeLimit.h"
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/data/TokenFiles.h"
 #include "runtime/data/Vocabulary.h"
@@ -435,6 +436,8 @@ bool tgc::data::checkRunFiles(std::vector<RunFile> files) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // After InitLLVM, whose crash handlers would take SIGXFSZ.
+  tgc::reportFileSizeLimitAsAnError();
   for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &vocabCommand,
                               &encodeCommand, &decodeCommand, &infoCommand,
                               &sampleCommand, &bleuCommand, &curvesCommand,

@@ -7,6 +7,7 @@
 // recurses once per level too).
 //
 //===----------------------------------------------------------------------===//
+#include "common/FileSizeLimit.h"
 #include "frontend/InputFile.h"
 #include "tools/InitAll.h"
 
@@ -21,6 +22,8 @@
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // After InitLLVM, whose crash handlers would take SIGXFSZ.
+  tgc::reportFileSizeLimitAsAnError();
   mlir::DialectRegistry registry;
   tgc::registerAllDialects(registry);
   tgc::registerAllPasses();

@@ -8,6 +8,7 @@
 // the one file that names the generated kCompiledModel.
 //
 //===----------------------------------------------------------------------===//
+#include "common/FileSizeLimit.h"
 #include "runtime/program/CompiledStep.h"
 #include "runtime/program/ProcessEnd.h"
 #include "runtime/program/main/ThreadDefaults.h"
@@ -43,6 +44,7 @@ double estimatedStepFlops(const CompiledModel &model) {
 } // namespace
 
 int main(int argc, char **argv) {
+  tgc::reportFileSizeLimitAsAnError();
   setProcessEnders(exitProcess, exitProcessNow);
   chooseThreadDefaults(argv, estimatedStepFlops(kCompiledModel));
   // Before the first thread (MPI's, OpenMP's, CUDA's) exists, so that all

@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <unistd.h>
 
@@ -67,6 +69,31 @@ TEST_F(RobustCorpusTest, EveryFlippedByteIsCaughtAndNamesTheFile) {
   EXPECT_EQ(error, dir + "/flip.tok: its checksum does not match its contents "
                          "(a corrupt file: encode it again with tgc-data "
                          "encode)");
+}
+
+// A corpus shortened by another process while it is mapped: reading past
+// its new end raises SIGBUS, which ends the process with an error naming
+// the file (exit 1), not a crash. The pairs are many, so that the last ones
+// lie pages past the header the truncation keeps.
+TEST_F(RobustCorpusTest, ACorpusTruncatedWhileMappedIsAnErrorNamingIt) {
+  std::vector<SentencePair> many;
+  for (int32_t i = 0; i < 20000; ++i)
+    many.push_back({{3 + i % 50, 4, 5, 6}, {7, 8, 9 + i % 40}});
+  std::string path = dir + "/shrinks.tok";
+  ASSERT_EQ(writeTokenCorpus(path, 100, 7, many), "");
+  std::string error;
+  std::optional<TokenCorpus> corpus = TokenCorpus::open(path, error);
+  ASSERT_TRUE(corpus) << error;
+  EXPECT_EXIT(
+      {
+        std::filesystem::resize_file(path, 64);
+        volatile int32_t sum = 0;
+        for (size_t i = corpus->size(); i-- > 0;)
+          sum = sum + corpus->target(i)[0];
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(1),
+      "error: .*shrinks.tok changed while this process read it");
 }
 
 TEST_F(RobustCorpusTest, VersionOneFilesAreStillRead) {
