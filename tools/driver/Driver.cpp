@@ -46,11 +46,16 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
-#include <fstream>
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
 #include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace tgc {
 namespace {
@@ -184,6 +189,19 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
 /// Writes what `write` prints to -o (stdout by default); the exit code.
 int writeOutput(const std::string &outputFilename,
                 llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  // A FIFO that no process reads would block the open for ever.
+  struct stat status;
+  if (::stat(outputFilename.c_str(), &status) == 0 && S_ISFIFO(status.st_mode)) {
+    int probe = ::open(outputFilename.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (probe < 0) {
+      llvm::errs() << "tgc: error: -o " << outputFilename
+                   << (errno == ENXIO ? " is a FIFO that no process reads"
+                                      : std::string(": ") + std::strerror(errno))
+                   << "\n";
+      return 1;
+    }
+    ::close(probe);
+  }
   std::string error;
   auto output = mlir::openOutputFile(outputFilename, &error);
   if (!output) {
