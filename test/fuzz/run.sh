@@ -13,7 +13,7 @@ work=${3:-/tmp/tgc-fuzz}
 jobs=${JOBS:-$(nproc)}
 declare -A seeds=([FuzzMlirFile]=mlir [FuzzGraphFile]=graph
   [FuzzConfigFile]=config [FuzzTokenCorpus]=tok [FuzzTokenFiles]=ids
-  [FuzzCheckpoint]=ckpt)
+  [FuzzCheckpoint]=ckpt [FuzzPassPipeline]=pipeline [FuzzGeneratedSource]=names)
 run_one() {
   local name=$1 dir=$work/$1
   mkdir -p "$dir/corpus" "$dir/crashes"
