@@ -4,9 +4,8 @@
 // target_out_ids, dropout_key, lr, step, grad_weight, update_phase,
 // clip_norm) -> (loss, tokens[, cross_entropy], grad_norm), arguments and
 // the named results by `tg.name`, and the module carries its schedule
-// (`tg.schedule`). Every
-// backend that runs the step (the interpreter's trainer, the C++ emitter)
-// reads both through here.
+// (`tg.schedule`). Every backend that runs the step (the interpreter's
+// trainer, the C++ emitter) reads both through here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_STEPSIGNATURE_H
