@@ -19,7 +19,8 @@ def TgSplitLoss : Pass<"tg-split-loss", "::mlir::ModuleOp"> {
     it, so the training step returns (loss, tokens, cross_entropy,
     grad_norm), and the log tells the cross-entropy (whose exponential is
     the perplexity) from the other terms. A loss that is the cross-entropy
-    alone, or a function that already returns it, is left as it is.
+    alone, a function that already returns it, and a module without the
+    function (tg-autodiff reports that) are left as they are.
 
     ```mlir
     // before: return %total, %tokens : tensor<f32>, tensor<i32>
