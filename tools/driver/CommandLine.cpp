@@ -258,7 +258,7 @@ cl::opt<std::string> dumpParams(
 cl::opt<std::string> lossLog(
     "loss-log",
     cl::desc("--target=interp --emit=train: write 'step loss tokens' per "
-             "step"),
+             "step (the whole loss, any extra terms included)"),
     cl::value_desc("file"), cl::cat(tgcCategory));
 
 cl::opt<bool> printLocations(
