@@ -27,6 +27,29 @@ static FailureOr<WarmupSchedule> readSchedule(ModuleOp module) {
   return schedule;
 }
 
+FailureOr<StepResults> readStepResults(func::FuncOp function) {
+  StepResults r;
+  unsigned count = function.getNumResults();
+  bool ok = count >= 1;
+  for (unsigned i = 1; i < count && ok; ++i) {
+    auto name = function.getResultAttrOfType<StringAttr>(i, "tg.name");
+    int *slot = llvm::StringSwitch<int *>(name ? name.getValue() : "")
+                    .Case("", &r.tokens)
+                    .Case("cross_entropy", &r.crossEntropy)
+                    .Case("grad_norm", &r.gradNorm)
+                    .Default(nullptr);
+    // In that order, each at most once.
+    ok = slot && *slot < 0 && r.gradNorm < 0 &&
+         (slot != &r.tokens || r.crossEntropy < 0);
+    if (ok)
+      *slot = static_cast<int>(i);
+  }
+  if (!ok)
+    return function.emitOpError()
+           << "must return (loss[, tokens][, cross_entropy][, grad_norm])";
+  return r;
+}
+
 FailureOr<StepSignature> readStepSignature(ModuleOp module,
                                            StringRef stepFunction) {
   auto function = module.lookupSymbol<func::FuncOp>(stepFunction);
@@ -37,9 +60,13 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
   if (failed(schedule))
     return failure();
 
+  FailureOr<StepResults> results = readStepResults(function);
+  if (failed(results))
+    return failure();
   StepSignature s;
   s.function = function;
   s.schedule = *schedule;
+  s.results = *results;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
     auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
     int *slot = llvm::StringSwitch<int *>(name ? name.getValue() : "")
@@ -62,11 +89,12 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
     *slot = static_cast<int>(i);
   }
   if (s.source < 0 || s.targetIn < 0 || s.targetOut < 0 || s.lr < 0 ||
-      s.step < 0 || s.gradWeight < 0 || s.updatePhase < 0 || s.clipNorm < 0)
+      s.step < 0 || s.gradWeight < 0 || s.updatePhase < 0 || s.clipNorm < 0 ||
+      s.results.gradNorm < 0)
     return function.emitError()
            << "@" << stepFunction << " must take source_ids, target_in_ids, "
            << "target_out_ids, lr, step, grad_weight, update_phase and "
-              "clip_norm (run tg-adam)";
+              "clip_norm, and return the grad_norm (run tg-adam)";
 
   auto shapeOf = [&](int arg) {
     return cast<RankedTensorType>(function.getArgument(arg).getType()).getShape();

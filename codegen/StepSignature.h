@@ -2,10 +2,10 @@
 //
 // tg-training-pipeline makes @train_step(source_ids, target_in_ids,
 // target_out_ids, dropout_key, lr, step, grad_weight, update_phase,
-// clip_norm) -> (loss, tokens, grad_norm), arguments named
-// by `tg.name`, and the module carries its schedule (`tg.schedule`). Every
-// backend that runs the step (the interpreter's trainer, the C++ emitter)
-// reads both through here.
+// clip_norm) -> (loss, tokens[, cross_entropy], grad_norm), arguments and
+// the named results by `tg.name`, and the module carries its schedule
+// (`tg.schedule`). Every backend that runs the step (the interpreter's
+// trainer, the C++ emitter) reads both through here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_STEPSIGNATURE_H
@@ -19,6 +19,20 @@
 
 namespace tgc {
 
+/// The step's result positions after the loss (#0); -1 where absent.
+struct StepResults {
+  /// The target tokens: the one result without a name.
+  int tokens = -1;
+  /// The cross-entropy part of a loss with extra terms (tg-split-loss).
+  int crossEntropy = -1;
+  /// The gradient norm (tg-adam), the last result.
+  int gradNorm = -1;
+};
+
+/// Fails with a diagnostic unless `function` returns (loss[, tokens][,
+/// cross_entropy][, grad_norm]).
+mlir::FailureOr<StepResults> readStepResults(mlir::func::FuncOp function);
+
 struct StepSignature {
   mlir::func::FuncOp function;
   WarmupSchedule schedule;
@@ -27,10 +41,12 @@ struct StepSignature {
   int source = -1, targetIn = -1, targetOut = -1, key = -1, lr = -1, step = -1;
   /// The optimizer step's controls (tg.multi_adam_update).
   int gradWeight = -1, updatePhase = -1, clipNorm = -1;
+  StepResults results;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those
-/// arguments, no cross-entropy loss, or no usable warmup schedule.
+/// arguments and results, no cross-entropy loss, or no usable warmup
+/// schedule.
 mlir::FailureOr<StepSignature>
 readStepSignature(mlir::ModuleOp module,
                   llvm::StringRef stepFunction = "train_step");

@@ -1,4 +1,5 @@
 //===- DerivePredict.cpp - tg-derive-predict ------------------------------===//
+#include "passes/LossParts.h"
 #include "passes/Passes.h"
 
 #include "ir/TgOps.h"
@@ -18,27 +19,6 @@ namespace tgc {
 using namespace mlir;
 
 namespace {
-
-/// The one tg.cross_entropy whose loss the model's loss is, alone or with
-/// extra terms added (an auxiliary or L2 term: `ce + aux`, scaled or not);
-/// null when there is none, or more than one.
-tg::CrossEntropyOp modelCrossEntropy(Value loss) {
-  SmallVector<tg::CrossEntropyOp> found;
-  SmallVector<Value> pending{loss};
-  while (!pending.empty() && found.size() < 2) {
-    Value v = pending.pop_back_val();
-    Operation *op = v.getDefiningOp();
-    if (auto ce = llvm::dyn_cast_or_null<tg::CrossEntropyOp>(op)) {
-      if (v == ce.getLoss() && !llvm::is_contained(found, ce))
-        found.push_back(ce);
-    } else if (llvm::isa_and_nonnull<tg::AddOp, tg::SubOp>(op)) {
-      pending.append(op->operand_begin(), op->operand_end());
-    } else if (auto scale = llvm::dyn_cast_or_null<tg::ScaleOp>(op)) {
-      pending.push_back(scale.getInput());
-    }
-  }
-  return found.size() == 1 ? found.front() : tg::CrossEntropyOp();
-}
 
 struct TgDerivePredictPass : impl::TgDerivePredictBase<TgDerivePredictPass> {
   using TgDerivePredictBase::TgDerivePredictBase;

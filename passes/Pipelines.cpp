@@ -65,6 +65,9 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // Alone, the training pipeline is the CPU target's.
   if (options.lossChunkRows == StepOptions::kTargetDefault)
     options.lossChunkRows = 1024;
+  // A loss with extra terms also returns its cross-entropy, which autodiff
+  // and Adam keep: the log tells the parts apart.
+  pm.addPass(createTgSplitLoss());
   // From the unfused loss function, so @predict is fused like the step.
   if (options.predict)
     pm.addPass(createTgDerivePredict());
@@ -82,7 +85,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // The loss's gradients w.r.t. every trainable variable, as extra results.
   pm.addPass(createTgAutodiff());
   // Adam in the graph: the function becomes @train_step(batch..., lr, step,
-  // the optimizer's controls) -> (loss, tokens, gradient norm).
+  // the optimizer's controls) -> (loss, tokens[, cross_entropy], gradient
+  // norm).
   pm.addPass(createTgAdam());
   // The rules emit locally; dead forward values (a layer norm's unused
   // statistics, a transposed copy needed twice) are cleaned up here.

@@ -9,6 +9,35 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TgSplitLoss : Pass<"tg-split-loss", "::mlir::ModuleOp"> {
+  let summary = "also returns the cross-entropy of a loss with extra terms";
+  let description = [{
+    When the first result of the function named by `function` is a
+    `tg.cross_entropy`'s loss with extra terms (an L2 penalty, an auxiliary
+    loss: `ce + aux`, scaled or not), appends that cross-entropy's loss as a
+    result named `tg.name = "cross_entropy"`. tg-autodiff and tg-adam keep
+    it, so the training step returns (loss, tokens, cross_entropy,
+    grad_norm), and the log tells the cross-entropy (whose exponential is
+    the perplexity) from the other terms. A loss that is the cross-entropy
+    alone, a function that already returns it, and a module without the
+    function (tg-autodiff reports that) are left as they are.
+
+    ```mlir
+    // before: return %total, %tokens : tensor<f32>, tensor<i32>
+    func.func @loss(...) -> (tensor<f32>, tensor<i32>,
+                             tensor<f32> {tg.name = "cross_entropy"}) {
+      %ce, %tokens = tg.cross_entropy %logits, %tgt smoothing 1.000000e-01 ignore 0 ...
+      %total = tg.add %ce, %l2 : tensor<f32>
+      return %total, %tokens, %ce : tensor<f32>, tensor<i32>, tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"loss\"",
+           "the loss function">,
+  ];
+}
+
 def TgAutodiff : Pass<"tg-autodiff", "::mlir::ModuleOp"> {
   let summary = "reverse-mode gradients of a loss w.r.t. every trainable variable";
   let description = [{

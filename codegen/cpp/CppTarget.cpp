@@ -54,9 +54,14 @@ std::string CppTarget::optimizerStep(const std::string &head,
 
 std::string CppTarget::readLoss(const std::string &loss,
                                 const std::string &tokens,
+                                const std::string &crossEntropy,
                                 const std::string &norm) const {
   return "  f.loss = *" + loss + ";\n" +
          (tokens == "nullptr" ? "" : "  f.tokens = *" + tokens + ";\n") +
+         (crossEntropy == "nullptr"
+              ? ""
+              : "  f.crossEntropy = *" + crossEntropy +
+                    ";\n  f.hasCrossEntropy = true;\n") +
          (norm == "nullptr" ? "" : "  f.gradNorm = *" + norm + ";\n");
 }
 

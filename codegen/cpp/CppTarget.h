@@ -40,6 +40,7 @@ public:
     return std::nullopt; // the kernels read the frame's inputs
   }
   std::string readLoss(const std::string &loss, const std::string &tokens,
+                       const std::string &crossEntropy,
                        const std::string &norm) const override;
   LogitsRead readLogits(const std::string &logits,
                         int64_t elements) const override;

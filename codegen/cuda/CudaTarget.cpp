@@ -61,9 +61,10 @@ std::optional<std::string> CudaTarget::inputUpload(int64_t sourceIds,
 
 std::string CudaTarget::readLoss(const std::string &loss,
                                  const std::string &tokens,
+                                 const std::string &crossEntropy,
                                  const std::string &norm) const {
-  return "  cuda::downloadLoss(" + loss + ", " + tokens + ", " + norm +
-         ", f);\n";
+  return "  cuda::downloadLoss(" + loss + ", " + tokens + ", " + crossEntropy +
+         ", " + norm + ", f);\n";
 }
 
 LogitsRead CudaTarget::readLogits(const std::string &logits,

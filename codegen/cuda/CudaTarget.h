@@ -36,6 +36,7 @@ public:
   std::optional<std::string> inputUpload(int64_t sourceIds,
                                          int64_t targetIds) const override;
   std::string readLoss(const std::string &loss, const std::string &tokens,
+                       const std::string &crossEntropy,
                        const std::string &norm) const override;
   LogitsRead readLogits(const std::string &logits,
                         int64_t elements) const override;

@@ -49,6 +49,8 @@ bool InterpreterTrainer::runStep(const runtime::Batch &batch,
   outcome = {static_cast<float>(result->loss),
              static_cast<int32_t>(result->tokens),
              static_cast<float>(result->gradNorm)};
+  if (result->crossEntropy)
+    outcome.crossEntropy = static_cast<float>(*result->crossEntropy);
   return true;
 }
 
@@ -89,11 +91,15 @@ InterpreterTrainer::run(const runtime::Batch &batch,
   if (failed(results))
     return failure();
   stepsDone_ = input.step;
-  // (loss, tokens, grad_norm), as tg-adam makes them.
-  return StepResult{(*results)[0][0],
-                    results->size() > 2 ? static_cast<int64_t>((*results)[1][0])
-                                        : batch.targetTokens(),
-                    input.lr, results->back()[0]};
+  const StepResults &at = signature_.results;
+  auto scalar = [&](int result) { return (*results)[result][0]; };
+  StepResult result{scalar(0),
+                    at.tokens >= 0 ? static_cast<int64_t>(scalar(at.tokens))
+                                   : batch.targetTokens(),
+                    input.lr, scalar(at.gradNorm)};
+  if (at.crossEntropy >= 0)
+    result.crossEntropy = scalar(at.crossEntropy);
+  return result;
 }
 
 } // namespace tgc

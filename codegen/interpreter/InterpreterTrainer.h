@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <memory>
+#include <optional>
 
 namespace tgc {
 
@@ -30,6 +31,8 @@ public:
     int64_t tokens;
     double learningRate;
     double gradNorm; ///< the global gradient norm, before clipping
+    /// The loss's cross-entropy part where it has other terms.
+    std::optional<double> crossEntropy;
   };
 
   /// Fails with a diagnostic if `module` has no `stepFunction` taking

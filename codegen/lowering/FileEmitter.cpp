@@ -177,28 +177,21 @@ LogicalResult FileEmitter::emitReturn(func::ReturnOp ret, FunctionKind kind,
     return success();
   }
   if (kind == FunctionKind::Step) {
-    // (loss[, tokens][, grad_norm]): the norm is the result tg-adam named.
-    auto function = ret->getParentOfType<func::FuncOp>();
-    unsigned count = ret.getNumOperands();
-    bool hasNorm = false;
-    if (count > 0)
-      if (auto name =
-              function.getResultAttrOfType<StringAttr>(count - 1, "tg.name"))
-        hasNorm = name.getValue() == "grad_norm";
-    if (count < 1 || count - hasNorm > 2)
-      return ret.emitOpError()
-             << "of the step must return (loss[, tokens][, grad_norm])";
-    auto pointerOr = [&](unsigned i, bool present) -> FailureOr<std::string> {
-      return present ? context.pointer(ret.getOperand(i))
-                     : FailureOr<std::string>(std::string("nullptr"));
-    };
-    auto loss = pointerOr(0, true);
-    auto tokens = pointerOr(1, count - hasNorm == 2);
-    auto norm = pointerOr(count - 1, hasNorm);
-    if (failed(loss) || failed(tokens) || failed(norm))
+    FailureOr<StepResults> results =
+        readStepResults(ret->getParentOfType<func::FuncOp>());
+    if (failed(results))
       return failure();
-    body = target.readLoss(*loss, *tokens, *norm);
-    comment = "the step's loss, token count and gradient norm";
+    auto pointerOr = [&](int i) -> FailureOr<std::string> {
+      return i >= 0 ? context.pointer(ret.getOperand(i))
+                    : FailureOr<std::string>(std::string("nullptr"));
+    };
+    auto loss = pointerOr(0), tokens = pointerOr(results->tokens),
+         crossEntropy = pointerOr(results->crossEntropy),
+         norm = pointerOr(results->gradNorm);
+    if (failed(loss) || failed(tokens) || failed(crossEntropy) || failed(norm))
+      return failure();
+    body = target.readLoss(*loss, *tokens, *crossEntropy, *norm);
+    comment = "the step's loss, token count, cross-entropy and gradient norm";
   } else {
     if (ret.getNumOperands() != 1)
       return ret.emitOpError() << "must return the logits";

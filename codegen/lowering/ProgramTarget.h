@@ -120,10 +120,11 @@ public:
   /// inputs (`sourceIds`, `targetIds` ids), if the target needs one.
   virtual std::optional<std::string> inputUpload(int64_t sourceIds,
                                                  int64_t targetIds) const = 0;
-  /// The step's finish: the loss, tokens and gradient norm (pointers, or
-  /// "nullptr" where the step has none) into the frame.
+  /// The step's finish: the loss, tokens, cross-entropy part and gradient
+  /// norm (pointers, or "nullptr" where the step has none) into the frame.
   virtual std::string readLoss(const std::string &loss,
                                const std::string &tokens,
+                               const std::string &crossEntropy,
                                const std::string &norm) const = 0;
   /// The finish of @predict and @decode_step: where the frame finds the
   /// `elements` logits at `logits`.

@@ -75,8 +75,15 @@ struct StepFrame {
   /// data-parallel run (0 in one process): dropout masks are keyed by the
   /// global example, not by the row in this process's share.
   int64_t firstExample = 0;
-  float loss;   ///< out: the label-smoothed loss per target token
+  /// out: the loss, the label-smoothed cross-entropy per target token plus
+  /// any extra terms the model adds to it
+  float loss;
   int32_t tokens; ///< out: the target tokens counted
+  /// out, only where the loss has extra terms (an L2 penalty, an auxiliary
+  /// loss; tg-split-loss): its cross-entropy part per target token, and
+  /// hasCrossEntropy set. The loss minus it is the other terms.
+  float crossEntropy;
+  bool hasCrossEntropy;
   /// out: the global gradient norm (before clipping) of the update, or of
   /// the accumulated gradient in an accumulating phase.
   float gradNorm;

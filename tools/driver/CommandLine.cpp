@@ -266,7 +266,7 @@ cl::opt<std::string> dumpParams(
 cl::opt<std::string> lossLog(
     "loss-log",
     cl::desc("--target=interp --emit=train: write 'step loss tokens' per "
-             "step"),
+             "step (the whole loss, any extra terms included)"),
     cl::value_desc("file"), cl::cat(interpreterCategory));
 
 cl::opt<bool> printLocations(

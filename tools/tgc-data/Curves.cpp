@@ -3,7 +3,8 @@
 // Reads a training program's --metrics file (runtime/program/train/
 // Metrics.h: one JSON object a line, "kind" "train" or "valid", each with
 // its "step") and draws its loss, BLEU and learning-rate curves
-// (CurvesSvg.h).
+// (CurvesSvg.h). Of a loss with other terms (an L2 penalty) it draws the
+// cross-entropy part.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"
@@ -42,6 +43,9 @@ using Curve = std::map<int64_t, std::optional<double>>;
 struct Curves {
   Curve trainLoss, learningRate, validLoss, bleu;
   int64_t trainRecords = 0, validRecords = 0;
+  /// Whether a train record split its loss (trainLoss is then of the
+  /// cross-entropy).
+  bool trainCrossEntropy = false;
 };
 
 /// "7:12: message" from LLVM's "[1:12, byte=11]: message" (one line parsed
@@ -93,7 +97,14 @@ std::string addRecord(const json::Value &value, Curves &curves) {
     return "\"step\" is not an integer >= 0";
   if (*kind == "train") {
     ++curves.trainRecords;
-    std::string error = addValue(*record, "loss", *step, curves.trainLoss);
+    // Of a loss with other terms, the cross-entropy: what the validation
+    // loss measures too.
+    const char *lossKey = "loss";
+    if (record->get("cross_entropy")) {
+      lossKey = "cross_entropy";
+      curves.trainCrossEntropy = true;
+    }
+    std::string error = addValue(*record, lossKey, *step, curves.trainLoss);
     return error.empty() ? addValue(*record, "lr", *step, curves.learningRate)
                          : error;
   }
@@ -141,8 +152,10 @@ int runCurves() {
 
   std::vector<CurvePanel> panels = {
       {"Loss",
-       {seriesOf("series-train-loss", "train loss", "#1f77b4", false,
-                 curves.trainLoss),
+       {seriesOf("series-train-loss",
+                 curves.trainCrossEntropy ? "train cross-entropy"
+                                          : "train loss",
+                 "#1f77b4", false, curves.trainLoss),
         seriesOf("series-valid-loss", "valid loss", "#d62728", true,
                  curves.validLoss)}},
       {"Validation BLEU",

@@ -171,13 +171,18 @@ void reorderCaches(const runtime::CompiledBucket &bucket,
   }
 }
 
-void downloadLoss(const float *loss, const int32_t *tokens, const float *norm,
+void downloadLoss(const float *loss, const int32_t *tokens,
+                  const float *crossEntropy, const float *norm,
                   runtime::StepFrame &frame) {
   TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.loss, loss, 4, cudaMemcpyDeviceToHost,
                                  stream()));
   if (tokens)
     TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.tokens, tokens, 4,
                                    cudaMemcpyDeviceToHost, stream()));
+  if (crossEntropy)
+    TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.crossEntropy, crossEntropy, 4,
+                                   cudaMemcpyDeviceToHost, stream()));
+  frame.hasCrossEntropy = crossEntropy != nullptr;
   if (norm)
     TGC_CUDA_CHECK(cudaMemcpyAsync(&frame.gradNorm, norm, 4,
                                    cudaMemcpyDeviceToHost, stream()));

@@ -94,9 +94,10 @@ const float *downloadLogits(const float *logits, int64_t floats);
 void reorderCaches(const runtime::CompiledBucket &bucket,
                    const int64_t *parents);
 
-/// Reads the step's loss, token count and gradient norm (synchronous;
-/// tokens and norm may be null).
-void downloadLoss(const float *loss, const int32_t *tokens, const float *norm,
+/// Reads the step's loss, token count, cross-entropy part and gradient
+/// norm (synchronous; all but the loss may be null).
+void downloadLoss(const float *loss, const int32_t *tokens,
+                  const float *crossEntropy, const float *norm,
                   runtime::StepFrame &frame);
 
 } // namespace tgc::cuda

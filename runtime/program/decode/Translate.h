@@ -90,8 +90,9 @@ translateBeam(const CompiledModel &model, float *state, char *arena,
               std::span<const std::vector<int32_t>> sources,
               const BeamOptions &options, std::string &error);
 
-/// Negative log-likelihood of the pairs' targets (plain, no label
-/// smoothing) and the tokens it sums over (symbols + EOS).
+/// Negative log-likelihood of the pairs' targets (plain: no label
+/// smoothing, and none of the terms a model may add to the cross-entropy in
+/// its training loss) and the tokens it sums over (symbols + EOS).
 struct ValidationLoss {
   double nll = 0;
   int64_t tokens = 0;

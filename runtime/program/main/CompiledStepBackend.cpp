@@ -45,6 +45,8 @@ bool CompiledStepBackend::runStep(const Batch &batch, const StepInput &input,
   if (!deviceOk("in step " + std::to_string(input.step)))
     return false;
   outcome = {frame.loss, frame.tokens, frame.gradNorm};
+  if (frame.hasCrossEntropy)
+    outcome.crossEntropy = frame.crossEntropy;
   return true;
 }
 

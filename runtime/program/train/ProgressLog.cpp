@@ -26,6 +26,10 @@ constexpr std::chrono::seconds kStatusPeriod{1};
 
 void ProgressLog::Totals::add(const LoggedUpdate &update) {
   weightedLoss += static_cast<double>(update.loss) * update.tokens;
+  if (update.crossEntropy)
+    weightedCrossEntropy =
+        weightedCrossEntropy.value_or(0.0) +
+        static_cast<double>(*update.crossEntropy) * update.tokens;
   gradNorms += update.gradNorm;
   tokens += update.tokens;
   padded += update.padded;
@@ -105,9 +109,22 @@ bool ProgressLog::writeLine(const LoggedUpdate &update, Clock::time_point now) {
   double seconds = secondsBetween(intervalStart, now);
   // A step without target tokens has loss 0: the interval's mean is then
   // that of its steps.
-  double meanLoss = interval.tokens > 0
-                        ? interval.weightedLoss / interval.tokens
-                        : static_cast<double>(update.loss);
+  auto mean = [&](double weighted, float last) {
+    return interval.tokens > 0 ? weighted / interval.tokens
+                               : static_cast<double>(last);
+  };
+  double meanLoss = mean(interval.weightedLoss, update.loss);
+  // The perplexity is the cross-entropy's, without the other terms.
+  std::optional<double> meanCrossEntropy;
+  if (interval.weightedCrossEntropy)
+    meanCrossEntropy = mean(*interval.weightedCrossEntropy,
+                            update.crossEntropy.value_or(0.0f));
+  double perplexity = std::exp(meanCrossEntropy.value_or(meanLoss));
+  char parts[96] = "";
+  if (meanCrossEntropy)
+    std::snprintf(parts, sizeof parts,
+                  " (cross-entropy %.4f + other terms %.4f)",
+                  *meanCrossEntropy, meanLoss - *meanCrossEntropy);
   double meanGradNorm =
       interval.gradNorms /
       static_cast<double>(std::max<int64_t>(interval.steps, 1));
@@ -115,17 +132,20 @@ bool ProgressLog::writeLine(const LoggedUpdate &update, Clock::time_point now) {
   double padding = 100.0 * static_cast<double>(interval.padded) /
                    static_cast<double>(std::max<int64_t>(interval.slots, 1));
   clearStatusLine();
-  std::printf("%s  loss %.4f  ppl %8.3f  gnorm %7.3f  lr %.3e  tok/s %7.0f"
+  std::printf("%s  loss %.4f%s  ppl %8.3f  gnorm %7.3f  lr %.3e  tok/s %7.0f"
               "  pad %4.1f%%  elapsed %6.1fs  eta %6.1fs\n",
-              position(update).c_str(), meanLoss, std::exp(meanLoss),
+              position(update).c_str(), meanLoss, parts, perplexity,
               meanGradNorm, update.lr, tokensPerSecond, padding, elapsed,
               eta(update, elapsed));
   std::fflush(stdout);
   bool written = true;
   if (metrics) {
     MetricsRecord record("train", update.step);
-    record.add("loss", meanLoss)
-        .add("ppl", std::exp(meanLoss))
+    record.add("loss", meanLoss);
+    if (meanCrossEntropy)
+      record.add("cross_entropy", *meanCrossEntropy)
+          .add("other_terms", meanLoss - *meanCrossEntropy);
+    record.add("ppl", perplexity)
         .add("grad_norm", meanGradNorm)
         .add("lr", static_cast<double>(update.lr))
         .add("tokens_per_s", tokensPerSecond)

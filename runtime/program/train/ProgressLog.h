@@ -6,8 +6,10 @@
 // (before clipping), the learning rate, its target tokens/s and padding,
 // then elapsed time and ETA. Means over the interval (as fairseq and Marian
 // log), because with length buckets one step's loss jumps from bucket to
-// bucket. Perplexity is exp(label-smoothed loss), an upper bound of the
-// model's.
+// bucket. Perplexity is exp(label-smoothed cross-entropy), an upper bound of
+// the model's. Where the model adds other terms to the cross-entropy (an L2
+// penalty, an auxiliary loss), the line splits the loss into the two parts
+// and the perplexity is that of the cross-entropy alone.
 //
 // The lines stay. On a terminal a status line below them (StatusLine.h:
 // step, epoch, rate, ETA) is redrawn about once a second between them, and
@@ -22,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace tgc::runtime {
@@ -30,6 +33,8 @@ namespace tgc::runtime {
 struct LoggedUpdate {
   int64_t step = 0;
   float loss = 0, gradNorm = 0, lr = 0;
+  /// The loss's cross-entropy part where it has other terms.
+  std::optional<float> crossEntropy;
   int32_t tokens = 0;
   /// `padded` of the update's `slots` source and target positions are
   /// padding.
@@ -49,7 +54,8 @@ public:
   ProgressLog(int64_t firstStep, int64_t lastStep, int64_t every);
   ~ProgressLog();
 
-  /// Also writes "step loss tokens" (loss with 9 digits) per step to `path`.
+  /// Also writes "step loss tokens" (loss with 9 digits) per step to `path`
+  /// (the whole loss, other terms included).
   bool openLossLog(const std::string &path);
   /// Also writes each log line as a "train" record to `metrics`.
   void setMetrics(MetricsFile *file) { metrics = file; }
@@ -77,6 +83,8 @@ private:
   /// Sums over the steps since the last log line (or the whole run).
   struct Totals {
     double weightedLoss = 0; ///< sum of loss * tokens
+    /// Sum of crossEntropy * tokens; none while no update had the part.
+    std::optional<double> weightedCrossEntropy;
     double gradNorms = 0;    ///< sum of the steps' gradient norms
     int64_t tokens = 0, padded = 0, slots = 0, steps = 0;
     void add(const LoggedUpdate &update);

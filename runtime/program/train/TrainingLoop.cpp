@@ -20,9 +20,19 @@ namespace {
 /// One update: `updateFreq` batches, their losses and tokens summed.
 struct Update {
   double lossSum = 0; ///< per-token losses times tokens (weighted runs)
+  double crossEntropySum = 0; ///< the same of the cross-entropy parts
   float loss = 0, gradNorm = 0;
+  std::optional<float> crossEntropy; ///< StepOutcome::crossEntropy
   int32_t tokens = 0;
   int64_t padded = 0, slots = 0;
+
+  /// The loss (and its cross-entropy part) per target token of the sums.
+  void average() {
+    double count = std::max<double>(tokens, 1.0);
+    loss = static_cast<float>(lossSum / count);
+    if (crossEntropy)
+      crossEntropy = static_cast<float>(crossEntropySum / count);
+  }
 };
 
 /// The phase of batch k of n in one update (KernelTypes.h: UpdatePhase).
@@ -122,8 +132,13 @@ int runTrainingLoop(const TrainingLoop &loop) {
         return 1;
       }
       update.loss = outcome.loss;
-      if (outcome.tokens > 0) // a share without tokens has no loss
+      update.crossEntropy = outcome.crossEntropy;
+      if (outcome.tokens > 0) { // a share without tokens has no loss
         update.lossSum += static_cast<double>(outcome.loss) * outcome.tokens;
+        update.crossEntropySum +=
+            static_cast<double>(outcome.crossEntropy.value_or(0.0f)) *
+            outcome.tokens;
+      }
       update.tokens += outcome.tokens;
       update.gradNorm = outcome.gradNorm;
       update.padded +=
@@ -144,36 +159,35 @@ int runTrainingLoop(const TrainingLoop &loop) {
       }
     }
     // The loss per target token of the update's batches.
-    auto lossPerToken = [&] {
-      return static_cast<float>(update.lossSum /
-                                std::max<double>(update.tokens, 1.0));
-    };
     if (weighted)
-      update.loss = lossPerToken();
+      update.average();
     // The clock, once per step: the log's status line and --max-time.
     ProgressLog::Clock::time_point now = ProgressLog::Clock::now();
     double elapsed =
         std::chrono::duration<double>(now - log.startTime()).count();
     bool timeUp = loop.maxSeconds > 0 && elapsed >= loop.maxSeconds;
-    // A group's totals: the global batch's loss and tokens, its padding,
-    // and whether any process was interrupted or is out of time.
+    // A group's totals: the global batch's loss (and cross-entropy part)
+    // and tokens, its padding, and whether any process was interrupted or is
+    // out of time.
     int agreedSignal = pendingInterrupt();
     if (group) {
-      double totals[6] = {update.lossSum,
+      double totals[7] = {update.lossSum,
+                          update.crossEntropySum,
                           static_cast<double>(update.tokens),
                           static_cast<double>(update.padded),
                           static_cast<double>(update.slots),
                           agreedSignal ? 1.0 : 0.0,
                           timeUp ? 1.0 : 0.0};
-      group->sum(totals, 6, "the update's loss and tokens");
+      group->sum(totals, 7, "the update's loss and tokens");
       update.lossSum = totals[0];
-      update.tokens = static_cast<int32_t>(totals[1]);
-      update.padded = static_cast<int64_t>(totals[2]);
-      update.slots = static_cast<int64_t>(totals[3]);
-      update.loss = lossPerToken();
-      if (totals[4] > 0 && !agreedSignal)
+      update.crossEntropySum = totals[1];
+      update.tokens = static_cast<int32_t>(totals[2]);
+      update.padded = static_cast<int64_t>(totals[3]);
+      update.slots = static_cast<int64_t>(totals[4]);
+      update.average();
+      if (totals[5] > 0 && !agreedSignal)
         agreedSignal = SIGTERM;
-      timeUp = totals[5] > 0;
+      timeUp = totals[6] > 0;
       if (!std::isfinite(update.loss)) {
         log.finish();
         reportNonFinite("loss", update.loss, step);
@@ -191,6 +205,7 @@ int runTrainingLoop(const TrainingLoop &loop) {
     LoggedUpdate logged;
     logged.step = step;
     logged.loss = update.loss;
+    logged.crossEntropy = update.crossEntropy;
     logged.gradNorm = update.gradNorm;
     logged.lr = static_cast<float>(loop.schedule.learningRate(step));
     logged.tokens = update.tokens;

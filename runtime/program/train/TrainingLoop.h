@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace tgc::runtime {
@@ -45,9 +46,12 @@ struct StepInput {
 
 /// What one step reports.
 struct StepOutcome {
-  float loss = 0;     ///< label-smoothed, per target token
+  float loss = 0;     ///< see StepFrame::loss
   int32_t tokens = 0; ///< target tokens counted
   float gradNorm = 0; ///< see StepFrame::gradNorm
+  /// The loss's cross-entropy part where it has other terms (see
+  /// StepFrame::crossEntropy); none otherwise.
+  std::optional<float> crossEntropy;
 };
 
 /// Runs one training step (forward, loss, gradients, and the optimizer step

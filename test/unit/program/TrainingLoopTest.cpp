@@ -134,6 +134,36 @@ TEST(TrainingLoop, LogsTheIntervalsTokenWeightedMean) {
   EXPECT_NE(records[2].find("\"step\": 4, \"loss\": 3.75,"), std::string::npos)
       << records[2];
   EXPECT_NE(records[2].find("\"steps\": 2,"), std::string::npos) << records[2];
+  // A loss that is all cross-entropy is not split.
+  EXPECT_EQ(records[2].find("cross_entropy"), std::string::npos) << records[2];
+}
+
+TEST(TrainingLoop, SplitsALossWithOtherTermsAndTakesThePerplexityOfItsCrossEntropy) {
+  std::string path = ::testing::TempDir() + "/loop-split-metrics.jsonl";
+  std::remove(path.c_str());
+  MetricsFile metrics;
+  ASSERT_TRUE(metrics.open(path));
+  // Cross-entropy plus 0.25 of other terms; the line at step 4 weighs
+  // steps 3 and 4 by tokens: cross-entropy (3*10 + 4*30) / 40 = 3.75.
+  ScriptedStep step({{1.25f, 10, 0.f, 1.f},
+                     {2.25f, 10, 0.f, 2.f},
+                     {3.25f, 10, 0.f, 3.f},
+                     {4.25f, 30, 0.f, 4.f}});
+  TrainingLoop loop = loopOver(step, 4);
+  loop.metrics = &metrics;
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(runTrainingLoop(loop), 0);
+  std::string log = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(log.find("step      4/4  loss 4.0000 (cross-entropy 3.7500 + other "
+                     "terms 0.2500)  ppl   42.521  gnorm"),
+            std::string::npos)
+      << log;
+  std::vector<std::string> records = lines(path);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_NE(records[2].find("\"step\": 4, \"loss\": 4, \"cross_entropy\": "
+                            "3.75, \"other_terms\": 0.25, \"ppl\": 42.52108"),
+            std::string::npos)
+      << records[2];
 }
 
 TEST(TrainingLoop, StopsEarlyWhenAfterStepSaysSo) {

@@ -34,7 +34,9 @@ def expected_points(metrics_path, kind, key):
                 continue
             record = json.loads(line)
             if record.get("kind") == kind:
-                by_step[record["step"]] = record.get(key)
+                # A split training loss is drawn by its cross-entropy.
+                split = kind == "train" and key == "loss" and "cross_entropy" in record
+                by_step[record["step"]] = record.get("cross_entropy" if split else key)
     return [(step, by_step[step]) for step in sorted(by_step)
             if by_step[step] is not None]
 
