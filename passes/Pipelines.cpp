@@ -124,25 +124,55 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   pm.addPass(createTgPlanMemory({/*function=*/"", /*report=*/false}));
 }
 
+namespace {
+
+/// Registers a pipeline of module passes: on another anchor
+/// (`--pass-pipeline='func.func(tg-training-pipeline)'`) adding them would be
+/// LLVM's fatal error, so the pipeline text is refused with a message.
+template <typename Options>
+void registerModulePipeline(llvm::StringRef name, llvm::StringRef description,
+                            void (*build)(mlir::OpPassManager &,
+                                          const Options &)) {
+  using Parser = PipelineOptionsParser<Options>;
+  std::string pipeline = name.str();
+  mlir::registerPassPipeline(
+      name, description,
+      [pipeline, build](mlir::OpPassManager &pm, llvm::StringRef text,
+                        llvm::function_ref<mlir::LogicalResult(
+                            const llvm::Twine &)>
+                            errorHandler) -> mlir::LogicalResult {
+        llvm::StringRef anchor = pm.getOpAnchorName();
+        if (anchor != mlir::ModuleOp::getOperationName())
+          return errorHandler(pipeline + " runs on builtin.module, not on '" +
+                              anchor + "'");
+        Parser options;
+        std::string errors;
+        llvm::raw_string_ostream os(errors);
+        if (mlir::failed(options.parseFromString(text, os)))
+          return errorHandler(pipeline + ": " + errors);
+        build(pm, options.get());
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> print) {
+        print(Parser());
+      });
+}
+
+} // namespace
+
 void registerPasses() {
   registerTGPasses();
-  using TrainingParser = PipelineOptionsParser<TrainingPipelineOptions>;
-  mlir::PassPipelineRegistration<TrainingParser>(
+  registerModulePipeline<TrainingPipelineOptions>(
       "tg-training-pipeline",
       "forward tg module -> training step (fusion, autodiff, Adam, cleanup, "
       "step fusion)",
-      [](mlir::OpPassManager &pm, const TrainingParser &options) {
-        buildTrainingPipeline(pm, options.get());
-      });
-  using CompileParser = PipelineOptionsParser<CompilePipelineOptions>;
-  mlir::PassPipelineRegistration<CompileParser>(
+      buildTrainingPipeline);
+  registerModulePipeline<CompilePipelineOptions>(
       "tg-compile-pipeline",
       "forward tg module -> what the emitters consume (training pipeline "
       "with @predict and the incremental decoder, memory planning of every "
       "function)",
-      [](mlir::OpPassManager &pm, const CompileParser &options) {
-        buildCompilePipeline(pm, options.get());
-      });
+      buildCompilePipeline);
 }
 
 } // namespace tgc
