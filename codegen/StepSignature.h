@@ -2,7 +2,7 @@
 //
 // tg-training-pipeline makes @train_step(source_ids, target_in_ids,
 // target_out_ids, dropout_key, lr, step, grad_weight, update_phase,
-// clip_norm) -> (loss, tokens, grad_norm), arguments named
+// clip_norm, weight_decay) -> (loss, tokens, grad_norm), arguments named
 // by `tg.name`, and the module carries its schedule (`tg.schedule`). Every
 // backend that runs the step (the interpreter's trainer, the C++ emitter)
 // reads both through here.
@@ -27,6 +27,10 @@ struct StepSignature {
   int source = -1, targetIn = -1, targetOut = -1, key = -1, lr = -1, step = -1;
   /// The optimizer step's controls (tg.multi_adam_update).
   int gradWeight = -1, updatePhase = -1, clipNorm = -1;
+  /// AdamW's weight decay: its argument (-1: the step has none, Adam) and
+  /// the model's default (tg.optimizer's weight_decay, else 0).
+  int weightDecay = -1;
+  float defaultWeightDecay = 0.0f;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those
