@@ -46,6 +46,10 @@ LogicalResult VariableOp::verify() {
                          << stringifyInitKind(init);
   if (getTrainable() && getCache())
     return emitOpError() << "a decoding cache cannot be trainable";
+  // Only the optimizer reads it, and it updates trainable variables only.
+  if (getWeightDecay() && !getTrainable())
+    return emitOpError() << "weight_decay applies to trainable variables "
+                            "only";
   if (getTrainable() && !element.isF32())
     return emitOpError() << "a trainable variable must be f32 but is "
                          << element;

@@ -2468,3 +2468,8 @@ func.func @linear_bf16_result_f32_operands(%x: tensor<4x8xf32>, %w: tensor<8x16x
   %y = tg.linear %x, %w, %b relu : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xbf16>
   return
 }
+
+// -----
+
+// expected-error @+1 {{weight_decay applies to trainable variables only}}
+tg.variable @frozen weight_decay(true) init(zeros) : tensor<4x4xf32>
