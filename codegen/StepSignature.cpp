@@ -65,6 +65,9 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
     return failure();
   StepSignature s;
   s.function = function;
+  if (auto adam = module->getAttrOfType<DictionaryAttr>("tg.optimizer"))
+    if (auto decay = adam.getAs<FloatAttr>("weight_decay"))
+      s.defaultWeightDecay = static_cast<float>(decay.getValueAsDouble());
   s.schedule = *schedule;
   s.results = *results;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
@@ -79,13 +82,14 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
                     .Case("grad_weight", &s.gradWeight)
                     .Case("update_phase", &s.updatePhase)
                     .Case("clip_norm", &s.clipNorm)
+                    .Case("weight_decay", &s.weightDecay)
                     .Default(nullptr);
     if (!slot)
       return function.emitError()
              << "argument #" << i << " of @" << stepFunction
              << " is not a training input (source_ids, target_in_ids, "
                 "target_out_ids, dropout_key, lr, step, grad_weight, "
-                "update_phase, clip_norm)";
+                "update_phase, clip_norm, weight_decay)";
     *slot = static_cast<int>(i);
   }
   if (s.source < 0 || s.targetIn < 0 || s.targetOut < 0 || s.lr < 0 ||

@@ -2,10 +2,10 @@
 //
 // tg-training-pipeline makes @train_step(source_ids, target_in_ids,
 // target_out_ids, dropout_key, lr, step, grad_weight, update_phase,
-// clip_norm) -> (loss, tokens[, cross_entropy], grad_norm), arguments and
-// the named results by `tg.name`, and the module carries its schedule
-// (`tg.schedule`). Every backend that runs the step (the interpreter's
-// trainer, the C++ emitter) reads both through here.
+// clip_norm, weight_decay) -> (loss, tokens[, cross_entropy], grad_norm),
+// arguments and the named results by `tg.name`, and the module carries its
+// schedule (`tg.schedule`). Every backend that runs the step (the
+// interpreter's trainer, the C++ emitter) reads both through here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_CODEGEN_STEPSIGNATURE_H
@@ -42,6 +42,10 @@ struct StepSignature {
   /// The optimizer step's controls (tg.multi_adam_update).
   int gradWeight = -1, updatePhase = -1, clipNorm = -1;
   StepResults results;
+  /// AdamW's weight decay: its argument (-1: the step has none, Adam) and
+  /// the model's default (tg.optimizer's weight_decay, else 0).
+  int weightDecay = -1;
+  float defaultWeightDecay = 0.0f;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those

@@ -186,8 +186,13 @@ static tg::InitKind toInitKind(Init::Kind kind) {
 }
 
 Tensor Builder::param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
-                      Init init, Where where) {
+                      Init init, const ParamOptions &options,
+                      Where where) {
   std::string full = declare("parameter", name, shape, where);
+  if (options.frozen && options.weightDecay)
+    fail(where, "parameter '" + full +
+                    "': a frozen parameter is not updated, so it takes no "
+                    "weight decay setting");
   if (init.kind == Init::Kind::XavierUniform && shape.size() < 2)
     fail(where, "parameter '" + full +
                     "': xavier_uniform needs rank >= 2 (fan-in, fan-out)");
@@ -200,7 +205,8 @@ Tensor Builder::param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
     OpBuilder::InsertionGuard guard(builder_);
     builder_.setInsertionPoint(function_);
     builder_.create<tg::VariableOp>(loc, full, type, toInitKind(init.kind),
-                                    init.scale, /*trainable=*/true);
+                                    init.scale, !options.frozen,
+                                    options.weightDecay);
   }
   return wrap(builder_.create<tg::LoadOp>(loc, type, full));
 }
@@ -245,6 +251,7 @@ FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
           builder_.getNamedAttr("beta1", f32(adam_.beta1)),
           builder_.getNamedAttr("beta2", f32(adam_.beta2)),
           builder_.getNamedAttr("epsilon", f32(adam_.epsilon)),
+          builder_.getNamedAttr("weight_decay", f32(adam_.weightDecay)),
       }));
   module_->getOperation()->setAttr(
       "tg.schedule",

@@ -22,6 +22,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,19 @@ struct AdamConfig {
   float beta1 = 0.9f;
   float beta2 = 0.98f;
   float epsilon = 1e-9f;
+  /// AdamW's decoupled weight decay (0: plain Adam); `--weight-decay`
+  /// overrides it at run time.
+  float weightDecay = 0.0f;
+};
+
+/// How the optimizer treats one parameter (Builder::param).
+struct ParamOptions {
+  /// Whether AdamW decays it; unset: not rank-1 parameters (biases, norms'
+  /// gains) nor embedding tables, every other parameter.
+  std::optional<bool> weightDecay;
+  /// Not trained: no gradient, no optimizer state, no update; initialized
+  /// and checkpointed like the others.
+  bool frozen = false;
 };
 
 class Builder {
@@ -80,7 +94,12 @@ public:
                Where where = Where::current());
   /// A trainable parameter: a module-level tg.variable, read once here.
   Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, Init init,
-               Where where = Where::current());
+               Where where = Where::current()) {
+    return param(name, shape, init, ParamOptions{}, where);
+  }
+  /// The same, trained as `options` say.
+  Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, Init init,
+               const ParamOptions &options, Where where = Where::current());
 
   /// Declares the scalar loss and its token count; the step returns both.
   void setLoss(Tensor loss, Tensor tokens, Where where = Where::current());

@@ -119,6 +119,8 @@ private:
     if (auto scale = variable.getInitScale())
       out.set_init_scale(scale->convertToDouble());
     out.set_trainable(variable.getTrainable());
+    if (std::optional<bool> decay = variable.getWeightDecay())
+      out.set_weight_decay(*decay);
     writeLocation(variable.getLoc(), *out.mutable_location());
   }
 
@@ -199,6 +201,8 @@ private:
       o.set_beta1(get("beta1"));
       o.set_beta2(get("beta2"));
       o.set_epsilon(get("epsilon"));
+      if (adam.get("weight_decay"))
+        o.set_weight_decay(get("weight_decay"));
     }
     if (auto schedule = module->getAttrOfType<DictionaryAttr>("tg.schedule")) {
       graph::Schedule &s = *out.mutable_schedule();
@@ -349,7 +353,9 @@ private:
         location(v.location()), v.name(), *type, *init,
         v.has_init_scale() ? std::optional<double>(v.init_scale())
                            : std::nullopt,
-        v.trainable());
+        v.trainable(),
+        v.has_weight_decay() ? std::optional<bool>(v.weight_decay())
+                             : std::nullopt);
     return success();
   }
 
@@ -475,15 +481,17 @@ private:
 
   void readDeclarations(const graph::Graph &g, ModuleOp module) {
     auto f32 = [&](float value) { return builder.getF32FloatAttr(value); };
-    if (g.has_optimizer())
-      module->setAttr(
-          "tg.optimizer",
-          builder.getDictionaryAttr({
-              builder.getNamedAttr("name", builder.getStringAttr("adam")),
-              builder.getNamedAttr("beta1", f32(g.optimizer().beta1())),
-              builder.getNamedAttr("beta2", f32(g.optimizer().beta2())),
-              builder.getNamedAttr("epsilon", f32(g.optimizer().epsilon())),
-          }));
+    if (g.has_optimizer()) {
+      SmallVector<NamedAttribute> adam = {
+          builder.getNamedAttr("name", builder.getStringAttr("adam")),
+          builder.getNamedAttr("beta1", f32(g.optimizer().beta1())),
+          builder.getNamedAttr("beta2", f32(g.optimizer().beta2())),
+          builder.getNamedAttr("epsilon", f32(g.optimizer().epsilon()))};
+      if (g.optimizer().has_weight_decay())
+        adam.push_back(builder.getNamedAttr(
+            "weight_decay", f32(g.optimizer().weight_decay())));
+      module->setAttr("tg.optimizer", builder.getDictionaryAttr(adam));
+    }
     if (g.has_schedule()) {
       SmallVector<NamedAttribute> schedule = {
           builder.getNamedAttr("name", builder.getStringAttr("warmup")),

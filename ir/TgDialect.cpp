@@ -40,6 +40,8 @@ mlir::LogicalResult verifyDeclaration(mlir::Operation *op,
       if (!schedule && (key == "beta1" || key == "beta2") &&
           !(value >= 0.0 && value < 1.0))
         return bad(entry, "must be in [0, 1)");
+      if (!schedule && key == "weight_decay" && !(value >= 0.0 && value <= 1.0))
+        return bad(entry, "must be in [0, 1]");
       if ((key == "epsilon" || key == "factor") && !(value > 0.0))
         return bad(entry, "must be positive");
     } else if (auto integer =

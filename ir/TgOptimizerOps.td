@@ -79,11 +79,16 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
     - The result is the L2 norm over every entry of the update's gradient
       (phases 0 and 3) or of the accumulator (1 and 2), before clipping.
       When it is NaN or infinite nothing is updated.
+    - `decay` (f32, with the controls) is AdamW's decoupled weight decay
+      `wd` (Loshchilov & Hutter), applied to the entries whose flag in
+      `decays` is true: `param -= lr * (m_hat / (sqrt(v_hat) + epsilon) +
+      wd * param)`, with `param` before the step. The others, and every
+      entry when `wd = 0`, take the plain Adam step.
 
     ```mlir
     %norm = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
         grads(%dw, %db) lr %lr step %step weight %weight phase %phase clip %clip
-        beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10
+        decay %wd on [true, false] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971e-10
         : tensor<16x16xf32>, tensor<16xf32> -> tensor<f32>
     ```
   }];
@@ -95,11 +100,14 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
                        Optional<TG_Scalar>:$weight,
                        Optional<TG_IntScalar>:$phase,
                        Optional<TG_Scalar>:$clip,
-                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon);
+                       Optional<TG_Scalar>:$weight_decay,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon,
+                       OptionalAttr<DenseBoolArrayAttr>:$decays);
   let results = (outs Optional<TG_Scalar>:$grad_norm);
   let assemblyFormat = [{
     $params `,` $moments1 `,` $moments2 `grads` `(` $grads `)` `lr` $lr
     `step` $step (`weight` $weight^ `phase` $phase `clip` $clip)?
+    (`decay` $weight_decay^ `on` $decays)?
     `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
     type($grads) (`->` type($grad_norm)^)?
   }];

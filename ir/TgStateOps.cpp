@@ -46,6 +46,10 @@ LogicalResult VariableOp::verify() {
                          << stringifyInitKind(init);
   if (getTrainable() && getCache())
     return emitOpError() << "a decoding cache cannot be trainable";
+  // Only the optimizer reads it, and it updates trainable variables only.
+  if (getWeightDecay() && !getTrainable())
+    return emitOpError() << "weight_decay applies to trainable variables "
+                            "only";
   if (getTrainable() && !element.isF32())
     return emitOpError() << "a trainable variable must be f32 but is "
                          << element;
@@ -182,6 +186,14 @@ LogicalResult MultiAdamUpdateOp::verify() {
       static_cast<bool>(getGradNorm()) != control)
     return emitOpError() << "takes weight, phase and clip together and then "
                             "returns the gradient norm, or none of them";
+  // Weight decay belongs to the optimizer step, one flag per entry.
+  if (getWeightDecay() && !control)
+    return emitOpError() << "takes decay only with weight, phase and clip";
+  if (static_cast<bool>(getWeightDecay()) != getDecays().has_value())
+    return emitOpError() << "takes decay and its per-entry flags together";
+  if (getDecays() && getDecays()->size() != static_cast<int64_t>(n))
+    return emitOpError() << "needs one decay flag per entry but has "
+                         << getDecays()->size() << " for " << n;
   return verifyAdamHyperparameters(*this, getBeta1().convertToFloat(),
                                    getBeta2().convertToFloat(),
                                    getEpsilon().convertToFloat());

@@ -32,11 +32,16 @@ def TG_VariableOp : TG_Op<"variable", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     `trainable` marks the parameters that autodiff differentiates. `cache`
     marks decoding state that `tg-derive-decoder` adds (encoder outputs,
     self-attention keys and values): it belongs to one shape, is never
-    trained and never checkpointed.
+    trained and never checkpointed. A parameter without `trainable` is
+    frozen: loaded and checkpointed, never differentiated nor updated.
+    `weight_decay(true|false)` says whether AdamW decays the parameter;
+    without it `tg-adam`'s rule decides (no decay on rank-1 parameters and
+    embedding tables).
 
     ```mlir
     tg.variable @encoder.layer0.self_attn.w_q trainable init(xavier_uniform) : tensor<512x512xf32>
     tg.variable @embedding trainable init(normal, 0.0441941738) : tensor<37000x512xf32>
+    tg.variable @head.w trainable weight_decay(false) init(xavier_uniform) : tensor<512x8xf32>
     tg.variable @adam.m.embedding init(zeros) : tensor<37000x512xf32>
     tg.variable @decode.decoder.layer0.self_attn.keys cache init(zeros) : tensor<8x8x64x64xf32>
     ```
@@ -46,21 +51,25 @@ def TG_VariableOp : TG_Op<"variable", [Symbol, HasParent<"::mlir::ModuleOp">]> {
                        TG_InitKind:$init,
                        OptionalAttr<F64Attr>:$init_scale,
                        UnitAttr:$trainable,
-                       UnitAttr:$cache);
+                       UnitAttr:$cache,
+                       OptionalAttr<BoolAttr>:$weight_decay);
   let assemblyFormat = [{
-    $sym_name (`trainable` $trainable^)? (`cache` $cache^)? `init` `(` $init (`,` $init_scale^)? `)`
+    $sym_name (`trainable` $trainable^)? (`cache` $cache^)?
+    (`weight_decay` `(` $weight_decay^ `)`)? `init` `(` $init (`,` $init_scale^)? `)`
     attr-dict `:` $type
   }];
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::RankedTensorType":$type,
                    "InitKind":$init, "std::optional<double>":$scale,
-                   "bool":$trainable), [{
+                   "bool":$trainable,
+                   CArg<"std::optional<bool>", "std::nullopt">:$weightDecay), [{
       build($_builder, $_state, $_builder.getStringAttr(name),
             ::mlir::TypeAttr::get(type),
             InitKindAttr::get($_builder.getContext(), init),
             scale ? $_builder.getF64FloatAttr(*scale) : ::mlir::FloatAttr(),
             trainable ? $_builder.getUnitAttr() : ::mlir::UnitAttr(),
-            ::mlir::UnitAttr());
+            ::mlir::UnitAttr(),
+            weightDecay ? $_builder.getBoolAttr(*weightDecay) : ::mlir::BoolAttr());
     }]>
   ];
   let extraClassDeclaration = [{

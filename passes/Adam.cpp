@@ -3,8 +3,9 @@
 // Consumes the gradient results tg-autodiff added and turns the loss function
 // into the training step: moments as module state, one in-place
 // tg.multi_adam_update over every parameter (the optimizer step, with the
-// gradient norm, clipping and accumulation), lr, step and the optimizer's
-// controls as runtime inputs.
+// gradient norm, clipping, accumulation and AdamW's weight decay), lr, step
+// and the optimizer's controls as runtime inputs. Which parameters decay is
+// decided here, once (decaysByRule).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -30,6 +31,28 @@ namespace {
 struct AdamHyperparameters {
   float beta1, beta2, epsilon;
 };
+
+/// The variables read as the table of a tg.embedding or tg.gather.
+llvm::StringSet<> embeddingTables(ModuleOp module) {
+  llvm::StringSet<> tables;
+  auto note = [&](Value table) {
+    if (auto load = table.getDefiningOp<tg::LoadOp>())
+      tables.insert(load.getVariable());
+  };
+  module.walk([&](tg::EmbeddingOp op) { note(op.getTable()); });
+  module.walk([&](tg::GatherOp op) { note(op.getInput()); });
+  return tables;
+}
+
+/// Whether AdamW decays `param`: as its `weight_decay` attribute says, else
+/// not for rank-1 parameters (biases, norms' gains) nor embedding tables, as
+/// GPT-2 and most Transformers train.
+bool decaysByRule(tg::VariableOp param, const llvm::StringSet<> &tables) {
+  if (std::optional<bool> marked = param.getWeightDecay())
+    return *marked;
+  return param.getTensorType().getRank() > 1 &&
+         !tables.contains(param.getSymName());
+}
 
 struct TgAdamPass : impl::TgAdamBase<TgAdamPass> {
   using TgAdamBase::TgAdamBase;
@@ -61,7 +84,8 @@ FailureOr<AdamHyperparameters> TgAdamPass::hyperparameters(ModuleOp module) {
                        .Case("beta2", &h.beta2)
                        .Case("epsilon", &h.epsilon)
                        .Default(nullptr);
-    if (key == "name")
+    // The default weight decay is the runtime's (the step's input).
+    if (key == "name" || key == "weight_decay")
       continue;
     auto value = dyn_cast<FloatAttr>(entry.getValue());
     if (!field || !value)
@@ -144,10 +168,13 @@ void TgAdamPass::runOnOperation() {
   Value weight = addInput(f32, "grad_weight");
   Value phase = addInput(i32, "update_phase");
   Value clip = addInput(f32, "clip_norm");
+  Value weightDecay = addInput(f32, "weight_decay");
 
   SmallVector<Value> kept, grads;
   SmallVector<Attribute> params, moments1, moments2;
   SmallVector<Location> locs;
+  SmallVector<bool> decays;
+  const llvm::StringSet<> tables = embeddingTables(module);
   llvm::StringSet<> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     Value returned = terminator->getOperand(i);
@@ -180,14 +207,16 @@ void TgAdamPass::runOnOperation() {
     moments2.push_back(FlatSymbolRefAttr::get(v->getSymNameAttr()));
     grads.push_back(returned);
     locs.push_back(param.getLoc());
+    decays.push_back(decaysByRule(param, tables));
   }
   // One op over every parameter: clipping needs the global norm, and
   // accumulation one accumulator for the whole gradient.
   auto update = b.create<tg::MultiAdamUpdateOp>(
       b.getFusedLoc(locs), f32, b.getArrayAttr(params),
       b.getArrayAttr(moments1), b.getArrayAttr(moments2), grads, lr, step,
-      weight, phase, clip, b.getF32FloatAttr(h->beta1),
-      b.getF32FloatAttr(h->beta2), b.getF32FloatAttr(h->epsilon));
+      weight, phase, clip, weightDecay, b.getF32FloatAttr(h->beta1),
+      b.getF32FloatAttr(h->beta2), b.getF32FloatAttr(h->epsilon),
+      b.getDenseBoolArrayAttr(decays));
   kept.push_back(update.getGradNorm());
   terminator->setOperands(kept);
   function.eraseResults(gradientResults);

@@ -3,6 +3,7 @@
 
 #include "ir/TgOps.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -255,6 +256,21 @@ void Planner::place() {
 MemoryReport Planner::report(Block &block) {
   MemoryReport r;
   auto module = function->getParentOfType<ModuleOp>();
+  // Optimizer state: the moments an Adam update names; every other
+  // variable is a parameter, trained or frozen.
+  llvm::DenseSet<StringRef> moments;
+  auto noteMoments = [&](ArrayAttr refs) {
+    for (Attribute ref : refs)
+      moments.insert(llvm::cast<FlatSymbolRefAttr>(ref).getValue());
+  };
+  module.walk([&](tg::MultiAdamUpdateOp update) {
+    noteMoments(update.getMoments1());
+    noteMoments(update.getMoments2());
+  });
+  module.walk([&](tg::AdamUpdateOp update) {
+    moments.insert(update.getMoment1());
+    moments.insert(update.getMoment2());
+  });
   module.walk([&](tg::VariableOp variable) {
     // Decoding caches are allocated only while translating (reported with
     // the incremental decoder).
@@ -262,7 +278,8 @@ MemoryReport Planner::report(Block &block) {
       return;
     int64_t bytes =
         llvm::cast<RankedTensorType>(variable.getType()).getNumElements() * 4;
-    (variable.getTrainable() ? r.weights : r.optimizerState) += bytes;
+    (moments.contains(variable.getSymName()) ? r.optimizerState : r.weights) +=
+        bytes;
   });
   for (BlockArgument arg : block.getArguments())
     r.inputs += classOf(arg).bytes;
@@ -333,7 +350,7 @@ std::string MemoryReport::format() const {
       os << "  " << note;
     os << "\n";
   };
-  line("weights", weights, "trainable variables");
+  line("weights", weights, "parameters, trained and frozen");
   line("optimizer state", optimizerState, "Adam moments");
   line("gradients", gradients, "arena, own region");
   line("saved activations", savedActivations,

@@ -44,8 +44,8 @@ inline constexpr llvm::StringLiteral kMemoryAttr = "tg.memory";
 
 /// Bytes, per kind, of one training step.
 struct MemoryReport {
-  int64_t weights = 0;          ///< trainable variables
-  int64_t optimizerState = 0;   ///< other variables (Adam moments)
+  int64_t weights = 0;          ///< parameters, trainable or frozen
+  int64_t optimizerState = 0;   ///< the Adam moments
   int64_t gradients = 0;        ///< the arena's gradient region
   int64_t savedActivations = 0; ///< forward values the backward reads
   int64_t savedBf16 = 0;        ///< of which bf16 GEMM operands

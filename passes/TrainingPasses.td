@@ -95,8 +95,9 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
     (`tensor<i32>`, `"step"`, counting from 1), so the warmup schedule lives
     in the runtime (`common/Schedule.h`) and never needs a
     recompile; then the optimizer step's controls, `"grad_weight"` (f32),
-    `"update_phase"` (i32) and `"clip_norm"` (f32), which give gradient
-    accumulation (`--update-freq`) and global-norm clipping (`--clip-norm`)
+    `"update_phase"` (i32), `"clip_norm"` (f32) and `"weight_decay"` (f32),
+    which give gradient accumulation (`--update-freq`), global-norm clipping
+    (`--clip-norm`) and AdamW's decoupled weight decay (`--weight-decay`)
     without a recompile (`tg.multi_adam_update` says what each does). The
     function is renamed to the `step-function` option (`@train_step`).
 
@@ -105,6 +106,11 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
 
     The hyperparameters come from the module's `tg.optimizer` attribute
     (declared in the DSL); the options are the defaults when it is absent.
+    Which parameters decay is fixed here, in the op's `decays` flags: a
+    variable's `weight_decay(true|false)` if it has one, else no decay for
+    rank-1 parameters (biases, norms' gains) and tables read by
+    `tg.embedding` or `tg.gather`, decay for the rest. A frozen parameter
+    (not `trainable`) has no gradient, so it gets no moments and no entry.
 
     ```mlir
     // before: func.func @loss(...) -> (tensor<f32>, tensor<i32>, tensor<4x3xf32> {tg.gradient_of = @w})
@@ -114,12 +120,13 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
                           %step: tensor<i32> {tg.name = "step"},
                           %weight: tensor<f32> {tg.name = "grad_weight"},
                           %phase: tensor<i32> {tg.name = "update_phase"},
-                          %clip: tensor<f32> {tg.name = "clip_norm"})
+                          %clip: tensor<f32> {tg.name = "clip_norm"},
+                          %wd: tensor<f32> {tg.name = "weight_decay"})
         -> (tensor<f32>, tensor<i32>, tensor<f32> {tg.name = "grad_norm"}) {
       ...
       %norm = tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw)
           lr %lr step %step weight %weight phase %phase clip %clip
-          beta1 9.0e-01 beta2 9.8e-01 eps 1.0e-09 : tensor<4x3xf32> -> tensor<f32>
+          decay %wd on [true] beta1 9.0e-01 beta2 9.8e-01 eps 1.0e-09 : tensor<4x3xf32> -> tensor<f32>
       return %loss, %tokens, %norm : tensor<f32>, tensor<i32>, tensor<f32>
     }
     ```

@@ -24,12 +24,14 @@ namespace {
 /// the state buffer, the gradient in the arena.
 std::string adamEntry(KernelArgs &p, const llvm::StringMap<int64_t> &offsets,
                       const std::string &stateBase, StringRef param,
-                      StringRef m, StringRef v, Value grad) {
+                      StringRef m, StringRef v, Value grad,
+                      bool decays = false) {
   auto state = [&](StringRef name) {
     return stateBase + " + " + std::to_string(offsets.lookup(name));
   };
   return "      {" + state(param) + ", " + state(m) + ", " + state(v) + ", " +
-         p(grad) + ", " + std::to_string(numElements(grad)) + "}, // @" +
+         p(grad) + ", " + std::to_string(numElements(grad)) +
+         (decays ? ", true" : "") + "}, // @" +
          commentText(param) + "\n";
 }
 
@@ -62,11 +64,14 @@ FailureOr<std::string> emitMultiAdamUpdate(KernelArgs &p, EmitContext &context,
   auto name = [](Attribute ref) {
     return llvm::cast<FlatSymbolRefAttr>(ref).getValue();
   };
-  for (auto [param, m, v, grad] :
-       llvm::zip(o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))
+  for (auto [index, entry] : llvm::enumerate(llvm::zip(
+           o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))) {
+    auto [param, m, v, grad] = entry;
     entries +=
         adamEntry(p, context.variableOffsets(), context.target().stateBase(),
-                  name(param), name(m), name(v), grad);
+                  name(param), name(m), name(v), grad,
+                  o.getDecays() && (*o.getDecays())[index]);
+  }
   int count = static_cast<int>(o.getGrads().size());
   if (!o.getGradNorm())
     return adamCall(p, context, entries, count, o.getLr(), o.getStep(),
@@ -76,7 +81,10 @@ FailureOr<std::string> emitMultiAdamUpdate(KernelArgs &p, EmitContext &context,
   const ProgramTarget &target = context.target();
   std::string control = "{*" + p(o.getWeight()) + ", *" + p(o.getPhase()) +
                         ", *" + p(o.getClip()) + ", " + target.stateFrame() +
-                        ".gradAccumulator}";
+                        ".gradAccumulator" +
+                        (o.getWeightDecay() ? ", *" + p(o.getWeightDecay())
+                                            : std::string()) +
+                        "}";
   std::string hyper = floatLiteral(o.getBeta1().convertToFloat()) + ", " +
                       floatLiteral(o.getBeta2().convertToFloat()) + ", " +
                       floatLiteral(o.getEpsilon().convertToFloat());

@@ -37,6 +37,7 @@ InterpreterTrainer::step(const runtime::Batch &batch) {
   runtime::StepInput input{
       seed_, step, static_cast<float>(signature_.schedule.learningRate(step)),
       step};
+  input.weightDecay = signature_.defaultWeightDecay;
   return run(batch, input);
 }
 
@@ -80,6 +81,8 @@ InterpreterTrainer::arguments(const runtime::Batch &batch,
   args[s.updatePhase] =
       HostTensor::scalar(double(input.updatePhase), ElementType::I32);
   args[s.clipNorm] = HostTensor::scalar(input.clipNorm);
+  if (s.weightDecay >= 0)
+    args[s.weightDecay] = HostTensor::scalar(input.weightDecay);
   return args;
 }
 

@@ -58,6 +58,8 @@ public:
   int64_t stepsDone() const { return stepsDone_; }
   runtime::BatchShape batchShape() const { return signature_.shape; }
   const WarmupSchedule &schedule() const { return signature_.schedule; }
+  /// The model's AdamW weight decay (0: Adam).
+  float defaultWeightDecay() const { return signature_.defaultWeightDecay; }
   Interpreter &interpreter() { return interpreter_; }
 
 private:

@@ -47,6 +47,7 @@ std::vector<std::string> argumentExpressions(func::FuncOp function,
       {"grad_weight", "&f.gradWeight"},
       {"update_phase", "&f.updatePhase"},
       {"clip_norm", "&f.clipNorm"},
+      {"weight_decay", "&f.weightDecay"},
       {"position", "&f.position"}};
   std::vector<std::string> expressions;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {

@@ -168,6 +168,9 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    /*scheduleDModel=*/" << s.dModel << ", /*scheduleWarmup=*/"
      << s.warmupSteps << ", /*scheduleFactor=*/"
      << llvm::format("%.17g", s.factor) << ",\n"
+     << "    /*weightDecay=*/"
+     << cpp::floatLiteral(buckets.front().signature.defaultWeightDecay)
+     << ",\n"
      << "    kVariables, " << variables.size() << ", /*stateFloats=*/"
      << stateFloats << ", /*gradientFloats=*/" << gradientFloats << ",\n"
      << "    /*arenaBytes=*/" << arenaBytes << ",\n"

@@ -131,10 +131,12 @@ struct AdamTensor {
   float *param, *moment1, *moment2;
   const float *grad;
   int64_t size;
+  /// Whether the optimizer step's weight decay applies (AdamW).
+  bool decays = false;
 };
 
-/// The optimizer step's controls (tg.multi_adam_update's weight, phase and
-/// clip operands; ir/TgOptimizerOps.td says what each phase does).
+/// The optimizer step's controls (tg.multi_adam_update's weight, phase,
+/// clip and decay operands; ir/TgOptimizerOps.td says what each phase does).
 enum UpdatePhase : int32_t {
   kUpdate = 0,          ///< update with weight * grad
   kAccumulateFirst = 1, ///< accumulator = weight * grad, no update
@@ -148,6 +150,8 @@ struct OptimizerControl {
   /// One float per gradient element, the tensors' in order; needed by the
   /// accumulating phases only.
   float *accumulator = nullptr;
+  /// AdamW's decoupled weight decay on the tensors that decay; 0: Adam.
+  float weightDecay = 0.0f;
 };
 
 /// What global-norm clipping multiplies the gradient by: clip / norm when

@@ -45,6 +45,8 @@ struct StepFrame {
   float gradWeight = 1.0f;
   int32_t updatePhase = 0;
   float clipNorm = 0.0f;
+  /// AdamW's weight decay on the parameters that decay (0: Adam).
+  float weightDecay = 0.0f;
   /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
   /// the runtime's (null while it does not accumulate).
   float *gradAccumulator = nullptr;
@@ -212,6 +214,8 @@ struct CompiledModel {
   /// The warmup schedule of the module's tg.schedule.
   int64_t scheduleDModel, scheduleWarmup;
   double scheduleFactor;
+  /// AdamW's weight decay the model declares (--weight-decay overrides).
+  float weightDecay;
   const CompiledVariable *variables;
   int numVariables;
   int64_t stateFloats;

@@ -214,6 +214,12 @@ cl::opt<double> clipNorm(
              "(--target=interp; the training binaries take it too); 0: off"),
     cl::init(0.0), cl::cat(interpreterCategory));
 
+cl::opt<double> weightDecay(
+    "weight-decay",
+    cl::desc("AdamW's decoupled weight decay, 0 to 1 (--target=interp; the "
+             "training binaries take it too); default: the model's"),
+    cl::init(0.0), cl::cat(interpreterCategory));
+
 cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
                                 "(--target=interp)"),
@@ -365,6 +371,8 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.logEvery = logEvery;
   options.updateFreq = updateFreq;
   options.clipNorm = clipNorm;
+  if (weightDecay.getNumOccurrences())
+    options.weightDecay = weightDecay;
   options.seed = seed;
   options.dumpParams = dumpParams;
   options.lossLog = lossLog;

@@ -40,6 +40,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
@@ -222,6 +223,40 @@ int writeOutput(const std::string &outputFilename,
   return 0;
 }
 
+/// Which parameters AdamW decays (tg-adam's choice), which it does not,
+/// and which are frozen, one line each.
+void printWeightDecay(mlir::ModuleOp module) {
+  llvm::SmallVector<llvm::StringRef> decay, keep, frozen;
+  // The update names every trained parameter and its moments.
+  llvm::DenseSet<llvm::StringRef> named;
+  auto nameOf = [](mlir::Attribute ref) {
+    return llvm::cast<mlir::FlatSymbolRefAttr>(ref).getValue();
+  };
+  module.walk([&](tg::MultiAdamUpdateOp update) {
+    for (auto [index, ref] : llvm::enumerate(update.getParams())) {
+      bool decays = update.getDecays() && (*update.getDecays())[index];
+      (decays ? decay : keep).push_back(nameOf(ref));
+    }
+    for (mlir::ArrayAttr refs : {update.getParams(), update.getMoments1(),
+                                 update.getMoments2()})
+      for (mlir::Attribute ref : refs)
+        named.insert(nameOf(ref));
+  });
+  for (auto variable : module.getOps<tg::VariableOp>())
+    if (!variable.getCache() && !named.contains(variable.getSymName()))
+      frozen.push_back(variable.getSymName());
+  auto list = [](llvm::StringRef what, llvm::ArrayRef<llvm::StringRef> names) {
+    llvm::outs() << what << " (" << names.size() << "):";
+    for (llvm::StringRef name : names)
+      llvm::outs() << " " << name;
+    llvm::outs() << "\n";
+  };
+  list("weight decay (AdamW, --weight-decay)", decay);
+  list("no weight decay", keep);
+  if (!frozen.empty())
+    list("frozen, not trained", frozen);
+}
+
 /// Prints tg-plan-memory's report of @train_step (and the arenas of
 /// @predict and the incremental decoder, and its caches).
 bool printMemoryReport(mlir::ModuleOp module) {
@@ -235,6 +270,7 @@ bool printMemoryReport(mlir::ModuleOp module) {
     return false;
   llvm::outs() << "memory of @train_step (planned by tg-plan-memory):\n"
                << report->format();
+  printWeightDecay(module);
   if (auto predict = module.lookupSymbol<mlir::func::FuncOp>("predict")) {
     mlir::FailureOr<MemoryReport> inference = readMemoryReport(predict);
     if (mlir::failed(inference))

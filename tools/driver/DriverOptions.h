@@ -12,6 +12,7 @@
 #include "passes/PipelineOptions.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tgc {
@@ -67,6 +68,7 @@ struct DriverOptions {
   int64_t steps = 100, logEvery = 10;
   int64_t updateFreq = 1; ///< batches per update
   double clipNorm = 0;    ///< global gradient-norm clipping; 0: off
+  std::optional<double> weightDecay; ///< AdamW's; unset: the model's
   uint32_t seed = 1;
   std::string dumpParams, lossLog;
 

@@ -77,6 +77,12 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
                  << options.clipNorm << "\n";
     return 1;
   }
+  if (options.weightDecay &&
+      !(*options.weightDecay >= 0 && *options.weightDecay <= 1)) {
+    llvm::errs() << "tgc: --weight-decay needs a number from 0 to 1, not "
+                 << *options.weightDecay << "\n";
+    return 1;
+  }
   auto trainer = InterpreterTrainer::create(module, Precision::F32, options.seed);
   if (failed(trainer))
     return 1;
@@ -101,6 +107,9 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   loop.logEvery = options.logEvery;
   loop.updateFreq = options.updateFreq;
   loop.clipNorm = static_cast<float>(options.clipNorm);
+  loop.weightDecay = options.weightDecay
+                         ? static_cast<float>(*options.weightDecay)
+                         : (*trainer)->defaultWeightDecay();
   loop.lossLog = options.lossLog;
   // A NaN or an infinity: the same step re-run op by op names its op.
   loop.onNonFinite = [&](const runtime::Batch &batch,

@@ -3,7 +3,8 @@
 // tg.adam_update and tg.multi_adam_update update the variables in place
 // (rounded to float under Precision::F32); the multi-tensor op first makes
 // the optimizer step's gradient (weighted, accumulated, clipped) from its
-// controls, which are checked here. tg.all_reduce is here too: the
+// controls, which are checked here, and decays the parameters it flags
+// (AdamW). tg.all_reduce is here too: the
 // interpreter is one process, so it passes its operands through.
 //
 //===----------------------------------------------------------------------===//
@@ -17,11 +18,11 @@ namespace tgc::interp {
 namespace {
 
 /// One parameter's Adam step, shared by tg.adam_update and
-/// tg.multi_adam_update.
+/// tg.multi_adam_update; AdamW when `weightDecay` is not 0.
 template <typename AdamLike>
 LogicalResult adamStep(Executor &x, AdamLike o, llvm::StringRef param,
                        llvm::StringRef moment1, llvm::StringRef moment2,
-                       const HostTensor &grad) {
+                       const HostTensor &grad, double weightDecay = 0.0) {
   int64_t step = scalarOf(x.get(o.getStep()));
   if (step < 1)
     return o.emitOpError() << "step must be >= 1 (Adam's bias correction "
@@ -31,7 +32,7 @@ LogicalResult adamStep(Executor &x, AdamLike o, llvm::StringRef param,
              &v = x.variable(moment2);
   ref::adamUpdate(p, m, v, grad, x.get(o.getLr())[0], step,
                   f32Attr(o.getBeta1()), f32Attr(o.getBeta2()),
-                  f32Attr(o.getEpsilon()));
+                  f32Attr(o.getEpsilon()), weightDecay);
   if (x.getPrecision() == Precision::F32)
     for (HostTensor *t : {&p, &m, &v})
       roundToFloat(*t);
@@ -106,12 +107,16 @@ LogicalResult multiAdamUpdate(Executor &x, tg::MultiAdamUpdateOp o) {
     if (!*updates)
       return success();
   }
+  double weightDecay =
+      o.getWeightDecay() ? x.get(o.getWeightDecay())[0] : 0.0;
   for (auto [index, entry] : llvm::enumerate(llvm::zip(
            o.getParams(), o.getMoments1(), o.getMoments2(), o.getGrads()))) {
     auto [param, m, v, grad] = entry;
     // The optimizer step's gradient, or the op's gradient as is.
     const HostTensor &g = update.empty() ? x.get(grad) : update[index];
-    if (failed(adamStep(x, o, name(param), name(m), name(v), g)))
+    bool decays = o.getDecays() && (*o.getDecays())[index];
+    if (failed(adamStep(x, o, name(param), name(m), name(v), g,
+                        decays ? weightDecay : 0.0)))
       return failure();
   }
   return success();

@@ -2,6 +2,9 @@
 //
 //   m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2,
 //   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+// and with AdamW's decoupled weight decay wd, on the tensors that decay,
+//   p = p (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps),
+// which is the plain step, bit for bit, when wd = 0.
 // The corrections fold into two per-step constants computed in double:
 // with b2 near 1, 1 - b2^t is a difference of nearly equal numbers.
 // optimizerStep adds the gradient's weight, accumulation, global norm and
@@ -46,8 +49,10 @@ std::vector<Chunk> &chunksOf(const AdamTensor *tensors, int count,
 /// The per-step constants of one Adam update.
 struct AdamStep {
   float stepSize, rootScale, keep1, add1, keep2, add2, epsilon;
+  float decayKeep; ///< what a decaying parameter keeps: 1 - lr wd
 
-  AdamStep(float lr, int32_t step, float beta1, float beta2, float eps) {
+  AdamStep(float lr, int32_t step, float beta1, float beta2, float eps,
+           float weightDecay) {
     double t = static_cast<double>(step);
     double correction1 = 1.0 - std::pow(static_cast<double>(beta1), t);
     double correction2 = 1.0 - std::pow(static_cast<double>(beta2), t);
@@ -59,19 +64,21 @@ struct AdamStep {
     keep2 = beta2;
     add2 = static_cast<float>(1.0 - beta2);
     epsilon = eps;
+    decayKeep = static_cast<float>(1.0 - static_cast<double>(lr) * weightDecay);
   }
 
-  void apply(float g, float &p, float &m, float &v) const {
+  /// `keep` is decayKeep for a tensor that decays, else 1.
+  void apply(float g, float &p, float &m, float &v, float keep) const {
     m = keep1 * m + add1 * g;
     v = keep2 * v + add2 * g * g;
-    p -= stepSize * m / (std::sqrt(v) * rootScale + epsilon);
+    p = p * keep - stepSize * m / (std::sqrt(v) * rootScale + epsilon);
   }
 };
 } // namespace
 
 void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
                 float beta1, float beta2, float epsilon) {
-  const AdamStep adam(lr, step, beta1, beta2, epsilon);
+  const AdamStep adam(lr, step, beta1, beta2, epsilon, 0.0f);
   int64_t total;
   const std::vector<Chunk> &chunks = chunksOf(tensors, count, total);
   int64_t chunkCount = static_cast<int64_t>(chunks.size());
@@ -79,7 +86,7 @@ void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
   for (int64_t c = 0; c < chunkCount; ++c) {
     const AdamTensor &a = tensors[chunks[c].tensor];
     for (int64_t i = chunks[c].begin; i < chunks[c].end; ++i)
-      adam.apply(a.grad[i], a.param[i], a.moment1[i], a.moment2[i]);
+      adam.apply(a.grad[i], a.param[i], a.moment1[i], a.moment2[i], 1.0f);
   }
 }
 
@@ -123,7 +130,7 @@ float optimizerStep(const AdamTensor *tensors, int count,
   // Pass 2: Adam on the (clipped) gradient.
   const float factor =
       static_cast<float>(runtime::clipFactor(norm, control.clip));
-  const AdamStep adam(lr, step, beta1, beta2, epsilon);
+  const AdamStep adam(lr, step, beta1, beta2, epsilon, control.weightDecay);
 #pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
   for (int64_t c = 0; c < chunkCount; ++c) {
     const Chunk &chunk = chunks[c];
@@ -132,8 +139,9 @@ float optimizerStep(const AdamTensor *tensors, int count,
                          ? a.grad
                          : accumulator + chunk.flat - chunk.begin;
     const float scale = phase == runtime::kUpdate ? weight * factor : factor;
+    const float keep = a.decays ? adam.decayKeep : 1.0f;
     for (int64_t i = chunk.begin; i < chunk.end; ++i)
-      adam.apply(scale * g[i], a.param[i], a.moment1[i], a.moment2[i]);
+      adam.apply(scale * g[i], a.param[i], a.moment1[i], a.moment2[i], keep);
   }
   return static_cast<float>(norm);
 }

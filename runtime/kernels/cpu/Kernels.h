@@ -33,7 +33,8 @@ void adamUpdate(const AdamTensor *tensors, int count, float lr, int32_t step,
 
 /// The optimizer step (tg.multi_adam_update with controls): gradients
 /// weighted and accumulated as `control.phase` says, the global norm, its
-/// clipping, then Adam as adamUpdate, skipped when the norm is NaN or
+/// clipping, then Adam as adamUpdate (AdamW on the tensors that decay),
+/// skipped when the norm is NaN or
 /// infinite or the phase only accumulates. Returns the norm.
 float optimizerStep(const AdamTensor *tensors, int count,
                     const OptimizerControl &control, float lr, int32_t step,

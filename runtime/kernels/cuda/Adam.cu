@@ -2,6 +2,8 @@
 //
 //   m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2,
 //   p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+// and with AdamW's decoupled weight decay wd, on the tensors that decay,
+//   p = p (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
 // The corrections fold into two per-step constants computed in double
 // (with b2 near 1, 1 - b2^t is a difference of nearly equal numbers), on
 // the device: lr and step live in device memory. optimizerStep adds the
@@ -24,6 +26,7 @@ struct Chunk {
   float *param, *moment1, *moment2;
   const float *grad;
   int64_t begin, end, flat;
+  bool decays;
 };
 constexpr int64_t kChunkElements = 1 << 14;
 
@@ -83,12 +86,13 @@ __global__ void normKernel(const double *squares, int64_t count, float clip,
 }
 
 /// Adam on g = scale * grad, or scale * the accumulator when there is one;
-/// scale = weight * *factor (factor null: 1), nothing when it is NaN.
+/// scale = weight * *factor (factor null: 1), nothing when it is NaN; the
+/// chunks that decay keep 1 - lr weightDecay of the parameter.
 __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
                            const int32_t *step, float beta1, float beta2,
-                           float epsilon, float weight, const float *factor,
-                           const float *accumulator) {
-  __shared__ float stepSize, rootScale;
+                           float epsilon, float weightDecay, float weight,
+                           const float *factor, const float *accumulator) {
+  __shared__ float stepSize, rootScale, decayKeep;
   if (threadIdx.x == 0) {
     double t = static_cast<double>(*step);
     double correction1 = 1.0 - pow(static_cast<double>(beta1), t);
@@ -96,6 +100,7 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
     stepSize = static_cast<float>(*lr / correction1);
     // sqrt(v / c2) = sqrt(v) / sqrt(c2).
     rootScale = static_cast<float>(1.0 / sqrt(correction2));
+    decayKeep = static_cast<float>(1.0 - static_cast<double>(*lr) * weightDecay);
   }
   __syncthreads();
   const float scale = factor ? weight * *factor : weight;
@@ -106,13 +111,14 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
   for (int64_t x = blockIdx.x; x < count; x += gridDim.x) {
     Chunk c = chunks[x];
     const float *grad = accumulator ? accumulator + c.flat - c.begin : c.grad;
+    const float keep = c.decays ? decayKeep : 1.0f;
     for (int64_t i = c.begin + threadIdx.x; i < c.end; i += blockDim.x) {
       float g = scale * grad[i];
       float m = keep1 * c.moment1[i] + add1 * g;
       float v = keep2 * c.moment2[i] + add2 * g * g;
       c.moment1[i] = m;
       c.moment2[i] = v;
-      c.param[i] -= stepSize * m / (sqrtf(v) * rootScale + epsilon);
+      c.param[i] = c.param[i] * keep - stepSize * m / (sqrtf(v) * rootScale + epsilon);
     }
   }
 }
@@ -127,7 +133,8 @@ std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count) {
     const AdamTensor &a = tensors[x];
     for (int64_t b = 0; b < a.size; b += kChunkElements)
       chunks.push_back({a.param, a.moment1, a.moment2, a.grad, b,
-                        std::min(a.size, b + kChunkElements), flat + b});
+                        std::min(a.size, b + kChunkElements), flat + b,
+                        a.decays});
     flat += a.size;
   }
   return chunks;
@@ -149,8 +156,8 @@ void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
   upload(table, chunks);
   int64_t blocks = static_cast<int64_t>(chunks.size());
   adamKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
-      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon, 1.0f, nullptr,
-      nullptr);
+      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon, 0.0f, 1.0f,
+      nullptr, nullptr);
   TGC_CUDA_CHECK_LAUNCH();
 }
 
@@ -178,7 +185,7 @@ void optimizerStep(const AdamTensor *tensors, int count,
   bool accumulated = control.phase == runtime::kAccumulateUpdate;
   adamKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
       table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon,
-      accumulated ? 1.0f : control.weight, factor.as<float>(),
+      control.weightDecay, accumulated ? 1.0f : control.weight, factor.as<float>(),
       accumulated ? control.accumulator : nullptr);
   TGC_CUDA_CHECK_LAUNCH();
 }

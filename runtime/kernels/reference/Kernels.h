@@ -179,10 +179,11 @@ HostTensor crossEntropyGrad(double lossGrad, const HostTensor &logits,
 
 //===--- Adam.cpp ---------------------------------------------------------===//
 
-/// One Adam step in place, bias-corrected with t = step (>= 1).
+/// One Adam step in place, bias-corrected with t = step (>= 1); AdamW's
+/// decoupled decay `param -= lr * weightDecay * param` with it.
 void adamUpdate(HostTensor &param, HostTensor &moment1, HostTensor &moment2,
                 const HostTensor &grad, double lr, int64_t step, double beta1,
-                double beta2, double epsilon);
+                double beta2, double epsilon, double weightDecay = 0.0);
 
 } // namespace tgc::reference
 

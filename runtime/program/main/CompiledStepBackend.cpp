@@ -95,6 +95,7 @@ StepFrame CompiledStepBackend::frameOf(const Batch &batch,
   frame.gradWeight = input.gradWeight;
   frame.updatePhase = input.updatePhase;
   frame.clipNorm = input.clipNorm;
+  frame.weightDecay = input.weightDecay;
   frame.allReduceSum = allReduceSum;
   frame.optimizerStep = optimizerStep;
   frame.firstExample = input.firstExample;

@@ -69,6 +69,11 @@ struct Run {
   /// The model's learning-rate schedule with this run's --lr-scheduler,
   /// --lr, --lr-factor, --warmup and --min-lr, decaying to --steps.
   WarmupSchedule learningRates() const;
+  /// AdamW's weight decay: --weight-decay, else the model's.
+  float weightDecay() const {
+    return options.weightDecay ? static_cast<float>(*options.weightDecay)
+                               : model.weightDecay;
+  }
   /// Whether a flag changed the model's schedule.
   bool ownSchedule() const {
     return options.lrScheduler || options.lr || options.lrFactor ||

@@ -69,6 +69,7 @@ std::vector<Agreed> agreedOf(const Run &run) {
       number("--min-lr", run.learningRates().minimum),
       number("--update-freq", static_cast<double>(o.updateFreq)),
       number("--clip-norm", o.clipNorm),
+      number("--weight-decay", run.weightDecay()),
       number("--log-every", static_cast<double>(o.logEvery)),
       number("--save-every", static_cast<double>(o.saveEvery)),
       number("--valid-every", static_cast<double>(o.validEvery)),

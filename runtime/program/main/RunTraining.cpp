@@ -93,6 +93,7 @@ int Run::train() {
   loop.logEvery = options.logEvery;
   loop.updateFreq = options.updateFreq;
   loop.clipNorm = options.clipNorm;
+  loop.weightDecay = weightDecay();
   if (epochsAfter(0)) {
     loop.epochs = [this](uint64_t batches) {
       return *data.epochsAfter(seed, batches, processes());

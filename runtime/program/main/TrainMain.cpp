@@ -256,6 +256,9 @@ void printRunHeader(const Run &run) {
                                model.scheduleFactor}
                     .describe()
                     .c_str());
+  if (run.weightDecay() != 0 || options.weightDecay)
+    std::printf("weight decay: %g (AdamW; the model's: %g)\n",
+                run.weightDecay(), model.weightDecay);
 }
 
 /// --dump-parameters: every variable, each process to its own file (so

@@ -162,10 +162,11 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
         {t.param + piece.begin, t.moment1 + piece.begin,
          t.moment2 + piece.begin,
          region + (t.grad - regionStart) + piece.begin - shareBegin,
-         piece.end - piece.begin});
+         piece.end - piece.begin, t.decays});
   }
   OptimizerControl scaled;
   scaled.weight = static_cast<float>(weight * clipFactor(norm, control.clip));
+  scaled.weightDecay = control.weightDecay;
   if (!shareTensors.empty())
     plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
           lr, step, beta1, beta2, epsilon);

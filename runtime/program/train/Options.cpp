@@ -47,6 +47,9 @@ const char *kUsage =
     "  --clip-norm C         scale the gradient to global norm C when above "
     "it\n"
     "                        (default 0: off, as in the paper)\n"
+    "  --weight-decay X      AdamW's decoupled weight decay, 0 to 1, on the\n"
+    "                        parameters that decay (default: the model's;\n"
+    "                        0: Adam)\n"
     "learning rate (default: the model's schedule, the paper's inverse_sqrt):\n"
     "  --lr-scheduler inverse_sqrt|cosine|linear|constant\n"
     "                        the shape after a linear warmup: ~ step^-0.5, half\n"
@@ -311,6 +314,19 @@ bool applyFlag(std::string_view flag, std::string_view value,
     out = x;
     return true;
   };
+  if (flag == "--weight-decay") {
+    double x = 0;
+    if (!parseNonNegative(flag, value, x))
+      return false;
+    if (x > 1) {
+      std::fprintf(stderr, "error: --weight-decay needs a number from 0 to "
+                           "1, not '%.*s'\n",
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    o.weightDecay = x;
+    return true;
+  }
   if (flag == "--lr")
     return rate(o.lr, false);
   if (flag == "--min-lr")
@@ -480,7 +496,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--keep-last",      "--update-freq",     "--clip-norm",
       "--max-epochs",     "--max-time",        "--nbest",
       "--batch-size",     "--lr-scheduler",    "--lr",
-      "--lr-factor",      "--warmup",          "--min-lr"};
+      "--lr-factor",      "--warmup",          "--min-lr",
+      "--weight-decay"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

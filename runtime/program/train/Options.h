@@ -59,6 +59,8 @@ struct TrainOptions {
   int64_t updateFreq = 1;
   /// Global gradient-norm clipping (--clip-norm); 0: off.
   float clipNorm = 0.0f;
+  /// AdamW's weight decay (--weight-decay, 0 to 1); unset: the model's.
+  std::optional<double> weightDecay;
   /// The learning-rate schedule's run-time choices (unset: the model's).
   std::optional<LrScheduler> lrScheduler;
   std::optional<double> lr, lrFactor, minLr;

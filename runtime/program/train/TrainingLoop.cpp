@@ -124,6 +124,7 @@ int runTrainingLoop(const TrainingLoop &loop) {
                                       std::max(updateTokens, 1.0));
       input.updatePhase = phaseOf(k, n);
       input.clipNorm = loop.clipNorm;
+      input.weightDecay = loop.weightDecay;
       input.firstExample = group ? group->rank() * batch.batchSize : 0;
       StepOutcome outcome;
       if (!loop.backend.runStep(batch, input, outcome)) {

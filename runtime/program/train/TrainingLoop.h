@@ -39,6 +39,7 @@ struct StepInput {
   float gradWeight = 1.0f;
   int32_t updatePhase = 0;
   float clipNorm = 0.0f;
+  float weightDecay = 0.0f; ///< AdamW's (0: Adam)
   /// The batch's first row in the global batch (data-parallel runs; 0 in
   /// one process): its dropout masks are keyed by the global example.
   int64_t firstExample = 0;
@@ -94,6 +95,8 @@ struct TrainingLoop {
   int64_t updateFreq = 1;
   /// Global gradient-norm clipping (--clip-norm); 0: none.
   float clipNorm = 0.0f;
+  /// AdamW's weight decay (--weight-decay or the model's); 0: Adam.
+  float weightDecay = 0.0f;
   /// Also "step loss tokens" per step to this file (ProgressLog.h).
   std::string lossLog;
   /// Also each log line as a record (null: none).

@@ -2366,7 +2366,7 @@ func.func @fused_bad_key(%x: tensor<4xf32>, %k: tensor<5x3xi32>) -> tensor<4xf32
 // back).
 func.func @multi_adam_empty(%lr: tensor<f32>, %step: tensor<i32>) {
   // expected-error @+1 {{must update at least one parameter}}
-  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0, 0>} : (tensor<f32>, tensor<i32>) -> ()
+  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0, 0, 0>} : (tensor<f32>, tensor<i32>) -> ()
   return
 }
 
@@ -2413,8 +2413,32 @@ tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
 tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
 func.func @multi_adam_controls_without_norm(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>) {
   // expected-error @+1 {{takes weight, phase and clip together and then returns the gradient norm, or none of them}}
-  "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
+  "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
   return
+}
+
+// -----
+
+// tg.multi_adam_update: weight decay is part of the optimizer step.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_decay_without_controls(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %wd: tensor<f32>) {
+  // expected-error @+1 {{takes decay only with weight, phase and clip}}
+  "tg.multi_adam_update"(%dw, %lr, %step, %wd) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, decays = array<i1: true>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: one decay flag per entry.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_decay_flags(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>, %wd: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{needs one decay flag per entry but has 2 for 1}}
+  %norm = tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw) lr %lr step %step weight %weight phase %phase clip %clip decay %wd on [true, false] beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<4x4xf32> -> tensor<f32>
+  return %norm : tensor<f32>
 }
 
 // -----
@@ -2444,3 +2468,8 @@ func.func @linear_bf16_result_f32_operands(%x: tensor<4x8xf32>, %w: tensor<8x16x
   %y = tg.linear %x, %w, %b relu : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xbf16>
   return
 }
+
+// -----
+
+// expected-error @+1 {{weight_decay applies to trainable variables only}}
+tg.variable @frozen weight_decay(true) init(zeros) : tensor<4x4xf32>

@@ -2,8 +2,10 @@
 // (zeros, not trainable) declared right after it; one tg.multi_adam_update
 // (the optimizer step) over every gradient; the gradients leave the results
 // and the step's gradient norm becomes the last one; lr, step and the
-// optimizer's controls (grad_weight, update_phase, clip_norm) become the last
-// arguments; @loss becomes @train_step.
+// optimizer's controls (grad_weight, update_phase, clip_norm, weight_decay)
+// become the last arguments; @loss becomes @train_step. AdamW decays the
+// matrices, not the rank-1 parameters nor the embedding tables, unless a
+// variable says otherwise.
 //
 // The hyperparameters come from the module's tg.optimizer when it declares
 // them, else from the pass options (defaults 0.9, 0.98, 1e-9).
@@ -41,14 +43,15 @@ func.func @loss(%x: tensor<2x4xf32> {tg.name = "x"}) -> (tensor<f32>, tensor<i32
 // CHECK-SAME: %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"},
 // CHECK-SAME: %[[WEIGHT:[a-z0-9]+]]: tensor<f32> {tg.name = "grad_weight"},
 // CHECK-SAME: %[[PHASE:[a-z0-9]+]]: tensor<i32> {tg.name = "update_phase"},
-// CHECK-SAME: %[[CLIP:[a-z0-9]+]]: tensor<f32> {tg.name = "clip_norm"})
+// CHECK-SAME: %[[CLIP:[a-z0-9]+]]: tensor<f32> {tg.name = "clip_norm"},
+// CHECK-SAME: %[[WD:[a-z0-9]+]]: tensor<f32> {tg.name = "weight_decay"})
 // CHECK-SAME: -> (tensor<f32>, tensor<i32>, tensor<f32> {tg.name = "grad_norm"}) {
 // CHECK: %[[C:.*]] = tg.load @count : tensor<i32>
 // CHECK: %[[L:.*]] = tg.reduce_sum %{{.*}} dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
 // CHECK: %[[DB:.*]] = tg.reduce_sum %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
 // CHECK-NEXT: %[[DW:.*]] = tg.matmul %[[X]], %{{.*}} transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
-// DEFAULT-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
-// OPTS-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+// DEFAULT-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] decay %[[WD]] on [true, false] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+// OPTS-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] decay %[[WD]] on [true, false] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
 // CHECK-NEXT: return %[[L]], %[[C]], %[[NORM]] : tensor<f32>, tensor<i32>, tensor<f32>
 
 // RENAME-LABEL: tg.variable @w trainable
@@ -74,9 +77,9 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32, beta2 = 0.
 // CHECK-LABEL: tg.variable @p trainable init(zeros) : tensor<4xf32>
 // CHECK-NEXT: tg.variable @adam.m.p init(zeros) : tensor<4xf32>
 // CHECK-NEXT: tg.variable @adam.v.p init(zeros) : tensor<4xf32>
-// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}, %{{.*}}: tensor<f32> {tg.name = "grad_weight"}, %{{.*}}: tensor<i32> {tg.name = "update_phase"}, %{{.*}}: tensor<f32> {tg.name = "clip_norm"}) -> (tensor<f32>, tensor<f32> {tg.name = "grad_norm"}) {
+// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}, %{{.*}}: tensor<f32> {tg.name = "grad_weight"}, %{{.*}}: tensor<i32> {tg.name = "update_phase"}, %{{.*}}: tensor<f32> {tg.name = "clip_norm"}, %{{.*}}: tensor<f32> {tg.name = "weight_decay"}) -> (tensor<f32>, tensor<f32> {tg.name = "grad_norm"}) {
 // CHECK: %[[DP:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<4xf32>
-// CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@p], [@adam.m.p], [@adam.v.p] grads(%[[DP]]) lr %[[LR]] step %[[STEP]] weight %{{.*}} phase %{{.*}} clip %{{.*}} beta1 2.500000e-01 beta2 5.000000e-01 eps 1.000000e-03 : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@p], [@adam.m.p], [@adam.v.p] grads(%[[DP]]) lr %[[LR]] step %[[STEP]] weight %{{.*}} phase %{{.*}} clip %{{.*}} decay %{{.*}} on [false] beta1 2.500000e-01 beta2 5.000000e-01 eps 1.000000e-03 : tensor<4xf32> -> tensor<f32>
 // CHECK-NEXT: return %{{.*}}, %[[NORM]] : tensor<f32>, tensor<f32>
 
 // RENAME-LABEL: tg.variable @p trainable
@@ -101,3 +104,41 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32}} {
 
 // RENAME-LABEL: tg.variable @q trainable
 // RENAME: func.func @my_step(
+
+// -----
+
+// Which parameters decay: the embedding table and the rank-1 @g do not, the
+// matrix @w does; @keep and @bias say so themselves. The frozen @f (not
+// trainable) gets no moments and no entry. The model's default decay is the
+// runtime's: tg.optimizer may carry it.
+module attributes {tg.optimizer = {name = "adam", weight_decay = 1.0e-01 : f32}} {
+  tg.variable @table trainable init(normal, 1.0) : tensor<5x4xf32>
+  tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+  tg.variable @keep trainable weight_decay(false) init(xavier_uniform) : tensor<4x4xf32>
+  tg.variable @bias trainable weight_decay(true) init(zeros) : tensor<4xf32>
+  tg.variable @g trainable init(ones) : tensor<4xf32>
+  tg.variable @f init(xavier_uniform) : tensor<4x4xf32>
+  func.func @loss(%ids: tensor<2xi32> {tg.name = "ids"}) -> tensor<f32> {
+    %t = tg.load @table : tensor<5x4xf32>
+    %e = tg.embedding %t[%ids] : tensor<5x4xf32>, tensor<2xi32> -> tensor<2x4xf32>
+    %w = tg.load @w : tensor<4x4xf32>
+    %k = tg.load @keep : tensor<4x4xf32>
+    %f = tg.load @f : tensor<4x4xf32>
+    %y = tg.matmul %e, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    %y2 = tg.matmul %y, %k : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    %y3 = tg.matmul %y2, %f : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    %b = tg.load @bias : tensor<4xf32>
+    %g = tg.load @g : tensor<4xf32>
+    %bg = tg.mul %b, %g : tensor<4xf32>
+    %bb = tg.broadcast %bg dims [1] : tensor<4xf32> -> tensor<2x4xf32>
+    %z = tg.add %y3, %bb : tensor<2x4xf32>
+    %l = tg.reduce_sum %z dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// CHECK-LABEL: tg.variable @table trainable
+// CHECK-NOT: @adam.m.f
+// CHECK: tg.variable @f init(xavier_uniform) : tensor<4x4xf32>
+// CHECK-NOT: @adam.m.f
+// CHECK: tg.multi_adam_update [@table, @w, @keep, @bias, @g], {{.*}} decay %{{.*}} on [false, true, false, true, false] beta1

@@ -52,7 +52,7 @@ func.func @train_step(%x: tensor<3x3xf32>, %lr: tensor<f32>, %t: tensor<i32>) ->
 
 // The same figures as the remark's table (MiB rounded to 0.00 here).
 // REPORT: remark: tg-plan-memory:
-// REPORT-NEXT: {{^}}  weights                        60 bytes       0.00 MiB  trainable variables{{$}}
+// REPORT-NEXT: {{^}}  weights                        60 bytes       0.00 MiB  parameters, trained and frozen{{$}}
 // REPORT-NEXT: {{^}}  optimizer state               120 bytes       0.00 MiB  Adam moments{{$}}
 // REPORT-NEXT: {{^}}  gradients                      64 bytes       0.00 MiB  arena, own region{{$}}
 // REPORT-NEXT: {{^}}  saved activations              64 bytes       0.00 MiB  arena, live from the forward into the backward{{$}}

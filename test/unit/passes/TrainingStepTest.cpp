@@ -41,16 +41,18 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.8 : f32,
 )";
 
 /// @train_step's inputs for kLinearLoss: c, lr, step, then the optimizer
-/// step's controls (gradient weight, accumulation phase, clipping norm).
+/// step's controls (gradient weight, accumulation phase, clipping norm,
+/// weight decay).
 std::vector<HostTensor> stepInputs(HostTensor c, double lr, int step,
                                    double weight = 1.0, int phase = 0,
-                                   double clip = 0.0) {
+                                   double clip = 0.0, double decay = 0.0) {
   return {std::move(c),
           HostTensor::scalar(lr),
           HostTensor::scalar(step, ElementType::I32),
           HostTensor::scalar(weight),
           HostTensor::scalar(phase, ElementType::I32),
-          HostTensor::scalar(clip)};
+          HostTensor::scalar(clip),
+          HostTensor::scalar(decay)};
 }
 
 TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
@@ -89,6 +91,35 @@ TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
               w0 - 0.05 * (m0 / 0.36) / (std::sqrt(v0 / 0.19) + 1e-3), kTol);
   EXPECT_NEAR((*interp.variable("w"))[1],
               w1 - 0.05 * (m1 / 0.36) / (std::sqrt(v1 / 0.19) + 1e-3), kTol);
+}
+
+// AdamW: a parameter marked weight_decay(true) also loses lr * wd of its
+// value before the step, w -= lr (g / (|g| + eps) + wd w); the same rank-1
+// parameter unmarked does not decay (the rule spares biases and norms).
+TEST(AdamStep, DecoupledWeightDecayEqualsTheHandComputedUpdate) {
+  const double kTol = 1e-6;
+  for (bool marked : {true, false}) {
+    std::string text = kLinearLoss;
+    if (marked)
+      text.replace(text.find("trainable"), 9, "trainable weight_decay(true)");
+    Program program(text, Precision::F64);
+    ASSERT_TRUE(program.ok()) << program.diagnostics();
+    ASSERT_TRUE(runTrainingPipeline(*program.module, program.t));
+    program.interp =
+        std::make_unique<Interpreter>(*program.module, Precision::F64);
+    Interpreter &interp = *program.interp;
+    *interp.variable("w") = HostTensor::f32({2}, {1.0, -2.0});
+    program.run("train_step",
+                stepInputs(HostTensor::f32({2}, {0.5, -3.0}), 0.1, 1, 1.0, 0,
+                           0.0, /*decay=*/0.5));
+    double decay = marked ? 0.5 : 0.0;
+    EXPECT_NEAR((*interp.variable("w"))[0],
+                1.0 - 0.1 * (0.5 / 0.501 + decay * 1.0), kTol)
+        << "marked " << marked;
+    EXPECT_NEAR((*interp.variable("w"))[1],
+                -2.0 - 0.1 * (-3.0 / 3.001 + decay * -2.0), kTol)
+        << "marked " << marked;
+  }
 }
 
 // Clipping: g = (3, 4) has norm 5; with clip 1 the step uses (0.6, 0.8).

@@ -281,6 +281,50 @@ TEST(CpuKernels, OptimizerStepAccumulates) {
   expected->expectMatches(adam, "accumulated");
 }
 
+// AdamW: the tensors that decay (0 and 2, not 1) lose lr * wd of their
+// value besides the Adam step, as the reference in double; weight decay 0
+// is the plain step bit for bit.
+TEST(CpuKernels, OptimizerStepDecaysTheFlaggedTensors) {
+  const float weightDecay = 0.5f;
+  const bool decays[3] = {true, false, true};
+  AdamProblem adam, plain;
+  std::vector<HostTensor> p, m, v;
+  for (size_t x = 0; x < 3; ++x) {
+    int64_t n = AdamProblem::sizes[x];
+    p.push_back(host(adam.p[x], {n}));
+    m.push_back(host(adam.m[x], {n}));
+    v.push_back(host(adam.v[x], {n}));
+    reference::adamUpdate(p[x], m[x], v[x], host(adam.g[x], {n}), adam.lr, 2,
+                          adam.beta1, adam.beta2, adam.epsilon,
+                          decays[x] ? weightDecay : 0.0);
+  }
+  std::vector<cpu::AdamTensor> tensors = adam.cpuTensors();
+  for (size_t x = 0; x < 3; ++x)
+    tensors[x].decays = decays[x];
+  cpu::OptimizerControl control;
+  control.weightDecay = weightDecay;
+  cpu::optimizerStep(tensors.data(), 3, control, adam.lr, 2, adam.beta1,
+                     adam.beta2, adam.epsilon);
+  std::vector<cpu::AdamTensor> plainTensors = plain.cpuTensors();
+  cpu::optimizerStep(plainTensors.data(), 3, {}, plain.lr, 2, plain.beta1,
+                     plain.beta2, plain.epsilon);
+  for (size_t x = 0; x < 3; ++x) {
+    std::string where = " tensor " + std::to_string(x);
+    expectClose("adamw param" + where, adam.p[x], p[x], 1e-6);
+    expectClose("adamw moment1" + where, adam.m[x], m[x], 1e-6);
+    // The decay, lr * wd * |p| up to 1e-4, is well above the tolerance.
+    EXPECT_EQ(adam.p[x] == plain.p[x], !decays[x]) << where;
+  }
+
+  AdamProblem zero;
+  std::vector<cpu::AdamTensor> zeroTensors = zero.cpuTensors();
+  for (cpu::AdamTensor &t : zeroTensors)
+    t.decays = true;
+  cpu::optimizerStep(zeroTensors.data(), 3, {}, zero.lr, 2, zero.beta1,
+                     zero.beta2, zero.epsilon);
+  EXPECT_EQ(zero.p, plain.p) << "weight decay 0 is Adam, bit for bit";
+}
+
 // A NaN in the gradient: the norm says so and nothing is updated.
 TEST(CpuKernels, OptimizerStepSkipsANonFiniteGradient) {
   AdamProblem adam;

@@ -193,7 +193,7 @@ TEST_F(CudaKernels, AdamUpdate) {
         device.push_back(std::make_unique<DeviceArray<float>>(*host));
       cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
                              device[4 * x + 2]->get(), device[4 * x + 3]->get(),
-                             adam.sizes[x]});
+                             adam.sizes[x], /*decays=*/x != 1});
     }
     std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
     cpu::adamUpdate(cpuTensors.data(), 3, adam.lr, step, adam.beta1, adam.beta2,
@@ -239,11 +239,14 @@ TEST_F(CudaKernels, OptimizerStep) {
   const float weights[4] = {0.25f, 0.25f, 0.5f, 1.0f};
   for (int k = 0; k < 4; ++k) {
     std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
+    for (size_t x = 0; x < 3; ++x)
+      cpuTensors[x].decays = x != 1; // AdamW on tensors 0 and 2
     float norm = cpu::optimizerStep(
-        cpuTensors.data(), 3, {weights[k], phases[k], 0.5f, accumulator.data()},
-        adam.lr, 4, adam.beta1, adam.beta2, adam.epsilon);
+        cpuTensors.data(), 3,
+        {weights[k], phases[k], 0.5f, accumulator.data(), 0.1f}, adam.lr, 4,
+        adam.beta1, adam.beta2, adam.epsilon);
     cuda::optimizerStep(cudaTensors.data(), 3,
-                        {weights[k], phases[k], 0.5f, daccumulator.get()},
+                        {weights[k], phases[k], 0.5f, daccumulator.get(), 0.1f},
                         dlr.get(), dstep.get(), dnorm.get(), adam.beta1,
                         adam.beta2, adam.epsilon);
     std::string tag = " batch " + std::to_string(k);
