@@ -66,7 +66,8 @@ struct CheckpointInfo {
   /// one update over all of them; 0: not recorded (older checkpoints).
   int32_t processes = 0;
   int64_t globalBatch = 0;
-  std::string schedule; ///< the learning-rate schedule in force
+  /// The learning-rate schedule in force and AdamW's weight decay.
+  std::string schedule;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <cstdio>
 #include <string>
 
 namespace tgc::runtime {
@@ -73,6 +74,17 @@ struct Run {
   float weightDecay() const {
     return options.weightDecay ? static_cast<float>(*options.weightDecay)
                                : model.weightDecay;
+  }
+  /// The schedule and, where not 0, AdamW's weight decay: what checkpoints
+  /// record and a resume compares ("cosine, peak ..., weight decay 0.1").
+  std::string trainingRates() const {
+    std::string rates = learningRates().describe();
+    if (float decay = weightDecay(); decay != 0) {
+      char text[48];
+      std::snprintf(text, sizeof text, ", weight decay %g", decay);
+      rates += text;
+    }
+    return rates;
   }
   /// Whether a flag changed the model's schedule.
   bool ownSchedule() const {

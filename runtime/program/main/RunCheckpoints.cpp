@@ -50,10 +50,10 @@ bool Run::resume(const CheckpointInfo &info) {
                     ? " (the same batches)"
                     : ": the steps to come train on other batches");
   // A schedule is a run-time choice: another one goes on (said).
-  if (!info.schedule.empty() && info.schedule != learningRates().describe() &&
+  if (!info.schedule.empty() && info.schedule != trainingRates() &&
       leads())
     std::printf("note: the learning-rate schedule was %s; this run's is %s\n",
-                info.schedule.c_str(), learningRates().describe().c_str());
+                info.schedule.c_str(), trainingRates().c_str());
   return true;
 }
 
@@ -105,7 +105,7 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   info.manifest = model.manifest ? model.manifest : "";
   info.processes = processes();
   info.globalBatch = globalBatch();
-  info.schedule = learningRates().describe();
+  info.schedule = trainingRates();
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", why.c_str());
