@@ -53,8 +53,11 @@ def step_ms(exe, files, steps, warmup, tmp, env):
     return 1000.0 * (elapsed[warmup + steps] - elapsed[warmup]) / steps
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def compare(description, models, model_file, baseline):
+    """Compiles `models` from `model_file`, runs them interleaved on the same
+    full-length token files and prints each one's ms/step and its ratio to
+    the first's (named `baseline` in the header)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
@@ -66,18 +69,18 @@ def main():
     print(f"CPU: {sides.cpu_model()}, {os.cpu_count()} CPUs; precision {args.precision}")
     with tempfile.TemporaryDirectory() as tmp:
         files = sides.write_full_length_files(SHAPE, 2048, tmp)
-        exes = {m: compile_model(m, args.precision, tmp) for m in MODELS}
-        times = {m: [] for m in MODELS}
+        exes = {m: compile_model(m, args.precision, tmp, model_file) for m in models}
+        times = {m: [] for m in models}
         for _ in range(args.repeats):  # interleaved: a drifting machine moves all alike
-            for m in MODELS:
+            for m in models:
                 times[m].append(step_ms(exes[m], files, args.steps, args.warmup, tmp, env))
-    relu = statistics.median(times["ffn_relu"])
-    print(f"{'model':<16}{'ms/step':>10}{'vs ReLU':>10}   repeats (ms)")
-    for m in MODELS:
+    first = statistics.median(times[models[0]])
+    print(f"{'model':<16}{'ms/step':>10}{'vs ' + baseline:>10}   repeats (ms)")
+    for m in models:
         ms = statistics.median(times[m])
         runs = ", ".join(f"{t:.1f}" for t in times[m])
-        print(f"{m:<16}{ms:>10.1f}{ms / relu:>10.3f}   {runs}")
+        print(f"{m:<16}{ms:>10.1f}{ms / first:>10.3f}   {runs}")
 
 
 if __name__ == "__main__":
-    main()
+    compare(__doc__.splitlines()[0], MODELS, MODEL_FILE, "ReLU")
