@@ -68,6 +68,7 @@ std::vector<Agreed> agreedOf(const Run &run) {
       number("--warmup", static_cast<double>(run.learningRates().warmupSteps)),
       number("--min-lr", run.learningRates().minimum),
       number("--update-freq", static_cast<double>(o.updateFreq)),
+      number("--max-tokens", static_cast<double>(o.maxTokens)),
       number("--clip-norm", o.clipNorm),
       number("--weight-decay", run.weightDecay()),
       number("--log-every", static_cast<double>(o.logEvery)),

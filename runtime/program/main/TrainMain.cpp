@@ -204,6 +204,9 @@ std::string describeBatches(const Run &run) {
           ? "buckets " + describeBuckets(model) + " (batch x source x target)"
           : "batch " +
                 std::to_string(model.buckets[model.numBuckets - 1].batchSize);
+  if (run.options.maxTokens > 0)
+    text += ", at most " + std::to_string(run.options.maxTokens) +
+            " tokens a batch (--max-tokens)";
   if (run.options.updateFreq > 1)
     text += ", " + std::to_string(run.options.updateFreq) +
             " batches an update (--update-freq)";

@@ -57,11 +57,53 @@ std::string describeBuckets(const CompiledModel &model) {
   return text;
 }
 
+std::vector<int64_t> batchRows(const CompiledModel &model, int64_t maxTokens) {
+  std::vector<int64_t> rows;
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    int64_t longer = std::max(bucket.sourceLength, bucket.targetLength);
+    rows.push_back(maxTokens > 0 ? std::min(bucket.batchSize, maxTokens / longer)
+                                 : bucket.batchSize);
+  }
+  return rows;
+}
+
+std::string batchRowsProblem(const CompiledModel &model, int64_t maxTokens) {
+  std::vector<int64_t> rows = batchRows(model, maxTokens);
+  for (int b = 0; b < model.numBuckets; ++b)
+    if (rows[b] < 1) {
+      const CompiledBucket &bucket = model.buckets[b];
+      return "--max-tokens " + std::to_string(maxTokens) +
+             " is smaller than bucket " + std::to_string(bucket.batchSize) +
+             "x" + std::to_string(bucket.sourceLength) + "x" +
+             std::to_string(bucket.targetLength) + "'s longer length " +
+             std::to_string(std::max(bucket.sourceLength,
+                                     bucket.targetLength)) +
+             ": not one sentence pair fits the budget";
+    }
+  return "";
+}
+
+std::string describeBatchRows(const CompiledModel &model, int64_t maxTokens) {
+  std::vector<int64_t> rows = batchRows(model, maxTokens);
+  std::string text = "--max-tokens " + std::to_string(maxTokens) + ": ";
+  for (int b = 0; b < model.numBuckets; ++b) {
+    const CompiledBucket &bucket = model.buckets[b];
+    text += (b ? ", " : "") + std::to_string(rows[b]) + " of " +
+            std::to_string(bucket.batchSize) + " rows of " +
+            std::to_string(bucket.batchSize) + "x" +
+            std::to_string(bucket.sourceLength) + "x" +
+            std::to_string(bucket.targetLength);
+  }
+  return text;
+}
+
 std::vector<PlannedBatch> planEpoch(const CompiledModel &model,
                                     const PairList &pairs,
                                     std::span<const uint32_t> indices,
                                     uint32_t seed, uint64_t epoch,
-                                    size_t window) {
+                                    size_t window,
+                                    std::span<const int64_t> rows) {
   std::vector<uint32_t> order(indices.begin(), indices.end());
   shuffle(order, epochSeed(seed, epoch, 1));
   std::vector<PlannedBatch> batches;
@@ -76,8 +118,9 @@ std::vector<PlannedBatch> planEpoch(const CompiledModel &model,
       int bucket = bucketFor(model, pairs.source(*it).size(),
                              pairs.target(*it).size());
       open[bucket].push_back(*it);
-      if (static_cast<int64_t>(open[bucket].size()) ==
-          model.buckets[bucket].batchSize) {
+      int64_t full =
+          rows.empty() ? model.buckets[bucket].batchSize : rows[bucket];
+      if (static_cast<int64_t>(open[bucket].size()) == full) {
         batches.push_back({bucket, std::move(open[bucket])});
         open[bucket].clear();
       }
@@ -102,8 +145,9 @@ Batch packPlanned(const CompiledModel &model, const PairList &pairs,
   return batch;
 }
 
-Batcher::Batcher(const CompiledModel &model, const PairList &pairs)
-    : model(model), pairs(pairs) {
+Batcher::Batcher(const CompiledModel &model, const PairList &pairs,
+                 int64_t maxTokens)
+    : model(model), pairs(pairs), rows(batchRows(model, maxTokens)) {
   for (uint32_t i = 0; i < pairs.size(); ++i)
     if (bucketFor(model, pairs.source(i).size(), pairs.target(i).size()) >= 0)
       indices.push_back(i);
@@ -116,7 +160,7 @@ Batcher::Batcher(const CompiledModel &model, const PairList &pairs)
 const std::vector<PlannedBatch> &Batcher::epochPlan(uint32_t seed,
                                                     uint64_t epoch) {
   if (epoch != planEpochIndex || seed != planSeed) {
-    plan = planEpoch(model, pairs, indices, seed, epoch, window);
+    plan = planEpoch(model, pairs, indices, seed, epoch, window, rows);
     planEpochIndex = epoch;
     planSeed = seed;
   }

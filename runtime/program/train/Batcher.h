@@ -5,7 +5,8 @@
 //   2. windows of `window` pairs are sorted by length, so neighbours have
 //      similar lengths and little padding;
 //   3. each pair goes to the smallest bucket that holds it, and a bucket's
-//      rows become a batch when it has `batch` of them; leftovers wait for
+//      rows become a batch when it has `batch` of them (or fewer under a
+//      run-time --max-tokens, batchRows); leftovers wait for
 //      the next window, and at the epoch's end fill partial batches (the
 //      missing rows are padding, which the loss ignores);
 //   4. the batches are shuffled, so lengths mix over time.
@@ -43,6 +44,19 @@ int bucketFor(const CompiledModel &model, size_t sourceSymbols,
 /// "40x16x16, 26x16x24": the model's buckets, batch x source x target.
 std::string describeBuckets(const CompiledModel &model);
 
+/// The rows each bucket's batches fill: the compiled batch sizes, or under
+/// `maxTokens` > 0 (the run's --max-tokens) `maxTokens / longer length` of
+/// them, counted as tgc --max-tokens counts a bucket's batch. The rows left
+/// over are padding: the step still computes its compiled shape.
+std::vector<int64_t> batchRows(const CompiledModel &model, int64_t maxTokens);
+
+/// Why `maxTokens` does not fit every bucket ("" when it does): a budget
+/// below a bucket's longer length leaves it no row.
+std::string batchRowsProblem(const CompiledModel &model, int64_t maxTokens);
+
+/// "--max-tokens 600: 37 of 40 rows of 40x16x16, ...": the rows filled.
+std::string describeBatchRows(const CompiledModel &model, int64_t maxTokens);
+
 /// One planned batch: its bucket and the pairs of its rows.
 struct PlannedBatch {
   int bucket;
@@ -50,17 +64,22 @@ struct PlannedBatch {
 };
 
 /// The batches of one epoch over `pairs` (indices into the list), all of
-/// which must fit a bucket.
+/// which must fit a bucket; a batch of bucket b has at most rows[b] pairs
+/// (the compiled batch sizes when `rows` is empty).
 std::vector<PlannedBatch> planEpoch(const CompiledModel &model,
                                     const PairList &pairs,
                                     std::span<const uint32_t> indices,
                                     uint32_t seed, uint64_t epoch,
-                                    size_t window);
+                                    size_t window,
+                                    std::span<const int64_t> rows = {});
 
 class Batcher {
 public:
   /// Pairs that fit no bucket are left out (count them with skipped()).
-  Batcher(const CompiledModel &model, const PairList &pairs);
+  /// `maxTokens` > 0 fills fewer rows (batchRows; check batchRowsProblem
+  /// first).
+  Batcher(const CompiledModel &model, const PairList &pairs,
+          int64_t maxTokens = 0);
 
   size_t kept() const { return indices.size(); }
   size_t skipped() const { return pairs.size() - indices.size(); }
@@ -80,6 +99,7 @@ private:
   const CompiledModel &model;
   const PairList &pairs;
   std::vector<uint32_t> indices;
+  std::vector<int64_t> rows;
   size_t window;
   /// The plan of `planEpoch`, and where each epoch's batches start.
   std::vector<PlannedBatch> plan;

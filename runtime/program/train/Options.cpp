@@ -44,6 +44,10 @@ const char *kUsage =
     "  --update-freq K       accumulate K batches' gradients into each "
     "update,\n"
     "                        as one K times larger batch (default 1)\n"
+    "  --max-tokens N        fill at most N tokens a batch (rows x the bucket's\n"
+    "                        longer length) within the compiled buckets; the\n"
+    "                        rows left are padding: the step's cost stays that\n"
+    "                        of its compiled shape (default: every row)\n"
     "  --clip-norm C         scale the gradient to global norm C when above "
     "it\n"
     "                        (default 0: off, as in the paper)\n"
@@ -125,7 +129,8 @@ const char *kUsage =
     "  --save-interval-updates, --save-freq (--save-every);\n"
     "  --keep-interval-updates (--keep-last); --validate-interval-updates,\n"
     "  --valid-freq (--valid-every); --early-stopping (--patience);\n"
-    "  --optimizer-delay (--update-freq); --beam-size (--beam)\n";
+    "  --optimizer-delay (--update-freq); --mini-batch-words (--max-tokens);\n"
+    "  --beam-size (--beam)\n";
 
 /// Other trainers' names for flags that mean the same here (a length
 /// penalty or a checkpoint directory means something else, so those have
@@ -144,6 +149,7 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"--valid-freq", "--valid-every"},
     {"--early-stopping", "--patience"},
     {"--optimizer-delay", "--update-freq"},
+    {"--mini-batch-words", "--max-tokens"},
     {"--beam-size", "--beam"},
 };
 
@@ -284,6 +290,8 @@ bool applyFlag(std::string_view flag, std::string_view value,
   }
   if (flag == "--update-freq")
     return parseNumber(flag, value, o.updateFreq, int64_t{1}, kMaxUpdateFreq);
+  if (flag == "--max-tokens")
+    return parseNumber(flag, value, o.maxTokens, int64_t{1});
   if (flag == "--beam")
     return parseNumber(flag, value, o.beam, int64_t{1}, kMaxBeam);
   if (flag == "--lr-scheduler") {
@@ -470,6 +478,9 @@ bool checkCombinations(const TrainOptions &o) {
                            o.patience))
     return problem("--valid-sentences, --valid-beam, --best-by and "
                    "--patience shape validation: give --valid-every K");
+  if (o.maxTokens > 0 && o.trainData.empty() && o.trainSource.empty())
+    return problem("--max-tokens needs --train-data or --train-source (a "
+                   "task fills every row of the compiled batch)");
   if (o.maxEpochs > 0 && o.trainData.empty() && o.trainSource.empty())
     return problem("--max-epochs needs --train-data or --train-source (a "
                    "task's batches have no epochs)");
@@ -497,7 +508,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--max-epochs",     "--max-time",        "--nbest",
       "--batch-size",     "--lr-scheduler",    "--lr",
       "--lr-factor",      "--warmup",          "--min-lr",
-      "--weight-decay"};
+      "--weight-decay",   "--max-tokens"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -57,6 +57,9 @@ struct TrainOptions {
   int64_t logEvery = 100;
   /// Batches whose gradients make one update (--update-freq).
   int64_t updateFreq = 1;
+  /// Fill at most this many tokens a batch within the compiled buckets
+  /// (--max-tokens; 0: every compiled row). Batcher.h's batchRows.
+  int64_t maxTokens = 0;
   /// Global gradient-norm clipping (--clip-norm); 0: off.
   float clipNorm = 0.0f;
   /// AdamW's weight decay (--weight-decay, 0 to 1); unset: the model's.

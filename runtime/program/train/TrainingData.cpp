@@ -95,10 +95,10 @@ class CorpusData : public TrainingData {
 public:
   CorpusData(const CompiledModel &model, std::unique_ptr<PairList> train,
              std::vector<SentencePair> valid, std::string files,
-             std::unique_ptr<VocabularyTool> vocabulary)
+             std::unique_ptr<VocabularyTool> vocabulary, int64_t maxTokens)
       : train(std::move(train)), valid(std::move(valid)),
         files(std::move(files)), vocabulary(std::move(vocabulary)),
-        batcher(model, *this->train) {}
+        batcher(model, *this->train, maxTokens) {}
 
   Batch batch(uint32_t seed, uint64_t index) override {
     return batcher.batch(seed, index);
@@ -265,6 +265,11 @@ std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
     }
     return std::make_unique<TaskData>(task, shape);
   }
+  if (std::string why = batchRowsProblem(model, options.maxTokens);
+      !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return nullptr;
+  }
   std::unique_ptr<VocabularyTool> vocabulary;
   if (!options.vocabulary.empty() &&
       !(vocabulary = openVocabulary(options.vocabulary, model)))
@@ -313,7 +318,8 @@ std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
   }
   auto data = std::make_unique<CorpusData>(model, std::move(train),
                                            std::move(valid), files,
-                                           std::move(vocabulary));
+                                           std::move(vocabulary),
+                                           options.maxTokens);
   Batcher &batcher = data->batches();
   if (batcher.kept() == 0) {
     std::fprintf(stderr, "error: %s: no pair fits the model's buckets (%s)\n",
@@ -329,6 +335,9 @@ std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
                      " longer than every bucket").c_str()
                   : "",
               100.0 * batcher.epochPadding(options.seed.value_or(1)));
+  if (options.maxTokens > 0)
+    std::printf("%s (the step computes every compiled row)\n",
+                describeBatchRows(model, options.maxTokens).c_str());
   return data;
 }
 

@@ -178,4 +178,50 @@ TEST(Batcher, CountsEpochsByTheBatchesDrawn) {
   EXPECT_LT(batcher.epochsAfter(9, epoch0 - 1), 1.0);
 }
 
+TEST(Batcher, RunTimeTokenBudgetFillsFewerRows) {
+  CompiledModel model = bucketModel();
+  // 100 tokens: 12 rows of 8x8 (of 16), 6 of 16x16 (of 8), 3 of 32x32 (of
+  // 4), as tgc --max-tokens 100 would size them; a budget above the
+  // compiled one changes nothing.
+  EXPECT_EQ(batchRows(model, 100), (std::vector<int64_t>{12, 6, 3}));
+  EXPECT_EQ(batchRows(model, 0), (std::vector<int64_t>{16, 8, 4}));
+  EXPECT_EQ(batchRows(model, 4096), (std::vector<int64_t>{16, 8, 4}));
+  EXPECT_EQ(batchRowsProblem(model, 100), "");
+  EXPECT_EQ(batchRowsProblem(model, 31),
+            "--max-tokens 31 is smaller than bucket 4x32x32's longer length "
+            "32: not one sentence pair fits the budget");
+  EXPECT_EQ(describeBatchRows(model, 100),
+            "--max-tokens 100: 12 of 16 rows of 16x8x8, 6 of 8 rows of "
+            "8x16x16, 3 of 4 rows of 4x32x32");
+
+  Pairs corpus = variedPairs(500);
+  Batcher full(model, corpus), budget(model, corpus, 100);
+  std::vector<int64_t> rows = batchRows(model, 100);
+  std::vector<uint32_t> seen;
+  std::vector<uint32_t> indices;
+  for (uint32_t i = 0; i < corpus.size(); ++i)
+    if (bucketFor(model, corpus.source(i).size(), corpus.target(i).size()) >= 0)
+      indices.push_back(i);
+  std::vector<PlannedBatch> plan =
+      planEpoch(model, corpus, indices, 4, 0, 400, rows);
+  for (const PlannedBatch &batch : plan) {
+    EXPECT_LE(static_cast<int64_t>(batch.rows.size()), rows[batch.bucket]);
+    seen.insert(seen.end(), batch.rows.begin(), batch.rows.end());
+  }
+  // Still every pair once an epoch, in more batches.
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, indices);
+  EXPECT_GT(plan.size(), planEpoch(model, corpus, indices, 4, 0, 400).size());
+  // The packed batch keeps the compiled shape; the rows past the budget
+  // are padding.
+  for (uint64_t i = 0; i < 8; ++i) {
+    Batch packed = budget.batch(4, i);
+    int bucket = packed.batchSize == 16 ? 0 : packed.batchSize == 8 ? 1 : 2;
+    EXPECT_EQ(packed.batchSize, kBuckets[bucket].batchSize);
+    EXPECT_LE(packed.sourceTokens(), rows[bucket] * packed.sourceLength);
+  }
+  EXPECT_GT(budget.epochsAfter(4, 1), 0.0);
+  EXPECT_LT(budget.epochsAfter(4, 1), full.epochsAfter(4, 1));
+}
+
 } // namespace
