@@ -9,6 +9,8 @@
 #define TGC_RUNTIME_SPLITMIX64_H
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace tgc::runtime {
 
@@ -29,6 +31,20 @@ public:
 private:
   uint64_t state;
 };
+
+/// Fisher-Yates with SplitMix64, not std::shuffle, whose results differ
+/// between standard libraries.
+template <typename T> void shuffle(std::vector<T> &items, uint64_t seed) {
+  SplitMix64 rng(seed);
+  for (size_t i = items.size(); i > 1; --i)
+    std::swap(items[i - 1], items[rng.next() % i]);
+}
+
+/// The seed of one use (`purpose`) of the data's randomness in `epoch`.
+inline uint64_t epochSeed(uint32_t seed, uint64_t epoch, uint64_t purpose) {
+  return (uint64_t{seed} << 32) ^ (epoch * 0x9e3779b97f4a7c15ull) ^
+         (purpose * 0xbf58476d1ce4e5b9ull);
+}
 
 } // namespace tgc::runtime
 

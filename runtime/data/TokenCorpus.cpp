@@ -1,4 +1,4 @@
-//===- TokenCorpus.cpp - encoded parallel corpora, memory-mapped ----------===//
+//===- TokenCorpus.cpp - encoded corpora, memory-mapped -------------------===//
 #include "runtime/data/TokenCorpus.h"
 
 #include "runtime/data/AtomicFile.h"
@@ -21,6 +21,7 @@ namespace tgc::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'G', 'C', 'T', 'O', 'K', 'S', '\n'};
+constexpr char kDocumentsMagic[8] = {'T', 'G', 'C', 'D', 'O', 'C', 'S', '\n'};
 constexpr uint64_t kHeaderBytes = 48;
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -105,9 +106,13 @@ std::string hashText(uint64_t hash) {
 
 std::string writeTokenCorpus(const std::string &path, uint32_t vocabularySize,
                              uint64_t vocabularyHash,
-                             std::span<const SentencePair> pairs) {
+                             std::span<const SentencePair> pairs,
+                             CorpusKind kind) {
   uint64_t sourceTokens = 0, targetTokens = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
+    if (kind == CorpusKind::Documents && !pairs[i].source.empty())
+      return "cannot write " + path + ": document " + std::to_string(i) +
+             " has a source side (a corpus of documents has none)";
     for (const std::vector<int32_t> *side : {&pairs[i].source, &pairs[i].target})
       for (int32_t id : *side)
         if (id < kFirstSymbolId || static_cast<uint32_t>(id) >= vocabularySize)
@@ -119,7 +124,8 @@ std::string writeTokenCorpus(const std::string &path, uint32_t vocabularySize,
     targetTokens += pairs[i].target.size();
   }
 
-  std::string header(kMagic, sizeof kMagic);
+  std::string header(kind == CorpusKind::Documents ? kDocumentsMagic : kMagic,
+                     sizeof kMagic);
   append(header, kTokenCorpusVersion);
   append(header, vocabularySize);
   append(header, vocabularyHash);
@@ -189,9 +195,14 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
   corpus.mappedBytes_ = fileBytes;
   watchMapping(mapping, fileBytes, path);
   const char *bytes = static_cast<const char *>(mapping);
-  if (std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
+  if (std::memcmp(bytes, kDocumentsMagic, sizeof kMagic) == 0)
+    corpus.kind_ = CorpusKind::Documents;
+  else if (std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
     return refuse("not a tgc token corpus (bad magic)");
   uint32_t version = load<uint32_t>(bytes + 8);
+  if (corpus.kind_ == CorpusKind::Documents && version < 2)
+    return refuse("format version " + std::to_string(version) +
+                  ": corpora of documents start at version 2");
   if (version != kTokenCorpusVersion && version != 1)
     return refuse("format version " + std::to_string(version) +
                   ", this program reads versions 1 and " +
@@ -223,6 +234,9 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
                   " tokens do not match the file's " +
                   std::to_string(fileBytes) + " bytes (truncated?)");
 
+  if (corpus.kind_ == CorpusKind::Documents && sourceTokens != 0)
+    return refuse("a corpus of documents with " + std::to_string(sourceTokens) +
+                  " source tokens (it has no source side)");
   if (trailer) {
     uint64_t covered = fileBytes - kTrailerBytes;
     uint32_t stored = load<uint32_t>(bytes + covered);
@@ -263,6 +277,7 @@ TokenCorpus &TokenCorpus::operator=(TokenCorpus &&other) noexcept {
     mappedBytes_ = std::exchange(other.mappedBytes_, 0);
     vocabularySize_ = other.vocabularySize_;
     vocabularyHash_ = other.vocabularyHash_;
+    kind_ = other.kind_;
     pairs_ = std::exchange(other.pairs_, 0);
     sourceOffsets_ = other.sourceOffsets_;
     targetOffsets_ = other.targetOffsets_;

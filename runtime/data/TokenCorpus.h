@@ -1,11 +1,13 @@
-//===- TokenCorpus.h - encoded parallel corpora, memory-mapped ----*- C++ -*-===//
+//===- TokenCorpus.h - encoded corpora, memory-mapped -------------*- C++ -*-===//
 //
 // A .tok file holds the sentence pairs of a parallel corpus as token ids
-// (symbols only: no BOS, EOS or padding), encoded with one vocabulary. It is
-// read by mapping it into memory: opening costs one validation pass, and
-// pairs are spans into the mapping. Layout, little endian, no padding:
+// (symbols only: no BOS, EOS or padding), encoded with one vocabulary; or,
+// for language models, the documents of a monolingual text (a document is a
+// "pair" with no source, its tokens the target). It is read by mapping it
+// into memory: opening costs one validation pass, and pairs are spans into
+// the mapping. Layout, little endian, no padding:
 //
-//   "TGCTOKS\n"                      8 bytes, the magic
+//   "TGCTOKS\n" | "TGCDOCS\n"        8 bytes, the magic: pairs | documents
 //   u32 version                      kTokenCorpusVersion (2)
 //   u32 vocabularySize               every id is in [3, vocabularySize)
 //   u64 vocabularyHash               Vocabulary::hash() of the .model file
@@ -43,12 +45,17 @@ namespace tgc::runtime {
 
 inline constexpr uint32_t kTokenCorpusVersion = 2;
 
+/// What a .tok file holds: sentence pairs (translation) or documents
+/// (language models: every source empty, S = 0).
+enum class CorpusKind { Pairs, Documents };
+
 /// Writes `pairs` to `path` atomically (AtomicFile). Refuses, writing
-/// nothing, an id outside [3, vocabularySize). Returns an empty string or
-/// the problem.
+/// nothing, an id outside [3, vocabularySize), and a source side in a
+/// corpus of documents. Returns an empty string or the problem.
 std::string writeTokenCorpus(const std::string &path, uint32_t vocabularySize,
                              uint64_t vocabularyHash,
-                             std::span<const SentencePair> pairs);
+                             std::span<const SentencePair> pairs,
+                             CorpusKind kind = CorpusKind::Pairs);
 
 /// A validated .tok file, mapped read-only for as long as it lives.
 class TokenCorpus {
@@ -62,8 +69,9 @@ public:
   TokenCorpus &operator=(const TokenCorpus &) = delete;
   ~TokenCorpus();
 
-  /// Sentence pairs.
+  /// Sentence pairs, or documents (kind() Documents: targets only).
   size_t size() const { return pairs_; }
+  CorpusKind kind() const { return kind_; }
   std::span<const int32_t> source(size_t i) const {
     return {sourceIds_ + sourceOffsets_[i], sourceIds_ + sourceOffsets_[i + 1]};
   }
@@ -85,6 +93,7 @@ private:
   size_t mappedBytes_ = 0;
   uint32_t vocabularySize_ = 0;
   uint64_t vocabularyHash_ = 0;
+  CorpusKind kind_ = CorpusKind::Pairs;
   size_t pairs_ = 0;
   const uint64_t *sourceOffsets_ = nullptr, *targetOffsets_ = nullptr;
   const int32_t *sourceIds_ = nullptr, *targetIds_ = nullptr;

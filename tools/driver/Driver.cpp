@@ -87,6 +87,13 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
   facts.vocabularyHash = corpus->vocabularyHash();
   if (!options.bucketList.empty())
     return true;
+  if (corpus->kind() == runtime::CorpusKind::Documents) {
+    llvm::errs() << "tgc: " << options.corpusFile
+                 << " is a corpus of documents (language-model text), not of "
+                    "sentence pairs: it has no lengths to fit buckets to "
+                    "(give --buckets)\n";
+    return false;
+  }
   if (options.maxTokens <= 0) {
     llvm::errs() << "tgc: --corpus fits buckets to the data: give "
                     "--max-tokens (or --buckets)\n";

@@ -8,6 +8,10 @@
 
 #include <vector>
 
+namespace tgc::runtime {
+class Vocabulary;
+} // namespace tgc::runtime
+
 namespace tgc::data {
 
 extern llvm::cl::OptionCategory dataCategory;
@@ -27,6 +31,12 @@ int runCurves();
 /// `tgc-data average`: the element-wise mean of checkpoints (Average.cpp).
 extern llvm::cl::SubCommand averageCommand;
 int runAverage();
+
+/// `tgc-data encode --text`: documents of monolingual text as a .tok
+/// corpus of documents (EncodeText.cpp).
+int encodeDocuments(const runtime::Vocabulary &vocabulary,
+                    const std::vector<std::string> &files,
+                    const std::string &output);
 
 /// Prints "error: message" and returns 1.
 int fail(const std::string &message);

@@ -4,6 +4,8 @@
 //   tgc-data encode --vocab PREFIX.model --source S --target T
 //                   [--max-length L] -o OUT.tok
 //   tgc-data encode --vocab PREFIX.model --ids      (text from stdin)
+//   tgc-data encode --vocab PREFIX.model --text F... -o OUT.tok
+//                                                   (language-model text)
 //   tgc-data decode --vocab PREFIX.model FILE.tok [--side source|target]
 //   tgc-data decode --vocab PREFIX.model --ids      (ids from stdin)
 //   tgc-data info FILE.tok
@@ -53,7 +55,8 @@ namespace {
 constexpr const char *kOverview =
     "tgc-data: real translation data for tgc\n\n"
     "  vocab   trains one SentencePiece BPE vocabulary over all the given text\n"
-    "          (source and target: the paper's shared vocabulary); ids 0-2 are\n"
+    "          (source and target: the paper's shared vocabulary; or a\n"
+    "          language model's text); ids 0-2 are\n"
     "          pad, BOS, EOS, 3 unknown; byte fallback makes text -> ids ->\n"
     "          text lossless, so --size must be at least 260 + the distinct\n"
     "          characters of the text.\n"
@@ -65,12 +68,17 @@ constexpr const char *kOverview =
     "          with a side longer than --max-length tokens (the first 5 of\n"
     "          each kind are warnings at file:line). With --ids: the ids of\n"
     "          each stdin line of text, one line each (for training binaries\n"
-    "          and round-trip checks).\n"
+    "          and round-trip checks). With --text F...: monolingual text for\n"
+    "          language models as a .tok of documents (blank lines separate\n"
+    "          documents, each file ends one; a document's lines are encoded\n"
+    "          one by one and joined); a program reads it as one token stream\n"
+    "          with an end-of-document token after each document.\n"
     "  decode  writes the text of a .tok file's source or target side, one\n"
     "          line a pair (refusing a .tok encoded with another vocabulary),\n"
     "          or with --ids the text of each stdin line of ids (a decoded\n"
     "          newline is written as a space: one line per sentence).\n"
-    "  info    pairs, tokens, vocabulary and sentence lengths of a .tok file.\n"
+    "  info    pairs (or documents), tokens, vocabulary and lengths of a .tok\n"
+    "          file.\n"
     "  sample  writes a generated parallel corpus to try tgc on: numbers as\n"
     "          digits (\"1,017\") and as words (\"one thousand seventeen\").\n"
     "  bleu    corpus BLEU of translations against references, as sacreBLEU\n"
@@ -152,6 +160,15 @@ cl::opt<unsigned> maxLength("max-length",
 cl::opt<std::string> encodeOutput("o", cl::desc("The .tok file to write"),
                                   cl::value_desc("OUT.tok"),
                                   cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::opt<bool> encodeText("text",
+                         cl::desc("Encode the monolingual text files given "
+                                  "after the options as documents for "
+                                  "language models"),
+                         cl::sub(encodeCommand), cl::cat(dataCategory));
+cl::list<std::string> encodeTextFiles(cl::Positional,
+                                      cl::desc("[<text file> ...] (--text)"),
+                                      cl::sub(encodeCommand),
+                                      cl::cat(dataCategory));
 cl::opt<bool> encodeIds("ids",
                         cl::desc("Write the ids of each line of text read "
                                  "from stdin instead of a .tok file"),
@@ -226,7 +243,35 @@ int encodeStdinText(const Vocabulary &vocabulary) {
   return 0;
 }
 
+/// encode --text: the files after the options, as documents.
+int runEncodeText() {
+  if (encodeIds || !encodeSource.empty() || !encodeTarget.empty())
+    return fail("encode --text reads text files of documents and writes -o: "
+                "it excludes --ids, --source and --target");
+  if (encodeTextFiles.empty() || encodeOutput.empty())
+    return fail("encode --text needs the text files and -o OUT.tok");
+  if (maxLength.getNumOccurrences())
+    return fail("--max-length skips sentence pairs: a language model's "
+                "documents are cut into windows when it trains");
+  std::vector<RunFile> files = {{"--vocab", encodeVocab},
+                                {"-o", encodeOutput, true}};
+  for (const std::string &text : encodeTextFiles)
+    files.push_back({"the text", text});
+  if (!checkRunFiles(files))
+    return 1;
+  std::string error;
+  std::unique_ptr<Vocabulary> vocabulary = Vocabulary::load(encodeVocab, error);
+  if (!vocabulary)
+    return fail(error);
+  return encodeDocuments(*vocabulary, encodeTextFiles, encodeOutput);
+}
+
 int runEncode() {
+  if (encodeText)
+    return runEncodeText();
+  if (!encodeTextFiles.empty())
+    return fail("encode takes files after the options only with --text (" +
+                encodeTextFiles.front() + ")");
   bool files = !encodeSource.empty() || !encodeTarget.empty() || !encodeOutput.empty();
   if (encodeIds == files)
     return fail("encode reads --source, --target and writes -o, or with --ids "
@@ -367,10 +412,15 @@ int runDecode() {
                               vocabulary->path());
       !error.empty())
     return fail(error);
+  bool documents = corpus->kind() == CorpusKind::Documents;
+  if (documents && decodeSide.getNumOccurrences() && decodeSide == Side::Source)
+    return fail(corpus->path() + " is a corpus of documents: it has no source "
+                                 "side (its documents are written, one a line)");
   for (size_t i = 0; i < corpus->size(); ++i)
-    llvm::outs() << decodeLine(*vocabulary, decodeSide == Side::Source
-                                                ? corpus->source(i)
-                                                : corpus->target(i));
+    llvm::outs() << decodeLine(*vocabulary,
+                               decodeSide == Side::Source && !documents
+                                   ? corpus->source(i)
+                                   : corpus->target(i));
   return 0;
 }
 
@@ -408,6 +458,18 @@ int runInfo() {
   std::optional<TokenCorpus> corpus = TokenCorpus::open(infoInput, error);
   if (!corpus)
     return fail(error);
+  if (corpus->kind() == CorpusKind::Documents) {
+    llvm::outs() << corpus->path() << ": " << corpus->size()
+                 << " documents, " << corpus->targetTokens()
+                 << " tokens (language-model text: a stream of "
+                 << corpus->targetTokens() + corpus->size()
+                 << " with an end-of-document token after each)\n"
+                 << "vocabulary: " << corpus->vocabularySize() << " ids, hash "
+                 << hashText(corpus->vocabularyHash()) << "\n"
+                 << "document lengths: " << lengthSummary(*corpus, Side::Target)
+                 << "\n";
+    return 0;
+  }
   llvm::outs() << corpus->path() << ": " << corpus->size() << " pairs, "
                << corpus->sourceTokens() << " + " << corpus->targetTokens()
                << " tokens\n"

@@ -8,20 +8,6 @@
 namespace tgc::runtime {
 namespace {
 
-/// Fisher-Yates with SplitMix64, not std::shuffle, whose results differ
-/// between standard libraries.
-template <typename T>
-void shuffle(std::vector<T> &items, uint64_t seed) {
-  SplitMix64 rng(seed);
-  for (size_t i = items.size(); i > 1; --i)
-    std::swap(items[i - 1], items[rng.next() % i]);
-}
-
-uint64_t epochSeed(uint32_t seed, uint64_t epoch, uint64_t purpose) {
-  return (uint64_t{seed} << 32) ^ (epoch * 0x9e3779b97f4a7c15ull) ^
-         (purpose * 0xbf58476d1ce4e5b9ull);
-}
-
 /// What the sort within a window orders by: the pair's longer side.
 size_t pairLength(const PairList &pairs, uint32_t i) {
   return std::max(pairs.source(i).size(), pairs.target(i).size());

@@ -200,6 +200,14 @@ std::optional<TokenCorpus> openCorpus(const std::string &path,
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return std::nullopt;
   }
+  if (corpus->kind() == CorpusKind::Documents) {
+    std::fprintf(stderr,
+                 "error: %s is a corpus of documents (language-model text): "
+                 "%s translates, it trains on sentence pairs (tgc-data encode "
+                 "--source S --target T)\n",
+                 path.c_str(), model.name);
+    return std::nullopt;
+  }
   if (model.vocabularyHash) {
     error = checkVocabulary(*corpus, model.vocabularyHash,
                             static_cast<uint32_t>(model.vocabulary),

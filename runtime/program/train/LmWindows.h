@@ -1,0 +1,74 @@
+//===- LmWindows.h - a corpus of documents as language-model windows -*- C++ -*-===//
+//
+// A language model trains on one token stream: the documents of a .tok
+// corpus of documents (tgc-data encode --text), each followed by the
+// end-of-document token (kEosId). The stream is cut into windows of
+// `context + 1` tokens that start every `context` tokens (each window's
+// last token is the next one's first: it is predicted once, from the full
+// context), packed across document ends as nanoGPT and fairseq's
+// --sample-break-mode none do. A window gives a row of a batch: the first
+// `context` tokens are its input, the last `context` its next-token
+// targets.
+//
+// Training draws windows in a seeded order per epoch (every window once an
+// epoch; batch i is a pure function of (seed, i), so a resumed run sees the
+// same batches); validation reads every window in stream order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_RUNTIME_TRAIN_LMWINDOWS_H
+#define TGC_RUNTIME_TRAIN_LMWINDOWS_H
+
+#include "runtime/data/Tasks.h"
+#include "runtime/data/TokenCorpus.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tgc::runtime {
+
+class LmWindows {
+public:
+  /// `corpus` (of documents, outliving this) in windows of `context` + 1
+  /// tokens; rows windows a batch.
+  LmWindows(const TokenCorpus &corpus, int64_t context, int64_t rows);
+
+  /// Tokens in the stream: the documents' and one end token each.
+  uint64_t streamLength() const { return stream; }
+  /// Whole windows in the stream (the tokens after the last are unused);
+  /// 0 for a stream shorter than a window, which nothing may draw from.
+  uint64_t windows() const { return count; }
+  /// Training batches an epoch: every window once, the last batch's
+  /// missing rows padding.
+  uint64_t batchesPerEpoch() const { return (count + rows - 1) / rows; }
+
+  /// The `context` + 1 tokens of window `w` into `out`.
+  void window(uint64_t w, int32_t *out) const;
+  /// Training batch `index` (epochs follow one another).
+  Batch batch(uint32_t seed, uint64_t index) const;
+  /// The windows [first, first + rows) in stream order, the rows past the
+  /// last window padding: validation's batches.
+  Batch inOrder(uint64_t first) const;
+  /// Passes over the windows once `batches` batches are drawn.
+  double epochsAfter(uint64_t batches) const {
+    return static_cast<double>(batches) /
+           static_cast<double>(batchesPerEpoch());
+  }
+
+private:
+  /// The stream position where document d starts.
+  uint64_t documentStart(uint64_t d) const;
+  Batch emptyRows() const;
+  void fillRow(Batch &batch, int64_t row, uint64_t w) const;
+
+  const TokenCorpus &corpus;
+  int64_t context, rows;
+  uint64_t stream = 0, count = 0;
+  /// The order of the windows in the epoch it was drawn for.
+  mutable std::vector<uint64_t> order;
+  mutable uint64_t orderEpoch = UINT64_MAX;
+  mutable uint32_t orderSeed = 0;
+};
+
+} // namespace tgc::runtime
+
+#endif // TGC_RUNTIME_TRAIN_LMWINDOWS_H
