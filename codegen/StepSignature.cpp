@@ -24,6 +24,28 @@ static FailureOr<WarmupSchedule> readSchedule(ModuleOp module) {
   WarmupSchedule schedule{dModel.getInt(), warmup.getInt(), 1.0};
   if (auto factor = attr.getAs<FloatAttr>("factor"))
     schedule.factor = factor.getValueAsDouble();
+  // After the warmup: the paper's inverse square root unless `kind` says.
+  if (auto kind = attr.getAs<StringAttr>("kind")) {
+    std::optional<LrScheduler> known;
+    for (LrScheduler k : {LrScheduler::InverseSqrt, LrScheduler::Cosine,
+                          LrScheduler::Linear, LrScheduler::Constant})
+      if (kind.getValue() == lrSchedulerName(k))
+        known = k;
+    if (!known)
+      return module.emitError()
+             << "tg.schedule's kind '" << kind.getValue()
+             << "' is not inverse_sqrt, cosine, linear or constant";
+    schedule.kind = *known;
+  }
+  if (auto peak = attr.getAs<FloatAttr>("peak"))
+    schedule.peak = peak.getValueAsDouble();
+  if (auto minimum = attr.getAs<FloatAttr>("minimum"))
+    schedule.minimum = minimum.getValueAsDouble();
+  if (!(schedule.peak >= 0) || !(schedule.minimum >= 0) ||
+      (schedule.peak > 0 && schedule.minimum >= schedule.peak))
+    return module.emitError()
+           << "tg.schedule's peak and minimum must be >= 0, the minimum "
+              "below the peak";
   return schedule;
 }
 
@@ -92,19 +114,23 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
                 "update_phase, clip_norm, weight_decay)";
     *slot = static_cast<int>(i);
   }
-  if (s.source < 0 || s.targetIn < 0 || s.targetOut < 0 || s.lr < 0 ||
-      s.step < 0 || s.gradWeight < 0 || s.updatePhase < 0 || s.clipNorm < 0 ||
+  // A language model has no source_ids: its batches are token windows.
+  if (s.targetIn < 0 || s.targetOut < 0 || s.lr < 0 || s.step < 0 ||
+      s.gradWeight < 0 || s.updatePhase < 0 || s.clipNorm < 0 ||
       s.results.gradNorm < 0)
     return function.emitError()
-           << "@" << stepFunction << " must take source_ids, target_in_ids, "
-           << "target_out_ids, lr, step, grad_weight, update_phase and "
-              "clip_norm, and return the grad_norm (run tg-adam)";
+           << "@" << stepFunction << " must take target_in_ids, "
+           << "target_out_ids (and source_ids, but for a language model), "
+              "lr, step, grad_weight, update_phase and clip_norm, and return "
+              "the grad_norm (run tg-adam)";
 
   auto shapeOf = [&](int arg) {
     return cast<RankedTensorType>(function.getArgument(arg).getType()).getShape();
   };
-  ArrayRef<int64_t> source = shapeOf(s.source);
   ArrayRef<int64_t> target = shapeOf(s.targetOut);
+  SmallVector<int64_t, 2> source =
+      s.source >= 0 ? SmallVector<int64_t, 2>(shapeOf(s.source))
+                    : SmallVector<int64_t, 2>{target.empty() ? 0 : target[0], 0};
   int64_t vocabulary = 0;
   module.walk([&](tg::CrossEntropyOp op) {
     vocabulary = op.getLogits().getType().getShape().back();

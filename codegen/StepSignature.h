@@ -37,7 +37,8 @@ struct StepSignature {
   mlir::func::FuncOp function;
   WarmupSchedule schedule;
   runtime::BatchShape shape{};
-  /// Argument positions; `key` is -1 when the step has no dropout.
+  /// Argument positions; `key` is -1 when the step has no dropout and
+  /// `source` when the model is a language model (shape.sourceLength 0).
   int source = -1, targetIn = -1, targetOut = -1, key = -1, lr = -1, step = -1;
   /// The optimizer step's controls (tg.multi_adam_update).
   int gradWeight = -1, updatePhase = -1, clipNorm = -1;

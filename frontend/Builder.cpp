@@ -264,6 +264,17 @@ FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
           builder_.getNamedAttr("factor",
                                 builder_.getF64FloatAttr(schedule_.factor)),
       }));
+  // Another shape after the warmup, or a peak of the model's own.
+  if (schedule_.kind != LrScheduler::InverseSqrt || schedule_.peak > 0 ||
+      schedule_.minimum > 0) {
+    NamedAttrList schedule(module_->getOperation()->getAttrOfType<DictionaryAttr>(
+        "tg.schedule"));
+    schedule.set("kind", builder_.getStringAttr(lrSchedulerName(schedule_.kind)));
+    schedule.set("peak", builder_.getF64FloatAttr(schedule_.peak));
+    schedule.set("minimum", builder_.getF64FloatAttr(schedule_.minimum));
+    module_->getOperation()->setAttr("tg.schedule",
+                                     schedule.getDictionary(builder_.getContext()));
+  }
   // The DSL's checks mirror the verifiers; this catches any gap between them.
   if (failed(verify(*module_)))
     return failure();

@@ -212,6 +212,12 @@ private:
         s.set_warmup_steps(w.getInt());
       if (auto f = schedule.getAs<FloatAttr>("factor"))
         s.set_factor(f.getValueAsDouble());
+      if (auto kind = schedule.getAs<StringAttr>("kind"))
+        s.set_kind(kind.getValue().str());
+      if (auto peak = schedule.getAs<FloatAttr>("peak"))
+        s.set_peak(peak.getValueAsDouble());
+      if (auto minimum = schedule.getAs<FloatAttr>("minimum"))
+        s.set_minimum(minimum.getValueAsDouble());
     }
   }
 
@@ -502,6 +508,15 @@ private:
       if (g.schedule().has_factor())
         schedule.push_back(builder.getNamedAttr(
             "factor", builder.getF64FloatAttr(g.schedule().factor())));
+      if (g.schedule().has_kind())
+        schedule.push_back(builder.getNamedAttr(
+            "kind", builder.getStringAttr(g.schedule().kind())));
+      if (g.schedule().has_peak())
+        schedule.push_back(builder.getNamedAttr(
+            "peak", builder.getF64FloatAttr(g.schedule().peak())));
+      if (g.schedule().has_minimum())
+        schedule.push_back(builder.getNamedAttr(
+            "minimum", builder.getF64FloatAttr(g.schedule().minimum())));
       module->setAttr("tg.schedule", builder.getDictionaryAttr(schedule));
     }
   }

@@ -68,7 +68,8 @@ InterpreterTrainer::arguments(const runtime::Batch &batch,
   const StepSignature &s = signature_;
   mlir::func::FuncOp function = s.function;
   std::vector<HostTensor> args(function.getNumArguments());
-  args[s.source] = ids(batch.source, batch.batchSize, batch.sourceLength);
+  if (s.source >= 0) // a language model has none
+    args[s.source] = ids(batch.source, batch.batchSize, batch.sourceLength);
   args[s.targetIn] = ids(batch.targetIn, batch.batchSize, batch.targetLength);
   args[s.targetOut] = ids(batch.targetOut, batch.batchSize, batch.targetLength);
   if (s.key >= 0)

@@ -168,6 +168,10 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    /*scheduleDModel=*/" << s.dModel << ", /*scheduleWarmup=*/"
      << s.warmupSteps << ", /*scheduleFactor=*/"
      << llvm::format("%.17g", s.factor) << ",\n"
+     << "    /*scheduleKind=*/" << static_cast<int>(s.kind) << " /* "
+     << lrSchedulerName(s.kind) << " */, /*schedulePeak=*/"
+     << llvm::format("%.17g", s.peak) << ", /*scheduleMinimum=*/"
+     << llvm::format("%.17g", s.minimum) << ",\n"
      << "    /*weightDecay=*/"
      << cpp::floatLiteral(buckets.front().signature.defaultWeightDecay)
      << ",\n"

@@ -211,9 +211,13 @@ struct CompiledModel {
   int64_t vocabulary;
   /// FNV-1a of the SentencePiece model it was compiled for; 0: any.
   uint64_t vocabularyHash;
-  /// The warmup schedule of the module's tg.schedule.
+  /// The warmup schedule of the module's tg.schedule: the paper's from
+  /// d_model, warmup and factor, or after the warmup another shape
+  /// (scheduleKind: tgc::LrScheduler's value) from a peak to a minimum.
   int64_t scheduleDModel, scheduleWarmup;
   double scheduleFactor;
+  int scheduleKind;
+  double schedulePeak, scheduleMinimum;
   /// AdamW's weight decay the model declares (--weight-decay overrides).
   float weightDecay;
   const CompiledVariable *variables;

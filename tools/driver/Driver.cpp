@@ -445,8 +445,10 @@ bool checkBucketShapes(
     if (mlir::failed(signature))
       return false;
     const runtime::BatchShape &shape = signature->shape;
+    // A language model (no source_ids) takes the batch and the context.
+    bool languageModel = signature->source < 0;
     if (shape.batchSize != bucket.batch ||
-        shape.sourceLength != bucket.sourceLength ||
+        (!languageModel && shape.sourceLength != bucket.sourceLength) ||
         shape.targetLength != bucket.targetLength) {
       llvm::errs() << "tgc: model '" << options.modelName << "' built "
                    << shape.batchSize << "x" << shape.sourceLength << "x"

@@ -9,6 +9,7 @@
 #include "passes/Passes.h"
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/Tasks.h"
+#include "runtime/program/train/LmWindows.h"
 #include "runtime/program/train/TrainingLoop.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -87,7 +88,12 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   if (failed(trainer))
     return 1;
   runtime::BatchShape shape = (*trainer)->batchShape();
-  if (std::string why = runtime::validateBatchShape(*task, shape); !why.empty()) {
+  // A language model (no source) takes the task's pairs as prompt and
+  // continuation, as its training programs do.
+  bool languageModel = shape.sourceLength == 0;
+  if (std::string why = runtime::validateBatchShape(
+          *task, languageModel ? runtime::promptPairShape(shape) : shape);
+      !why.empty()) {
     llvm::errs() << "tgc: the model cannot take task '" << options.taskName
                  << "': " << why << "\n";
     return 1;
@@ -99,7 +105,8 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
 
   runtime::TrainingLoop loop{**trainer};
   loop.batch = [&](uint32_t seed, uint64_t index) {
-    return runtime::makeBatch(*task, seed, index, shape);
+    return languageModel ? runtime::promptTaskBatch(*task, seed, index, shape)
+                         : runtime::makeBatch(*task, seed, index, shape);
   };
   loop.schedule = (*trainer)->schedule();
   loop.seed = options.seed;

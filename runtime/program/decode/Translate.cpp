@@ -433,18 +433,78 @@ ValidationLoss validationLoss(const CompiledModel &model, float *state,
       for (size_t r = 0; r < rows; ++r)
         packRow(batch, static_cast<int64_t>(r), pairs[members[first + r]].source,
                 pairs[members[first + r]].target);
-      const float *logits = predict(bucket, state, arena, batch);
-      for (int64_t p = 0; p < bucket.batchSize * bucket.targetLength; ++p) {
-        int32_t id = batch.targetOut[p];
-        if (id == kPadId)
-          continue;
-        const float *row = logits + p * model.vocabulary;
-        total.nll += logSumExp(row, model.vocabulary) - row[id];
-        ++total.tokens;
-      }
+      addBatchLoss(model, bucketIndex, state, arena, batch, total);
     }
   }
   return total;
+}
+
+void addBatchLoss(const CompiledModel &model, int bucketIndex, float *state,
+                  char *arena, const Batch &batch, ValidationLoss &total) {
+  const CompiledBucket &bucket = model.buckets[bucketIndex];
+  const float *logits = predict(bucket, state, arena, batch);
+  for (int64_t p = 0; p < bucket.batchSize * bucket.targetLength; ++p) {
+    int32_t id = batch.targetOut[p];
+    if (id == kPadId)
+      continue;
+    const float *row = logits + p * model.vocabulary;
+    total.nll += logSumExp(row, model.vocabulary) - row[id];
+    ++total.tokens;
+  }
+}
+
+std::vector<std::vector<int32_t>>
+continueGreedy(const CompiledModel &model, float *state, char *arena,
+               std::span<const std::vector<int32_t>> prompts,
+               int64_t maxNewTokens) {
+  const CompiledBucket &bucket = model.buckets[model.numBuckets - 1];
+  const int64_t rows = bucket.batchSize, length = bucket.targetLength;
+  std::vector<std::vector<int32_t>> outputs(prompts.size());
+  for (size_t first = 0; first < prompts.size(); first += rows) {
+    size_t count = std::min<size_t>(rows, prompts.size() - first);
+    Batch batch = emptyBatch(shapeOf(model, bucket));
+    std::vector<int64_t> next(count); // each row's next position
+    std::vector<bool> done(count, false);
+    for (size_t r = 0; r < count; ++r) {
+      const std::vector<int32_t> &prompt = prompts[first + r];
+      // A prompt longer than the context keeps its last tokens.
+      size_t keep = std::min<size_t>(prompt.size(), length - 1);
+      std::copy(prompt.end() - keep, prompt.end(),
+                batch.targetIn.begin() + r * length);
+      next[r] = static_cast<int64_t>(keep);
+      if (keep == 0) { // no prompt: continue a document boundary
+        batch.targetIn[r * length] = kEosId;
+        next[r] = 1;
+      }
+    }
+    for (int64_t produced = 0; produced < maxNewTokens; ++produced) {
+      if (interruptRequested())
+        return outputs;
+      bool any = false;
+      for (size_t r = 0; r < count; ++r)
+        any = any || (!done[r] && next[r] <= length - 1);
+      if (!any)
+        break;
+      const float *logits = predict(bucket, state, arena, batch);
+      for (size_t r = 0; r < count; ++r) {
+        if (done[r] || next[r] > length - 1)
+          continue;
+        const float *row =
+            logits + (r * length + next[r] - 1) * model.vocabulary;
+        int32_t best = static_cast<int32_t>(
+            std::max_element(row + kEosId, row + model.vocabulary) - row);
+        if (best == kEosId) {
+          done[r] = true;
+          continue;
+        }
+        outputs[first + r].push_back(best);
+        if (next[r] < length)
+          batch.targetIn[r * length + next[r]] = best;
+        ++next[r];
+      }
+    }
+  }
+  return outputs;
 }
 
 } // namespace tgc::runtime

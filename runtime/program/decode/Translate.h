@@ -101,6 +101,20 @@ struct ValidationLoss {
 ValidationLoss validationLoss(const CompiledModel &model, float *state,
                               char *arena, std::span<const SentencePair> pairs);
 
+/// Adds the negative log-likelihood of `batch`'s targets (bucket
+/// `bucketIndex`'s shape) under @predict to `total`.
+void addBatchLoss(const CompiledModel &model, int bucketIndex, float *state,
+                  char *arena, const Batch &batch, ValidationLoss &total);
+
+/// A language model's greedy continuation of each prompt (no source: the
+/// prompt is the start of target_in), recomputing the whole prefix with
+/// @predict per token, until EOS, `maxNewTokens` or the end of the context.
+/// A prompt longer than the context keeps its last tokens.
+std::vector<std::vector<int32_t>>
+continueGreedy(const CompiledModel &model, float *state, char *arena,
+               std::span<const std::vector<int32_t>> prompts,
+               int64_t maxNewTokens);
+
 } // namespace tgc::runtime
 
 #endif // TGC_RUNTIME_TRAIN_TRANSLATE_H

@@ -70,6 +70,8 @@ struct Run {
   /// The model's learning-rate schedule with this run's --lr-scheduler,
   /// --lr, --lr-factor, --warmup and --min-lr, decaying to --steps.
   WarmupSchedule learningRates() const;
+  /// The schedule the model declares, decaying to --steps.
+  WarmupSchedule modelSchedule() const;
   /// AdamW's weight decay: --weight-decay, else the model's.
   float weightDecay() const {
     return options.weightDecay ? static_cast<float>(*options.weightDecay)
@@ -133,6 +135,8 @@ struct Run {
   /// after --patience validations that are not.
   AfterStep validate(int64_t step);
   AfterStep validateOnFirst(int64_t step);
+  /// A language model's validation: the loss over its validation batches.
+  AfterStep validateLanguageModel(int64_t step);
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train();

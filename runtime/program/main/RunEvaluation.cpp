@@ -12,6 +12,7 @@
 #include "runtime/program/decode/Validation.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/LmWindows.h"
 #include "runtime/program/train/StatusLine.h"
 
 #include <cmath>
@@ -35,6 +36,8 @@ AfterStep Run::validateOnFirst(int64_t step) {
   if (!leads())
     return AfterStep::Continue; // rank 0's verdict is shared by the loop
   clearStatusLine(); // its lines (and any message) are lines of their own
+  if (data.languageModel())
+    return validateLanguageModel(step);
   std::vector<SentencePair> pairs =
       data.heldOut(options.validSentences.value_or(data.validationSize()));
   BeamOptions search{options.validBeam.value_or(1), options.alpha,
@@ -73,6 +76,44 @@ AfterStep Run::validateOnFirst(int64_t step) {
   return AfterStep::Stop;
 }
 
+AfterStep Run::validateLanguageModel(int64_t step) {
+  ValidationLoss loss;
+  std::vector<Batch> batches = data.validationBatches();
+  for (const Batch &batch : batches) {
+    if (pendingInterrupt())
+      return AfterStep::Continue; // the loop saves this step and ends
+    addBatchLoss(model, model.numBuckets - 1, memory.state(), memory.arena(),
+                 batch, loss);
+  }
+  if (!deviceOk("while validating at step " + std::to_string(step)))
+    return AfterStep::Fail;
+  double perToken = loss.perTokenLoss();
+  std::printf("valid step %lld: loss %.4f  ppl %.3f  on %lld tokens of %zu "
+              "batches\n",
+              static_cast<long long>(step), perToken, std::exp(perToken),
+              static_cast<long long>(loss.tokens), batches.size());
+  if (metrics.isOpen() &&
+      !metrics.write(MetricsRecord("valid", step)
+                         .add("loss", perToken)
+                         .add("ppl", std::exp(perToken))
+                         .add("tokens", loss.tokens)))
+    return AfterStep::Fail;
+  // A language model has no BLEU: the best is the lowest loss.
+  ValidationVerdict verdict = recordValidation(
+      validations, perToken, 0.0, /*byLoss=*/true, options.patience.value_or(0));
+  if (verdict == ValidationVerdict::Best)
+    return save(step, checkpointPath + ".best", /*last=*/false) == Saved::Failed
+               ? AfterStep::Fail
+               : AfterStep::Continue;
+  if (verdict == ValidationVerdict::NotBest)
+    return AfterStep::Continue;
+  std::printf("stopping early at step %lld: no better loss in the last %lld "
+              "validation(s) (--patience)\n",
+              static_cast<long long>(step),
+              static_cast<long long>(validations.staleValidations));
+  return AfterStep::Stop;
+}
+
 bool Run::evaluate() {
   if (options.evalSentences == 0 || !leads())
     return true;
@@ -82,13 +123,25 @@ bool Run::evaluate() {
   }
   std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
   if (pairs.empty()) {
-    std::printf("no evaluation: no held-out sentences (give "
-                "--valid-source and --valid-target)\n");
+    std::printf(data.languageModel()
+                    ? "no evaluation: a language model's corpus has no "
+                      "held-out prompts (its validation is --valid-data's "
+                      "loss)\n"
+                    : "no evaluation: no held-out sentences (give "
+                      "--valid-source and --valid-target)\n");
     return true;
   }
-  std::vector<std::vector<int32_t>> outputs =
-      translateGreedy(model, memory.state(), memory.arena(), pairs,
-                      decoding());
+  std::vector<std::vector<int32_t>> outputs;
+  if (data.languageModel()) { // a task's prompts, continued greedily
+    std::vector<std::vector<int32_t>> prompts;
+    for (const SentencePair &pair : pairs)
+      prompts.push_back(promptOf(pair));
+    outputs = continueGreedy(model, memory.state(), memory.arena(), prompts,
+                             model.buckets[model.numBuckets - 1].targetLength);
+  } else {
+    outputs = translateGreedy(model, memory.state(), memory.arena(), pairs,
+                              decoding());
+  }
   if (!deviceOk("while evaluating"))
     return false;
   std::vector<std::vector<int32_t>> sources, targets;

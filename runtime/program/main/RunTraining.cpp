@@ -16,9 +16,18 @@
 
 namespace tgc::runtime {
 
-WarmupSchedule Run::learningRates() const {
+WarmupSchedule Run::modelSchedule() const {
   WarmupSchedule s{model.scheduleDModel, model.scheduleWarmup,
                    model.scheduleFactor};
+  s.kind = static_cast<LrScheduler>(model.scheduleKind);
+  s.peak = model.schedulePeak;
+  s.minimum = model.scheduleMinimum;
+  s.lastStep = options.steps;
+  return s;
+}
+
+WarmupSchedule Run::learningRates() const {
+  WarmupSchedule s = modelSchedule();
   if (options.lrScheduler)
     s.kind = *options.lrScheduler;
   if (options.warmup)

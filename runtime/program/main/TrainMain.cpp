@@ -255,10 +255,7 @@ void printRunHeader(const Run &run) {
   if (run.ownSchedule())
     std::printf("learning rate: %s (the model's: %s)\n",
                 run.learningRates().describe().c_str(),
-                WarmupSchedule{model.scheduleDModel, model.scheduleWarmup,
-                               model.scheduleFactor}
-                    .describe()
-                    .c_str());
+                run.modelSchedule().describe().c_str());
   if (run.weightDecay() != 0 || options.weightDecay)
     std::printf("weight decay: %g (AdamW; the model's: %g)\n",
                 run.weightDecay(), model.weightDecay);

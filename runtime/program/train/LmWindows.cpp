@@ -82,4 +82,61 @@ Batch LmWindows::inOrder(uint64_t first) const {
   return batch;
 }
 
+std::vector<int32_t> promptOf(const SentencePair &pair) {
+  std::vector<int32_t> prompt = pair.source;
+  prompt.push_back(kEosId);
+  return prompt;
+}
+
+Batch promptRows(std::span<const SentencePair> pairs, int64_t rows,
+                 int64_t context, int32_t vocabulary) {
+  Batch batch = emptyBatch({rows, 0, context, vocabulary});
+  for (size_t r = 0; r < pairs.size() && static_cast<int64_t>(r) < rows; ++r) {
+    std::vector<int32_t> tokens = promptOf(pairs[r]);
+    size_t prompt = tokens.size();
+    tokens.insert(tokens.end(), pairs[r].target.begin(), pairs[r].target.end());
+    tokens.push_back(kEosId);
+    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+      batch.targetIn[r * context + i] = tokens[i];
+      // Position i predicts token i + 1: a continuation token from the
+      // prompt's last position on.
+      if (i + 1 >= prompt)
+        batch.targetOut[r * context + i] = tokens[i + 1];
+    }
+  }
+  return batch;
+}
+
+std::vector<SentencePair> taskPairs(const Batch &batch) {
+  std::vector<SentencePair> pairs(batch.batchSize);
+  auto symbols = [](const std::vector<int32_t> &ids, int64_t row,
+                    int64_t length) {
+    std::vector<int32_t> out;
+    for (int64_t i = 0; i < length; ++i) {
+      int32_t id = ids[row * length + i];
+      if (id == kEosId || id == kPadId)
+        break;
+      out.push_back(id);
+    }
+    return out;
+  };
+  for (int64_t r = 0; r < batch.batchSize; ++r)
+    pairs[r] = {symbols(batch.source, r, batch.sourceLength),
+                symbols(batch.targetOut, r, batch.targetLength)};
+  return pairs;
+}
+
+BatchShape promptPairShape(const BatchShape &lmShape) {
+  // Both sides with their EOS in one window of context + 1 tokens.
+  int64_t half = (lmShape.targetLength + 1) / 2;
+  return {lmShape.batchSize, half, half, lmShape.vocabulary};
+}
+
+Batch promptTaskBatch(Task task, uint32_t seed, uint64_t index,
+                      const BatchShape &lmShape) {
+  return promptRows(taskPairs(makeBatch(task, seed, index,
+                                        promptPairShape(lmShape))),
+                    lmShape.batchSize, lmShape.targetLength, lmShape.vocabulary);
+}
+
 } // namespace tgc::runtime

@@ -69,6 +69,29 @@ private:
   mutable uint32_t orderSeed = 0;
 };
 
+/// A language model's rows for sentence pairs (the built-in tasks): the
+/// prompt (source, EOS) then its continuation (target, EOS). The prompt's
+/// positions predict nothing (their targets are padding), so the loss is
+/// the continuation's, as a translation model's is. Each pair must fit:
+/// source + target + 2 <= context + 1.
+Batch promptRows(std::span<const SentencePair> pairs, int64_t rows,
+                 int64_t context, int32_t vocabulary);
+
+/// The prompt promptRows gives a pair: its source and EOS.
+std::vector<int32_t> promptOf(const SentencePair &pair);
+
+/// The pairs of a packed translation batch: each row's symbols up to EOS.
+std::vector<SentencePair> taskPairs(const Batch &batch);
+
+/// The shape of the task pairs a language model of `lmShape` (batch x 0 x
+/// context) takes: each side at most half a window with its EOS.
+BatchShape promptPairShape(const BatchShape &lmShape);
+
+/// Batch `index` of a built-in task for a language model: its pairs in
+/// promptPairShape as promptRows.
+Batch promptTaskBatch(Task task, uint32_t seed, uint64_t index,
+                      const BatchShape &lmShape);
+
 } // namespace tgc::runtime
 
 #endif // TGC_RUNTIME_TRAIN_LMWINDOWS_H

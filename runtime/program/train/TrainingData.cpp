@@ -5,6 +5,7 @@
 #include "runtime/data/TokenFiles.h"
 #include "runtime/program/train/Batcher.h"
 #include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/LmData.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -261,6 +262,8 @@ std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,
 
 std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
                                                const CompiledModel &model) {
+  if (isLanguageModel(model))
+    return openLmData(options, model);
   if (options.trainSource.empty() && options.trainData.empty()) {
     Task task = options.task.value_or(Task::Reverse);
     const CompiledBucket &largest = largestBucket(model);

@@ -65,6 +65,13 @@ public:
                      std::vector<std::string> &out) const = 0;
   /// Whether text() is detokenized text that BLEU can score.
   virtual bool hasVocabulary() const { return false; }
+  /// A language model's data (LmData.h): validation sums the loss over
+  /// validationBatches() and there is nothing to translate.
+  virtual bool languageModel() const { return false; }
+  /// A language model's validation batches, in the largest bucket's shape:
+  /// every window of the validation stream in order, or the held-out
+  /// prompts of a task. Empty for a translation model.
+  virtual std::vector<Batch> validationBatches() { return {}; }
 };
 
 /// The data `options` ask for, for `model`; nullptr after printing why not
