@@ -1,0 +1,2 @@
+def again():
+    """A class docstring of twelve words or more is kept as one document."""
