@@ -1,6 +1,7 @@
 //===- Translate.cpp - decoding and validation with the compiled @predict -===//
 #include "runtime/program/decode/Translate.h"
 
+#include "runtime/data/SplitMix64.h"
 #include "runtime/program/train/Batcher.h"
 #include "runtime/program/train/Interrupt.h"
 
@@ -453,10 +454,52 @@ void addBatchLoss(const CompiledModel &model, int bucketIndex, float *state,
   }
 }
 
+namespace {
+
+/// The next token of one row under `sampling` (ids below EOS, padding and
+/// BOS, are never picked).
+int32_t pickToken(const float *logits, int64_t vocabulary,
+                  const Sampling &sampling, SplitMix64 &rng) {
+  if (sampling.temperature <= 0)
+    return static_cast<int32_t>(
+        std::max_element(logits + kEosId, logits + vocabulary) - logits);
+  std::vector<std::pair<double, int32_t>> candidates;
+  for (int32_t id = kEosId; id < vocabulary; ++id)
+    candidates.push_back({logits[id] / sampling.temperature, id});
+  std::sort(candidates.begin(), candidates.end(),
+            [](auto &a, auto &b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  if (sampling.topK > 0 && static_cast<size_t>(sampling.topK) < candidates.size())
+    candidates.resize(sampling.topK);
+  double max = candidates.front().first, sum = 0;
+  for (auto &c : candidates)
+    sum += (c.first = std::exp(c.first - max));
+  // The smallest prefix (most likely first) that holds topP of the mass.
+  size_t keep = candidates.size();
+  double mass = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    mass += candidates[i].first / sum;
+    if (mass >= sampling.topP) {
+      keep = i + 1;
+      break;
+    }
+  }
+  candidates.resize(keep);
+  double total = 0;
+  for (auto &c : candidates)
+    total += c.first;
+  double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53 * total;
+  for (auto &c : candidates)
+    if ((u -= c.first) < 0)
+      return c.second;
+  return candidates.back().second;
+}
+
+} // namespace
+
 std::vector<std::vector<int32_t>>
-continueGreedy(const CompiledModel &model, float *state, char *arena,
-               std::span<const std::vector<int32_t>> prompts,
-               int64_t maxNewTokens) {
+continuePrompts(const CompiledModel &model, float *state, char *arena,
+                std::span<const std::vector<int32_t>> prompts,
+                int64_t maxNewTokens, const Sampling &sampling) {
   const CompiledBucket &bucket = model.buckets[model.numBuckets - 1];
   const int64_t rows = bucket.batchSize, length = bucket.targetLength;
   std::vector<std::vector<int32_t>> outputs(prompts.size());
@@ -465,6 +508,10 @@ continueGreedy(const CompiledModel &model, float *state, char *arena,
     Batch batch = emptyBatch(shapeOf(model, bucket));
     std::vector<int64_t> next(count); // each row's next position
     std::vector<bool> done(count, false);
+    std::vector<SplitMix64> rngs;
+    for (size_t r = 0; r < count; ++r)
+      rngs.emplace_back((uint64_t{sampling.seed} << 32) ^
+                        ((first + r) * 0x9e3779b97f4a7c15ull));
     for (size_t r = 0; r < count; ++r) {
       const std::vector<int32_t> &prompt = prompts[first + r];
       // A prompt longer than the context keeps its last tokens.
@@ -491,8 +538,7 @@ continueGreedy(const CompiledModel &model, float *state, char *arena,
           continue;
         const float *row =
             logits + (r * length + next[r] - 1) * model.vocabulary;
-        int32_t best = static_cast<int32_t>(
-            std::max_element(row + kEosId, row + model.vocabulary) - row);
+        int32_t best = pickToken(row, model.vocabulary, sampling, rngs[r]);
         if (best == kEosId) {
           done[r] = true;
           continue;

@@ -106,14 +106,27 @@ ValidationLoss validationLoss(const CompiledModel &model, float *state,
 void addBatchLoss(const CompiledModel &model, int bucketIndex, float *state,
                   char *arena, const Batch &batch, ValidationLoss &total);
 
-/// A language model's greedy continuation of each prompt (no source: the
-/// prompt is the start of target_in), recomputing the whole prefix with
-/// @predict per token, until EOS, `maxNewTokens` or the end of the context.
-/// A prompt longer than the context keeps its last tokens.
+/// How a language model picks each next token: greedy (the most likely)
+/// when `temperature` is 0, else a draw from softmax(logits / temperature)
+/// over the `topK` most likely tokens (0: all) and within those the
+/// smallest set whose probability reaches `topP` (1: all). The draws of
+/// prompt i come from a generator seeded by (seed, i): the same seed gives
+/// the same text, however the prompts are batched.
+struct Sampling {
+  double temperature = 0.0;
+  int64_t topK = 0;
+  double topP = 1.0;
+  uint32_t seed = 1;
+};
+
+/// A language model's continuation of each prompt (no source: the prompt
+/// is the start of target_in), recomputing the whole prefix with @predict
+/// per token, until EOS, `maxNewTokens` or the end of the context. A prompt
+/// longer than the context keeps its last context - 1 tokens.
 std::vector<std::vector<int32_t>>
-continueGreedy(const CompiledModel &model, float *state, char *arena,
-               std::span<const std::vector<int32_t>> prompts,
-               int64_t maxNewTokens);
+continuePrompts(const CompiledModel &model, float *state, char *arena,
+                std::span<const std::vector<int32_t>> prompts,
+                int64_t maxNewTokens, const Sampling &sampling = {});
 
 } // namespace tgc::runtime
 

@@ -18,6 +18,58 @@
 #include <string>
 
 namespace tgc::runtime {
+
+bool readTextLines(const std::string &path, std::vector<std::string> &lines,
+                   std::string &name) {
+  std::ifstream file;
+  bool fromStdin = path == "-";
+  if (!fromStdin) {
+    if (std::string why = checkInputFile(path, /*emptyOk=*/true); !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return false;
+    }
+    file.open(path);
+    if (!file) {
+      std::fprintf(stderr, "error: cannot read %s\n", path.c_str());
+      return false;
+    }
+  }
+  std::istream &in = fromStdin ? std::cin : file;
+  name = fromStdin ? "<stdin>" : path;
+  for (std::string line;;) {
+    LineRead read = readLine(in, line);
+    if (read == LineRead::End)
+      return true;
+    if (read == LineRead::TooLong) {
+      std::fprintf(stderr, "error: %s:%zu: the line is longer than %zu MiB\n",
+                   name.c_str(), lines.size() + 1, kMaxLineBytes >> 20);
+      return false;
+    }
+    lines.push_back(line);
+  }
+}
+
+bool writeText(const std::string &path, const std::string &text,
+               const char *what) {
+  if (!path.empty()) {
+    // Atomic, every write checked: a full disk keeps what was there.
+    AtomicFile out(path);
+    out.write(text);
+    if (std::string why = out.commit(); !why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return false;
+    }
+    return true;
+  }
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+      std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "error: cannot write %s to standard output: %s\n",
+                 what, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 int translateText(const CompiledModel &model, const TrainOptions &options,
                   ModelState &memory) {
   if (!model.buckets[0].predict) {
@@ -28,39 +80,14 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
       openVocabulary(options.vocabulary, model);
   if (!vocabulary)
     return 1;
-  std::ifstream file;
-  bool fromStdin = options.translate == "-";
-  if (!fromStdin) {
-    if (std::string why = checkInputFile(options.translate, /*emptyOk=*/true);
-        !why.empty()) {
-      std::fprintf(stderr, "error: %s\n", why.c_str());
-      return 1;
-    }
-    file.open(options.translate);
-    if (!file) {
-      std::fprintf(stderr, "error: cannot read %s\n", options.translate.c_str());
-      return 1;
-    }
-  }
-  std::istream &in = fromStdin ? std::cin : file;
-  const char *name = fromStdin ? "<stdin>" : options.translate.c_str();
-
   std::vector<std::string> lines;
-  for (std::string line;;) {
-    LineRead read = readLine(in, line);
-    if (read == LineRead::End)
-      break;
-    if (read == LineRead::TooLong) {
-      std::fprintf(stderr, "error: %s:%zu: the line is longer than %zu MiB\n",
-                   name, lines.size() + 1, kMaxLineBytes >> 20);
-      return 1;
-    }
-    lines.push_back(line);
-  }
+  std::string name;
+  if (!readTextLines(options.translate, lines, name))
+    return 1;
   std::vector<std::vector<int32_t>> sources;
   std::string error;
   if (!vocabulary->encode(lines, sources, error)) {
-    std::fprintf(stderr, "error: %s: %s\n", name, error.c_str());
+    std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
     return 1;
   }
   size_t longest = 0;
@@ -72,7 +99,7 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
       continue;
     if (cut++ < 5)
       std::fprintf(stderr, "%s:%zu: %zu tokens, cut to the longest bucket's "
-                   "%zu\n", name, i + 1, sources[i].size(), longest);
+                   "%zu\n", name.c_str(), i + 1, sources[i].size(), longest);
     sources[i].resize(longest);
   }
 
@@ -134,21 +161,8 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
       written += text[next];
       written += '\n';
     }
-  if (!options.output.empty()) {
-    // Atomic, every write checked: a full disk keeps what was there.
-    AtomicFile out(options.output);
-    out.write(written);
-    if (std::string why = out.commit(); !why.empty()) {
-      std::fprintf(stderr, "error: %s\n", why.c_str());
-      return 1;
-    }
-  } else if (std::fwrite(written.data(), 1, written.size(), stdout) !=
-                 written.size() ||
-             std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "error: cannot write the translations to standard "
-                         "output: %s\n", std::strerror(errno));
+  if (!writeText(options.output, written, "the translations"))
     return 1;
-  }
   std::string search =
       options.greedy ? std::string("greedy search")
                      : "beam " + std::to_string(options.beam) + ", alpha " +

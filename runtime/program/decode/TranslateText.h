@@ -17,6 +17,16 @@
 
 namespace tgc::runtime {
 
+/// The lines of `path` ("-": standard input; `name` is what messages call
+/// it), each at most kMaxLineBytes; false after a message.
+bool readTextLines(const std::string &path, std::vector<std::string> &lines,
+                   std::string &name);
+
+/// `text` to `path` atomically, or to standard output when `path` is empty
+/// (`what` names it in messages); false after a message.
+bool writeText(const std::string &path, const std::string &text,
+               const char *what);
+
 /// Translates --translate into --output; returns the exit code.
 int translateText(const CompiledModel &model, const TrainOptions &options,
                   ModelState &memory);

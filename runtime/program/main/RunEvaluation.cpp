@@ -136,7 +136,7 @@ bool Run::evaluate() {
     std::vector<std::vector<int32_t>> prompts;
     for (const SentencePair &pair : pairs)
       prompts.push_back(promptOf(pair));
-    outputs = continueGreedy(model, memory.state(), memory.arena(), prompts,
+    outputs = continuePrompts(model, memory.state(), memory.arena(), prompts,
                              model.buckets[model.numBuckets - 1].targetLength);
   } else {
     outputs = translateGreedy(model, memory.state(), memory.arena(), pairs,

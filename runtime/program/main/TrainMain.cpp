@@ -14,6 +14,7 @@
 #include "runtime/program/main/TrainMain.h"
 
 #include "runtime/program/checkpoint/Checkpoint.h"
+#include "runtime/program/decode/GenerateText.h"
 #include "runtime/program/decode/TranslateText.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/main/ManifestCheck.h"
@@ -100,7 +101,8 @@ bool loadForResume(TrainOptions &options, const CompiledModel &model,
   return true;
 }
 
-/// --translate: the text through beam search (or greedy), on rank 0 alone.
+/// --translate: the text through beam search (or greedy); --generate: a
+/// language model's continuations of prompts; on rank 0 alone.
 /// Returns the exit code.
 int runTranslation(const CompiledModel &model, const TrainOptions &options,
                    ModelState &memory, ProcessGroup *group) {
@@ -111,8 +113,9 @@ int runTranslation(const CompiledModel &model, const TrainOptions &options,
     if (!deviceOk("while uploading the parameters"))
       return 1;
   }
-  int code = translateText(model, options, memory);
-  return deviceOk("while translating") ? code : 1;
+  int code = options.generate.empty() ? translateText(model, options, memory)
+                                      : generateText(model, options, memory);
+  return deviceOk("while decoding") ? code : 1;
 }
 
 /// The data `options` ask for, able to serve --valid-every; null after a
@@ -301,7 +304,7 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   if (!options.resume.empty() &&
       !loadForResume(options, model, memory, resumed))
     return 1;
-  if (!options.translate.empty())
+  if (!options.translate.empty() || !options.generate.empty())
     return runTranslation(model, options, memory, group);
   std::unique_ptr<TrainingData> data = openRunData(options, model);
   if (!data)

@@ -117,6 +117,18 @@ const char *kUsage =
     "                        log-probability over the length penalty\n"
     "  --batch-size N        at most N sentences a decoder call (default: as\n"
     "                        many as the compiled batch holds)\n"
+    "generation (a language model; needs --resume and --vocab):\n"
+    "  --generate F          continue F's lines (- for stdin) as prompts; writes\n"
+    "                        each prompt with its continuation, one a line\n"
+    "                        (--output, default stdout)\n"
+    "  --max-new-tokens N    at most N tokens a prompt (default 64; also the\n"
+    "                        end of the context, or EOS)\n"
+    "  --temperature T       sample from softmax(logits / T) (default 1; 0:\n"
+    "                        greedy)\n"
+    "  --top-k K             among the K most likely tokens (default 0: all)\n"
+    "  --top-p P             among the fewest most likely tokens holding P of\n"
+    "                        the probability (default 1: all)\n"
+    "                        --seed S: the same seed gives the same text\n"
     "decoding (translation, validation, evaluation):\n"
     "  --decoder incremental|full\n"
     "                        incremental: the compiled decoder step with "
@@ -411,6 +423,29 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return text(o.vocabulary);
   if (flag == "--translate")
     return text(o.translate);
+  if (flag == "--generate")
+    return text(o.generate);
+  if (flag == "--max-new-tokens")
+    return parseNumber(flag, value, o.maxNewTokens, int64_t{1}, kMaxNewTokens);
+  if (flag == "--temperature") {
+    o.samplingFlags = true;
+    return parseNonNegative(flag, value, o.temperature);
+  }
+  if (flag == "--top-k") {
+    o.samplingFlags = true;
+    return parseNumber(flag, value, o.topK, int64_t{0});
+  }
+  if (flag == "--top-p") {
+    o.samplingFlags = true;
+    if (!parseNonNegative(flag, value, o.topP))
+      return false;
+    if (o.topP > 0 && o.topP <= 1)
+      return true;
+    std::fprintf(stderr, "error: --top-p needs a number above 0 and at most 1, "
+                         "not '%.*s'\n",
+                 static_cast<int>(value.size()), value.data());
+    return false;
+  }
   if (flag == "--output")
     return text(o.output);
   if (flag == "--train-source")
@@ -454,8 +489,15 @@ bool checkCombinations(const TrainOptions &o) {
                    "--vocab (its SentencePiece model)");
   if (o.forceResume && o.resume.empty())
     return problem("--force-resume goes with --resume");
-  if (!o.output.empty() && o.translate.empty())
-    return problem("--output goes with --translate");
+  if (!o.generate.empty() && (o.resume.empty() || o.vocabulary.empty()))
+    return problem("--generate needs --resume (the trained model) and --vocab "
+                   "(its SentencePiece model)");
+  if (!o.generate.empty() && !o.translate.empty())
+    return problem("--generate and --translate exclude each other");
+  if (o.samplingFlags && o.generate.empty())
+    return problem("--temperature, --top-k and --top-p go with --generate");
+  if (!o.output.empty() && o.translate.empty() && o.generate.empty())
+    return problem("--output goes with --translate or --generate");
   if (o.lr && o.lrFactor)
     return problem("--lr and --lr-factor exclude each other (--lr is the "
                    "peak; --lr-factor scales the paper's schedule)");
@@ -508,7 +550,9 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--max-epochs",     "--max-time",        "--nbest",
       "--batch-size",     "--lr-scheduler",    "--lr",
       "--lr-factor",      "--warmup",          "--min-lr",
-      "--weight-decay",   "--max-tokens"};
+      "--weight-decay",   "--max-tokens",      "--generate",
+      "--max-new-tokens", "--temperature",     "--top-k",
+      "--top-p"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -34,6 +34,14 @@ struct TrainOptions {
   std::string metrics;
   /// Translation mode: the text to translate ("-": stdin) and where to.
   std::string translate, output;
+  /// A language model's generation: the prompts ("-": stdin), at most
+  /// this many new tokens each, and how they are picked (decode/
+  /// Translate.h's Sampling: temperature 0 is greedy).
+  std::string generate;
+  int64_t maxNewTokens = 64;
+  double temperature = 1.0, topP = 1.0;
+  int64_t topK = 0;
+  bool samplingFlags = false;
   int64_t beam = 4;
   /// --translate: the best N hypotheses of each line, with their scores
   /// (0: the best one's text only).
@@ -106,6 +114,8 @@ struct TrainOptions {
 inline constexpr int64_t kMaxUpdateFreq = 4096;
 inline constexpr int64_t kMaxBeam = 256;
 inline constexpr int64_t kMaxSentences = 1000000;
+/// The most --max-new-tokens: one decoder call each, a bound on the work.
+inline constexpr int64_t kMaxNewTokens = 1000000;
 /// The largest --max-epochs and --max-time (in hours): beyond them a typo,
 /// not a plan.
 inline constexpr int64_t kMaxEpochs = 1000000;

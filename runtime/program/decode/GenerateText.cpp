@@ -1,0 +1,97 @@
+//===- GenerateText.cpp - the binary's --generate mode -------------------===//
+#include "runtime/program/decode/GenerateText.h"
+
+#include "runtime/program/decode/Translate.h"
+#include "runtime/program/decode/TranslateText.h"
+#include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/LmData.h"
+#include "runtime/program/train/TrainingData.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace tgc::runtime {
+
+int generateText(const CompiledModel &model, const TrainOptions &options,
+                 ModelState &memory) {
+  if (!isLanguageModel(model)) {
+    std::fprintf(stderr, "error: %s translates (it has a source side): "
+                         "--generate continues text with a language model; "
+                         "use --translate\n",
+                 model.name);
+    return 1;
+  }
+  if (!model.buckets[0].predict) {
+    std::fprintf(stderr, "error: %s was compiled without @predict\n", model.name);
+    return 1;
+  }
+  std::unique_ptr<VocabularyTool> vocabulary =
+      openVocabulary(options.vocabulary, model);
+  if (!vocabulary)
+    return 1;
+  std::vector<std::string> lines;
+  std::string name, error;
+  if (!readTextLines(options.generate, lines, name))
+    return 1;
+  std::vector<std::vector<int32_t>> prompts;
+  if (!vocabulary->encode(lines, prompts, error)) {
+    std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
+    return 1;
+  }
+  const int64_t context = model.buckets[model.numBuckets - 1].targetLength;
+  int64_t cut = 0;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    if (static_cast<int64_t>(prompts[i].size()) > context - 1 && cut++ < 5)
+      std::fprintf(stderr,
+                   "%s:%zu: %zu tokens, more than the context of %lld holds "
+                   "with a new one: the first %lld are left out\n",
+                   name.c_str(), i + 1, prompts[i].size(),
+                   static_cast<long long>(context),
+                   static_cast<long long>(prompts[i].size() - (context - 1)));
+
+  installInterruptHandlers();
+  InterruptScope scope("generating", /*returns=*/false);
+  Sampling sampling{options.temperature, options.topK, options.topP,
+                    options.seed.value_or(1)};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<int32_t>> continuations =
+      continuePrompts(model, memory.state(), memory.arena(), prompts,
+                      options.maxNewTokens, sampling);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+  std::vector<std::vector<int32_t>> texts;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    std::vector<int32_t> whole = prompts[i];
+    whole.insert(whole.end(), continuations[i].begin(), continuations[i].end());
+    texts.push_back(std::move(whole));
+    tokens += static_cast<int64_t>(continuations[i].size());
+  }
+  std::vector<std::string> decoded;
+  if (!vocabulary->decode(texts, decoded, error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  std::string written;
+  for (const std::string &line : decoded)
+    written += line + "\n";
+  if (!writeText(options.output, written, "the generated text"))
+    return 1;
+  std::string how =
+      options.temperature <= 0
+          ? std::string("greedy")
+          : "sampled at temperature " + std::to_string(options.temperature).substr(0, 4) +
+                (options.topK ? ", top-k " + std::to_string(options.topK) : "") +
+                (options.topP < 1 ? ", top-p " + std::to_string(options.topP).substr(0, 4) : "") +
+                ", seed " + std::to_string(sampling.seed);
+  std::fprintf(stderr,
+               "generated %lld tokens for %zu prompts in %.2fs (%.0f tokens/s), "
+               "%s, full-prefix decoder%s\n",
+               static_cast<long long>(tokens), prompts.size(), seconds,
+               seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0,
+               how.c_str(),
+               cut ? (", " + std::to_string(cut) + " prompts cut").c_str() : "");
+  return 0;
+}
+
+} // namespace tgc::runtime
