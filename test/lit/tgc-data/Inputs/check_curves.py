@@ -82,10 +82,11 @@ def expected_points(metrics_path, kind, key):
             by_step[record["step"]] = record.get("cross_entropy" if split else key)
     source = "metrics"
     if key == "lr" and scheduled_rates(records, by_step):
-        # The log lines' rates (f32) lie on the drawn curve.
-        on = all(abs(r["lr"] - by_step[r["step"]]) <= 1e-6 * r["lr"]
-                 for r in records if r.get("kind") == "train"
-                 and r.get("lr") is not None and r["step"] in by_step)
+        # The log lines' rates (f32; a step's last) lie on the drawn curve.
+        logged = {r["step"]: r["lr"] for r in records
+                  if r.get("kind") == "train" and r.get("lr") is not None}
+        on = all(abs(lr - by_step[step]) <= 1e-6 * lr
+                 for step, lr in logged.items() if step in by_step)
         source = "schedule, " + ("the log's lr on it" if on
                                  else "the log's lr OFF it")
     return [(step, by_step[step]) for step in sorted(by_step)
@@ -102,13 +103,19 @@ def directions(values):
 
 
 def is_linear_map(points, expected):
-    """Whether points[i] = (a*step_i + b, c*value_i + d) for all i."""
+    """Whether points[i] = (a*step_i + b, c*value_i + d) for all i, within
+    the SVG's rounding to 0.01."""
     if len(points) != len(expected):
         return False
     if len(points) < 2:
         return True
-    (x0, y0), (x1, y1) = points[0], points[-1]
-    (s0, v0), (s1, v1) = expected[0], expected[-1]
+    (x0, _), (x1, _) = points[0], points[-1]
+    (s0, _), (s1, _) = expected[0], expected[-1]
+    # y by the lowest and highest values: the least rounding error.
+    low = min(range(len(expected)), key=lambda i: expected[i][1])
+    high = max(range(len(expected)), key=lambda i: expected[i][1])
+    (y0, y1), (v0, v1) = ((points[low][1], points[high][1]),
+                          (expected[low][1], expected[high][1]))
     for (x, y), (s, v) in zip(points, expected):
         if abs(x - (x0 + (s - s0) * (x1 - x0) / (s1 - s0))) > 0.05:
             return False
