@@ -142,8 +142,14 @@ std::string readMetricsRun(const std::string &path, MetricsRun &run) {
              std::to_string(kMaxNestingDepth) +
              " levels of brackets ([ { ( <)";
     llvm::Expected<json::Value> value = json::parse(lines[i]);
-    if (!value)
-      return path + ":" + jsonErrorAt(value.takeError(), i + 1);
+    if (!value) {
+      // A JSON document over several lines, not a --metrics file.
+      llvm::StringRef line = llvm::StringRef(lines[i]).trim();
+      return path + ":" + jsonErrorAt(value.takeError(), i + 1) +
+             (line == "{" || line == "["
+                  ? " (a metrics file has one JSON record a line)"
+                  : "");
+    }
     if (std::string error = addMetricsRecord(*value, run); !error.empty())
       return path + ":" + std::to_string(i + 1) + ": " + error;
   }
