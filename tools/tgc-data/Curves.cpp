@@ -55,10 +55,13 @@ CurveSeries curveSeries(std::string id, std::string label, const char *color,
   return series;
 }
 
-/// Why the training loss sits above the validation loss.
+/// Why the training loss sits above the validation loss; none where every
+/// run records that it has no label smoothing.
 std::string smoothingNote(const std::vector<MetricsRun> &runs) {
-  for (const MetricsRun &run : runs)
-    if (run.labelSmoothing) {
+  bool unknown = false;
+  for (const MetricsRun &run : runs) {
+    unknown = unknown || !run.labelSmoothing;
+    if (run.labelSmoothing && *run.labelSmoothing > 0) {
       std::string text;
       llvm::raw_string_ostream(text)
           << "training loss includes label smoothing (\u03b5="
@@ -66,6 +69,9 @@ std::string smoothingNote(const std::vector<MetricsRun> &runs) {
           << "); validation is cross-entropy";
       return text;
     }
+  }
+  if (!unknown)
+    return {};
   return "training loss includes any label smoothing; validation is plain "
          "cross-entropy";
 }

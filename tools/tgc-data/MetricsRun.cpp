@@ -95,10 +95,14 @@ std::string addMetricsRecord(const json::Value &value, MetricsRun &run) {
     if (std::string error = readSchedule(*record, span.schedule);
         !error.empty())
       return "\"run\" record: " + error;
+    if (const json::Value *smoothing = record->get("label_smoothing")) {
+      std::optional<double> value = smoothing->getAsNumber();
+      if (!value || !(*value >= 0 && *value < 1))
+        return "\"run\" record: \"label_smoothing\" is not a number in "
+               "[0, 1)";
+      run.labelSmoothing = *value;
+    }
     run.schedules.push_back(span);
-    if (std::optional<double> smoothing =
-            record->getNumber("label_smoothing"))
-      run.labelSmoothing = *smoothing;
     return {};
   }
   if (!run.schedules.empty())
