@@ -48,8 +48,8 @@ const char *const kRunColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 
 CurveSeries curveSeries(std::string id, std::string label, const char *color,
                         bool markers, const StepCurve &curve) {
-  CurveSeries series{std::move(id), std::move(label), color, markers, false,
-                     {}};
+  CurveSeries series{
+      std::move(id), std::move(label), color, markers, false, {}};
   for (const auto &[step, value] : curve)
     series.points.push_back({step, value});
   return series;
@@ -108,8 +108,8 @@ std::vector<CurvePanel> curvePanels(const std::vector<MetricsRun> &runs,
                                       prefix + "valid BLEU", color(2), true,
                                       run.bleu));
     rate.series.push_back(curveSeries("series-learning-rate" + suffix,
-                                      prefix + "learning rate", color(3),
-                                      false, learningRateCurve(run)));
+                                      prefix + "learning rate", color(3), false,
+                                      learningRateCurve(run)));
   }
   if (valid)
     loss.note = smoothingNote(runs);

@@ -91,8 +91,7 @@ bool hasValues(const CurveSeries &series) {
 
 class Renderer {
 public:
-  Renderer(llvm::raw_ostream &os, const Axis &steps)
-      : os(os), steps(steps) {}
+  Renderer(llvm::raw_ostream &os, const Axis &steps) : os(os), steps(steps) {}
   void panel(const CurvePanel &panel, double top);
 
 private:
@@ -247,8 +246,9 @@ std::string renderCurves(const std::string &title,
   for (const CurvePanel &panel : panels)
     for (const CurveSeries &s : panel.series)
       longest = std::max(longest, s.label.size() + 11); // + " (no values)"
-  double width = kLeft + kPlotWidth +
-                 std::max(kMinRight, 50 + kCharWidth * static_cast<double>(longest));
+  double width =
+      kLeft + kPlotWidth +
+      std::max(kMinRight, 50 + kCharWidth * static_cast<double>(longest));
   std::string svg;
   llvm::raw_string_ostream os(svg);
   os << llvm::format("<svg xmlns=\"http://www.w3.org/2000/svg\" "

@@ -118,14 +118,12 @@ std::string addMetricsRecord(const json::Value &value, MetricsRun &run) {
       run.trainCrossEntropy = true;
     }
     std::string error = addStepValue(*record, lossKey, *step, run.trainLoss);
-    return error.empty()
-               ? addStepValue(*record, "lr", *step, run.learningRate)
-               : error;
+    return error.empty() ? addStepValue(*record, "lr", *step, run.learningRate)
+                         : error;
   }
   ++run.validRecords;
   std::string error = addStepValue(*record, "loss", *step, run.validLoss);
-  return error.empty() ? addStepValue(*record, "bleu", *step, run.bleu)
-                       : error;
+  return error.empty() ? addStepValue(*record, "bleu", *step, run.bleu) : error;
 }
 
 } // namespace
@@ -143,8 +141,7 @@ std::string readMetricsRun(const std::string &path, MetricsRun &run) {
     if (std::optional<size_t> deep = findDeepNesting(lines[i]))
       return path + ":" + std::to_string(i + 1) + ":" +
              std::to_string(*deep + 1) + ": nesting deeper than " +
-             std::to_string(kMaxNestingDepth) +
-             " levels of brackets ([ { ( <)";
+             std::to_string(kMaxNestingDepth) + " levels of brackets ([ { ( <)";
     llvm::Expected<json::Value> value = json::parse(lines[i]);
     if (!value) {
       // A JSON document over several lines, not a --metrics file.

@@ -41,8 +41,7 @@ private:
 /// The "run" record a run starts with, after `stepsDone` steps: the fields
 /// of `schedule` that fix every step's rate (WarmupSchedule::learningRate
 /// with `peak` the peak rate), and its describe() for a reader.
-MetricsRecord scheduleRecord(const WarmupSchedule &schedule,
-                             int64_t stepsDone);
+MetricsRecord scheduleRecord(const WarmupSchedule &schedule, int64_t stepsDone);
 
 class MetricsFile {
 public:
