@@ -139,13 +139,19 @@ int runCurves() {
                         ? llvm::sys::path::stem(curvesInputs[i]).str()
                         : curvesLabels[i]);
   }
-  std::string title;
-  for (size_t i = 0; i < runs.size(); ++i)
-    title += (i ? "; " : "") + runs[i].path + ": " +
-             std::to_string(runs[i].trainRecords) + " train and " +
-             std::to_string(runs[i].validRecords) + " valid records";
+  // Each run's records, by its path (or, on the SVG of several, its name:
+  // the paths would not fit).
+  std::string title, svgTitle;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string counts = ": " + std::to_string(runs[i].trainRecords) +
+                         " train and " + std::to_string(runs[i].validRecords) +
+                         " valid records";
+    title += (i ? "; " : "") + runs[i].path + counts;
+    svgTitle += (i ? "; " : "") + names[i] + counts;
+  }
   runtime::AtomicFile file(curvesOutput);
-  file.write(renderCurves(title, curvePanels(runs, names)));
+  file.write(renderCurves(runs.size() == 1 ? title : svgTitle,
+                          curvePanels(runs, names)));
   if (std::string error = file.commit(); !error.empty())
     return fail(error);
   llvm::outs() << curvesOutput << ": " << title << "\n";
