@@ -138,6 +138,12 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
   module.walk([&](tg::OutputLossOp op) {
     vocabulary = op.getWeight().getType().getDimSize(0);
   });
+  function.walk([&](tg::CrossEntropyOp op) {
+    s.labelSmoothing = op.getSmoothing().convertToFloat();
+  });
+  function.walk([&](tg::OutputLossOp op) {
+    s.labelSmoothing = op.getSmoothing().convertToFloat();
+  });
   if (source.size() != 2 || target.size() != 2 || source[0] != target[0] ||
       shapeOf(s.targetIn) != target || vocabulary == 0)
     return function.emitError()

@@ -47,6 +47,9 @@ struct StepSignature {
   /// the model's default (tg.optimizer's weight_decay, else 0).
   int weightDecay = -1;
   float defaultWeightDecay = 0.0f;
+  /// The loss's label smoothing (its tg.cross_entropy or tg.output_loss):
+  /// in the training loss, not in validation's plain cross-entropy.
+  float labelSmoothing = 0.0f;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those

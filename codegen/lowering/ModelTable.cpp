@@ -182,6 +182,9 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    /*device=*/" << target.deviceHooks() << ",\n"
      << "    kManifest,\n"
      << "    /*toolsDirectory=*/" << cpp::stringLiteral(info.toolsDirectory)
+     << ",\n"
+     << "    /*labelSmoothing=*/"
+     << llvm::format("%g", buckets.front().signature.labelSmoothing)
      << ",\n};\n";
 }
 

@@ -238,6 +238,9 @@ struct CompiledModel {
   /// Where the tgc that compiled the program keeps its tools: the program
   /// runs the tgc-data there for SentencePiece (VocabularyTool.h).
   const char *toolsDirectory;
+  /// The training loss's label smoothing, for the --metrics file's "run"
+  /// record (validation measures plain cross-entropy).
+  double labelSmoothing;
 };
 
 extern const CompiledModel kCompiledModel;

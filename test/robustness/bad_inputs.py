@@ -296,6 +296,9 @@ case("program resume ok", P + ["--resume", "good.ckpt", "--steps", "4"], ok=True
 write("utf8-bad.txt", b"ok line\n\xff\xfe bad\n", "wb")
 write("one.txt", "a b c\n")
 write("two.txt", "a b\nc d\n")
+write("runs.jsonl", '{"kind": "run", "step": 0, "lr_scheduler": "cosine", "lr_peak": 0.001, '
+      '"lr_warmup": 10, "lr_min": 0, "lr_last_step": 100}\n{"kind": "train", "step": 5, "loss": 2}\n')
+write("badrun.jsonl", '{"kind": "run", "step": 0, "lr_scheduler": "cosine", "lr_peak": -1}\n')
 D = [DATA]
 data_cases = {
     "unknown command": ["dance"],
@@ -311,6 +314,9 @@ data_cases = {
     "average to /dev/full": ["average", "good.ckpt", "good.ckpt", "-o", "/dev/full"],
     "curves garbage": ["curves", "garbage.bin", "-o", "c.svg"],
     "curves directory": ["curves", "adir", "-o", "c.svg"],
+    "curves second garbage": ["curves", "runs.jsonl", "garbage.bin", "-o", "c.svg"],
+    "curves bad run record": ["curves", "badrun.jsonl", "-o", "c.svg"],
+    "curves labels count": ["curves", "--label", "a", "runs.jsonl", "runs.jsonl", "-o", "c.svg"],
     "average fifo": ["average", "good.ckpt", "afifo", "-o", "avg.ckpt"],
     "sample negative": ["sample", "--pairs", "-3", "-o", "s"],
 }
@@ -386,6 +392,7 @@ same = {
     "average -o over an input": ([DATA, "average", "good.ckpt", "good2.ckpt", "-o", "good2.ckpt"], ["good2.ckpt"], "good2.ckpt"),
     "average --last -o over a found input": ([DATA, "average", "--last", "2", "run.ckpt", "-o", "run.ckpt.step4"], ["run.ckpt.step4"], "run.ckpt.step4"),
     "curves -o over its metrics": ([DATA, "curves", "m.jsonl", "-o", "m.jsonl"], ["m.jsonl"], "m.jsonl"),
+    "curves -o over its second metrics": ([DATA, "curves", "runs.jsonl", "m.jsonl", "-o", "m.jsonl"], ["m.jsonl"], "m.jsonl"),
 }
 os.symlink("s.tgt", "ids-link2")
 for name, (argv, kept, word) in same.items():

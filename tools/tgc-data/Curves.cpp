@@ -1,174 +1,157 @@
-//===- Curves.cpp - tgc-data curves: a --metrics file as an SVG -----------===//
+//===- Curves.cpp - tgc-data curves: --metrics files as an SVG ------------===//
 //
-// Reads a training program's --metrics file (runtime/program/train/
-// Metrics.h: one JSON object a line, "kind" "train" or "valid", each with
-// its "step") and draws its loss, BLEU and learning-rate curves
-// (CurvesSvg.h). Of a loss with other terms (an L2 penalty) it draws the
-// cross-entropy part.
+// Reads training programs' --metrics files (MetricsRun.h) and draws their
+// loss, BLEU and learning-rate curves (CurvesSvg.h), several runs on shared
+// axes, a colour each. Of a loss with other terms (an L2 penalty) it draws
+// the cross-entropy part; the learning rate of every step where the file
+// gives the schedule.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/tgc-data/Commands.h"
 #include "tools/tgc-data/CurvesSvg.h"
+#include "tools/tgc-data/MetricsRun.h"
 
-#include "common/Nesting.h"
 #include "runtime/data/AtomicFile.h"
-#include "runtime/data/Vocabulary.h"
 
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <map>
-
 namespace cl = llvm::cl;
-namespace json = llvm::json;
 
 namespace tgc::data {
 
-cl::SubCommand curvesCommand("curves", "Draw a --metrics file as an SVG (loss, "
-                                       "BLEU, learning rate)");
+cl::SubCommand curvesCommand(
+    "curves", "Draw --metrics files as one SVG (loss, BLEU, learning rate); "
+              "several files are overlaid, a colour each");
 
 namespace {
 
-cl::opt<std::string> curvesInput(cl::Positional, cl::Required,
-                                 cl::desc("<METRICS.jsonl>"),
-                                 cl::sub(curvesCommand), cl::cat(dataCategory));
+cl::list<std::string> curvesInputs(cl::Positional, cl::OneOrMore,
+                                   cl::desc("<METRICS.jsonl>..."),
+                                   cl::sub(curvesCommand),
+                                   cl::cat(dataCategory));
 cl::opt<std::string> curvesOutput("o", cl::desc("The SVG file to write"),
                                   cl::value_desc("curves.svg"), cl::Required,
                                   cl::sub(curvesCommand),
                                   cl::cat(dataCategory));
+cl::list<std::string> curvesLabels(
+    "label",
+    cl::desc("A run's name in the legend, once per file in their order "
+             "(default: the file name without its extension)"),
+    cl::value_desc("NAME"), cl::sub(curvesCommand), cl::cat(dataCategory));
 
-/// A curve by step; a later record of the same step replaces an earlier one.
-using Curve = std::map<int64_t, std::optional<double>>;
+/// A run's colour: one per run (tab10), or the single run's by series.
+const char *const kRunColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                  "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f",
+                                  "#bcbd22", "#17becf"};
 
-struct Curves {
-  Curve trainLoss, learningRate, validLoss, bleu;
-  int64_t trainRecords = 0, validRecords = 0;
-  /// Whether a train record split its loss (trainLoss is then of the
-  /// cross-entropy).
-  bool trainCrossEntropy = false;
-};
-
-/// "7:12: message" from LLVM's "[1:12, byte=11]: message" (one line parsed
-/// at a time, so its own line number is always 1).
-std::string parseErrorText(llvm::Error error, size_t line) {
-  std::string text = llvm::toString(std::move(error));
-  std::string where = std::to_string(line);
-  if (text.starts_with("[1:")) {
-    size_t comma = text.find(','), close = text.find("]: ");
-    if (comma != std::string::npos && close != std::string::npos) {
-      where.append(":").append(text, 3, comma - 3);
-      text = text.substr(close + 3);
-    }
-  }
-  return where + ": invalid JSON: " + text;
-}
-
-/// Adds `key` of `record` to `curve` at `step`; a null (or no key) is a gap.
-/// Returns an error for a value that is neither a number nor null.
-std::string addValue(const json::Object &record, const char *key, int64_t step,
-                     Curve &curve) {
-  const json::Value *value = record.get(key);
-  if (!value || value->getAsNull()) {
-    curve[step] = std::nullopt;
-    return {};
-  }
-  std::optional<double> number = value->getAsNumber();
-  if (!number)
-    return std::string("\"") + key + "\" is not a number or null";
-  curve[step] = *number;
-  return {};
-}
-
-/// Reads one record into `curves`; an error names what is wrong with it.
-std::string addRecord(const json::Value &value, Curves &curves) {
-  const json::Object *record = value.getAsObject();
-  if (!record)
-    return "not a JSON object";
-  std::optional<llvm::StringRef> kind = record->getString("kind");
-  if (!kind)
-    return "no \"kind\" string";
-  if (*kind != "train" && *kind != "valid")
-    return {}; // another kind of record: not drawn
-  const json::Value *stepValue = record->get("step");
-  if (!stepValue)
-    return "no \"step\"";
-  std::optional<int64_t> step = stepValue->getAsInteger();
-  if (!step || *step < 0)
-    return "\"step\" is not an integer >= 0";
-  if (*kind == "train") {
-    ++curves.trainRecords;
-    // Of a loss with other terms, the cross-entropy: what the validation
-    // loss measures too.
-    const char *lossKey = "loss";
-    if (record->get("cross_entropy")) {
-      lossKey = "cross_entropy";
-      curves.trainCrossEntropy = true;
-    }
-    std::string error = addValue(*record, lossKey, *step, curves.trainLoss);
-    return error.empty() ? addValue(*record, "lr", *step, curves.learningRate)
-                         : error;
-  }
-  ++curves.validRecords;
-  std::string error = addValue(*record, "loss", *step, curves.validLoss);
-  return error.empty() ? addValue(*record, "bleu", *step, curves.bleu) : error;
-}
-
-CurveSeries seriesOf(const char *id, const char *label, const char *color,
-                     bool markers, const Curve &curve) {
-  CurveSeries series{id, label, color, markers, {}};
+CurveSeries curveSeries(std::string id, std::string label, const char *color,
+                        bool markers, const StepCurve &curve) {
+  CurveSeries series{
+      std::move(id), std::move(label), color, markers, false, {}};
   for (const auto &[step, value] : curve)
     series.points.push_back({step, value});
   return series;
 }
 
+/// Why the training loss sits above the validation loss; none where every
+/// run records that it has no label smoothing.
+std::string smoothingNote(const std::vector<MetricsRun> &runs) {
+  bool unknown = false;
+  for (const MetricsRun &run : runs) {
+    unknown = unknown || !run.labelSmoothing;
+    if (run.labelSmoothing && *run.labelSmoothing > 0) {
+      std::string text;
+      llvm::raw_string_ostream(text)
+          << "training loss includes label smoothing (\u03b5="
+          << llvm::format("%g", *run.labelSmoothing)
+          << "); validation is cross-entropy";
+      return text;
+    }
+  }
+  if (!unknown)
+    return {};
+  return "training loss includes any label smoothing; validation is plain "
+         "cross-entropy";
+}
+
+std::vector<CurvePanel> curvePanels(const std::vector<MetricsRun> &runs,
+                                    const std::vector<std::string> &names) {
+  CurvePanel loss{"Loss", "loss (nats/token)", "", {}},
+      bleu{"Validation BLEU", "BLEU", "", {}},
+      rate{"Learning rate", "learning rate", "", {}};
+  bool one = runs.size() == 1, valid = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MetricsRun &run = runs[i];
+    // One run keeps its ids and colours by series; several get a colour
+    // each, their ids and labels the run's number and name.
+    std::string suffix, prefix;
+    if (!one) {
+      suffix.append("-").append(std::to_string(i + 1));
+      prefix.append(names[i]).append(": ");
+    }
+    auto color = [&](size_t series) {
+      return kRunColors[(one ? series : i) % std::size(kRunColors)];
+    };
+    loss.series.push_back(curveSeries(
+        "series-train-loss" + suffix,
+        prefix + (run.trainCrossEntropy ? "train cross-entropy" : "train loss"),
+        color(0), false, run.trainLoss));
+    loss.series.push_back(curveSeries("series-valid-loss" + suffix,
+                                      prefix + "valid loss", color(1), true,
+                                      run.validLoss));
+    // Beside its run's training loss in the same colour.
+    loss.series.back().dashed = !one;
+    valid = valid || run.validRecords > 0;
+    bleu.series.push_back(curveSeries("series-valid-bleu" + suffix,
+                                      prefix + "valid BLEU", color(2), true,
+                                      run.bleu));
+    rate.series.push_back(curveSeries("series-learning-rate" + suffix,
+                                      prefix + "learning rate", color(3), false,
+                                      learningRateCurve(run)));
+  }
+  if (valid)
+    loss.note = smoothingNote(runs);
+  return {loss, bleu, rate};
+}
+
 } // namespace
 
 int runCurves() {
-  if (!checkRunFiles(
-          {{"the metrics file", curvesInput}, {"-o", curvesOutput, true}}))
+  std::vector<RunFile> files;
+  for (const std::string &input : curvesInputs)
+    files.push_back({"the metrics file", input});
+  files.push_back({"-o", curvesOutput, true});
+  if (!checkRunFiles(files))
     return 1;
-  std::string text;
-  if (std::string error = runtime::readFile(curvesInput, text); !error.empty())
-    return fail(error);
-  Curves curves;
-  std::vector<std::string_view> lines = runtime::splitLines(text);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t") == std::string_view::npos)
-      continue;
-    // LLVM's JSON parser recurses once per level.
-    if (std::optional<size_t> deep = findDeepNesting(lines[i]))
-      return fail(curvesInput + ":" + std::to_string(i + 1) + ":" +
-                  std::to_string(*deep + 1) + ": nesting deeper than " +
-                  std::to_string(kMaxNestingDepth) +
-                  " levels of brackets ([ { ( <)");
-    llvm::Expected<json::Value> value = json::parse(lines[i]);
-    if (!value)
-      return fail(curvesInput + ":" + parseErrorText(value.takeError(), i + 1));
-    if (std::string error = addRecord(*value, curves); !error.empty())
-      return fail(curvesInput + ":" + std::to_string(i + 1) + ": " + error);
+  if (!curvesLabels.empty() && curvesLabels.size() != curvesInputs.size())
+    return fail("give --label once per metrics file (" +
+                std::to_string(curvesInputs.size()) + " files, " +
+                std::to_string(curvesLabels.size()) + " labels)");
+  std::vector<MetricsRun> runs(curvesInputs.size());
+  std::vector<std::string> names;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (std::string error = readMetricsRun(curvesInputs[i], runs[i]);
+        !error.empty())
+      return fail(error);
+    names.push_back(curvesLabels.empty()
+                        ? llvm::sys::path::stem(curvesInputs[i]).str()
+                        : curvesLabels[i]);
   }
-  if (curves.trainRecords + curves.validRecords == 0)
-    return fail(curvesInput + ": no \"train\" or \"valid\" records");
-
-  std::vector<CurvePanel> panels = {
-      {"Loss",
-       {seriesOf("series-train-loss",
-                 curves.trainCrossEntropy ? "train cross-entropy"
-                                          : "train loss",
-                 "#1f77b4", false, curves.trainLoss),
-        seriesOf("series-valid-loss", "valid loss", "#d62728", true,
-                 curves.validLoss)}},
-      {"Validation BLEU",
-       {seriesOf("series-valid-bleu", "valid BLEU", "#2ca02c", true,
-                 curves.bleu)}},
-      {"Learning rate",
-       {seriesOf("series-learning-rate", "learning rate", "#9467bd", false,
-                 curves.learningRate)}}};
-  std::string title = curvesInput + ": " + std::to_string(curves.trainRecords) +
-                      " train and " + std::to_string(curves.validRecords) +
-                      " valid records";
+  // Each run's records, by its path (or, on the SVG of several, its name:
+  // the paths would not fit).
+  std::string title, svgTitle;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string counts = ": " + std::to_string(runs[i].trainRecords) +
+                         " train and " + std::to_string(runs[i].validRecords) +
+                         " valid records";
+    title += (i ? "; " : "") + runs[i].path + counts;
+    svgTitle += (i ? "; " : "") + names[i] + counts;
+  }
   runtime::AtomicFile file(curvesOutput);
-  file.write(renderCurves(title, panels));
+  file.write(renderCurves(runs.size() == 1 ? title : svgTitle,
+                          curvePanels(runs, names)));
   if (std::string error = file.commit(); !error.empty())
     return fail(error);
   llvm::outs() << curvesOutput << ": " << title << "\n";

@@ -10,7 +10,9 @@
 namespace tgc::data {
 namespace {
 
-constexpr double kWidth = 900, kLeft = 80, kRight = 190;
+constexpr double kPlotWidth = 630, kLeft = 90, kMinRight = 190;
+/// About a legend character's width at 12px, to fit the longest label.
+constexpr double kCharWidth = 7;
 constexpr double kHeaderHeight = 40, kPanelHeight = 250;
 constexpr double kPlotTop = 30, kPlotBottom = 45; // a panel's title, x labels
 constexpr int kTargetTicks = 5;
@@ -99,7 +101,7 @@ private:
 
   llvm::raw_ostream &os;
   const Axis &steps;
-  const double left = kLeft, right = kWidth - kRight;
+  const double left = kLeft, right = kLeft + kPlotWidth;
 };
 
 void Renderer::panel(const CurvePanel &panel, double top) {
@@ -108,7 +110,17 @@ void Renderer::panel(const CurvePanel &panel, double top) {
   os << "<g class=\"panel\">\n"
      << llvm::format("<text x=\"%.0f\" y=\"%.0f\" class=\"panel-title\">", left,
                      plotTop - 10)
-     << escapeXml(panel.title) << "</text>\n"
+     << escapeXml(panel.title) << "</text>\n";
+  if (!panel.note.empty())
+    os << llvm::format("<text x=\"%.0f\" y=\"%.0f\" class=\"note\" "
+                       "text-anchor=\"end\">",
+                       right, plotTop - 10)
+       << escapeXml(panel.note) << "</text>\n";
+  os << llvm::format("<text x=\"16\" y=\"%.0f\" class=\"axis-title "
+                     "y-title\" text-anchor=\"middle\" "
+                     "transform=\"rotate(-90 16 %.0f)\">",
+                     (plotTop + plotBottom) / 2, (plotTop + plotBottom) / 2)
+     << escapeXml(panel.yTitle) << "</text>\n"
      << llvm::format("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
                      "height=\"%.0f\" class=\"frame\"/>\n",
                      left, plotTop, right - left, plotBottom - plotTop);
@@ -122,8 +134,8 @@ void Renderer::panel(const CurvePanel &panel, double top) {
                        x, plotBottom + 16)
        << steps.label(step) << "</text>\n";
   }
-  os << llvm::format("<text x=\"%.0f\" y=\"%.0f\" class=\"axis-label\" "
-                     "text-anchor=\"middle\">step</text>\n",
+  os << llvm::format("<text x=\"%.0f\" y=\"%.0f\" class=\"axis-title "
+                     "x-title\" text-anchor=\"middle\">update step</text>\n",
                      (left + right) / 2, plotBottom + 34);
 
   double min = INFINITY, max = -INFINITY;
@@ -189,7 +201,8 @@ void Renderer::series(const CurveSeries &series, const Axis &y, double top,
   os << "<g id=\"" << series.id << "\" class=\"series\">\n<title>"
      << escapeXml(series.label) << " (" << values << " values)</title>\n"
      << "<path d=\"" << path << "\" fill=\"none\" stroke=\"" << series.color
-     << "\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>\n"
+     << "\" stroke-width=\"1.5\" stroke-linejoin=\"round\""
+     << (series.dashed ? " stroke-dasharray=\"6 3\"" : "") << "/>\n"
      << dots << "</g>\n";
 }
 
@@ -200,8 +213,9 @@ void Renderer::legend(const CurvePanel &panel, double top) {
     os << "<g class=\"legend\" id=\"legend-" << s.id << "\">";
     if (drawn)
       os << llvm::format("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
-                         "y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"/>",
-                         x, y - 4, x + 20, y - 4, s.color.c_str());
+                         "y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"%s/>",
+                         x, y - 4, x + 20, y - 4, s.color.c_str(),
+                         s.dashed ? " stroke-dasharray=\"6 3\"" : "");
     os << llvm::format("<text x=\"%.0f\" y=\"%.0f\">", x + 26, y)
        << escapeXml(s.label) << (drawn ? "" : " (no values)")
        << "</text></g>\n";
@@ -227,16 +241,25 @@ std::string renderCurves(const std::string &title,
 
   double height =
       kHeaderHeight + kPanelHeight * static_cast<double>(panels.size());
+  // Wide enough for the longest legend label (run names may be long).
+  size_t longest = 0;
+  for (const CurvePanel &panel : panels)
+    for (const CurveSeries &s : panel.series)
+      longest = std::max(longest, s.label.size() + 11); // + " (no values)"
+  double width =
+      kLeft + kPlotWidth +
+      std::max(kMinRight, 50 + kCharWidth * static_cast<double>(longest));
   std::string svg;
   llvm::raw_string_ostream os(svg);
   os << llvm::format("<svg xmlns=\"http://www.w3.org/2000/svg\" "
                      "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
                      "font-family=\"sans-serif\" font-size=\"12\">\n",
-                     kWidth, height, kWidth, height)
+                     width, height, width, height)
      << "<title>" << escapeXml(title) << "</title>\n"
      << "<style>.frame{fill:none;stroke:#888}.grid{stroke:#e4e4e4}"
         ".panel-title{font-size:14px;font-weight:bold}.tick{fill:#444}"
-        ".no-values{fill:#888}</style>\n"
+        ".no-values{fill:#888}.note{fill:#555;font-size:11px}"
+        ".axis-title{fill:#333}</style>\n"
      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
      << llvm::format("<text x=\"%.0f\" y=\"24\" font-size=\"15\">", kLeft)
      << escapeXml(title) << "</text>\n";

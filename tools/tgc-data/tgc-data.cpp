@@ -11,7 +11,7 @@
 //   tgc-data info FILE.tok
 //   tgc-data sample [--split train|valid|test] --pairs N -o PREFIX
 //   tgc-data bleu --ref REFERENCE TRANSLATIONS
-//   tgc-data curves METRICS.jsonl -o curves.svg
+//   tgc-data curves METRICS.jsonl... [--label NAME]... -o curves.svg
 //   tgc-data average (--last N CHECKPOINT | A.ckpt B.ckpt ...) -o OUT
 //
 // Text is UTF-8, one sentence a line (a CRLF line ending counts as '\n').
@@ -83,12 +83,22 @@ constexpr const char *kOverview =
     "          digits (\"1,017\") and as words (\"one thousand seventeen\").\n"
     "  bleu    corpus BLEU of translations against references, as sacreBLEU\n"
     "          computes it by default (13a tokens, exp smoothing).\n"
-    "  curves  draws a training program's --metrics file as one SVG:\n"
-    "          training and validation loss, validation BLEU and the\n"
-    "          learning rate by step. A null value is a gap; blank lines and\n"
-    "          records of other kinds are skipped; a step logged twice (a\n"
-    "          resumed run) is drawn with its last record; a bad line is an\n"
-    "          error at file:line.\n"
+    "  curves  draws training programs' --metrics files as one SVG:\n"
+    "          training and validation loss (nats/token), validation BLEU\n"
+    "          and the learning rate by update step, each panel with its\n"
+    "          axis titles. The training loss includes label smoothing, the\n"
+    "          validation loss is plain cross-entropy: a note says so (with\n"
+    "          the \"run\" record's label_smoothing, none where 0). The\n"
+    "          learning rate is the schedule's at every step (past 2000\n"
+    "          steps, 2000 evenly spaced ones, the warmup's end and the\n"
+    "          last) where a \"run\" record gives it, as a training program\n"
+    "          writes first; else the log lines' samples. Several files are\n"
+    "          overlaid on shared axes, a colour each, the legend naming\n"
+    "          each run by its file name's stem or --label NAME (once per\n"
+    "          file). A null value is a gap; blank lines and records of\n"
+    "          other kinds are skipped; a step logged twice (a resumed run)\n"
+    "          is drawn with its last record; a bad line is an error at\n"
+    "          file:line, a file without records an error naming it.\n"
     "  average writes the element-wise mean of checkpoints of one model\n"
     "          (same model, config, tensor names and shapes): every tensor,\n"
     "          Adam's moments too; the step, seed and data are the newest\n"

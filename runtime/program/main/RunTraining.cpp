@@ -112,6 +112,12 @@ int Run::train() {
   loop.maxSeconds = static_cast<double>(options.maxSeconds);
   loop.lossLog = leads() ? options.lossLog : std::string();
   loop.metrics = metrics.isOpen() ? &metrics : nullptr;
+  // The schedule first, so that `tgc-data curves` draws every step's rate,
+  // and the label smoothing, which training's loss has and validation's not.
+  if (loop.metrics &&
+      !metrics.write(scheduleRecord(loop.schedule, stepsDone)
+                         .add("label_smoothing", model.labelSmoothing)))
+    return 1;
   loop.onLoss = [this](float loss) { runningLoss.add(loss); };
   loop.afterStep = [this](int64_t step, bool last) {
     stepsDone = step;

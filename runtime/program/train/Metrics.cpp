@@ -25,6 +25,24 @@ MetricsRecord &MetricsRecord::add(const char *key, int64_t value) {
   return *this;
 }
 
+MetricsRecord &MetricsRecord::addText(const char *key,
+                                      const std::string &text) {
+  fields.emplace_back(key, "\"" + text + "\"");
+  return *this;
+}
+
+MetricsRecord scheduleRecord(const WarmupSchedule &schedule,
+                             int64_t stepsDone) {
+  MetricsRecord record("run", stepsDone);
+  record.addText("lr_scheduler", lrSchedulerName(schedule.kind))
+      .add("lr_peak", schedule.peakRate())
+      .add("lr_warmup", schedule.warmupSteps)
+      .add("lr_min", schedule.minimum)
+      .add("lr_last_step", schedule.lastStep)
+      .addText("lr_schedule", schedule.describe());
+  return record;
+}
+
 std::string MetricsRecord::json() const {
   std::string out = "{";
   for (const auto &[key, value] : fields)

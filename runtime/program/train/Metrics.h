@@ -1,13 +1,18 @@
 //===- Metrics.h - the --metrics file: one JSON record per line -*- C++ -*-===//
 //
 // A training run's curves for tools: one JSON object per log line
-// ("kind": "train") and per validation ("kind": "valid"), each with its step.
+// ("kind": "train") and per validation ("kind": "valid"), each with its step,
+// after a "run" record at each start of a run (or resumption) that gives
+// the learning-rate schedule, so that a reader can draw every step's rate,
+// and the loss's "label_smoothing".
 // `tgc-data curves` (or any JSON reader) turns the file into pictures. Every
 // write is checked: a full disk stops the run instead of losing records.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_METRICS_H
 #define TGC_RUNTIME_PROGRAM_METRICS_H
+
+#include "common/Schedule.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +28,8 @@ public:
   MetricsRecord(const char *kind, int64_t step);
   MetricsRecord &add(const char *key, double value);
   MetricsRecord &add(const char *key, int64_t value);
+  /// A JSON string; `text` is a name or describe()'s words (no escapes).
+  MetricsRecord &addText(const char *key, const std::string &text);
   /// `{"kind": ..., "step": ..., ...}`; non-finite numbers become null
   /// (JSON has no NaN).
   std::string json() const;
@@ -30,6 +37,11 @@ public:
 private:
   std::vector<std::pair<std::string, std::string>> fields;
 };
+
+/// The "run" record a run starts with, after `stepsDone` steps: the fields
+/// of `schedule` that fix every step's rate (WarmupSchedule::learningRate
+/// with `peak` the peak rate), and its describe() for a reader.
+MetricsRecord scheduleRecord(const WarmupSchedule &schedule, int64_t stepsDone);
 
 class MetricsFile {
 public:

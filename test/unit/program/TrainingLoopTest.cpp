@@ -269,6 +269,27 @@ TEST(Metrics, WritesNonFiniteNumbersAsNull) {
                   "\"bleu\": 27.5, \"tokens\": 300}");
 }
 
+TEST(Metrics, RunRecordGivesTheSchedule) {
+  tgc::WarmupSchedule schedule;
+  schedule.kind = tgc::LrScheduler::Cosine;
+  schedule.peak = 1e-3;
+  schedule.warmupSteps = 100;
+  schedule.minimum = 1e-5;
+  schedule.lastStep = 5000;
+  EXPECT_EQ(scheduleRecord(schedule, 40).json(),
+            "{\"kind\": \"run\", \"step\": 40, \"lr_scheduler\": \"cosine\", "
+            "\"lr_peak\": 0.001, \"lr_warmup\": 100, \"lr_min\": 1e-05, "
+            "\"lr_last_step\": 5000, \"lr_schedule\": \"cosine, peak 0.001 at "
+            "step 100 to 1e-05 at step 5000\"}");
+  // The paper's schedule: its peak, which gives every step's rate.
+  tgc::WarmupSchedule paper;
+  std::string json = scheduleRecord(paper, 0).json();
+  EXPECT_NE(json.find("\"lr_scheduler\": \"inverse_sqrt\", \"lr_peak\": "
+                      "0.000698771243, \"lr_warmup\": 4000"),
+            std::string::npos)
+      << json;
+}
+
 TEST(Validation, BestByBleuKeepsTheHighestAndCountsTheRest) {
   CheckpointInfo history;
   EXPECT_EQ(recordValidation(history, 3.0, 10.0, false, 0),
