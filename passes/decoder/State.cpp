@@ -2,9 +2,10 @@
 //
 // A splat constant that reaches the target is rebuilt with one position;
 // an f32 one whose elements differ along the time axis (an iota table of
-// positions) is built whole and its row at the step's position gathered;
-// other constants, and loads (which have no model), are only recomputed
-// whole.
+// positions) is built whole and its row at the step's position gathered,
+// and so is an f32 variable indexed by the positions (a table of learned
+// positions as long as the context: GPT-2's wpe); other constants and
+// loads are only recomputed whole.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/decoder/AxisRequest.h"
@@ -15,6 +16,14 @@ using namespace mlir;
 
 namespace tgc {
 namespace {
+
+/// `whole`'s row at the step's position along the request's axis.
+Value rowAtPosition(const PositionRequest &r, Value whole, Location loc) {
+  Value index = r.b.create<tg::ReshapeOp>(
+      loc, RankedTensorType::get({1}, r.b.getI32Type()), r.position);
+  return r.b.create<tg::GatherOp>(loc, onePosition(r.value, r.axis), whole,
+                                  index, r.b.getI64IntegerAttr(r.axis));
+}
 
 FailureOr<PositionRecipe> constantPosition(const PositionRequest &r,
                                            tg::ConstantOp constant) {
@@ -29,11 +38,16 @@ FailureOr<PositionRecipe> constantPosition(const PositionRequest &r,
     return r.cannot("only f32 tables are gathered at one position");
   Value whole =
       r.b.create<tg::ConstantOp>(loc, constant.getType(), constant.getValue());
-  Value index = r.b.create<tg::ReshapeOp>(
-      loc, RankedTensorType::get({1}, r.b.getI32Type()), r.position);
-  Value row = r.b.create<tg::GatherOp>(loc, type, whole, index,
-                                       r.b.getI64IntegerAttr(r.axis));
-  return PositionRecipe{{}, row};
+  return PositionRecipe{{}, rowAtPosition(r, whole, loc)};
+}
+
+FailureOr<PositionRecipe> loadPosition(const PositionRequest &r,
+                                       tg::LoadOp load) {
+  auto type = llvm::cast<RankedTensorType>(load.getResult().getType());
+  if (!type.getElementType().isF32())
+    return r.cannot("only f32 tables are gathered at one position");
+  Value whole = r.b.clone(*load)->getResult(0);
+  return PositionRecipe{{}, rowAtPosition(r, whole, load.getLoc())};
 }
 
 } // namespace
@@ -42,6 +56,8 @@ void attachStateAxes(MLIRContext &context) {
   // Recomputed only: built directly for the one position.
   tg::ConstantOp::attachInterface<
       DecoderAxesModel<tg::ConstantOp, nullptr, constantPosition>>(context);
+  tg::LoadOp::attachInterface<
+      DecoderAxesModel<tg::LoadOp, nullptr, loadPosition>>(context);
 }
 
 } // namespace tgc

@@ -56,7 +56,9 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
   auto start = std::chrono::steady_clock::now();
   std::vector<std::vector<int32_t>> continuations =
       continuePrompts(model, memory.state(), memory.arena(), prompts,
-                      options.maxNewTokens, sampling);
+                      options.maxNewTokens, sampling,
+                      options.fullDecoding ? Decoding::Full
+                                           : Decoding::Incremental);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
   std::vector<std::vector<int32_t>> texts;
@@ -86,10 +88,13 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
                 ", seed " + std::to_string(sampling.seed);
   std::fprintf(stderr,
                "generated %lld tokens for %zu prompts in %.2fs (%.0f tokens/s), "
-               "%s, full-prefix decoder%s\n",
+               "%s, %s decoder%s\n",
                static_cast<long long>(tokens), prompts.size(), seconds,
                seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0,
                how.c_str(),
+               !options.fullDecoding && model.buckets[model.numBuckets - 1].decodeStep
+                   ? "incremental"
+                   : "full-prefix",
                cut ? (", " + std::to_string(cut) + " prompts cut").c_str() : "");
   return 0;
 }

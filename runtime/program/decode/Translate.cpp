@@ -499,54 +499,99 @@ int32_t pickToken(const float *logits, int64_t vocabulary,
 std::vector<std::vector<int32_t>>
 continuePrompts(const CompiledModel &model, float *state, char *arena,
                 std::span<const std::vector<int32_t>> prompts,
-                int64_t maxNewTokens, const Sampling &sampling) {
+                int64_t maxNewTokens, const Sampling &sampling,
+                Decoding decoding) {
   const CompiledBucket &bucket = model.buckets[model.numBuckets - 1];
   const int64_t rows = bucket.batchSize, length = bucket.targetLength;
+  const bool incremental =
+      decoding == Decoding::Incremental && bucket.decodeStep;
   std::vector<std::vector<int32_t>> outputs(prompts.size());
+  std::vector<float> cache;
+  std::vector<int32_t> stepIds(static_cast<size_t>(rows), kPadId);
   for (size_t first = 0; first < prompts.size(); first += rows) {
     size_t count = std::min<size_t>(rows, prompts.size() - first);
-    Batch batch = emptyBatch(shapeOf(model, bucket));
-    std::vector<int64_t> next(count); // each row's next position
+    // Each row's tokens so far: the prompt's last length - 1 (a document
+    // boundary for none), then what it generates.
+    std::vector<std::vector<int32_t>> tokens(count);
     std::vector<bool> done(count, false);
+    std::vector<int64_t> produced(count, 0);
     std::vector<SplitMix64> rngs;
-    for (size_t r = 0; r < count; ++r)
-      rngs.emplace_back((uint64_t{sampling.seed} << 32) ^
-                        ((first + r) * 0x9e3779b97f4a7c15ull));
     for (size_t r = 0; r < count; ++r) {
       const std::vector<int32_t> &prompt = prompts[first + r];
-      // A prompt longer than the context keeps its last tokens.
       size_t keep = std::min<size_t>(prompt.size(), length - 1);
-      std::copy(prompt.end() - keep, prompt.end(),
-                batch.targetIn.begin() + r * length);
-      next[r] = static_cast<int64_t>(keep);
-      if (keep == 0) { // no prompt: continue a document boundary
-        batch.targetIn[r * length] = kEosId;
-        next[r] = 1;
-      }
+      tokens[r].assign(prompt.end() - keep, prompt.end());
+      if (tokens[r].empty())
+        tokens[r].push_back(kEosId);
+      rngs.emplace_back((uint64_t{sampling.seed} << 32) ^
+                        ((first + r) * 0x9e3779b97f4a7c15ull));
+      done[r] = maxNewTokens <= 0;
     }
-    for (int64_t produced = 0; produced < maxNewTokens; ++produced) {
+    // Row r's token after position p from the logits of position p: the
+    // next prompt token, or one picked when p is the row's last.
+    auto extend = [&](size_t r, int64_t p, const float *logits) {
+      if (done[r] || p + 1 != static_cast<int64_t>(tokens[r].size()))
+        return;
+      if (p + 1 >= length) { // the context is full
+        done[r] = true;
+        return;
+      }
+      int32_t token = pickToken(logits, model.vocabulary, sampling, rngs[r]);
+      if (token == kEosId) {
+        done[r] = true;
+        return;
+      }
+      tokens[r].push_back(token);
+      outputs[first + r].push_back(token);
+      done[r] = ++produced[r] >= maxNewTokens;
+    };
+    if (incremental) {
+      // One position at a time through @decode_step, its keys and values
+      // cached: the prompts' positions fill the caches, then each step adds
+      // a generated token.
+      StepFrame frame{};
+      frame.state = state;
+      frame.arena = arena;
+      if (!model.device) {
+        cache.assign(static_cast<size_t>(bucket.cacheFloats), 0.0f);
+        frame.cache = cache.data();
+      }
+      bucket.encode(frame);
+      for (int64_t p = 0; p < length; ++p) {
+        if (interruptRequested())
+          return outputs;
+        bool any = false;
+        for (size_t r = 0; r < count; ++r) {
+          bool live = !done[r] && p < static_cast<int64_t>(tokens[r].size());
+          stepIds[r] = live ? tokens[r][p] : kPadId;
+          any = any || live;
+        }
+        if (!any)
+          break;
+        frame.targetInIds = stepIds.data();
+        frame.position = static_cast<int32_t>(p);
+        bucket.decodeStep(frame);
+        for (size_t r = 0; r < count; ++r)
+          extend(r, p, frame.logits + r * model.vocabulary);
+      }
+      continue;
+    }
+    // @predict on whole prefixes: one call a generated token.
+    Batch batch = emptyBatch(shapeOf(model, bucket));
+    for (;;) {
       if (interruptRequested())
         return outputs;
       bool any = false;
-      for (size_t r = 0; r < count; ++r)
-        any = any || (!done[r] && next[r] <= length - 1);
+      for (size_t r = 0; r < count; ++r) {
+        std::copy(tokens[r].begin(), tokens[r].end(),
+                  batch.targetIn.begin() + r * length);
+        any = any || !done[r];
+      }
       if (!any)
         break;
       const float *logits = predict(bucket, state, arena, batch);
       for (size_t r = 0; r < count; ++r) {
-        if (done[r] || next[r] > length - 1)
-          continue;
-        const float *row =
-            logits + (r * length + next[r] - 1) * model.vocabulary;
-        int32_t best = pickToken(row, model.vocabulary, sampling, rngs[r]);
-        if (best == kEosId) {
-          done[r] = true;
-          continue;
-        }
-        outputs[first + r].push_back(best);
-        if (next[r] < length)
-          batch.targetIn[r * length + next[r]] = best;
-        ++next[r];
+        int64_t p = static_cast<int64_t>(tokens[r].size()) - 1;
+        extend(r, p, logits + (r * length + p) * model.vocabulary);
       }
     }
   }

@@ -120,13 +120,17 @@ struct Sampling {
 };
 
 /// A language model's continuation of each prompt (no source: the prompt
-/// is the start of target_in), recomputing the whole prefix with @predict
-/// per token, until EOS, `maxNewTokens` or the end of the context. A prompt
-/// longer than the context keeps its last context - 1 tokens.
+/// is the start of target_in), until EOS, `maxNewTokens` or the end of the
+/// context: with the incremental decoder (@decode_step one position at a
+/// time, keys and values cached, the prompt's positions first) where it was
+/// compiled and `decoding` allows, else recomputing the whole prefix with
+/// @predict per token; both pick the same tokens. A prompt longer than the
+/// context keeps its last context - 1 tokens.
 std::vector<std::vector<int32_t>>
 continuePrompts(const CompiledModel &model, float *state, char *arena,
                 std::span<const std::vector<int32_t>> prompts,
-                int64_t maxNewTokens, const Sampling &sampling = {});
+                int64_t maxNewTokens, const Sampling &sampling = {},
+                Decoding decoding = Decoding::Incremental);
 
 } // namespace tgc::runtime
 

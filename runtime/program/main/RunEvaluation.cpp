@@ -137,7 +137,8 @@ bool Run::evaluate() {
     for (const SentencePair &pair : pairs)
       prompts.push_back(promptOf(pair));
     outputs = continuePrompts(model, memory.state(), memory.arena(), prompts,
-                             model.buckets[model.numBuckets - 1].targetLength);
+                              model.buckets[model.numBuckets - 1].targetLength,
+                              Sampling{}, decoding());
   } else {
     outputs = translateGreedy(model, memory.state(), memory.arena(), pairs,
                               decoding());
