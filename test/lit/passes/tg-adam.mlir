@@ -170,3 +170,25 @@ func.func @loss(%x: tensor<2x4xf32> {tg.name = "x"}, %t: tensor<2xi32> {tg.name 
 
 // RENAME-LABEL: tg.variable @u trainable
 // RENAME: func.func @my_step(
+
+// -----
+
+// Dropout sites (forward and backward) sharing one compiled rate read the
+// step's dropout input; a site compiled at another rate would keep its own.
+tg.variable @z trainable init(xavier_uniform) : tensor<2x4xf32>
+func.func @loss(%key: tensor<2xi32> {tg.name = "dropout_key"}) -> tensor<f32> {
+  %z = tg.load @z : tensor<2x4xf32>
+  %y = tg.dropout %z, %key rate 2.500000e-01 op_id 3 : tensor<2x4xf32>
+  %l = tg.reduce_sum %y dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: tg.variable @z trainable
+// CHECK: func.func @train_step(
+// CHECK-SAME: %{{.*}}: tensor<f32> {tg.name = "adam_eps"},
+// CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<f32> {tg.name = "dropout"})
+// CHECK: tg.dropout %{{.*}}, %{{.*}} rate 2.500000e-01 run_time %[[P]] op_id 3
+// CHECK: tg.dropout_grad %{{.*}}, %{{.*}} rate 2.500000e-01 run_time %[[P]] op_id 3
+
+// RENAME-LABEL: tg.variable @z trainable
+// RENAME: func.func @my_step(
