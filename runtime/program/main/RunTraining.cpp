@@ -12,6 +12,7 @@
 #include "runtime/program/parallel/ParameterChecksum.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 
@@ -172,6 +173,27 @@ int Run::train() {
   loop.maxSeconds = static_cast<double>(options.maxSeconds);
   loop.lossLog = leads() ? options.lossLog : std::string();
   loop.metrics = metrics.isOpen() ? &metrics : nullptr;
+  // --metrics opens with the run's hyperparameters in force ("kind":
+  // "run", at the step it starts after), those its step takes. A failed
+  // write is the loop's to stop on (its first record fails too), so that
+  // every process of a data-parallel run stops at the same step.
+  if (loop.metrics) {
+    MetricsRecord record("run", stepsDone);
+    const char *keys[] = {"label_smoothing", "adam_beta1", "adam_beta2",
+                          "adam_eps",        "dropout",    "attention_dropout"};
+    // Each float as its shortest decimal (0.1, not 0.100000001).
+    auto shortest = [](float value) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.7g", static_cast<double>(value));
+      return std::strtod(text, nullptr);
+    };
+    std::vector<Hyperparameter> all = hyperparameters();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].model.taken)
+        record.add(keys[i], shortest(all[i].value()));
+    record.add("weight_decay", shortest(weightDecay()));
+    metrics.write(record);
+  }
   loop.onLoss = [this](float loss) { runningLoss.add(loss); };
   loop.afterStep = [this](int64_t step, bool last) {
     stepsDone = step;

@@ -1,7 +1,8 @@
 //===- Metrics.h - the --metrics file: one JSON record per line -*- C++ -*-===//
 //
 // A training run's curves for tools: one JSON object per log line
-// ("kind": "train") and per validation ("kind": "valid"), each with its step.
+// ("kind": "train") and per validation ("kind": "valid"), each with its step,
+// after one ("kind": "run") with the step's run-time hyperparameters in force.
 // `tgc-data curves` (or any JSON reader) turns the file into pictures. Every
 // write is checked: a full disk stops the run instead of losing records.
 //
