@@ -105,13 +105,21 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
                     .Case("update_phase", &s.updatePhase)
                     .Case("clip_norm", &s.clipNorm)
                     .Case("weight_decay", &s.weightDecay)
+                    .Case("adam_beta1", &s.adamBeta1)
+                    .Case("adam_beta2", &s.adamBeta2)
+                    .Case("adam_eps", &s.adamEps)
+                    .Case("label_smoothing", &s.labelSmoothing)
+                    .Case("dropout", &s.dropout)
+                    .Case("attention_dropout", &s.attentionDropout)
                     .Default(nullptr);
     if (!slot)
       return function.emitError()
              << "argument #" << i << " of @" << stepFunction
              << " is not a training input (source_ids, target_in_ids, "
                 "target_out_ids, dropout_key, lr, step, grad_weight, "
-                "update_phase, clip_norm, weight_decay)";
+                "update_phase, clip_norm, weight_decay, adam_beta1, "
+                "adam_beta2, adam_eps, label_smoothing, dropout, "
+                "attention_dropout)";
     *slot = static_cast<int>(i);
   }
   // A language model has no source_ids: its batches are token windows.
@@ -138,18 +146,55 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
   module.walk([&](tg::OutputLossOp op) {
     vocabulary = op.getWeight().getType().getDimSize(0);
   });
-  function.walk([&](tg::CrossEntropyOp op) {
-    s.labelSmoothing = op.getSmoothing().convertToFloat();
-  });
-  function.walk([&](tg::OutputLossOp op) {
-    s.labelSmoothing = op.getSmoothing().convertToFloat();
-  });
   if (source.size() != 2 || target.size() != 2 || source[0] != target[0] ||
       shapeOf(s.targetIn) != target || vocabulary == 0)
     return function.emitError()
            << "@" << stepFunction << " must take [batch, length] token ids "
            << "and compute a cross-entropy loss";
   s.shape = {source[0], source[1], target[1], static_cast<int32_t>(vocabulary)};
+  // The compiled defaults of the run-time hyperparameters: the attributes of
+  // the ops that read them.
+  function.walk([&](tg::MultiAdamUpdateOp op) {
+    s.defaultAdamBeta1 = op.getBeta1().convertToFloat();
+    s.defaultAdamBeta2 = op.getBeta2().convertToFloat();
+    s.defaultAdamEps = op.getEpsilon().convertToFloat();
+  });
+  function.walk([&](tg::CrossEntropyOp op) {
+    s.defaultLabelSmoothing = op.getSmoothing().convertToFloat();
+  });
+  function.walk([&](tg::OutputLossOp op) {
+    s.defaultLabelSmoothing = op.getSmoothing().convertToFloat();
+  });
+  // A dropout rate's default: the compiled rate of a site that reads it.
+  auto noteRate = [&](Value runTime, APFloat rate) {
+    auto arg = llvm::dyn_cast_or_null<BlockArgument>(runTime);
+    if (!arg || arg.getOwner()->getParentOp() != function)
+      return;
+    if (static_cast<int>(arg.getArgNumber()) == s.dropout)
+      s.defaultDropout = rate.convertToFloat();
+    if (static_cast<int>(arg.getArgNumber()) == s.attentionDropout)
+      s.defaultAttentionDropout = rate.convertToFloat();
+  };
+  function.walk([&](Operation *op) {
+    if (auto drop = llvm::dyn_cast<tg::DropoutOp>(op))
+      noteRate(drop.getRateValue(), drop.getRate());
+    else if (auto drop = llvm::dyn_cast<tg::DropoutGradOp>(op))
+      noteRate(drop.getRateValue(), drop.getRate());
+    else if (auto norm = llvm::dyn_cast<tg::ResidualLayerNormOp>(op))
+      noteRate(norm.getRateValue(), norm.getRate());
+    else if (auto attention = llvm::dyn_cast<tg::AttentionOp>(op))
+      noteRate(attention.getDropoutValue(), attention.getDropoutRate());
+    else if (auto group = llvm::dyn_cast<tg::FusedElementwiseOp>(op))
+      // Inside a group the rate is a body argument: its input's.
+      for (auto [input, arg] : llvm::zip(group.getInputs(),
+                                         group.getBody().getArguments()))
+        if (tg::isDropoutRateInput(arg))
+          for (Operation *user : arg.getUsers())
+            if (auto drop = llvm::dyn_cast<tg::DropoutOp>(user))
+              noteRate(input, drop.getRate());
+            else if (auto drop = llvm::dyn_cast<tg::DropoutGradOp>(user))
+              noteRate(input, drop.getRate());
+  });
   return s;
 }
 

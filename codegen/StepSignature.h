@@ -47,9 +47,18 @@ struct StepSignature {
   /// the model's default (tg.optimizer's weight_decay, else 0).
   int weightDecay = -1;
   float defaultWeightDecay = 0.0f;
-  /// The loss's label smoothing (its tg.cross_entropy or tg.output_loss):
-  /// in the training loss, not in validation's plain cross-entropy.
-  float labelSmoothing = 0.0f;
+  /// Adam's run-time betas and epsilon (-1: compiled in) and the model's
+  /// values (the update's attributes).
+  int adamBeta1 = -1, adamBeta2 = -1, adamEps = -1;
+  float defaultAdamBeta1 = 0.9f, defaultAdamBeta2 = 0.98f,
+        defaultAdamEps = 1e-9f;
+  /// The loss's run-time label smoothing (-1: none) and its compiled value.
+  int labelSmoothing = -1;
+  float defaultLabelSmoothing = 0.0f;
+  /// The run-time dropout rates (-1: the step has no such dropout) and the
+  /// model's compiled ones.
+  int dropout = -1, attentionDropout = -1;
+  float defaultDropout = 0.0f, defaultAttentionDropout = 0.0f;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those

@@ -597,6 +597,7 @@ Tensor dropout(Tensor input, double rate, Where where) {
     return input;
   return b.wrap(b.ops().create<tg::DropoutOp>(
       b.location(where), input.value(), b.dropoutKey(where),
+      /*rate_value=*/mlir::Value(),
       b.ops().getF32FloatAttr(static_cast<float>(rate)),
       b.ops().getI64IntegerAttr(b.nextDropoutId())));
 }
@@ -667,7 +668,7 @@ LossAndTokens crossEntropy(Tensor logits, Tensor targets, double smoothing,
     b.fail(where, "crossEntropy: label smoothing must be in [0, 1)");
   auto op = b.ops().create<tg::CrossEntropyOp>(
       b.location(where), logits.value(), targets.value(),
-      b.ops().getF32FloatAttr(static_cast<float>(smoothing)),
+      /*smoothing_value=*/mlir::Value(), b.ops().getF32FloatAttr(static_cast<float>(smoothing)),
       b.ops().getI32IntegerAttr(ignoreIndex));
   return {b.wrap(op.getLoss()), b.wrap(op.getTokens())};
 }

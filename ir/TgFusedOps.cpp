@@ -105,7 +105,10 @@ static LogicalResult verifyAttention(AttentionLike op, Value position) {
       op.getBias(), op.getRngKey(), position, op.getCausal(), sequenceMajor,
       op.getScale().convertToFloat(), op.getDropoutRate().convertToFloat(),
       op.getOpId());
-  if (failed(s))
+  if (failed(s) ||
+      failed(verifyRunTimeRate(op, "dropout rate",
+                               op.getDropoutRate().convertToFloat(),
+                               op.getDropoutValue())))
     return failure();
   if (op.getBf16Products() &&
       !llvm::cast<ShapedType>(op.getQuery().getType()).getElementType().isBF16())
@@ -188,6 +191,9 @@ LogicalResult ResidualLayerNormOp::verify() {
       rounded && failed(expectShape(*this, "rounded", rounded,
                                     shapeOf(getResult()))))
     return failure();
+  if (failed(verifyRunTimeRate(*this, "rate", getRate().convertToFloat(),
+                               getRateValue())))
+    return failure();
   return verifyResidualNorm(*this, getKind(), "residual", getResidual(),
                             getGamma(), getRate().convertToFloat(), getOpId(),
                             getEpsilon().convertToFloat(),
@@ -198,6 +204,9 @@ LogicalResult ResidualLayerNormGradOp::verify() {
   if (Value rounded = getSublayerGradRounded();
       rounded && failed(expectShape(*this, "rounded", rounded,
                                     shapeOf(getSublayerGrad()))))
+    return failure();
+  if (failed(verifyRunTimeRate(*this, "rate", getRate().convertToFloat(),
+                               getRateValue())))
     return failure();
   return verifyResidualNorm(*this, getKind(), "result", getResult(),
                             getGamma(), getRate().convertToFloat(), getOpId(),

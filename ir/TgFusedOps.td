@@ -27,7 +27,10 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     (relative positions, ALiBi, a user's own mask), head-major in both
     layouts and broadcast over a unit batch or head dimension:
     `s = scale * Q K^T + bias + mask`.
-    A `dropout_rate > 0` needs a `key`. With `position` (a runtime scalar;
+    A `dropout_rate > 0` needs a `key`. An optional `run_time` operand (f32,
+    after the rate; the step's `attention_dropout` argument, which `tg-adam`
+    adds) is the rate read when the op runs, the attribute then being the
+    compiled default. With `position` (a runtime scalar;
     needs `causal` and `Sq <= Sk`) query `i` sits at position `position + i`
     of a key/value cache of `Sk` positions and sees keys `0 .. position + i`:
     one step of an incremental decoder.
@@ -63,6 +66,7 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        Optional<TG_FloatTensor>:$mask, Optional<TG_FloatTensor>:$bias,
                        Optional<TG_RngKey>:$rng_key,
                        Optional<TG_IntScalar>:$position,
+                       Optional<TG_Scalar>:$dropout_value,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products,
                        F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
@@ -75,14 +79,16 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                    "float":$dropoutRate, "int64_t":$opId,
                    CArg<"::mlir::Value", "{}">:$position,
                    CArg<"bool", "false">:$sequenceMajor,
-                   CArg<"::mlir::Value", "{}">:$bias), [{
+                   CArg<"::mlir::Value", "{}">:$bias,
+                   CArg<"::mlir::Value", "{}">:$dropoutValue), [{
       auto q = ::llvm::cast<::mlir::RankedTensorType>(query.getType());
       auto v = ::llvm::cast<::mlir::RankedTensorType>(value.getType());
       ::llvm::SmallVector<int64_t> outShape(q.getShape());
       outShape.back() = v.getShape().back();
       auto f32 = ::llvm::cast<::mlir::RankedTensorType>(withF32Elements(q));
       build($_builder, $_state, f32.clone(outShape), rowStatisticsType(f32), query,
-            key, value, mask, bias, rngKey, position, causal, sequenceMajor,
+            key, value, mask, bias, rngKey, position, dropoutValue, causal,
+            sequenceMajor,
             /*bf16_products=*/false, ::llvm::APFloat(scale), ::llvm::APFloat(dropoutRate),
             static_cast<uint64_t>(opId));
     }]>
@@ -90,7 +96,8 @@ def TG_AttentionOp : TG_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $query `,` $key_in `,` $value (`mask` $mask^)? (`bias` $bias^)? (`key` $rng_key^)?
     (`causal` $causal^)? (`position` $position^)? (`sequence_major` $sequence_major^)?
-    (`bf16_products` $bf16_products^)? `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
+    (`bf16_products` $bf16_products^)? `scale` $scale `dropout` $dropout_rate
+    (`run_time` $dropout_value^)? `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -106,7 +113,8 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
     It recomputes the probabilities tile by tile
     from `q`, `k` and the saved `lse` (and the dropout mask from `key` and
     `op_id`) instead of reading a stored `Sq x Sk` matrix. Attributes and
-    optional operands must match the forward op's; `query`, `key` and
+    optional operands (the `run_time` dropout rate too) must match the
+    forward op's; `query`, `key` and
     `value` are the forward's (`bf16` after `tg-mixed-precision`), the
     gradients `f32`, every tensor in the forward's layout
     (`sequence_major` too). With `bf16_products` the four products of the
@@ -134,6 +142,7 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
                        TG_GemmOperand:$output, TG_FloatTensor:$lse,
                        Optional<TG_FloatTensor>:$mask, Optional<TG_FloatTensor>:$bias,
                        Optional<TG_RngKey>:$rng_key,
+                       Optional<TG_Scalar>:$dropout_value,
                        UnitAttr:$causal, UnitAttr:$sequence_major,
                        UnitAttr:$bf16_products, F32Attr:$scale, F32Attr:$dropout_rate, I64Attr:$op_id);
   let results = (outs TG_GemmOperand:$query_grad, TG_GemmOperand:$key_grad,
@@ -142,13 +151,15 @@ def TG_AttentionGradOp : TG_Op<"attention_grad", [Pure, AttrSizedOperandSegments
     $grad `,` $query `,` $key_in `,` $value `,` $output `,` $lse
     (`mask` $mask^)? (`bias` $bias^)? (`key` $rng_key^)? (`causal` $causal^)?
     (`sequence_major` $sequence_major^)? (`bf16_products` $bf16_products^)?
-    `scale` $scale `dropout` $dropout_rate `op_id` $op_id attr-dict
+    `scale` $scale `dropout` $dropout_rate (`run_time` $dropout_value^)?
+    `op_id` $op_id attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
 
-def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure, AttrSizedResultSegments,
+def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure,
+    AttrSizedOperandSegments, AttrSizedResultSegments,
     AllTypesMatch<["residual", "sublayer", "result"]>,
     OptionalTypesMatchWith<"gamma and beta have one type", "gamma", "beta", "$_self">,
     OptionalTypesMatchWith<"the sum has the residual's type", "residual", "sum", "$_self">,
@@ -170,7 +181,9 @@ def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure, AttrSizedResult
     saved. With `sum` (a pre-LN block, whose next residual adds to `h`) it
     also writes `h`. With `rounded` (`tg-fold-bf16-roundings`, in place of
     a `tg.to_bf16` copy of the result) it also writes the result rounded to
-    bf16, for the GEMMs that read it.
+    bf16, for the GEMMs that read it. An optional `run_time` operand (f32,
+    after the rate; the step's `dropout` argument) is the dropout rate read
+    when the op runs, the attribute then being the compiled default.
 
     ```mlir
     %y, %mean, %rstd = tg.residual_layer_norm %x, %sub, %gamma, %beta, %key
@@ -183,6 +196,7 @@ def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure, AttrSizedResult
   let arguments = (ins TG_FloatTensor:$residual, TG_FloatTensor:$sublayer,
                        TG_FloatTensor:$gamma, Optional<TG_FloatTensor>:$beta,
                        TG_RngKey:$key,
+                       Optional<TG_Scalar>:$rate_value,
                        DefaultValuedAttr<TG_NormKind, "::tgc::tg::NormKind::layer">:$kind,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$result, Optional<TG_FloatTensor>:$mean,
@@ -190,8 +204,8 @@ def TG_ResidualLayerNormOp : TG_Op<"residual_layer_norm", [Pure, AttrSizedResult
                       Optional<TG_Bf16Tensor>:$rounded);
   let assemblyFormat = [{
     ($kind^)? $residual `,` $sublayer `,` custom<NormParams>(ref($kind), $gamma, $beta)
-    `,` $key `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict
-    `:` type($residual) `,`
+    `,` $key `rate` $rate (`run_time` $rate_value^)? `op_id` $op_id
+    `eps` $epsilon attr-dict `:` type($residual) `,`
     custom<GammaAndMean>(ref($kind), ref(type($residual)), type($gamma), type($mean))
     (`sum` type($sum)^)? (`rounded` type($rounded)^)?
   }];
@@ -219,7 +233,8 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
     tensor of the activations' size per sublayer). `sum_grad`, the gradient
     of the forward's `sum` where it has one, adds to `h`'s gradient, which
     is the residual's; the sublayer's goes through the dropout mask,
-    regenerated from the key. Attributes must match the forward op's. A
+    regenerated from the key. Attributes (and the `run_time` rate) must
+    match the forward op's. A
     `gamma` entry of exactly 0 makes its column's `xhat` unknowable (the
     gradients come out non-finite there), which is why
     `tg-fuse-residual-layernorm` leaves a gamma that starts at zero unfused.
@@ -238,6 +253,7 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
                        TG_FloatTensor:$gamma, Optional<TG_FloatTensor>:$beta,
                        TG_FloatTensor:$rstd, TG_RngKey:$key,
                        Optional<TG_FloatTensor>:$sum_grad,
+                       Optional<TG_Scalar>:$rate_value,
                        DefaultValuedAttr<TG_NormKind, "::tgc::tg::NormKind::layer">:$kind,
                        F32Attr:$rate, I64Attr:$op_id, F32Attr:$epsilon);
   let results = (outs TG_FloatTensor:$residual_grad, TG_FloatTensor:$sublayer_grad,
@@ -246,7 +262,8 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
   let assemblyFormat = [{
     ($kind^)? $grad `,` $result `,` custom<NormParams>(ref($kind), $gamma, $beta)
     `,` $rstd `,` $key (`sum_grad` $sum_grad^)?
-    `rate` $rate `op_id` $op_id `eps` $epsilon attr-dict `:` type($result) `,`
+    `rate` $rate (`run_time` $rate_value^)? `op_id` $op_id `eps` $epsilon
+    attr-dict `:` type($result) `,`
     custom<GammaAndBetaGrad>(ref($kind), type($gamma), type($beta_grad))
     (`rounded` type($sublayer_grad_rounded)^)?
   }];
@@ -267,7 +284,8 @@ def TG_FusedElementwiseOp : TG_Op<"fused_elementwise", [IsolatedFromAbove, TG_El
     what the body's ops mean one after another; a code generator emits it as a
     single loop that reads each input once and writes each result once, so the
     intermediates never reach memory. `tg-fuse-elementwise` builds it after
-    autodiff. Inputs are tensors of the group's shape, or a dropout key; the
+    autodiff. Inputs are tensors of the group's shape, a dropout key, or an
+    f32 scalar that is a dropout's `run_time` rate; the
     body's block arguments stand for them in order; `tg.yield` names the
     results. After `tg-mixed-precision` a group may read bf16 copies and, with
     a `tg.to_bf16` in its body, write one (`tg-fold-bf16-roundings`): the

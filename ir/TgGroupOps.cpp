@@ -15,6 +15,22 @@ bool writesNoCode(Operation *op) {
          op->hasTrait<traits::ResultOutsideArena>();
 }
 
+bool isDropoutRateInput(BlockArgument arg) {
+  auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || type.getRank() != 0 || !type.getElementType().isF32() ||
+      arg.use_empty())
+    return false;
+  return llvm::all_of(arg.getUses(), [](OpOperand &use) {
+    if (auto drop = llvm::dyn_cast<DropoutOp>(use.getOwner()))
+      return drop.getRateValue() == use.get() &&
+             use.getOperandNumber() == 2;
+    if (auto drop = llvm::dyn_cast<DropoutGradOp>(use.getOwner()))
+      return drop.getRateValue() == use.get() &&
+             use.getOperandNumber() == 2;
+    return false;
+  });
+}
+
 YieldOp FusedElementwiseOp::getYield() {
   return llvm::cast<YieldOp>(getBody().front().getTerminator());
 }
@@ -54,11 +70,15 @@ LogicalResult FusedElementwiseOp::verify() {
     auto inputType = llvm::cast<RankedTensorType>(input.getType());
     bool isKey = inputType.getElementType().isInteger(32) &&
                  inputType.getShape() == llvm::ArrayRef<int64_t>{2};
-    if (!ofGroupShape(input.getType()) && !isKey)
+    // A dropout's run-time rate: an f32 scalar the body reads only as that.
+    bool isRate = isDropoutRateInput(arg);
+    if (!ofGroupShape(input.getType()) && !isKey && !isRate)
       return emitOpError() << "input #" << i << " must have the group's shape "
                            << formatShape(group.getShape())
                            << " with f32 or bf16 elements (or be a "
-                              "tensor<2xi32> dropout key) but has type "
+                              "tensor<2xi32> dropout key, or a tensor<f32> "
+                              "read only as dropouts' run-time rate) but has "
+                              "type "
                            << input.getType();
   }
   for (Operation &op : body.without_terminator()) {

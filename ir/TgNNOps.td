@@ -159,15 +159,23 @@ def TG_DropoutOp : TG_Op<"dropout", [Pure, TG_ElementwiseLoop, AllTypesMatch<["i
     `tg.dropout_grad` with the same key and `op_id` regenerates the mask.
     `0 <= rate < 1`; `op_id >= 0` and distinct per dropout site.
 
+    With the optional `run_time` operand (f32; the training step's
+    `dropout` argument, which `tg-adam` adds) the rate is that value, read
+    when the op runs; the attribute is then the model's compiled default
+    (never 0: a site compiled at rate 0 does not exist).
+
     ```mlir
     %y = tg.dropout %x, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
+    %z = tg.dropout %x, %key rate 1.000000e-01 run_time %p op_id 3 : tensor<2x7x16xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$input, TG_RngKey:$key, F32Attr:$rate,
+  let arguments = (ins TG_FloatTensor:$input, TG_RngKey:$key,
+                       Optional<TG_Scalar>:$rate_value, F32Attr:$rate,
                        I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $key `rate` $rate `op_id` $op_id attr-dict `:` type($input)
+    $input `,` $key `rate` $rate (`run_time` $rate_value^)? `op_id` $op_id
+    attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
 }
@@ -176,17 +184,20 @@ def TG_DropoutGradOp : TG_Op<"dropout_grad", [Pure, TG_ElementwiseLoop, AllTypes
   let summary = "gradient of dropout: the regenerated mask times grad";
   let description = [{
     Applies to `grad` the same mask and scale that `tg.dropout` with this key,
-    `rate` and `op_id` applied; no mask is stored. Same rules as `tg.dropout`.
+    `rate` and `op_id` applied; no mask is stored. Same rules as `tg.dropout`,
+    the optional `run_time` rate included (the forward's).
 
     ```mlir
     %dx = tg.dropout_grad %dy, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad, TG_RngKey:$key, F32Attr:$rate,
+  let arguments = (ins TG_FloatTensor:$grad, TG_RngKey:$key,
+                       Optional<TG_Scalar>:$rate_value, F32Attr:$rate,
                        I64Attr:$op_id);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $key `rate` $rate `op_id` $op_id attr-dict `:` type($grad)
+    $grad `,` $key `rate` $rate (`run_time` $rate_value^)? `op_id` $op_id
+    attr-dict `:` type($grad)
   }];
   let hasVerifier = 1;
 }
@@ -296,17 +307,25 @@ def TG_CrossEntropyOp : TG_Op<"cross_entropy", [Pure]> {
     over the contributing positions (0 if there are none) and `tokens` their
     count. `0 <= smoothing < 1`.
 
+    With the optional `run_time` operand (f32; the training step's
+    `label_smoothing` argument, which `tg-adam` adds), the smoothing is that
+    value, read when the op runs: the attribute is then the model's compiled
+    default, the value the program passes unless told otherwise.
+
     ```mlir
     %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 1.000000e-01 ignore 0
+        : tensor<2x7x100xf32>, tensor<2x7xi32>
+    %loss2, %ntok2 = tg.cross_entropy %logits, %tgt smoothing 1.000000e-01 run_time %ls ignore 0
         : tensor<2x7x100xf32>, tensor<2x7xi32>
     ```
   }];
   let arguments = (ins TG_FloatTensor:$logits, TG_IndexTensor:$targets,
+                       Optional<TG_Scalar>:$smoothing_value,
                        F32Attr:$smoothing, I32Attr:$ignore_index);
   let results = (outs TG_Scalar:$loss, TG_IntScalar:$tokens);
   let assemblyFormat = [{
-    $logits `,` $targets `smoothing` $smoothing `ignore` $ignore_index attr-dict
-    `:` type($logits) `,` type($targets)
+    $logits `,` $targets `smoothing` $smoothing (`run_time` $smoothing_value^)?
+    `ignore` $ignore_index attr-dict `:` type($logits) `,` type($targets)
   }];
   let hasVerifier = 1;
 }
@@ -316,7 +335,9 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
   let summary = "gradient of the label-smoothed cross-entropy";
   let description = [{
     `d_logits = loss_grad * (softmax(logits) - q) / tokens` at non-ignored
-    positions and 0 at ignored ones, for `tg.cross_entropy`'s `loss`.
+    positions and 0 at ignored ones, for `tg.cross_entropy`'s `loss`. Its
+    optional `run_time` smoothing is the forward's (the attribute then is
+    the compiled default).
 
     ```mlir
     %dlogits = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 1.000000e-01 ignore 0
@@ -324,11 +345,13 @@ def TG_CrossEntropyGradOp : TG_Op<"cross_entropy_grad", [Pure,
     ```
   }];
   let arguments = (ins TG_Scalar:$loss_grad, TG_FloatTensor:$logits,
-                       TG_IndexTensor:$targets, F32Attr:$smoothing,
-                       I32Attr:$ignore_index);
+                       TG_IndexTensor:$targets,
+                       Optional<TG_Scalar>:$smoothing_value,
+                       F32Attr:$smoothing, I32Attr:$ignore_index);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
-    $loss_grad `,` $logits `,` $targets `smoothing` $smoothing `ignore` $ignore_index
+    $loss_grad `,` $logits `,` $targets `smoothing` $smoothing
+    (`run_time` $smoothing_value^)? `ignore` $ignore_index
     attr-dict `:` type($logits) `,` type($targets)
   }];
   let hasVerifier = 1;
@@ -354,7 +377,8 @@ def TG_OutputLossOp : TG_Op<"output_loss", [Pure, TG_GemmOperands,
     chunk's logit gradient is rounded to bf16 before the two gradient GEMMs
     (the CPU kernel rounds it into the workspace itself, each row over the
     first half of its f32 row); the loss, the workspace and both gradients
-    stay `f32`.
+    stay `f32`. An optional `run_time` smoothing (f32) is read when the op
+    runs, as for `tg.cross_entropy`; the attribute then is the default.
 
     ```mlir
     %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss
@@ -364,6 +388,7 @@ def TG_OutputLossOp : TG_Op<"output_loss", [Pure, TG_GemmOperands,
   }];
   let arguments = (ins TG_GemmOperand:$hidden, TG_GemmOperand:$weight,
                        TG_IndexTensor:$targets, TG_Scalar:$loss_grad,
+                       Optional<TG_Scalar>:$smoothing_value,
                        F32Attr:$smoothing, I32Attr:$ignore_index,
                        I64Attr:$chunk_rows);
   let results = (outs TG_Scalar:$loss, TG_IntScalar:$tokens,
@@ -371,7 +396,7 @@ def TG_OutputLossOp : TG_Op<"output_loss", [Pure, TG_GemmOperands,
                       TG_FloatTensor:$workspace);
   let assemblyFormat = [{
     $hidden `,` $weight `,` $targets `,` $loss_grad `smoothing` $smoothing
-    `ignore` $ignore_index `chunk` $chunk_rows attr-dict `:` type($hidden) `,`
+    (`run_time` $smoothing_value^)? `ignore` $ignore_index `chunk` $chunk_rows attr-dict `:` type($hidden) `,`
     type($weight) `,` type($targets) `,` type($workspace)
   }];
   let hasVerifier = 1;

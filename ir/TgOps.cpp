@@ -318,13 +318,17 @@ LogicalResult RmsNormGradOp::verify() {
 }
 
 LogicalResult DropoutOp::verify() {
-  if (failed(verifyRate(*this, "rate", getRate().convertToFloat())))
+  if (failed(verifyRate(*this, "rate", getRate().convertToFloat())) ||
+      failed(verifyRunTimeRate(*this, "rate", getRate().convertToFloat(),
+                               getRateValue())))
     return failure();
   return verifyOpId(*this, getOpId());
 }
 
 LogicalResult DropoutGradOp::verify() {
-  if (failed(verifyRate(*this, "rate", getRate().convertToFloat())))
+  if (failed(verifyRate(*this, "rate", getRate().convertToFloat())) ||
+      failed(verifyRunTimeRate(*this, "rate", getRate().convertToFloat(),
+                               getRateValue())))
     return failure();
   return verifyOpId(*this, getOpId());
 }

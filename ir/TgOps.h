@@ -63,6 +63,11 @@ mlir::Type withF32Elements(mlir::Type type);
 /// dropout, whose mask depends only on the element's index), not a group.
 bool isElementwiseFusible(mlir::Operation *op);
 
+/// Whether `arg`, a tg.fused_elementwise body argument, is a dropout's
+/// run-time rate: a tensor<f32> that the body reads only as the `run_time`
+/// rate of tg.dropout and tg.dropout_grad.
+bool isDropoutRateInput(mlir::BlockArgument arg);
+
 /// Set by tg-pair-gemms on a tg.matmul: it and the next op that computes
 /// something (nextComputingOp) are independent and run at once, one thread
 /// each (a unit attribute; the interpreter and the CUDA target ignore it).

@@ -84,6 +84,11 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
       `decays` is true: `param -= lr * (m_hat / (sqrt(v_hat) + epsilon) +
       wd * param)`, with `param` before the step. The others, and every
       entry when `wd = 0`, take the plain Adam step.
+    - `beta1`, `beta2` and `eps` may each be followed by a `run_time` f32
+      operand (all three or none, with the controls): the step's
+      `adam_beta1`, `adam_beta2` and `adam_eps` arguments that `tg-adam`
+      adds. Their values are read when the op runs; the attributes are then
+      the model's compiled defaults.
 
     ```mlir
     %norm = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b]
@@ -101,6 +106,9 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
                        Optional<TG_IntScalar>:$phase,
                        Optional<TG_Scalar>:$clip,
                        Optional<TG_Scalar>:$weight_decay,
+                       Optional<TG_Scalar>:$beta1_value,
+                       Optional<TG_Scalar>:$beta2_value,
+                       Optional<TG_Scalar>:$epsilon_value,
                        F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon,
                        OptionalAttr<DenseBoolArrayAttr>:$decays);
   let results = (outs Optional<TG_Scalar>:$grad_norm);
@@ -108,7 +116,9 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
     $params `,` $moments1 `,` $moments2 `grads` `(` $grads `)` `lr` $lr
     `step` $step (`weight` $weight^ `phase` $phase `clip` $clip)?
     (`decay` $weight_decay^ `on` $decays)?
-    `beta1` $beta1 `beta2` $beta2 `eps` $epsilon attr-dict `:`
+    `beta1` $beta1 (`run_time` $beta1_value^)?
+    `beta2` $beta2 (`run_time` $beta2_value^)?
+    `eps` $epsilon (`run_time` $epsilon_value^)? attr-dict `:`
     type($grads) (`->` type($grad_norm)^)?
   }];
   let hasVerifier = 1;

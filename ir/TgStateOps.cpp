@@ -194,6 +194,15 @@ LogicalResult MultiAdamUpdateOp::verify() {
   if (getDecays() && getDecays()->size() != static_cast<int64_t>(n))
     return emitOpError() << "needs one decay flag per entry but has "
                          << getDecays()->size() << " for " << n;
+  // Run-time betas and epsilon: all three, in the optimizer step.
+  bool hyper = static_cast<bool>(getBeta1Value());
+  if (static_cast<bool>(getBeta2Value()) != hyper ||
+      static_cast<bool>(getEpsilonValue()) != hyper)
+    return emitOpError() << "takes run-time beta1, beta2 and eps together, "
+                            "or none of them";
+  if (hyper && !control)
+    return emitOpError() << "takes run-time beta1, beta2 and eps only with "
+                            "weight, phase and clip";
   return verifyAdamHyperparameters(*this, getBeta1().convertToFloat(),
                                    getBeta2().convertToFloat(),
                                    getEpsilon().convertToFloat());

@@ -120,6 +120,16 @@ LogicalResult verifyRate(Operation *op, llvm::StringRef name, float rate) {
   return op->emitOpError() << name << " must be in [0, 1) but is " << formatNumber(rate);
 }
 
+LogicalResult verifyRunTimeRate(Operation *op, llvm::StringRef name,
+                                float rate, Value runTime) {
+  if (!runTime || rate > 0.0f)
+    return success();
+  return op->emitOpError() << "takes its " << name
+                           << " at run time, so its compiled " << name
+                           << " (the default) must be above 0, not "
+                           << formatNumber(rate);
+}
+
 LogicalResult verifyOpId(Operation *op, int64_t opId) {
   if (opId < 0)
     return op->emitOpError() << "op_id must be >= 0 but is " << opId;

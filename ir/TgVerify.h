@@ -59,6 +59,11 @@ mlir::LogicalResult expectRank(mlir::Operation *op, llvm::StringRef what,
 mlir::LogicalResult verifyRate(mlir::Operation *op, llvm::StringRef name,
                                float rate);
 
+/// A dropout rate given at run time (`runTime`) replaces a compiled rate
+/// above 0: a site compiled at rate 0 does not exist.
+mlir::LogicalResult verifyRunTimeRate(mlir::Operation *op, llvm::StringRef name,
+                                      float rate, mlir::Value runTime);
+
 /// Dropout op ids are >= 0 and fit in 32 bits.
 mlir::LogicalResult verifyOpId(mlir::Operation *op, int64_t opId);
 

@@ -54,6 +54,78 @@ bool decaysByRule(tg::VariableOp param, const llvm::StringSet<> &tables) {
          !tables.contains(param.getSymName());
 }
 
+/// A dropout site's compiled rate and its run-time operand.
+struct RateSite {
+  float rate = 0.0f;
+  std::optional<MutableOperandRange> runTime;
+};
+
+float rateOf(tg::DropoutOp op) { return op.getRate().convertToFloat(); }
+float rateOf(tg::DropoutGradOp op) { return op.getRate().convertToFloat(); }
+float rateOf(tg::ResidualLayerNormOp op) { return op.getRate().convertToFloat(); }
+float rateOf(tg::ResidualLayerNormGradOp op) {
+  return op.getRate().convertToFloat();
+}
+float rateOf(tg::AttentionOp op) { return op.getDropoutRate().convertToFloat(); }
+float rateOf(tg::AttentionGradOp op) {
+  return op.getDropoutRate().convertToFloat();
+}
+MutableOperandRange runTimeOf(tg::DropoutOp op) { return op.getRateValueMutable(); }
+MutableOperandRange runTimeOf(tg::DropoutGradOp op) {
+  return op.getRateValueMutable();
+}
+MutableOperandRange runTimeOf(tg::ResidualLayerNormOp op) {
+  return op.getRateValueMutable();
+}
+MutableOperandRange runTimeOf(tg::ResidualLayerNormGradOp op) {
+  return op.getRateValueMutable();
+}
+MutableOperandRange runTimeOf(tg::AttentionOp op) {
+  return op.getDropoutValueMutable();
+}
+MutableOperandRange runTimeOf(tg::AttentionGradOp op) {
+  return op.getDropoutValueMutable();
+}
+
+/// `op` as a site of one of `Ops` (no rate when it is none).
+template <typename... Ops> RateSite rateSite(Operation *op) {
+  RateSite site;
+  auto match = [&](auto typed) {
+    if (!typed)
+      return;
+    site.rate = rateOf(typed);
+    site.runTime = runTimeOf(typed);
+  };
+  (match(llvm::dyn_cast<Ops>(op)), ...);
+  return site;
+}
+
+/// Adds the input `name` read by every dropout site `siteOf` finds in
+/// `function`'s body (rate above 0, none given yet) when they share one
+/// compiled rate.
+template <typename AddInput, typename SiteOf>
+void addRateInput(func::FuncOp function, AddInput &addInput, StringRef name,
+                  SiteOf siteOf) {
+  SmallVector<MutableOperandRange> sites;
+  std::optional<float> rate;
+  bool one = true;
+  for (Operation &op : function.getBody().front()) {
+    RateSite site = siteOf(&op);
+    if (!site.runTime || !(site.rate > 0.0f) || !site.runTime->empty())
+      continue;
+    one = one && (!rate || *rate == site.rate);
+    rate = site.rate;
+    sites.push_back(*site.runTime);
+  }
+  if (sites.empty() || !one)
+    return;
+  Value input = addInput(RankedTensorType::get(
+                             {}, Float32Type::get(function.getContext())),
+                         name);
+  for (MutableOperandRange &site : sites)
+    site.assign(input);
+}
+
 struct TgAdamPass : impl::TgAdamBase<TgAdamPass> {
   using TgAdamBase::TgAdamBase;
 
@@ -169,6 +241,50 @@ void TgAdamPass::runOnOperation() {
   Value phase = addInput(i32, "update_phase");
   Value clip = addInput(f32, "clip_norm");
   Value weightDecay = addInput(f32, "weight_decay");
+  // Adam's hyperparameters, the model's as defaults (the attributes).
+  Value beta1 = addInput(f32, "adam_beta1");
+  Value beta2 = addInput(f32, "adam_beta2");
+  Value epsilon = addInput(f32, "adam_eps");
+  // The dropout rates: one input for every dropout site but attention's and
+  // one for attention's, each where the sites (forward and backward) share
+  // one compiled rate, its default. A site compiled at rate 0 does not
+  // exist, so a model without dropout gets no input.
+  addRateInput(function, addInput, "dropout", [](Operation *op) {
+    return rateSite<tg::DropoutOp, tg::DropoutGradOp, tg::ResidualLayerNormOp,
+                    tg::ResidualLayerNormGradOp>(op);
+  });
+  addRateInput(function, addInput, "attention_dropout", [](Operation *op) {
+    return rateSite<tg::AttentionOp, tg::AttentionGradOp>(op);
+  });
+  // The loss's label smoothing, one input for the cross-entropies and their
+  // gradients when they share one compiled value (its default).
+  SmallVector<Operation *> losses;
+  std::optional<APFloat> smoothing;
+  bool oneSmoothing = true;
+  auto noteLoss = [&](Operation *op, APFloat value, Value given) {
+    if (given)
+      return;
+    losses.push_back(op);
+    if (smoothing && *smoothing != value)
+      oneSmoothing = false;
+    smoothing = value;
+  };
+  function.walk([&](tg::CrossEntropyOp op) {
+    noteLoss(op, op.getSmoothing(), op.getSmoothingValue());
+  });
+  function.walk([&](tg::CrossEntropyGradOp op) {
+    noteLoss(op, op.getSmoothing(), op.getSmoothingValue());
+  });
+  if (!losses.empty() && oneSmoothing) {
+    Value labelSmoothing = addInput(f32, "label_smoothing");
+    for (Operation *op : losses) {
+      if (auto loss = dyn_cast<tg::CrossEntropyOp>(op))
+        loss.getSmoothingValueMutable().assign(labelSmoothing);
+      else
+        cast<tg::CrossEntropyGradOp>(op).getSmoothingValueMutable().assign(
+            labelSmoothing);
+    }
+  }
 
   SmallVector<Value> kept, grads;
   SmallVector<Attribute> params, moments1, moments2;
@@ -214,7 +330,8 @@ void TgAdamPass::runOnOperation() {
   auto update = b.create<tg::MultiAdamUpdateOp>(
       b.getFusedLoc(locs), f32, b.getArrayAttr(params),
       b.getArrayAttr(moments1), b.getArrayAttr(moments2), grads, lr, step,
-      weight, phase, clip, weightDecay, b.getF32FloatAttr(h->beta1),
+      weight, phase, clip, weightDecay, beta1, beta2, epsilon,
+      b.getF32FloatAttr(h->beta1),
       b.getF32FloatAttr(h->beta2), b.getF32FloatAttr(h->epsilon),
       b.getDenseBoolArrayAttr(decays));
   kept.push_back(update.getGradNorm());

@@ -81,7 +81,7 @@ struct TgFoldHeadTransposesPass
         op.getLoc(), query, key, value, op.getMask(), op.getRngKey(),
         op.getCausal(), op.getScale().convertToFloat(),
         op.getDropoutRate().convertToFloat(), op.getOpId(), Value(),
-        /*sequenceMajor=*/true, op.getBias());
+        /*sequenceMajor=*/true, op.getBias(), op.getDropoutValue());
     for (tg::TransposeOp merge : merges)
       rewriter.replaceOp(merge, folded.getOutput());
     // Key and value may be one transpose (the same tensor attended twice).

@@ -96,7 +96,8 @@ struct TgFuseAdamPass : impl::TgFuseAdamBase<TgFuseAdamPass> {
         rewriter.getArrayAttr(params), rewriter.getArrayAttr(moments1),
         rewriter.getArrayAttr(moments2), grads, last.getLr(), last.getStep(),
         /*weight=*/Value(), /*phase=*/Value(), /*clip=*/Value(),
-        /*weightDecay=*/Value(), last.getBeta1Attr(), last.getBeta2Attr(),
+        /*weightDecay=*/Value(), /*beta1Value=*/Value(),
+        /*beta2Value=*/Value(), /*epsilonValue=*/Value(), last.getBeta1Attr(), last.getBeta2Attr(),
         last.getEpsilonAttr(), /*decays=*/nullptr);
     for (tg::AdamUpdateOp op : updates)
       rewriter.eraseOp(op);

@@ -36,6 +36,8 @@ namespace {
 /// What a matched chain becomes, and the ops it replaces (users first).
 struct AttentionChain {
   Value query, key, value, mask, rngKey;
+  /// The dropout's run-time rate, where it has one.
+  Value dropoutValue;
   /// A padding mask written with unit dims ([B, 1, 1, Sk]): reshaped to
   /// [B, Sk] for the fused op.
   Value maskToReshape;
@@ -105,6 +107,7 @@ public:
       take(dropout, chain);
       chain.rngKey = dropout.getKey();
       chain.dropoutRate = dropout.getRate().convertToFloat();
+      chain.dropoutValue = dropout.getRateValue();
       chain.opId = dropout.getOpId();
       x = dropout.getInput();
     }
@@ -386,7 +389,8 @@ struct TgFuseAttentionPass
         FusedLoc::get(&getContext(), locs), chain.query, chain.key,
         chain.value, mask, chain.dropoutRate > 0 ? chain.rngKey : Value(),
         chain.causal, chain.scale, chain.dropoutRate, chain.opId,
-        /*position=*/Value(), /*sequenceMajor=*/false, bias);
+        /*position=*/Value(), /*sequenceMajor=*/false, bias,
+        chain.dropoutRate > 0 ? chain.dropoutValue : Value());
     rewriter.replaceOp(root, attention.getOutput());
     for (Operation *op : llvm::drop_begin(chain.ops))
       rewriter.eraseOp(op);

@@ -51,6 +51,7 @@ static std::optional<OutputLossGroup> match(tg::CrossEntropyOp loss) {
   }
   if (!g.lossGrad || g.lossGrad.getTargets() != loss.getTargets() ||
       g.lossGrad.getSmoothing() != loss.getSmoothing() ||
+      g.lossGrad.getSmoothingValue() != loss.getSmoothingValue() ||
       g.lossGrad.getIgnoreIndex() != loss.getIgnoreIndex())
     return std::nullopt;
   Value weight = g.projection.getRhs(), hidden = g.projection.getLhs();
@@ -128,7 +129,7 @@ struct TgFuseOutputLossPass
         TypeRange{g.loss.getLoss().getType(), g.loss.getTokens().getType(),
                   hiddenType, weightType, workspace},
         hidden, weight, g.loss.getTargets(), g.lossGrad.getLossGrad(),
-        g.loss.getSmoothingAttr(), g.loss.getIgnoreIndexAttr(),
+        g.loss.getSmoothingValue(), g.loss.getSmoothingAttr(), g.loss.getIgnoreIndexAttr(),
         rewriter.getI64IntegerAttr(chunk));
     rewriter.replaceAllUsesWith(g.loss.getLoss(), op.getLoss());
     rewriter.replaceAllUsesWith(g.loss.getTokens(), op.getTokens());

@@ -143,7 +143,7 @@ struct TgFuseResidualLayerNormPass
         !othersFollow(add, norm.op))
       return Outcome::ExtraUse;
     bool keepSum = !add.getResult().hasOneUse();
-    Value key;
+    Value key, rateValue;
     float rate = 0.0f;
     int64_t opId = 0;
     SmallVector<Location> locs;
@@ -151,6 +151,7 @@ struct TgFuseResidualLayerNormPass
       sublayer = dropout.getInput();
       key = dropout.getKey();
       rate = dropout.getRate().convertToFloat();
+      rateValue = dropout.getRateValue();
       opId = dropout.getOpId();
       locs.push_back(dropout.getLoc());
     } else {
@@ -168,7 +169,7 @@ struct TgFuseResidualLayerNormPass
         FusedLoc::get(&getContext(), locs), rows,
         norm.beta ? statistics : Type(), statistics, keepSum ? rows : Type(),
         /*rounded=*/Type(), residual, sublayer, norm.gamma, norm.beta, key,
-        tg::NormKindAttr::get(&getContext(), norm.kind),
+        rateValue, tg::NormKindAttr::get(&getContext(), norm.kind),
         rewriter.getF32FloatAttr(rate),
         rewriter.getI64IntegerAttr(opId), norm.epsilon);
     rewriter.replaceOp(norm.op, fused.getResult());

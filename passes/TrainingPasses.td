@@ -98,8 +98,20 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
     `"update_phase"` (i32), `"clip_norm"` (f32) and `"weight_decay"` (f32),
     which give gradient accumulation (`--update-freq`), global-norm clipping
     (`--clip-norm`) and AdamW's decoupled weight decay (`--weight-decay`)
-    without a recompile (`tg.multi_adam_update` says what each does). The
-    function is renamed to the `step-function` option (`@train_step`).
+    without a recompile (`tg.multi_adam_update` says what each does); then
+    Adam's `"adam_beta1"`, `"adam_beta2"` and `"adam_eps"` (f32, the
+    update's `run_time` operands, `--adam-betas` and `--adam-eps`); where the
+    step has dropout, `"dropout"` (f32: the rate of every `tg.dropout`,
+    `tg.dropout_grad` and fused residual norm, `--dropout`) and
+    `"attention_dropout"` (f32: `tg.attention`'s and its gradient's,
+    `--attention-dropout`), each when its sites share one compiled rate
+    above 0 (a site compiled at rate 0 does not exist, so a model without
+    dropout gets neither); and, when
+    the step has cross-entropies that share one compiled smoothing,
+    `"label_smoothing"` (f32, their and their gradients' `run_time`
+    operand, `--label-smoothing`). The compiled values stay on the ops as
+    the defaults the program passes. The function is renamed to the
+    `step-function` option (`@train_step`).
 
     One op rather than one per parameter: clipping needs the norm of the
     whole gradient, and accumulation one accumulator for all of it.
@@ -121,12 +133,17 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
                           %weight: tensor<f32> {tg.name = "grad_weight"},
                           %phase: tensor<i32> {tg.name = "update_phase"},
                           %clip: tensor<f32> {tg.name = "clip_norm"},
-                          %wd: tensor<f32> {tg.name = "weight_decay"})
+                          %wd: tensor<f32> {tg.name = "weight_decay"},
+                          %b1: tensor<f32> {tg.name = "adam_beta1"},
+                          %b2: tensor<f32> {tg.name = "adam_beta2"},
+                          %eps: tensor<f32> {tg.name = "adam_eps"},
+                          %ls: tensor<f32> {tg.name = "label_smoothing"})
         -> (tensor<f32>, tensor<i32>, tensor<f32> {tg.name = "grad_norm"}) {
       ...
       %norm = tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw)
           lr %lr step %step weight %weight phase %phase clip %clip
-          decay %wd on [true] beta1 9.0e-01 beta2 9.8e-01 eps 1.0e-09 : tensor<4x3xf32> -> tensor<f32>
+          decay %wd on [true] beta1 9.0e-01 run_time %b1 beta2 9.8e-01 run_time %b2
+          eps 1.0e-09 run_time %eps : tensor<4x3xf32> -> tensor<f32>
       return %loss, %tokens, %norm : tensor<f32>, tensor<i32>, tensor<f32>
     }
     ```

@@ -85,9 +85,13 @@ FailureOr<std::string> emitMultiAdamUpdate(KernelArgs &p, EmitContext &context,
                         (o.getWeightDecay() ? ", *" + p(o.getWeightDecay())
                                             : std::string()) +
                         "}";
-  std::string hyper = floatLiteral(o.getBeta1().convertToFloat()) + ", " +
-                      floatLiteral(o.getBeta2().convertToFloat()) + ", " +
-                      floatLiteral(o.getEpsilon().convertToFloat());
+  // Run-time betas and epsilon are host inputs too; else the literals.
+  auto hyperOf = [&](Value value, const APFloat &literal) {
+    return value ? "*" + p(value) : floatLiteral(literal.convertToFloat());
+  };
+  std::string hyper = hyperOf(o.getBeta1Value(), o.getBeta1()) + ", " +
+                      hyperOf(o.getBeta2Value(), o.getBeta2()) + ", " +
+                      hyperOf(o.getEpsilonValue(), o.getEpsilon());
   std::string tensors =
       "  const kernels::AdamTensor tensors[] = {\n" + entries + "  };\n";
   std::string norm = p(o.getGradNorm());

@@ -55,7 +55,8 @@ std::string attentionSetup(KernelArgs &p, AttentionLike op) {
   if (op.getBf16Products())
     s += "  config.bf16Products = true;\n";
   s += "  config.dropout = " +
-       dropout(p, op.getRngKey(), op.getDropoutRate(), op.getOpId(), op,
+       dropout(p, op.getRngKey(), op.getDropoutRate(), op.getDropoutValue(),
+               op.getOpId(), op,
                q[0] * q[1] * q[2] * k[positions]) +
        ";\n";
   return s;

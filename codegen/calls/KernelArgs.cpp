@@ -22,14 +22,17 @@ int64_t product(ArrayRef<int64_t> dims) {
 
 std::string b(bool value) { return value ? "true" : "false"; }
 
-std::string dropout(KernelArgs &p, Value key, llvm::APFloat rate, uint64_t opId,
-                    Operation *op, int64_t elements) {
-  if (!key || rate.isZero())
+std::string dropout(KernelArgs &p, Value key, llvm::APFloat rate,
+                    Value runTime, uint64_t opId, Operation *op,
+                    int64_t elements) {
+  if (!key || (rate.isZero() && !runTime))
     return "kernels::Dropout{}";
   std::string k = p.host(key);
+  std::string given = runTime ? "*" + p.host(runTime)
+                              : floatLiteral(rate.convertToFloat());
   return "kernels::Dropout{uint32_t(" + k + "[0]), uint32_t(" + k + "[1]), " +
-         std::to_string(opId) + "u, " + floatLiteral(rate.convertToFloat()) +
-         ", " + dropoutIndexOffset(op, elements) + "}";
+         std::to_string(opId) + "u, " + given + ", " +
+         dropoutIndexOffset(op, elements) + "}";
 }
 
 std::string rowsWidth(Value value) {

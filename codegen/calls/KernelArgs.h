@@ -57,11 +57,13 @@ int64_t product(llvm::ArrayRef<int64_t> dims);
 std::string b(bool value);
 
 /// "kernels::Dropout{uint32_t(K[0]), uint32_t(K[1]), op, rate}", or a disabled
-/// one without a key or at rate 0 (inference).
-/// `elements` is the size of the tensor the site applies to (its index
-/// offset in a data-parallel run, codegen/lowering/DataParallel.h).
+/// one without a key or at rate 0 (inference). With `runTime` (the step's
+/// dropout rate input) the rate is that host scalar, read when the step
+/// runs. `elements` is the size of the tensor the site applies to (its
+/// index offset in a data-parallel run, codegen/lowering/DataParallel.h).
 std::string dropout(KernelArgs &p, mlir::Value key, llvm::APFloat rate,
-                    uint64_t opId, mlir::Operation *op, int64_t elements);
+                    mlir::Value runTime, uint64_t opId, mlir::Operation *op,
+                    int64_t elements);
 
 /// rows x width of a tensor normalized over its last dimension.
 std::string rowsWidth(mlir::Value value);

@@ -1,7 +1,8 @@
 //===- Loss.cpp - cross-entropy and the output loss as kernel calls -------===//
 //
 // The losses read the gradient seed of the loss on the host (a constant),
-// so they pass it by value.
+// so they pass it by value, and so is a run-time label smoothing (a host
+// input of the step on both targets).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/calls/KernelArgs.h"
@@ -15,12 +16,20 @@ namespace tgc::cpp {
 
 namespace {
 
+/// The smoothing a loss op passes: its run-time input, else the literal.
+template <typename LossLike>
+std::string smoothingOf(KernelArgs &p, LossLike o) {
+  if (Value value = o.getSmoothingValue())
+    return "*" + p(value);
+  return floatLiteral(o.getSmoothing().convertToFloat());
+}
+
 FailureOr<std::string> emitCrossEntropy(KernelArgs &p, EmitContext &context,
                                         tg::CrossEntropyOp o) {
   return std::string("  kernels::crossEntropy(" + p(o.getLogits()) + ", " +
                      p(o.getTargets()) + ", " + p(o.getLoss()) + ", " +
                      p(o.getTokens()) + ", " + rowsWidth(o.getLogits()) + ", " +
-                     floatLiteral(o.getSmoothing().convertToFloat()) + ", " +
+                     smoothingOf(p, o) + ", " +
                      std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
 }
 
@@ -32,7 +41,7 @@ FailureOr<std::string> emitCrossEntropyGrad(KernelArgs &p, EmitContext &context,
   return std::string("  kernels::crossEntropyGrad(*" + *lossGrad + ", " +
                      p(o.getLogits()) + ", " + p(o.getTargets()) + ", " +
                      p(o.getResult()) + ", " + rowsWidth(o.getLogits()) + ", " +
-                     floatLiteral(o.getSmoothing().convertToFloat()) + ", " +
+                     smoothingOf(p, o) + ", " +
                      std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
 }
 
@@ -51,7 +60,7 @@ FailureOr<std::string> emitOutputLoss(KernelArgs &p, EmitContext &context,
       std::to_string(numElements(o.getTargets())) + ", " +
       std::to_string(weight[1]) + ", " + std::to_string(weight[0]) + ", " +
       std::to_string(o.getChunkRows()) + ", " +
-      floatLiteral(o.getSmoothing().convertToFloat()) + ", " +
+      smoothingOf(p, o) + ", " +
       std::to_string(o.getIgnoreIndexAttr().getInt()) + ");\n");
 }
 

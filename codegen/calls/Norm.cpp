@@ -94,7 +94,7 @@ FailureOr<std::string> emitResidualLayerNorm(KernelArgs &p,
          layerNormOnly(p, o.getBeta()) + p(o.getResult()) + ", " +
          layerNormOnly(p, o.getMean()) + p(o.getRstd()) + ", " +
          rowsWidth(o.getResidual()) + ", " +
-         dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+         dropout(p, o.getKey(), o.getRate(), o.getRateValue(), o.getOpId(), o,
                  numElements(o.getResidual())) +
          ", " + floatLiteral(o.getEpsilon().convertToFloat()) + ", " +
          p(o.getRounded()) + ", " + p(o.getSum()) + ");\n";
@@ -109,7 +109,7 @@ emitResidualLayerNormGrad(KernelArgs &p, EmitContext &context,
          p(o.getResidualGrad()) + ", " + p(o.getSublayerGrad()) + ", " +
          p(o.getGammaGrad()) + ", " + layerNormOnly(p, o.getBetaGrad()) +
          rowsWidth(o.getResult()) + ", " +
-         dropout(p, o.getKey(), o.getRate(), o.getOpId(), o,
+         dropout(p, o.getKey(), o.getRate(), o.getRateValue(), o.getOpId(), o,
                  numElements(o.getResult())) +
          ", " + p(o.getSublayerGradRounded()) + ", " + p(o.getSumGrad()) +
          ");\n";

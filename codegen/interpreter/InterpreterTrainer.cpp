@@ -84,6 +84,18 @@ InterpreterTrainer::arguments(const runtime::Batch &batch,
   args[s.clipNorm] = HostTensor::scalar(input.clipNorm);
   if (s.weightDecay >= 0)
     args[s.weightDecay] = HostTensor::scalar(input.weightDecay);
+  // The run-time hyperparameters the step takes, else the model's.
+  auto hyper = [&](int at, std::optional<float> given, float model) {
+    if (at >= 0)
+      args[at] = HostTensor::scalar(given.value_or(model));
+  };
+  const runtime::StepHyperparameters &h = input.hyper;
+  hyper(s.labelSmoothing, h.labelSmoothing, s.defaultLabelSmoothing);
+  hyper(s.adamBeta1, h.adamBeta1, s.defaultAdamBeta1);
+  hyper(s.adamBeta2, h.adamBeta2, s.defaultAdamBeta2);
+  hyper(s.adamEps, h.adamEps, s.defaultAdamEps);
+  hyper(s.dropout, h.dropout, s.defaultDropout);
+  hyper(s.attentionDropout, h.attentionDropout, s.defaultAttentionDropout);
   return args;
 }
 

@@ -60,6 +60,8 @@ public:
   const WarmupSchedule &schedule() const { return signature_.schedule; }
   /// The model's AdamW weight decay (0: Adam).
   float defaultWeightDecay() const { return signature_.defaultWeightDecay; }
+  /// The step's inputs and the model's defaults.
+  const StepSignature &signature() const { return signature_; }
   Interpreter &interpreter() { return interpreter_; }
 
 private:

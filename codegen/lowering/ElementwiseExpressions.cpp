@@ -7,7 +7,8 @@
 // constants are literals. bf16 inputs
 // (tg-mixed-precision's copies) are widened as they load; a bf16 result (a
 // tg.to_bf16 in a group, tg-fold-bf16-roundings) is stored rounded. Dropout
-// sites are built on the host from the key and passed by value. The target
+// sites are built on the host from the key (and a run-time rate, a host
+// scalar of the step's frame) and passed by value. The target
 // writes the pass (ProgramTarget::writeElementwise): an OpenMP loop on the
 // CPU, a kernel and its launch on CUDA.
 //
@@ -33,8 +34,18 @@ public:
   LoopWriter(EmitContext &context, raw_ostream &os)
       : context(context), os(os) {}
 
-  /// Declares the pointer `name` to `value` before the loop.
-  LogicalResult declareInput(Value value, Value local) {
+  /// Declares the pointer `name` to `value` before the loop; `isRate`: a
+  /// dropout's run-time rate, read on the host like a key.
+  LogicalResult declareInput(Value value, Value local, bool isRate = false) {
+    if (isRate) {
+      auto ptr = context.hostPointer(value);
+      if (failed(ptr))
+        return failure();
+      std::string name = "in" + std::to_string(inputs++);
+      os << "  const float *" << name << " = " << *ptr << ";\n";
+      rates[local] = name;
+      return success();
+    }
     if (std::optional<float> splat = splatLiteral(value)) {
       loop.loads += "    const float " + local_(local) + " = " +
                     floatLiteral(*splat) + ";\n";
@@ -91,7 +102,8 @@ public:
     for (Value operand : op->getOperands())
       if (!llvm::cast<RankedTensorType>(operand.getType())
                .getElementType()
-               .isSignlessInteger(32)) // not a dropout key
+               .isSignlessInteger(32) && // not a dropout key
+          !rates.count(operand))         // nor its run-time rate
         args.push_back(local_(operand));
     FailureOr<std::string> expr = formulaCall(op, args);
     if (failed(expr))
@@ -113,14 +125,23 @@ private:
   /// The factor expression of a dropout site, declaring the site (built on
   /// the host from its key) before the loop.
   FailureOr<std::string> dropoutFactor(Operation *op, Value key,
-                                       llvm::APFloat rate, uint64_t opId) {
+                                       llvm::APFloat rate, Value runTime,
+                                       uint64_t opId) {
     auto it = keys.find(key);
     if (it == keys.end())
       return failure();
+    std::string given = floatLiteral(rate.convertToFloat());
+    if (runTime) {
+      auto rateIt = rates.find(runTime);
+      if (rateIt == rates.end())
+        return op->emitOpError() << "reads a run-time rate that is not a "
+                                    "host input of its loop";
+      given = "*" + rateIt->second;
+    }
     std::string name = "drop" + std::to_string(drops++);
     os << "  const kernels::Dropout " << name << "{uint32_t(" << it->second
        << "[0]), uint32_t(" << it->second << "[1]), " << opId << "u, "
-       << floatLiteral(rate.convertToFloat()) << ", "
+       << given << ", "
        << dropoutIndexOffset(op, numElements(op->getResult(0))) << "};\n";
     loop.parameters.push_back("kernels::Dropout " + name);
     loop.arguments.push_back(name);
@@ -149,9 +170,11 @@ private:
                   {args[0], floatLiteral(pow.getExponent().convertToFloat())});
     FailureOr<std::string> factor = failure();
     if (auto drop = llvm::dyn_cast<tg::DropoutOp>(op))
-      factor = dropoutFactor(op, drop.getKey(), drop.getRate(), drop.getOpId());
+      factor = dropoutFactor(op, drop.getKey(), drop.getRate(),
+                             drop.getRateValue(), drop.getOpId());
     else if (auto drop = llvm::dyn_cast<tg::DropoutGradOp>(op))
-      factor = dropoutFactor(op, drop.getKey(), drop.getRate(), drop.getOpId());
+      factor = dropoutFactor(op, drop.getKey(), drop.getRate(),
+                             drop.getRateValue(), drop.getOpId());
     else
       return op->emitOpError() << "has no elementwise C++ form";
     if (failed(factor))
@@ -167,7 +190,7 @@ private:
 
   EmitContext &context;
   raw_ostream &os;
-  llvm::DenseMap<Value, std::string> locals, keys;
+  llvm::DenseMap<Value, std::string> locals, keys, rates;
   ElementwiseLoop loop;
   int inputs = 0, outputs = 0, drops = 0;
 };
@@ -181,7 +204,7 @@ LogicalResult emitElementwise(Operation *op, StringRef name,
   if (auto group = llvm::dyn_cast<tg::FusedElementwiseOp>(op)) {
     Block &body = group.getBody().front();
     for (auto [input, arg] : llvm::zip(group.getInputs(), body.getArguments()))
-      if (failed(loop.declareInput(input, arg)))
+      if (failed(loop.declareInput(input, arg, tg::isDropoutRateInput(arg))))
         return failure();
     for (auto [result, yielded] :
          llvm::zip(group.getResults(), group.getYield().getValues()))
@@ -196,9 +219,14 @@ LogicalResult emitElementwise(Operation *op, StringRef name,
   // A single op: its operands are the loop's inputs (a value used twice is
   // loaded once).
   llvm::SmallDenseSet<Value, 4> seen;
+  Value rate;
+  if (auto drop = llvm::dyn_cast<tg::DropoutOp>(op))
+    rate = drop.getRateValue();
+  else if (auto drop = llvm::dyn_cast<tg::DropoutGradOp>(op))
+    rate = drop.getRateValue();
   for (Value operand : op->getOperands())
     if (seen.insert(operand).second &&
-        failed(loop.declareInput(operand, operand)))
+        failed(loop.declareInput(operand, operand, rate && operand == rate)))
       return failure();
   if (failed(loop.declareOutput(op->getResult(0), op->getResult(0))) ||
       failed(loop.addOp(op)))

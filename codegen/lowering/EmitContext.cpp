@@ -153,10 +153,12 @@ FailureOr<std::string> EmitContext::hostPointer(Value value) {
   if (auto it = constants.find(value); it != constants.end())
     return it->second.host;
   // The key is a host array in the frame on both targets: kernels get it
-  // inside a Dropout by value.
+  // inside a Dropout by value. So are the host scalars of the frame (a
+  // dropout's run-time rate, the optimizer's controls): "&f.<field>".
   if (auto arg = llvm::dyn_cast<BlockArgument>(value);
       arg && arg.getArgNumber() < arguments.size() &&
-      arguments[arg.getArgNumber()] == "f.dropoutKey")
+      (arguments[arg.getArgNumber()] == "f.dropoutKey" ||
+       StringRef(arguments[arg.getArgNumber()]).starts_with("&f.")))
     return arguments[arg.getArgNumber()];
   return programTarget.hostRead(value, *this);
 }

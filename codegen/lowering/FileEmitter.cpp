@@ -48,6 +48,12 @@ std::vector<std::string> argumentExpressions(func::FuncOp function,
       {"update_phase", "&f.updatePhase"},
       {"clip_norm", "&f.clipNorm"},
       {"weight_decay", "&f.weightDecay"},
+      {"label_smoothing", "&f.labelSmoothing"},
+      {"adam_beta1", "&f.adamBeta1"},
+      {"adam_beta2", "&f.adamBeta2"},
+      {"adam_eps", "&f.adamEps"},
+      {"dropout", "&f.dropout"},
+      {"attention_dropout", "&f.attentionDropout"},
       {"position", "&f.position"}};
   std::vector<std::string> expressions;
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {

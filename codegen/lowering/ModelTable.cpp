@@ -22,6 +22,25 @@ namespace cpp {
 
 namespace {
 
+/// kCompiledModel's run-time hyperparameters: whether the step takes each
+/// one, and the model's value.
+std::string hyperparameterTable(const StepSignature &s) {
+  auto entry = [](const char *name, int argument, float value) {
+    return std::string("/*") + name + "=*/{" +
+           (argument >= 0 ? "true" : "false") + ", " +
+           cpp::floatLiteral(value) + "}";
+  };
+  return "    " + entry("labelSmoothing", s.labelSmoothing,
+                        s.defaultLabelSmoothing) +
+         ",\n    " + entry("adamBeta1", s.adamBeta1, s.defaultAdamBeta1) +
+         ", " + entry("adamBeta2", s.adamBeta2, s.defaultAdamBeta2) + ", " +
+         entry("adamEps", s.adamEps, s.defaultAdamEps) + ",\n    " +
+         entry("dropout", s.dropout, s.defaultDropout) + ", " +
+         entry("attentionDropout", s.attentionDropout,
+               s.defaultAttentionDropout) +
+         ",\n";
+}
+
 /// The variables that make up the model's state: all but decoding caches.
 SmallVector<tg::VariableOp> stateVariables(ModuleOp module) {
   SmallVector<tg::VariableOp> state;
@@ -175,6 +194,7 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    /*weightDecay=*/"
      << cpp::floatLiteral(buckets.front().signature.defaultWeightDecay)
      << ",\n"
+     << hyperparameterTable(buckets.front().signature)
      << "    kVariables, " << variables.size() << ", /*stateFloats=*/"
      << stateFloats << ", /*gradientFloats=*/" << gradientFloats << ",\n"
      << "    /*arenaBytes=*/" << arenaBytes << ",\n"
@@ -182,9 +202,6 @@ void FileEmitter::emitModel(int64_t arenaBytes) {
      << "    /*device=*/" << target.deviceHooks() << ",\n"
      << "    kManifest,\n"
      << "    /*toolsDirectory=*/" << cpp::stringLiteral(info.toolsDirectory)
-     << ",\n"
-     << "    /*labelSmoothing=*/"
-     << llvm::format("%g", buckets.front().signature.labelSmoothing)
      << ",\n};\n";
 }
 

@@ -42,7 +42,8 @@ LogicalResult attentionRule(GradientBuilder &r, tg::AttentionOp attention) {
       tg::withF32Elements(attention.getValue().getType()), biasGrad, r.dy(),
       attention.getQuery(), attention.getKeyIn(), attention.getValue(),
       attention.getOutput(), attention.getLse(), attention.getMask(),
-      attention.getBias(), attention.getRngKey(), attention.getCausalAttr(),
+      attention.getBias(), attention.getRngKey(), attention.getDropoutValue(),
+      attention.getCausalAttr(),
       attention.getSequenceMajorAttr(), attention.getBf16ProductsAttr(),
       attention.getScaleAttr(), attention.getDropoutRateAttr(),
       attention.getOpIdAttr());

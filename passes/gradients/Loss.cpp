@@ -1,7 +1,7 @@
 //===- Loss.cpp - the gradient of the loss --------------------------------===//
 //
 // tg.cross_entropy differentiates through its fused backward,
-// tg.cross_entropy_grad; tg.output_loss, built after autodiff, holds its
+// tg.cross_entropy_grad, at the same (compiled or run-time) smoothing; tg.output_loss, built after autodiff, holds its
 // gradients itself (NoGradient.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -19,7 +19,7 @@ namespace {
 LogicalResult crossEntropyRule(GradientBuilder &r, tg::CrossEntropyOp loss) {
   r.set(0, r.make<tg::CrossEntropyGradOp>(
                r.dy(), loss.getLogits(), loss.getTargets(),
-               loss.getSmoothingAttr(), loss.getIgnoreIndexAttr()));
+               loss.getSmoothingValue(), loss.getSmoothingAttr(), loss.getIgnoreIndexAttr()));
   return success();
 }
 

@@ -66,7 +66,7 @@ LogicalResult residualLayerNormRule(GradientBuilder &r,
       r.loc, rows, rows, columns, layer ? columns : Type(),
       /*sublayer_grad_rounded=*/Type(), dy, norm.getResult(), norm.getGamma(),
       norm.getBeta(), norm.getRstd(), norm.getKey(), sumGrad,
-      norm.getKindAttr(), norm.getRateAttr(), norm.getOpIdAttr(),
+      norm.getRateValue(), norm.getKindAttr(), norm.getRateAttr(), norm.getOpIdAttr(),
       norm.getEpsilonAttr());
   r.set(0, grad.getResidualGrad());
   r.set(1, grad.getSublayerGrad());

@@ -139,8 +139,10 @@ LogicalResult gatherRule(GradientBuilder &r, tg::GatherOp gather) {
 }
 
 LogicalResult dropoutRule(GradientBuilder &r, tg::DropoutOp dropout) {
-  // The mask is regenerated from (key, op_id), never stored.
+  // The mask is regenerated from (key, op_id), never stored; at the
+  // forward's rate (its run-time one too).
   r.set(0, r.make<tg::DropoutGradOp>(r.dy(), dropout.getKey(),
+                                     dropout.getRateValue(),
                                      dropout.getRateAttr(),
                                      dropout.getOpIdAttr()));
   return success();

@@ -47,6 +47,11 @@ struct StepFrame {
   float clipNorm = 0.0f;
   /// AdamW's weight decay on the parameters that decay (0: Adam).
   float weightDecay = 0.0f;
+  /// The run-time hyperparameters the step reads where it takes them
+  /// (CompiledModel's, which are their defaults).
+  float labelSmoothing = 0.0f;
+  float adamBeta1 = 0.9f, adamBeta2 = 0.98f, adamEps = 1e-9f;
+  float dropout = 0.0f, attentionDropout = 0.0f;
   /// CPU: CompiledModel::gradientFloats floats for the accumulating phases,
   /// the runtime's (null while it does not accumulate).
   float *gradAccumulator = nullptr;
@@ -220,6 +225,17 @@ struct CompiledModel {
   double schedulePeak, scheduleMinimum;
   /// AdamW's weight decay the model declares (--weight-decay overrides).
   float weightDecay;
+  /// A hyperparameter the step reads at run time: whether its step takes
+  /// it (a model compiled without dropout has no dropout to set) and the
+  /// model's compiled value, the default.
+  struct Hyperparameter {
+    bool taken;
+    float value;
+  };
+  /// --label-smoothing, --adam-betas, --adam-eps, --dropout and
+  /// --attention-dropout override them.
+  Hyperparameter labelSmoothing, adamBeta1, adamBeta2, adamEps, dropout,
+      attentionDropout;
   const CompiledVariable *variables;
   int numVariables;
   int64_t stateFloats;
@@ -238,9 +254,6 @@ struct CompiledModel {
   /// Where the tgc that compiled the program keeps its tools: the program
   /// runs the tgc-data there for SentencePiece (VocabularyTool.h).
   const char *toolsDirectory;
-  /// The training loss's label smoothing, for the --metrics file's "run"
-  /// record (validation measures plain cross-entropy).
-  double labelSmoothing;
 };
 
 extern const CompiledModel kCompiledModel;

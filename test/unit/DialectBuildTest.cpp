@@ -51,7 +51,7 @@ OwningOpRef<ModuleOp> buildToyStep(test::TestContext &t) {
   Value pe3 = b.create<tg::BroadcastOp>(loc, t.f32({2, 3, 4}), pe,
                                         b.getDenseI64ArrayAttr({1, 2}));
   x = b.create<tg::AddOp>(loc, x, pe3);
-  x = b.create<tg::DropoutOp>(loc, x, rngKey, b.getF32FloatAttr(0.1f),
+  x = b.create<tg::DropoutOp>(loc, x, rngKey, Value(), b.getF32FloatAttr(0.1f),
                               b.getI64IntegerAttr(0));
   Value g = b.create<tg::LoadOp>(loc, gamma, "ln.gamma");
   Value beta = b.create<tg::LoadOp>(loc, gamma, "ln.beta");
@@ -60,11 +60,11 @@ OwningOpRef<ModuleOp> buildToyStep(test::TestContext &t) {
                                         /*transpose_lhs=*/false,
                                         /*transpose_rhs=*/true);
   auto loss = b.create<tg::CrossEntropyOp>(
-      loc, t.f32({}), t.i32({}), logits, tokens, b.getF32FloatAttr(0.1f),
+      loc, t.f32({}), t.i32({}), logits, tokens, Value(), b.getF32FloatAttr(0.1f),
       b.getI32IntegerAttr(0));
   Value one = b.create<tg::ConstantOp>(loc, DenseElementsAttr::get(t.f32({}), 1.0f));
   Value dlogits = b.create<tg::CrossEntropyGradOp>(
-      loc, logits.getType(), one, logits, tokens, b.getF32FloatAttr(0.1f),
+      loc, logits.getType(), one, logits, tokens, Value(), b.getF32FloatAttr(0.1f),
       b.getI32IntegerAttr(0));
   Value dx = b.create<tg::MatmulOp>(loc, t.f32({2, 3, 4}), dlogits, emb,
                                     false, false);

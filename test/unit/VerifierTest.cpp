@@ -59,7 +59,8 @@ TEST(Verifier, DropoutRateOutsideUnitIntervalIsRejected) {
   auto messages = verifyBuilt(
       t, {t.f32({3}), t.i32({2})},
       [&](OpBuilder &b, Location loc, ValueRange args) {
-        b.create<tg::DropoutOp>(loc, args[0], args[1], b.getF32FloatAttr(1.0f),
+        b.create<tg::DropoutOp>(loc, args[0], args[1], Value(),
+                                b.getF32FloatAttr(1.0f),
                                 b.getI64IntegerAttr(0));
       });
   ASSERT_EQ(messages.size(), 1u);

@@ -220,6 +220,39 @@ cl::opt<double> weightDecay(
              "training binaries take it too); default: the model's"),
     cl::init(0.0), cl::cat(interpreterCategory));
 
+// The step's run-time hyperparameters (--target=interp); unset: the model's.
+cl::opt<double> dropoutRate(
+    "dropout",
+    cl::desc("Rate of every dropout but attention's, 0 <= P < 1 "
+             "(--target=interp; the training binaries take it too); default: "
+             "the model's"),
+    cl::init(0.0), cl::cat(interpreterCategory));
+
+cl::opt<double> attentionDropoutRate(
+    "attention-dropout",
+    cl::desc("Rate of dropout on attention's probabilities, 0 <= P < 1 "
+             "(--target=interp; the training binaries take it too); default: "
+             "the model's"),
+    cl::init(0.0), cl::cat(interpreterCategory));
+
+cl::opt<double> labelSmoothing(
+    "label-smoothing",
+    cl::desc("The loss's label smoothing, 0 <= E < 1 (--target=interp; the "
+             "training binaries take it too); default: the model's"),
+    cl::init(0.0), cl::cat(interpreterCategory));
+
+cl::opt<std::string> adamBetas(
+    "adam-betas",
+    cl::desc("Adam's betas B1,B2, each 0 <= b < 1 (--target=interp; the "
+             "training binaries take it too); default: the model's"),
+    cl::init(""), cl::cat(interpreterCategory));
+
+cl::opt<double> adamEps(
+    "adam-eps",
+    cl::desc("Adam's epsilon, 0 < E < 1 (--target=interp; the training "
+             "binaries take it too); default: the model's"),
+    cl::init(0.0), cl::cat(interpreterCategory));
+
 cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
                                 "(--target=interp)"),
@@ -373,6 +406,16 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.clipNorm = clipNorm;
   if (weightDecay.getNumOccurrences())
     options.weightDecay = weightDecay;
+  if (dropoutRate.getNumOccurrences())
+    options.dropout = dropoutRate;
+  if (attentionDropoutRate.getNumOccurrences())
+    options.attentionDropout = attentionDropoutRate;
+  if (labelSmoothing.getNumOccurrences())
+    options.labelSmoothing = labelSmoothing;
+  if (adamBetas.getNumOccurrences())
+    options.adamBetas = adamBetas;
+  if (adamEps.getNumOccurrences())
+    options.adamEps = adamEps;
   options.seed = seed;
   options.dumpParams = dumpParams;
   options.lossLog = lossLog;

@@ -69,6 +69,10 @@ struct DriverOptions {
   int64_t updateFreq = 1; ///< batches per update
   double clipNorm = 0;    ///< global gradient-norm clipping; 0: off
   std::optional<double> weightDecay; ///< AdamW's; unset: the model's
+  /// The step's run-time hyperparameters; unset: the model's. adamBetas is
+  /// the flag's text ("0.9,0.98").
+  std::optional<double> dropout, attentionDropout, labelSmoothing, adamEps;
+  std::optional<std::string> adamBetas;
   uint32_t seed = 1;
   std::string dumpParams, lossLog;
 

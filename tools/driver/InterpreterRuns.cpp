@@ -19,6 +19,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <random>
 
 namespace tgc {
@@ -59,6 +61,62 @@ bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
 
 } // namespace
 
+/// The run-time hyperparameters the flags set, checked as the training
+/// programs check them; none after a message.
+std::optional<runtime::StepHyperparameters>
+hyperparametersOf(const DriverOptions &options, const StepSignature &step) {
+  runtime::StepHyperparameters h;
+  bool ok = true;
+  auto take = [&](const char *flag, std::optional<double> given,
+                  std::optional<float> &out, int argument, bool zeroOk) {
+    if (!given)
+      return;
+    if (!(*given >= 0 && *given < 1) || (!zeroOk && *given == 0)) {
+      llvm::errs() << "tgc: " << flag << " needs a number "
+                   << (zeroOk ? "from 0 to below" : "above 0 and below")
+                   << " 1, not " << llvm::format("%g", *given) << "\n";
+      ok = false;
+      return;
+    }
+    if (argument < 0 && *given != 0) {
+      llvm::errs() << "tgc: " << flag << " " << llvm::format("%g", *given)
+                   << ": the model was compiled without it, so it has none "
+                      "to set at run time; recompile it with a nonzero "
+                      "value\n";
+      ok = false;
+      return;
+    }
+    out = static_cast<float>(*given);
+  };
+  std::optional<double> beta1, beta2;
+  if (options.adamBetas) {
+    std::string text = *options.adamBetas;
+    for (char &c : text)
+      if (c == '(' || c == ')' || c == ',')
+        c = ' ';
+    double b1 = 0, b2 = 0;
+    char rest = 0;
+    if (std::sscanf(text.c_str(), "%lf %lf %c", &b1, &b2, &rest) != 2) {
+      llvm::errs() << "tgc: --adam-betas needs two numbers B1,B2, not '"
+                   << *options.adamBetas << "'\n";
+      return std::nullopt;
+    }
+    beta1 = b1;
+    beta2 = b2;
+  }
+  take("--dropout", options.dropout, h.dropout, step.dropout, true);
+  take("--attention-dropout", options.attentionDropout, h.attentionDropout,
+       step.attentionDropout, true);
+  take("--label-smoothing", options.labelSmoothing, h.labelSmoothing,
+       step.labelSmoothing, true);
+  take("--adam-betas", beta1, h.adamBeta1, step.adamBeta1, true);
+  take("--adam-betas", beta2, h.adamBeta2, step.adamBeta2, true);
+  take("--adam-eps", options.adamEps, h.adamEps, step.adamEps, false);
+  if (!ok)
+    return std::nullopt;
+  return h;
+}
+
 /// The loss is label-smoothed, so the log's perplexity exp(loss) is an upper
 /// bound of the model's.
 int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
@@ -86,6 +144,10 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   }
   auto trainer = InterpreterTrainer::create(module, Precision::F32, options.seed);
   if (failed(trainer))
+    return 1;
+  std::optional<runtime::StepHyperparameters> hyper =
+      hyperparametersOf(options, (*trainer)->signature());
+  if (!hyper)
     return 1;
   runtime::BatchShape shape = (*trainer)->batchShape();
   // A language model (no source) takes the task's pairs as prompt and
@@ -117,6 +179,7 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   loop.weightDecay = options.weightDecay
                          ? static_cast<float>(*options.weightDecay)
                          : (*trainer)->defaultWeightDecay();
+  loop.hyper = *hyper;
   loop.lossLog = options.lossLog;
   // A NaN or an infinity: the same step re-run op by op names its op.
   loop.onNonFinite = [&](const runtime::Batch &batch,

@@ -17,6 +17,28 @@ using namespace mlir;
 namespace tgc::interp {
 namespace {
 
+/// Adam's beta1, beta2 and epsilon as the op has them.
+struct AdamHyper {
+  double beta1, beta2, epsilon;
+};
+
+AdamHyper hyperOf(Executor &, tg::AdamUpdateOp o) {
+  return {f32Attr(o.getBeta1()), f32Attr(o.getBeta2()),
+          f32Attr(o.getEpsilon())};
+}
+
+/// The run-time values when the op has them, else the attributes.
+AdamHyper hyperOf(Executor &x, tg::MultiAdamUpdateOp o) {
+  if (!o.getBeta1Value())
+    return {f32Attr(o.getBeta1()), f32Attr(o.getBeta2()),
+            f32Attr(o.getEpsilon())};
+  auto read = [&](Value value) {
+    return static_cast<double>(static_cast<float>(x.get(value)[0]));
+  };
+  return {read(o.getBeta1Value()), read(o.getBeta2Value()),
+          read(o.getEpsilonValue())};
+}
+
 /// One parameter's Adam step, shared by tg.adam_update and
 /// tg.multi_adam_update; AdamW when `weightDecay` is not 0.
 template <typename AdamLike>
@@ -30,9 +52,9 @@ LogicalResult adamStep(Executor &x, AdamLike o, llvm::StringRef param,
                            << step;
   HostTensor &p = x.variable(param), &m = x.variable(moment1),
              &v = x.variable(moment2);
-  ref::adamUpdate(p, m, v, grad, x.get(o.getLr())[0], step,
-                  f32Attr(o.getBeta1()), f32Attr(o.getBeta2()),
-                  f32Attr(o.getEpsilon()), weightDecay);
+  const AdamHyper h = hyperOf(x, o);
+  ref::adamUpdate(p, m, v, grad, x.get(o.getLr())[0], step, h.beta1, h.beta2,
+                  h.epsilon, weightDecay);
   if (x.getPrecision() == Precision::F32)
     for (HostTensor *t : {&p, &m, &v})
       roundToFloat(*t);

@@ -31,7 +31,9 @@ ref::AttentionConfig attentionConfig(Executor &x, AttentionLike o) {
   config.bf16Products = o.getBf16Products();
   if (o.getRngKey())
     config.dropout =
-        dropoutOf(x.get(o.getRngKey()), o.getDropoutRate(), o.getOpId());
+        dropoutOf(x.get(o.getRngKey()),
+                  givenRate(x, o.getDropoutRate(), o.getDropoutValue()),
+                  o.getOpId());
   return config;
 }
 

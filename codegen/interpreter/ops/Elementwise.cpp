@@ -50,14 +50,18 @@ HostTensor dropped(const HostTensor &input, const ref::Dropout &dropout) {
 LogicalResult dropout(Executor &x, tg::DropoutOp o) {
   x.bind(o.getResult(),
          dropped(x.get(o.getInput()),
-                 dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId())));
+                 dropoutOf(x.get(o.getKey()),
+                           givenRate(x, o.getRate(), o.getRateValue()),
+                           o.getOpId())));
   return success();
 }
 
 LogicalResult dropoutGrad(Executor &x, tg::DropoutGradOp o) {
   x.bind(o.getResult(),
          dropped(x.get(o.getGrad()),
-                 dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId())));
+                 dropoutOf(x.get(o.getKey()),
+                           givenRate(x, o.getRate(), o.getRateValue()),
+                           o.getOpId())));
   return success();
 }
 

@@ -12,6 +12,14 @@ using namespace mlir;
 namespace tgc::interp {
 namespace {
 
+/// A loss op's smoothing: its run-time input, else its attribute.
+template <typename LossLike>
+double givenSmoothing(Executor &x, LossLike o) {
+  if (Value value = o.getSmoothingValue())
+    return static_cast<double>(static_cast<float>(x.get(value)[0]));
+  return f32Attr(o.getSmoothing());
+}
+
 template <typename LossLike>
 LogicalResult checkTargets(Executor &x, LossLike o) {
   return checkIds(o, x.get(o.getTargets()), x.get(o.getLogits()).shape.back(),
@@ -22,7 +30,7 @@ LogicalResult crossEntropy(Executor &x, tg::CrossEntropyOp o) {
   if (failed(checkTargets(x, o)))
     return failure();
   ref::CrossEntropyResult r = ref::crossEntropy(
-      x.get(o.getLogits()), x.get(o.getTargets()), f32Attr(o.getSmoothing()),
+      x.get(o.getLogits()), x.get(o.getTargets()), givenSmoothing(x, o),
       o.getIgnoreIndexAttr().getInt());
   x.bind(o.getLoss(), std::move(r.loss));
   x.bind(o.getTokens(), std::move(r.tokens));
@@ -34,7 +42,7 @@ LogicalResult crossEntropyGrad(Executor &x, tg::CrossEntropyGradOp o) {
     return failure();
   x.bind(o.getResult(),
          ref::crossEntropyGrad(x.get(o.getLossGrad())[0], x.get(o.getLogits()),
-                               x.get(o.getTargets()), f32Attr(o.getSmoothing()),
+                               x.get(o.getTargets()), givenSmoothing(x, o),
                                o.getIgnoreIndexAttr().getInt()));
   return success();
 }
@@ -47,7 +55,7 @@ LogicalResult outputLoss(Executor &x, tg::OutputLossOp o) {
   int64_t ignore = o.getIgnoreIndexAttr().getInt();
   if (failed(checkIds(o, targets, weight.shape[0], "target", ignore)))
     return failure();
-  double smoothing = f32Attr(o.getSmoothing());
+  double smoothing = givenSmoothing(x, o);
   HostTensor logits = ref::matmul(hidden, weight, false, true);
   ref::CrossEntropyResult r =
       ref::crossEntropy(logits, targets, smoothing, ignore);

@@ -64,7 +64,8 @@ LogicalResult residualLayerNorm(Executor &x, tg::ResidualLayerNormOp o) {
   ref::ResidualNormResult r = ref::residualNorm(
       x.get(o.getResidual()), x.get(o.getSublayer()), x.get(o.getGamma()),
       boundOrNull(x, o.getBeta()),
-      dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId()),
+      dropoutOf(x.get(o.getKey()),
+                givenRate(x, o.getRate(), o.getRateValue()), o.getOpId()),
       f32Attr(o.getEpsilon()));
   x.bind(o.getResult(), std::move(r.result));
   if (Value mean = o.getMean())
@@ -82,7 +83,8 @@ LogicalResult residualLayerNormGrad(Executor &x,
   ref::ResidualNormGrads g = ref::residualNormGrad(
       x.get(o.getGrad()), x.get(o.getResult()), x.get(o.getGamma()),
       boundOrNull(x, o.getBeta()), x.get(o.getRstd()),
-      dropoutOf(x.get(o.getKey()), o.getRate(), o.getOpId()),
+      dropoutOf(x.get(o.getKey()),
+                givenRate(x, o.getRate(), o.getRateValue()), o.getOpId()),
       boundOrNull(x, o.getSumGrad()));
   x.bind(o.getResidualGrad(), std::move(g.residual));
   x.bind(o.getSublayerGrad(), std::move(g.sublayer));

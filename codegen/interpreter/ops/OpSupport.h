@@ -57,6 +57,15 @@ inline ref::Dropout dropoutOf(const HostTensor &key, const llvm::APFloat &rate,
                       rate.convertToFloat()};
 }
 
+/// A dropout site's rate: its run-time operand's value where it has one,
+/// else the compiled `rate`.
+inline llvm::APFloat givenRate(Executor &x, const llvm::APFloat &rate,
+                               mlir::Value runTime) {
+  if (!runTime)
+    return rate;
+  return llvm::APFloat(static_cast<float>(x.get(runTime)[0]));
+}
+
 /// Ids (or targets) must lie in [0, bound); `ignored` ones are exempt.
 inline mlir::LogicalResult
 checkIds(mlir::Operation *op, const HostTensor &ids, int64_t bound,

@@ -312,6 +312,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_processes(info.processes);
   metadata.set_global_batch(info.globalBatch);
   metadata.set_schedule(info.schedule);
+  metadata.set_hyperparameters(info.hyperparameters);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -501,6 +502,7 @@ CheckpointInfo CheckpointReader::info() const {
   info.processes = metadata_.processes();
   info.globalBatch = metadata_.global_batch();
   info.schedule = metadata_.schedule();
+  info.hyperparameters = metadata_.hyperparameters();
   return info;
 }
 

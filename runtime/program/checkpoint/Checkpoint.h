@@ -68,6 +68,10 @@ struct CheckpointInfo {
   int64_t globalBatch = 0;
   /// The learning-rate schedule in force and AdamW's weight decay.
   std::string schedule;
+  /// The step's run-time hyperparameters in force ("label smoothing 0.1;
+  /// adam betas (0.9, 0.98); adam eps 1e-09; dropout 0.1"); empty in
+  /// older checkpoints.
+  std::string hyperparameters;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

@@ -96,6 +96,14 @@ StepFrame CompiledStepBackend::frameOf(const Batch &batch,
   frame.updatePhase = input.updatePhase;
   frame.clipNorm = input.clipNorm;
   frame.weightDecay = input.weightDecay;
+  const StepHyperparameters &h = input.hyper;
+  frame.labelSmoothing = h.labelSmoothing.value_or(model.labelSmoothing.value);
+  frame.adamBeta1 = h.adamBeta1.value_or(model.adamBeta1.value);
+  frame.adamBeta2 = h.adamBeta2.value_or(model.adamBeta2.value);
+  frame.adamEps = h.adamEps.value_or(model.adamEps.value);
+  frame.dropout = h.dropout.value_or(model.dropout.value);
+  frame.attentionDropout =
+      h.attentionDropout.value_or(model.attentionDropout.value);
   frame.allReduceSum = allReduceSum;
   frame.optimizerStep = optimizerStep;
   frame.firstExample = input.firstExample;

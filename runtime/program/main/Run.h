@@ -28,6 +28,7 @@
 #include <optional>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace tgc::runtime {
 
@@ -88,6 +89,35 @@ struct Run {
     }
     return rates;
   }
+  /// One run-time hyperparameter of the step: its flag, its name in
+  /// messages, the model's entry and this run's flag (unset: the model's).
+  struct Hyperparameter {
+    const char *flag, *name;
+    CompiledModel::Hyperparameter model;
+    std::optional<double> given;
+    float value() const {
+      return given ? static_cast<float>(*given) : model.value;
+    }
+  };
+  /// Every run-time hyperparameter, in the order the log names them.
+  std::vector<Hyperparameter> hyperparameters() const;
+  /// What the step is given: the flags set (the rest are the model's).
+  StepHyperparameters stepHyperparameters() const;
+  /// The values in force of those the step takes, e.g. "label smoothing
+  /// 0.1, adam betas (0.9, 0.98), adam eps 1e-09, dropout 0.1": the startup
+  /// line says it, checkpoints record it and a resume compares it.
+  /// `theModels`: the model's values instead.
+  std::string hyperparameterText(bool theModels = false) const;
+  /// Whether a flag set one of them.
+  bool ownHyperparameters() const {
+    for (const Hyperparameter &h : hyperparameters())
+      if (h.given)
+        return true;
+    return false;
+  }
+  /// False after a message when a flag sets what the model has none of
+  /// (--dropout 0.1 on a model compiled without dropout).
+  bool checkHyperparameters() const;
   /// Whether a flag changed the model's schedule.
   bool ownSchedule() const {
     return options.lrScheduler || options.lr || options.lrFactor ||

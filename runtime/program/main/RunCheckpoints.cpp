@@ -12,10 +12,61 @@
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/train/StatusLine.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace tgc::runtime {
+
+namespace {
+
+/// "label smoothing was 0.1; this run's is 0.2" for each item of the
+/// "; "-separated Run::hyperparameterText()s that differs, by its name.
+std::vector<std::string> hyperparameterChanges(const std::string &was,
+                                               const std::string &now) {
+  auto items = [](const std::string &text) {
+    std::vector<std::string> out;
+    size_t begin = 0;
+    while (begin <= text.size()) {
+      size_t end = text.find("; ", begin);
+      if (end == std::string::npos)
+        end = text.size();
+      if (end > begin)
+        out.push_back(text.substr(begin, end - begin));
+      begin = end + 2;
+    }
+    return out;
+  };
+  // An item's name: the words before its value (a digit or '(').
+  auto nameOf = [](const std::string &item) {
+    size_t at = item.find_first_of("0123456789(");
+    return at == std::string::npos || at == 0 ? item : item.substr(0, at - 1);
+  };
+  std::vector<std::string> changes, before = items(was), after = items(now);
+  for (const std::string &old : before) {
+    std::string name = nameOf(old);
+    std::string current = "none";
+    for (const std::string &item : after)
+      if (nameOf(item) == name)
+        current = item.substr(std::min(item.size(), name.size() + 1));
+    std::string value = old.substr(std::min(old.size(), name.size() + 1));
+    if (value != current)
+      changes.push_back(name + " was " + value + "; this run's is " + current);
+  }
+  for (const std::string &item : after) {
+    bool known = false;
+    for (const std::string &old : before)
+      known = known || nameOf(old) == nameOf(item);
+    if (!known)
+      changes.push_back(nameOf(item) + " was not recorded; this run's is " +
+                        item.substr(std::min(item.size(),
+                                             nameOf(item).size() + 1)));
+  }
+  return changes;
+}
+
+} // namespace
 
 bool Run::resume(const CheckpointInfo &info) {
   if (info.data != data.describe()) {
@@ -54,6 +105,11 @@ bool Run::resume(const CheckpointInfo &info) {
       leads())
     std::printf("note: the learning-rate schedule was %s; this run's is %s\n",
                 info.schedule.c_str(), trainingRates().c_str());
+  // So are the step's hyperparameters: each that changed is named.
+  if (!info.hyperparameters.empty() && leads())
+    for (const std::string &change :
+         hyperparameterChanges(info.hyperparameters, hyperparameterText()))
+      std::printf("note: %s\n", change.c_str());
   return true;
 }
 
@@ -106,6 +162,7 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   info.processes = processes();
   info.globalBatch = globalBatch();
   info.schedule = trainingRates();
+  info.hyperparameters = hyperparameterText();
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", why.c_str());

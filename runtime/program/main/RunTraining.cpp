@@ -12,7 +12,9 @@
 #include "runtime/program/parallel/ParameterChecksum.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 
 namespace tgc::runtime {
 
@@ -40,6 +42,73 @@ WarmupSchedule Run::learningRates() const {
     s.minimum = *options.minLr;
   s.lastStep = options.steps;
   return s;
+}
+
+std::vector<Run::Hyperparameter> Run::hyperparameters() const {
+  const TrainOptions &o = options;
+  return {{"--label-smoothing", "label smoothing", model.labelSmoothing,
+           o.labelSmoothing},
+          {"--adam-betas", "adam beta1", model.adamBeta1, o.adamBeta1},
+          {"--adam-betas", "adam beta2", model.adamBeta2, o.adamBeta2},
+          {"--adam-eps", "adam eps", model.adamEps, o.adamEps},
+          {"--dropout", "dropout", model.dropout, o.dropout},
+          {"--attention-dropout", "attention dropout", model.attentionDropout,
+           o.attentionDropout}};
+}
+
+StepHyperparameters Run::stepHyperparameters() const {
+  StepHyperparameters h;
+  auto set = [](std::optional<float> &out, const std::optional<double> &in) {
+    if (in)
+      out = static_cast<float>(*in);
+  };
+  set(h.labelSmoothing, options.labelSmoothing);
+  set(h.adamBeta1, options.adamBeta1);
+  set(h.adamBeta2, options.adamBeta2);
+  set(h.adamEps, options.adamEps);
+  set(h.dropout, options.dropout);
+  set(h.attentionDropout, options.attentionDropout);
+  return h;
+}
+
+std::string Run::hyperparameterText(bool theModels) const {
+  std::string text;
+  char number[64];
+  std::vector<Hyperparameter> all = hyperparameters();
+  if (theModels)
+    for (Hyperparameter &h : all)
+      h.given.reset();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Hyperparameter &h = all[i];
+    if (!h.model.taken)
+      continue;
+    // Adam's betas as one pair, as --adam-betas spells them.
+    if (std::string_view(h.name) == "adam beta1" && i + 1 < all.size()) {
+      std::snprintf(number, sizeof number, "adam betas (%g, %g)", h.value(),
+                    all[++i].value());
+      text += (text.empty() ? "" : "; ") + std::string(number);
+      continue;
+    }
+    std::snprintf(number, sizeof number, " %g", h.value());
+    text += (text.empty() ? "" : "; ") + std::string(h.name) + number;
+  }
+  return text;
+}
+
+bool Run::checkHyperparameters() const {
+  for (const Hyperparameter &h : hyperparameters()) {
+    if (h.model.taken || !h.given || *h.given == 0)
+      continue;
+    // Adam's are always taken; the others are absent when the model has
+    // none of them (a rate 0 compiles the dropout away).
+    std::fprintf(stderr,
+                 "error: %s %g: %s was compiled without %s, so it has none "
+                 "to set at run time; recompile it with a nonzero %s (its "
+                 "config), or leave the flag out\n",
+                 h.flag, *h.given, model.name, h.name, h.name);
+    return false;
+  }
+  return true;
 }
 
 bool Run::checkSameParameters(int64_t step) {
@@ -103,6 +172,7 @@ int Run::train() {
   loop.updateFreq = options.updateFreq;
   loop.clipNorm = options.clipNorm;
   loop.weightDecay = weightDecay();
+  loop.hyper = stepHyperparameters();
   if (epochsAfter(0)) {
     loop.epochs = [this](uint64_t batches) {
       return *data.epochsAfter(seed, batches, processes());
@@ -112,12 +182,31 @@ int Run::train() {
   loop.maxSeconds = static_cast<double>(options.maxSeconds);
   loop.lossLog = leads() ? options.lossLog : std::string();
   loop.metrics = metrics.isOpen() ? &metrics : nullptr;
-  // The schedule first, so that `tgc-data curves` draws every step's rate,
-  // and the label smoothing, which training's loss has and validation's not.
-  if (loop.metrics &&
-      !metrics.write(scheduleRecord(loop.schedule, stepsDone)
-                         .add("label_smoothing", model.labelSmoothing)))
-    return 1;
+  // --metrics opens with a "run" record (at the step it starts after): the
+  // schedule, so that `tgc-data curves` draws every step's rate, and the
+  // hyperparameters in force, those the step takes (the label smoothing,
+  // which training's loss has and validation's not, always). A failed
+  // write is the loop's to stop on (its first record fails too), so that
+  // every process of a data-parallel run stops at the same step.
+  if (loop.metrics) {
+    MetricsRecord record = scheduleRecord(loop.schedule, stepsDone);
+    const char *keys[] = {"label_smoothing", "adam_beta1", "adam_beta2",
+                          "adam_eps",        "dropout",    "attention_dropout"};
+    // Each float as its shortest decimal (0.1, not 0.100000001).
+    auto shortest = [](float value) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.7g", static_cast<double>(value));
+      return std::strtod(text, nullptr);
+    };
+    std::vector<Hyperparameter> all = hyperparameters();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].model.taken || i == 0)
+        record.add(keys[i], shortest(all[i].value()));
+    record.add("weight_decay", shortest(weightDecay()));
+    if (options.maxTokens > 0)
+      record.add("max_tokens", options.maxTokens);
+    metrics.write(record);
+  }
   loop.onLoss = [this](float loss) { runningLoss.add(loss); };
   loop.afterStep = [this](int64_t step, bool last) {
     stepsDone = step;

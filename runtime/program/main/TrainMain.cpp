@@ -262,6 +262,10 @@ void printRunHeader(const Run &run) {
   if (run.weightDecay() != 0 || options.weightDecay)
     std::printf("weight decay: %g (AdamW; the model's: %g)\n",
                 run.weightDecay(), model.weightDecay);
+  if (run.ownHyperparameters())
+    std::printf("hyperparameters: %s (the model's: %s)\n",
+                run.hyperparameterText().c_str(),
+                run.hyperparameterText(true).c_str());
 }
 
 /// --dump-parameters: every variable, each process to its own file (so
@@ -313,6 +317,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   Run run{model, options, *data, memory};
   run.group = group;
   std::optional<ShardedOptimizer> sharded;
+  if (!run.checkHyperparameters())
+    return 2;
   if (!shareOptimizer(run, sharded) || !startRun(run, argv[0], resumed) ||
       !run.processesAgree())
     return 1;

@@ -4,7 +4,8 @@
 // ("kind": "train") and per validation ("kind": "valid"), each with its step,
 // after a "run" record at each start of a run (or resumption) that gives
 // the learning-rate schedule, so that a reader can draw every step's rate,
-// and the loss's "label_smoothing".
+// and the step's run-time hyperparameters in force ("label_smoothing" among
+// them: training's loss has it, validation's not).
 // `tgc-data curves` (or any JSON reader) turns the file into pictures. Every
 // write is checked: a full disk stops the run instead of losing records.
 //

@@ -54,6 +54,16 @@ const char *kUsage =
     "  --weight-decay X      AdamW's decoupled weight decay, 0 to 1, on the\n"
     "                        parameters that decay (default: the model's;\n"
     "                        0: Adam)\n"
+    "  --adam-betas B1,B2    Adam's betas, each 0 <= b < 1 (also written\n"
+    "                        '(0.9, 0.98)'; default: the model's)\n"
+    "  --adam-eps E          Adam's epsilon, 0 < E < 1 (default: the model's)\n"
+    "  --label-smoothing E   the loss's label smoothing, 0 <= E < 1 (default:\n"
+    "                        the model's)\n"
+    "  --dropout P           the rate of every dropout but attention's,\n"
+    "                        0 <= P < 1 (default: the model's; a model\n"
+    "                        compiled without dropout has none to set)\n"
+    "  --attention-dropout P the rate of dropout on attention's\n"
+    "                        probabilities, 0 <= P < 1 (default: the model's)\n"
     "learning rate (default: the model's schedule, the paper's inverse_sqrt):\n"
     "  --lr-scheduler inverse_sqrt|cosine|linear|constant\n"
     "                        the shape after a linear warmup: ~ step^-0.5, half\n"
@@ -347,6 +357,62 @@ bool applyFlag(std::string_view flag, std::string_view value,
     o.weightDecay = x;
     return true;
   }
+  // Probabilities: 0 <= x < 1 (Adam's epsilon: above 0).
+  auto fraction = [&](std::string_view text, std::optional<double> &out,
+                      bool zeroOk) {
+    std::string copy(text);
+    char *end = nullptr;
+    double x = std::strtod(copy.c_str(), &end);
+    if (copy.empty() || *end != '\0' || !(x >= 0 && x < 1) ||
+        (!zeroOk && x == 0)) {
+      std::fprintf(stderr, "error: %.*s needs a number %s 1, not '%.*s'\n",
+                   static_cast<int>(flag.size()), flag.data(),
+                   zeroOk ? "from 0 to below" : "above 0 and below",
+                   static_cast<int>(text.size()), text.data());
+      return false;
+    }
+    out = x;
+    return true;
+  };
+  if (flag == "--dropout")
+    return fraction(value, o.dropout, true);
+  if (flag == "--attention-dropout")
+    return fraction(value, o.attentionDropout, true);
+  if (flag == "--label-smoothing")
+    return fraction(value, o.labelSmoothing, true);
+  if (flag == "--adam-eps")
+    return fraction(value, o.adamEps, false);
+  if (flag == "--adam-betas") {
+    // "0.9,0.98", fairseq's "(0.9, 0.98)" or "0.9 0.98".
+    std::string text(value);
+    for (char &c : text)
+      if (c == '(' || c == ')' || c == '[' || c == ']')
+        c = ' ';
+    auto trim = [](std::string_view s) {
+      while (!s.empty() && s.front() == ' ')
+        s.remove_prefix(1);
+      while (!s.empty() && s.back() == ' ')
+        s.remove_suffix(1);
+      return s;
+    };
+    std::string_view all = trim(text);
+    size_t split = all.find_first_of(", ");
+    if (split == std::string_view::npos) {
+      std::fprintf(stderr, "error: --adam-betas needs two numbers B1,B2 "
+                           "(each from 0 to below 1), not '%.*s'\n",
+                   static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    std::string_view first = trim(all.substr(0, split));
+    std::string_view second = all.substr(split + 1);
+    if (!second.empty() && second.front() == ',')
+      second.remove_prefix(1);
+    second = trim(second);
+    if (!second.empty() && second.front() == ',')
+      second = trim(second.substr(1));
+    return fraction(first, o.adamBeta1, true) &&
+           fraction(second, o.adamBeta2, true);
+  }
   if (flag == "--lr")
     return rate(o.lr, false);
   if (flag == "--min-lr")
@@ -552,7 +618,8 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--lr-factor",      "--warmup",          "--min-lr",
       "--weight-decay",   "--max-tokens",      "--generate",
       "--max-new-tokens", "--temperature",     "--top-k",
-      "--top-p"};
+      "--top-p",          "--dropout",         "--attention-dropout",
+      "--label-smoothing", "--adam-betas",     "--adam-eps"};
   exitCode = 2;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;

@@ -72,6 +72,11 @@ struct TrainOptions {
   float clipNorm = 0.0f;
   /// AdamW's weight decay (--weight-decay, 0 to 1); unset: the model's.
   std::optional<double> weightDecay;
+  /// Run-time hyperparameters of the step (unset: the model's): --dropout,
+  /// --attention-dropout, --label-smoothing (each 0 <= x < 1),
+  /// --adam-betas B1,B2 (each 0 <= b < 1) and --adam-eps (0 < e < 1).
+  std::optional<double> dropout, attentionDropout, labelSmoothing;
+  std::optional<double> adamBeta1, adamBeta2, adamEps;
   /// The learning-rate schedule's run-time choices (unset: the model's).
   std::optional<LrScheduler> lrScheduler;
   std::optional<double> lr, lrFactor, minLr;

@@ -125,6 +125,7 @@ int runTrainingLoop(const TrainingLoop &loop) {
       input.updatePhase = phaseOf(k, n);
       input.clipNorm = loop.clipNorm;
       input.weightDecay = loop.weightDecay;
+      input.hyper = loop.hyper;
       input.firstExample = group ? group->rank() * batch.batchSize : 0;
       StepOutcome outcome;
       if (!loop.backend.runStep(batch, input, outcome)) {

@@ -23,6 +23,14 @@
 
 namespace tgc::runtime {
 
+/// The step's run-time hyperparameters besides lr and the optimizer's
+/// controls (ir/TgOptimizerOps.td, tg.cross_entropy); unset: the model's
+/// compiled value.
+struct StepHyperparameters {
+  std::optional<float> labelSmoothing, adamBeta1, adamBeta2, adamEps;
+  std::optional<float> dropout, attentionDropout;
+};
+
 /// What one step is given besides its batch.
 struct StepInput {
   uint32_t seed;  ///< dropout key (seed, dropoutStep)
@@ -40,6 +48,7 @@ struct StepInput {
   int32_t updatePhase = 0;
   float clipNorm = 0.0f;
   float weightDecay = 0.0f; ///< AdamW's (0: Adam)
+  StepHyperparameters hyper; ///< unset: the model's
   /// The batch's first row in the global batch (data-parallel runs; 0 in
   /// one process): its dropout masks are keyed by the global example.
   int64_t firstExample = 0;
@@ -97,6 +106,9 @@ struct TrainingLoop {
   float clipNorm = 0.0f;
   /// AdamW's weight decay (--weight-decay or the model's); 0: Adam.
   float weightDecay = 0.0f;
+  /// --label-smoothing, --adam-betas, --adam-eps, --dropout,
+  /// --attention-dropout; unset: the model's.
+  StepHyperparameters hyper;
   /// Also "step loss tokens" per step to this file (ProgressLog.h).
   std::string lossLog;
   /// Also each log line as a record (null: none).

@@ -75,6 +75,36 @@ func.func @fused_elementwise(%x: tensor<2x7x16xf32>, %pe: tensor<2x7x16xf32>, %k
   return %h, %d : tensor<2x7x16xf32>, tensor<2x7x16xf32>
 }
 
+// A dropout's run-time rate is an input too (read on the host, like the key).
+// CHECK-LABEL: func.func @fused_elementwise_run_time_rate(
+func.func @fused_elementwise_run_time_rate(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>, %rate: tensor<f32>) -> tensor<2x7x16xf32> {
+  // CHECK-NEXT: tg.fused_elementwise(%arg0, %arg1, %arg2) : (tensor<2x7x16xf32>, tensor<2xi32>, tensor<f32>) -> tensor<2x7x16xf32> {
+  // CHECK-NEXT: ^bb0(%[[A:[a-z_0-9]+]]: tensor<2x7x16xf32>, %[[K:[a-z_0-9]+]]: tensor<2xi32>, %[[R:[a-z_0-9]+]]: tensor<f32>):
+  // CHECK-NEXT: %[[S:[a-z_0-9]+]] = tg.scale %[[A]] by 4.000000e+00 : tensor<2x7x16xf32>
+  // CHECK-NEXT: tg.dropout %[[S]], %[[K]] rate 1.000000e-01 run_time %[[R]] op_id 2 : tensor<2x7x16xf32>
+  %d = tg.fused_elementwise(%x, %key, %rate) : (tensor<2x7x16xf32>, tensor<2xi32>, tensor<f32>) -> tensor<2x7x16xf32> {
+  ^bb0(%a: tensor<2x7x16xf32>, %k: tensor<2xi32>, %r: tensor<f32>):
+    %s = tg.scale %a by 4.0 : tensor<2x7x16xf32>
+    %drop = tg.dropout %s, %k rate 0.1 run_time %r op_id 2 : tensor<2x7x16xf32>
+    tg.yield %drop : tensor<2x7x16xf32>
+  }
+  return %d : tensor<2x7x16xf32>
+}
+
+// Attention and the residual norm with run-time dropout rates.
+// CHECK-LABEL: func.func @run_time_dropout_rates(
+func.func @run_time_dropout_rates(%q: tensor<2x4x7x8xf32>, %key: tensor<2xi32>, %pa: tensor<f32>, %x: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %p: tensor<f32>) -> (tensor<2x4x7x8xf32>, tensor<2x7x16xf32>) {
+  // CHECK-NEXT: tg.attention %arg0, %arg0, %arg0 key %arg1 scale 0.353553385 dropout 1.000000e-01 run_time %arg2 op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2xi32>, tensor<f32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  // CHECK-NEXT: tg.attention_grad %{{.*}} key %arg1 scale 0.353553385 dropout 1.000000e-01 run_time %arg2 op_id 7 :
+  // CHECK-NEXT: tg.residual_layer_norm %arg3, %arg3, %arg4, %arg5, %arg1 rate 1.000000e-01 run_time %arg6 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  // CHECK-NEXT: tg.residual_layer_norm_grad %{{.*}}, %arg1 rate 1.000000e-01 run_time %arg6 op_id 4 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>
+  %o, %lse = tg.attention %q, %q, %q key %key scale 0.353553385 dropout 0.1 run_time %pa op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2xi32>, tensor<f32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  %dq, %dk, %dv = tg.attention_grad %o, %q, %q, %q, %o, %lse key %key scale 0.353553385 dropout 0.1 run_time %pa op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7xf32>, tensor<2xi32>, tensor<f32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>)
+  %y, %mean, %rstd = tg.residual_layer_norm %x, %x, %gamma, %beta, %key rate 0.1 run_time %p op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %y, %y, %gamma, %beta, %rstd, %key rate 0.1 run_time %p op_id 4 eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %dq, %dx : tensor<2x4x7x8xf32>, tensor<2x7x16xf32>
+}
+
 // GEMMs with their bias epilogue, with and without an activation.
 // CHECK-LABEL: func.func @linear(
 func.func @linear(%x: tensor<2x7x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64xf32>, %w2: tensor<64x16xf32>, %b2: tensor<16xf32>) -> tensor<2x7x16xf32> {
@@ -117,6 +147,14 @@ func.func @output_loss(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: ten
   // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.output_loss %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
   %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
   return %loss, %tokens, %dh, %dw : tensor<f32>, tensor<i32>, tensor<2x7x16xf32>, tensor<100x16xf32>
+}
+
+// Its smoothing at run time (the attribute is the default).
+// CHECK-LABEL: func.func @output_loss_run_time_smoothing(
+func.func @output_loss_run_time_smoothing(%h: tensor<2x7x16xf32>, %w: tensor<100x16xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>, %ls: tensor<f32>) -> tensor<f32> {
+  // CHECK-NEXT: tg.output_loss %arg0, %arg1, %arg2, %arg3 smoothing 1.000000e-01 run_time %arg4 ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
+  %loss, %tokens, %dh, %dw, %ws = tg.output_loss %h, %w, %tgt, %dloss smoothing 0.1 run_time %ls ignore 0 chunk 4 : tensor<2x7x16xf32>, tensor<100x16xf32>, tensor<2x7xi32>, tensor<4x100xf32>
+  return %loss : tensor<f32>
 }
 
 // Both on bf16 operands (tg-mixed-precision): the results and gradients are

@@ -1023,6 +1023,58 @@ func.func @dropout_rate(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2
 
 // -----
 
+// tg.dropout: a run-time rate replaces a compiled rate above 0 (a site
+// compiled at rate 0 does not exist).
+func.func @dropout_run_time_rate_at_zero(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>, %p: tensor<f32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{takes its rate at run time, so its compiled rate (the default) must be above 0, not 0}}
+  %y = tg.dropout %x, %key rate 0.0 run_time %p op_id 3 : tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.dropout_grad: the same rule.
+func.func @dropout_grad_run_time_rate_at_zero(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>, %p: tensor<f32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{takes its rate at run time, so its compiled rate (the default) must be above 0, not 0}}
+  %y = tg.dropout_grad %x, %key rate 0.0 run_time %p op_id 3 : tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.dropout: a run-time rate is an f32 scalar.
+func.func @dropout_run_time_rate_type(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>, %p: tensor<i32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{operand #2 must be}}
+  %y = "tg.dropout"(%x, %key, %p) {rate = 1.0e-01 : f32, op_id = 3 : i64} : (tensor<2x7x16xf32>, tensor<2xi32>, tensor<i32>) -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+// tg.attention: a run-time dropout rate replaces a compiled one above 0.
+func.func @attention_run_time_rate_at_zero(%q: tensor<2x4x7x8xf32>, %key: tensor<2xi32>, %p: tensor<f32>) -> tensor<2x4x7x8xf32> {
+  // expected-error @+1 {{takes its dropout rate at run time, so its compiled dropout rate (the default) must be above 0, not 0}}
+  %o, %lse = tg.attention %q, %q, %q key %key scale 0.353553385 dropout 0.0 run_time %p op_id 7 : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2xi32>, tensor<f32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// -----
+
+// tg.fused_elementwise: a tensor<f32> input that is not a group-shaped value
+// is read only as dropouts' run-time rate.
+func.func @fused_elementwise_rate_as_data(%x: tensor<4x8xf32>, %p: tensor<f32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{input #1 must have the group's shape [4, 8]}}
+  %r = tg.fused_elementwise(%x, %p) : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<f32>):
+    %0 = tg.exp %b : tensor<f32>
+    %1 = tg.exp %a : tensor<4x8xf32>
+    tg.yield %1 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
 // tg.dropout: op_id is >= 0.
 func.func @dropout_op_id(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16xf32> {
   // expected-error @+1 {{op_id must be >= 0 but is -1}}
@@ -1661,7 +1713,7 @@ func.func @residual_layer_norm_epsilon(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x
 // tg.residual_layer_norm: AllTypesMatch<residual, sublayer, result>.
 func.func @residual_layer_norm_sublayer_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x8xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that all of {residual, sublayer, result} have same type}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
@@ -1671,7 +1723,7 @@ func.func @residual_layer_norm_sublayer_type(%x: tensor<2x7x16xf32>, %sub: tenso
 // tg.residual_layer_norm: OptionalTypesMatchWith<gamma, beta>.
 func.func @residual_layer_norm_beta_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<1x16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that gamma and beta have one type}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<1x16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
@@ -1681,7 +1733,7 @@ func.func @residual_layer_norm_beta_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x
 // tg.residual_layer_norm: OptionalTypesMatchWith, mean is the residual's shape without the last dimension.
 func.func @residual_layer_norm_mean_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>)
   return
 }
@@ -1691,7 +1743,7 @@ func.func @residual_layer_norm_mean_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x
 // tg.residual_layer_norm: TypesMatchWith, rstd is the residual's shape without the last dimension.
 func.func @residual_layer_norm_rstd_type(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that per-row statistics have the residual's shape without the last dimension}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<7x2xf32>)
   return
 }
@@ -1725,7 +1777,7 @@ func.func @residual_layer_norm_grad_grad_type(%dy: tensor<2x7x8xf32>, %y: tensor
                                               %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that all of {grad, result, residual_grad, sublayer_grad} have same type}}
   %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x8xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -1738,7 +1790,7 @@ func.func @residual_layer_norm_grad_gamma_grad_type(%dy: tensor<2x7x16xf32>, %y:
                                                     %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that all of {gamma, gamma_grad} have same type}}
   %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<8xf32>, tensor<16xf32>)
   return
@@ -1751,7 +1803,7 @@ func.func @residual_layer_norm_grad_rstd_type(%dy: tensor<2x7x16xf32>, %y: tenso
                                               %rstd: tensor<14xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that per-row statistics have the result's shape without the last dimension}}
   %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<14xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -1764,7 +1816,7 @@ func.func @residual_layer_norm_grad_beta_grad_type(%dy: tensor<2x7x16xf32>, %y: 
                                                    %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{failed to verify that gamma and beta's gradient have one type}}
   %dx, %dsub, %dg, %db = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 1, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<1x16xf32>)
   return
@@ -1775,7 +1827,7 @@ func.func @residual_layer_norm_grad_beta_grad_type(%dy: tensor<2x7x16xf32>, %y: 
 // tg.residual_layer_norm: kind layer (the default) needs beta.
 func.func @residual_layer_norm_no_beta(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{kind layer needs beta}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
@@ -1785,7 +1837,7 @@ func.func @residual_layer_norm_no_beta(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x
 // tg.residual_layer_norm: kind layer returns its mean.
 func.func @residual_layer_norm_no_mean(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{kind layer needs mean}}
-  %y, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 0, 1, 0, 0>}>
+  %y, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 0, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>)
   return
 }
@@ -1795,7 +1847,7 @@ func.func @residual_layer_norm_no_mean(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x
 // tg.residual_layer_norm: kind rms has no beta.
 func.func @residual_rms_norm_beta(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{kind rms has no beta}}
-  %y, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 0, 1, 0, 0>}>
+  %y, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %beta, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 0, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>)
   return
 }
@@ -1805,7 +1857,7 @@ func.func @residual_rms_norm_beta(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf3
 // tg.residual_layer_norm: kind rms has no mean.
 func.func @residual_rms_norm_mean(%x: tensor<2x7x16xf32>, %sub: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{kind rms has no mean}}
-  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %key) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+  %y, %mean, %rstd = "tg.residual_layer_norm"(%x, %sub, %gamma, %key) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>, kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2xi32>) -> (tensor<2x7x16xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
@@ -1836,7 +1888,7 @@ func.func @residual_rms_norm_grad_beta(%dy: tensor<2x7x16xf32>, %y: tensor<2x7x1
                                        %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{kind rms has no beta}}
   %dx, %dsub, %dg = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>)
   return
@@ -1849,7 +1901,7 @@ func.func @residual_layer_norm_grad_no_beta_grad(%dy: tensor<2x7x16xf32>, %y: te
                                                  %rstd: tensor<2x7xf32>, %key: tensor<2xi32>) {
   // expected-error @+1 {{kind layer needs beta_grad}}
   %dx, %dsub, %dg = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %beta, %rstd, %key) <{rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>)
   return
@@ -1862,7 +1914,7 @@ func.func @residual_rms_norm_grad_sum_grad_type(%dy: tensor<2x7x16xf32>, %y: ten
                                                 %rstd: tensor<2x7xf32>, %key: tensor<2xi32>, %dh: tensor<2x16x7xf32>) {
   // expected-error @+1 {{failed to verify that the sum's gradient has the result's type}}
   %dx, %dsub, %dg = "tg.residual_layer_norm_grad"(%dy, %y, %gamma, %rstd, %key, %dh) <{kind = 1 : i32, rate = 1.0e-01 : f32, op_id = 4 : i64, epsilon = 1.0e-06 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1, 0, 0>}>
       : (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>, tensor<2x7xf32>, tensor<2xi32>, tensor<2x16x7xf32>)
         -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<16xf32>)
   return
@@ -1956,7 +2008,7 @@ func.func @fused_elementwise_argument_type(%x: tensor<4x8xf32>) -> tensor<4x8xf3
 // tg.fused_elementwise: an input has the group's shape (a broadcast belongs
 // outside the group), unless it is a dropout key.
 func.func @fused_elementwise_input_type(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{input #1 must have the group's shape [4, 8] with f32 or bf16 elements (or be a tensor<2xi32> dropout key) but has type 'tensor<8xf32>'}}
+  // expected-error @+1 {{input #1 must have the group's shape [4, 8] with f32 or bf16 elements (or be a tensor<2xi32> dropout key, or a tensor<f32> read only as dropouts' run-time rate) but has type 'tensor<8xf32>'}}
   %r = tg.fused_elementwise(%x, %v) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>, %b: tensor<8xf32>):
     %0 = tg.exp %a : tensor<4x8xf32>
@@ -2351,7 +2403,7 @@ func.func @fused_no_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
 // tg.fused_elementwise: an i32 input is a dropout key, so it is a
 // tensor<2xi32>.
 func.func @fused_bad_key(%x: tensor<4xf32>, %k: tensor<5x3xi32>) -> tensor<4xf32> {
-  // expected-error @+1 {{input #1 must have the group's shape [4] with f32 or bf16 elements (or be a tensor<2xi32> dropout key) but has type 'tensor<5x3xi32>'}}
+  // expected-error @+1 {{input #1 must have the group's shape [4] with f32 or bf16 elements (or be a tensor<2xi32> dropout key, or a tensor<f32> read only as dropouts' run-time rate) but has type 'tensor<5x3xi32>'}}
   %r = tg.fused_elementwise(%x, %k) : (tensor<4xf32>, tensor<5x3xi32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>, %b: tensor<5x3xi32>):
     %e = tg.exp %a : tensor<4xf32>
@@ -2366,7 +2418,7 @@ func.func @fused_bad_key(%x: tensor<4xf32>, %k: tensor<5x3xi32>) -> tensor<4xf32
 // back).
 func.func @multi_adam_empty(%lr: tensor<f32>, %step: tensor<i32>) {
   // expected-error @+1 {{must update at least one parameter}}
-  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0, 0, 0>} : (tensor<f32>, tensor<i32>) -> ()
+  "tg.multi_adam_update"(%lr, %step) {params = [], moments1 = [], moments2 = [], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<f32>, tensor<i32>) -> ()
   return
 }
 
@@ -2413,7 +2465,7 @@ tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
 tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
 func.func @multi_adam_controls_without_norm(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>) {
   // expected-error @+1 {{takes weight, phase and clip together and then returns the gradient norm, or none of them}}
-  "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
+  "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
   return
 }
 
@@ -2425,7 +2477,7 @@ tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
 tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
 func.func @multi_adam_decay_without_controls(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %wd: tensor<f32>) {
   // expected-error @+1 {{takes decay only with weight, phase and clip}}
-  "tg.multi_adam_update"(%dw, %lr, %step, %wd) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, decays = array<i1: true>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
+  "tg.multi_adam_update"(%dw, %lr, %step, %wd) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, decays = array<i1: true>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>) -> ()
   return
 }
 
@@ -2439,6 +2491,52 @@ func.func @multi_adam_decay_flags(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step:
   // expected-error @+1 {{needs one decay flag per entry but has 2 for 1}}
   %norm = tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw) lr %lr step %step weight %weight phase %phase clip %clip decay %wd on [true, false] beta1 0.9 beta2 0.98 eps 1.0e-9 : tensor<4x4xf32> -> tensor<f32>
   return %norm : tensor<f32>
+}
+
+// -----
+
+// tg.multi_adam_update: run-time betas and epsilon come together.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_run_time_beta1_alone(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>, %b1: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{takes run-time beta1, beta2 and eps together, or none of them}}
+  %norm = tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw) lr %lr step %step weight %weight phase %phase clip %clip beta1 0.9 run_time %b1 beta2 0.98 eps 1.0e-9 : tensor<4x4xf32> -> tensor<f32>
+  return %norm : tensor<f32>
+}
+
+// -----
+
+// tg.multi_adam_update: run-time betas and epsilon belong to the optimizer
+// step (with its controls).
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_run_time_without_controls(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %b1: tensor<f32>, %b2: tensor<f32>, %eps: tensor<f32>) {
+  // expected-error @+1 {{takes run-time beta1, beta2 and eps only with weight, phase and clip}}
+  tg.multi_adam_update [@w], [@adam.m.w], [@adam.v.w] grads(%dw) lr %lr step %step beta1 0.9 run_time %b1 beta2 0.98 run_time %b2 eps 1.0e-9 run_time %eps : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// tg.multi_adam_update: a run-time beta is an f32 scalar.
+tg.variable @w trainable init(xavier_uniform) : tensor<4x4xf32>
+tg.variable @adam.m.w init(zeros) : tensor<4x4xf32>
+tg.variable @adam.v.w init(zeros) : tensor<4x4xf32>
+func.func @multi_adam_run_time_type(%dw: tensor<4x4xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>, %b1: tensor<i32>, %b2: tensor<f32>, %eps: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'tg.multi_adam_update' op operand #6 must be}}
+  %norm = "tg.multi_adam_update"(%dw, %lr, %step, %weight, %phase, %clip, %b1, %b2, %eps) {params = [@w], moments1 = [@adam.m.w], moments2 = [@adam.v.w], beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-9 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 1, 1, 1>} : (tensor<4x4xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %norm : tensor<f32>
+}
+
+// -----
+
+// tg.cross_entropy: a run-time smoothing is an f32 scalar.
+func.func @cross_entropy_run_time_smoothing_type(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>, %ls: tensor<2xf32>) {
+  // expected-error @+1 {{operand #2 must be}}
+  %loss, %ntok = "tg.cross_entropy"(%logits, %tgt, %ls) {smoothing = 1.000000e-01 : f32, ignore_index = 0 : i32} : (tensor<2x7x100xf32>, tensor<2x7xi32>, tensor<2xf32>) -> (tensor<f32>, tensor<i32>)
+  return
 }
 
 // -----

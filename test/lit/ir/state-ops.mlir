@@ -76,6 +76,16 @@ func.func @optimizer_step(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tens
   return %norm : tensor<f32>
 }
 
+// Adam's betas and epsilon at run time: the attributes are the defaults.
+// CHECK-LABEL: func.func @run_time_adam
+func.func @run_time_adam(%dw: tensor<16x16xf32>, %db: tensor<16xf32>, %lr: tensor<f32>, %step: tensor<i32>, %weight: tensor<f32>, %phase: tensor<i32>, %clip: tensor<f32>, %b1: tensor<f32>, %b2: tensor<f32>, %eps: tensor<f32>) -> tensor<f32> {
+  // CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update {{.*}} clip %{{.*}} beta1 0.899999976 run_time %arg7 beta2 9.800000e-01 run_time %arg8 eps 9.99999971E-10 run_time %arg9 : tensor<16x16xf32>, tensor<16xf32> -> tensor<f32>
+  %norm = tg.multi_adam_update [@encoder.layer0.self_attn.w_q, @bias], [@adam.m.w_q, @adam.m.bias], [@adam.v.w_q, @adam.v.bias]
+      grads(%dw, %db) lr %lr step %step weight %weight phase %phase clip %clip
+      beta1 0.9 run_time %b1 beta2 0.98 run_time %b2 eps 1.0e-9 run_time %eps : tensor<16x16xf32>, tensor<16xf32> -> tensor<f32>
+  return %norm : tensor<f32>
+}
+
 // The data-parallel sum of gradients: results of the operands' types.
 // CHECK-LABEL: func.func @all_reduce
 func.func @all_reduce(%dw: tensor<16x16xf32>, %db: tensor<16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {

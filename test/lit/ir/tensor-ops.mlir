@@ -184,6 +184,16 @@ func.func @dropout(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>) -> tensor<2x7x16
   return %dx : tensor<2x7x16xf32>
 }
 
+// The rate at run time (the attribute is the compiled default).
+// CHECK-LABEL: func.func @run_time_dropout(
+func.func @run_time_dropout(%x: tensor<2x7x16xf32>, %key: tensor<2xi32>, %p: tensor<f32>) -> tensor<2x7x16xf32> {
+  // CHECK-NEXT: tg.dropout %arg0, %arg1 rate 1.000000e-01 run_time %arg2 op_id 3 : tensor<2x7x16xf32>
+  // CHECK-NEXT: tg.dropout_grad %{{[a-z_0-9]+}}, %arg1 rate 1.000000e-01 run_time %arg2 op_id 3 : tensor<2x7x16xf32>
+  %y = tg.dropout %x, %key rate 0.1 run_time %p op_id 3 : tensor<2x7x16xf32>
+  %dx = tg.dropout_grad %y, %key rate 0.1 run_time %p op_id 3 : tensor<2x7x16xf32>
+  return %dx : tensor<2x7x16xf32>
+}
+
 // CHECK-LABEL: func.func @masks_and_positions(
 func.func @masks_and_positions(%src: tensor<2x7xi32>) -> (tensor<7x7xf32>, tensor<2x7xf32>, tensor<7x16xf32>) {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.causal_mask : tensor<7x7xf32>
@@ -219,6 +229,16 @@ func.func @loss(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>, %dloss: ten
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.cross_entropy_grad %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} smoothing 1.000000e-01 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
   %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 0.1 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
   %dl = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 0.1 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  return %loss, %ntok, %dl : tensor<f32>, tensor<i32>, tensor<2x7x100xf32>
+}
+
+// The smoothing at run time (the attribute is the default).
+// CHECK-LABEL: func.func @run_time_smoothing(
+func.func @run_time_smoothing(%logits: tensor<2x7x100xf32>, %tgt: tensor<2x7xi32>, %dloss: tensor<f32>, %ls: tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<2x7x100xf32>) {
+  // CHECK-NEXT: tg.cross_entropy %arg0, %arg1 smoothing 1.000000e-01 run_time %arg3 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  // CHECK-NEXT: tg.cross_entropy_grad %arg2, %arg0, %arg1 smoothing 1.000000e-01 run_time %arg3 ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  %loss, %ntok = tg.cross_entropy %logits, %tgt smoothing 0.1 run_time %ls ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
+  %dl = tg.cross_entropy_grad %dloss, %logits, %tgt smoothing 0.1 run_time %ls ignore 0 : tensor<2x7x100xf32>, tensor<2x7xi32>
   return %loss, %ntok, %dl : tensor<f32>, tensor<i32>, tensor<2x7x100xf32>
 }
 

@@ -3,7 +3,10 @@
 // (the optimizer step) over every gradient; the gradients leave the results
 // and the step's gradient norm becomes the last one; lr, step and the
 // optimizer's controls (grad_weight, update_phase, clip_norm, weight_decay)
-// become the last arguments; @loss becomes @train_step. AdamW decays the
+// and Adam's run-time hyperparameters (adam_beta1, adam_beta2, adam_eps, the
+// update's run_time operands; the attributes are the defaults) become the
+// last arguments, and label_smoothing where the loss has cross-entropies;
+// @loss becomes @train_step. AdamW decays the
 // matrices, not the rank-1 parameters nor the embedding tables, unless a
 // variable says otherwise.
 //
@@ -44,14 +47,17 @@ func.func @loss(%x: tensor<2x4xf32> {tg.name = "x"}) -> (tensor<f32>, tensor<i32
 // CHECK-SAME: %[[WEIGHT:[a-z0-9]+]]: tensor<f32> {tg.name = "grad_weight"},
 // CHECK-SAME: %[[PHASE:[a-z0-9]+]]: tensor<i32> {tg.name = "update_phase"},
 // CHECK-SAME: %[[CLIP:[a-z0-9]+]]: tensor<f32> {tg.name = "clip_norm"},
-// CHECK-SAME: %[[WD:[a-z0-9]+]]: tensor<f32> {tg.name = "weight_decay"})
+// CHECK-SAME: %[[WD:[a-z0-9]+]]: tensor<f32> {tg.name = "weight_decay"},
+// CHECK-SAME: %[[B1:[a-z0-9]+]]: tensor<f32> {tg.name = "adam_beta1"},
+// CHECK-SAME: %[[B2:[a-z0-9]+]]: tensor<f32> {tg.name = "adam_beta2"},
+// CHECK-SAME: %[[EPS:[a-z0-9]+]]: tensor<f32> {tg.name = "adam_eps"})
 // CHECK-SAME: -> (tensor<f32>, tensor<i32>, tensor<f32> {tg.name = "grad_norm"}) {
 // CHECK: %[[C:.*]] = tg.load @count : tensor<i32>
 // CHECK: %[[L:.*]] = tg.reduce_sum %{{.*}} dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
 // CHECK: %[[DB:.*]] = tg.reduce_sum %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
 // CHECK-NEXT: %[[DW:.*]] = tg.matmul %[[X]], %{{.*}} transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
-// DEFAULT-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] decay %[[WD]] on [true, false] beta1 0.899999976 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
-// OPTS-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] decay %[[WD]] on [true, false] beta1 5.000000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+// DEFAULT-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] decay %[[WD]] on [true, false] beta1 0.899999976 run_time %[[B1]] beta2 9.800000e-01 run_time %[[B2]] eps 9.99999971E-10 run_time %[[EPS]] : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
+// OPTS-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@w, @b], [@adam.m.w, @adam.m.b], [@adam.v.w, @adam.v.b] grads(%[[DW]], %[[DB]]) lr %[[LR]] step %[[STEP]] weight %[[WEIGHT]] phase %[[PHASE]] clip %[[CLIP]] decay %[[WD]] on [true, false] beta1 5.000000e-01 run_time %[[B1]] beta2 7.500000e-01 run_time %[[B2]] eps 1.250000e-01 run_time %[[EPS]] : tensor<4x3xf32>, tensor<3xf32> -> tensor<f32>
 // CHECK-NEXT: return %[[L]], %[[C]], %[[NORM]] : tensor<f32>, tensor<i32>, tensor<f32>
 
 // RENAME-LABEL: tg.variable @w trainable
@@ -77,9 +83,9 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32, beta2 = 0.
 // CHECK-LABEL: tg.variable @p trainable init(zeros) : tensor<4xf32>
 // CHECK-NEXT: tg.variable @adam.m.p init(zeros) : tensor<4xf32>
 // CHECK-NEXT: tg.variable @adam.v.p init(zeros) : tensor<4xf32>
-// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}, %{{.*}}: tensor<f32> {tg.name = "grad_weight"}, %{{.*}}: tensor<i32> {tg.name = "update_phase"}, %{{.*}}: tensor<f32> {tg.name = "clip_norm"}, %{{.*}}: tensor<f32> {tg.name = "weight_decay"}) -> (tensor<f32>, tensor<f32> {tg.name = "grad_norm"}) {
+// CHECK-NEXT: func.func @train_step(%[[LR:[a-z0-9]+]]: tensor<f32> {tg.name = "lr"}, %[[STEP:[a-z0-9]+]]: tensor<i32> {tg.name = "step"}, %{{.*}}: tensor<f32> {tg.name = "grad_weight"}, %{{.*}}: tensor<i32> {tg.name = "update_phase"}, %{{.*}}: tensor<f32> {tg.name = "clip_norm"}, %{{.*}}: tensor<f32> {tg.name = "weight_decay"}, %{{.*}}: tensor<f32> {tg.name = "adam_beta1"}, %{{.*}}: tensor<f32> {tg.name = "adam_beta2"}, %{{.*}}: tensor<f32> {tg.name = "adam_eps"}) -> (tensor<f32>, tensor<f32> {tg.name = "grad_norm"}) {
 // CHECK: %[[DP:.*]] = tg.broadcast %{{.*}} dims [] : tensor<f32> -> tensor<4xf32>
-// CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@p], [@adam.m.p], [@adam.v.p] grads(%[[DP]]) lr %[[LR]] step %[[STEP]] weight %{{.*}} phase %{{.*}} clip %{{.*}} decay %{{.*}} on [false] beta1 2.500000e-01 beta2 5.000000e-01 eps 1.000000e-03 : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: %[[NORM:.*]] = tg.multi_adam_update [@p], [@adam.m.p], [@adam.v.p] grads(%[[DP]]) lr %[[LR]] step %[[STEP]] weight %{{.*}} phase %{{.*}} clip %{{.*}} decay %{{.*}} on [false] beta1 2.500000e-01 run_time %{{.*}} beta2 5.000000e-01 run_time %{{.*}} eps 1.000000e-03 run_time %{{.*}} : tensor<4xf32> -> tensor<f32>
 // CHECK-NEXT: return %{{.*}}, %[[NORM]] : tensor<f32>, tensor<f32>
 
 // RENAME-LABEL: tg.variable @p trainable
@@ -99,8 +105,8 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.25 : f32}} {
 }
 
 // CHECK-LABEL: tg.variable @q trainable init(zeros) : tensor<4xf32>
-// DEFAULT: tg.multi_adam_update [@q], [@adam.m.q], [@adam.v.q] grads(%{{.*}}) {{.*}} beta1 2.500000e-01 beta2 9.800000e-01 eps 9.99999971E-10 : tensor<4xf32>
-// OPTS: tg.multi_adam_update [@q], [@adam.m.q], [@adam.v.q] grads(%{{.*}}) {{.*}} beta1 2.500000e-01 beta2 7.500000e-01 eps 1.250000e-01 : tensor<4xf32>
+// DEFAULT: tg.multi_adam_update [@q], [@adam.m.q], [@adam.v.q] grads(%{{.*}}) {{.*}} beta1 2.500000e-01 run_time %{{.*}} beta2 9.800000e-01 run_time %{{.*}} eps 9.99999971E-10 run_time %{{.*}} : tensor<4xf32>
+// OPTS: tg.multi_adam_update [@q], [@adam.m.q], [@adam.v.q] grads(%{{.*}}) {{.*}} beta1 2.500000e-01 run_time %{{.*}} beta2 7.500000e-01 run_time %{{.*}} eps 1.250000e-01 run_time %{{.*}} : tensor<4xf32>
 
 // RENAME-LABEL: tg.variable @q trainable
 // RENAME: func.func @my_step(
@@ -142,3 +148,47 @@ module attributes {tg.optimizer = {name = "adam", weight_decay = 1.0e-01 : f32}}
 // CHECK: tg.variable @f init(xavier_uniform) : tensor<4x4xf32>
 // CHECK-NOT: @adam.m.f
 // CHECK: tg.multi_adam_update [@table, @w, @keep, @bias, @g], {{.*}} decay %{{.*}} on [false, true, false, true, false] beta1
+
+// -----
+
+// A cross-entropy loss: its smoothing (0.1, compiled as the default) becomes
+// the step's label_smoothing input, read by the loss and by its gradient.
+tg.variable @u trainable init(xavier_uniform) : tensor<4x5xf32>
+func.func @loss(%x: tensor<2x4xf32> {tg.name = "x"}, %t: tensor<2xi32> {tg.name = "t"}) -> (tensor<f32>, tensor<i32>) {
+  %u = tg.load @u : tensor<4x5xf32>
+  %y = tg.matmul %x, %u : tensor<2x4xf32>, tensor<4x5xf32> -> tensor<2x5xf32>
+  %l, %n = tg.cross_entropy %y, %t smoothing 1.000000e-01 ignore 0 : tensor<2x5xf32>, tensor<2xi32>
+  return %l, %n : tensor<f32>, tensor<i32>
+}
+
+// CHECK-LABEL: tg.variable @u trainable
+// CHECK: func.func @train_step(
+// CHECK-SAME: %{{.*}}: tensor<f32> {tg.name = "adam_eps"},
+// CHECK-SAME: %[[LS:[a-z0-9]+]]: tensor<f32> {tg.name = "label_smoothing"})
+// CHECK: tg.cross_entropy %{{.*}}, %{{.*}} smoothing 1.000000e-01 run_time %[[LS]] ignore 0
+// CHECK: tg.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} smoothing 1.000000e-01 run_time %[[LS]] ignore 0
+
+// RENAME-LABEL: tg.variable @u trainable
+// RENAME: func.func @my_step(
+
+// -----
+
+// Dropout sites (forward and backward) sharing one compiled rate read the
+// step's dropout input; a site compiled at another rate would keep its own.
+tg.variable @z trainable init(xavier_uniform) : tensor<2x4xf32>
+func.func @loss(%key: tensor<2xi32> {tg.name = "dropout_key"}) -> tensor<f32> {
+  %z = tg.load @z : tensor<2x4xf32>
+  %y = tg.dropout %z, %key rate 2.500000e-01 op_id 3 : tensor<2x4xf32>
+  %l = tg.reduce_sum %y dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: tg.variable @z trainable
+// CHECK: func.func @train_step(
+// CHECK-SAME: %{{.*}}: tensor<f32> {tg.name = "adam_eps"},
+// CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<f32> {tg.name = "dropout"})
+// CHECK: tg.dropout %{{.*}}, %{{.*}} rate 2.500000e-01 run_time %[[P]] op_id 3
+// CHECK: tg.dropout_grad %{{.*}}, %{{.*}} rate 2.500000e-01 run_time %[[P]] op_id 3
+
+// RENAME-LABEL: tg.variable @z trainable
+// RENAME: func.func @my_step(

@@ -201,6 +201,21 @@ func.func @loss(%key: tensor<2xi32>) -> tensor<f32> {
 
 // -----
 
+// A run-time rate (the step's dropout input): the gradient reads the same.
+tg.variable @w trainable init(normal, 0.02) : tensor<2x4xf32>
+func.func @loss(%key: tensor<2xi32>, %p: tensor<f32>) -> tensor<f32> {
+  %w = tg.load @w : tensor<2x4xf32>
+  %y = tg.dropout %w, %key rate 1.000000e-01 run_time %p op_id 3 : tensor<2x4xf32>
+  %l = tg.reduce_sum %y dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %[[KEY:[a-z0-9]+]]: tensor<2xi32>, %[[P:[a-z0-9]+]]: tensor<f32>)
+// CHECK: tg.dropout_grad %{{.*}}, %[[KEY]] rate 1.000000e-01 run_time %[[P]] op_id 3 : tensor<2x4xf32>
+
+// -----
+
 // Rotary embedding: the gradient is the inverse rotation of dy, at the
 // same offset and base.
 tg.variable @w trainable init(normal, 0.02) : tensor<1x2x3x4xf32>

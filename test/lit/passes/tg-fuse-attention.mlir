@@ -362,3 +362,20 @@ func.func @neg_not_attention_extra_use(%a: tensor<2x4x7x7xf32>, %v: tensor<2x4x7
 // CHECK: tg.dropout
 // CHECK-NOT: tg.attention
 // REPORT: remark: tg-fuse-attention: fused 0 attention chains (0 causal, 0 with a padding mask, 0 with a score bias); 0 left unfused because an intermediate has another use
+
+// -----
+
+// A dropout with a run-time rate (the step's attention_dropout input): the
+// fused op reads it too.
+func.func @run_time_rate(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>, %key: tensor<2xi32>, %rate: tensor<f32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %t = tg.scale %s by 0.353553385 : tensor<2x4x7x7xf32>
+  %p = tg.softmax %t axis 3 : tensor<2x4x7x7xf32>
+  %d = tg.dropout %p, %key rate 1.000000e-01 run_time %rate op_id 1 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %d, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// CHECK-LABEL: func.func @run_time_rate(
+// CHECK-SAME: %[[KEY:[a-z0-9]+]]: tensor<2xi32>, %[[RATE:[a-z0-9]+]]: tensor<f32>)
+// CHECK-NEXT: tg.attention %{{.*}} key %[[KEY]] scale 0.353553385 dropout 1.000000e-01 run_time %[[RATE]] op_id 1 :

@@ -269,3 +269,18 @@ func.func @neg_dead_group(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT: return
 // CHECK-NOT: tg.fused_elementwise
 // REPORT: remark: tg-fuse-elementwise: fused 0 ops into 0 elementwise groups
+
+// -----
+
+// A dropout's run-time rate joins the group's inputs (read on the host, like
+// the key).
+func.func @run_time_rate(%g: tensor<4x8x32xf32>, %key: tensor<2xi32>, %rate: tensor<f32>) -> tensor<4x8x32xf32> {
+  %0 = tg.dropout_grad %g, %key rate 1.000000e-01 run_time %rate op_id 0 : tensor<4x8x32xf32>
+  %1 = tg.scale %0 by 5.65685415 : tensor<4x8x32xf32>
+  return %1 : tensor<4x8x32xf32>
+}
+
+// CHECK-LABEL: func.func @run_time_rate(
+// CHECK-NEXT: tg.fused_elementwise(%arg0, %arg1, %arg2) : (tensor<4x8x32xf32>, tensor<2xi32>, tensor<f32>) -> tensor<4x8x32xf32> {
+// CHECK-NEXT: ^bb0(%[[X:[a-z0-9]+]]: tensor<4x8x32xf32>, %[[K:[a-z0-9]+]]: tensor<2xi32>, %[[R:[a-z0-9]+]]: tensor<f32>):
+// CHECK-NEXT: tg.dropout_grad %[[X]], %[[K]] rate 1.000000e-01 run_time %[[R]] op_id 0

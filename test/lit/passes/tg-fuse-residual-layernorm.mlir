@@ -224,3 +224,18 @@ func.func @neg_sum_used_before(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %
 // CHECK-NEXT: tg.rms_norm %[[H]]
 // CHECK-NOT: tg.residual_layer_norm
 // REPORT: remark: tg-fuse-residual-layernorm: fused 0 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 1 left unfused because the dropout has another use or the sum is used before the norm, 0 because gamma starts at zero
+
+// -----
+
+// A dropout with a run-time rate (the step's dropout input): the fused op
+// reads it too.
+func.func @run_time_rate(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %gamma: tensor<16xf32>, %beta: tensor<16xf32>, %key: tensor<2xi32>, %rate: tensor<f32>) -> tensor<2x7x16xf32> {
+  %d = tg.dropout %y, %key rate 1.000000e-01 run_time %rate op_id 2 : tensor<2x7x16xf32>
+  %h = tg.add %x, %d : tensor<2x7x16xf32>
+  %z = tg.layer_norm %h, %gamma, %beta eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z : tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @run_time_rate(
+// CHECK-SAME: %[[KEY:[a-z0-9]+]]: tensor<2xi32>, %[[RATE:[a-z0-9]+]]: tensor<f32>)
+// CHECK-NEXT: tg.residual_layer_norm %{{.*}}, %[[KEY]] rate 1.000000e-01 run_time %[[RATE]] op_id 2 eps 9.99999997E-7 : tensor<2x7x16xf32>, tensor<16xf32>

@@ -42,17 +42,23 @@ module attributes {tg.optimizer = {name = "adam", beta1 = 0.8 : f32,
 
 /// @train_step's inputs for kLinearLoss: c, lr, step, then the optimizer
 /// step's controls (gradient weight, accumulation phase, clipping norm,
-/// weight decay).
+/// weight decay) and Adam's run-time betas and epsilon (by default the
+/// module's, as f32).
 std::vector<HostTensor> stepInputs(HostTensor c, double lr, int step,
                                    double weight = 1.0, int phase = 0,
-                                   double clip = 0.0, double decay = 0.0) {
+                                   double clip = 0.0, double decay = 0.0,
+                                   float beta1 = 0.8f, float beta2 = 0.9f,
+                                   float epsilon = 1.0e-3f) {
   return {std::move(c),
           HostTensor::scalar(lr),
           HostTensor::scalar(step, ElementType::I32),
           HostTensor::scalar(weight),
           HostTensor::scalar(phase, ElementType::I32),
           HostTensor::scalar(clip),
-          HostTensor::scalar(decay)};
+          HostTensor::scalar(decay),
+          HostTensor::scalar(beta1),
+          HostTensor::scalar(beta2),
+          HostTensor::scalar(epsilon)};
 }
 
 TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
@@ -91,6 +97,39 @@ TEST(AdamStep, TwoStepsEqualTheHandComputedUpdate) {
               w0 - 0.05 * (m0 / 0.36) / (std::sqrt(v0 / 0.19) + 1e-3), kTol);
   EXPECT_NEAR((*interp.variable("w"))[1],
               w1 - 0.05 * (m1 / 0.36) / (std::sqrt(v1 / 0.19) + 1e-3), kTol);
+}
+
+// Adam's betas and epsilon are the step's inputs: other values than the
+// module's (its attributes, the defaults) give the hand-computed update with
+// those. Step 2 (after a first step with g = (0.5, -3), lr = 0.1) with
+// beta1 0.5, beta2 0.75, eps 0.01.
+TEST(AdamStep, RunTimeBetasAndEpsilonEqualTheHandComputedUpdate) {
+  const double kTol = 1e-6;
+  Program program(kLinearLoss, Precision::F64);
+  ASSERT_TRUE(program.ok()) << program.diagnostics();
+  ASSERT_TRUE(runTrainingPipeline(*program.module, program.t));
+  program.interp = std::make_unique<Interpreter>(*program.module, Precision::F64);
+  Interpreter &interp = *program.interp;
+  *interp.variable("w") = HostTensor::f32({2}, {1.0, -2.0});
+  const float b1 = 0.5f, b2 = 0.75f, eps = 0.01f;
+  program.run("train_step",
+              stepInputs(HostTensor::f32({2}, {0.5, -3.0}), 0.1, 1, 1.0, 0,
+                         0.0, 0.0, b1, b2, eps));
+  // Step 1: m^ = g, v^ = g^2, so w -= 0.1 * g / (|g| + eps).
+  double w0 = 1.0 - 0.1 * 0.5 / (0.5 + eps), w1 = -2.0 + 0.1 * 3.0 / (3.0 + eps);
+  EXPECT_NEAR((*interp.variable("w"))[0], w0, kTol);
+  EXPECT_NEAR((*interp.variable("adam.m.w"))[0], (1 - b1) * 0.5, kTol);
+  EXPECT_NEAR((*interp.variable("adam.v.w"))[1], (1 - b2) * 9.0, kTol);
+  program.run("train_step",
+              stepInputs(HostTensor::f32({2}, {1.0, 1.0}), 0.05, 2, 1.0, 0,
+                         0.0, 0.0, b1, b2, eps));
+  double m0 = b1 * (1 - b1) * 0.5 + (1 - b1), v0 = b2 * (1 - b2) * 0.25 + (1 - b2);
+  double m1 = b1 * (1 - b1) * -3.0 + (1 - b1), v1 = b2 * (1 - b2) * 9.0 + (1 - b2);
+  double c1 = 1 - double(b1) * b1, c2 = 1 - double(b2) * b2;
+  EXPECT_NEAR((*interp.variable("w"))[0],
+              w0 - 0.05 * (m0 / c1) / (std::sqrt(v0 / c2) + eps), kTol);
+  EXPECT_NEAR((*interp.variable("w"))[1],
+              w1 - 0.05 * (m1 / c1) / (std::sqrt(v1 / c2) + eps), kTol);
 }
 
 // AdamW: a parameter marked weight_decay(true) also loses lr * wd of its

@@ -1,0 +1,80 @@
+// The training programs' flags for the step's run-time hyperparameters
+// (runtime/program/train/Options.cpp): what each accepts, and that a bad
+// value stops the program with exit code 2.
+#include "runtime/program/train/Options.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace tgc::runtime {
+namespace {
+
+/// Parses `flags` after a program name; `exitCode` is set on failure.
+bool parse(std::initializer_list<const char *> flags, TrainOptions &options,
+           int &exitCode) {
+  std::vector<std::string> words = {"train", "--task", "reverse"};
+  words.insert(words.end(), flags.begin(), flags.end());
+  std::vector<char *> argv;
+  for (std::string &word : words)
+    argv.push_back(word.data());
+  argv.push_back(nullptr);
+  return parseTrainOptions(static_cast<int>(words.size()), argv.data(),
+                           options, exitCode);
+}
+
+TEST(TrainOptions, HyperparametersAreUnsetByDefault) {
+  TrainOptions o;
+  int code = 0;
+  ASSERT_TRUE(parse({}, o, code));
+  EXPECT_FALSE(o.dropout || o.attentionDropout || o.labelSmoothing ||
+               o.adamBeta1 || o.adamBeta2 || o.adamEps);
+}
+
+TEST(TrainOptions, TakesEachHyperparameter) {
+  TrainOptions o;
+  int code = 0;
+  ASSERT_TRUE(parse({"--dropout", "0.3", "--attention-dropout=0",
+                     "--label-smoothing", "0.2", "--adam-eps", "1e-6"},
+                    o, code));
+  EXPECT_DOUBLE_EQ(*o.dropout, 0.3);
+  EXPECT_DOUBLE_EQ(*o.attentionDropout, 0.0);
+  EXPECT_DOUBLE_EQ(*o.labelSmoothing, 0.2);
+  EXPECT_DOUBLE_EQ(*o.adamEps, 1e-6);
+}
+
+TEST(TrainOptions, AdamBetasInEverySpelling) {
+  for (const char *text : {"0.8,0.99", "(0.8, 0.99)", "0.8 0.99", "[0.8,0.99]",
+                           "0.8, 0.99"}) {
+    TrainOptions o;
+    int code = 0;
+    ASSERT_TRUE(parse({"--adam-betas", text}, o, code)) << text;
+    EXPECT_DOUBLE_EQ(*o.adamBeta1, 0.8) << text;
+    EXPECT_DOUBLE_EQ(*o.adamBeta2, 0.99) << text;
+  }
+}
+
+TEST(TrainOptions, BadHyperparametersStopWithExitCode2) {
+  for (std::initializer_list<const char *> flags :
+       {std::initializer_list<const char *>{"--dropout", "1"},
+        {"--dropout", "-0.1"},
+        {"--attention-dropout", "x"},
+        {"--label-smoothing", "nan"},
+        {"--adam-eps", "0"},
+        {"--adam-eps", "1"},
+        {"--adam-betas", "0.9"},
+        {"--adam-betas", "0.9,1"},
+        {"--adam-betas", "0.9,0.98,0.5"},
+        {"--adam-betas", ""}}) {
+    TrainOptions o;
+    int code = 0;
+    EXPECT_FALSE(parse(flags, o, code)) << *flags.begin() << " "
+                                        << *(flags.begin() + 1);
+    EXPECT_EQ(code, 2);
+  }
+}
+
+} // namespace
+} // namespace tgc::runtime
