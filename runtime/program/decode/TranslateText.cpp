@@ -6,6 +6,7 @@
 #include "runtime/data/TokenFiles.h"
 #include "runtime/program/decode/Translate.h"
 #include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/LmData.h"
 #include "runtime/program/train/TrainingData.h"
 
 #include <algorithm>
@@ -72,6 +73,13 @@ bool writeText(const std::string &path, const std::string &text,
 
 int translateText(const CompiledModel &model, const TrainOptions &options,
                   ModelState &memory) {
+  if (isLanguageModel(model)) {
+    std::fprintf(stderr, "error: %s is a language model (no source side): "
+                         "--translate needs a model with one; --generate "
+                         "continues text\n",
+                 model.name);
+    return 1;
+  }
   if (!model.buckets[0].predict) {
     std::fprintf(stderr, "error: %s was compiled without @predict\n", model.name);
     return 1;
