@@ -47,13 +47,7 @@ public:
   }
   bool texts(const std::vector<std::vector<int32_t>> &sentences,
              std::vector<std::string> &out) const override {
-    out.clear();
-    for (const std::vector<int32_t> &ids : sentences) {
-      std::string s;
-      for (int32_t id : ids)
-        s += (s.empty() ? "" : " ") + tokenText(task, id);
-      out.push_back(s);
-    }
+    taskTexts(task, sentences, out);
     return true;
   }
   bool languageModel() const override { return true; }
@@ -121,22 +115,7 @@ public:
   }
   bool texts(const std::vector<std::vector<int32_t>> &sentences,
              std::vector<std::string> &out) const override {
-    if (vocabulary) {
-      std::string error;
-      if (!vocabulary->decode(sentences, out, error)) {
-        std::fprintf(stderr, "error: %s\n", error.c_str());
-        return false;
-      }
-      return true;
-    }
-    out.clear();
-    for (const std::vector<int32_t> &ids : sentences) {
-      std::string s;
-      for (int32_t id : ids)
-        s += (s.empty() ? "" : " ") + std::to_string(id);
-      out.push_back(s);
-    }
-    return true;
+    return corpusTexts(vocabulary.get(), sentences, out);
   }
   bool hasVocabulary() const override { return vocabulary != nullptr; }
   bool languageModel() const override { return true; }

@@ -74,6 +74,17 @@ public:
   virtual std::vector<Batch> validationBatches() { return {}; }
 };
 
+/// A task's sentences as their tokens read ("7 seventeen", "s4 s9").
+void taskTexts(Task task, const std::vector<std::vector<int32_t>> &sentences,
+               std::vector<std::string> &out);
+
+/// A corpus's sentences as detokenized text with `vocabulary`, else as
+/// their ids ("17 4 230"); false after a message when the vocabulary's tool
+/// failed.
+bool corpusTexts(const VocabularyTool *vocabulary,
+                 const std::vector<std::vector<int32_t>> &sentences,
+                 std::vector<std::string> &out);
+
 /// The data `options` ask for, for `model`; nullptr after printing why not
 /// (an unusable task, a bad file, another vocabulary).
 std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
