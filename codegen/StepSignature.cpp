@@ -4,6 +4,8 @@
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -41,11 +43,14 @@ static FailureOr<WarmupSchedule> readSchedule(ModuleOp module) {
     schedule.peak = peak.getValueAsDouble();
   if (auto minimum = attr.getAs<FloatAttr>("minimum"))
     schedule.minimum = minimum.getValueAsDouble();
-  if (!(schedule.peak >= 0) || !(schedule.minimum >= 0) ||
+  // Finite numbers only: they become literals of the generated program.
+  if (!std::isfinite(schedule.factor) || !std::isfinite(schedule.peak) ||
+      !std::isfinite(schedule.minimum) || !(schedule.peak >= 0) ||
+      !(schedule.minimum >= 0) ||
       (schedule.peak > 0 && schedule.minimum >= schedule.peak))
     return module.emitError()
-           << "tg.schedule's peak and minimum must be >= 0, the minimum "
-              "below the peak";
+           << "tg.schedule's factor, peak and minimum must be finite, the "
+              "peak and minimum >= 0, the minimum below the peak";
   return schedule;
 }
 
