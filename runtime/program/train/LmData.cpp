@@ -12,10 +12,6 @@
 namespace tgc::runtime {
 namespace {
 
-const CompiledBucket &lmBucket(const CompiledModel &model) {
-  return model.buckets[model.numBuckets - 1];
-}
-
 /// A task's pairs as prompt and continuation: each pair's sides have at
 /// most half the context (with their EOS), so that both fit one window.
 class LmTaskData : public TrainingData {
@@ -138,45 +134,15 @@ private:
   std::unique_ptr<VocabularyTool> vocabulary;
 };
 
-/// Opens a corpus of documents for `model`: its kind and its vocabulary.
-std::optional<TokenCorpus> openDocuments(const std::string &path,
-                                         const CompiledModel &model) {
-  std::string error;
-  std::optional<TokenCorpus> corpus = TokenCorpus::open(path, error);
-  if (!corpus) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return std::nullopt;
-  }
-  if (corpus->kind() != CorpusKind::Documents)
-    error = path + " is a corpus of sentence pairs: " + model.name +
-            " is a language model, it trains on documents (tgc-data encode "
-            "--text)";
-  else if (model.vocabularyHash)
-    error = checkVocabulary(*corpus, model.vocabularyHash,
-                            static_cast<uint32_t>(model.vocabulary),
-                            std::string("the vocabulary ") + model.name +
-                                " was compiled for");
-  else if (corpus->vocabularySize() != model.vocabulary)
-    error = path + ": encoded with a vocabulary of " +
-            std::to_string(corpus->vocabularySize()) + " pieces; " +
-            model.name + " has " + std::to_string(model.vocabulary) +
-            " (compile it with tgc --corpus " + path + ")";
-  if (!error.empty()) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return std::nullopt;
-  }
-  return corpus;
-}
-
 } // namespace
 
 bool isLanguageModel(const CompiledModel &model) {
-  return model.numBuckets > 0 && lmBucket(model).sourceLength == 0;
+  return model.numBuckets > 0 && largestBucket(model).sourceLength == 0;
 }
 
 std::unique_ptr<TrainingData> openLmData(const TrainOptions &options,
                                          const CompiledModel &model) {
-  const CompiledBucket &bucket = lmBucket(model);
+  const CompiledBucket &bucket = largestBucket(model);
   const int64_t context = bucket.targetLength, rows = bucket.batchSize;
   if (!options.trainSource.empty()) {
     std::fprintf(stderr, "error: %s is a language model: it trains on "
@@ -210,12 +176,12 @@ std::unique_ptr<TrainingData> openLmData(const TrainOptions &options,
   if (!options.vocabulary.empty() &&
       !(vocabulary = openVocabulary(options.vocabulary, model)))
     return nullptr;
-  std::optional<TokenCorpus> train = openDocuments(options.trainData, model);
+  std::optional<TokenCorpus> train = openCorpus(options.trainData, model);
   if (!train)
     return nullptr;
   std::optional<TokenCorpus> valid;
   if (!options.validData.empty() &&
-      !(valid = openDocuments(options.validData, model)))
+      !(valid = openCorpus(options.validData, model)))
     return nullptr;
   if (valid && valid->vocabularyHash() != train->vocabularyHash()) {
     std::fprintf(stderr, "error: %s\n",

@@ -15,10 +15,6 @@
 namespace tgc::runtime {
 namespace {
 
-const CompiledBucket &largestBucket(const CompiledModel &model) {
-  return model.buckets[model.numBuckets - 1];
-}
-
 class TaskData : public TrainingData {
 public:
   TaskData(Task task, const BatchShape &shape) : task(task), shape(shape) {}
@@ -171,41 +167,6 @@ bool readTextCorpus(const std::string &source, const std::string &target,
   return true;
 }
 
-/// Opens a tgc-data corpus and checks its vocabulary against the model's.
-std::optional<TokenCorpus> openCorpus(const std::string &path,
-                                      const CompiledModel &model) {
-  std::string error;
-  std::optional<TokenCorpus> corpus = TokenCorpus::open(path, error);
-  if (!corpus) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return std::nullopt;
-  }
-  if (corpus->kind() == CorpusKind::Documents) {
-    std::fprintf(stderr,
-                 "error: %s is a corpus of documents (language-model text): "
-                 "%s translates, it trains on sentence pairs (tgc-data encode "
-                 "--source S --target T)\n",
-                 path.c_str(), model.name);
-    return std::nullopt;
-  }
-  if (model.vocabularyHash) {
-    error = checkVocabulary(*corpus, model.vocabularyHash,
-                            static_cast<uint32_t>(model.vocabulary),
-                            std::string("the vocabulary ") + model.name +
-                                " was compiled for");
-  } else if (corpus->vocabularySize() != model.vocabulary) {
-    error = path + ": encoded with a vocabulary of " +
-            std::to_string(corpus->vocabularySize()) + " pieces; " +
-            model.name + " has " + std::to_string(model.vocabulary) +
-            " (compile it with tgc --corpus " + path + ")";
-  }
-  if (!error.empty()) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return std::nullopt;
-  }
-  return corpus;
-}
-
 /// A corpus's pairs that fit the model, copied (validation sets are small).
 std::vector<SentencePair> fittingPairs(const CompiledModel &model,
                                        const PairList &pairs) {
@@ -249,6 +210,44 @@ bool corpusTexts(const VocabularyTool *vocabulary,
     out.push_back(s);
   }
   return true;
+}
+
+const CompiledBucket &largestBucket(const CompiledModel &model) {
+  return model.buckets[model.numBuckets - 1];
+}
+
+std::optional<TokenCorpus> openCorpus(const std::string &path,
+                                      const CompiledModel &model) {
+  std::string error;
+  std::optional<TokenCorpus> corpus = TokenCorpus::open(path, error);
+  if (!corpus) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return std::nullopt;
+  }
+  bool documents = corpus->kind() == CorpusKind::Documents;
+  if (isLanguageModel(model) && !documents)
+    error = path + " is a corpus of sentence pairs: " + model.name +
+            " is a language model, it trains on documents (tgc-data encode "
+            "--text)";
+  else if (!isLanguageModel(model) && documents)
+    error = path + " is a corpus of documents (language-model text): " +
+            model.name + " translates, it trains on sentence pairs (tgc-data "
+            "encode --source S --target T)";
+  else if (model.vocabularyHash)
+    error = checkVocabulary(*corpus, model.vocabularyHash,
+                            static_cast<uint32_t>(model.vocabulary),
+                            std::string("the vocabulary ") + model.name +
+                                " was compiled for");
+  else if (corpus->vocabularySize() != model.vocabulary)
+    error = path + ": encoded with a vocabulary of " +
+            std::to_string(corpus->vocabularySize()) + " pieces; " +
+            model.name + " has " + std::to_string(model.vocabulary) +
+            " (compile it with tgc --corpus " + path + ")";
+  if (!error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return std::nullopt;
+  }
+  return corpus;
 }
 
 std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,

@@ -12,6 +12,7 @@
 #define TGC_RUNTIME_TRAIN_TRAININGDATA_H
 
 #include "runtime/data/Tasks.h"
+#include "runtime/data/TokenCorpus.h"
 #include "runtime/program/CompiledStep.h"
 #include "runtime/program/train/Options.h"
 #include "runtime/program/train/VocabularyTool.h"
@@ -73,6 +74,15 @@ public:
   /// prompts of a task. Empty for a translation model.
   virtual std::vector<Batch> validationBatches() { return {}; }
 };
+
+/// The largest of `model`'s buckets (the last): a task's batch shape.
+const CompiledBucket &largestBucket(const CompiledModel &model);
+
+/// Opens a tgc-data corpus for `model`: sentence pairs for a translation
+/// model, documents for a language model, of the model's vocabulary;
+/// nullopt after a message naming the file.
+std::optional<TokenCorpus> openCorpus(const std::string &path,
+                                      const CompiledModel &model);
 
 /// A task's sentences as their tokens read ("7 seventeen", "s4 s9").
 void taskTexts(Task task, const std::vector<std::vector<int32_t>> &sentences,
