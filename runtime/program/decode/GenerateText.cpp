@@ -29,15 +29,10 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
       openVocabulary(options.vocabulary, model);
   if (!vocabulary)
     return 1;
-  std::vector<std::string> lines;
-  std::string name, error;
-  if (!readTextLines(options.generate, lines, name))
-    return 1;
   std::vector<std::vector<int32_t>> prompts;
-  if (!vocabulary->encode(lines, prompts, error)) {
-    std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
+  std::string name, error;
+  if (!readEncodedLines(options.generate, *vocabulary, prompts, name))
     return 1;
-  }
   const int64_t context = model.buckets[model.numBuckets - 1].targetLength;
   int64_t cut = 0;
   for (size_t i = 0; i < prompts.size(); ++i)

@@ -20,6 +20,8 @@
 
 namespace tgc::runtime {
 
+namespace {
+
 bool readTextLines(const std::string &path, std::vector<std::string> &lines,
                    std::string &name) {
   std::ifstream file;
@@ -48,6 +50,22 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
     }
     lines.push_back(line);
   }
+}
+
+} // namespace
+
+bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
+                      std::vector<std::vector<int32_t>> &ids,
+                      std::string &name) {
+  std::vector<std::string> lines;
+  if (!readTextLines(path, lines, name))
+    return false;
+  std::string error;
+  if (!vocabulary.encode(lines, ids, error)) {
+    std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
+    return false;
+  }
+  return true;
 }
 
 bool writeText(const std::string &path, const std::string &text,
@@ -88,16 +106,10 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
       openVocabulary(options.vocabulary, model);
   if (!vocabulary)
     return 1;
-  std::vector<std::string> lines;
-  std::string name;
-  if (!readTextLines(options.translate, lines, name))
-    return 1;
   std::vector<std::vector<int32_t>> sources;
-  std::string error;
-  if (!vocabulary->encode(lines, sources, error)) {
-    std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
+  std::string name, error;
+  if (!readEncodedLines(options.translate, *vocabulary, sources, name))
     return 1;
-  }
   size_t longest = 0;
   for (int b = 0; b < model.numBuckets; ++b)
     longest = std::max<size_t>(longest, model.buckets[b].sourceLength - 1);

@@ -14,13 +14,16 @@
 #include "runtime/program/CompiledStep.h"
 #include "runtime/program/train/ModelState.h"
 #include "runtime/program/train/Options.h"
+#include "runtime/program/train/VocabularyTool.h"
 
 namespace tgc::runtime {
 
 /// The lines of `path` ("-": standard input; `name` is what messages call
-/// it), each at most kMaxLineBytes; false after a message.
-bool readTextLines(const std::string &path, std::vector<std::string> &lines,
-                   std::string &name);
+/// it), each at most kMaxLineBytes, as token ids of `vocabulary`; false
+/// after a message.
+bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
+                      std::vector<std::vector<int32_t>> &ids,
+                      std::string &name);
 
 /// `text` to `path` atomically, or to standard output when `path` is empty
 /// (`what` names it in messages); false after a message.
