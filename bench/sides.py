@@ -161,7 +161,7 @@ def tgc_result(argv, output, rss, steps, warmup):
 
 
 def run_tgc(exe, data, steps, warmup, env):
-    for suffix in (".metrics", ".loss"):
+    for suffix in (".metrics", ".loss", ".ckpt", ".ckpt.lock"):
         if os.path.exists(exe + suffix):
             os.remove(exe + suffix)
     argv = tgc_argv(exe, data, steps, warmup)
