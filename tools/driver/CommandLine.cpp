@@ -83,7 +83,8 @@ cl::opt<std::string> corpusFile(
     "corpus",
     cl::desc("A training corpus written by tgc-data encode: the vocabulary "
              "(size and hash) comes from it and, without --buckets, "
-             "--bucket-count buckets fitted to its lengths"),
+             "--bucket-count buckets fitted to its lengths (a corpus of "
+             "documents leaves a language model its batch and context)"),
     cl::value_desc("file.tok"), cl::cat(shapeCategory));
 
 cl::opt<int> bucketCount("bucket-count",

@@ -72,6 +72,8 @@ void printModels(llvm::raw_ostream &os) {
 struct CorpusFacts {
   int64_t vocabulary = 0;
   uint64_t vocabularyHash = 0;
+  /// Language-model text: windows of the model's own context, no lengths.
+  bool documents = false;
   std::vector<BucketShape> buckets;
 };
 
@@ -87,12 +89,18 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
   facts.vocabularyHash = corpus->vocabularyHash();
   if (!options.bucketList.empty())
     return true;
-  if (corpus->kind() == runtime::CorpusKind::Documents) {
-    llvm::errs() << "tgc: " << options.corpusFile
-                 << " is a corpus of documents (language-model text), not of "
-                    "sentence pairs: it has no lengths to fit buckets to "
-                    "(give --buckets)\n";
-    return false;
+  // Every window of language-model text is the model's context long:
+  // there is nothing to fit, the model keeps its own batch and context.
+  facts.documents = corpus->kind() == runtime::CorpusKind::Documents;
+  if (facts.documents) {
+    if (options.maxTokens > 0) {
+      llvm::errs() << "tgc: " << options.corpusFile
+                   << " is a corpus of documents (language-model text), cut "
+                      "into windows of the model's context: --max-tokens sizes "
+                      "the batch of --buckets CONTEXTxCONTEXT\n";
+      return false;
+    }
+    return true;
   }
   if (options.maxTokens <= 0) {
     llvm::errs() << "tgc: --corpus fits buckets to the data: give "
@@ -460,6 +468,23 @@ bool checkBucketShapes(
   return true;
 }
 
+/// Language-model text trains a model without a source only.
+bool checkCorpusKind(const DriverOptions &options, const CorpusFacts &corpus,
+                     mlir::ModuleOp module) {
+  if (!corpus.documents)
+    return true;
+  mlir::FailureOr<StepSignature> signature = readStepSignature(module);
+  if (mlir::failed(signature))
+    return false;
+  if (signature->source < 0)
+    return true;
+  llvm::errs() << "tgc: " << options.corpusFile
+               << " is a corpus of documents (language-model text), but the "
+                  "model translates (it has source_ids): it trains on "
+                  "sentence pairs (tgc-data encode --source S --target T)\n";
+  return false;
+}
+
 /// Emits the planned modules as C++ or CUDA and writes it, or builds the
 /// program; the exit code.
 int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
@@ -595,6 +620,8 @@ int runDriver(const DriverOptions &given) {
     return 1;
   if (compiles(options) && !buckets.empty() &&
       !checkBucketShapes(options, buckets, modules))
+    return 1;
+  if (compiles(options) && !checkCorpusKind(options, corpus, *modules.front()))
     return 1;
 
   mlir::ModuleOp module = *modules.front();

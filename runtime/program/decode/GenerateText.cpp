@@ -90,7 +90,9 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
                !options.fullDecoding && model.buckets[model.numBuckets - 1].decodeStep
                    ? "incremental"
                    : "full-prefix",
-               cut ? (", " + std::to_string(cut) + " prompts cut").c_str() : "");
+               cut ? (", " + std::to_string(cut) + (cut == 1 ? " prompt" : " prompts") +
+                      " cut").c_str()
+                   : "");
   return 0;
 }
 
