@@ -30,9 +30,8 @@ std::string dropout(KernelArgs &p, Value key, llvm::APFloat rate,
   std::string k = p.host(key);
   std::string given = runTime ? "*" + p.host(runTime)
                               : floatLiteral(rate.convertToFloat());
-  return "kernels::Dropout{uint32_t(" + k + "[0]), uint32_t(" + k + "[1]), " +
-         std::to_string(opId) + "u, " + given + ", " +
-         dropoutIndexOffset(op, elements) + "}";
+  return "kernels::Dropout" + p.target().dropoutSite(k, opId, given,
+                                        dropoutIndexOffset(op, elements));
 }
 
 std::string rowsWidth(Value value) {

@@ -38,6 +38,8 @@ public:
   std::string position(mlir::Value value) {
     return take(context.position(value));
   }
+  /// The target the call is written for.
+  const ProgramTarget &target() const { return context.target(); }
 
   bool ok = true;
 
@@ -56,7 +58,7 @@ int64_t product(llvm::ArrayRef<int64_t> dims);
 /// "true" or "false".
 std::string b(bool value);
 
-/// "kernels::Dropout{uint32_t(K[0]), uint32_t(K[1]), op, rate}", or a disabled
+/// The target's kernels::Dropout of the site (ProgramTarget::dropoutSite), or a disabled
 /// one without a key or at rate 0 (inference). With `runTime` (the step's
 /// dropout rate input) the rate is that host scalar, read when the step
 /// runs. `elements` is the size of the tensor the site applies to (its

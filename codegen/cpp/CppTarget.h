@@ -54,6 +54,7 @@ public:
   llvm::StringRef deviceHooks() const override { return "nullptr"; }
 
   // OpenMpLoops.cpp: elementwise passes.
+  std::string dropoutKeyOnDevice() const override { return ""; }
   std::string dropoutFactor(const std::string &site) const override;
   void writeElementwise(const ElementwiseLoop &loop, llvm::StringRef name,
                         llvm::raw_ostream &os,

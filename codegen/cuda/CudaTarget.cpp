@@ -4,7 +4,9 @@
 // (through pinned staging buffers) before a function's first op, the loss
 // and the logits downloaded after its last, and only constants and the
 // dropout key have a host copy. The GPU runs its stream's kernels in order,
-// so an entry calls its op functions one after another.
+// so an entry calls its op functions one after another; the training
+// step's go through cuda::runStepOps, which can replay them as one CUDA
+// graph (--cuda-graphs).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaTarget.h"
@@ -49,8 +51,10 @@ std::string CudaTarget::optimizerStep(const std::string &head,
                                       const std::string &step,
                                       const std::string &norm,
                                       const std::string &hyper) const {
-  return "  kernels::optimizerStep(" + head + ", " + lr + ", " + step + ", " +
-         norm + ", " + hyper + ");\n";
+  // The gradient's weight changes every step: the kernels read the device
+  // copy uploaded with the inputs (the control's host value is not read).
+  return "  kernels::optimizerStep(" + head + ", " + lr + ", " + step +
+         ", g.gradWeight, " + norm + ", " + hyper + ");\n";
 }
 
 std::optional<std::string> CudaTarget::inputUpload(int64_t sourceIds,
@@ -77,8 +81,30 @@ LogitsRead CudaTarget::readLogits(const std::string &logits,
 LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
                                      EmitContext &context,
                                      raw_ostream &os) const {
-  os << "void " << entry.name << "(StepFrame &f) {\n";
-  for (const OpCall &call : entry.calls)
+  if (entry.kind != FunctionKind::Step) {
+    os << "void " << entry.name << "(StepFrame &f) {\n";
+    for (const OpCall &call : entry.calls)
+      os << "  " << call.function << "(f);\n";
+    os << "}\n\n";
+    return success();
+  }
+  // The training step's ops, between the upload and the finish (the calls
+  // without an op), in a function of their own: what --cuda-graphs
+  // captures and replays (runtime/program/cuda/StepGraphs.h).
+  ArrayRef<OpCall> calls = entry.calls;
+  size_t first = 0, last = calls.size();
+  while (first < last && !calls[first].op)
+    ++first;
+  while (last > first && !calls[last - 1].op)
+    --last;
+  os << "static void " << entry.name << "Ops(StepFrame &f) {\n";
+  for (const OpCall &call : calls.slice(first, last - first))
+    os << "  " << call.function << "(f);\n";
+  os << "}\n\nvoid " << entry.name << "(StepFrame &f) {\n";
+  for (const OpCall &call : calls.take_front(first))
+    os << "  " << call.function << "(f);\n";
+  os << "  cuda::runStepOps(f, &" << entry.name << "Ops);\n";
+  for (const OpCall &call : calls.drop_front(last))
     os << "  " << call.function << "(f);\n";
   os << "}\n\n";
   return success();
@@ -89,6 +115,7 @@ void CudaTarget::writeIncludes(raw_ostream &os) const {
         "g); elementwise ops\n// and groups are kernels of their own, the "
         "rest calls runtime/kernels/cuda/Kernels.h.\n"
      << "#include \"runtime/program/cuda/DeviceStep.h\"\n"
+     << "#include \"runtime/program/cuda/StepGraphs.h\"\n"
      << "#include \"runtime/kernels/cuda/Kernels.h\"\n";
 }
 

@@ -56,6 +56,9 @@ public:
   }
 
   // ElementwiseKernels.cpp: elementwise passes.
+  /// Kernels read the key from `g`, so that a replayed CUDA graph draws
+  /// each step's masks.
+  std::string dropoutKeyOnDevice() const override { return "g.dropoutKey"; }
   std::string dropoutFactor(const std::string &site) const override;
   void writeElementwise(const ElementwiseLoop &loop, llvm::StringRef name,
                         llvm::raw_ostream &os,

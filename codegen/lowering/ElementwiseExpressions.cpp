@@ -139,10 +139,11 @@ private:
       given = "*" + rateIt->second;
     }
     std::string name = "drop" + std::to_string(drops++);
-    os << "  const kernels::Dropout " << name << "{uint32_t(" << it->second
-       << "[0]), uint32_t(" << it->second << "[1]), " << opId << "u, "
-       << given << ", "
-       << dropoutIndexOffset(op, numElements(op->getResult(0))) << "};\n";
+    os << "  const kernels::Dropout " << name
+       << context.target().dropoutSite(
+              it->second, opId, given,
+              dropoutIndexOffset(op, numElements(op->getResult(0))))
+       << ";\n";
     loop.parameters.push_back("kernels::Dropout " + name);
     loop.arguments.push_back(name);
     loop.dropoutSites.push_back(name);

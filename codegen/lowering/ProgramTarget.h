@@ -98,6 +98,21 @@ public:
                                     const std::string &norm,
                                     const std::string &hyper) const = 0;
 
+  /// The braced fields of a site's kernels::Dropout, from the host key
+  /// `key` (int32_t[2]): its op id, rate and index offset, and on CUDA the
+  /// key's device copy.
+  std::string dropoutSite(const std::string &key, uint64_t opId,
+                          const std::string &rate,
+                          const std::string &indexOffset) const {
+    std::string device = dropoutKeyOnDevice();
+    return "{uint32_t(" + key + "[0]), uint32_t(" + key +
+           "[1]), " + std::to_string(opId) + "u, " + rate + ", " +
+           indexOffset + (device.empty() ? "" : ", " + device) + "}";
+  }
+  /// Where the kernels read the step's dropout key instead of the site's
+  /// copy (Dropout::deviceKey); empty where they take the copy.
+  virtual std::string dropoutKeyOnDevice() const = 0;
+
   // Elementwise ops and groups.
 
   /// The expression of dropout site `site`'s factor for element `i`.

@@ -53,12 +53,24 @@ struct Dropout {
   /// elements per example), so that the masks do not depend on how the
   /// batch is split. 0 in one process.
   uint64_t indexOffset = 0;
+  /// CUDA only: the step's (seed, step) in device memory, read in place of
+  /// `seed` and `step`, so that a replayed CUDA graph, whose kernels keep
+  /// the arguments they were captured with, draws each step's own masks.
+  /// Null on the CPU.
+  const int32_t *deviceKey = nullptr;
+
+  TGC_HOST_DEVICE uint32_t keySeed() const {
+    return deviceKey ? static_cast<uint32_t>(deviceKey[0]) : seed;
+  }
+  TGC_HOST_DEVICE uint32_t keyStep() const {
+    return deviceKey ? static_cast<uint32_t>(deviceKey[1]) : step;
+  }
 
   /// What dropout multiplies element `index` by: 0 or 1 / (1 - rate).
   TGC_HOST_DEVICE float factor(uint64_t index) const {
     if (rate <= 0.0f)
       return 1.0f;
-    return dropoutKeep(seed, step, opId, index + indexOffset, rate)
+    return dropoutKeep(keySeed(), keyStep(), opId, index + indexOffset, rate)
                ? 1.0f / (1.0f - rate)
                : 0.0f;
   }
@@ -71,7 +83,8 @@ struct Dropout {
       f[0] = f[1] = f[2] = f[3] = 1.0f;
       return;
     }
-    PhiloxCounter bits = dropoutBlock(seed, step, opId, (index + indexOffset) / 4);
+    PhiloxCounter bits =
+        dropoutBlock(keySeed(), keyStep(), opId, (index + indexOffset) / 4);
     const float kept = 1.0f / (1.0f - rate);
     for (int q = 0; q < 4; ++q)
       f[q] = uniformFromBits(bits.v[q]) >= rate ? kept : 0.0f;

@@ -67,6 +67,9 @@ struct StepFrame {
   void (*allReduceSum)(StepFrame &f, float *data, int64_t count) = nullptr;
   /// This process's target tokens in the batch (those the loss counts).
   float batchTokens = 0.0f;
+  /// CUDA: replay the step's ops as one CUDA graph (--cuda-graphs;
+  /// runtime/program/cuda/StepGraphs.h). The CPU ignores it.
+  bool cudaGraphs = false;
   /// Data-parallel runs with a sharded optimizer (CPU; ShardedOptimizer.h):
   /// the optimizer step in place of the kernels' `plain` one, which it is
   /// given to run Adam on its share. Null: the plain step.

@@ -31,6 +31,18 @@ say "2b. tiny in bf16: GPU step vs CPU step"
 python3 "$compare" "$work/gpu_bf16.loss" "$here/cpu_bf16.loss" "$work/gpu_bf16.params" "$here/cpu_bf16.params" 2e-4 5e-3
 verdict $? "2b bf16 step"
 
+say "2c. --cuda-graphs: replayed step vs op by op, 6 steps, one and two batches an update"
+for freq in 1 2; do
+  graphs=(--task reverse --steps 6 --seed 5 --eval-sentences 0 --update-freq $freq)
+  "$bin/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" \
+    --checkpoint "$work/eager$freq.ckpt"
+  "$bin/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" --dump-params "$work/graph$freq.params" \
+    --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
+  ! grep -q "cannot be captured" "$work/graph$freq.txt" &&
+    python3 "$compare" "$work/graph$freq.loss" "$work/eager$freq.loss" "$work/graph$freq.params" "$work/eager$freq.params" 1e-6
+  verdict $? "2c graphs, update-freq $freq"
+done
+
 say "3. tiny-train learns reverse on the GPU"
 "$bin/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
 grep -qE "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
@@ -62,6 +74,8 @@ done
 say "6. base at 384 x 64/64: tgc vs PyTorch, f32 and bf16"
 for precision in fp32 bf16; do
   "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"
+  rm -f "$work"/base.ckpt*
+  "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt" --cuda-graphs
   rm -f "$work"/base.ckpt*
   (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
     --steps 20 --warmup 5 --precision $precision) || echo "(PyTorch with CUDA not available)"

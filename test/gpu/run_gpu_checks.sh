@@ -15,12 +15,16 @@
 #    bf16 operands), GPU against CPU: losses within 2e-4, state within 5e-3
 #    (the tolerances lit/tgc/mixed-precision.test states for CPU vs
 #    interpreter);
+#    2c. --cuda-graphs (the step captured once, replayed every step) against
+#    the same program op by op: losses and state within 1e-6, with dropout
+#    and with --update-freq 2 (a graph per accumulation phase);
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);
 # 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
 # 5. translation on the GPU: the incremental decoder (caches on the device,
 #    beam search's reorder there too) gives the full recomputation's
 #    tokens, and the CPU program translates the GPU's checkpoint as well;
-# 6. base at a 25k-token batch: tokens/s of tgc and of PyTorch on the GPU
+# 6. base at a 25k-token batch: tokens/s of tgc (op by op, then with
+#    --cuda-graphs) and of PyTorch on the GPU
 #    (PyTorch with its fused attention, scaled_dot_product_attention), f32
 #    and bf16 (PyTorch: autocast).
 set -euo pipefail
@@ -48,6 +52,16 @@ $tgc --model transformer --preset tiny --precision=bf16 --target=cuda -o "$work/
 "$work/cpu_bf16" "${common[@]}" --loss-log "$work/cpu_bf16.loss" --dump-params "$work/cpu_bf16.params" --checkpoint "$work/cpu_bf16.ckpt"
 "$work/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" --checkpoint "$work/gpu_bf16.ckpt"
 python3 $compare "$work/gpu_bf16.loss" "$work/cpu_bf16.loss" "$work/gpu_bf16.params" "$work/cpu_bf16.params" 2e-4 5e-3
+
+say "2c. --cuda-graphs: the replayed step against the step run op by op, 6 steps with dropout, one and two batches an update"
+for freq in 1 2; do
+  graphs=(--task reverse --steps 6 --seed 5 --eval-sentences 0 --update-freq $freq)
+  "$work/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" --checkpoint "$work/eager$freq.ckpt"
+  "$work/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" --dump-params "$work/graph$freq.params" --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
+  ! grep -q "cannot be captured" "$work/graph$freq.txt"
+  # The same kernels on the same data: equal up to cuBLAS's choices.
+  python3 $compare "$work/graph$freq.loss" "$work/eager$freq.loss" "$work/graph$freq.params" "$work/eager$freq.params" 1e-6
+done
 
 say "3. tiny-train learns reverse on the GPU"
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt --target=cuda -o "$work/gpu16"
@@ -100,5 +114,6 @@ say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch, f32 an
 for precision in fp32 bf16; do
   $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda --precision=$precision -o "$work/base_$precision"
   "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_$precision.ckpt"
+  "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_${precision}_graphs.ckpt" --cuda-graphs
   python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision
 done

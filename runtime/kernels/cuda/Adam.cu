@@ -8,7 +8,9 @@
 // (with b2 near 1, 1 - b2^t is a difference of nearly equal numbers), on
 // the device: lr and step live in device memory. optimizerStep adds the
 // gradient's weight, accumulation, global norm and clipping in front of it
-// (runtime/kernels/KernelTypes.h), without a round trip to the host.
+// (runtime/kernels/KernelTypes.h), without a round trip to the host; the
+// gradient's weight is device memory too (it changes every step, and a
+// replayed CUDA graph keeps the arguments it was captured with).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Device.h"
@@ -48,9 +50,10 @@ __device__ double blockSum(double value) {
 
 /// Pass 1 of the optimizer step: weights and accumulates the gradient
 /// (phase, KernelTypes.h) and writes each chunk's sum of squares.
-__global__ void gradientKernel(const Chunk *chunks, int64_t count, float weight,
-                               int32_t phase, float *accumulator,
-                               double *squares) {
+__global__ void gradientKernel(const Chunk *chunks, int64_t count,
+                               const float *gradWeight, int32_t phase,
+                               float *accumulator, double *squares) {
+  const float weight = *gradWeight;
   for (int64_t x = blockIdx.x; x < count; x += gridDim.x) {
     Chunk c = chunks[x];
     float *acc = accumulator ? accumulator + c.flat - c.begin : nullptr;
@@ -86,12 +89,13 @@ __global__ void normKernel(const double *squares, int64_t count, float clip,
 }
 
 /// Adam on g = scale * grad, or scale * the accumulator when there is one;
-/// scale = weight * *factor (factor null: 1), nothing when it is NaN; the
+/// scale = *weight (null: 1) * *factor (null: 1), nothing when it is NaN; the
 /// chunks that decay keep 1 - lr weightDecay of the parameter.
 __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
                            const int32_t *step, float beta1, float beta2,
-                           float epsilon, float weightDecay, float weight,
-                           const float *factor, const float *accumulator) {
+                           float epsilon, float weightDecay,
+                           const float *weight, const float *factor,
+                           const float *accumulator) {
   __shared__ float stepSize, rootScale, decayKeep;
   if (threadIdx.x == 0) {
     double t = static_cast<double>(*step);
@@ -103,7 +107,8 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
     decayKeep = static_cast<float>(1.0 - static_cast<double>(*lr) * weightDecay);
   }
   __syncthreads();
-  const float scale = factor ? weight * *factor : weight;
+  const float given = weight ? *weight : 1.0f;
+  const float scale = factor ? given * *factor : given;
   if (!isfinite(scale))
     return;
   const float keep1 = beta1, add1 = static_cast<float>(1.0 - beta1);
@@ -124,8 +129,7 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
 }
 
 namespace {
-/// The chunks of `tensors`, copied to device memory `table` (from pageable
-/// memory: the copy has read the host vector when this returns).
+/// The chunks of `tensors`.
 std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count) {
   std::vector<Chunk> chunks;
   int64_t flat = 0;
@@ -140,10 +144,10 @@ std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count) {
   return chunks;
 }
 
-void upload(Scratch &table, const std::vector<Chunk> &chunks) {
-  TGC_CUDA_CHECK(cudaMemcpyAsync(table.as<Chunk>(), chunks.data(),
-                                 chunks.size() * sizeof(Chunk),
-                                 cudaMemcpyHostToDevice, stream()));
+/// The chunks' device copy: the same every step (persistentTable).
+const Chunk *tableOf(const std::vector<Chunk> &chunks) {
+  return static_cast<const Chunk *>(
+      persistentTable(chunks.data(), chunks.size() * sizeof(Chunk)));
 }
 } // namespace
 
@@ -152,29 +156,31 @@ void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
   std::vector<Chunk> chunks = chunksOf(tensors, count);
   if (chunks.empty())
     return;
-  Scratch table(chunks.size() * sizeof(Chunk));
-  upload(table, chunks);
+  const Chunk *table = tableOf(chunks);
+  if (!table) // the error is kept for firstError()
+    return;
   int64_t blocks = static_cast<int64_t>(chunks.size());
   adamKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
-      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon, 0.0f, 1.0f,
+      table, blocks, lr, step, beta1, beta2, epsilon, 0.0f, nullptr,
       nullptr, nullptr);
   TGC_CUDA_CHECK_LAUNCH();
 }
 
 void optimizerStep(const AdamTensor *tensors, int count,
                    const OptimizerControl &control, const float *lr,
-                   const int32_t *step, float *norm, float beta1, float beta2,
-                   float epsilon) {
+                   const int32_t *step, const float *weight, float *norm,
+                   float beta1, float beta2, float epsilon) {
   std::vector<Chunk> chunks = chunksOf(tensors, count);
   if (chunks.empty())
     return;
   int64_t blocks = static_cast<int64_t>(chunks.size());
-  Scratch table(chunks.size() * sizeof(Chunk));
+  const Chunk *table = tableOf(chunks);
+  if (!table) // the error is kept for firstError()
+    return;
   Scratch squares(chunks.size() * sizeof(double)), factor(sizeof(float));
-  upload(table, chunks);
   gradientKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
-      table.as<Chunk>(), blocks, control.weight, control.phase,
-      control.accumulator, squares.as<double>());
+      table, blocks, weight, control.phase, control.accumulator,
+      squares.as<double>());
   TGC_CUDA_CHECK_LAUNCH();
   normKernel<<<1, kThreads, 0, stream()>>>(
       squares.as<double>(), blocks, control.clip, norm, factor.as<float>());
@@ -184,8 +190,8 @@ void optimizerStep(const AdamTensor *tensors, int count,
     return;
   bool accumulated = control.phase == runtime::kAccumulateUpdate;
   adamKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
-      table.as<Chunk>(), blocks, lr, step, beta1, beta2, epsilon,
-      control.weightDecay, accumulated ? 1.0f : control.weight, factor.as<float>(),
+      table, blocks, lr, step, beta1, beta2, epsilon, control.weightDecay,
+      accumulated ? nullptr : weight, factor.as<float>(),
       accumulated ? control.accumulator : nullptr);
   TGC_CUDA_CHECK_LAUNCH();
 }

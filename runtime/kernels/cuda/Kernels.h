@@ -54,6 +54,19 @@ bool check(cudaError_t status, const char *file, int line);
 /// state and the results are not to be trusted.
 bool firstError(std::string &why);
 
+/// Forgets the kept failure. Only for a CUDA graph capture that failed
+/// (runtime/program/cuda/StepGraphs.cu): a capture runs no kernel, so its
+/// failure says the step cannot be captured, not that the device failed.
+void forgetFailure();
+
+/// A device copy of `bytes` at `host` that lives as long as the process: a
+/// call's constant table (Adam's chunks), uploaded the first time its
+/// contents are seen and found again by them, so that the calls of a step
+/// read it without copying it every step, and a CUDA graph can capture
+/// them. Null (the error kept for firstError()) when it cannot be
+/// allocated, or when contents not seen before meet a stream capture.
+const void *persistentTable(const void *host, size_t bytes);
+
 #include "runtime/kernels/KernelDeclarations.inc"
 
 //===--- Adam.cu ----------------------------------------------------------===//
@@ -65,11 +78,13 @@ void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
                 const int32_t *step, float beta1, float beta2, float epsilon);
 
 /// The optimizer step, as the CPU's optimizerStep: the control's values are
-/// host values, its accumulator and `norm` (the result) DEVICE memory.
+/// host values, but for its weight, read from the DEVICE scalar `weight`
+/// (control.weight is not read); its accumulator and `norm` (the result)
+/// are DEVICE memory.
 void optimizerStep(const AdamTensor *tensors, int count,
                    const OptimizerControl &control, const float *lr,
-                   const int32_t *step, float *norm, float beta1, float beta2,
-                   float epsilon);
+                   const int32_t *step, const float *weight, float *norm,
+                   float beta1, float beta2, float epsilon);
 
 } // namespace tgc::cuda
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace tgc::cuda {
 
@@ -60,6 +61,36 @@ bool firstError(std::string &why) {
     return false;
   why = failure;
   return true;
+}
+
+void forgetFailure() {
+  std::lock_guard<std::mutex> lock(failureMutex);
+  failure.clear();
+  (void)cudaGetLastError(); // and CUDA's own record of it
+}
+
+const void *persistentTable(const void *host, size_t bytes) {
+  // Keyed by the contents: a step's tables are the same every step.
+  static std::unordered_map<std::string, void *> tables;
+  std::string key(static_cast<const char *>(host), bytes);
+  if (auto it = tables.find(key); it != tables.end())
+    return it->second;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (!TGC_CUDA_CHECK(cudaStreamIsCapturing(currentStream, &capturing)))
+    return nullptr;
+  if (capturing != cudaStreamCaptureStatusNone) {
+    TGC_CUDA_CHECK(cudaErrorStreamCaptureUnsupported);
+    return nullptr;
+  }
+  void *device = nullptr;
+  if (!TGC_CUDA_CHECK(cudaMalloc(&device, bytes)))
+    return nullptr;
+  if (!TGC_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice))) {
+    cudaFree(device);
+    return nullptr;
+  }
+  tables.emplace(std::move(key), device);
+  return device;
 }
 
 cublasHandle_t cublas() {

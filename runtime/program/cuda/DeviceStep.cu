@@ -28,6 +28,15 @@ template <typename T> bool allocate(T *&p, int64_t count, std::string &why) {
 
 } // namespace
 
+/// The fields of `g.scalars` as the generated code names them.
+bool pointIntoScalars(DeviceFrame &g) {
+  g.lr = &g.scalars->lr;
+  g.step = &g.scalars->step;
+  g.dropoutKey = g.scalars->dropoutKey;
+  g.gradWeight = &g.scalars->gradWeight;
+  return true;
+}
+
 DeviceFrame &deviceFrame() {
   static DeviceFrame frame;
   return frame;
@@ -69,12 +78,15 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
          allocate(g.sourceIds, sizes.sourceIds, why) &&
          allocate(g.targetInIds, sizes.targetIds, why) &&
          allocate(g.targetOutIds, sizes.targetIds, why) &&
-         allocate(g.lr, 1, why) && allocate(g.step, 1, why) &&
+         allocate(g.scalars, 1, why) &&
          allocatePinned(g.hostLogits, sizes.logitsFloats) &&
          allocatePinned(g.stagedIds, sizes.sourceIds + 2 * sizes.targetIds) &&
-         allocatePinned(g.stagedLr, 1) && allocatePinned(g.stagedStep, 1) &&
+         ok(cudaMallocHost(reinterpret_cast<void **>(&g.stagedScalars),
+                           sizeof(StepScalars)),
+            "cudaMallocHost", why) &&
          ok(cudaEventCreateWithFlags(&g.inputsCopied, cudaEventDisableTiming),
-            "cudaEventCreate", why);
+            "cudaEventCreate", why) &&
+         pointIntoScalars(g);
 }
 
 float *uploadConstant(const void *host, size_t bytes) {
@@ -117,12 +129,21 @@ void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
   copy(g.targetInIds, staged + sourceIds, frame.targetInIds, targetIds * 4);
   copy(g.targetOutIds, staged + sourceIds + targetIds, frame.targetOutIds,
        targetIds * 4);
-  copy(g.lr, g.stagedLr, &frame.lr, 4);
-  copy(g.step, g.stagedStep, &frame.step, 4);
+  const StepScalars scalars{frame.lr, frame.step,
+                            {frame.dropoutKey[0], frame.dropoutKey[1]},
+                            frame.gradWeight};
+  copy(g.scalars, g.stagedScalars, &scalars, sizeof scalars);
   if (frame.updatePhase != 0 && !g.gradAccumulator && g.gradientFloats > 0)
     TGC_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&g.gradAccumulator),
                               static_cast<size_t>(g.gradientFloats) * 4));
   TGC_CUDA_CHECK(cudaEventRecord(g.inputsCopied, stream()));
+}
+
+void uploadGradWeight(const runtime::StepFrame &frame) {
+  // From pageable memory: the copy has read it when this returns.
+  TGC_CUDA_CHECK(cudaMemcpyAsync(deviceFrame().gradWeight, &frame.gradWeight,
+                                 sizeof frame.gradWeight,
+                                 cudaMemcpyHostToDevice, stream()));
 }
 
 const float *downloadLogits(const float *logits, int64_t floats) {

@@ -19,6 +19,14 @@
 
 namespace tgc::cuda {
 
+/// The step's inputs that are not the batch, as the device keeps them.
+struct StepScalars {
+  float lr;
+  int32_t step;
+  int32_t dropoutKey[2];
+  float gradWeight;
+};
+
 struct DeviceFrame {
   float *state = nullptr;
   char *arena = nullptr;
@@ -27,11 +35,18 @@ struct DeviceFrame {
   /// earlier ones' rows past their position, which decodeStep never reads
   /// (attention stops at the position's key).
   float *cache = nullptr;
-  /// The batch ([batch, length] each), the learning rate and the step,
-  /// uploaded by uploadInputs() at the start of every call.
+  /// The batch ([batch, length] each) and the step's scalars, uploaded by
+  /// uploadInputs() at the start of every call. What changes from step to
+  /// step lives here, in device memory, so that a replayed CUDA graph
+  /// (StepGraphs.h) reads each step's values: the learning rate, the step,
+  /// the dropout key (Dropout::deviceKey) and the gradient's weight (the
+  /// optimizer's), each a field of one block (`scalars`).
   int32_t *sourceIds = nullptr, *targetInIds = nullptr, *targetOutIds = nullptr;
+  StepScalars *scalars = nullptr;
   float *lr = nullptr;
   int32_t *step = nullptr;
+  int32_t *dropoutKey = nullptr;
+  float *gradWeight = nullptr;
   /// The optimizer step's gradient accumulator (runtime/kernels/
   /// KernelTypes.h), allocated by uploadInputs for the first accumulating
   /// step: only --update-freq > 1 pays for it.
@@ -39,12 +54,11 @@ struct DeviceFrame {
   int64_t gradientFloats = 0;
   /// Pinned host buffer predict's logits are downloaded into.
   float *hostLogits = nullptr;
-  /// Pinned host staging for the inputs (the batch's ids, lr, step): the
-  /// batch is copied here and DMA'd to the device asynchronously, and
+  /// Pinned host staging for the inputs (the batch's ids, the scalars):
+  /// they are copied here and DMA'd to the device asynchronously, and
   /// `inputsCopied` marks when that copy is done and the staging is free.
   int32_t *stagedIds = nullptr;
-  float *stagedLr = nullptr;
-  int32_t *stagedStep = nullptr;
+  StepScalars *stagedScalars = nullptr;
   cudaEvent_t inputsCopied = nullptr;
 };
 
@@ -77,11 +91,15 @@ float *uploadConstant(const void *host, size_t bytes);
 void uploadState(const float *host, int64_t floats);
 void downloadState(float *host, int64_t floats);
 
-/// Copies the frame's ids (those not null), lr and step to the device
-/// through the pinned staging buffers: returns once the host buffers may
-/// change, while the copies still run on stream().
+/// Copies the frame's ids (those not null) and its StepScalars to the
+/// device through the pinned staging buffers: returns once the host buffers
+/// may change, while the copies still run on stream().
 void uploadInputs(const runtime::StepFrame &frame, int64_t sourceIds,
                   int64_t targetIds);
+
+/// Copies the frame's gradient weight to the device again (on stream()),
+/// after a data-parallel all-reduce divided it by the global tokens.
+void uploadGradWeight(const runtime::StepFrame &frame);
 
 /// Reads `floats` logits at device address `logits` into the pinned host
 /// buffer and returns it (synchronous). Zeros once the device has failed

@@ -85,6 +85,8 @@ void allReduceSum(runtime::StepFrame &f, float *data, int64_t count) {
                                  cudaMemcpyDeviceToHost, stream()));
   TGC_CUDA_CHECK(cudaStreamSynchronize(stream()));
   runtime::divideWeightByTokens(f, tokens);
+  // The optimizer's kernels read the weight on the device.
+  uploadGradWeight(f);
 #else
   (void)f;
   (void)data;

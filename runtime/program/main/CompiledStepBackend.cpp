@@ -108,6 +108,7 @@ StepFrame CompiledStepBackend::frameOf(const Batch &batch,
   frame.optimizerStep = optimizerStep;
   frame.firstExample = input.firstExample;
   frame.batchTokens = static_cast<float>(batch.targetTokens());
+  frame.cudaGraphs = cudaGraphs;
   // The CPU's gradient accumulator, for the first accumulating step (a
   // GPU program keeps its own on the device).
   if (input.updatePhase != 0 && accumulator.empty() && !model.device)

@@ -35,6 +35,8 @@ struct CompiledStepBackend final : StepBackend {
   /// with, and the sharded optimizer that sums and applies them.
   decltype(StepFrame::allReduceSum) allReduceSum = nullptr;
   decltype(StepFrame::optimizerStep) optimizerStep = nullptr;
+  /// --cuda-graphs (a GPU program): StepFrame::cudaGraphs.
+  bool cudaGraphs = false;
 
   CompiledStepBackend(const CompiledModel &model, ModelState &memory)
       : model(model), memory(memory) {}

@@ -153,6 +153,12 @@ int Run::train() {
     backend.allReduceSum = model.device && model.device->allReduceSum
                                ? model.device->allReduceSum
                                : allReduceHostSum;
+  backend.cudaGraphs = options.cudaGraphs;
+  if (options.cudaGraphs && !model.device)
+    std::printf("note: --cuda-graphs replays the steps of GPU programs only\n");
+  else if (options.cudaGraphs && group)
+    std::printf("note: --cuda-graphs: a data-parallel step runs op by op "
+                "(its all-reduce reads the global tokens on the host)\n");
   std::optional<StepProfile> profile;
   if (options.profile && model.buckets[0].profileStep)
     backend.profile = &profile.emplace(model);

@@ -79,6 +79,8 @@ const char *kUsage =
     "                        (default 0)\n"
     "  --profile             time each op of the step; print the time per op\n"
     "                        kind and the costliest ones after training\n"
+    "  --cuda-graphs         a GPU program captures its step as one CUDA graph\n"
+    "                        and replays it (one launch a step; one process)\n"
     "  --shard-optimizer     under mpirun (CPU): each of the N processes "
     "keeps\n"
     "                        Adam's moments of 1/N of the parameters\n"
@@ -642,6 +644,10 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
     }
     if (arg == "--profile") {
       options.profile = true;
+      continue;
+    }
+    if (arg == "--cuda-graphs") {
+      options.cudaGraphs = true;
       continue;
     }
     if (arg == "--shard-optimizer") {

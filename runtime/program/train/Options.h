@@ -99,6 +99,9 @@ struct TrainOptions {
   /// --shard-optimizer: under mpirun, each process keeps Adam's moments of
   /// 1/N of the parameters (ShardedOptimizer.h).
   bool shardOptimizer = false;
+  /// --cuda-graphs: a GPU program replays its step as one CUDA graph
+  /// (runtime/program/cuda/StepGraphs.h).
+  bool cudaGraphs = false;
   /// Print the program's manifest and stop.
   bool printVersion = false;
   /// Held-out sentences to translate greedily after training (0: none).

@@ -299,5 +299,28 @@ TEST(CpuKernels, DropoutFactorsAreTheStream) {
         }
 }
 
+// A site with Dropout::deviceKey (CUDA's, which a replayed graph reads
+// every step) draws the key's mask: factor() and factors4() read the
+// pointed-to (seed, step) in place of the fields, which it ignores.
+TEST(CpuKernels, DropoutDeviceKeyReplacesSeedAndStep) {
+  const runtime::Dropout byValue{1234, 7, 3, 0.3f, 8};
+  const int32_t key[2] = {1234, 7};
+  runtime::Dropout fromKey{99, 99, 3, 0.3f, 8};
+  fromKey.deviceKey = key;
+  int changed = 0;
+  for (uint64_t index = 0; index < 4096; index += 4) {
+    float a[4], b[4];
+    byValue.factors4(index, a);
+    fromKey.factors4(index, b);
+    for (int q = 0; q < 4; ++q) {
+      ASSERT_EQ(a[q], b[q]) << "element " << index + q;
+      ASSERT_EQ(byValue.factor(index + q), fromKey.factor(index + q));
+    }
+    runtime::Dropout ignored{99, 99, 3, 0.3f, 8};
+    changed += ignored.factor(index) != fromKey.factor(index);
+  }
+  EXPECT_GT(changed, 0) << "the fields' own (seed, step) gave the same mask";
+}
+
 } // namespace
 } // namespace tgc::test

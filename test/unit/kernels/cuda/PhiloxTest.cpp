@@ -27,5 +27,25 @@ TEST_F(CudaKernels, DropoutStream) {
   }
 }
 
+// A site reading its key from device memory (Dropout::deviceKey, what a
+// replayed CUDA graph's kernels do) draws the mask of the same key given by
+// value, and another step's key gives another mask.
+TEST_F(CudaKernels, DropoutDeviceKey) {
+  const int64_t count = 4099;
+  runtime::Dropout byValue = testDropout(0.3f);
+  DeviceArray<int32_t> key(std::vector<int32_t>{
+      static_cast<int32_t>(byValue.seed), static_cast<int32_t>(byValue.step)});
+  runtime::Dropout fromDevice = byValue;
+  fromDevice.seed = fromDevice.step = 0; // not read
+  fromDevice.deviceKey = key.get();
+  EXPECT_EQ(deviceDropoutFactors(fromDevice, 17, count),
+            deviceDropoutFactors(byValue, 17, count));
+  DeviceArray<int32_t> nextStep(std::vector<int32_t>{
+      static_cast<int32_t>(byValue.seed), static_cast<int32_t>(byValue.step + 1)});
+  fromDevice.deviceKey = nextStep.get();
+  EXPECT_NE(deviceDropoutFactors(fromDevice, 17, count),
+            deviceDropoutFactors(byValue, 17, count));
+}
+
 } // namespace
 } // namespace tgc::test

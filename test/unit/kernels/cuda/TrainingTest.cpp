@@ -214,7 +214,8 @@ TEST_F(CudaKernels, AdamUpdate) {
 
 // The optimizer step against the CPU's, batch by batch: three batches
 // accumulated (phases 1, 2, 3) with clipping on, then one plain update
-// (phase 0). The norm comes back in device memory.
+// (phase 0). The weight is read from device memory (the control's is 0),
+// the norm comes back there.
 TEST_F(CudaKernels, OptimizerStep) {
   DeviceArray<float> dlr(std::vector<float>{AdamProblem::lr});
   DeviceArray<int32_t> dstep(std::vector<int32_t>{4});
@@ -245,10 +246,11 @@ TEST_F(CudaKernels, OptimizerStep) {
         cpuTensors.data(), 3,
         {weights[k], phases[k], 0.5f, accumulator.data(), 0.1f}, adam.lr, 4,
         adam.beta1, adam.beta2, adam.epsilon);
+    DeviceArray<float> dweight(std::vector<float>{weights[k]});
     cuda::optimizerStep(cudaTensors.data(), 3,
-                        {weights[k], phases[k], 0.5f, daccumulator.get(), 0.1f},
-                        dlr.get(), dstep.get(), dnorm.get(), adam.beta1,
-                        adam.beta2, adam.epsilon);
+                        {0.0f, phases[k], 0.5f, daccumulator.get(), 0.1f},
+                        dlr.get(), dstep.get(), dweight.get(), dnorm.get(),
+                        adam.beta1, adam.beta2, adam.epsilon);
     std::string tag = " batch " + std::to_string(k);
     EXPECT_NEAR(dnorm.read()[0], norm, 1e-5 * norm) << tag;
     for (size_t x = 0; x < 3; ++x) {

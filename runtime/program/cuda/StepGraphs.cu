@@ -1,0 +1,97 @@
+//===- StepGraphs.cu - a CUDA step's ops, replayed as one graph ----------===//
+#include "runtime/program/cuda/StepGraphs.h"
+#include "runtime/kernels/cuda/Kernels.h"
+#include "runtime/program/cuda/DeviceStep.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace tgc::cuda {
+namespace {
+
+/// What a step's kernels take by value from the frame (and the device
+/// frame's accumulator): two steps replay one graph only when all agree.
+using GraphKey = std::tuple<void (*)(runtime::StepFrame &), int32_t, float,
+                            float, float, float, float, float, float, float,
+                            int64_t, float *>;
+
+GraphKey keyOf(const runtime::StepFrame &f, void (*ops)(runtime::StepFrame &)) {
+  return {ops,          f.updatePhase, f.clipNorm,    f.weightDecay,
+          f.labelSmoothing, f.adamBeta1, f.adamBeta2, f.adamEps,
+          f.dropout,    f.attentionDropout, f.firstExample,
+          deviceFrame().gradAccumulator};
+}
+
+/// A key's state: run once op by op, then its graph.
+struct StepGraph {
+  bool warm = false;
+  cudaGraphExec_t exec = nullptr;
+};
+
+std::map<GraphKey, StepGraph> graphs;
+bool captureFailed = false;
+
+/// Captures `ops` on stream(); null (the failure forgotten, a note printed
+/// once) when they cannot be captured.
+cudaGraphExec_t capture(runtime::StepFrame &f,
+                        void (*ops)(runtime::StepFrame &)) {
+  // Thread-local mode: only this thread's calls that would break the
+  // capture (a synchronous copy, an allocation outside the pool) fail it.
+  if (!TGC_CUDA_CHECK(
+          cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal)))
+    return nullptr;
+  ops(f);
+  cudaGraph_t graph = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+  cudaGraphExec_t exec = nullptr;
+  std::string why;
+  bool failed = firstError(why) || ended != cudaSuccess;
+  if (!failed && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
+    why = "cudaGraphInstantiate failed";
+    failed = true;
+    exec = nullptr;
+  }
+  if (graph)
+    cudaGraphDestroy(graph);
+  if (!failed)
+    return exec;
+  if (why.empty())
+    why = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(ended);
+  forgetFailure();
+  std::fprintf(stderr,
+               "note: --cuda-graphs: the step cannot be captured as a CUDA "
+               "graph (%s); it runs op by op\n",
+               why.c_str());
+  return nullptr;
+}
+
+} // namespace
+
+void runStepOps(runtime::StepFrame &f, void (*ops)(runtime::StepFrame &)) {
+  std::string failure;
+  if (!f.cudaGraphs || f.allReduceSum || captureFailed || firstError(failure)) {
+    ops(f);
+    return;
+  }
+  StepGraph &graph = graphs[keyOf(f, ops)];
+  if (!graph.warm) {
+    ops(f);
+    graph.warm = true;
+    return;
+  }
+  if (!graph.exec) {
+    graph.exec = capture(f, ops);
+    if (!graph.exec) {
+      captureFailed = true;
+      ops(f);
+      return;
+    }
+  }
+  TGC_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream()));
+}
+
+} // namespace tgc::cuda
