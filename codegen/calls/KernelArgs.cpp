@@ -30,8 +30,9 @@ std::string dropout(KernelArgs &p, Value key, llvm::APFloat rate,
   std::string k = p.host(key);
   std::string given = runTime ? "*" + p.host(runTime)
                               : floatLiteral(rate.convertToFloat());
-  return "kernels::Dropout" + p.target().dropoutSite(k, opId, given,
-                                        dropoutIndexOffset(op, elements));
+  return "kernels::Dropout" +
+         p.target().dropoutSite(k, isStepDropoutKey(key), opId, given,
+                                dropoutIndexOffset(op, elements));
 }
 
 std::string rowsWidth(Value value) {

@@ -138,4 +138,15 @@ std::string dropoutIndexOffset(Operation *op, int64_t elements) {
   return "0";
 }
 
+bool isStepDropoutKey(Value key) {
+  auto arg = llvm::dyn_cast<BlockArgument>(key);
+  if (!arg)
+    return false;
+  auto function = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  auto name = function ? function.getArgAttrOfType<StringAttr>(
+                             arg.getArgNumber(), "tg.name")
+                       : StringAttr();
+  return name && name.getValue() == "dropout_key";
+}
+
 } // namespace tgc::cpp

@@ -41,6 +41,10 @@ mlir::LogicalResult checkSameGradientLayout(mlir::func::FuncOp first,
 /// "0" in a function without a batch argument (nothing to offset).
 std::string dropoutIndexOffset(mlir::Operation *op, int64_t elements);
 
+/// Whether `key` is its function's `dropout_key` argument: the step's key,
+/// which a CUDA program also keeps on the device (Dropout::deviceKey).
+bool isStepDropoutKey(mlir::Value key);
+
 } // namespace tgc::cpp
 
 #endif // TGC_CODEGEN_LOWERING_DATAPARALLEL_H

@@ -63,6 +63,8 @@ public:
     os << "  const " << type << " *" << name << " = " << *ptr << ";\n";
     if (isKey) {
       keys[local] = name;
+      if (isStepDropoutKey(value))
+        stepKeys.insert(local);
       return success();
     }
     loop.parameters.push_back(std::string("const ") + type + " *" + name);
@@ -141,7 +143,7 @@ private:
     std::string name = "drop" + std::to_string(drops++);
     os << "  const kernels::Dropout " << name
        << context.target().dropoutSite(
-              it->second, opId, given,
+              it->second, stepKeys.contains(key), opId, given,
               dropoutIndexOffset(op, numElements(op->getResult(0))))
        << ";\n";
     loop.parameters.push_back("kernels::Dropout " + name);
@@ -192,6 +194,8 @@ private:
   EmitContext &context;
   raw_ostream &os;
   llvm::DenseMap<Value, std::string> locals, keys, rates;
+  /// The keys (inside the group) that are the step's dropout_key.
+  llvm::DenseSet<Value> stepKeys;
   ElementwiseLoop loop;
   int inputs = 0, outputs = 0, drops = 0;
 };

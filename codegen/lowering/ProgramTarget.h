@@ -100,11 +100,12 @@ public:
 
   /// The braced fields of a site's kernels::Dropout, from the host key
   /// `key` (int32_t[2]): its op id, rate and index offset, and on CUDA the
-  /// key's device copy.
-  std::string dropoutSite(const std::string &key, uint64_t opId,
+  /// device copy of the step's key when `stepKey` (the site reads the
+  /// function's dropout_key).
+  std::string dropoutSite(const std::string &key, bool stepKey, uint64_t opId,
                           const std::string &rate,
                           const std::string &indexOffset) const {
-    std::string device = dropoutKeyOnDevice();
+    std::string device = stepKey ? dropoutKeyOnDevice() : std::string();
     return "{uint32_t(" + key + "[0]), uint32_t(" + key +
            "[1]), " + std::to_string(opId) + "u, " + rate + ", " +
            indexOffset + (device.empty() ? "" : ", " + device) + "}";

@@ -58,7 +58,9 @@ for freq in 1 2; do
   graphs=(--task reverse --steps 6 --seed 5 --eval-sentences 0 --update-freq $freq)
   "$work/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" --checkpoint "$work/eager$freq.ckpt"
   "$work/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" --dump-params "$work/graph$freq.params" --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
-  ! grep -q "cannot be captured" "$work/graph$freq.txt"
+  if grep -q "cannot be captured" "$work/graph$freq.txt"; then
+    echo "FAIL: the step was not captured"; exit 1
+  fi
   # The same kernels on the same data: equal up to cuBLAS's choices.
   python3 $compare "$work/graph$freq.loss" "$work/eager$freq.loss" "$work/graph$freq.params" "$work/eager$freq.params" 1e-6
 done

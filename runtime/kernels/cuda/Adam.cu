@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Device.h"
 
+#include <cstring>
 #include <vector>
 
 namespace tgc::cuda {
@@ -129,16 +130,26 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
 }
 
 namespace {
-/// The chunks of `tensors`.
+/// The chunks of `tensors`, their padding bytes zero: the table is found
+/// again by its bytes (persistentTable).
 std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count) {
   std::vector<Chunk> chunks;
   int64_t flat = 0;
   for (int x = 0; x < count; ++x) {
     const AdamTensor &a = tensors[x];
-    for (int64_t b = 0; b < a.size; b += kChunkElements)
-      chunks.push_back({a.param, a.moment1, a.moment2, a.grad, b,
-                        std::min(a.size, b + kChunkElements), flat + b,
-                        a.decays});
+    for (int64_t b = 0; b < a.size; b += kChunkElements) {
+      Chunk c;
+      std::memset(&c, 0, sizeof c);
+      c.param = a.param;
+      c.moment1 = a.moment1;
+      c.moment2 = a.moment2;
+      c.grad = a.grad;
+      c.begin = b;
+      c.end = std::min(a.size, b + kChunkElements);
+      c.flat = flat + b;
+      c.decays = a.decays;
+      chunks.push_back(c);
+    }
     flat += a.size;
   }
   return chunks;

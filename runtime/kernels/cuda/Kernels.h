@@ -61,7 +61,8 @@ void forgetFailure();
 
 /// A device copy of `bytes` at `host` that lives as long as the process: a
 /// call's constant table (Adam's chunks), uploaded the first time its
-/// contents are seen and found again by them, so that the calls of a step
+/// contents are seen and found again by them (every byte: padding too, so
+/// the caller zeroes it), so that the calls of a step
 /// read it without copying it every step, and a CUDA graph can capture
 /// them. Null (the error kept for firstError()) when it cannot be
 /// allocated, or when contents not seen before meet a stream capture.

@@ -41,12 +41,14 @@ cudaGraphExec_t capture(runtime::StepFrame &f,
                         void (*ops)(runtime::StepFrame &)) {
   // Thread-local mode: only this thread's calls that would break the
   // capture (a synchronous copy, an allocation outside the pool) fail it.
-  if (!TGC_CUDA_CHECK(
-          cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal)))
-    return nullptr;
-  ops(f);
+  cudaError_t began =
+      cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal);
   cudaGraph_t graph = nullptr;
-  cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+  cudaError_t ended = began;
+  if (began == cudaSuccess) {
+    ops(f);
+    ended = cudaStreamEndCapture(stream(), &graph);
+  }
   cudaGraphExec_t exec = nullptr;
   std::string why;
   bool failed = firstError(why) || ended != cudaSuccess;
@@ -60,7 +62,9 @@ cudaGraphExec_t capture(runtime::StepFrame &f,
   if (!failed)
     return exec;
   if (why.empty())
-    why = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(ended);
+    why = std::string(began != cudaSuccess ? "cudaStreamBeginCapture: "
+                                           : "cudaStreamEndCapture: ") +
+          cudaGetErrorString(ended);
   forgetFailure();
   std::fprintf(stderr,
                "note: --cuda-graphs: the step cannot be captured as a CUDA "
@@ -91,7 +95,18 @@ void runStepOps(runtime::StepFrame &f, void (*ops)(runtime::StepFrame &)) {
       return;
     }
   }
-  TGC_CUDA_CHECK(cudaGraphLaunch(graph.exec, stream()));
+  // A launch that fails (its memory, say) leaves the step to the ops; a
+  // device that has failed fails them too, and that is kept.
+  if (cudaError_t launched = cudaGraphLaunch(graph.exec, stream());
+      launched != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::fprintf(stderr,
+                 "note: --cuda-graphs: the step's graph did not launch (%s); "
+                 "it runs op by op\n",
+                 cudaGetErrorString(launched));
+    captureFailed = true;
+    ops(f);
+  }
 }
 
 } // namespace tgc::cuda
