@@ -15,6 +15,7 @@
 
 #include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/decode/GenerateText.h"
+#include "runtime/program/decode/ScoreCorpus.h"
 #include "runtime/program/decode/TranslateText.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/main/ManifestCheck.h"
@@ -102,8 +103,8 @@ bool loadForResume(TrainOptions &options, const CompiledModel &model,
 }
 
 /// --translate: the text through beam search (or greedy); --generate: a
-/// language model's continuations of prompts; on rank 0 alone.
-/// Returns the exit code.
+/// language model's continuations of prompts; --score: a corpus's loss; on
+/// rank 0 alone. Returns the exit code.
 int runTranslation(const CompiledModel &model, const TrainOptions &options,
                    ModelState &memory, ProcessGroup *group) {
   if (group && group->rank() != 0)
@@ -113,9 +114,12 @@ int runTranslation(const CompiledModel &model, const TrainOptions &options,
     if (!deviceOk("while uploading the parameters"))
       return 1;
   }
-  int code = options.generate.empty() ? translateText(model, options, memory)
-                                      : generateText(model, options, memory);
-  return deviceOk("while decoding") ? code : 1;
+  int code = !options.score.empty()    ? scoreCorpus(model, options, memory)
+             : !options.generate.empty() ? generateText(model, options, memory)
+                                         : translateText(model, options, memory);
+  return deviceOk(options.score.empty() ? "while decoding" : "while scoring")
+             ? code
+             : 1;
 }
 
 /// The data `options` ask for, able to serve --valid-every; null after a
@@ -308,7 +312,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   if (!options.resume.empty() &&
       !loadForResume(options, model, memory, resumed))
     return 1;
-  if (!options.translate.empty() || !options.generate.empty())
+  if (!options.translate.empty() || !options.generate.empty() ||
+      !options.score.empty())
     return runTranslation(model, options, memory, group);
   std::unique_ptr<TrainingData> data = openRunData(options, model);
   if (!data)

@@ -141,6 +141,12 @@ const char *kUsage =
     "  --top-p P             among the fewest most likely tokens holding P of\n"
     "                        the probability (default 1: all)\n"
     "                        --seed S: the same seed gives the same text\n"
+    "scoring (needs --resume):\n"
+    "  --score F.tok         loss and perplexity per token of a corpus under\n"
+    "                        the checkpoint's parameters (a language model:\n"
+    "                        every window of its stream, as validation; a\n"
+    "                        translation model: every pair that fits a bucket),\n"
+    "                        nothing trained\n"
     "decoding (translation, validation, evaluation):\n"
     "  --decoder incremental|full\n"
     "                        incremental: the compiled decoder step with "
@@ -493,6 +499,8 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return text(o.translate);
   if (flag == "--generate")
     return text(o.generate);
+  if (flag == "--score")
+    return text(o.score);
   if (flag == "--max-new-tokens")
     return parseNumber(flag, value, o.maxNewTokens, int64_t{1}, kMaxNewTokens);
   if (flag == "--temperature") {
@@ -562,6 +570,11 @@ bool checkCombinations(const TrainOptions &o) {
                    "(its SentencePiece model)");
   if (!o.generate.empty() && !o.translate.empty())
     return problem("--generate and --translate exclude each other");
+  if (!o.score.empty() && o.resume.empty())
+    return problem("--score needs --resume (the trained model whose loss it "
+                   "measures)");
+  if (!o.score.empty() && (!o.translate.empty() || !o.generate.empty()))
+    return problem("--score excludes --translate and --generate");
   if (o.samplingFlags && o.generate.empty())
     return problem("--temperature, --top-k and --top-p go with --generate");
   if (!o.output.empty() && o.translate.empty() && o.generate.empty())
@@ -619,6 +632,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--batch-size",     "--lr-scheduler",    "--lr",
       "--lr-factor",      "--warmup",          "--min-lr",
       "--weight-decay",   "--max-tokens",      "--generate",
+      "--score",
       "--max-new-tokens", "--temperature",     "--top-k",
       "--top-p",          "--dropout",         "--attention-dropout",
       "--label-smoothing", "--adam-betas",     "--adam-eps"};

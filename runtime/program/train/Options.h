@@ -38,6 +38,9 @@ struct TrainOptions {
   /// this many new tokens each, and how they are picked (decode/
   /// Translate.h's Sampling: temperature 0 is greedy).
   std::string generate;
+  /// --score F.tok: the loss and perplexity of a corpus under the resumed
+  /// parameters, nothing trained.
+  std::string score;
   int64_t maxNewTokens = 64;
   double temperature = 1.0, topP = 1.0;
   int64_t topK = 0;

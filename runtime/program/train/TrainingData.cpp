@@ -180,6 +180,15 @@ std::vector<SentencePair> fittingPairs(const CompiledModel &model,
 
 } // namespace
 
+std::vector<SentencePair> fittingCorpusPairs(const CompiledModel &model,
+                                             TokenCorpus corpus,
+                                             size_t &skipped) {
+  MappedPairs mapped(std::move(corpus));
+  std::vector<SentencePair> kept = fittingPairs(model, mapped);
+  skipped = mapped.size() - kept.size();
+  return kept;
+}
+
 void taskTexts(Task task, const std::vector<std::vector<int32_t>> &sentences,
                std::vector<std::string> &out) {
   out.clear();
@@ -316,12 +325,11 @@ std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
       std::optional<TokenCorpus> validCorpus = openCorpus(options.validData, model);
       if (!validCorpus)
         return nullptr;
-      MappedPairs mapped(std::move(*validCorpus));
-      valid = fittingPairs(model, mapped);
+      size_t skipped = 0;
+      valid = fittingCorpusPairs(model, std::move(*validCorpus), skipped);
       std::printf("%s: %zu validation pairs (skipped %zu longer than every "
                   "bucket)\n",
-                  options.validData.c_str(), valid.size(),
-                  mapped.size() - valid.size());
+                  options.validData.c_str(), valid.size(), skipped);
     }
   } else {
     BatchShape shape = readerShape(model);

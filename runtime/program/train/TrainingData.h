@@ -85,6 +85,12 @@ std::optional<TokenCorpus> openCorpus(const std::string &path,
                                       const CompiledModel &model);
 
 /// A task's sentences as their tokens read ("7 seventeen", "s4 s9").
+/// The sentence pairs of `corpus` that fit a bucket of `model`, copied;
+/// `skipped` counts the others.
+std::vector<SentencePair> fittingCorpusPairs(const CompiledModel &model,
+                                             TokenCorpus corpus,
+                                             size_t &skipped);
+
 void taskTexts(Task task, const std::vector<std::vector<int32_t>> &sentences,
                std::vector<std::string> &out);
 
