@@ -161,7 +161,9 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
     error = path + ": " + why;
     return std::nullopt;
   };
-  int fd = ::open(path.c_str(), O_RDONLY);
+  // Non-blocking: a FIFO opens at once (to be refused below) instead of
+  // waiting for a writer; a regular file reads as it would.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return refuse(std::strerror(errno));
   struct stat status;

@@ -297,6 +297,15 @@ flags = {
     "batch-size 0": ["--batch-size", "0"],
     "batch-size text": ["--batch-size", "four"],
     "alias bad value": ["--max-update", "-3"],
+    "score without resume": ["--score", "garbage.bin"],
+    "score garbage": ["--score", "garbage.bin", "--resume", "good.ckpt"],
+    "score truncated corpus": ["--score", "trunc.ckpt", "--resume", "good.ckpt"],
+    "score directory": ["--score", "adir", "--resume", "good.ckpt"],
+    "score /dev/zero": ["--score", "/dev/zero", "--resume", "good.ckpt"],
+    "score fifo": ["--score", "afifo", "--resume", "good.ckpt"],
+    "train-data fifo": ["--train-data", "afifo"],
+    "valid-data fifo": ["--train-data", "garbage.bin", "--valid-data", "afifo"],
+    "score and generate": ["--score", "garbage.bin", "--generate", "a", "--resume", "good.ckpt", "--vocab", "d"],
 }
 for mode in FORGED:
     flags["resume forged " + mode] = ["--resume", mode + ".ckpt"]
@@ -331,6 +340,7 @@ data_cases = {
     "curves bad run record": ["curves", "badrun.jsonl", "-o", "c.svg"],
     "curves labels count": ["curves", "--label", "a", "runs.jsonl", "runs.jsonl", "-o", "c.svg"],
     "average fifo": ["average", "good.ckpt", "afifo", "-o", "avg.ckpt"],
+    "info fifo": ["info", "afifo"],
     "sample negative": ["sample", "--pairs", "-3", "-o", "s"],
 }
 for mode in FORGED:

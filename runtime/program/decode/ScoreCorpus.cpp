@@ -5,7 +5,7 @@
 #include "runtime/program/train/Interrupt.h"
 #include "runtime/program/train/LmData.h"
 #include "runtime/program/train/LmWindows.h"
-#include "runtime/program/train/TrainingData.h"
+#include "runtime/program/train/PairData.h"
 
 #include <chrono>
 #include <cmath>

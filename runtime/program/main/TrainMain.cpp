@@ -25,8 +25,10 @@
 #include "runtime/program/parallel/ShardedOptimizer.h"
 #include "runtime/program/train/Batcher.h"
 #include "runtime/program/train/Interrupt.h"
+#include "runtime/program/train/LmData.h"
 #include "runtime/program/train/ModelState.h"
 #include "runtime/program/train/Options.h"
+#include "runtime/program/train/PairData.h"
 #include "runtime/program/train/TrainingData.h"
 
 #include <algorithm>
@@ -126,7 +128,9 @@ int runTranslation(const CompiledModel &model, const TrainOptions &options,
 /// message.
 std::unique_ptr<TrainingData> openRunData(const TrainOptions &options,
                                           const CompiledModel &model) {
-  std::unique_ptr<TrainingData> data = openTrainingData(options, model);
+  std::unique_ptr<TrainingData> data = isLanguageModel(model)
+                                           ? openLmData(options, model)
+                                           : openPairData(options, model);
   if (!data)
     return nullptr;
   if (options.validEvery > 0 && !model.buckets[0].predict) {

@@ -136,10 +136,6 @@ private:
 
 } // namespace
 
-bool isLanguageModel(const CompiledModel &model) {
-  return model.numBuckets > 0 && largestBucket(model).sourceLength == 0;
-}
-
 std::unique_ptr<TrainingData> openLmData(const TrainOptions &options,
                                          const CompiledModel &model) {
   const CompiledBucket &bucket = largestBucket(model);

@@ -14,9 +14,6 @@
 
 namespace tgc::runtime {
 
-/// Whether `model` is a language model: no source side.
-bool isLanguageModel(const CompiledModel &model);
-
 /// The data `options` ask for, for the language model `model`; nullptr
 /// after printing why not.
 std::unique_ptr<TrainingData> openLmData(const TrainOptions &options,

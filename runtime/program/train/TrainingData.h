@@ -1,11 +1,11 @@
 //===- TrainingData.h - where a training binary's batches come from -*- C++ -*-===//
 //
-// A built-in task (runtime/data/Tasks.h), a user's parallel token-id files
-// (runtime/data/TokenFiles.h) or a corpus encoded by tgc-data
-// (runtime/data/TokenCorpus.h). Tasks fill the largest bucket; corpora are
-// batched by token budget into the compiled buckets (Batcher.h). Either way
-// batch number i is a pure function of (seed, i), so a resumed run sees
-// exactly the batches it would have seen.
+// The interface of a run's data, whatever it is: a translation model's
+// sentence pairs (PairData.h) or a language model's windows (LmData.h),
+// each from a built-in task or from files. Either way batch number i is a
+// pure function of (seed, i), so a resumed run sees exactly the batches it
+// would have seen. Also what both kinds share: opening a corpus and the
+// vocabulary, checked against the model, and sentences as text.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_TRAIN_TRAININGDATA_H
@@ -76,6 +76,10 @@ public:
 };
 
 /// The largest of `model`'s buckets (the last): a task's batch shape.
+/// Whether `model` is a language model: no source side (its buckets have
+/// source length 0; LmData.h).
+bool isLanguageModel(const CompiledModel &model);
+
 const CompiledBucket &largestBucket(const CompiledModel &model);
 
 /// Opens a tgc-data corpus for `model`: sentence pairs for a translation
@@ -85,12 +89,6 @@ std::optional<TokenCorpus> openCorpus(const std::string &path,
                                       const CompiledModel &model);
 
 /// A task's sentences as their tokens read ("7 seventeen", "s4 s9").
-/// The sentence pairs of `corpus` that fit a bucket of `model`, copied;
-/// `skipped` counts the others.
-std::vector<SentencePair> fittingCorpusPairs(const CompiledModel &model,
-                                             TokenCorpus corpus,
-                                             size_t &skipped);
-
 void taskTexts(Task task, const std::vector<std::vector<int32_t>> &sentences,
                std::vector<std::string> &out);
 
@@ -101,10 +99,6 @@ bool corpusTexts(const VocabularyTool *vocabulary,
                  const std::vector<std::vector<int32_t>> &sentences,
                  std::vector<std::string> &out);
 
-/// The data `options` ask for, for `model`; nullptr after printing why not
-/// (an unusable task, a bad file, another vocabulary).
-std::unique_ptr<TrainingData> openTrainingData(const TrainOptions &options,
-                                               const CompiledModel &model);
 
 /// Loads --vocab and checks it is the one the model was compiled for; null
 /// after a message.
