@@ -79,6 +79,8 @@ for precision in fp32 bf16; do
   rm -f "$work"/base.ckpt*
   (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
     --steps 20 --warmup 5 --precision $precision) || echo "(PyTorch with CUDA not available)"
+  (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
+    --steps 20 --warmup 5 --precision $precision --compile) || echo "(torch.compile not available)"
 done
 
 tar -czf gpu-checks-results.tar.gz -C "$work" gpu3.ckpt numbers.ckpt gpu.beam gpu.greedy

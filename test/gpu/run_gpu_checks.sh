@@ -24,7 +24,7 @@
 #    beam search's reorder there too) gives the full recomputation's
 #    tokens, and the CPU program translates the GPU's checkpoint as well;
 # 6. base at a 25k-token batch: tokens/s of tgc (op by op, then with
-#    --cuda-graphs) and of PyTorch on the GPU
+#    --cuda-graphs) and of PyTorch on the GPU (eager, then torch.compile)
 #    (PyTorch with its fused attention, scaled_dot_product_attention), f32
 #    and bf16 (PyTorch: autocast).
 set -euo pipefail
@@ -118,4 +118,6 @@ for precision in fp32 bf16; do
   "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_$precision.ckpt"
   "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_${precision}_graphs.ckpt" --cuda-graphs
   python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision
+  # torch.compile of the same model (its warmup steps compile it), where the PyTorch has it.
+  python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision --compile || echo "(torch.compile not available)"
 done
