@@ -107,6 +107,7 @@ struct TrainingPipelineOptions : StepOptions {
 struct CompilePipelineOptions : StepOptions {
   CompileTarget target = CompileTarget::cpu;
   bool bf16FoldRoundings = true;
+  bool recomputeWeightCopies = false;
   bool pairGemms = true;
   int64_t pairGemmsMinMacs = int64_t{1} << 20;
 
@@ -124,6 +125,11 @@ struct CompilePipelineOptions : StepOptions {
              "ops, transposes, elementwise loops and residual LayerNorms "
              "write the bf16 copies of their results (=false for "
              "comparisons)");
+    b.option("recompute-weight-copies", recomputeWeightCopies,
+             OptionUse::Everywhere,
+             "With precision=bf16, tg-recompute-weight-copies: the backward "
+             "rounds each weight again instead of keeping its forward bf16 "
+             "copy (less memory, a little more time)");
     b.option("pair-gemms", pairGemms, OptionUse::Everywhere,
              "tg-pair-gemms before memory planning (a CPU target): pairs of "
              "small independent f32 GEMMs run at once, one thread each "

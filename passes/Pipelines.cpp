@@ -113,6 +113,11 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
   // the interpreter also runs (tgc --emit=train shows the copies).
   if (training.precision == GemmPrecision::bf16 && options.bf16FoldRoundings)
     pm.addPass(createTgFoldBf16Roundings({options.report}));
+  // After the last pass that could merge the copies again (CSE runs in the
+  // training pipeline).
+  if (training.precision == GemmPrecision::bf16 &&
+      options.recomputeWeightCopies)
+    pm.addPass(createTgRecomputeWeightCopies());
   // After every transformation, so that nothing moves a pair apart; before
   // planning, which gives each pair one instant.
   if (options.pairGemms) {
