@@ -8,7 +8,7 @@
 #       libraries they need (all but glibc's, the C++ runtime's and CUDA's,
 #       which the GPU machine has), the CPU halves' results (run here), run.sh;
 #   tar xJf gpu-checks.tar.xz && gpu-checks/run.sh    there: the GPU halves of
-#       steps 1-6, writes gpu-checks-results.tar.gz;
+#       steps 1-7 (7 without generation: no SentencePiece there), writes gpu-checks-results.tar.gz;
 #   test/gpu/bundle_gpu_checks.sh --finish gpu-checks-results.tar.gz [build-dir]
 #       here: what needs this machine (GPU checkpoint resumed on the CPU, the
 #       translations decoded, scored and compared with the CPU's).
@@ -71,6 +71,17 @@ $cpu/cpu_bf16 "${common[@]}" --loss-log $bundle/cpu_bf16.loss --dump-params $bun
 $cpu/cpu --steps 6 --eval-sentences 0 --task reverse --seed 5 --loss-log $cpu/cpu6.loss \
   --dump-params $bundle/cpu6.params --checkpoint $cpu/cpu6.ckpt
 tail -n 3 $cpu/cpu6.loss > $bundle/cpu6-last.loss
+
+say "step 7: the language models' GPU programs and CPU halves"
+for model in Gpt2 Llama; do
+  for precision in fp32 bf16; do
+    lm=${model}_$precision
+    $tgc --model-file models/examples/$model.cpp --precision=$precision -o $cpu/${lm}_cpu 2>/dev/null
+    $tgc --model-file models/examples/$model.cpp --precision=$precision "${gpu[@]}" -o $bundle/bin/${lm}_gpu 2>/dev/null
+    $cpu/${lm}_cpu "${common[@]}" --loss-log $bundle/${lm}_cpu.loss --dump-params $bundle/${lm}_cpu.params \
+      --checkpoint $cpu/${lm}_cpu.ckpt
+  done
+done
 
 say "step 5's corpus; the test sentences' ids for the stand-in tgc-data"
 (

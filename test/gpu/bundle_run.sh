@@ -71,6 +71,19 @@ for search in beam greedy; do
   [ "$lines" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
 done
 
+say "7. language models: GPT-2 and LLaMA tiny, GPU step vs CPU step"
+for model in Gpt2 Llama; do
+  for precision in fp32 bf16; do
+    lm=${model}_$precision
+    "$bin/${lm}_gpu" "${common[@]}" --loss-log "$work/${lm}_gpu.loss" --dump-params "$work/${lm}_gpu.params" \
+      --checkpoint "$work/${lm}_gpu.ckpt"
+    if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
+    python3 "$compare" "$work/${lm}_gpu.loss" "$here/${lm}_cpu.loss" "$work/${lm}_gpu.params" "$here/${lm}_cpu.params" \
+      "${tolerances[@]}"
+    verdict $? "7 $model $precision step"
+  done
+done
+
 say "6. base at 384 x 64/64: tgc vs PyTorch, f32 and bf16"
 for precision in fp32 bf16; do
   "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"

@@ -26,7 +26,12 @@
 # 6. base at a 25k-token batch: tokens/s of tgc (op by op, then with
 #    --cuda-graphs) and of PyTorch on the GPU (eager, then torch.compile)
 #    (PyTorch with its fused attention, scaled_dot_product_attention), f32
-#    and bf16 (PyTorch: autocast).
+#    and bf16 (PyTorch: autocast);
+# 7. the language models of models/examples: GPT-2 and LLaMA tiny, the GPU
+#    step against the CPU step (3 steps of a task, fp32 and bf16), and a GPT
+#    trained on documents continuing 60 prompts on the GPU, incremental
+#    against full decoding, then scoring the corpus. It runs before 6: the
+#    bench stays last.
 set -euo pipefail
 build=${1:-build}
 tgc=$build/bin/tgc
@@ -111,6 +116,37 @@ for out in gpu.beam gpu.greedy cpu.beam; do
   printf '%-12s ' "$out"; $data bleu --ref "$work/test.tgt" "$work/$out"
 done
 echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
+
+say "7. language models on the GPU: GPT-2 and LLaMA tiny, GPU step vs CPU step; generation"
+for model in Gpt2 Llama; do
+  for precision in fp32 bf16; do
+    lm=$work/${model}_$precision
+    $tgc --model-file models/examples/$model.cpp --precision=$precision -o "${lm}_cpu" 2>/dev/null
+    $tgc --model-file models/examples/$model.cpp --precision=$precision --target=cuda -o "${lm}_gpu" 2>/dev/null
+    for side in cpu gpu; do
+      "${lm}_$side" "${common[@]}" --loss-log "${lm}_$side.loss" --dump-params "${lm}_$side.params" --checkpoint "${lm}_$side.ckpt"
+    done
+    if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
+    python3 $compare "${lm}_gpu.loss" "${lm}_cpu.loss" "${lm}_gpu.params" "${lm}_cpu.params" "${tolerances[@]}"
+  done
+done
+# A GPT on documents, then 60 prompts continued greedily on the GPU by the
+# incremental decoder (caches on the device) and by full recomputation: as in
+# step 5, cuBLAS may break a near tie otherwise, so at most 3 lines may differ.
+python3 -c "import sys; w = 'the a one two red blue cat dog sees runs home far'.split(); open(sys.argv[1], 'w').write('\n\n'.join(' '.join(w[(i * 7 + j * 3) % len(w)] for j in range(3 + i % 9)) for i in range(300)) + '\n')" "$work/docs.txt"
+python3 -c "import random; w = 'the a one two red blue cat dog sees runs home far'.split(); r = random.Random(3); print('\n'.join(' '.join(r.choice(w) for _ in range(r.randrange(1, 9))) for _ in range(60)))" > "$work/prompts.txt"
+$data vocab --size 280 -o "$work/docs" "$work/docs.txt" > /dev/null
+$data encode --vocab "$work/docs.model" --text "$work/docs.txt" -o "$work/docs.tok" > /dev/null
+$tgc --model-file models/examples/Gpt2.cpp --corpus "$work/docs.tok" --precision=fp32 --target=cuda -o "$work/gpt_docs" 2>/dev/null
+"$work/gpt_docs" --train-data "$work/docs.tok" --steps 200 --log-every 100 --checkpoint "$work/gpt_docs.ckpt"
+for decoder in incremental full; do
+  "$work/gpt_docs" --generate "$work/prompts.txt" --resume "$work/gpt_docs.ckpt" --vocab "$work/docs.model" \
+    --max-new-tokens 20 --temperature 0 --decoder $decoder --output "$work/generated.$decoder"
+done
+n=$(differing "$work/generated.incremental" "$work/generated.full")
+echo "generation: $n of 60 lines differ between the incremental and the full decoder"
+[ "$n" -le 3 ]
+"$work/gpt_docs" --score "$work/docs.tok" --resume "$work/gpt_docs.ckpt"
 
 say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch, f32 and bf16"
 for precision in fp32 bf16; do

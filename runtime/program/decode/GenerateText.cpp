@@ -35,14 +35,17 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
     return 1;
   const int64_t context = model.buckets[model.numBuckets - 1].targetLength;
   int64_t cut = 0;
-  for (size_t i = 0; i < prompts.size(); ++i)
-    if (static_cast<int64_t>(prompts[i].size()) > context - 1 && cut++ < 5)
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const int64_t over =
+        static_cast<int64_t>(prompts[i].size()) - (context - 1);
+    if (over > 0 && cut++ < 5)
       std::fprintf(stderr,
                    "%s:%zu: %zu tokens, more than the context of %lld holds "
-                   "with a new one: the first %lld are left out\n",
+                   "with a new one: the first %lld %s left out\n",
                    name.c_str(), i + 1, prompts[i].size(),
                    static_cast<long long>(context),
-                   static_cast<long long>(prompts[i].size() - (context - 1)));
+                   static_cast<long long>(over), over == 1 ? "is" : "are");
+  }
 
   installInterruptHandlers();
   InterruptScope scope("generating", /*returns=*/false);
