@@ -167,6 +167,11 @@ struct Run {
   AfterStep validateOnFirst(int64_t step);
   /// A language model's validation: the loss over its validation batches.
   AfterStep validateLanguageModel(int64_t step);
+  /// Records a validation's loss and BLEU (the best by loss with `byLoss`):
+  /// saves <checkpoint>.best when it is the best so far, or stops the run
+  /// after --patience validations without a better one.
+  AfterStep afterValidation(int64_t step, double loss, double bleu,
+                            bool byLoss);
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train();

@@ -59,10 +59,14 @@ AfterStep Run::validateOnFirst(int64_t step) {
                          .add("tokens", result->loss.tokens)
                          .add("sentences", result->sentences)))
     return AfterStep::Fail;
-  bool byLoss = options.bestBy == TrainOptions::BestBy::Loss;
-  ValidationVerdict verdict =
-      recordValidation(validations, loss, result->bleu.score, byLoss,
-                       options.patience.value_or(0));
+  return afterValidation(step, loss, result->bleu.score,
+                         options.bestBy == TrainOptions::BestBy::Loss);
+}
+
+AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
+                               bool byLoss) {
+  ValidationVerdict verdict = recordValidation(validations, loss, bleu, byLoss,
+                                               options.patience.value_or(0));
   if (verdict == ValidationVerdict::Best)
     return save(step, checkpointPath + ".best", /*last=*/false) == Saved::Failed
                ? AfterStep::Fail
@@ -99,19 +103,7 @@ AfterStep Run::validateLanguageModel(int64_t step) {
                          .add("tokens", loss.tokens)))
     return AfterStep::Fail;
   // A language model has no BLEU: the best is the lowest loss.
-  ValidationVerdict verdict = recordValidation(
-      validations, perToken, 0.0, /*byLoss=*/true, options.patience.value_or(0));
-  if (verdict == ValidationVerdict::Best)
-    return save(step, checkpointPath + ".best", /*last=*/false) == Saved::Failed
-               ? AfterStep::Fail
-               : AfterStep::Continue;
-  if (verdict == ValidationVerdict::NotBest)
-    return AfterStep::Continue;
-  std::printf("stopping early at step %lld: no better loss in the last %lld "
-              "validation(s) (--patience)\n",
-              static_cast<long long>(step),
-              static_cast<long long>(validations.staleValidations));
-  return AfterStep::Stop;
+  return afterValidation(step, perToken, 0.0, /*byLoss=*/true);
 }
 
 bool Run::evaluate() {
