@@ -57,7 +57,8 @@ void CudaTarget::writeDeviceHooks(const ProgramSizes &sizes,
      << sizes.stateFloats << "); }\n\n"
      << "const DeviceHooks kDevice = {&openDevice, &uploadState, "
         "&downloadState,\n                              "
-        "&cuda::reorderCaches, &cuda::allReduceSum};\n\n";
+        "&cuda::reorderCaches, &cuda::allReduceSum,\n                              "
+        "&cuda::setFusedAttention};\n\n";
 }
 
 } // namespace tgc::cpp

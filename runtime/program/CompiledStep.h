@@ -164,6 +164,9 @@ struct DeviceHooks {
   /// Data-parallel runs: StepFrame::allReduceSum for device memory (NCCL);
   /// null where the program was built without it.
   void (*allReduceSum)(StepFrame &f, float *data, int64_t count) = nullptr;
+  /// --fused-attention: cuda::setFusedAttention, for every attention call
+  /// of the process (training, validation, decoding).
+  void (*setFusedAttention)(bool on) = nullptr;
 };
 
 /// Whether a GPU model's device has failed: true with `why` (the first CUDA

@@ -43,6 +43,13 @@ for freq in 1 2; do
   verdict $? "2c graphs, update-freq $freq"
 done
 
+say "2d. --fused-attention: the fused attention kernels' bf16 step vs the CPU's"
+"$bin/gpu_bf16" "${common[@]}" --fused-attention --loss-log "$work/fused.loss" --dump-params "$work/fused.params" \
+  --checkpoint "$work/fused.ckpt" 2>&1 | tee "$work/fused.txt"
+! grep -q "runs on batched GEMMs" "$work/fused.txt" &&
+  python3 "$compare" "$work/fused.loss" "$here/cpu_bf16.loss" "$work/fused.params" "$here/cpu_bf16.params" 2e-4 5e-3
+verdict $? "2d fused attention"
+
 say "3. tiny-train learns reverse on the GPU"
 "$bin/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
 grep -qE "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
@@ -81,6 +88,14 @@ for model in Gpt2 Llama; do
     python3 "$compare" "$work/${lm}_gpu.loss" "$here/${lm}_cpu.loss" "$work/${lm}_gpu.params" "$here/${lm}_cpu.params" \
       "${tolerances[@]}"
     verdict $? "7 $model $precision step"
+    if [ $precision = bf16 ]; then
+      "$bin/${lm}_gpu" "${common[@]}" --fused-attention --loss-log "$work/${lm}_fused.loss" \
+        --dump-params "$work/${lm}_fused.params" --checkpoint "$work/${lm}_fused.ckpt" 2>&1 | tee "$work/${lm}_fused.txt"
+      ! grep -q "runs on batched GEMMs" "$work/${lm}_fused.txt" &&
+        python3 "$compare" "$work/${lm}_fused.loss" "$here/${lm}_cpu.loss" "$work/${lm}_fused.params" \
+          "$here/${lm}_cpu.params" "${tolerances[@]}"
+      verdict $? "7 $model bf16 step, fused attention"
+    fi
   done
 done
 
@@ -90,6 +105,13 @@ for precision in fp32 bf16; do
   rm -f "$work"/base.ckpt*
   "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt" --cuda-graphs
   rm -f "$work"/base.ckpt*
+  if [ $precision = bf16 ]; then
+    for flags in "--fused-attention" "--fused-attention --cuda-graphs"; do
+      # shellcheck disable=SC2086 # two flags in one word
+      "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt" $flags
+      rm -f "$work"/base.ckpt*
+    done
+  fi
   (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
     --steps 20 --warmup 5 --precision $precision) || echo "(PyTorch with CUDA not available)"
   (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \

@@ -18,17 +18,21 @@
 #    2c. --cuda-graphs (the step captured once, replayed every step) against
 #    the same program op by op: losses and state within 1e-6, with dropout
 #    and with --update-freq 2 (a graph per accumulation phase);
+#    2d. --fused-attention (attention in one kernel forward, two backward)
+#    against the CPU step, as 2b, with no call left to the batched GEMMs;
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);
 # 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
 # 5. translation on the GPU: the incremental decoder (caches on the device,
 #    beam search's reorder there too) gives the full recomputation's
 #    tokens, and the CPU program translates the GPU's checkpoint as well;
 # 6. base at a 25k-token batch: tokens/s of tgc (op by op, then with
-#    --cuda-graphs) and of PyTorch on the GPU (eager, then torch.compile)
+#    --cuda-graphs; bf16 also with --fused-attention, alone and with graphs)
+#    and of PyTorch on the GPU (eager, then torch.compile)
 #    (PyTorch with its fused attention, scaled_dot_product_attention), f32
 #    and bf16 (PyTorch: autocast);
 # 7. the language models of models/examples: GPT-2 and LLaMA tiny, the GPU
-#    step against the CPU step (3 steps of a task, fp32 and bf16), and a GPT
+#    step against the CPU step (3 steps of a task, fp32 and bf16; bf16 also
+#    with --fused-attention), and a GPT
 #    trained on documents continuing 60 prompts on the GPU, incremental
 #    against full decoding, then scoring the corpus. It runs before 6: the
 #    bench stays last.
@@ -69,6 +73,13 @@ for freq in 1 2; do
   # The same kernels on the same data: equal up to cuBLAS's choices.
   python3 $compare "$work/graph$freq.loss" "$work/eager$freq.loss" "$work/graph$freq.params" "$work/eager$freq.params" 1e-6
 done
+
+say "2d. --fused-attention: the fused attention kernels' bf16 step against the CPU's, 3 steps with dropout"
+"$work/gpu_bf16" "${common[@]}" --fused-attention --loss-log "$work/fused.loss" --dump-params "$work/fused.params" --checkpoint "$work/fused.ckpt" 2>&1 | tee "$work/fused.txt"
+if grep -q "runs on batched GEMMs" "$work/fused.txt"; then
+  echo "FAIL: an attention call did not run fused"; exit 1
+fi
+python3 $compare "$work/fused.loss" "$work/cpu_bf16.loss" "$work/fused.params" "$work/cpu_bf16.params" 2e-4 5e-3
 
 say "3. tiny-train learns reverse on the GPU"
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt --target=cuda -o "$work/gpu16"
@@ -128,6 +139,13 @@ for model in Gpt2 Llama; do
     done
     if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
     python3 $compare "${lm}_gpu.loss" "${lm}_cpu.loss" "${lm}_gpu.params" "${lm}_cpu.params" "${tolerances[@]}"
+    if [ $precision = bf16 ]; then
+      "${lm}_gpu" "${common[@]}" --fused-attention --loss-log "${lm}_fused.loss" --dump-params "${lm}_fused.params" --checkpoint "${lm}_fused.ckpt" 2>&1 | tee "${lm}_fused.txt"
+      if grep -q "runs on batched GEMMs" "${lm}_fused.txt"; then
+        echo "FAIL: an attention call of $model did not run fused"; exit 1
+      fi
+      python3 $compare "${lm}_fused.loss" "${lm}_cpu.loss" "${lm}_fused.params" "${lm}_cpu.params" "${tolerances[@]}"
+    fi
   done
 done
 # A GPT on documents, then 60 prompts continued greedily on the GPU by the
@@ -153,6 +171,10 @@ for precision in fp32 bf16; do
   $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda --precision=$precision -o "$work/base_$precision"
   "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_$precision.ckpt"
   "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_${precision}_graphs.ckpt" --cuda-graphs
+  if [ $precision = bf16 ]; then
+    "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_fused.ckpt" --fused-attention
+    "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_fused_graphs.ckpt" --fused-attention --cuda-graphs
+  fi
   python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision
   # torch.compile of the same model (its warmup steps compile it), where the PyTorch has it.
   python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision --compile || echo "(torch.compile not available)"

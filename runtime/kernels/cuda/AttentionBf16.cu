@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
+#include "runtime/kernels/cuda/FusedAttention.h"
 
 namespace tgc::cuda {
 
@@ -168,6 +169,8 @@ template <typename Out>
 void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                            Out *out, float *lse, const AttentionShape &s,
                            const AttentionConfig &config) {
+  if (fusedAttention(q, k, v, out, lse, s, config))
+    return;
   const int64_t heads = s.batch * s.heads;
   if (heads == 0 || s.queries == 0)
     return;
@@ -344,6 +347,8 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
                                const Bf16 *v, G *dq, G *dk, G *dv,
                                const float *lse, const AttentionShape &s,
                                const AttentionConfig &config) {
+  if (fusedAttentionGrad(grad, q, k, v, dq, dk, dv, lse, s, config))
+    return;
   const int64_t heads = s.batch * s.heads;
   if (heads == 0)
     return;

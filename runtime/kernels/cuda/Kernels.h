@@ -70,6 +70,14 @@ const void *persistentTable(const void *host, size_t bytes);
 
 #include "runtime/kernels/KernelDeclarations.inc"
 
+//===--- FusedAttention.cu ------------------------------------------------===//
+
+/// Whether attention with bf16 products runs as the fused kernels (one
+/// launch forward, two backward, no scores in device memory) where the
+/// shape allows (FusedAttention.h), instead of batched GEMMs and row
+/// kernels. Off by default: the training binary's --fused-attention.
+void setFusedAttention(bool on);
+
 //===--- Adam.cu ----------------------------------------------------------===//
 
 /// Bias-corrected Adam on every tensor in one launch (step >= 1). `tensors`

@@ -308,6 +308,11 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   if (model.device && !openDevice(model))
     return 1;
+  if (options.fusedAttention && model.device)
+    model.device->setFusedAttention(true);
+  else if (options.fusedAttention)
+    std::printf("note: --fused-attention changes the attention of GPU "
+                "programs only\n");
   std::unique_ptr<ModelState> allocated = ModelState::allocate(model);
   if (!allocated)
     return 1;

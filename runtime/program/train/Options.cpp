@@ -81,6 +81,8 @@ const char *kUsage =
     "                        kind and the costliest ones after training\n"
     "  --cuda-graphs         a GPU program captures its step as one CUDA graph\n"
     "                        and replays it (one launch a step; one process)\n"
+    "  --fused-attention     a GPU program's bf16 attention runs as one kernel\n"
+    "                        forward and two backward (no scores in memory)\n"
     "  --shard-optimizer     under mpirun (CPU): each of the N processes "
     "keeps\n"
     "                        Adam's moments of 1/N of the parameters\n"
@@ -662,6 +664,10 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
     }
     if (arg == "--cuda-graphs") {
       options.cudaGraphs = true;
+      continue;
+    }
+    if (arg == "--fused-attention") {
+      options.fusedAttention = true;
       continue;
     }
     if (arg == "--shard-optimizer") {

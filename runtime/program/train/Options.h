@@ -105,6 +105,9 @@ struct TrainOptions {
   /// --cuda-graphs: a GPU program replays its step as one CUDA graph
   /// (runtime/program/cuda/StepGraphs.h).
   bool cudaGraphs = false;
+  /// --fused-attention: a GPU program's attention with bf16 products runs
+  /// as the fused kernels (runtime/kernels/cuda/FusedAttention.h).
+  bool fusedAttention = false;
   /// Print the program's manifest and stop.
   bool printVersion = false;
   /// Held-out sentences to translate greedily after training (0: none).

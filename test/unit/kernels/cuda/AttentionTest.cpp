@@ -7,7 +7,7 @@
 // KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
-#include "test/unit/kernels/cuda/KernelTestSupport.h"
+#include "test/unit/kernels/cuda/AttentionTestSupport.h"
 
 #include <iterator>
 
@@ -50,19 +50,6 @@ std::vector<AttentionCase> trainingCases() {
                std::end(kWideHeadCases));
   return cases;
 }
-
-/// A problem's inputs on the device, and the GPU's configuration: the
-/// CPU's but for the mask pointer.
-struct AttentionInputs : AttentionProblem {
-  DeviceArray<float> qDevice, kDevice, vDevice, maskDevice, gradDevice;
-  cuda::AttentionConfig cudaConfig;
-
-  explicit AttentionInputs(const AttentionCase &c)
-      : AttentionProblem(c), qDevice(q), kDevice(k), vDevice(v),
-        maskDevice(mask), gradDevice(grad), cudaConfig(cpuConfig) {
-    cudaConfig.mask = c.mask ? maskDevice.get() : nullptr;
-  }
-};
 
 // Scores, exponentials and weighted sums of up to 150 values in float.
 constexpr double kAttentionTolerance = 1e-4;
@@ -149,30 +136,6 @@ TEST_F(CudaKernels, AttentionGrad) {
     expectClose(std::string("attentionGrad value ") + c.name, gv.read(), dv,
                 kAttentionGradTolerance);
   }
-}
-
-/// One side's attention forward and backward on bf16 q, k, v.
-struct Bf16AttentionResults {
-  AttentionForward forward;
-  std::vector<float> dq, dk, dv;
-};
-
-Bf16AttentionResults cpuBf16Attention(const AttentionInputs &in,
-                                      const std::vector<runtime::Bf16> &q,
-                                      const std::vector<runtime::Bf16> &k,
-                                      const std::vector<runtime::Bf16> &v,
-                                      const cpu::AttentionConfig &config) {
-  Bf16AttentionResults r{{std::vector<float>(in.rows() * in.shape.valueDim),
-                          std::vector<float>(in.rows())},
-                         std::vector<float>(q.size()),
-                         std::vector<float>(k.size()),
-                         std::vector<float>(v.size())};
-  cpu::attention(q.data(), k.data(), v.data(), r.forward.output.data(),
-                 r.forward.lse.data(), in.shape, config);
-  cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
-                     r.forward.output.data(), r.forward.lse.data(), r.dq.data(),
-                     r.dk.data(), r.dv.data(), in.shape, config);
-  return r;
 }
 
 // tg-mixed-precision's attention without bf16_products: bf16 q, k, v on

@@ -1,0 +1,55 @@
+//===- AttentionTestSupport.h - attention problems on both sides -*- C++
+//-*-===//
+//
+// What the CUDA attention tests share: a problem's inputs on the device,
+// and the CPU kernels' forward and backward on bf16 q, k, v (the
+// expectation of the bf16 and bf16-products tests).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TEST_UNIT_KERNELS_CUDA_ATTENTIONTESTSUPPORT_H
+#define TGC_TEST_UNIT_KERNELS_CUDA_ATTENTIONTESTSUPPORT_H
+
+#include "test/unit/kernels/cuda/KernelTestSupport.h"
+
+namespace tgc::test {
+
+/// A problem's inputs on the device, and the GPU's configuration: the
+/// CPU's but for the mask pointer.
+struct AttentionInputs : AttentionProblem {
+  DeviceArray<float> qDevice, kDevice, vDevice, maskDevice, gradDevice;
+  cuda::AttentionConfig cudaConfig;
+
+  explicit AttentionInputs(const AttentionCase &c)
+      : AttentionProblem(c), qDevice(q), kDevice(k), vDevice(v),
+        maskDevice(mask), gradDevice(grad), cudaConfig(cpuConfig) {
+    cudaConfig.mask = c.mask ? maskDevice.get() : nullptr;
+  }
+};
+
+/// One side's attention forward and backward on bf16 q, k, v.
+struct Bf16AttentionResults {
+  AttentionForward forward;
+  std::vector<float> dq, dk, dv;
+};
+
+inline Bf16AttentionResults
+cpuBf16Attention(const AttentionInputs &in, const std::vector<runtime::Bf16> &q,
+                 const std::vector<runtime::Bf16> &k,
+                 const std::vector<runtime::Bf16> &v,
+                 const cpu::AttentionConfig &config) {
+  Bf16AttentionResults r{{std::vector<float>(in.rows() * in.shape.valueDim),
+                          std::vector<float>(in.rows())},
+                         std::vector<float>(q.size()),
+                         std::vector<float>(k.size()),
+                         std::vector<float>(v.size())};
+  cpu::attention(q.data(), k.data(), v.data(), r.forward.output.data(),
+                 r.forward.lse.data(), in.shape, config);
+  cpu::attentionGrad(in.grad.data(), q.data(), k.data(), v.data(),
+                     r.forward.output.data(), r.forward.lse.data(), r.dq.data(),
+                     r.dk.data(), r.dv.data(), in.shape, config);
+  return r;
+}
+
+} // namespace tgc::test
+
+#endif // TGC_TEST_UNIT_KERNELS_CUDA_ATTENTIONTESTSUPPORT_H
