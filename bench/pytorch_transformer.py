@@ -104,6 +104,23 @@ def gemm_share(step, steps, step_seconds):
     return gemm_us / (steps * step_seconds * 1e6)
 
 
+# The runtime calls that start kernels (and a CUDA graph's replay, one launch).
+LAUNCHES = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+            "cudaGraphLaunch"}
+
+
+def launches_per_step(step, steps):
+    """Kernel launches a step makes on the GPU: the CUDA runtime's launch
+    calls over `steps` calls of step() under torch.profiler (cuBLAS's and
+    the compiled kernels' included)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    return sum(e.count for e in prof.key_averages() if e.key in LAUNCHES) / steps
+
+
 # --- the model ---------------------------------------------------------------
 
 def xavier_linear(d_in, d_out, bias):
@@ -240,6 +257,9 @@ def main():
                         help="random sentences filling every batch (no padding), not the reverse task")
     parser.add_argument("--gemm-share", type=int, default=0, metavar="N",
                         help="after the timed steps, N more under torch.profiler: the GEMMs' share")
+    parser.add_argument("--launches", type=int, default=0, metavar="N",
+                        help="on a GPU, after the timed steps, N more under torch.profiler: "
+                             "kernel launches per step")
     parser.add_argument("--compile", action="store_true",
                         help="torch.compile the model (PyTorch 2.x): a whole-step compiler's peer; "
                              "the warmup steps include the compilation")
@@ -294,6 +314,9 @@ def main():
     elapsed = time.perf_counter() - start
     share = (gemm_share(lambda: step(batches[-1]), args.gemm_share, elapsed / args.steps)
              if args.gemm_share else None)
+    on_gpu = device.type == "cuda"
+    launches = (launches_per_step(lambda: step(batches[-1]), args.launches)
+                if args.launches and on_gpu else None)
     print(json.dumps({
         "gemm_share": share,
         "parameters": sum(p.numel() for p in model.parameters()),
@@ -303,6 +326,10 @@ def main():
         "torch": torch.__version__,
         "compiled": args.compile,
         "adam": "fused" if fused else "default",
+        # The caching allocator's peak: what the step's tensors took (the
+        # CUDA context's own memory is not in it).
+        "peak_device_mib": torch.cuda.max_memory_reserved() / 2**20 if on_gpu else None,
+        "launches_per_step": launches,
     }))
 
 

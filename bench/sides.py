@@ -133,13 +133,11 @@ def tgc_argv(exe, data, steps, warmup, tag=""):
                             "--profile"])
 
 
-def tgc_result(argv, output, rss, steps, warmup):
-    """ms/step, tokens/s, peak RSS, planned MiB and GEMM share of one run.
-
-    The binary's clock starts after initialization, and --metrics writes each
-    log line's `elapsed_s`; with the per-step token counts of --loss-log that
-    times the N steps after the warm-up inside one run, without start-up.
-    """
+def timed_steps(argv, steps, warmup):
+    """(seconds, target tokens) of the N steps after the warm-up of a run of
+    the training binary `argv` (with --loss-log and --metrics): the binary's
+    clock starts after initialization, --metrics writes each log line's
+    `elapsed_s`, --loss-log each step's tokens."""
     base = argv[argv.index("--loss-log") + 1][:-len(".loss")]
     elapsed = {}
     for line in open(base + ".metrics"):
@@ -151,8 +149,15 @@ def tgc_result(argv, output, rss, steps, warmup):
         step, _, tokens = line.split()
         total += int(tokens)
         cumulative[int(step)] = total
-    seconds = elapsed[warmup + steps] - elapsed[warmup]
-    tokens = cumulative[warmup + steps] - cumulative[warmup]
+    return (elapsed[warmup + steps] - elapsed[warmup],
+            cumulative[warmup + steps] - cumulative[warmup])
+
+
+def tgc_result(argv, output, rss, steps, warmup):
+    """ms/step, tokens/s, peak RSS, planned MiB and GEMM share of one run
+    (the N steps after the warm-up inside one run, without start-up:
+    timed_steps)."""
+    seconds, tokens = timed_steps(argv, steps, warmup)
     state = float(re.search(r"state (\S+) MiB", output).group(1))
     arena = float(re.search(r"arena \d+ bytes \((\S+) MiB\)", output).group(1))
     share = float(re.search(r"^GEMMs \(.*\): (\S+)% of the step", output, re.M).group(1))

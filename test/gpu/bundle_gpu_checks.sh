@@ -57,9 +57,11 @@ $tgc --model transformer --preset tiny --precision=fp32 "${gpu[@]}" -o $bundle/b
 $tgc --model transformer --preset tiny --precision=bf16 -o $cpu/cpu_bf16
 $tgc --model transformer --preset tiny --precision=bf16 "${gpu[@]}" -o $bundle/bin/gpu_bf16
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt "${gpu[@]}" -o $bundle/bin/gpu16
-for precision in fp32 bf16; do
-  $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --precision=$precision \
-    "${gpu[@]}" -o $bundle/bin/base_$precision
+for preset in base big; do
+  for precision in fp32 bf16; do
+    $tgc --model transformer --preset $preset --config bench/configs/$preset-gpu.pbtxt --precision=$precision \
+      "${gpu[@]}" -o $bundle/bin/${preset}_$precision
+  done
 done
 cp "$(find "$build" -name tgc-cuda-kernel-tests -type f | head -1)" $bundle/bin/
 
@@ -117,7 +119,8 @@ else:
     print("\n".join(lines))
 EOF
 chmod +x $bundle/tgc-data
-cp $compare bench/pytorch_transformer.py bench/transformer_config.py bench/configs/base-gpu.pbtxt $bundle/
+cp $compare bench/gpu.py bench/sides.py bench/pytorch_transformer.py bench/transformer_config.py \
+  bench/configs/base-gpu.pbtxt bench/configs/big-gpu.pbtxt $bundle/
 cp "$(dirname "$0")/bundle_run.sh" $bundle/run.sh
 
 say "shared libraries"

@@ -99,25 +99,16 @@ for model in Gpt2 Llama; do
   done
 done
 
-say "6. base at 384 x 64/64: tgc vs PyTorch, f32 and bf16"
-for precision in fp32 bf16; do
-  "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt"
-  rm -f "$work"/base.ckpt*
-  "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt" --cuda-graphs
-  rm -f "$work"/base.ckpt*
-  if [ $precision = bf16 ]; then
-    for flags in "--fused-attention" "--fused-attention --cuda-graphs"; do
-      # shellcheck disable=SC2086 # two flags in one word
-      "$bin/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base.ckpt" $flags
-      rm -f "$work"/base.ckpt*
-    done
-  fi
-  (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
-    --steps 20 --warmup 5 --precision $precision) || echo "(PyTorch with CUDA not available)"
-  (cd "$here" && python3 pytorch_transformer.py --preset base --config base-gpu.pbtxt --device cuda \
-    --steps 20 --warmup 5 --precision $precision --compile) || echo "(torch.compile not available)"
-done
+say "6. base and big at 384 x 64/64: tgc (op by op, graphs, fused attention) vs PyTorch (eager, compiled)"
+# base in both precisions, big in bf16 (the rows); big fp32 when time allows:
+#   python3 gpu.py --programs bin --configs . --rows big --precisions fp32
+(cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows base --json "$work/bench-base.json")
+verdict $? "6 bench base"
+(cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows big --precisions bf16 \
+  --json "$work/bench-big.json")
+verdict $? "6 bench big bf16"
 
-tar -czf gpu-checks-results.tar.gz -C "$work" gpu3.ckpt numbers.ckpt gpu.beam gpu.greedy
+tar -czf gpu-checks-results.tar.gz -C "$work" gpu3.ckpt numbers.ckpt gpu.beam gpu.greedy \
+  $(cd "$work" && ls bench-*.json 2>/dev/null)
 echo; [ $failed -eq 0 ] && echo "all GPU steps passed; now bundle_gpu_checks.sh --finish" || echo "SOME STEPS FAILED"
 exit $failed

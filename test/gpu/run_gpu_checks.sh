@@ -25,11 +25,12 @@
 # 5. translation on the GPU: the incremental decoder (caches on the device,
 #    beam search's reorder there too) gives the full recomputation's
 #    tokens, and the CPU program translates the GPU's checkpoint as well;
-# 6. base at a 25k-token batch: tokens/s of tgc (op by op, then with
-#    --cuda-graphs; bf16 also with --fused-attention, alone and with graphs)
-#    and of PyTorch on the GPU (eager, then torch.compile)
-#    (PyTorch with its fused attention, scaled_dot_product_attention), f32
-#    and bf16 (PyTorch: autocast);
+# 6. bench/gpu.py: base (f32, bf16) and big (bf16) at a 25k-token batch,
+#    tgc (op by op, --cuda-graphs; bf16 also --fused-attention, alone and
+#    with graphs) against PyTorch on the GPU (eager with its fused attention,
+#    scaled_dot_product_attention, and fused Adam; then torch.compile; bf16
+#    under autocast): ms/step, tokens/s, MFU against the GEMM peaks measured
+#    in the same run, peak device memory, launches per step, the targets;
 # 7. the language models of models/examples: GPT-2 and LLaMA tiny, the GPU
 #    step against the CPU step (3 steps of a task, fp32 and bf16; bf16 also
 #    with --fused-attention), and a GPT
@@ -166,16 +167,11 @@ echo "generation: $n of 60 lines differ between the incremental and the full dec
 [ "$n" -le 3 ]
 "$work/gpt_docs" --score "$work/docs.tok" --resume "$work/gpt_docs.ckpt"
 
-say "6. base at 384 x 64/64 (about 25k target positions): tgc vs PyTorch, f32 and bf16"
-for precision in fp32 bf16; do
-  $tgc --model transformer --preset base --config bench/configs/base-gpu.pbtxt --target=cuda --precision=$precision -o "$work/base_$precision"
-  "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_$precision.ckpt"
-  "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_${precision}_graphs.ckpt" --cuda-graphs
-  if [ $precision = bf16 ]; then
-    "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_fused.ckpt" --fused-attention
-    "$work/base_$precision" --task reverse --steps 30 --log-every 10 --eval-sentences 0 --checkpoint "$work/base_fused_graphs.ckpt" --fused-attention --cuda-graphs
-  fi
-  python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision
-  # torch.compile of the same model (its warmup steps compile it), where the PyTorch has it.
-  python3 bench/pytorch_transformer.py --preset base --config bench/configs/base-gpu.pbtxt --device cuda --steps 20 --warmup 5 --precision $precision --compile || echo "(torch.compile not available)"
+say "6. base and big at 384 x 64/64 (about 25k target positions): tgc vs PyTorch (bench/gpu.py)"
+for preset in base big; do
+  for precision in fp32 bf16; do
+    $tgc --model transformer --preset $preset --config bench/configs/$preset-gpu.pbtxt --target=cuda --precision=$precision -o "$work/${preset}_$precision"
+  done
 done
+python3 bench/gpu.py --programs "$work" --rows base
+python3 bench/gpu.py --programs "$work" --rows big --precisions bf16

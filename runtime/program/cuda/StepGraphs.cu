@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace tgc::cuda {
 namespace {
@@ -35,6 +36,35 @@ struct StepGraph {
 std::map<GraphKey, StepGraph> graphs;
 bool captureFailed = false;
 
+/// Says once how many kernels a captured step launches (cuBLAS's
+/// included): the launches per step that its replay makes one.
+void reportKernels(cudaGraph_t graph) {
+  static bool told = false;
+  size_t nodes = 0;
+  if (told)
+    return;
+  std::vector<cudaGraphNode_t> all;
+  if (cudaGraphGetNodes(graph, nullptr, &nodes) != cudaSuccess ||
+      (all.resize(nodes), cudaGraphGetNodes(graph, all.data(), &nodes)) !=
+          cudaSuccess) {
+    (void)cudaGetLastError(); // only a count lost: no device failure
+    return;
+  }
+  size_t kernels = 0;
+  for (cudaGraphNode_t node : all) {
+    cudaGraphNodeType type;
+    if (cudaGraphNodeGetType(node, &type) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    kernels += type == cudaGraphNodeTypeKernel;
+  }
+  told = true;
+  std::printf("note: --cuda-graphs: a step is one graph of %zu kernels "
+              "(%zu nodes)\n",
+              kernels, nodes);
+}
+
 /// Captures `ops` on stream(); null (the failure forgotten, a note printed
 /// once) when they cannot be captured.
 cudaGraphExec_t capture(runtime::StepFrame &f,
@@ -52,6 +82,8 @@ cudaGraphExec_t capture(runtime::StepFrame &f,
   cudaGraphExec_t exec = nullptr;
   std::string why;
   bool failed = firstError(why) || ended != cudaSuccess;
+  if (!failed)
+    reportKernels(graph);
   if (!failed && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
     why = "cudaGraphInstantiate failed";
     failed = true;
