@@ -20,6 +20,18 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 say "1. CUDA kernels vs CPU kernels"
 timeout 300 "$bin/tgc-cuda-kernel-tests" --gtest_brief=1; verdict $? "1 kernels"
 
+say "1b. the fused attention kernels under compute-sanitizer (memcheck, racecheck)"
+sanitizer=$(command -v compute-sanitizer || find /usr/local /opt -name compute-sanitizer -type f 2>/dev/null | head -1)
+if [ -n "$sanitizer" ]; then
+  for tool in memcheck racecheck; do
+    timeout 300 "$sanitizer" --tool $tool --error-exitcode 1 "$bin/tgc-cuda-kernel-tests" \
+      --gtest_filter='FusedAttention.*' --gtest_brief=1
+    verdict $? "1b fused attention, $tool"
+  done
+else
+  echo "(compute-sanitizer not found: 1b skipped)"
+fi
+
 common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
 say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
 "$bin/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"

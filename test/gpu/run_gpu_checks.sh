@@ -9,6 +9,9 @@
 # same checks here and packs them with the libraries they need.)
 #
 # 1. runtime/kernels/cuda's kernels against the CPU kernels (ctest -R '^cuda\.');
+#    1b. the fused attention kernels' tests under compute-sanitizer's memcheck
+#    and racecheck (shared-memory races between a block's warps), where the
+#    machine has it;
 # 2. the compiled tiny step on the GPU against the CPU binary: 3 steps of
 #    reverse with dropout on, losses and all state within 1e-4;
 #    2b. the same in mixed precision (--precision=bf16: tensor-core GEMMs on
@@ -47,6 +50,16 @@ say() { printf '\n== %s\n' "$*"; }
 
 say "1. CUDA kernels vs CPU kernels"
 ctest --test-dir "$build" -R '^cuda\.' --output-on-failure
+
+say "1b. the fused attention kernels under compute-sanitizer (memcheck, racecheck)"
+kernel_tests=$(find "$build" -name tgc-cuda-kernel-tests -type f | head -1)
+if command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 1 "$kernel_tests" --gtest_filter='FusedAttention.*' --gtest_brief=1
+  done
+else
+  echo "(compute-sanitizer not found: skipped)"
+fi
 
 say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
 $tgc --model transformer --preset tiny --precision=fp32 -o "$work/cpu"
