@@ -74,8 +74,8 @@ $cpu/cpu --steps 6 --eval-sentences 0 --task reverse --seed 5 --loss-log $cpu/cp
   --dump-params $bundle/cpu6.params --checkpoint $cpu/cpu6.ckpt
 tail -n 3 $cpu/cpu6.loss > $bundle/cpu6-last.loss
 
-say "step 7: the language models' GPU programs and CPU halves"
-for model in Gpt2 Llama; do
+say "step 7: the model files' GPU programs and CPU halves"
+for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
   for precision in fp32 bf16; do
     lm=${model}_$precision
     $tgc --model-file models/examples/$model.cpp --precision=$precision -o $cpu/${lm}_cpu 2>/dev/null

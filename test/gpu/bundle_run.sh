@@ -90,8 +90,8 @@ for search in beam greedy; do
   [ "$lines" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
 done
 
-say "7. language models: GPT-2 and LLaMA tiny, GPU step vs CPU step"
-for model in Gpt2 Llama; do
+say "7. the model files (GPT-2, LLaMA, prefix LM, pre-LN Transformer): GPU step vs CPU step"
+for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
   for precision in fp32 bf16; do
     lm=${model}_$precision
     "$bin/${lm}_gpu" "${common[@]}" --loss-log "$work/${lm}_gpu.loss" --dump-params "$work/${lm}_gpu.params" \

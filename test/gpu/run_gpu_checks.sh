@@ -34,9 +34,9 @@
 #    scaled_dot_product_attention, and fused Adam; then torch.compile; bf16
 #    under autocast): ms/step, tokens/s, MFU against the GEMM peaks measured
 #    in the same run, peak device memory, launches per step, the targets;
-# 7. the language models of models/examples: GPT-2 and LLaMA tiny, the GPU
-#    step against the CPU step (3 steps of a task, fp32 and bf16; bf16 also
-#    with --fused-attention), and a GPT
+# 7. the model files of models/examples (GPT-2, LLaMA, the prefix LM and the
+#    pre-LN Transformer, tiny): the GPU step against the CPU step (3 steps of
+#    a task, fp32 and bf16; bf16 also with --fused-attention), and a GPT
 #    trained on documents continuing 60 prompts on the GPU, incremental
 #    against full decoding, then scoring the corpus. It runs before 6: the
 #    bench stays last.
@@ -142,8 +142,8 @@ for out in gpu.beam gpu.greedy cpu.beam; do
 done
 echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
 
-say "7. language models on the GPU: GPT-2 and LLaMA tiny, GPU step vs CPU step; generation"
-for model in Gpt2 Llama; do
+say "7. the model files on the GPU: GPU step vs CPU step; a GPT generating"
+for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
   for precision in fp32 bf16; do
     lm=$work/${model}_$precision
     $tgc --model-file models/examples/$model.cpp --precision=$precision -o "${lm}_cpu" 2>/dev/null
