@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
+#include "runtime/kernels/cuda/FusedAttention.h"
 
 namespace tgc::cuda {
 
@@ -70,6 +71,7 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
     TGC_CUDA_CHECK(cudaErrorNotSupported);
     return;
   }
+  noteUnfusedAttention(s, config);
   const int64_t heads = s.batch * s.heads;
   if (heads == 0 || s.queries == 0)
     return;

@@ -629,9 +629,22 @@ size_t sharedLimit() {
   return static_cast<size_t>(limit);
 }
 
-/// Whether this call runs fused; with the kernels asked for, the first
-/// bf16-products call that cannot says why, once a process (f32 products
-/// are not theirs: nothing to say).
+/// Says why a call did not run fused, for the first such call of a
+/// process.
+void tellMisfit(const AttentionShape &s, const char *misfit) {
+  static bool told = false;
+  if (told)
+    return;
+  told = true;
+  std::fprintf(stderr,
+               "note: --fused-attention: an attention of %lld keys, head "
+               "width %lld, runs on batched GEMMs: %s\n",
+               static_cast<long long>(s.keys),
+               static_cast<long long>(s.keyDim), misfit);
+}
+
+/// Whether this call runs fused (with the kernels asked for: else false,
+/// silently).
 bool runsFused(const AttentionShape &s, const AttentionConfig &config,
                bool aligned) {
   if (!fusedEnabled)
@@ -641,17 +654,10 @@ bool runsFused(const AttentionShape &s, const AttentionConfig &config,
     misfit = "an operand is not 16-byte aligned";
   if (!misfit && sharedBytesOf(fusedTileWidth(s.keyDim)) > sharedLimit())
     misfit = "its kernels need more shared memory than this GPU gives a block";
-  static bool told = false;
-  if (misfit && config.bf16Products && !told) {
-    told = true;
-    std::fprintf(stderr,
-                 "note: --fused-attention: an attention of %lld keys, head "
-                 "width %lld, runs on batched GEMMs: %s\n",
-                 static_cast<long long>(s.keys),
-                 static_cast<long long>(s.keyDim), misfit);
-  }
-  if (misfit)
+  if (misfit) {
+    tellMisfit(s, misfit);
     return false;
+  }
   ++fusedCalls;
   return true;
 }
@@ -721,6 +727,12 @@ void launchGrad(const FusedArgs &a, const float *grad, const float *lse, G *dq,
 } // namespace
 
 void setFusedAttention(bool on) { fusedEnabled = on; }
+
+void noteUnfusedAttention(const AttentionShape &s,
+                          const AttentionConfig &config) {
+  if (fusedEnabled)
+    tellMisfit(s, fusedAttentionMisfit(s, config));
+}
 
 int64_t fusedAttentionCalls() { return fusedCalls; }
 

@@ -98,6 +98,12 @@ bool fusedAttentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                         const Bf16 *v, G *dq, G *dk, G *dv, const float *lse,
                         const AttentionShape &s, const AttentionConfig &config);
 
+/// Where the fused kernels were asked for, says once why an attention
+/// without bf16 products runs on the GEMMs (which never ask the fused
+/// kernels: they take bf16 operands).
+void noteUnfusedAttention(const AttentionShape &s,
+                          const AttentionConfig &config);
+
 /// How many attention calls so far the fused kernels ran (forward and
 /// backward counted apart); tests read it.
 int64_t fusedAttentionCalls();

@@ -214,7 +214,8 @@ TEST_F(FusedAttention, DecodingOverAKeyCache) {
 }
 
 // What the kernels are not built for goes to the batched GEMMs, with the
-// fused kernels on: a score bias, keys and values of different widths.
+// fused kernels on: a score bias, keys and values of different widths, f32
+// products.
 TEST_F(FusedAttention, OtherShapesRunOnTheGemms) {
   using runtime::Bf16;
   for (const AttentionCase &c : kAttentionCases) {
@@ -239,6 +240,17 @@ TEST_F(FusedAttention, OtherShapesRunOnTheGemms) {
     expectBf16Products(std::string("unfused output ") + c.name, out.read(),
                        want.forward.output, plain.forward.output);
   }
+  // f32 products are not the fused kernels' either.
+  const AttentionCase &c = kFusedCases[0];
+  AttentionInputs in(c);
+  AttentionForward want = cpuAttention(in);
+  DeviceArray<float> out(want.output.size()), lse(want.lse.size());
+  expectFused("f32 products", 0, [&] {
+    cuda::attention(in.qDevice.get(), in.kDevice.get(), in.vDevice.get(),
+                    out.get(), lse.get(), in.shape, in.cudaConfig);
+  });
+  expectClose("f32 output with the fused kernels asked for", out.read(),
+              want.output, 1e-4);
 }
 
 // The rule for which calls run fused, and the causal tile bounds: host
