@@ -5,8 +5,8 @@ For the base and big Transformers at about 25k target positions a step
 (configs/base-gpu.pbtxt, configs/big-gpu.pbtxt: 384 x 64/64 of the reverse
 task), in f32 and bf16: ms/step, tokens/s, MFU against the GEMM peaks
 measured in the same run (torch.matmul, 8192^3, no TF32), peak device memory
-(nvidia-smi's figure for the process, sampled, the CUDA context included on
-both sides) and kernel launches per step (tgc: the captured graph's kernels,
+(the GPU's used memory from nvidia-smi, sampled, over its level before the
+run: the CUDA context included on both sides) and kernel launches per step (tgc: the captured graph's kernels,
 which --cuda-graphs reports; PyTorch: torch.profiler's launch calls).
 
 tgc runs its program op by op and with --cuda-graphs; a bf16 program also
@@ -51,38 +51,50 @@ def nvidia_smi(arguments):
     return run.stdout.strip() if run.returncode == 0 else None
 
 
-class DeviceMemory:
-    """The largest device memory nvidia-smi reports for a process while it
-    runs, in MiB (None without nvidia-smi)."""
+def device_used_mib():
+    """The first GPU's used memory, MiB, as nvidia-smi reports it (None
+    without it)."""
+    out = nvidia_smi(["--query-gpu=memory.used", "--format=csv,noheader,nounits"])
+    lines = out.splitlines() if out else []
+    return int(lines[0]) if lines and lines[0].strip().isdigit() else None
 
-    def __init__(self, pid):
-        self.pid, self.peak, self.stopped = pid, None, threading.Event()
+
+class DeviceMemory:
+    """The most device memory a child takes while it runs, MiB: the GPU's
+    used memory, sampled every 0.2 s, over what it was before the child
+    started (a GPU of the bench's own, the child's CUDA context included;
+    the GPU-wide figure, because a container's nvidia-smi often lists no
+    processes). None without nvidia-smi."""
+
+    def __init__(self):
+        self.before, self.peak = device_used_mib(), None
+        self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.sample, daemon=True)
+
+    def start(self):
         self.thread.start()
 
     def sample(self):
-        query = ["--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"]
-        while not self.stopped.is_set():
-            out = nvidia_smi(query)
-            if out is None:
+        while self.before is not None and not self.stopped.is_set():
+            used = device_used_mib()
+            if used is None:
                 return
-            for line in out.splitlines():
-                pid, _, used = line.partition(",")
-                if pid.strip() == str(self.pid) and used.strip().isdigit():
-                    self.peak = max(self.peak or 0, int(used))
+            self.peak = max(self.peak or 0, used - self.before)
             self.stopped.wait(0.2)
 
     def stop(self):
         self.stopped.set()
-        self.thread.join()
+        if self.thread.is_alive():
+            self.thread.join()
         return self.peak
 
 
 def run_sampled(argv, env=None):
     """Runs argv; returns (exit code, output, peak device MiB)."""
+    memory = DeviceMemory()
     p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
-    memory = DeviceMemory(p.pid)
+    memory.start()
     output = p.stdout.read()
     p.wait()
     return p.returncode, output, memory.stop()

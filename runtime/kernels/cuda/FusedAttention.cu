@@ -365,10 +365,36 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 //===--- Backward: D and dq -----------------------------------------------===//
 
-template <int D> constexpr size_t queryGradBytes() {
+/// The backward kernels' shared memory: four tiles (q, r(dO), k, v); per
+/// warp two f32 buffers (q k^T and r(dO) v^T, or their transposes) and two
+/// bf16 operands; a query tile's lse and D.
+template <int D> struct BackwardShared {
   using L = Layout<D>;
-  return 4 * L::tileBytes + kWarps * (2 * L::f32Bytes + L::bf16Bytes);
-}
+  static constexpr size_t bytes =
+      4 * L::tileBytes + kWarps * (2 * L::f32Bytes + 2 * L::bf16Bytes) +
+      2 * kTile * sizeof(float);
+  Bits *queries, *outGrads, *keys, *values;
+  float *products, *gradProducts;
+  Bits *kept, *scoreGrads;
+  float *tileLse, *tileDots;
+
+  __device__ BackwardShared(unsigned char *shared, int warp) {
+    queries = reinterpret_cast<Bits *>(shared);
+    outGrads = queries + kTile * L::tileStride;
+    keys = outGrads + kTile * L::tileStride;
+    values = keys + kTile * L::tileStride;
+    unsigned char *f32Area = shared + 4 * L::tileBytes,
+                  *bf16Area = f32Area + 2 * kWarps * L::f32Bytes;
+    products = reinterpret_cast<float *>(f32Area + warp * L::f32Bytes);
+    gradProducts =
+        reinterpret_cast<float *>(f32Area + (kWarps + warp) * L::f32Bytes);
+    kept = reinterpret_cast<Bits *>(bf16Area + warp * L::bf16Bytes);
+    scoreGrads =
+        reinterpret_cast<Bits *>(bf16Area + (kWarps + warp) * L::bf16Bytes);
+    tileLse = reinterpret_cast<float *>(bf16Area + 2 * kWarps * L::bf16Bytes);
+    tileDots = tileLse + kTile;
+  }
+};
 
 /// Block (bh, query tile): D_i (into `rowDots`, [B H, Sq]) and dq of 64
 /// queries of head bh.
@@ -379,16 +405,10 @@ __global__ void __launch_bounds__(kBlockThreads)
   using L = Layout<D>;
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  Bits *queries = reinterpret_cast<Bits *>(shared),
-       *outGrads = queries + kTile * L::tileStride,
-       *keys = outGrads + kTile * L::tileStride,
-       *values = keys + kTile * L::tileStride;
-  unsigned char *warpArea = shared + 4 * L::tileBytes;
-  float *products = reinterpret_cast<float *>(warpArea + warp * L::f32Bytes),
-        *gradProducts =
-            reinterpret_cast<float *>(warpArea + (kWarps + warp) * L::f32Bytes);
-  Bits *scoreGrads = reinterpret_cast<Bits *>(
-      warpArea + 2 * kWarps * L::f32Bytes + warp * L::bf16Bytes);
+  const BackwardShared<D> m(shared, warp);
+  Bits *queries = m.queries, *outGrads = m.outGrads, *keys = m.keys,
+       *values = m.values, *scoreGrads = m.scoreGrads;
+  float *products = m.products, *gradProducts = m.gradProducts;
 
   const AttentionShape &s = a.s;
   const AttentionConfig &config = a.config;
@@ -485,12 +505,6 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 //===--- Backward: dk and dv ----------------------------------------------===//
 
-template <int D> constexpr size_t keyValueGradBytes() {
-  using L = Layout<D>;
-  return 4 * L::tileBytes + kWarps * (2 * L::f32Bytes + 2 * L::bf16Bytes) +
-         2 * kTile * sizeof(float);
-}
-
 /// Block (bh, key tile): dk and dv of 64 keys of head bh, over the query
 /// tiles that see them. A warp's buffers hold its 16 keys' rows of the
 /// transposed products, k q^T and v r(dO)^T.
@@ -501,22 +515,11 @@ __global__ void __launch_bounds__(kBlockThreads)
   using L = Layout<D>;
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  Bits *keys = reinterpret_cast<Bits *>(shared),
-       *values = keys + kTile * L::tileStride,
-       *queries = values + kTile * L::tileStride,
-       *outGrads = queries + kTile * L::tileStride;
-  unsigned char *warpArea = shared + 4 * L::tileBytes;
-  float *products = reinterpret_cast<float *>(warpArea + warp * L::f32Bytes),
-        *gradProducts =
-            reinterpret_cast<float *>(warpArea + (kWarps + warp) * L::f32Bytes);
-  Bits *kept = reinterpret_cast<Bits *>(warpArea + 2 * kWarps * L::f32Bytes +
-                                        warp * L::bf16Bytes),
-       *scoreGrads =
-           reinterpret_cast<Bits *>(warpArea + 2 * kWarps * L::f32Bytes +
-                                    (kWarps + warp) * L::bf16Bytes);
-  float *tileLse = reinterpret_cast<float *>(
-            warpArea + 2 * kWarps * (L::f32Bytes + L::bf16Bytes)),
-        *tileDots = tileLse + kTile;
+  const BackwardShared<D> m(shared, warp);
+  Bits *queries = m.queries, *outGrads = m.outGrads, *keys = m.keys,
+       *values = m.values, *kept = m.kept, *scoreGrads = m.scoreGrads;
+  float *products = m.products, *gradProducts = m.gradProducts,
+        *tileLse = m.tileLse, *tileDots = m.tileDots;
 
   const AttentionShape &s = a.s;
   const AttentionConfig &config = a.config;
@@ -595,20 +598,15 @@ bool aligned16(const void *p) {
 /// The shared memory the kernels of tile width `width` take a block, at
 /// most: the backward's, more than 48 KiB past width 16.
 size_t sharedBytesOf(int width) {
-  auto most = [](size_t a, size_t b, size_t c) { return std::max({a, b, c}); };
   switch (width) {
   case 16:
-    return most(forwardBytes<16>(), queryGradBytes<16>(),
-                keyValueGradBytes<16>());
+    return std::max(forwardBytes<16>(), BackwardShared<16>::bytes);
   case 32:
-    return most(forwardBytes<32>(), queryGradBytes<32>(),
-                keyValueGradBytes<32>());
+    return std::max(forwardBytes<32>(), BackwardShared<32>::bytes);
   case 64:
-    return most(forwardBytes<64>(), queryGradBytes<64>(),
-                keyValueGradBytes<64>());
+    return std::max(forwardBytes<64>(), BackwardShared<64>::bytes);
   default:
-    return most(forwardBytes<128>(), queryGradBytes<128>(),
-                keyValueGradBytes<128>());
+    return std::max(forwardBytes<128>(), BackwardShared<128>::bytes);
   }
 }
 
@@ -639,8 +637,8 @@ void tellMisfit(const AttentionShape &s, const char *misfit) {
   std::fprintf(stderr,
                "note: --fused-attention: an attention of %lld keys, head "
                "width %lld, runs on batched GEMMs: %s\n",
-               static_cast<long long>(s.keys),
-               static_cast<long long>(s.keyDim), misfit);
+               static_cast<long long>(s.keys), static_cast<long long>(s.keyDim),
+               misfit);
 }
 
 /// Whether this call runs fused (with the kernels asked for: else false,
@@ -707,19 +705,18 @@ template <int D, typename G>
 void launchGrad(const FusedArgs &a, const float *grad, const float *lse, G *dq,
                 G *dk, G *dv) {
   static bool allowedQuery = false, allowedKey = false;
-  constexpr size_t queryBytes = queryGradBytes<D>(),
-                   keyBytes = keyValueGradBytes<D>();
-  allowSharedMemory(fusedQueryGradKernel<D, G>, queryBytes, allowedQuery);
-  allowSharedMemory(fusedKeyValueGradKernel<D, G>, keyBytes, allowedKey);
+  constexpr size_t bytes = BackwardShared<D>::bytes;
+  allowSharedMemory(fusedQueryGradKernel<D, G>, bytes, allowedQuery);
+  allowSharedMemory(fusedKeyValueGradKernel<D, G>, bytes, allowedKey);
   Scratch rowDots(a.s.batch * a.s.heads * a.s.queries * sizeof(float));
   if (a.s.queries > 0) { // no query tiles: dk = dv = 0 below
     fusedQueryGradKernel<D, G>
-        <<<gridOf(a.s, a.s.queries), kBlockThreads, queryBytes, stream()>>>(
+        <<<gridOf(a.s, a.s.queries), kBlockThreads, bytes, stream()>>>(
             a, grad, lse, rowDots.as<float>(), dq);
     TGC_CUDA_CHECK_LAUNCH();
   }
   fusedKeyValueGradKernel<D, G>
-      <<<gridOf(a.s, a.s.keys), kBlockThreads, keyBytes, stream()>>>(
+      <<<gridOf(a.s, a.s.keys), kBlockThreads, bytes, stream()>>>(
           a, grad, lse, rowDots.as<float>(), dk, dv);
   TGC_CUDA_CHECK_LAUNCH();
 }

@@ -179,12 +179,10 @@ TEST_F(CudaKernels, AttentionBf16) {
 TEST_F(CudaKernels, AttentionBf16Products) {
   for (const AttentionCase &c : trainingCases()) {
     AttentionInputs in(c);
-    std::vector<runtime::Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
-                               v = roundedToBf16(in.v);
-    cpu::AttentionConfig roundedConfig = in.cpuConfig;
-    roundedConfig.bf16Products = true;
-    Bf16AttentionResults want = cpuBf16Attention(in, q, k, v, roundedConfig),
-                         plain = cpuBf16Attention(in, q, k, v, in.cpuConfig);
+    const Bf16ProductsExpectation expected(in);
+    const std::vector<runtime::Bf16> &q = expected.q, &k = expected.k,
+                                     &v = expected.v;
+    const Bf16AttentionResults &want = expected.want, &plain = expected.plain;
 
     DeviceArray<runtime::Bf16> qDevice(q), kDevice(k), vDevice(v);
     cuda::AttentionConfig config = in.cudaConfig;
@@ -328,8 +326,8 @@ TEST_F(CudaKernels, SequenceMajorAttention) {
                 toHeads(gk.read(), c.keys, c.keyDim), widened.dk,
                 kAttentionGradTolerance);
 
-    cpu::AttentionConfig roundedConfig = in.cpuConfig;
-    roundedConfig.bf16Products = true;
+    const cpu::AttentionConfig roundedConfig =
+        Bf16ProductsExpectation::withBf16Products(in.cpuConfig);
     Bf16AttentionResults products =
         cpuBf16Attention(in, q16, k16, v16, roundedConfig);
     cuda::AttentionConfig config = in.cudaConfig;

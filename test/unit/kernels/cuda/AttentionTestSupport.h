@@ -50,6 +50,25 @@ cpuBf16Attention(const AttentionInputs &in, const std::vector<runtime::Bf16> &q,
   return r;
 }
 
+/// A problem's q, k, v rounded to bf16, and the CPU's results on them with
+/// bf16 products (`want`: the expectation of a bf16-products kernel) and
+/// without (`plain`: what it must differ from, the roundings having
+/// happened).
+struct Bf16ProductsExpectation {
+  std::vector<runtime::Bf16> q, k, v;
+  Bf16AttentionResults want, plain;
+
+  explicit Bf16ProductsExpectation(const AttentionInputs &in)
+      : q(roundedToBf16(in.q)), k(roundedToBf16(in.k)), v(roundedToBf16(in.v)),
+        want(cpuBf16Attention(in, q, k, v, withBf16Products(in.cpuConfig))),
+        plain(cpuBf16Attention(in, q, k, v, in.cpuConfig)) {}
+
+  static cpu::AttentionConfig withBf16Products(cpu::AttentionConfig config) {
+    config.bf16Products = true;
+    return config;
+  }
+};
+
 } // namespace tgc::test
 
 #endif // TGC_TEST_UNIT_KERNELS_CUDA_ATTENTIONTESTSUPPORT_H

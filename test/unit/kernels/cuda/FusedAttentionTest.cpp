@@ -84,12 +84,9 @@ TEST_F(FusedAttention, MatchesTheCpuInBothLayouts) {
                          int64_t width) {
         return sequenceMajor ? swapMiddle(x, c.batch, rows, c.heads, width) : x;
       };
-      std::vector<Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
-                        v = roundedToBf16(in.v);
-      cpu::AttentionConfig roundedConfig = in.cpuConfig;
-      roundedConfig.bf16Products = true;
-      Bf16AttentionResults want = cpuBf16Attention(in, q, k, v, roundedConfig),
-                           plain = cpuBf16Attention(in, q, k, v, in.cpuConfig);
+      const Bf16ProductsExpectation expected(in);
+      const std::vector<Bf16> &q = expected.q, &k = expected.k, &v = expected.v;
+      const Bf16AttentionResults &want = expected.want, &plain = expected.plain;
 
       DeviceArray<Bf16> qd(toLayout(q, c.queries, c.keyDim)),
           kd(toLayout(k, c.keys, c.keyDim)),
@@ -166,8 +163,8 @@ TEST_F(FusedAttention, DropsTheCpusProbabilities) {
         in.v[(bh * c.keys + j) * c.valueDim + col] = j == col ? 1.0f : 0.0f;
   std::vector<Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
                     v = roundedToBf16(in.v);
-  cpu::AttentionConfig roundedConfig = in.cpuConfig;
-  roundedConfig.bf16Products = true;
+  const cpu::AttentionConfig roundedConfig =
+      Bf16ProductsExpectation::withBf16Products(in.cpuConfig);
   std::vector<float> cpuOut(in.rows() * c.valueDim), cpuLse(in.rows());
   cpu::attention(q.data(), k.data(), v.data(), cpuOut.data(), cpuLse.data(),
                  in.shape, roundedConfig);
@@ -190,8 +187,8 @@ TEST_F(FusedAttention, DecodingOverAKeyCache) {
     AttentionInputs in(c);
     std::vector<Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
                       v = roundedToBf16(in.v);
-    cpu::AttentionConfig roundedConfig = in.cpuConfig;
-    roundedConfig.bf16Products = true;
+    const cpu::AttentionConfig roundedConfig =
+        Bf16ProductsExpectation::withBf16Products(in.cpuConfig);
     std::vector<float> cpuOut(in.rows() * c.valueDim), cpuLse(in.rows()),
         plainOut(cpuOut.size()), plainLse(cpuLse.size());
     cpu::attention(q.data(), k.data(), v.data(), cpuOut.data(), cpuLse.data(),
@@ -224,13 +221,9 @@ TEST_F(FusedAttention, OtherShapesRunOnTheGemms) {
     config.bf16Products = true;
     if (cuda::fusedAttentionFits(in.shape, config))
       continue;
-    std::vector<Bf16> q = roundedToBf16(in.q), k = roundedToBf16(in.k),
-                      v = roundedToBf16(in.v);
-    cpu::AttentionConfig roundedConfig = in.cpuConfig;
-    roundedConfig.bf16Products = true;
-    Bf16AttentionResults want = cpuBf16Attention(in, q, k, v, roundedConfig),
-                         plain = cpuBf16Attention(in, q, k, v, in.cpuConfig);
-    DeviceArray<Bf16> qd(q), kd(k), vd(v);
+    const Bf16ProductsExpectation expected(in);
+    const Bf16AttentionResults &want = expected.want, &plain = expected.plain;
+    DeviceArray<Bf16> qd(expected.q), kd(expected.k), vd(expected.v);
     DeviceArray<float> out(want.forward.output.size()),
         lse(want.forward.lse.size());
     expectFused(c.name, 0, [&] {
