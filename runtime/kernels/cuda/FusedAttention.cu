@@ -243,6 +243,23 @@ __device__ inline void dropoutQuad(const AttentionShape &s,
     f[q] = q < valid ? config.dropout.factor(index + q) : 0.0f;
 }
 
+/// The masked scores of a lane's run of 4 keys from `key` on, from their
+/// products at `column` of the row (one 16-byte load); -inf for those past
+/// `valid`.
+__device__ inline void maskedRun(const float *rowProducts, int column,
+                                 int64_t key, int valid,
+                                 const AttentionShape &s,
+                                 const AttentionConfig &config, int64_t bh,
+                                 int64_t query, float score[4]) {
+  const float4 x = *reinterpret_cast<const float4 *>(rowProducts + column);
+  const float product[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    score[q] = q < valid
+                   ? maskedScore(product[q], s, config, bh, query, key + q)
+                   : -INFINITY;
+}
+
 /// How many of the 4 keys from `key` on exist (0 on a padding row).
 __device__ inline int validKeys(const AttentionShape &s, int64_t key,
                                 bool rowExists) {
@@ -307,14 +324,12 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (int run = 0; run < kLaneRuns; ++run) {
       const int column = laneColumn(run, half);
       const int64_t key = firstKey + column;
-      const int valid = validKeys(s, key, rowExists);
-      const float4 x = *reinterpret_cast<const float4 *>(rowProducts + column);
-      const float product[4] = {x.x, x.y, x.z, x.w};
+      float score[4];
+      maskedRun(rowProducts, column, key, validKeys(s, key, rowExists), s,
+                config, bh, query, score);
 #pragma unroll
       for (int q = 0; q < 4; ++q)
-        if (q < valid)
-          rowMax = fmaxf(
-              rowMax, maskedScore(product[q], s, config, bh, query, key + q));
+        rowMax = fmaxf(rowMax, score[q]);
     }
   }
   // Every tile's first key exists: an existing row's maximum is finite.
@@ -331,17 +346,12 @@ __global__ void __launch_bounds__(kBlockThreads)
       const int column = laneColumn(run, half);
       const int64_t key = firstKey + column;
       const int valid = validKeys(s, key, rowExists);
-      const float4 x = *reinterpret_cast<const float4 *>(rowProducts + column);
-      const float product[4] = {x.x, x.y, x.z, x.w};
-      float f[4], e[4];
+      float score[4], f[4], e[4];
+      maskedRun(rowProducts, column, key, valid, s, config, bh, query, score);
       dropoutQuad(s, config, bh, query, key, valid, f);
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        e[q] =
-            q < valid
-                ? expf(maskedScore(product[q], s, config, bh, query, key + q) -
-                       rowMax)
-                : 0.0f;
+        e[q] = q < valid ? expf(score[q] - rowMax) : 0.0f;
         rowSum += e[q];
       }
       *reinterpret_cast<uint2 *>(rowKept + column) = roundedQuad(
@@ -439,17 +449,15 @@ __global__ void __launch_bounds__(kBlockThreads)
   // raw r(dO) . v_j.
   auto runOf = [&](int64_t firstKey, int column, int valid, float p[4],
                    float dOv[4]) {
-    const float4 x = *reinterpret_cast<const float4 *>(rowProducts + column),
-                 y = *reinterpret_cast<const float4 *>(rowGradProducts +
-                                                       column);
-    const float product[4] = {x.x, x.y, x.z, x.w};
+    float score[4];
+    maskedRun(rowProducts, column, firstKey + column, valid, s, config, bh,
+              query, score);
+    const float4 y =
+        *reinterpret_cast<const float4 *>(rowGradProducts + column);
     dOv[0] = y.x, dOv[1] = y.y, dOv[2] = y.z, dOv[3] = y.w;
 #pragma unroll
     for (int q = 0; q < 4; ++q)
-      p[q] = q < valid ? expf(maskedScore(product[q], s, config, bh, query,
-                                          firstKey + column + q) -
-                              rowLse)
-                       : 0.0f;
+      p[q] = q < valid ? expf(score[q] - rowLse) : 0.0f;
   };
 
   const int64_t keyEnd = visibleKeyEnd(s, config, firstQuery);
