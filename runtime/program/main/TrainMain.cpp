@@ -308,7 +308,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   if (model.device && !openDevice(model))
     return 1;
-  if (options.fusedAttention && model.device)
+  if (options.fusedAttention && model.device &&
+      model.device->setFusedAttention)
     model.device->setFusedAttention(true);
   else if (options.fusedAttention)
     std::printf("note: --fused-attention changes the attention of GPU "
