@@ -1,7 +1,8 @@
 //===- FuzzInput.h - a fuzz input as the file a reader opens ---*- C++ -*-===//
 //
 // The readers under test open paths (they map or stat their files), so
-// each input is written to a file in the process's temporary directory.
+// each input is written to a file in a directory of the process's own under
+// $TMPDIR (or /tmp), removed with its files when the process exits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_TEST_FUZZ_FUZZINPUT_H
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -19,10 +21,37 @@
 
 namespace tgc::fuzz {
 
-/// Writes `size` bytes to a per-process file named `name` and returns its
-/// path; aborts when it cannot (a broken harness, not a finding).
+/// The process's directory for its inputs: made on first use
+/// (tgc-fuzz-XXXXXX under $TMPDIR, else /tmp), removed with what it holds
+/// at exit, so that millions of runs leave nothing behind.
+class ScratchDirectory {
+public:
+  ScratchDirectory() {
+    const char *base = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/tgc-fuzz-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    if (!::mkdtemp(name.data()))
+      std::abort();
+    path = name.data();
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  ScratchDirectory(const ScratchDirectory &) = delete;
+  ScratchDirectory &operator=(const ScratchDirectory &) = delete;
+
+  std::string path;
+};
+
+/// Writes `size` bytes to the file `name` of the process's scratch
+/// directory and returns its path; aborts when it cannot (a broken harness,
+/// not a finding).
 inline std::string asFile(const char *name, const uint8_t *data, size_t size) {
-  std::string path = "/tmp/tgc-fuzz-" + std::to_string(::getpid()) + "-" + name;
+  static ScratchDirectory directory;
+  std::string path = directory.path + "/" + name;
   std::FILE *file = std::fopen(path.c_str(), "wb");
   if (!file || (size && std::fwrite(data, 1, size, file) != size) ||
       std::fclose(file) != 0)
