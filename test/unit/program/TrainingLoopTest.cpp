@@ -15,6 +15,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <unistd.h>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -56,6 +57,18 @@ TrainingLoop loopOver(ScriptedStep &step, int64_t lastStep) {
   loop.logEvery = 2;
   return loop;
 }
+
+/// A file of this test process's in the test's temporary directory, removed
+/// when the test ends (a concurrent run of the suite has its own).
+struct ScratchFile {
+  explicit ScratchFile(const std::string &name)
+      : path(::testing::TempDir() + "/" + std::to_string(::getpid()) + "-" +
+             name) {
+    std::remove(path.c_str());
+  }
+  ~ScratchFile() { std::remove(path.c_str()); }
+  std::string path;
+};
 
 std::vector<std::string> lines(const std::string &path) {
   std::ifstream in(path);
@@ -114,8 +127,8 @@ TEST(LearningRateSchedule, EachKindPeaksAtTheWarmupAndEndsWhereItSays) {
 }
 
 TEST(TrainingLoop, LogsTheIntervalsTokenWeightedMean) {
-  std::string path = ::testing::TempDir() + "/loop-metrics.jsonl";
-  std::remove(path.c_str());
+  ScratchFile file("loop-metrics.jsonl");
+  const std::string &path = file.path;
   MetricsFile metrics;
   ASSERT_TRUE(metrics.open(path));
   // Lines at steps 1, 2 and 4: means of {1}, {2} and {3, 4} weighted by
@@ -139,8 +152,8 @@ TEST(TrainingLoop, LogsTheIntervalsTokenWeightedMean) {
 }
 
 TEST(TrainingLoop, SplitsALossWithOtherTermsAndTakesThePerplexityOfItsCrossEntropy) {
-  std::string path = ::testing::TempDir() + "/loop-split-metrics.jsonl";
-  std::remove(path.c_str());
+  ScratchFile file("loop-split-metrics.jsonl");
+  const std::string &path = file.path;
   MetricsFile metrics;
   ASSERT_TRUE(metrics.open(path));
   // Cross-entropy plus 0.25 of other terms; the line at step 4 weighs
