@@ -14,7 +14,12 @@ with --fused-attention, alone and with graphs. PyTorch runs eager, with its
 fused attention (scaled_dot_product_attention), fused Adam and, for bf16,
 autocast, then under torch.compile where it can.
 
-    python3 bench/gpu.py --programs DIR [--rows base,big] [--json F]
+    python3 bench/gpu.py --programs DIR [--rows base,big] [--json F] [--timeout S]
+
+Each side prints its line as it finishes and, with --json, the file is
+rewritten after every side; a side that takes more than --timeout seconds
+(a hung kernel) is killed and reported as failed. The exit status is 1
+where a tgc side failed.
 
 DIR holds the training programs base_fp32, base_bf16, big_fp32, big_bf16:
     tgc --model transformer --preset P --config bench/configs/P-gpu.pbtxt \\
@@ -25,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -89,15 +95,29 @@ class DeviceMemory:
         return self.peak
 
 
-def run_sampled(argv, env=None):
-    """Runs argv; returns (exit code, output, peak device MiB)."""
+def run_sampled(argv, timeout):
+    """Runs argv for at most `timeout` seconds; returns (exit code, output,
+    peak device MiB), the code None where it ran out of time (a hung kernel
+    costs one side, not the run)."""
     memory = DeviceMemory()
-    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
     memory.start()
-    output = p.stdout.read()
-    p.wait()
+    try:
+        output, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        output, _ = p.communicate()
+        return None, output, memory.stop()
     return p.returncode, output, memory.stop()
+
+
+def failure(code, output, timeout):
+    """The error entry of a side that failed or ran out of time."""
+    last = output.strip().splitlines()[-1:]
+    if code is None:
+        return {"error": f"no result within {timeout} s: {last}"}
+    return {"error": f"exit {code}: {last}"}
 
 
 def gemm_peaks(python):
@@ -124,14 +144,14 @@ print(json.dumps(peaks))
     return json.loads(run.stdout) if run.returncode == 0 else {}
 
 
-def run_tgc(exe, flags, steps, warmup, tmp):
+def run_tgc(exe, flags, steps, warmup, tmp, timeout):
     base = os.path.join(tmp, os.path.basename(exe) + "".join(flags).replace("-", "_"))
     argv = [exe, "--task", "reverse", "--steps", str(warmup + steps), "--log-every",
             str(warmup), "--eval-sentences", "0", "--loss-log", base + ".loss",
             "--metrics", base + ".metrics", "--checkpoint", base + ".ckpt"] + flags
-    code, output, memory = run_sampled(argv)
+    code, output, memory = run_sampled(argv, timeout)
     if code != 0:
-        return {"error": f"exit {code}: {output.strip().splitlines()[-1:]}"}
+        return failure(code, output, timeout)
     seconds, tokens = sides.timed_steps(argv, steps, warmup)
     kernels = re.search(r"a step is one graph of (\d+) kernels", output)
     unfused = re.search(r"^note: --fused-attention: .*$", output, re.M)
@@ -143,14 +163,14 @@ def run_tgc(exe, flags, steps, warmup, tmp):
             "note": unfused.group(0) if unfused else None}
 
 
-def run_pytorch(python, preset, config, precision, compiled, steps, warmup):
+def run_pytorch(python, preset, config, precision, compiled, steps, warmup, timeout):
     argv = [python, os.path.join(BENCH, "pytorch_transformer.py"), "--preset", preset,
             "--config", config, "--device", "cuda", "--precision", precision,
             "--steps", str(steps), "--warmup", str(warmup), "--launches", "2"]
-    code, output, memory = run_sampled(argv + (["--compile"] if compiled else []))
+    code, output, memory = run_sampled(argv + (["--compile"] if compiled else []), timeout)
     lines = [l for l in output.splitlines() if l.startswith("{")]
     if code != 0 or not lines:
-        return {"error": f"exit {code}: {output.strip().splitlines()[-1:]}"}
+        return failure(code, output, timeout)
     result = json.loads(lines[-1])
     return {"ms": result["step_ms"], "tokens_per_s": result["tokens_per_s"],
             "device_mib": memory, "launches": result.get("launches_per_step"),
@@ -159,6 +179,23 @@ def run_pytorch(python, preset, config, precision, compiled, steps, warmup):
 
 def cell(value, form):
     return "n/a" if value is None else form.format(value)
+
+
+def summary(r):
+    """One side's result in a line, printed as soon as it is measured."""
+    if "error" in r:
+        return "failed: " + r["error"]
+    return (f"{r['ms']:.1f} ms/step, {r['tokens_per_s']:.0f} tokens/s, peak device "
+            f"{cell(r['device_mib'], '{:.0f}')} MiB, launches/step {cell(r['launches'], '{:.0f}')}")
+
+
+def save(path, gpu, peaks, rows):
+    """The results so far as JSON (after every side: a run cut short keeps
+    what it measured)."""
+    if path:
+        with open(path + ".part", "w") as f:
+            json.dump({"gpu": gpu, "gemm_peaks_tflops": peaks, "rows": rows}, f, indent=1)
+        os.replace(path + ".part", path)
 
 
 def report(rows, peaks):
@@ -223,7 +260,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--configs", default=os.path.join(BENCH, "configs"),
                         help="where P-gpu.pbtxt are")
-    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--json", metavar="FILE",
+                        help="the results, rewritten after every side")
+    parser.add_argument("--timeout", type=int, default=300,
+                        help="seconds a side may take (start-up and compilation included)")
     args = parser.parse_args()
     python = sys.executable
     gpu = nvidia_smi(["--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
@@ -245,23 +285,27 @@ def main():
                 row = {"name": f"{preset} {precision}", "preset": preset,
                        "precision": precision, "flops": transformer_config.train_flops(c),
                        "sides": {}}
-                for side, flags in variants:
-                    print(f"{row['name']}: {side} ...", flush=True)
-                    row["sides"][side] = (run_tgc(exe, flags, args.steps, args.warmup, tmp)
-                                          if os.path.exists(exe) else
-                                          {"error": f"no program {exe}"})
-                for side, compiled in (("PyTorch eager", False), ("torch.compile", True)):
-                    print(f"{row['name']}: {side} ...", flush=True)
-                    row["sides"][side] = run_pytorch(python, preset, config, precision,
-                                                     compiled, args.steps, args.warmup)
                 rows.append(row)
+                plan = [(side, flags, None) for side, flags in variants]
+                plan += [("PyTorch eager", None, False), ("torch.compile", None, True)]
+                for side, flags, compiled in plan:
+                    print(f"{row['name']}: {side} ...", end=" ", flush=True)
+                    if flags is None:
+                        result = run_pytorch(python, preset, config, precision, compiled,
+                                             args.steps, args.warmup, args.timeout)
+                    elif os.path.exists(exe):
+                        result = run_tgc(exe, flags, args.steps, args.warmup, tmp, args.timeout)
+                    else:
+                        result = {"error": f"no program {exe}"}
+                    row["sides"][side] = result
+                    print(summary(row["sides"][side]), flush=True)
+                    save(args.json, gpu, peaks, rows)
     report(rows, peaks)
     check_targets(rows, peaks)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"gpu": gpu, "gemm_peaks_tflops": peaks, "rows": rows}, f,
-                      indent=1)
+    # A tgc side that failed fails the run (PyTorch's say so in the table).
+    return int(any("error" in r for row in rows for side, r in row["sides"].items()
+                   if side.startswith("tgc")))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

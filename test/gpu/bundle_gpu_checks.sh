@@ -7,9 +7,13 @@
 #       gpu-checks.tar.xz: the checks' GPU programs (built here), the shared
 #       libraries they need (all but glibc's, the C++ runtime's and CUDA's,
 #       which the GPU machine has), the CPU halves' results (run here), run.sh;
-#   tar xJf gpu-checks.tar.xz && gpu-checks/run.sh    there: the GPU halves of
-#       steps 1-7 (7 without generation: no SentencePiece there), writes gpu-checks-results.tar.gz;
-#   test/gpu/bundle_gpu_checks.sh --finish gpu-checks-results.tar.gz [build-dir]
+#   tar xJf gpu-checks.tar.xz && gpu-checks/run.sh [--results DIR] [--only STEPS]
+#       there: the GPU halves of steps 1-7 (7 without generation: no
+#       SentencePiece there), each under a time limit, into DIR (default
+#       gpu-checks-results: the log, a verdict a step, the bench's JSON, the
+#       files the finish reads), filled as it goes; --only runs a subset
+#       (e.g. the checks, then --only 6 for the bench: run.sh says more);
+#   test/gpu/bundle_gpu_checks.sh --finish DIR [build-dir]
 #       here: what needs this machine (GPU checkpoint resumed on the CPU, the
 #       translations decoded, scored and compared with the CPU's).
 #
@@ -28,8 +32,9 @@ compare=test/lit/tgc/Inputs/compare_runs.py
 say() { printf '\n== %s\n' "$*"; }
 
 if [ -n "$finish" ]; then
+  # A copy: the GPU machine's results may come back read-only.
   results=$bundle/results
-  rm -rf "$results" && mkdir -p "$results" && tar -xzf "$finish" -C "$results"
+  rm -rf "$results" && cp -r "$finish" "$results" && chmod -R u+w "$results"
   cpu=$bundle/cpu
   say "4. checkpoints: GPU -> CPU"
   "$cpu/cpu" --steps 6 --eval-sentences 0 --resume "$results/gpu3.ckpt" --checkpoint "$results/g2c.ckpt" \

@@ -1,9 +1,30 @@
 #!/usr/bin/env bash
 # The GPU halves of run_gpu_checks.sh in a bundle that
 # test/gpu/bundle_gpu_checks.sh wrote (its run.sh): on the GPU machine, from
-# anywhere. Every step runs and says PASS or FAIL; the files that the finish
-# step needs go to gpu-checks-results.tar.gz in the current directory.
+# anywhere.
+#
+#   run.sh [--results DIR] [--only STEPS]
+#
+# Every step runs under a time limit and says PASS or FAIL (a hung kernel
+# fails its step, not the run). DIR (default ./gpu-checks-results) fills as
+# the steps go: log.txt (everything printed), verdicts.txt (a line a step),
+# the bench's JSON (rewritten after each measured side) and the files that
+# bundle_gpu_checks.sh --finish reads; a run cut short keeps what it did.
+# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,3,4,5,7,6 (e.g. the
+# checks in one go, then --only 6 for the bench), run in that order.
 set -u
+results=$PWD/gpu-checks-results
+only=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --results) results=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "run.sh: unknown argument '$1' (--results DIR, --only STEPS)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$results" || exit 2
+results=$(cd "$results" && pwd)
+exec > >(tee -a "$results/log.txt") 2>&1
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -14,113 +35,168 @@ bin=$here/bin
 compare=$here/compare_runs.py
 failed=0
 say() { printf '\n== %s  [%s s]\n' "$*" $SECONDS; }
-verdict() { if [ "$1" -eq 0 ]; then echo "PASS $2"; else echo "FAIL $2 (exit $1)"; failed=1; fi; }
+verdict() {
+  local line
+  if [ "$1" -eq 0 ]; then line="PASS $2"; else line="FAIL $2 (exit $1)"; failed=1; fi
+  echo "$line"; echo "$line  [${SECONDS} s]" >> "$results/verdicts.txt"
+}
+# want STEP: whether --only names it (everything without --only).
+want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+# limit SECONDS COMMAND...: the command, killed past its time (said in the
+# log and the verdicts: a hang is the likeliest failure of a new kernel).
+limit() {
+  timeout --kill-after=10 "$@"
+  local code=$?
+  if [ $code -eq 124 ] || [ $code -eq 137 ]; then
+    echo "TIMED OUT after $1 s: ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
+  fi
+  return $code
+}
+# keep FILE...: copies what the finish step reads into the results.
+keep() { cp "$@" "$results/" 2>/dev/null || true; }
+echo "# run.sh${only:+ --only $only}, $(date -u +%FT%TZ)" >> "$results/verdicts.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
-say "1. CUDA kernels vs CPU kernels"
-timeout 300 "$bin/tgc-cuda-kernel-tests" --gtest_brief=1; verdict $? "1 kernels"
+if want 1; then
+  say "1. CUDA kernels vs CPU kernels"
+  limit 300 "$bin/tgc-cuda-kernel-tests" --gtest_brief=1; verdict $? "1 kernels"
+fi
 
-say "1b. the fused attention kernels under compute-sanitizer (memcheck, racecheck)"
-sanitizer=$(command -v compute-sanitizer || find /usr/local /opt -name compute-sanitizer -type f 2>/dev/null | head -1)
-if [ -n "$sanitizer" ]; then
-  for tool in memcheck racecheck; do
-    timeout 300 "$sanitizer" --tool $tool --error-exitcode 1 "$bin/tgc-cuda-kernel-tests" \
-      --gtest_filter='FusedAttention.*' --gtest_brief=1
-    verdict $? "1b fused attention, $tool"
-  done
-else
-  echo "(compute-sanitizer not found: 1b skipped)"
+if want 1b; then
+  say "1b. the fused attention kernels under compute-sanitizer (memcheck, racecheck)"
+  sanitizer=$(command -v compute-sanitizer || find /usr/local /opt -name compute-sanitizer -type f 2>/dev/null | head -1)
+  if [ -n "$sanitizer" ]; then
+    for tool in memcheck racecheck; do
+      limit 300 "$sanitizer" --tool $tool --error-exitcode 1 "$bin/tgc-cuda-kernel-tests" \
+        --gtest_filter='FusedAttention.*' --gtest_brief=1
+      verdict $? "1b fused attention, $tool"
+    done
+  else
+    echo "(compute-sanitizer not found: 1b skipped)"
+  fi
 fi
 
 common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
-say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
-"$bin/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
-python3 "$compare" "$work/gpu.loss" "$here/cpu.loss" "$work/gpu.params" "$here/cpu.params" 1e-4; verdict $? "2 f32 step"
+# Step 2's run is step 4's checkpoint for the finish: it runs for either.
+if want 2 || want 4; then
+  say "2. tiny: GPU step vs CPU step, 3 steps with dropout"
+  limit 120 "$bin/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" \
+    --checkpoint "$work/gpu3.ckpt"
+  python3 "$compare" "$work/gpu.loss" "$here/cpu.loss" "$work/gpu.params" "$here/cpu.params" 1e-4
+  verdict $? "2 f32 step"
+  keep "$work/gpu3.ckpt"
+fi
 
-say "2b. tiny in bf16: GPU step vs CPU step"
-"$bin/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" \
-  --checkpoint "$work/gpu_bf16.ckpt"
-python3 "$compare" "$work/gpu_bf16.loss" "$here/cpu_bf16.loss" "$work/gpu_bf16.params" "$here/cpu_bf16.params" 2e-4 5e-3
-verdict $? "2b bf16 step"
+if want 2b; then
+  say "2b. tiny in bf16: GPU step vs CPU step"
+  limit 120 "$bin/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" \
+    --checkpoint "$work/gpu_bf16.ckpt"
+  python3 "$compare" "$work/gpu_bf16.loss" "$here/cpu_bf16.loss" "$work/gpu_bf16.params" "$here/cpu_bf16.params" \
+    2e-4 5e-3
+  verdict $? "2b bf16 step"
+fi
 
-say "2c. --cuda-graphs: replayed step vs op by op, 6 steps, one and two batches an update"
-for freq in 1 2; do
-  graphs=(--task reverse --steps 6 --seed 5 --eval-sentences 0 --update-freq $freq)
-  "$bin/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" \
-    --checkpoint "$work/eager$freq.ckpt"
-  "$bin/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" --dump-params "$work/graph$freq.params" \
-    --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
-  ! grep -q "cannot be captured" "$work/graph$freq.txt" &&
-    python3 "$compare" "$work/graph$freq.loss" "$work/eager$freq.loss" "$work/graph$freq.params" "$work/eager$freq.params" 1e-6
-  verdict $? "2c graphs, update-freq $freq"
-done
-
-say "2d. --fused-attention: the fused attention kernels' bf16 step vs the CPU's"
-"$bin/gpu_bf16" "${common[@]}" --fused-attention --loss-log "$work/fused.loss" --dump-params "$work/fused.params" \
-  --checkpoint "$work/fused.ckpt" 2>&1 | tee "$work/fused.txt"
-! grep -q "runs on batched GEMMs" "$work/fused.txt" &&
-  python3 "$compare" "$work/fused.loss" "$here/cpu_bf16.loss" "$work/fused.params" "$here/cpu_bf16.params" 2e-4 5e-3
-verdict $? "2d fused attention"
-
-say "3. tiny-train learns reverse on the GPU"
-"$bin/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
-grep -qE "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
-verdict $? "3 learns reverse"
-
-say "4. checkpoints: CPU -> GPU"
-"$bin/gpu" --steps 6 --eval-sentences 0 --resume "$here/cpu3.ckpt" --checkpoint "$work/c2g.ckpt" \
-  --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
-python3 "$compare" "$work/c2g.loss" "$here/cpu6-last.loss" "$work/c2g.params" "$here/cpu6.params" 1e-4
-verdict $? "4 CPU checkpoint resumed on the GPU"
-
-say "5. translation on the GPU: incremental vs full decoder"
-"$bin/numbers_gpu" --train-data "$here/train.tok" --vocab "$here/spm.model" --steps 1000 --log-every 500 \
-  --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
-translate() {
-  "$bin/numbers_gpu" --translate "$here/test.src" --resume "$work/numbers.ckpt" --vocab "$here/spm.model" \
-    --output "$work/$1" "${@:2}"
-}
-translate gpu.beam; translate gpu.beam.full --decoder full
-translate gpu.greedy --search greedy; translate gpu.greedy.full --search greedy --decoder full
-for search in beam greedy; do
-  # At most 4 of 200 lines may differ (run_gpu_checks.sh says why).
-  lines=$(wc -l < "$work/gpu.$search" || echo 0)
-  n=$(diff "$work/gpu.$search" "$work/gpu.$search.full" | grep -c '^<' || true)
-  echo "$search: $lines lines, $n of them differ between the incremental and the full decoder"
-  [ "$lines" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
-done
-
-say "7. the model files (GPT-2, LLaMA, prefix LM, pre-LN Transformer): GPU step vs CPU step"
-for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
-  for precision in fp32 bf16; do
-    lm=${model}_$precision
-    "$bin/${lm}_gpu" "${common[@]}" --loss-log "$work/${lm}_gpu.loss" --dump-params "$work/${lm}_gpu.params" \
-      --checkpoint "$work/${lm}_gpu.ckpt"
-    if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
-    python3 "$compare" "$work/${lm}_gpu.loss" "$here/${lm}_cpu.loss" "$work/${lm}_gpu.params" "$here/${lm}_cpu.params" \
-      "${tolerances[@]}"
-    verdict $? "7 $model $precision step"
-    if [ $precision = bf16 ]; then
-      "$bin/${lm}_gpu" "${common[@]}" --fused-attention --loss-log "$work/${lm}_fused.loss" \
-        --dump-params "$work/${lm}_fused.params" --checkpoint "$work/${lm}_fused.ckpt" 2>&1 | tee "$work/${lm}_fused.txt"
-      ! grep -q "runs on batched GEMMs" "$work/${lm}_fused.txt" &&
-        python3 "$compare" "$work/${lm}_fused.loss" "$here/${lm}_cpu.loss" "$work/${lm}_fused.params" \
-          "$here/${lm}_cpu.params" "${tolerances[@]}"
-      verdict $? "7 $model bf16 step, fused attention"
-    fi
+if want 2c; then
+  say "2c. --cuda-graphs: replayed step vs op by op, 6 steps, one and two batches an update"
+  for freq in 1 2; do
+    graphs=(--task reverse --steps 6 --seed 5 --eval-sentences 0 --update-freq $freq)
+    limit 120 "$bin/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" \
+      --checkpoint "$work/eager$freq.ckpt"
+    limit 120 "$bin/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" \
+      --dump-params "$work/graph$freq.params" --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
+    ! grep -q "cannot be captured" "$work/graph$freq.txt" &&
+      python3 "$compare" "$work/graph$freq.loss" "$work/eager$freq.loss" "$work/graph$freq.params" \
+        "$work/eager$freq.params" 1e-6
+    verdict $? "2c graphs, update-freq $freq"
   done
-done
+fi
 
-say "6. base and big at 384 x 64/64: tgc (op by op, graphs, fused attention) vs PyTorch (eager, compiled)"
-# base in both precisions, big in bf16 (the issue's rows); big fp32 when time allows:
-#   python3 gpu.py --programs bin --configs . --rows big --precisions fp32
-(cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows base --json "$work/bench-base.json")
-verdict $? "6 bench base"
-(cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows big --precisions bf16 \
-  --json "$work/bench-big.json")
-verdict $? "6 bench big bf16"
+if want 2d; then
+  say "2d. --fused-attention: the fused attention kernels' bf16 step vs the CPU's"
+  limit 120 "$bin/gpu_bf16" "${common[@]}" --fused-attention --loss-log "$work/fused.loss" \
+    --dump-params "$work/fused.params" --checkpoint "$work/fused.ckpt" 2>&1 | tee "$work/fused.txt"
+  ! grep -q "runs on batched GEMMs" "$work/fused.txt" &&
+    python3 "$compare" "$work/fused.loss" "$here/cpu_bf16.loss" "$work/fused.params" "$here/cpu_bf16.params" 2e-4 5e-3
+  verdict $? "2d fused attention"
+fi
 
-tar -czf gpu-checks-results.tar.gz -C "$work" gpu3.ckpt numbers.ckpt gpu.beam gpu.greedy \
-  $(cd "$work" && ls bench-*.json 2>/dev/null)
-echo; [ $failed -eq 0 ] && echo "all GPU steps passed; now bundle_gpu_checks.sh --finish" || echo "SOME STEPS FAILED"
+if want 3; then
+  say "3. tiny-train learns reverse on the GPU"
+  limit 300 "$bin/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
+  grep -qE "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
+  verdict $? "3 learns reverse"
+fi
+
+if want 4; then
+  say "4. checkpoints: CPU -> GPU"
+  limit 120 "$bin/gpu" --steps 6 --eval-sentences 0 --resume "$here/cpu3.ckpt" --checkpoint "$work/c2g.ckpt" \
+    --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
+  python3 "$compare" "$work/c2g.loss" "$here/cpu6-last.loss" "$work/c2g.params" "$here/cpu6.params" 1e-4
+  verdict $? "4 CPU checkpoint resumed on the GPU"
+fi
+
+if want 5; then
+  say "5. translation on the GPU: incremental vs full decoder"
+  limit 300 "$bin/numbers_gpu" --train-data "$here/train.tok" --vocab "$here/spm.model" --steps 1000 --log-every 500 \
+    --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
+  keep "$work/numbers.ckpt"
+  translate() {
+    limit 120 "$bin/numbers_gpu" --translate "$here/test.src" --resume "$work/numbers.ckpt" --vocab "$here/spm.model" \
+      --output "$work/$1" "${@:2}"
+  }
+  translate gpu.beam; translate gpu.beam.full --decoder full
+  translate gpu.greedy --search greedy; translate gpu.greedy.full --search greedy --decoder full
+  keep "$work/gpu.beam" "$work/gpu.greedy"
+  for search in beam greedy; do
+    # At most 4 of 200 lines may differ (run_gpu_checks.sh says why).
+    lines=$(wc -l < "$work/gpu.$search" || echo 0)
+    n=$(diff "$work/gpu.$search" "$work/gpu.$search.full" | grep -c '^<' || true)
+    echo "$search: $lines lines, $n of them differ between the incremental and the full decoder"
+    [ "$lines" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
+  done
+fi
+
+if want 7; then
+  say "7. the model files (GPT-2, LLaMA, prefix LM, pre-LN Transformer): GPU step vs CPU step"
+  for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
+    for precision in fp32 bf16; do
+      lm=${model}_$precision
+      limit 120 "$bin/${lm}_gpu" "${common[@]}" --loss-log "$work/${lm}_gpu.loss" --dump-params "$work/${lm}_gpu.params" \
+        --checkpoint "$work/${lm}_gpu.ckpt"
+      if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
+      python3 "$compare" "$work/${lm}_gpu.loss" "$here/${lm}_cpu.loss" "$work/${lm}_gpu.params" "$here/${lm}_cpu.params" \
+        "${tolerances[@]}"
+      verdict $? "7 $model $precision step"
+      if [ $precision = bf16 ]; then
+        limit 120 "$bin/${lm}_gpu" "${common[@]}" --fused-attention --loss-log "$work/${lm}_fused.loss" \
+          --dump-params "$work/${lm}_fused.params" --checkpoint "$work/${lm}_fused.ckpt" 2>&1 | tee "$work/${lm}_fused.txt"
+        ! grep -q "runs on batched GEMMs" "$work/${lm}_fused.txt" &&
+          python3 "$compare" "$work/${lm}_fused.loss" "$here/${lm}_cpu.loss" "$work/${lm}_fused.params" \
+            "$here/${lm}_cpu.params" "${tolerances[@]}"
+        verdict $? "7 $model bf16 step, fused attention"
+      fi
+    done
+  done
+fi
+
+if want 6; then
+  say "6. base and big at 384 x 64/64: tgc (op by op, graphs, fused attention) vs PyTorch (eager, compiled)"
+  # base in both precisions, big in bf16 (the issue's rows); big fp32 when time allows:
+  #   python3 gpu.py --programs bin --configs . --rows big --precisions fp32
+  (cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows base --timeout 240 \
+    --json "$results/bench-base.json")
+  verdict $? "6 bench base"
+  (cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows big --precisions bf16 --timeout 240 \
+    --json "$results/bench-big.json")
+  verdict $? "6 bench big bf16"
+fi
+
+echo
+echo "verdicts ($results/verdicts.txt):"
+cat "$results/verdicts.txt" 2>/dev/null
+if [ $failed -eq 0 ]; then
+  echo "all steps run passed; the finish: bundle_gpu_checks.sh --finish $results"
+else
+  echo "SOME STEPS FAILED"
+fi
 exit $failed
