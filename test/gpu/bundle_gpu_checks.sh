@@ -133,5 +133,8 @@ for program in $bundle/bin/*; do ldd "$program"; done | awk '/=> \//{print $3}' 
   grep -v -E '/(libc|libm|libmvec|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libcuda|libcublas|libcublasLt|libcudart|libnccl)\.so|ld-linux' |
   while read -r library; do cp -L "$library" $bundle/lib/; done
 ls $bundle/lib
-tar --exclude=$bundle/cpu -cJf $bundle.tar.xz $bundle
+# The programs share most of their bytes (the kernels' archive): a dictionary
+# that spans them packs the bundle to a fraction of xz's default (2.2 against
+# 6.0 MB for three programs).
+tar --exclude=$bundle/cpu -cf - $bundle | xz -6 --lzma2=preset=6,dict=256MiB > $bundle.tar.xz
 ls -l $bundle.tar.xz
