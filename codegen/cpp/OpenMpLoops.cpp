@@ -22,6 +22,23 @@ constexpr int64_t kParallelThreshold = 1 << 15;
 /// block live on the stack (1 KiB a site).
 constexpr int64_t kDropoutBlock = 256;
 
+/// Element i of every input into its local, the constants, the body and
+/// element i of every result: the statements of one iteration.
+std::string iteration(const ElementwiseLoop &loop) {
+  std::string text = loop.constants;
+  for (const ElementwiseArray &in : loop.inputs) {
+    std::string element = in.pointer + "[i]";
+    text += "    const float " + in.local + " = " +
+            (in.bf16 ? "runtime::widen(" + element + ")" : element) + ";\n";
+  }
+  text += loop.body;
+  for (const ElementwiseArray &out : loop.outputs)
+    text += "    " + out.pointer + "[i] = " +
+            (out.bf16 ? "runtime::roundToBf16(" + out.local + ")" : out.local) +
+            ";\n";
+  return text;
+}
+
 } // namespace
 
 std::string CppTarget::dropoutFactor(const std::string &site) const {
@@ -34,8 +51,7 @@ void CppTarget::writeElementwise(const ElementwiseLoop &loop, StringRef name,
   if (loop.dropoutSites.empty()) {
     os << "#pragma omp parallel for simd if (n >= " << kParallelThreshold
        << ")\n";
-    os << "  for (int64_t i = 0; i < n; ++i) {\n"
-       << loop.loads << loop.body << loop.stores << "  }\n";
+    os << "  for (int64_t i = 0; i < n; ++i) {\n" << iteration(loop) << "  }\n";
     return;
   }
   // Blocks of kDropoutBlock elements: each block's factors first.
@@ -48,13 +64,9 @@ void CppTarget::writeElementwise(const ElementwiseLoop &loop, StringRef name,
     os << "    float factors_" << site << "[" << kDropoutBlock << "];\n"
        << "    kernels::dropoutFactors(" << site
        << ", uint64_t(start), end - start, factors_" << site << ");\n";
-  // The loop body two spaces deeper.
-  std::string inner = loop.loads + loop.body + loop.stores;
-  for (size_t at = 0; at < inner.size(); at = inner.find('\n', at) + 1)
-    inner.insert(at, "  ");
   os << "#pragma omp simd\n"
      << "    for (int64_t i = start; i < end; ++i) {\n"
-     << inner << "    }\n  }\n";
+     << indented(iteration(loop), 2) << "    }\n  }\n";
 }
 
 } // namespace tgc::cpp

@@ -112,11 +112,13 @@ LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
 
 void CudaTarget::writeIncludes(raw_ostream &os) const {
   os << "// Everything lives on the GPU (runtime/program/cuda/DeviceStep.h: "
-        "g); elementwise ops\n// and groups are kernels of their own, the "
-        "rest calls runtime/kernels/cuda/Kernels.h.\n"
+        "g); elementwise ops\n// and groups are kernels of their own "
+        "(four elements a thread: ElementQuads.cuh),\n// the rest calls "
+        "runtime/kernels/cuda/Kernels.h.\n"
      << "#include \"runtime/program/cuda/DeviceStep.h\"\n"
      << "#include \"runtime/program/cuda/StepGraphs.h\"\n"
-     << "#include \"runtime/kernels/cuda/Kernels.h\"\n";
+     << "#include \"runtime/kernels/cuda/Kernels.h\"\n"
+     << "#include \"runtime/kernels/cuda/ElementQuads.cuh\"\n";
 }
 
 void CudaTarget::writeArenaAccessors(raw_ostream &os) const {

@@ -3,7 +3,8 @@
 // A single elementwise op and a tg.fused_elementwise group both become one
 // pass over the elements: inputs are loaded into locals, each op is one
 // scalar expression, results are stored last (so a result may share bytes
-// with an input: each element is read before it is written). Splat
+// with an input: each element is read before it is written; the target
+// writes the loads and stores). Splat
 // constants are literals. bf16 inputs
 // (tg-mixed-precision's copies) are widened as they load; a bf16 result (a
 // tg.to_bf16 in a group, tg-fold-bf16-roundings) is stored rounded. Dropout
@@ -47,8 +48,8 @@ public:
       return success();
     }
     if (std::optional<float> splat = splatLiteral(value)) {
-      loop.loads += "    const float " + local_(local) + " = " +
-                    floatLiteral(*splat) + ";\n";
+      loop.constants += "    const float " + local_(local) + " = " +
+                        floatLiteral(*splat) + ";\n";
       return success();
     }
     Type element = llvm::cast<RankedTensorType>(value.getType()).getElementType();
@@ -69,10 +70,7 @@ public:
     }
     loop.parameters.push_back(std::string("const ") + type + " *" + name);
     loop.arguments.push_back(name);
-    loop.loads +=
-        "    const float " + local_(local) + " = " +
-        (element.isBF16() ? "runtime::widen(" + name + "[i])" : name + "[i]") +
-        ";\n";
+    loop.inputs.push_back({name, local_(local), element.isBF16()});
     return success();
   }
 
@@ -90,10 +88,7 @@ public:
     os << "  " << type << " *" << name << " = " << *ptr << ";\n";
     loop.parameters.push_back(std::string(type) + " *" + name);
     loop.arguments.push_back(name);
-    loop.stores +=
-        "    " + name + "[i] = " +
-        (bf16 ? "runtime::roundToBf16(" + local_(local) + ")" : local_(local)) +
-        ";\n";
+    loop.outputs.push_back({name, local_(local), bf16});
     return success();
   }
 
@@ -186,8 +181,12 @@ private:
   }
 
   std::string local_(Value value) {
-    auto [it, inserted] =
-        locals.try_emplace(value, "v" + std::to_string(locals.size()));
+    auto it = locals.find(value);
+    if (it == locals.end()) {
+      std::string name = "v";
+      name += std::to_string(locals.size());
+      it = locals.try_emplace(value, std::move(name)).first;
+    }
     return it->second;
   }
 
@@ -201,6 +200,18 @@ private:
 };
 
 } // namespace
+
+std::string indented(StringRef text, int spaces) {
+  std::string out;
+  for (StringRef line : llvm::split(text, '\n')) {
+    if (line.empty())
+      continue;
+    out.append(spaces, ' ');
+    out.append(line.begin(), line.end());
+    out.push_back('\n');
+  }
+  return out;
+}
 
 LogicalResult emitElementwise(Operation *op, StringRef name,
                               EmitContext &context, raw_ostream &os,

@@ -42,17 +42,34 @@ struct EntryFunction {
   llvm::SmallVector<OpCall> calls;
 };
 
-/// An elementwise op or group as one pass over `count` elements `i`: the
+/// An array an elementwise pass reads or writes: the pointer declared
+/// before the pass (`in0`, `out0`), the local holding an element's value
+/// (`v3`, f32), and whether the array holds bf16 (widened as it loads,
+/// rounded as it stores).
+struct ElementwiseArray {
+  std::string pointer, local;
+  bool bf16 = false;
+};
+
+/// An elementwise op or group as one pass over `count` elements: the
 /// pointers and dropout sites are declared before it (as locals of the
-/// op's function, and as `parameters`/`arguments` for a kernel of its own);
-/// `loads`, `body` and `stores` are its statements, four spaces deep.
+/// op's function, and as `parameters`/`arguments` for a kernel of its own).
+/// Per element, the target loads `inputs` into their locals, runs
+/// `constants` and `body` (statements four spaces deep, reading the
+/// locals), then stores `outputs` (after every load: a result may share
+/// bytes with an input).
 struct ElementwiseLoop {
   int64_t count = 0;
-  std::string loads, body, stores;
+  llvm::SmallVector<ElementwiseArray> inputs, outputs;
+  std::string constants, body;
   llvm::SmallVector<std::string> parameters, arguments;
-  /// The dropout sites, in order (the CPU fills their factors per block).
+  /// The dropout sites, in order (the targets draw their factors for
+  /// several elements at once).
   std::vector<std::string> dropoutSites;
 };
+
+/// `text`'s lines `spaces` deeper.
+std::string indented(llvm::StringRef text, int spaces);
 
 /// The finish of a function returning logits: its body and what the
 /// comment above it says.
@@ -116,7 +133,8 @@ public:
 
   // Elementwise ops and groups.
 
-  /// The expression of dropout site `site`'s factor for element `i`.
+  /// The expression of dropout site `site`'s factor for the element the
+  /// pass's body is at.
   virtual std::string dropoutFactor(const std::string &site) const = 0;
   /// Writes the pass over the elements after `n` is declared: into `os`
   /// (the op's function) and, for a kernel `<name>_kernel`, into `kernels`

@@ -1,8 +1,9 @@
 //===- Bf16Quads.cuh - how kernels write bf16 results ----------*- CUDA -*-===//
 //
-// Internal to TgcCudaKernels: how a kernel writes an f32 value as its
-// result's type, and the roundings that move four values a thread (one
-// 16-byte load, one 8-byte store), tg.to_bf16's and a rounding transpose's.
+// How a kernel writes an f32 value as its result's type, and the roundings
+// that move four values a thread (one 16-byte load, one 8-byte store),
+// tg.to_bf16's and a rounding transpose's: TgcCudaKernels' and, through
+// ElementQuads.cuh, the generated elementwise kernels'.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CUDA_BF16QUADS_CUH
@@ -24,7 +25,7 @@ template <typename T> __device__ inline T convertedTo(float value) {
 }
 
 /// x's four values rounded (runtime::roundToBf16), packed in memory order.
-__device__ inline uint2 roundedQuad(float4 x) {
+TGC_HOST_DEVICE inline uint2 roundedQuad(float4 x) {
   auto bits = [](float v) {
     return static_cast<uint32_t>(runtime::roundToBf16(v).bits);
   };
