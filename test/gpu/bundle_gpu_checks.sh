@@ -62,6 +62,7 @@ $tgc --model transformer --preset tiny --precision=fp32 "${gpu[@]}" -o $bundle/b
 $tgc --model transformer --preset tiny --precision=bf16 -o $cpu/cpu_bf16
 $tgc --model transformer --preset tiny --precision=bf16 "${gpu[@]}" -o $bundle/bin/gpu_bf16
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt "${gpu[@]}" -o $bundle/bin/gpu16
+$tgc --model transformer --preset tiny --config test/lit/tgc/Inputs/diverge.pbtxt "${gpu[@]}" -o $bundle/bin/diverge_gpu
 for preset in base big; do
   for precision in fp32 bf16; do
     $tgc --model transformer --preset $preset --config bench/configs/$preset-gpu.pbtxt --precision=$precision \
@@ -127,6 +128,7 @@ chmod +x $bundle/tgc-data
 cp $compare bench/gpu.py bench/sides.py bench/pytorch_transformer.py bench/transformer_config.py \
   bench/configs/base-gpu.pbtxt bench/configs/big-gpu.pbtxt $bundle/
 cp "$(dirname "$0")/bundle_run.sh" $bundle/run.sh
+cp "$(dirname "$0")/check_graph_guards.sh" $bundle/
 
 say "shared libraries"
 for program in $bundle/bin/*; do ldd "$program"; done | awk '/=> \//{print $3}' | sort -u |

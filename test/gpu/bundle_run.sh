@@ -10,7 +10,7 @@
 # the steps go: log.txt (everything printed), verdicts.txt (a line a step),
 # the bench's JSON (rewritten after each measured side) and the files that
 # bundle_gpu_checks.sh --finish reads; a run cut short keeps what it did.
-# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,3,4,5,7,6 (e.g. the
+# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,3,4,4b,5,7,6 (e.g. the
 # checks in one go, then --only 6 for the bench), run in that order.
 set -u
 results=$PWD/gpu-checks-results
@@ -133,6 +133,13 @@ if want 4; then
     --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
   python3 "$compare" "$work/c2g.loss" "$here/cpu6-last.loss" "$work/c2g.params" "$here/cpu6.params" 1e-4
   verdict $? "4 CPU checkpoint resumed on the GPU"
+fi
+
+if want 4b; then
+  say "4b. --cuda-graphs keeps the loop's guards: a NaN stops the run unsaved, --resume, validation"
+  "$here/check_graph_guards.sh" "$work" "$compare" "$bin/diverge_gpu" "$bin/gpu" "$bin/gpu_bf16" "$here/cpu3.ckpt" \
+    "$here/cpu6-last.loss" "$here/cpu6.params"
+  verdict $? "4b graphs keep the guards"
 fi
 
 if want 5; then

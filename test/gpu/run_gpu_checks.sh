@@ -25,6 +25,10 @@
 #    against the CPU step, as 2b, with no call left to the batched GEMMs;
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);
 # 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
+#    4b. --cuda-graphs keeps the training loop's guards (check_graph_guards.sh):
+#    a diverging run stops at its first NaN as op by op does, saving nothing;
+#    a CPU checkpoint resumed and replayed continues as the CPU; validation
+#    between replays gives op by op's losses and BLEU;
 # 5. translation on the GPU: the incremental decoder (caches on the device,
 #    beam search's reorder there too) gives the full recomputation's
 #    tokens, and the CPU program translates the GPU's checkpoint as well;
@@ -108,6 +112,11 @@ more=(--steps 6 --eval-sentences 0)
 tail -n 3 "$work/cpu6.loss" > "$work/cpu6-last.loss"
 python3 $compare "$work/g2c.loss" "$work/cpu6-last.loss" "$work/g2c.params" "$work/cpu6.params" 1e-4
 python3 $compare "$work/c2g.loss" "$work/cpu6-last.loss" "$work/c2g.params" "$work/cpu6.params" 1e-4
+
+say "4b. --cuda-graphs keeps the loop's guards: a NaN stops the run unsaved, --resume, validation"
+$tgc --model transformer --preset tiny --config test/lit/tgc/Inputs/diverge.pbtxt --target=cuda -o "$work/diverge_gpu"
+test/gpu/check_graph_guards.sh "$work" $compare "$work/diverge_gpu" "$work/gpu" "$work/gpu_bf16" "$work/cpu3.ckpt" \
+  "$work/cpu6-last.loss" "$work/cpu6.params"
 
 say "5. translation on the GPU: incremental vs full decoder, GPU vs CPU"
 data=$(cd "$build/bin" && pwd)/tgc-data  # absolute: used after cd

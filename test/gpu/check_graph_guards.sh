@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Step 2e of the GPU checks: a step replayed as a CUDA graph (--cuda-graphs)
+# keeps the training loop's guards, as the step run op by op does.
+#
+#   check_graph_guards.sh WORK COMPARE DIVERGE GPU GPU_BF16 CPU3_CKPT CPU6_LAST_LOSS CPU6_PARAMS
+#
+# WORK: a scratch directory; COMPARE: compare_runs.py; DIVERGE: tiny's GPU
+# program of test/lit/tgc/Inputs/diverge.pbtxt (learning rate x 1e6); GPU,
+# GPU_BF16: tiny's fp32 and bf16 GPU programs; CPU3_CKPT: the CPU program's
+# checkpoint after 3 steps of reverse (seed 5), CPU6_LAST_LOSS and
+# CPU6_PARAMS: its steps 4-6 and state after 6 (what run_gpu_checks.sh's
+# step 4 resumes from and compares with).
+#   1. a diverging run stops at its first non-finite loss or gradient with
+#      the same error as op by op, exit 1, and saves nothing;
+#   2. a CPU checkpoint resumed and replayed continues as the CPU does;
+#   3. validation between replays gives op by op's losses and BLEU.
+# Prints what it finds; exits 1 when any of them does not hold.
+set -u
+if [ $# -ne 8 ]; then
+  echo "usage: check_graph_guards.sh WORK COMPARE DIVERGE GPU GPU_BF16 CPU3_CKPT CPU6_LAST_LOSS CPU6_PARAMS" >&2
+  exit 2
+fi
+work=$1 compare=$2 diverge=$3 gpu=$4 gpu_bf16=$5 cpu3=$6 cpu6_loss=$7 cpu6_params=$8
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+# The programs refuse to overwrite a checkpoint: none left from a last run.
+rm -f "$work"/diverge_*.ckpt* "$work"/resumed_graphs.ckpt* "$work"/valid_*.ckpt*
+
+for mode in eager graphs; do
+  flags=(); [ $mode = graphs ] && flags=(--cuda-graphs)
+  timeout --kill-after=10 120 "$diverge" --task reverse --steps 20 --log-every 1 --eval-sentences 0 \
+    --checkpoint "$work/diverge_$mode.ckpt" "${flags[@]}" > "$work/diverge_$mode.txt" 2>&1
+  code=$?
+  grep '^error:' "$work/diverge_$mode.txt" > "$work/diverge_$mode.error"
+  echo "diverging, $mode: exit $code, $(cat "$work/diverge_$mode.error")"
+  [ $code -eq 1 ] || fail "diverging, $mode: exit $code, not 1"
+  grep -qE '^error: the (loss|gradient norm) is (NaN|infinite) at step [0-9]+: training stops, and nothing is saved' \
+    "$work/diverge_$mode.error" || fail "diverging, $mode: no non-finite stop"
+  if ls "$work/diverge_$mode.ckpt"* > /dev/null 2>&1; then fail "diverging, $mode: a checkpoint was saved"; fi
+done
+cmp -s "$work/diverge_eager.error" "$work/diverge_graphs.error" ||
+  fail "diverging: the replayed run stops otherwise than op by op"
+
+timeout --kill-after=10 120 "$gpu" --steps 6 --eval-sentences 0 --resume "$cpu3" --cuda-graphs \
+  --checkpoint "$work/resumed_graphs.ckpt" --loss-log "$work/resumed_graphs.loss" \
+  --dump-params "$work/resumed_graphs.params"
+python3 "$compare" "$work/resumed_graphs.loss" "$cpu6_loss" "$work/resumed_graphs.params" "$cpu6_params" 1e-4 ||
+  fail "a CPU checkpoint resumed and replayed differs from the CPU's steps 4-6"
+
+for mode in eager graphs; do
+  flags=(); [ $mode = graphs ] && flags=(--cuda-graphs)
+  timeout --kill-after=10 120 "$gpu_bf16" --task reverse --steps 4 --seed 5 --valid-every 2 --eval-sentences 0 \
+    --checkpoint "$work/valid_$mode.ckpt" "${flags[@]}" > "$work/valid_$mode.txt" 2>&1
+  grep '^valid step' "$work/valid_$mode.txt" > "$work/valid_$mode.lines"
+done
+cat "$work/valid_graphs.lines"
+[ "$(wc -l < "$work/valid_graphs.lines")" -eq 2 ] && cmp -s "$work/valid_eager.lines" "$work/valid_graphs.lines" ||
+  fail "validation between replays differs from op by op's (or did not run twice)"
+exit $failed
