@@ -106,10 +106,24 @@ def run_sampled(argv, timeout):
     try:
         output, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        output, _ = p.communicate()
+        kill(p)
+        try:  # what it printed, unless a process it left holds the pipe
+            output, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            output = ""
         return None, output, memory.stop()
+    except BaseException:  # Ctrl-C: the side goes too
+        kill(p)
+        raise
     return p.returncode, output, memory.stop()
+
+
+def kill(p):
+    """Kills p's process group (a program and what it started)."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def failure(code, output, timeout):
@@ -140,7 +154,11 @@ for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
     peaks[name] = 2 * n**3 * 20 / (start.elapsed_time(end) / 1000) / 1e12
 print(json.dumps(peaks))
 """
-    run = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    try:
+        run = subprocess.run([python, "-c", code], capture_output=True, text=True,
+                             timeout=300)
+    except subprocess.TimeoutExpired:
+        return {}
     return json.loads(run.stdout) if run.returncode == 0 else {}
 
 

@@ -22,19 +22,15 @@
 namespace tgc::fuzz {
 
 /// The process's directory for its inputs: made on first use
-/// (tgc-fuzz-XXXXXX under $TMPDIR, else /tmp), removed with what it holds
-/// at exit, so that millions of runs leave nothing behind.
+/// (tgc-fuzz-XXXXXX under $TMPDIR, or /tmp where that is unset or
+/// unusable), removed with what it holds at exit, so that millions of runs
+/// leave nothing behind.
 class ScratchDirectory {
 public:
   ScratchDirectory() {
     const char *base = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(base && *base ? base : "/tmp") + "/tgc-fuzz-XXXXXX";
-    std::vector<char> name(pattern.begin(), pattern.end());
-    name.push_back('\0');
-    if (!::mkdtemp(name.data()))
+    if (!(base && *base && make(base)) && !make("/tmp"))
       std::abort();
-    path = name.data();
   }
   ~ScratchDirectory() {
     std::error_code ignored;
@@ -44,6 +40,18 @@ public:
   ScratchDirectory &operator=(const ScratchDirectory &) = delete;
 
   std::string path;
+
+private:
+  /// Makes tgc-fuzz-XXXXXX under `base`; false where it cannot.
+  bool make(const char *base) {
+    std::string pattern = std::string(base) + "/tgc-fuzz-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    if (!::mkdtemp(name.data()))
+      return false;
+    path = name.data();
+    return true;
+  }
 };
 
 /// Writes `size` bytes to the file `name` of the process's scratch

@@ -34,7 +34,17 @@ say() { printf '\n== %s\n' "$*"; }
 if [ -n "$finish" ]; then
   # A copy: the GPU machine's results may come back read-only.
   results=$bundle/results
-  rm -rf "$results" && cp -r "$finish" "$results" && chmod -R u+w "$results"
+  if [ ! -d "$finish" ]; then
+    echo "bundle_gpu_checks.sh --finish: $finish is not the directory run.sh wrote (--results)" >&2
+    exit 2
+  fi
+  if [ "$(cd "$finish" && pwd)" = "$(mkdir -p "$results" && cd "$results" && pwd)" ]; then
+    echo "bundle_gpu_checks.sh --finish: give the results where run.sh wrote them, not $results" >&2
+    exit 2
+  fi
+  rm -rf "$results"
+  cp -r "$finish" "$results"
+  chmod -R u+w "$results"
   cpu=$bundle/cpu
   say "4. checkpoints: GPU -> CPU"
   "$cpu/cpu" --steps 6 --eval-sentences 0 --resume "$results/gpu3.ckpt" --checkpoint "$results/g2c.ckpt" \

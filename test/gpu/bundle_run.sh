@@ -22,10 +22,18 @@ while [ $# -gt 0 ]; do
     *) echo "run.sh: unknown argument '$1' (--results DIR, --only STEPS)" >&2; exit 2 ;;
   esac
 done
+steps=" 1 1b 2 2b 2c 2d 3 4 4b 5 7 6 "
+for step in ${only//,/ }; do
+  if [[ "$steps" != *" $step "* ]]; then
+    echo "run.sh: --only: no step '$step' (the steps:$steps)" >&2; exit 2
+  fi
+done
 mkdir -p "$results" || exit 2
 results=$(cd "$results" && pwd)
-exec > >(tee -a "$results/log.txt") 2>&1
 here=$(cd "$(dirname "$0")" && pwd)
+
+# The steps, their output into log.txt as well (the pipe at the end).
+checks() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cublas=$(find /usr/local /opt /usr/lib -name 'libcublasLt.so.*' 2>/dev/null | head -1)
@@ -43,17 +51,22 @@ verdict() {
 # want STEP: whether --only names it (everything without --only).
 want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 # limit SECONDS COMMAND...: the command, killed past its time (said in the
-# log and the verdicts: a hang is the likeliest failure of a new kernel).
+# log and the verdicts: a hang is the likeliest failure of a new kernel);
+# Ctrl-C still reaches it.
 limit() {
-  timeout --kill-after=10 "$@"
+  timeout --foreground --kill-after=10 "$@"
   local code=$?
-  if [ $code -eq 124 ] || [ $code -eq 137 ]; then
+  if [ $code -eq 124 ]; then
     echo "TIMED OUT after $1 s: ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
+  elif [ $code -eq 137 ]; then
+    echo "KILLED (past $1 s, or out of memory): ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
   fi
   return $code
 }
 # keep FILE...: copies what the finish step reads into the results.
 keep() { cp "$@" "$results/" 2>/dev/null || true; }
+touch "$results/verdicts.txt"
+earlier=$(wc -l < "$results/verdicts.txt")
 echo "# run.sh${only:+ --only $only}, $(date -u +%FT%TZ)" >> "$results/verdicts.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 
@@ -155,11 +168,13 @@ if want 5; then
   translate gpu.greedy --search greedy; translate gpu.greedy.full --search greedy --decoder full
   keep "$work/gpu.beam" "$work/gpu.greedy"
   for search in beam greedy; do
-    # At most 4 of 200 lines may differ (run_gpu_checks.sh says why).
-    lines=$(wc -l < "$work/gpu.$search" || echo 0)
+    # At most 4 of 200 lines may differ (run_gpu_checks.sh says why); both
+    # decoders must have written all 200.
+    lines=$(wc -l < "$work/gpu.$search" 2>/dev/null || echo 0)
+    full=$(wc -l < "$work/gpu.$search.full" 2>/dev/null || echo 0)
     n=$(diff "$work/gpu.$search" "$work/gpu.$search.full" | grep -c '^<' || true)
-    echo "$search: $lines lines, $n of them differ between the incremental and the full decoder"
-    [ "$lines" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
+    echo "$search: $lines and $full lines, $n of them differ between the incremental and the full decoder"
+    [ "$lines" -eq 200 ] && [ "$full" -eq 200 ] && [ "$n" -le 4 ]; verdict $? "5 $search"
   done
 fi
 
@@ -199,11 +214,15 @@ if want 6; then
 fi
 
 echo
-echo "verdicts ($results/verdicts.txt):"
-cat "$results/verdicts.txt" 2>/dev/null
+echo "this run's verdicts (all runs': $results/verdicts.txt):"
+tail -n +$((earlier + 1)) "$results/verdicts.txt"
 if [ $failed -eq 0 ]; then
   echo "all steps run passed; the finish: bundle_gpu_checks.sh --finish $results"
 else
   echo "SOME STEPS FAILED"
 fi
-exit $failed
+return $failed
+}
+
+checks 2>&1 | tee -a "$results/log.txt"
+exit "${PIPESTATUS[0]}"

@@ -16,23 +16,47 @@
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
 
 #include <cstdint>
+#include <cstring>
 
 namespace tgc::cuda {
+
+/// The Word at p, whose address suits it: one wide load on the device; a
+/// copy on the host, where the quads run in tests (reading T's storage as
+/// Word would break C++'s aliasing rules there).
+template <typename Word, typename T>
+TGC_HOST_DEVICE inline Word loadWord(const T *p) {
+#ifdef __CUDA_ARCH__
+  return *reinterpret_cast<const Word *>(p);
+#else
+  Word word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+#endif
+}
+
+/// The same for a store.
+template <typename Word, typename T>
+TGC_HOST_DEVICE inline void storeWord(T *p, const Word &word) {
+#ifdef __CUDA_ARCH__
+  *reinterpret_cast<Word *>(p) = word;
+#else
+  std::memcpy(p, &word, sizeof word);
+#endif
+}
 
 /// Whether all of [first, first + 4) is below n and p + first is aligned to
 /// `bytes`.
 template <typename T>
 TGC_HOST_DEVICE inline bool wholeQuad(const T *p, int64_t first, int64_t n,
-                                 unsigned bytes) {
-  return first + 4 <= n &&
-         reinterpret_cast<uintptr_t>(p + first) % bytes == 0;
+                                      unsigned bytes) {
+  return first + 4 <= n && reinterpret_cast<uintptr_t>(p + first) % bytes == 0;
 }
 
 /// Elements [first, first + 4) of p; those at n or past it read as 0.
 TGC_HOST_DEVICE inline void loadQuad(const float *p, int64_t first, int64_t n,
-                                float v[4]) {
+                                     float v[4]) {
   if (wholeQuad(p, first, n, sizeof(float4))) {
-    const float4 x = *reinterpret_cast<const float4 *>(p + first);
+    const float4 x = loadWord<float4>(p + first);
     v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
     return;
   }
@@ -42,9 +66,9 @@ TGC_HOST_DEVICE inline void loadQuad(const float *p, int64_t first, int64_t n,
 
 /// The same for bf16 elements, widened to f32.
 TGC_HOST_DEVICE inline void loadQuad(const runtime::Bf16 *p, int64_t first,
-                                int64_t n, float v[4]) {
+                                     int64_t n, float v[4]) {
   if (wholeQuad(p, first, n, sizeof(uint2))) {
-    const uint2 x = *reinterpret_cast<const uint2 *>(p + first);
+    const uint2 x = loadWord<uint2>(p + first);
     const uint32_t words[2] = {x.x, x.y};
     for (int q = 0; q < 4; ++q) // memory order: the low half first
       v[q] = runtime::widen(
@@ -57,9 +81,9 @@ TGC_HOST_DEVICE inline void loadQuad(const runtime::Bf16 *p, int64_t first,
 
 /// v into elements [first, first + 4) of p, those below n only.
 TGC_HOST_DEVICE inline void storeQuad(float *p, int64_t first, int64_t n,
-                                 const float v[4]) {
+                                      const float v[4]) {
   if (wholeQuad(p, first, n, sizeof(float4))) {
-    *reinterpret_cast<float4 *>(p + first) = make_float4(v[0], v[1], v[2], v[3]);
+    storeWord(p + first, make_float4(v[0], v[1], v[2], v[3]));
     return;
   }
   for (int q = 0; q < 4 && first + q < n; ++q)
@@ -67,11 +91,10 @@ TGC_HOST_DEVICE inline void storeQuad(float *p, int64_t first, int64_t n,
 }
 
 /// The same into bf16 elements, each rounded once (runtime::roundToBf16).
-TGC_HOST_DEVICE inline void storeQuad(runtime::Bf16 *p, int64_t first, int64_t n,
-                                 const float v[4]) {
+TGC_HOST_DEVICE inline void storeQuad(runtime::Bf16 *p, int64_t first,
+                                      int64_t n, const float v[4]) {
   if (wholeQuad(p, first, n, sizeof(uint2))) {
-    *reinterpret_cast<uint2 *>(p + first) =
-        roundedQuad(make_float4(v[0], v[1], v[2], v[3]));
+    storeWord(p + first, roundedQuad(make_float4(v[0], v[1], v[2], v[3])));
     return;
   }
   for (int q = 0; q < 4 && first + q < n; ++q)
@@ -82,7 +105,7 @@ TGC_HOST_DEVICE inline void storeQuad(runtime::Bf16 *p, int64_t first, int64_t n
 /// where the four are one block's (Dropout::factors4), else one factor() an
 /// element (1 past n, where nothing is stored).
 TGC_HOST_DEVICE inline void dropoutQuad(const runtime::Dropout &dropout,
-                                   int64_t first, int64_t n, float f[4]) {
+                                        int64_t first, int64_t n, float f[4]) {
   if (first + 4 <= n && (uint64_t(first) + dropout.indexOffset) % 4 == 0) {
     dropout.factors4(uint64_t(first), f);
     return;

@@ -11,6 +11,8 @@
 
 #include "runtime/kernels/cuda/ElementQuads.cuh"
 
+#include <tuple>
+
 namespace tgc::test {
 namespace {
 
@@ -37,7 +39,8 @@ __global__ void quadDropoutKernel(const In *in, Out *out, cuda::Dropout drop,
 }
 
 /// `values` as T (bf16: rounded).
-template <typename T> std::vector<T> converted(const std::vector<float> &values) {
+template <typename T>
+std::vector<T> converted(const std::vector<float> &values) {
   std::vector<T> host(values.size());
   for (size_t i = 0; i < values.size(); ++i)
     if constexpr (std::is_same_v<T, float>)
@@ -67,36 +70,49 @@ template <typename T> T *upload(const std::vector<float> &values) {
   return device;
 }
 
-template <typename T> std::vector<float> download(const T *device, size_t size) {
+template <typename T>
+std::vector<float> download(const T *device, size_t size) {
   std::vector<T> host(size);
   TGC_CUDA_CHECK(cudaMemcpy(host.data(), device, size * sizeof(T),
                             cudaMemcpyDeviceToHost));
   return widened(host);
 }
 
+/// Where the kernel writes: `in` itself where `inPlace` (In and Out the
+/// same), else `out`.
 template <typename In, typename Out>
-std::vector<float> runOnHost(const std::vector<float> &input,
-                             const std::vector<float> &output, int64_t start,
-                             int64_t count, const cuda::Dropout &dropout) {
-  std::vector<In> in = converted<In>(input);
-  std::vector<Out> out = converted<Out>(output);
-  for (int64_t first = 0; first < count; first += 4)
-    quadDropout(in.data() + start, out.data() + start, dropout, count, first);
-  return widened(out);
+Out *target(In *in, Out *out, bool inPlace) {
+  if constexpr (std::is_same_v<In, Out>)
+    return inPlace ? in : out;
+  return out;
 }
 
 template <typename In, typename Out>
-std::vector<float> run(const std::vector<float> &input,
-                       const std::vector<float> &output, int64_t start,
-                       int64_t count, const cuda::Dropout &dropout) {
+std::vector<float> runOnHost(const std::vector<float> &input,
+                             const std::vector<float> &output, int64_t start,
+                             int64_t count, const cuda::Dropout &dropout,
+                             bool inPlace) {
+  std::vector<In> in = converted<In>(input);
+  std::vector<Out> out = converted<Out>(output);
+  Out *written = target(in.data(), out.data(), inPlace);
+  for (int64_t first = 0; first < count; first += 4)
+    quadDropout(in.data() + start, written + start, dropout, count, first);
+  return widened(std::vector<Out>(written, written + out.size()));
+}
+
+template <typename In, typename Out>
+std::vector<float>
+run(const std::vector<float> &input, const std::vector<float> &output,
+    int64_t start, int64_t count, const cuda::Dropout &dropout, bool inPlace) {
   In *in = upload<In>(input);
   Out *out = upload<Out>(output);
+  Out *written = target(in, out, inPlace);
   constexpr int kThreads = 256;
   const int64_t quads = (count + 3) / 4;
   quadDropoutKernel<<<static_cast<unsigned>((quads + kThreads - 1) / kThreads),
-                      kThreads>>>(in + start, out + start, dropout, count);
+                      kThreads>>>(in + start, written + start, dropout, count);
   TGC_CUDA_CHECK(cudaGetLastError());
-  std::vector<float> result = download(out, output.size());
+  std::vector<float> result = download(written, output.size());
   TGC_CUDA_CHECK(cudaFree(in));
   TGC_CUDA_CHECK(cudaFree(out));
   return result;
@@ -108,26 +124,28 @@ std::vector<float> deviceQuadDropout(const std::vector<float> &input,
                                      const std::vector<float> &output,
                                      int64_t start, int64_t count,
                                      const cuda::Dropout &dropout, bool bf16In,
-                                     bool bf16Out) {
+                                     bool bf16Out, bool inPlace) {
   using runtime::Bf16;
+  const auto &args = std::tie(input, output, start, count, dropout, inPlace);
   if (bf16In)
-    return bf16Out ? run<Bf16, Bf16>(input, output, start, count, dropout)
-                   : run<Bf16, float>(input, output, start, count, dropout);
-  return bf16Out ? run<float, Bf16>(input, output, start, count, dropout)
-                 : run<float, float>(input, output, start, count, dropout);
+    return bf16Out ? std::apply(run<Bf16, Bf16>, args)
+                   : std::apply(run<Bf16, float>, args);
+  return bf16Out ? std::apply(run<float, Bf16>, args)
+                 : std::apply(run<float, float>, args);
 }
 
 std::vector<float> hostQuadDropout(const std::vector<float> &input,
                                    const std::vector<float> &output,
                                    int64_t start, int64_t count,
                                    const cuda::Dropout &dropout, bool bf16In,
-                                   bool bf16Out) {
+                                   bool bf16Out, bool inPlace) {
   using runtime::Bf16;
+  const auto &args = std::tie(input, output, start, count, dropout, inPlace);
   if (bf16In)
-    return bf16Out ? runOnHost<Bf16, Bf16>(input, output, start, count, dropout)
-                   : runOnHost<Bf16, float>(input, output, start, count, dropout);
-  return bf16Out ? runOnHost<float, Bf16>(input, output, start, count, dropout)
-                 : runOnHost<float, float>(input, output, start, count, dropout);
+    return bf16Out ? std::apply(runOnHost<Bf16, Bf16>, args)
+                   : std::apply(runOnHost<Bf16, float>, args);
+  return bf16Out ? std::apply(runOnHost<float, Bf16>, args)
+                 : std::apply(runOnHost<float, float>, args);
 }
 
 } // namespace tgc::test

@@ -1,4 +1,5 @@
-//===- ElementQuadsProbe.h - a generated kernel's quads on the GPU -*- C++ -*-===//
+//===- ElementQuadsProbe.h - a generated kernel's quads on the GPU -*- C++
+//-*-===//
 #ifndef TGC_TEST_UNIT_CUDA_ELEMENTQUADSPROBE_H
 #define TGC_TEST_UNIT_CUDA_ELEMENTQUADSPROBE_H
 
@@ -18,14 +19,14 @@ std::vector<float> deviceQuadDropout(const std::vector<float> &input,
                                      const std::vector<float> &output,
                                      int64_t start, int64_t count,
                                      const cuda::Dropout &dropout, bool bf16In,
-                                     bool bf16Out);
+                                     bool bf16Out, bool inPlace);
 
 /// The same threads' work run one after another on the host.
 std::vector<float> hostQuadDropout(const std::vector<float> &input,
                                    const std::vector<float> &output,
                                    int64_t start, int64_t count,
                                    const cuda::Dropout &dropout, bool bf16In,
-                                   bool bf16Out);
+                                   bool bf16Out, bool inPlace);
 
 } // namespace tgc::test
 
