@@ -11,8 +11,6 @@
 
 #include "runtime/kernels/cuda/ElementQuads.cuh"
 
-#include <tuple>
-
 namespace tgc::test {
 namespace {
 
@@ -87,23 +85,21 @@ Out *target(In *in, Out *out, bool inPlace) {
   return out;
 }
 
+/// The kernel's work on the device, or its threads one after another on
+/// the host.
 template <typename In, typename Out>
-std::vector<float> runOnHost(const std::vector<float> &input,
-                             const std::vector<float> &output, int64_t start,
-                             int64_t count, const cuda::Dropout &dropout,
-                             bool inPlace) {
-  std::vector<In> in = converted<In>(input);
-  std::vector<Out> out = converted<Out>(output);
-  Out *written = target(in.data(), out.data(), inPlace);
-  for (int64_t first = 0; first < count; first += 4)
-    quadDropout(in.data() + start, written + start, dropout, count, first);
-  return widened(std::vector<Out>(written, written + out.size()));
-}
-
-template <typename In, typename Out>
-std::vector<float>
-run(const std::vector<float> &input, const std::vector<float> &output,
-    int64_t start, int64_t count, const cuda::Dropout &dropout, bool inPlace) {
+std::vector<float> run(const std::vector<float> &input,
+                       const std::vector<float> &output, int64_t start,
+                       int64_t count, const cuda::Dropout &dropout,
+                       bool inPlace, bool onDevice) {
+  if (!onDevice) {
+    std::vector<In> in = converted<In>(input);
+    std::vector<Out> out = converted<Out>(output);
+    Out *written = target(in.data(), out.data(), inPlace);
+    for (int64_t first = 0; first < count; first += 4)
+      quadDropout(in.data() + start, written + start, dropout, count, first);
+    return widened(std::vector<Out>(written, written + out.size()));
+  }
   In *in = upload<In>(input);
   Out *out = upload<Out>(output);
   Out *written = target(in, out, inPlace);
@@ -118,6 +114,15 @@ run(const std::vector<float> &input, const std::vector<float> &output,
   return result;
 }
 
+/// run<In, Out> with the element types bf16In and bf16Out name.
+template <typename... Args>
+std::vector<float> runByTypes(bool bf16In, bool bf16Out, const Args &...args) {
+  using runtime::Bf16;
+  if (bf16In)
+    return bf16Out ? run<Bf16, Bf16>(args...) : run<Bf16, float>(args...);
+  return bf16Out ? run<float, Bf16>(args...) : run<float, float>(args...);
+}
+
 } // namespace
 
 std::vector<float> deviceQuadDropout(const std::vector<float> &input,
@@ -125,13 +130,8 @@ std::vector<float> deviceQuadDropout(const std::vector<float> &input,
                                      int64_t start, int64_t count,
                                      const cuda::Dropout &dropout, bool bf16In,
                                      bool bf16Out, bool inPlace) {
-  using runtime::Bf16;
-  const auto &args = std::tie(input, output, start, count, dropout, inPlace);
-  if (bf16In)
-    return bf16Out ? std::apply(run<Bf16, Bf16>, args)
-                   : std::apply(run<Bf16, float>, args);
-  return bf16Out ? std::apply(run<float, Bf16>, args)
-                 : std::apply(run<float, float>, args);
+  return runByTypes(bf16In, bf16Out, input, output, start, count, dropout,
+                    inPlace, /*onDevice=*/true);
 }
 
 std::vector<float> hostQuadDropout(const std::vector<float> &input,
@@ -139,13 +139,8 @@ std::vector<float> hostQuadDropout(const std::vector<float> &input,
                                    int64_t start, int64_t count,
                                    const cuda::Dropout &dropout, bool bf16In,
                                    bool bf16Out, bool inPlace) {
-  using runtime::Bf16;
-  const auto &args = std::tie(input, output, start, count, dropout, inPlace);
-  if (bf16In)
-    return bf16Out ? std::apply(runOnHost<Bf16, Bf16>, args)
-                   : std::apply(runOnHost<Bf16, float>, args);
-  return bf16Out ? std::apply(runOnHost<float, Bf16>, args)
-                 : std::apply(runOnHost<float, float>, args);
+  return runByTypes(bf16In, bf16Out, input, output, start, count, dropout,
+                    inPlace, /*onDevice=*/false);
 }
 
 } // namespace tgc::test
