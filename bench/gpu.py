@@ -15,6 +15,7 @@ fused attention (scaled_dot_product_attention), fused Adam and, for bf16,
 autocast, then under torch.compile where it can.
 
     python3 bench/gpu.py --programs DIR [--rows base,big] [--json F] [--timeout S]
+                         [--pytorch eager,compile]
 
 Each side prints its line as it finishes and, with --json, the file is
 rewritten after every side; a side that takes more than --timeout seconds
@@ -280,6 +281,8 @@ def main():
                         help="where P-gpu.pbtxt are")
     parser.add_argument("--json", metavar="FILE",
                         help="the results, rewritten after every side")
+    parser.add_argument("--pytorch", default="eager,compile",
+                        help="PyTorch's sides: eager, compile, both, or none ('')")
     parser.add_argument("--timeout", type=int, default=300,
                         help="seconds a side may take (start-up and compilation included)")
     args = parser.parse_args()
@@ -305,7 +308,9 @@ def main():
                        "sides": {}}
                 rows.append(row)
                 plan = [(side, flags, None) for side, flags in variants]
-                plan += [("PyTorch eager", None, False), ("torch.compile", None, True)]
+                plan += [(side, None, compiled) for side, compiled, name in
+                         (("PyTorch eager", False, "eager"), ("torch.compile", True, "compile"))
+                         if name in args.pytorch.split(",")]
                 for side, flags, compiled in plan:
                     print(f"{row['name']}: {side} ...", end=" ", flush=True)
                     if flags is None:
