@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Feeds tgc, a training program and tgc-data bad inputs and sorts the outcomes.
 
-Usage: python3 test/robustness/bad_inputs.py [--build build] [--only SUBSTRING] [-v]
+Usage: python3 test/robustness/bad_inputs.py [--build build] [--only SUBSTRING] [-v] [--keep]
 
 Each case is a command that must fail (or, marked ok, succeed) with a clear
 error, and may name files it must leave as they were (their bytes, link
@@ -15,8 +15,10 @@ target or kind). An outcome is one of:
   hang    still running after --timeout seconds (default 120);
   silent  exit 0 where an error was due;
   vague   non-zero exit without the expected words in the message.
-Prints one line per case that is not "clear" (all with -v) and the totals.
-The fixtures are written to a temporary directory. Text inputs may be FIFOs
+Prints one line per case that is not "clear" (all with -v) and the totals,
+and exits 1 when any case is not clear (ctest runs it: robustness.bad_inputs).
+The fixtures are written to a temporary directory, removed at the end
+unless a case was not clear or --keep asks to keep them. Text inputs may be FIFOs
 (process substitution): reading one without a writer waits, as `cat` does,
 so only checkpoints (which must be regular files) are tried as FIFOs. The lit tests check the
 messages word for word; this is the wide net (docs/limits.md has the rules).
@@ -36,6 +38,7 @@ parser.add_argument("--build", default="build")
 parser.add_argument("--only", default="")
 parser.add_argument("--timeout", type=float, default=120)
 parser.add_argument("-v", action="store_true")
+parser.add_argument("--keep", action="store_true", help="keep the fixtures")
 args = parser.parse_args()
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -623,4 +626,10 @@ for name, argv, words, must_fail, kept in cases:
 print(f"{sum(totals.values())} bad inputs: " +
       ", ".join(f"{totals.get(k, 0)} {k}"
                 for k in ("clear", "damage", "crash", "hang", "silent", "vague")))
-print("fixtures in " + work)
+failures = sum(totals.values()) - totals.get("clear", 0)
+os.chdir(root)
+if failures or args.keep:
+    print("fixtures in " + work)
+else:
+    shutil.rmtree(work, ignore_errors=True)
+sys.exit(1 if failures else 0)
