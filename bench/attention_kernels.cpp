@@ -6,14 +6,8 @@
 // sequence-major), (the four products of the forward and
 // the five of the backward, 2 flops per multiply-add; the causal rows count
 // every tile, as the kernels' rate is what is compared).
-// Build (repository root, after the README's build):
-//   c++ -O3 -fno-math-errno -march=native -fopenmp -I. -Ibuild \
-//       bench/attention_kernels.cpp runtime/kernels/cpu/Attention.cpp \
-//       runtime/kernels/cpu/Bf16Tile.cpp runtime/kernels/cpu/F32Tile.cpp \
-//       runtime/kernels/cpu/DropoutFactors.cpp \
-//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas \
-//       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o attention_kernels
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./attention_kernels
+// Built with the project (bench/CMakeLists.txt) as build/bench/attention_kernels.
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/attention_kernels
 #include "runtime/kernels/cpu/Kernels.h"
 
 #include <chrono>

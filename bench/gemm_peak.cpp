@@ -6,7 +6,8 @@
 // Threads come from OMP_NUM_THREADS / OPENBLAS_NUM_THREADS, as for the
 // training binary.
 //
-//   c++ -O3 -o gemm_peak gemm_peak.cpp -lopenblas -ldnnl && ./gemm_peak 512 1024 2048
+// Built with the project (bench/CMakeLists.txt) as build/bench/gemm_peak;
+// bench/sides.py compiles its own copy. Run: build/bench/gemm_peak 512 1024 2048
 #include <cblas.h>
 #include <dnnl.h>
 

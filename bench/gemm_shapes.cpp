@@ -8,12 +8,8 @@
 // projections, their input- and weight-gradient products, and the output
 // loss's three products per chunk of 1024 rows.
 //
-// Build (repository root, after the README's build):
-//   c++ -O3 -march=native -fopenmp -I. -Ibuild bench/gemm_shapes.cpp \
-//       build/runtime/kernels/cpu/libTgcCpuKernels.a \
-//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl \
-//       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o gemm_shapes
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./gemm_shapes M d f V [bf16]
+// Built with the project (bench/CMakeLists.txt) as build/bench/gemm_shapes.
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/gemm_shapes M d f V [bf16]
 //   (2L row: 1024 128 512 1000; 3L: 2048 256 1024 8000; 6L: 2048 512 2048 8000)
 // With bf16: the same shapes on bf16 operands (tg-mixed-precision), f32
 // results: oneDNN's dnnl_gemm_bf16bf16f32 (what cpu::gemm calls), a matmul
@@ -61,7 +57,7 @@ void dispatch(const Shape &s, const std::vector<T> &a, const std::vector<T> &b,
               const std::vector<float> &bias, std::vector<float> &c) {
   if (s.bias)
     tgc::cpu::linear(a.data(), b.data(), bias.data(), c.data(), s.m, s.k, s.n,
-                     false);
+                     tgc::runtime::Activation::none);
   else
     tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
                    0.0f);

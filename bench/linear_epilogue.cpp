@@ -9,12 +9,8 @@
 //  - post-op: linear writing the activation only (the forward alone), the
 //    primitive's eltwise post-op.
 //
-// Build (repository root, after the README's build):
-//   c++ -O3 -march=native -fopenmp -fno-math-errno -I. -Ibuild \
-//       bench/linear_epilogue.cpp build/runtime/kernels/cpu/libTgcCpuKernels.a \
-//       -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -ldnnl \
-//       -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -o linear_epilogue
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./linear_epilogue M d f
+// Built with the project (bench/CMakeLists.txt) as build/bench/linear_epilogue.
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/linear_epilogue M d f
 //   (bench/activations.py's FFN: 2048 512 2048)
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/cpu/Kernels.h"

@@ -3,11 +3,8 @@
 // their gradients, and the fused residual + dropout (0.1) + norm of a
 // training step with its gradient; milliseconds per call for each kind and
 // RMSNorm's time over LayerNorm's.
-// Build (repository root, after the README's build):
-//   c++ -O3 -fno-math-errno -march=native -fopenmp -I. -Ibuild \
-//       bench/norm_kernels.cpp runtime/kernels/cpu/Norm.cpp \
-//       runtime/kernels/cpu/DropoutFactors.cpp -o norm_kernels
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 ./norm_kernels
+// Built with the project (bench/CMakeLists.txt) as build/bench/norm_kernels.
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/norm_kernels
 #include "runtime/kernels/cpu/Kernels.h"
 
 #include <algorithm>

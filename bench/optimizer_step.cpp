@@ -3,8 +3,7 @@
 // tensors of the base Transformer's sizes (6 encoder and 6 decoder layers of
 // the paper's shapes and the shared 37000 x 512 embedding: 63M floats in 181
 // tensors), each timed over 10 updates; milliseconds per update.
-// Build: c++ -O3 -march=native -fopenmp -I. bench/optimizer_step.cpp
-//        runtime/kernels/cpu/Adam.cpp -o optimizer_step
+// Built with the project (bench/CMakeLists.txt) as build/bench/optimizer_step.
 #include "runtime/kernels/cpu/Kernels.h"
 
 #include <chrono>
