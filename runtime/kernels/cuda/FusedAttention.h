@@ -52,6 +52,8 @@ inline const char *fusedAttentionMisfit(const AttentionShape &s,
     return "it adds a score bias";
   if (s.keys <= 0)
     return "it has no keys";
+  if (config.causal && config.causalOffset < 0)
+    return "its causal mask hides the first keys from its first queries";
   if ((s.queries + kFusedTileRows - 1) / kFusedTileRows > kFusedMaxTiles ||
       (s.keys + kFusedTileRows - 1) / kFusedTileRows > kFusedMaxTiles)
     return "it has more rows than the grid takes";
@@ -75,14 +77,18 @@ firstVisibleQueryTile(const AttentionConfig &config, int64_t firstKey) {
 }
 
 /// The keys a block of queries from `firstQuery` on attends over: all, or
-/// with a causal mask up to the last query's position (the later ones are
-/// hidden from every row, and would add exp(-1e9) = 0).
+/// with a causal mask up to its last query's position, as the CPU kernel
+/// bounds them (the later ones are hidden from every row, and would add
+/// exp(-1e9) = 0; a decoder's step sees no key past its own position).
 TGC_HOST_DEVICE inline int64_t visibleKeyEnd(const AttentionShape &s,
                                              const AttentionConfig &config,
                                              int64_t firstQuery) {
   if (!config.causal)
     return s.keys;
-  const int64_t end = config.causalOffset + firstQuery + kFusedTileRows;
+  const int64_t rowEnd = firstQuery + kFusedTileRows < s.queries
+                             ? firstQuery + kFusedTileRows
+                             : s.queries;
+  const int64_t end = config.causalOffset + rowEnd;
   return end < s.keys ? end : s.keys;
 }
 

@@ -299,6 +299,15 @@ TEST(FusedAttentionRule, WhichCallsRunFused) {
   EXPECT_EQ(cuda::firstVisibleQueryTile(causal, 200), 128);
   const cuda::AttentionShape cache{1, 2, 3, 64, 16, 16};
   EXPECT_EQ(cuda::visibleKeyEnd(cache, causal, 0), 64);
+  // One query at position 100 of 200 cached keys reads 101 of them, as the
+  // CPU kernel does (not a whole tile's worth of later keys).
+  causal.causalOffset = 100;
+  EXPECT_EQ(cuda::visibleKeyEnd(cuda::AttentionShape{1, 2, 1, 200, 16, 16},
+                                causal, 0),
+            101);
+  // A negative offset would leave first rows with no key: the GEMMs take it.
+  causal.causalOffset = -1;
+  EXPECT_NE(cuda::fusedAttentionMisfit(self, causal), nullptr);
 }
 
 } // namespace
