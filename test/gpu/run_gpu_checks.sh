@@ -5,6 +5,10 @@
 #
 #   test/gpu/run_gpu_checks.sh [build-dir]
 #
+# It stops at the first check that fails. Each GPU program may run
+# $TGC_GPU_RUN_LIMIT seconds (default 600), so that a hung kernel fails its
+# check instead of holding the GPU.
+#
 # (A GPU machine without the build: test/gpu/bundle_gpu_checks.sh builds the
 # same checks here and packs them with the libraries they need.)
 #
@@ -51,9 +55,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 compare=test/lit/tgc/Inputs/compare_runs.py
 say() { printf '\n== %s\n' "$*"; }
+# on_gpu COMMAND...: a GPU program, killed after $TGC_GPU_RUN_LIMIT seconds
+# (default 600): a hung kernel ends the checks with a message instead of
+# holding the GPU. Ctrl-C still reaches it.
+on_gpu() {
+  timeout --foreground --kill-after=10 "${TGC_GPU_RUN_LIMIT:-600}" "$@" || {
+    local code=$?
+    [ $code -eq 124 ] && echo "FAIL: ${1##*/} ran past ${TGC_GPU_RUN_LIMIT:-600} s" >&2
+    return $code
+  }
+}
 
 say "1. CUDA kernels vs CPU kernels"
-ctest --test-dir "$build" -R '^cuda\.' --output-on-failure
+ctest --test-dir "$build" -R '^cuda\.' --output-on-failure --timeout 600
 
 say "1b. the fused attention kernels under compute-sanitizer (memcheck, racecheck)"
 kernel_tests=$(find "$build" -name tgc-cuda-kernel-tests -type f | head -1)
@@ -70,21 +84,21 @@ $tgc --model transformer --preset tiny --precision=fp32 -o "$work/cpu"
 $tgc --model transformer --preset tiny --precision=fp32 --target=cuda -o "$work/gpu"
 common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
 "$work/cpu" "${common[@]}" --loss-log "$work/cpu.loss" --dump-params "$work/cpu.params" --checkpoint "$work/cpu3.ckpt"
-"$work/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
+on_gpu "$work/gpu" "${common[@]}" --loss-log "$work/gpu.loss" --dump-params "$work/gpu.params" --checkpoint "$work/gpu3.ckpt"
 python3 $compare "$work/gpu.loss" "$work/cpu.loss" "$work/gpu.params" "$work/cpu.params" 1e-4
 
 say "2b. tiny in bf16: GPU step vs CPU step, 3 steps with dropout"
 $tgc --model transformer --preset tiny --precision=bf16 -o "$work/cpu_bf16"
 $tgc --model transformer --preset tiny --precision=bf16 --target=cuda -o "$work/gpu_bf16"
 "$work/cpu_bf16" "${common[@]}" --loss-log "$work/cpu_bf16.loss" --dump-params "$work/cpu_bf16.params" --checkpoint "$work/cpu_bf16.ckpt"
-"$work/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" --checkpoint "$work/gpu_bf16.ckpt"
+on_gpu "$work/gpu_bf16" "${common[@]}" --loss-log "$work/gpu_bf16.loss" --dump-params "$work/gpu_bf16.params" --checkpoint "$work/gpu_bf16.ckpt"
 python3 $compare "$work/gpu_bf16.loss" "$work/cpu_bf16.loss" "$work/gpu_bf16.params" "$work/cpu_bf16.params" 2e-4 5e-3
 
 say "2c. --cuda-graphs: the replayed step against the step run op by op, 6 steps with dropout, one and two batches an update"
 for freq in 1 2; do
   graphs=(--task reverse --steps 6 --seed 5 --eval-sentences 0 --update-freq $freq)
-  "$work/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" --checkpoint "$work/eager$freq.ckpt"
-  "$work/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" --dump-params "$work/graph$freq.params" --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
+  on_gpu "$work/gpu_bf16" "${graphs[@]}" --loss-log "$work/eager$freq.loss" --dump-params "$work/eager$freq.params" --checkpoint "$work/eager$freq.ckpt"
+  on_gpu "$work/gpu_bf16" "${graphs[@]}" --cuda-graphs --loss-log "$work/graph$freq.loss" --dump-params "$work/graph$freq.params" --checkpoint "$work/graph$freq.ckpt" 2>&1 | tee "$work/graph$freq.txt"
   if grep -q "cannot be captured" "$work/graph$freq.txt"; then
     echo "FAIL: the step was not captured"; exit 1
   fi
@@ -93,7 +107,7 @@ for freq in 1 2; do
 done
 
 say "2d. --fused-attention: the fused attention kernels' bf16 step against the CPU's, 3 steps with dropout"
-"$work/gpu_bf16" "${common[@]}" --fused-attention --loss-log "$work/fused.loss" --dump-params "$work/fused.params" --checkpoint "$work/fused.ckpt" 2>&1 | tee "$work/fused.txt"
+on_gpu "$work/gpu_bf16" "${common[@]}" --fused-attention --loss-log "$work/fused.loss" --dump-params "$work/fused.params" --checkpoint "$work/fused.ckpt" 2>&1 | tee "$work/fused.txt"
 if grep -q "runs on batched GEMMs" "$work/fused.txt"; then
   echo "FAIL: an attention call did not run fused"; exit 1
 fi
@@ -101,14 +115,14 @@ python3 $compare "$work/fused.loss" "$work/cpu_bf16.loss" "$work/fused.params" "
 
 say "3. tiny-train learns reverse on the GPU"
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt --target=cuda -o "$work/gpu16"
-"$work/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
+on_gpu "$work/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
 grep -E "exact match on 256 held-out sentences \(greedy\): [0-9]+/256 = (8[0-9]|9[0-9]|100)\." "$work/reverse.txt"
 
 say "4. checkpoints: GPU -> CPU and CPU -> GPU"
 more=(--steps 6 --eval-sentences 0)
 "$work/cpu" "${more[@]}" --task reverse --seed 5 --loss-log "$work/cpu6.loss" --dump-params "$work/cpu6.params" --checkpoint "$work/cpu6.ckpt"
 "$work/cpu" "${more[@]}" --resume "$work/gpu3.ckpt" --checkpoint "$work/g2c.ckpt" --loss-log "$work/g2c.loss" --dump-params "$work/g2c.params"
-"$work/gpu" "${more[@]}" --resume "$work/cpu3.ckpt" --checkpoint "$work/c2g.ckpt" --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
+on_gpu "$work/gpu" "${more[@]}" --resume "$work/cpu3.ckpt" --checkpoint "$work/c2g.ckpt" --loss-log "$work/c2g.loss" --dump-params "$work/c2g.params"
 tail -n 3 "$work/cpu6.loss" > "$work/cpu6-last.loss"
 python3 $compare "$work/g2c.loss" "$work/cpu6-last.loss" "$work/g2c.params" "$work/cpu6.params" 1e-4
 python3 $compare "$work/c2g.loss" "$work/cpu6-last.loss" "$work/c2g.params" "$work/cpu6.params" 1e-4
@@ -130,8 +144,8 @@ data=$(cd "$build/bin" && pwd)/tgc-data  # absolute: used after cd
 numbers=(--model transformer --preset tiny --config models/configs/numbers.pbtxt --corpus "$work/train.tok" --max-tokens 640)
 $tgc "${numbers[@]}" --precision=fp32 --target=cuda -o "$work/numbers_gpu"
 $tgc "${numbers[@]}" --precision=fp32 -o "$work/numbers_cpu"
-"$work/numbers_gpu" --train-data "$work/train.tok" --vocab "$work/spm.model" --steps 1000 --log-every 500 --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
-translate() { "$1" --translate "$work/test.src" --resume "$work/numbers.ckpt" --vocab "$work/spm.model" --output "$work/$2" "${@:3}"; }
+on_gpu "$work/numbers_gpu" --train-data "$work/train.tok" --vocab "$work/spm.model" --steps 1000 --log-every 500 --eval-sentences 0 --checkpoint "$work/numbers.ckpt"
+translate() { on_gpu "$1" --translate "$work/test.src" --resume "$work/numbers.ckpt" --vocab "$work/spm.model" --output "$work/$2" "${@:3}"; }
 translate "$work/numbers_gpu" gpu.beam
 translate "$work/numbers_gpu" gpu.beam.full --decoder full
 translate "$work/numbers_gpu" gpu.greedy --search greedy
@@ -158,12 +172,12 @@ for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
     $tgc --model-file models/examples/$model.cpp --precision=$precision -o "${lm}_cpu" 2>/dev/null
     $tgc --model-file models/examples/$model.cpp --precision=$precision --target=cuda -o "${lm}_gpu" 2>/dev/null
     for side in cpu gpu; do
-      "${lm}_$side" "${common[@]}" --loss-log "${lm}_$side.loss" --dump-params "${lm}_$side.params" --checkpoint "${lm}_$side.ckpt"
+      on_gpu "${lm}_$side" "${common[@]}" --loss-log "${lm}_$side.loss" --dump-params "${lm}_$side.params" --checkpoint "${lm}_$side.ckpt"
     done
     if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
     python3 $compare "${lm}_gpu.loss" "${lm}_cpu.loss" "${lm}_gpu.params" "${lm}_cpu.params" "${tolerances[@]}"
     if [ $precision = bf16 ]; then
-      "${lm}_gpu" "${common[@]}" --fused-attention --loss-log "${lm}_fused.loss" --dump-params "${lm}_fused.params" --checkpoint "${lm}_fused.ckpt" 2>&1 | tee "${lm}_fused.txt"
+      on_gpu "${lm}_gpu" "${common[@]}" --fused-attention --loss-log "${lm}_fused.loss" --dump-params "${lm}_fused.params" --checkpoint "${lm}_fused.ckpt" 2>&1 | tee "${lm}_fused.txt"
       if grep -q "runs on batched GEMMs" "${lm}_fused.txt"; then
         echo "FAIL: an attention call of $model did not run fused"; exit 1
       fi
@@ -179,15 +193,15 @@ python3 -c "import random; w = 'the a one two red blue cat dog sees runs home fa
 $data vocab --size 280 -o "$work/docs" "$work/docs.txt" > /dev/null
 $data encode --vocab "$work/docs.model" --text "$work/docs.txt" -o "$work/docs.tok" > /dev/null
 $tgc --model-file models/examples/Gpt2.cpp --corpus "$work/docs.tok" --precision=fp32 --target=cuda -o "$work/gpt_docs" 2>/dev/null
-"$work/gpt_docs" --train-data "$work/docs.tok" --steps 200 --log-every 100 --checkpoint "$work/gpt_docs.ckpt"
+on_gpu "$work/gpt_docs" --train-data "$work/docs.tok" --steps 200 --log-every 100 --checkpoint "$work/gpt_docs.ckpt"
 for decoder in incremental full; do
-  "$work/gpt_docs" --generate "$work/prompts.txt" --resume "$work/gpt_docs.ckpt" --vocab "$work/docs.model" \
+  on_gpu "$work/gpt_docs" --generate "$work/prompts.txt" --resume "$work/gpt_docs.ckpt" --vocab "$work/docs.model" \
     --max-new-tokens 20 --temperature 0 --decoder $decoder --output "$work/generated.$decoder"
 done
 n=$(differing "$work/generated.incremental" "$work/generated.full")
 echo "generation: $n of 60 lines differ between the incremental and the full decoder"
 [ "$n" -le 3 ]
-"$work/gpt_docs" --score "$work/docs.tok" --resume "$work/gpt_docs.ckpt"
+on_gpu "$work/gpt_docs" --score "$work/docs.tok" --resume "$work/gpt_docs.ckpt"
 
 say "6. base and big at 384 x 64/64 (about 25k target positions): tgc vs PyTorch (bench/gpu.py)"
 for preset in base big; do
