@@ -80,7 +80,7 @@ if want 1b; then
   sanitizer=$(command -v compute-sanitizer || find /usr/local /opt -name compute-sanitizer -type f 2>/dev/null | head -1)
   if [ -n "$sanitizer" ]; then
     for tool in memcheck racecheck; do
-      limit 300 "$sanitizer" --tool $tool --error-exitcode 1 "$bin/tgc-cuda-kernel-tests" \
+      limit 150 "$sanitizer" --tool $tool --error-exitcode 1 "$bin/tgc-cuda-kernel-tests" \
         --gtest_filter='FusedAttention.*' --gtest_brief=1
       verdict $? "1b fused attention, $tool"
     done
