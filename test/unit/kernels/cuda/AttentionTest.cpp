@@ -356,20 +356,9 @@ TEST_F(CudaKernels, SequenceMajorAttention) {
 
     // tg-fold-bf16-roundings' bf16 output and gradients: the f32 results
     // above rounded once, in the same layout.
-    DeviceArray<Bf16> roundedOut(outputs), rq(in.q.size()), rk(in.k.size()),
-        rv(in.v.size());
-    cuda::attention(sq.get(), sk.get(), sv.get(), roundedOut.get(), lse.get(),
-                    seq, config);
-    expectRoundedOnce("sequence-major bf16 output " + name, roundedOut.read(),
-                      f32Out);
-    cuda::attentionGrad(grad.get(), sq.get(), sk.get(), sv.get(),
-                        roundedOut.get(), lse.get(), rq.get(), rk.get(),
-                        rv.get(), seq, config);
-    expectRoundedOnce("sequence-major bf16 query grad " + name, rq.read(),
-                      f32q);
-    expectRoundedOnce("sequence-major bf16 key grad " + name, rk.read(), f32k);
-    expectRoundedOnce("sequence-major bf16 value grad " + name, rv.read(),
-                      f32v);
+    expectBf16ResultsRoundedOnce("sequence-major " + name, sq.get(), sk.get(),
+                                 sv.get(), grad.get(), lse.get(), seq, config,
+                                 f32Out, f32q, f32k, f32v);
   }
 }
 

@@ -50,6 +50,26 @@ cpuBf16Attention(const AttentionInputs &in, const std::vector<runtime::Bf16> &q,
   return r;
 }
 
+/// tg-fold-bf16-roundings' bf16 output and gradients: cuda::attention and
+/// cuda::attentionGrad writing bf16 give the f32 results `out`, `dq`, `dk`,
+/// `dv` of the same q, k, v, grad and config rounded once.
+inline void expectBf16ResultsRoundedOnce(
+    const std::string &what, const runtime::Bf16 *q, const runtime::Bf16 *k,
+    const runtime::Bf16 *v, const float *grad, float *lse,
+    const cuda::AttentionShape &shape, const cuda::AttentionConfig &config,
+    const std::vector<float> &out, const std::vector<float> &dq,
+    const std::vector<float> &dk, const std::vector<float> &dv) {
+  DeviceArray<runtime::Bf16> roundedOut(out.size()), rq(dq.size()),
+      rk(dk.size()), rv(dv.size());
+  cuda::attention(q, k, v, roundedOut.get(), lse, shape, config);
+  expectRoundedOnce(what + " output in bf16", roundedOut.read(), out);
+  cuda::attentionGrad(grad, q, k, v, roundedOut.get(), lse, rq.get(), rk.get(),
+                      rv.get(), shape, config);
+  expectRoundedOnce(what + " query grad in bf16", rq.read(), dq);
+  expectRoundedOnce(what + " key grad in bf16", rk.read(), dk);
+  expectRoundedOnce(what + " value grad in bf16", rv.read(), dv);
+}
+
 /// A problem's q, k, v rounded to bf16, and the CPU's results on them with
 /// bf16 products (`want`: the expectation of a bf16-products kernel) and
 /// without (`plain`: what it must differ from, the roundings having

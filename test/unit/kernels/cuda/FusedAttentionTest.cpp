@@ -133,18 +133,9 @@ TEST_F(FusedAttention, MatchesTheCpuInBothLayouts) {
 
       // tg-fold-bf16-roundings' bf16 output and gradients: the f32 values
       // rounded once as they are written.
-      DeviceArray<Bf16> roundedOut(f32Out.size()), rq(q.size()), rk(k.size()),
-          rv(v.size());
-      cuda::attention(qd.get(), kd.get(), vd.get(), roundedOut.get(), lse.get(),
-                      shape, config);
-      expectRoundedOnce("fused output in bf16 " + name, roundedOut.read(),
-                        f32Out);
-      cuda::attentionGrad(grad.get(), qd.get(), kd.get(), vd.get(),
-                          roundedOut.get(), lse.get(), rq.get(), rk.get(),
-                          rv.get(), shape, config);
-      expectRoundedOnce("fused query grad in bf16 " + name, rq.read(), f32q);
-      expectRoundedOnce("fused key grad in bf16 " + name, rk.read(), f32k);
-      expectRoundedOnce("fused value grad in bf16 " + name, rv.read(), f32v);
+      expectBf16ResultsRoundedOnce("fused " + name, qd.get(), kd.get(),
+                                   vd.get(), grad.get(), lse.get(), shape,
+                                   config, f32Out, f32q, f32k, f32v);
     }
   }
 }
