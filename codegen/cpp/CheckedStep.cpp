@@ -27,7 +27,7 @@ namespace {
 struct FiniteCheck {
   std::string condition;     ///< true when a f32 result is not finite
   std::string what;          ///< "\"tg.matmul at file:line:col\""
-  std::string kind;          ///< "\"tg.matmul\""
+  std::string row;           ///< its StepOp row (stepOpRow)
   bool updatesState = false; ///< Adam: skipped after a non-finite loss
 };
 
@@ -116,7 +116,7 @@ LogicalResult EntryWriter::noteFiniteCheck(Operation &op, StringRef call,
   }
   // A fused group names the ops it computes: one of them is the culprit.
   check.what = stringLiteral(describeOp(&op));
-  check.kind = stringLiteral(op.getName().getStringRef());
+  check.row = stepOpRow(&op);
   checks[call] = std::move(check);
   return success();
 }
@@ -143,11 +143,9 @@ LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
      << "const StepOp kTrainStepOps[] = {\n";
   for (const std::string &call : calls) {
     auto check = checks.find(call);
-    os << "    {"
-       << (check == checks.end()
-               ? "\"func.return\", \"the step's results\""
-               : check->second.kind + ", " + check->second.what)
-       << "},\n";
+    os << "    "
+       << (check == checks.end() ? kStepResultsRow : check->second.row)
+       << ",\n";
   }
   os << "};\n\n"
      << "// trainStep, adding each op's time to seconds[i] "
@@ -198,12 +196,6 @@ LogicalResult CppTarget::writeEntry(const EntryFunction &entry,
 
 std::string CppTarget::checkingStep(const Bucket &bucket) const {
   return "&" + qualified(bucket, "checkTrainStep");
-}
-
-std::string CppTarget::profilingStep(const Bucket &bucket) const {
-  return "&" + qualified(bucket, "profileTrainStep") + ", " +
-         qualified(bucket, "kTrainStepOps") + ", " + "std::size(" +
-         qualified(bucket, "kTrainStepOps") + ")";
 }
 
 } // namespace tgc::cpp

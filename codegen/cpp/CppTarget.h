@@ -65,7 +65,6 @@ public:
                                  EmitContext &context,
                                  llvm::raw_ostream &os) const override;
   std::string checkingStep(const Bucket &bucket) const override;
-  std::string profilingStep(const Bucket &bucket) const override;
 };
 
 } // namespace tgc::cpp

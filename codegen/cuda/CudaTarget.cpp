@@ -107,6 +107,27 @@ LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
   for (const OpCall &call : calls.drop_front(last))
     os << "  " << call.function << "(f);\n";
   os << "}\n\n";
+  // --profile: the same calls, the ops one by one (no CUDA graph), each
+  // marked, so that the device's records give each op its kernels' time.
+  ArrayRef<OpCall> ops = calls.slice(first, last - first);
+  os << "// " << entry.name << "'s ops in order, for --profile: kind, what.\n"
+     << "const StepOp kTrainStepOps[] = {\n";
+  for (const OpCall &call : ops)
+    os << "    " << (call.op ? stepOpRow(call.op) : kStepResultsRow) << ",\n";
+  os << "};\n\n"
+     << "// " << entry.name
+     << ", adding the time of the device's work of each op to seconds[i]\n"
+     << "// (kTrainStepOps[i]).\n"
+     << "void profileTrainStep(StepFrame &f, double *seconds) {\n"
+     << "  cuda::beginProfiledStep(seconds);\n";
+  for (const OpCall &call : calls.take_front(first))
+    os << "  " << call.function << "(f);\n";
+  for (size_t i = 0; i < ops.size(); ++i)
+    os << "  cuda::profileOp(" << i << ");\n  " << ops[i].function << "(f);\n";
+  os << "  cuda::profileOp(-1);\n";
+  for (const OpCall &call : calls.drop_front(last))
+    os << "  " << call.function << "(f);\n";
+  os << "  cuda::endProfiledStep();\n}\n\n";
   return success();
 }
 
@@ -116,6 +137,7 @@ void CudaTarget::writeIncludes(raw_ostream &os) const {
         "(four elements a thread: ElementQuads.cuh),\n// the rest calls "
         "runtime/kernels/cuda/Kernels.h.\n"
      << "#include \"runtime/program/cuda/DeviceStep.h\"\n"
+     << "#include \"runtime/program/cuda/KernelProfile.h\"\n"
      << "#include \"runtime/program/cuda/StepGraphs.h\"\n"
      << "#include \"runtime/kernels/cuda/Kernels.h\"\n"
      << "#include \"runtime/kernels/cuda/ElementQuads.cuh\"\n";

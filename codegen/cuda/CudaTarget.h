@@ -47,12 +47,10 @@ public:
   void writeIncludes(llvm::raw_ostream &os) const override;
   llvm::StringRef kernelNamespace() const override { return "cuda"; }
   void writeArenaAccessors(llvm::raw_ostream &os) const override;
-  /// No checking or profiling step on the GPU.
+  /// No checking step on the GPU (its profiling step marks each op for
+  /// CUPTI: runtime/program/cuda/KernelProfile.h).
   std::string checkingStep(const Bucket &bucket) const override {
     return "nullptr";
-  }
-  std::string profilingStep(const Bucket &bucket) const override {
-    return "nullptr, nullptr, 0";
   }
 
   // ElementwiseKernels.cpp: elementwise passes.

@@ -58,7 +58,7 @@ void CudaTarget::writeDeviceHooks(const ProgramSizes &sizes,
      << "const DeviceHooks kDevice = {&openDevice, &uploadState, "
         "&downloadState,\n                              "
         "&cuda::reorderCaches, &cuda::allReduceSum,\n                              "
-        "&cuda::setFusedAttention};\n\n";
+        "&cuda::setFusedAttention, &cuda::startKernelProfile};\n\n";
 }
 
 } // namespace tgc::cpp

@@ -1,6 +1,7 @@
 //===- EmitContext.cpp - where each value lives, formatting helpers -------===//
 #include "codegen/lowering/EmitContext.h"
 
+#include "ir/TgLocations.h"
 #include "ir/TgOps.h"
 #include "passes/MemoryPlan.h"
 
@@ -31,6 +32,12 @@ std::string doubleLiteral(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.17g", value);
   return withPoint(text);
+}
+
+std::string stepOpRow(Operation *op) {
+  // A fused group names the ops it computes.
+  return "{" + stringLiteral(op->getName().getStringRef()) + ", " +
+         stringLiteral(describeOp(op)) + "}";
 }
 
 std::string stringLiteral(StringRef text, bool newlines) {

@@ -39,6 +39,13 @@ std::string arrayLiteral(llvm::ArrayRef<int64_t> values);
 /// characters, a space).
 std::string stringLiteral(llvm::StringRef text, bool newlines = false);
 
+/// `op`'s row of a step's table of ops (runtime::StepOp, for --profile):
+/// "{\"tg.matmul\", \"tg.matmul at file:line:col\"}", both string literals.
+std::string stepOpRow(mlir::Operation *op);
+/// The row of a step's call that is no op: its results' finish.
+inline constexpr const char *kStepResultsRow =
+    "{\"func.return\", \"the step's results\"}";
+
 /// `text` (a name or location that comes from an input) made safe inside a
 /// generated comment, `//` or `/* */`: control characters and backslashes
 /// (a line continuation) become '?', and "*/" cannot close the comment.

@@ -179,10 +179,15 @@ public:
   virtual llvm::StringRef kernelNamespace() const = 0;
   /// The arena accessors F, I and H (and what they read).
   virtual void writeArenaAccessors(llvm::raw_ostream &os) const = 0;
-  /// CompiledBucket's checking step, and its profiling step with its ops
-  /// and their count, of `bucket`.
+  /// CompiledBucket's checking step of `bucket`.
   virtual std::string checkingStep(const Bucket &bucket) const = 0;
-  virtual std::string profilingStep(const Bucket &bucket) const = 0;
+  /// Its profiling step with its ops and their count: every target's
+  /// writeEntry writes profileTrainStep and kTrainStepOps.
+  std::string profilingStep(const Bucket &bucket) const {
+    return "&" + qualified(bucket, "profileTrainStep") + ", " +
+           qualified(bucket, "kTrainStepOps") + ", std::size(" +
+           qualified(bucket, "kTrainStepOps") + ")";
+  }
   /// Writes the DeviceHooks the model names (deviceHooks()), if any.
   virtual void writeDeviceHooks(const ProgramSizes &sizes,
                                 llvm::ArrayRef<Bucket> buckets,

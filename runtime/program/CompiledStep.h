@@ -124,7 +124,7 @@ struct CompiledCache {
 /// The state lives on the device: the runtime's host copy is uploaded after
 /// initialization or a resume and downloaded before a checkpoint or a dump,
 /// so checkpoints are the same files on both.
-/// One op of a CPU training step, for --profile.
+/// One op of a training step, for --profile.
 struct StepOp {
   const char *kind; ///< "tg.matmul"
   const char *what; ///< "tg.matmul at models/Transformer.cpp:130:33"
@@ -153,6 +153,7 @@ private:
 };
 
 struct CompiledBucket;
+class KernelTimes;
 struct DeviceHooks {
   /// Selects the device and allocates; false with the reason (no GPU).
   bool (*open)(std::string &why);
@@ -167,6 +168,10 @@ struct DeviceHooks {
   /// --fused-attention: cuda::setFusedAttention, for every attention call
   /// of the process (training, validation, decoding).
   void (*setFusedAttention)(bool on) = nullptr;
+  /// --profile: records the device's work of every step run through
+  /// profileStep into `sink` (CUPTI: runtime/program/cuda/KernelProfile.h);
+  /// false with the reason when it cannot.
+  bool (*startProfile)(KernelTimes *sink, std::string &why) = nullptr;
 };
 
 /// Whether a GPU model's device has failed: true with `why` (the first CUDA
@@ -203,7 +208,8 @@ struct CompiledBucket {
   /// state. nullptr on CUDA.
   const char *(*checkStep)(StepFrame &frame);
   /// trainStep adding the time of op i to seconds[i] (--profile), and
-  /// the ops in order. nullptr and 0 on CUDA.
+  /// the ops in order. On CUDA the ops run one by one (no CUDA graph), and
+  /// an op's time is its kernels' (DeviceHooks::startProfile).
   void (*profileStep)(StepFrame &frame, double *seconds);
   const StepOp *stepOps;
   int numStepOps;

@@ -14,10 +14,11 @@
 #       files the finish reads), filled as it goes; --only runs a subset
 #       (e.g. the checks, then --only 6 for the bench: run.sh says more);
 #       With minutes of GPU time, runs of at most ten minutes each: the
-#       checks of what is new first (--only 1,2,2b,2c,2d,4,4b,7), then the
-#       bench (--only 6; gpu.py --pytorch eager skips torch.compile's
-#       minutes of compiling), then 1b (compute-sanitizer, slow), 3 and 5
-#       (training to a result) when time is left;
+#       checks of what is new first (--only 1,2,2b,2c,2d,2e,4,4b,7), then
+#       the bench (--only 6,6p: 6p is --profile's table of where base bf16's
+#       step goes; gpu.py --pytorch eager skips torch.compile's minutes of
+#       compiling), then 1b (compute-sanitizer, slow), 3 and 5 (training to
+#       a result) when time is left;
 #   test/gpu/bundle_gpu_checks.sh --finish DIR [build-dir]
 #       here: what needs this machine (GPU checkpoint resumed on the CPU, the
 #       translations decoded, scored and compared with the CPU's).

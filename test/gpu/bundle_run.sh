@@ -10,7 +10,7 @@
 # the steps go: log.txt (everything printed), verdicts.txt (a line a step),
 # the bench's JSON (rewritten after each measured side) and the files that
 # bundle_gpu_checks.sh --finish reads; a run cut short keeps what it did.
-# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,3,4,4b,5,7,6 (e.g. the
+# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,2e,3,4,4b,5,7,6,6p (e.g. the
 # checks in one go, then --only 6 for the bench), run in that order.
 set -u
 results=$PWD/gpu-checks-results
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) echo "run.sh: unknown argument '$1' (--results DIR, --only STEPS)" >&2; exit 2 ;;
   esac
 done
-steps=" 1 1b 2 2b 2c 2d 3 4 4b 5 7 6 "
+steps=" 1 1b 2 2b 2c 2d 2e 3 4 4b 5 7 6 6p "
 for step in ${only//,/ }; do
   if [[ "$steps" != *" $step "* ]]; then
     echo "run.sh: --only: no step '$step' (the steps:$steps)" >&2; exit 2
@@ -37,7 +37,9 @@ checks() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cublas=$(find /usr/local /opt /usr/lib -name 'libcublasLt.so.*' 2>/dev/null | head -1)
-export LD_LIBRARY_PATH=$here/lib:${cublas:+$(dirname "$cublas"):}${LD_LIBRARY_PATH:-}
+# CUPTI, which --profile loads (steps 2e and 6p), may live apart from cuBLAS.
+cupti=$(find /usr/local /opt /usr/lib -name 'libcupti.so.*' 2>/dev/null | head -1)
+export LD_LIBRARY_PATH=$here/lib:${cublas:+$(dirname "$cublas"):}${cupti:+$(dirname "$cupti"):}${LD_LIBRARY_PATH:-}
 export TGC_DATA=$here/tgc-data
 bin=$here/bin
 compare=$here/compare_runs.py
@@ -133,6 +135,19 @@ if want 2d; then
   verdict $? "2d fused attention"
 fi
 
+if want 2e; then
+  say "2e. --profile: the ops one by one, each timed by its kernels (CUPTI); the same losses and state"
+  limit 120 "$bin/gpu_bf16" "${common[@]}" --loss-log "$work/eager.loss" --dump-params "$work/eager.params" \
+    --checkpoint "$work/eager.ckpt"
+  limit 120 "$bin/gpu_bf16" "${common[@]}" --profile --loss-log "$work/profiled.loss" \
+    --dump-params "$work/profiled.params" --checkpoint "$work/profiled.ckpt" 2>&1 | tee "$work/profiled.txt"
+  grep -q "^profile of 3 steps: [0-9.]* ms/step in the ops" "$work/profiled.txt" &&
+    grep -q "^GPU kernels of 3 steps: [1-9]" "$work/profiled.txt" &&
+    grep -q "^steps after the first: " "$work/profiled.txt" &&
+    python3 "$compare" "$work/profiled.loss" "$work/eager.loss" "$work/profiled.params" "$work/eager.params" 1e-6
+  verdict $? "2e profile"
+fi
+
 if want 3; then
   say "3. tiny-train learns reverse on the GPU"
   limit 300 "$bin/gpu16" --task reverse --steps 2000 --log-every 500 --checkpoint "$work/r.ckpt" | tee "$work/reverse.txt"
@@ -211,6 +226,19 @@ if want 6; then
   (cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows big --precisions bf16 --timeout 240 \
     --json "$results/bench-big.json")
   verdict $? "6 bench big bf16"
+fi
+
+if want 6p; then
+  say "6p. where base bf16's step goes: --profile, op by op, with and without --fused-attention"
+  for fused in "" --fused-attention; do
+    name=profile-base-bf16${fused:+-fused}
+    limit 240 "$bin/base_bf16" --task reverse --steps 6 --log-every 6 --eval-sentences 0 --profile $fused \
+      --checkpoint "$work/$name.ckpt" > "$results/$name.txt" 2>&1
+    code=$?
+    cat "$results/$name.txt"
+    [ $code -eq 0 ] && grep -q "^GPU kernels of 6 steps" "$results/$name.txt"
+    verdict $? "6p $name"
+  done
 fi
 
 echo

@@ -27,6 +27,8 @@
 #    and with --update-freq 2 (a graph per accumulation phase);
 #    2d. --fused-attention (attention in one kernel forward, two backward)
 #    against the CPU step, as 2b, with no call left to the batched GEMMs;
+#    2e. --profile (the ops one by one, each timed by its kernels through
+#    CUPTI) prints the ops' and the kernels' tables and changes no value;
 # 3. tiny learns reverse on the GPU (exact match on held-out sentences);
 # 4. checkpoints cross over: GPU -> CPU and CPU -> GPU resumes match;
 #    4b. --cuda-graphs keeps the training loop's guards (check_graph_guards.sh):
@@ -42,6 +44,8 @@
 #    scaled_dot_product_attention, and fused Adam; then torch.compile; bf16
 #    under autocast): ms/step, tokens/s, MFU against the GEMM peaks measured
 #    in the same run, peak device memory, launches per step, the targets;
+#    then where base bf16's step goes: --profile, with and without
+#    --fused-attention;
 # 7. the model files of models/examples (GPT-2, LLaMA, the prefix LM and the
 #    pre-LN Transformer, tiny): the GPU step against the CPU step (3 steps of
 #    a task, fp32 and bf16; bf16 also with --fused-attention), and a GPT
@@ -112,6 +116,14 @@ if grep -q "runs on batched GEMMs" "$work/fused.txt"; then
   echo "FAIL: an attention call did not run fused"; exit 1
 fi
 python3 $compare "$work/fused.loss" "$work/cpu_bf16.loss" "$work/fused.params" "$work/cpu_bf16.params" 2e-4 5e-3
+
+say "2e. --profile: the ops one by one, each timed by its kernels; the same losses and state"
+on_gpu "$work/gpu_bf16" "${common[@]}" --loss-log "$work/plain.loss" --dump-params "$work/plain.params" --checkpoint "$work/plain.ckpt"
+on_gpu "$work/gpu_bf16" "${common[@]}" --profile --loss-log "$work/profiled.loss" --dump-params "$work/profiled.params" --checkpoint "$work/profiled.ckpt" | tee "$work/profiled.txt"
+grep -q "^profile of 3 steps: [0-9.]* ms/step in the ops" "$work/profiled.txt"
+grep -q "^GPU kernels of 3 steps: [1-9]" "$work/profiled.txt"
+grep -q "^steps after the first: " "$work/profiled.txt"
+python3 $compare "$work/profiled.loss" "$work/plain.loss" "$work/profiled.params" "$work/plain.params" 1e-6
 
 say "3. tiny-train learns reverse on the GPU"
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt --target=cuda -o "$work/gpu16"
@@ -211,3 +223,6 @@ for preset in base big; do
 done
 python3 bench/gpu.py --programs "$work" --rows base
 python3 bench/gpu.py --programs "$work" --rows big --precisions bf16
+for fused in "" --fused-attention; do
+  on_gpu "$work/base_bf16" --task reverse --steps 6 --log-every 6 --eval-sentences 0 --profile $fused --checkpoint "$work/profiled_base.ckpt"
+done

@@ -14,6 +14,7 @@
 #include "runtime/program/CompiledStep.h"
 #include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/decode/Translate.h"
+#include "runtime/program/main/StepProfile.h"
 #include "runtime/program/parallel/ProcessGroup.h"
 #include "runtime/program/parallel/ShardedOptimizer.h"
 #include "runtime/program/train/Divergence.h"
@@ -25,8 +26,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,9 @@ struct Run {
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train();
+  /// --profile: the profile the steps run through (a GPU program's with
+  /// its device's records), or null after a note when it cannot be had.
+  StepProfile *startProfile(std::optional<StepProfile> &profile);
 
   /// Greedy translations of held-out sentences: samples and exact match.
   /// False after a message when the GPU failed.

@@ -144,6 +144,31 @@ bool Run::checkSameParameters(int64_t step) {
   return false;
 }
 
+StepProfile *Run::startProfile(std::optional<StepProfile> &profile) {
+  if (!model.buckets[0].profileStep) {
+    std::printf("note: --profile: this program was built without its "
+                "profiling step; its steps run as usual\n");
+    return nullptr;
+  }
+  profile.emplace(model);
+  if (!model.device)
+    return &*profile;
+  std::string why;
+  if (!model.device->startProfile ||
+      !model.device->startProfile(&profile->kernels(), why)) {
+    std::printf("note: --profile cannot record the GPU's work (%s); the steps "
+                "run as usual\n",
+                model.device->startProfile ? why.c_str()
+                                           : "the program has no recorder");
+    profile.reset();
+    return nullptr;
+  }
+  std::printf("note: --profile runs a GPU program's steps op by op%s, and "
+              "times each op by its kernels as the device ran them\n",
+              options.cudaGraphs ? " (not as a CUDA graph)" : "");
+  return &*profile;
+}
+
 int Run::train() {
   CompiledStepBackend backend{model, memory};
   if (group && sharded) {
@@ -160,10 +185,8 @@ int Run::train() {
     std::printf("note: --cuda-graphs: a data-parallel step runs op by op "
                 "(its all-reduce reads the global tokens on the host)\n");
   std::optional<StepProfile> profile;
-  if (options.profile && model.buckets[0].profileStep)
-    backend.profile = &profile.emplace(model);
-  else if (options.profile)
-    std::printf("note: --profile times the ops of CPU programs only\n");
+  if (options.profile)
+    backend.profile = startProfile(profile);
   TrainingLoop loop{backend};
   loop.batch = [this](uint32_t seed, uint64_t index) {
     return group ? data.share(seed, index, group->rank(), group->size())

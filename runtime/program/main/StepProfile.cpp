@@ -1,4 +1,4 @@
-//===- StepProfile.cpp - where a compiled CPU step spends its time -----===//
+//===- StepProfile.cpp - where a compiled step spends its time -----------===//
 #include "runtime/program/main/StepProfile.h"
 
 #include <sys/resource.h>
@@ -66,7 +66,10 @@ void StepProfile::print(std::FILE *out) const {
     }
   }
   if (stepCount == 0 || total <= 0.0) {
-    std::fprintf(out, "profile: no step was run\n");
+    std::fprintf(out, stepCount ? "profile: no op's time was recorded\n"
+                                : "profile: no step was run\n");
+    if (deviceWork.steps() > 0)
+      deviceWork.print(out);
     return;
   }
   auto perStep = [&](double s) { return 1e3 * s / stepCount; };
@@ -97,6 +100,8 @@ void StepProfile::print(std::FILE *out) const {
   for (size_t i = 0; i < std::min<size_t>(10, sorted.size()); ++i)
     std::fprintf(out, "  %10.3f ms %6.1f%%  %s\n", perStep(sorted[i].second),
                  100.0 * sorted[i].second / total, sorted[i].first.c_str());
+  if (deviceWork.steps() > 0)
+    deviceWork.print(out);
 }
 
 } // namespace tgc::runtime
