@@ -77,13 +77,13 @@ bool resolve(void *library, const char *symbol, Function &function) {
 }
 
 /// False, with CUPTI's message for `status` in `why`, unless it succeeded.
-bool succeeded(CUptiResult status, const char *call, std::string &why) {
+bool succeeded(CUptiResult status, const std::string &call, std::string &why) {
   if (status == CUPTI_SUCCESS)
     return true;
   const char *message = nullptr;
   if (!cupti.resultString || cupti.resultString(status, &message) != CUPTI_SUCCESS)
     message = "unknown error";
-  why = std::string(call) + ": " + message;
+  why = call + ": " + message;
   return false;
 }
 
@@ -179,13 +179,30 @@ bool startKernelProfile(runtime::KernelTimes *times, std::string &why) {
   if (!succeeded(cupti.registerCallbacks(&bufferRequested, &bufferCompleted),
                  "cuptiActivityRegisterCallbacks", why))
     return false;
-  // The API calls' records carry the external correlation ids (the ops).
+  auto enable = [&](CUpti_ActivityKind kind, std::string &failure) {
+    return succeeded(cupti.enable(kind),
+                     "cuptiActivityEnable of record kind " +
+                         std::to_string(static_cast<int>(kind)),
+                     failure);
+  };
   for (CUpti_ActivityKind kind :
        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION})
-    if (!succeeded(cupti.enable(kind), "cuptiActivityEnable", why))
+        CUPTI_ACTIVITY_KIND_MEMSET})
+    if (!enable(kind, why))
       return false;
+  // The API calls' records carry the external correlation ids (the ops).
+  // Without them the kernels are still recorded, only no op's time.
+  std::string apiFailure;
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION})
+    if (apiFailure.empty())
+      enable(kind, apiFailure);
+  if (!apiFailure.empty())
+    std::fprintf(stderr,
+                 "note: --profile: %s; the kernels are recorded, but not "
+                 "which op launched them\n",
+                 apiFailure.c_str());
   sink = times;
   recording = true;
   return true;
