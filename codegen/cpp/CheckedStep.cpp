@@ -5,12 +5,13 @@
 // stream's kernels one after another either way). The step comes in three
 // forms: trainStep, whose Adam runs only from a finite loss;
 // checkTrainStep, which the runtime runs to find the first op that made a
-// NaN or an infinity; and profileTrainStep with its table of ops
-// (--profile).
+// NaN or an infinity (FiniteChecks.h); and profileTrainStep with its
+// table of ops (--profile).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cpp/CppTarget.h"
 #include "codegen/lowering/EmitContext.h"
+#include "codegen/lowering/FiniteChecks.h"
 
 #include "ir/TgLocations.h"
 #include "ir/TgOps.h"
@@ -22,14 +23,6 @@ using namespace mlir;
 namespace tgc::cpp {
 
 namespace {
-
-/// A step's op call, for the non-finite checks and --profile.
-struct FiniteCheck {
-  std::string condition;     ///< true when a f32 result is not finite
-  std::string what;          ///< "\"tg.matmul at file:line:col\""
-  std::string row;           ///< its StepOp row (stepOpRow)
-  bool updatesState = false; ///< Adam: skipped after a non-finite loss
-};
 
 class EntryWriter {
 public:
@@ -54,9 +47,11 @@ public:
   }
 
   LogicalResult noteFiniteChecks(EmitContext &context) {
-    for (const OpCall &call : entry.calls)
-      if (call.op && failed(noteFiniteCheck(*call.op, call.function, context)))
-        return failure();
+    FailureOr<llvm::StringMap<FiniteCheck>> noted =
+        cpp::noteFiniteChecks(entry, context, "allFinite");
+    if (failed(noted))
+      return failure();
+    checks = std::move(*noted);
     return success();
   }
 
@@ -89,37 +84,12 @@ public:
   LogicalResult writeCheckedStep(EmitContext &context);
 
 private:
-  LogicalResult noteFiniteCheck(Operation &op, StringRef call,
-                                EmitContext &context);
-
   const EntryFunction &entry;
   raw_ostream &os;
   SmallVector<std::string> calls;
   llvm::StringMap<double> pairs; // tg.beside_next: first call -> its share
   llvm::StringMap<FiniteCheck> checks;
 };
-
-LogicalResult EntryWriter::noteFiniteCheck(Operation &op, StringRef call,
-                                           EmitContext &context) {
-  FiniteCheck check;
-  check.updatesState = op.hasTrait<tg::traits::OptimizerStep>();
-  for (Value result : op.getResults()) {
-    auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
-    if (!type || !type.getElementType().isF32())
-      continue;
-    FailureOr<std::string> pointer = context.pointer(result);
-    if (failed(pointer))
-      return failure();
-    check.condition += (check.condition.empty() ? "" : " ||\n      ") +
-                       std::string("!allFinite(") + *pointer + ", " +
-                       std::to_string(type.getNumElements()) + ")";
-  }
-  // A fused group names the ops it computes: one of them is the culprit.
-  check.what = stringLiteral(describeOp(&op));
-  check.row = stepOpRow(&op);
-  checks[call] = std::move(check);
-  return success();
-}
 
 LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
   func::FuncOp function = entry.function;
@@ -154,25 +124,7 @@ LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
      << "  OpClock clock;\n";
   writeCalls(guard, true);
   os << "}\n\n";
-  // One op at a time, a pair's too: the same values, and the first
-  // non-finite one is found.
-  os << "// trainStep's ops without Adam, each result checked: the first op "
-        "that\n// produces a NaN or an infinity, or nullptr.\n"
-     << "const char *checkTrainStep(StepFrame &f) {\n";
-  for (const std::string &call : calls) {
-    auto check = checks.find(call);
-    if (check == checks.end()) {
-      os << "  " << call << "(f);\n";
-      continue;
-    }
-    if (check->second.updatesState)
-      continue;
-    os << "  " << call << "(f);\n";
-    if (!check->second.condition.empty())
-      os << "  if (" << check->second.condition << ")\n    return "
-         << check->second.what << ";\n";
-  }
-  os << "  return nullptr;\n}\n\n";
+  writeCheckingStep(entry, checks, os);
   return success();
 }
 
@@ -194,8 +146,5 @@ LogicalResult CppTarget::writeEntry(const EntryFunction &entry,
   return success();
 }
 
-std::string CppTarget::checkingStep(const Bucket &bucket) const {
-  return "&" + qualified(bucket, "checkTrainStep");
-}
 
 } // namespace tgc::cpp

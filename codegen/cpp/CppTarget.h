@@ -64,7 +64,6 @@ public:
   mlir::LogicalResult writeEntry(const EntryFunction &entry,
                                  EmitContext &context,
                                  llvm::raw_ostream &os) const override;
-  std::string checkingStep(const Bucket &bucket) const override;
 };
 
 } // namespace tgc::cpp

@@ -12,6 +12,7 @@
 #include "codegen/cuda/CudaTarget.h"
 #include "codegen/cuda/CudaEmitter.h"
 #include "codegen/lowering/EmitContext.h"
+#include "codegen/lowering/FiniteChecks.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -128,6 +129,13 @@ LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
   for (const OpCall &call : calls.drop_front(last))
     os << "  " << call.function << "(f);\n";
   os << "  cuda::endProfiledStep();\n}\n\n";
+  // After a non-finite loss: the ops again, each one's results checked on
+  // the device (the optimizer, which left the state as it was, skipped).
+  FailureOr<llvm::StringMap<FiniteCheck>> checks =
+      noteFiniteChecks(entry, context, "kernels::allFinite");
+  if (failed(checks))
+    return failure();
+  writeCheckingStep(entry, *checks, os);
   return success();
 }
 

@@ -47,11 +47,6 @@ public:
   void writeIncludes(llvm::raw_ostream &os) const override;
   llvm::StringRef kernelNamespace() const override { return "cuda"; }
   void writeArenaAccessors(llvm::raw_ostream &os) const override;
-  /// No checking step on the GPU (its profiling step marks each op for
-  /// CUPTI: runtime/program/cuda/KernelProfile.h).
-  std::string checkingStep(const Bucket &bucket) const override {
-    return "nullptr";
-  }
 
   // ElementwiseKernels.cpp: elementwise passes.
   /// Kernels read the key from `g`, so that a replayed CUDA graph draws

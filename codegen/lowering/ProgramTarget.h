@@ -179,10 +179,12 @@ public:
   virtual llvm::StringRef kernelNamespace() const = 0;
   /// The arena accessors F, I and H (and what they read).
   virtual void writeArenaAccessors(llvm::raw_ostream &os) const = 0;
-  /// CompiledBucket's checking step of `bucket`.
-  virtual std::string checkingStep(const Bucket &bucket) const = 0;
-  /// Its profiling step with its ops and their count: every target's
-  /// writeEntry writes profileTrainStep and kTrainStepOps.
+  /// CompiledBucket's checking step of `bucket`, and its profiling step
+  /// with its ops and their count: every target's writeEntry writes
+  /// checkTrainStep (FiniteChecks.h), profileTrainStep and kTrainStepOps.
+  std::string checkingStep(const Bucket &bucket) const {
+    return "&" + qualified(bucket, "checkTrainStep");
+  }
   std::string profilingStep(const Bucket &bucket) const {
     return "&" + qualified(bucket, "profileTrainStep") + ", " +
            qualified(bucket, "kTrainStepOps") + ", std::size(" +

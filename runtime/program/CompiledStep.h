@@ -203,9 +203,10 @@ struct CompiledBucket {
   int64_t cacheFloats;
   /// The step's ops without Adam, each result checked: "tg.OP at
   /// file:line:col" of the first op that produced a NaN or an infinity, or
-  /// nullptr. The step itself skips Adam after a non-finite loss, so the
-  /// runtime can re-run a diverged step with this on the same batch and
-  /// state. nullptr on CUDA.
+  /// nullptr. The step itself skips Adam after a non-finite loss or
+  /// gradient norm, so the runtime can re-run a diverged step with this on
+  /// the same batch and state (on CUDA each result is checked on the
+  /// device: cuda::allFinite).
   const char *(*checkStep)(StepFrame &frame);
   /// trainStep adding the time of op i to seconds[i] (--profile), and
   /// the ops in order. On CUDA the ops run one by one (no CUDA graph), and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Step 2e of the GPU checks: a step replayed as a CUDA graph (--cuda-graphs)
+# Step 4b of the GPU checks: a step replayed as a CUDA graph (--cuda-graphs)
 # keeps the training loop's guards, as the step run op by op does.
 #
 #   check_graph_guards.sh WORK COMPARE DIVERGE GPU GPU_BF16 CPU3_CKPT CPU6_LAST_LOSS CPU6_PARAMS
@@ -11,7 +11,8 @@
 # CPU6_PARAMS: its steps 4-6 and state after 6 (what run_gpu_checks.sh's
 # step 4 resumes from and compares with).
 #   1. a diverging run stops at its first non-finite loss or gradient with
-#      the same error as op by op, exit 1, and saves nothing;
+#      the same error as op by op, exit 1, and saves nothing; both name the
+#      op that made the first NaN or infinity (checkTrainStep on the GPU);
 #   2. a CPU checkpoint resumed and replayed continues as the CPU does;
 #   3. validation between replays gives op by op's losses (within 1e-3).
 # Every replayed run must have captured its step (a program that cannot
@@ -39,11 +40,13 @@ for mode in eager graphs; do
   limit "$diverge" --task reverse --steps 20 --eval-sentences 0 --checkpoint "$work/diverge_$mode.ckpt" \
     "${flags[@]}" > "$work/diverge_$mode.txt" 2>&1
   code=$?
-  grep '^error:' "$work/diverge_$mode.txt" > "$work/diverge_$mode.error"
+  grep -E '^(error:|note: the first NaN)' "$work/diverge_$mode.txt" > "$work/diverge_$mode.error"
   echo "diverging, $mode: exit $code, $(cat "$work/diverge_$mode.error")"
   [ $code -eq 1 ] || fail "diverging, $mode: exit $code, not 1"
   grep -qE '^error: the (loss|gradient norm) is (NaN|infinite) at step [0-9]+: training stops, and nothing is saved' \
     "$work/diverge_$mode.error" || fail "diverging, $mode: no non-finite stop"
+  grep -qE '^note: the first NaN or infinity of step [0-9]+ comes from tg\.[a-z_]+ at ' \
+    "$work/diverge_$mode.error" || fail "diverging, $mode: no op named"
   if ls "$work/diverge_$mode.ckpt"* > /dev/null 2>&1; then fail "diverging, $mode: a checkpoint was saved"; fi
 done
 captured "$work/diverge_graphs.txt"

@@ -70,6 +70,14 @@ const void *persistentTable(const void *host, size_t bytes);
 
 #include "runtime/kernels/KernelDeclarations.inc"
 
+//===--- Reduce.cu --------------------------------------------------------===//
+
+/// Whether `count` floats of DEVICE memory hold no NaN and no infinity
+/// (runtime::allFinite's twin, for the GPU's checkTrainStep). Synchronous.
+/// True after a CUDA failure, which is kept for firstError(): a failed
+/// check blames no op.
+bool allFinite(const float *values, int64_t count);
+
 //===--- FusedAttention.cu ------------------------------------------------===//
 
 /// Whether attention with bf16 products runs as the fused kernels (one

@@ -188,4 +188,38 @@ void reduce(const float *input, float *out, const int64_t *shape, int rank,
     launch<Reduction::Sum>(input, out, plan, divisor);
 }
 
+
+//===--- allFinite: the GPU's checkTrainStep -------------------------------===//
+
+namespace {
+/// Sets *found where an element is a NaN or an infinity.
+__global__ void findNonFinite(const float *values, int64_t count, int *found) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x)
+    if (!isfinite(values[i]))
+      *found = 1;
+}
+} // namespace
+
+bool allFinite(const float *values, int64_t count) {
+  // One flag for the process, and its pinned host copy: the call is
+  // synchronous, made op by op after a diverged step only.
+  static int *found = nullptr, *host = nullptr;
+  if (!found && (!TGC_CUDA_CHECK(cudaMalloc(&found, sizeof(int))) ||
+                 !TGC_CUDA_CHECK(cudaMallocHost(&host, sizeof(int))))) {
+    found = nullptr;
+    return true; // the failure is kept: the caller reports it, not an op
+  }
+  if (count <= 0)
+    return true;
+  *host = 0;
+  TGC_CUDA_CHECK(cudaMemsetAsync(found, 0, sizeof(int), stream()));
+  findNonFinite<<<blocksFor(count), kThreads, 0, stream()>>>(values, count,
+                                                             found);
+  TGC_CUDA_CHECK_LAUNCH();
+  TGC_CUDA_CHECK(cudaMemcpyAsync(host, found, sizeof(int),
+                                 cudaMemcpyDeviceToHost, stream()));
+  return !TGC_CUDA_CHECK(cudaStreamSynchronize(stream())) || *host == 0;
+}
+
 } // namespace tgc::cuda

@@ -53,11 +53,12 @@ bool CompiledStepBackend::runStep(const Batch &batch, const StepInput &input,
 void CompiledStepBackend::explainNonFinite(const Batch &batch,
                                            const StepInput &input) {
   long long step = static_cast<long long>(input.step);
+  // A GPU's state is on the device (its optimizer, as the CPU's, made no
+  // update from a non-finite gradient norm).
   if (model.device) {
-    std::fprintf(stderr, "note: a GPU program cannot re-run step %lld op "
-                         "by op; its CPU build (tgc without --target=cuda) "
-                         "can\n", step);
-    return;
+    model.device->download(memory.state());
+    if (!deviceOk("reading the state after step " + std::to_string(step)))
+      return;
   }
   if (const char *variable = memory.firstNonFinite()) {
     std::fprintf(stderr,
@@ -72,7 +73,10 @@ void CompiledStepBackend::explainNonFinite(const Batch &batch,
     return;
   StepFrame frame = frameOf(batch, input);
   frame.allReduceSum = nullptr; // this process's own values, alone
-  if (const char *op = bucket->checkStep(frame))
+  const char *op = bucket->checkStep(frame);
+  if (!deviceOk("re-running step " + std::to_string(step) + " op by op"))
+    return;
+  if (op)
     std::fprintf(stderr, "note: the first NaN or infinity of step %lld comes "
                          "from %s\n", step, op);
   else

@@ -1,15 +1,17 @@
 //===- TensorTest.cpp - CUDA data-movement kernels against the CPU --------===//
 //
 // runtime/kernels/cuda/Tensor.cu and Reduce.cu: transpose, broadcast,
-// reduce, embedding and its gradient, slices and gathers and their
+// reduce (and allFinite), embedding and its gradient, slices and gathers and their
 // gradients, the positional and rotary encodings, the masks, and the
 // decoder's cache updates (storeSlice, reorderCaches). Helpers and the error measure:
 // KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
+#include "runtime/program/CompiledStep.h"
 #include "runtime/program/cuda/DeviceStep.h"
 
+#include <limits>
 #include <utility>
 
 namespace tgc::test {
@@ -102,6 +104,30 @@ TEST_F(CudaKernels, Reduce) {
                   out.read(), expected,
                   reduction.kind == runtime::Reduction::Max ? 0.0 : 1e-6);
     }
+}
+
+// The GPU's checkTrainStep: runtime::allFinite's answer on device memory,
+// wherever the NaN or the infinity is (the last element of a grid-stride
+// loop's last block too).
+TEST_F(CudaKernels, AllFinite) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  for (int64_t count : {int64_t{1}, int64_t{257}, int64_t{3000000}}) {
+    std::vector<float> values = uniform(count, 21);
+    for (int64_t at : {int64_t{0}, count / 2, count - 1})
+      for (float bad : {nan, inf, -inf}) {
+        std::vector<float> spoiled = values;
+        spoiled[at] = bad;
+        DeviceArray<float> device(spoiled);
+        EXPECT_EQ(cuda::allFinite(device.get(), count),
+                  runtime::allFinite(spoiled.data(), count))
+            << count << " floats, " << bad << " at " << at;
+        EXPECT_FALSE(cuda::allFinite(device.get(), count));
+      }
+    DeviceArray<float> clean(values);
+    EXPECT_TRUE(cuda::allFinite(clean.get(), count)) << count << " floats";
+  }
+  EXPECT_TRUE(cuda::allFinite(nullptr, 0));
 }
 
 TEST_F(CudaKernels, Embedding) {
