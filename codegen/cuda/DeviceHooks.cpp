@@ -58,7 +58,9 @@ void CudaTarget::writeDeviceHooks(const ProgramSizes &sizes,
      << "const DeviceHooks kDevice = {&openDevice, &uploadState, "
         "&downloadState,\n                              "
         "&cuda::reorderCaches, &cuda::allReduceSum,\n                              "
-        "&cuda::setFusedAttention, &cuda::startKernelProfile};\n\n";
+        "&cuda::setFusedAttention, &cuda::startKernelProfile,\n"
+        "                              "
+        "&cuda::beginProfiledStep, &cuda::endProfiledStep};\n\n";
 }
 
 } // namespace tgc::cpp

@@ -172,6 +172,10 @@ struct DeviceHooks {
   /// profileStep into `sink` (CUPTI: runtime/program/cuda/KernelProfile.h);
   /// false with the reason when it cannot.
   bool (*startProfile)(KernelTimes *sink, std::string &why) = nullptr;
+  /// Around a step run as usual (--profile with --cuda-graphs: replayed),
+  /// whose device work is recorded whole, no op's time (seconds null).
+  void (*beginProfiledStep)(double *seconds) = nullptr;
+  void (*endProfiledStep)() = nullptr;
 };
 
 /// Whether a GPU model's device has failed: true with `why` (the first CUDA

@@ -229,10 +229,11 @@ if want 6; then
 fi
 
 if want 6p; then
-  say "6p. where base bf16's step goes: --profile, op by op, with and without --fused-attention"
-  for fused in "" --fused-attention; do
-    name=profile-base-bf16${fused:+-fused}
-    limit 240 "$bin/base_bf16" --task reverse --steps 6 --log-every 6 --eval-sentences 0 --profile $fused \
+  say "6p. where base bf16's step goes: --profile op by op, with --fused-attention, and replayed (graphs)"
+  for flags in "" "--fused-attention" "--fused-attention --cuda-graphs"; do
+    name=profile-base-bf16$(echo "$flags" | tr -d ' ' | sed 's/--/-/g')
+    # shellcheck disable=SC2086 # the flags are words
+    limit 240 "$bin/base_bf16" --task reverse --steps 6 --log-every 6 --eval-sentences 0 --profile $flags \
       --checkpoint "$work/$name.ckpt" > "$results/$name.txt" 2>&1
     code=$?
     cat "$results/$name.txt"

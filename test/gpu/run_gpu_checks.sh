@@ -44,8 +44,8 @@
 #    scaled_dot_product_attention, and fused Adam; then torch.compile; bf16
 #    under autocast): ms/step, tokens/s, MFU against the GEMM peaks measured
 #    in the same run, peak device memory, launches per step, the targets;
-#    then where base bf16's step goes: --profile, with and without
-#    --fused-attention;
+#    then where base bf16's step goes: --profile op by op, with
+#    --fused-attention, and replayed as graphs (the device's busy share);
 # 7. the model files of models/examples (GPT-2, LLaMA, the prefix LM and the
 #    pre-LN Transformer, tiny): the GPU step against the CPU step (3 steps of
 #    a task, fp32 and bf16; bf16 also with --fused-attention), and a GPT
@@ -223,6 +223,8 @@ for preset in base big; do
 done
 python3 bench/gpu.py --programs "$work" --rows base
 python3 bench/gpu.py --programs "$work" --rows big --precisions bf16
-for fused in "" --fused-attention; do
-  on_gpu "$work/base_bf16" --task reverse --steps 6 --log-every 6 --eval-sentences 0 --profile $fused --checkpoint "$work/profiled_base.ckpt"
+for flags in "" "--fused-attention" "--fused-attention --cuda-graphs"; do
+  rm -f "$work"/profiled_base.ckpt*
+  # shellcheck disable=SC2086 # the flags are words
+  on_gpu "$work/base_bf16" --task reverse --steps 6 --log-every 6 --eval-sentences 0 --profile $flags --checkpoint "$work/profiled_base.ckpt"
 done

@@ -38,7 +38,9 @@ bool CompiledStepBackend::runStep(const Batch &batch, const StepInput &input,
   if (!bucket)
     return false;
   StepFrame frame = frameOf(batch, input);
-  if (profile)
+  if (profile && profileWhole)
+    profile->runWhole(*bucket, frame);
+  else if (profile)
     profile->run(*bucket, frame);
   else
     bucket->trainStep(frame);

@@ -29,8 +29,10 @@ bool deviceOk(const std::string &when);
 struct CompiledStepBackend final : StepBackend {
   const CompiledModel &model;
   ModelState &memory;
-  /// --profile: steps run through it, op by op with the clock.
+  /// --profile: steps run through it, op by op with the clock; with
+  /// `profileWhole` (a GPU program's --cuda-graphs) as usual, recorded whole.
   StepProfile *profile = nullptr;
+  bool profileWhole = false;
   /// Data-parallel runs: what the step's gradients and tokens are summed
   /// with, and the sharded optimizer that sums and applies them.
   decltype(StepFrame::allReduceSum) allReduceSum = nullptr;

@@ -30,6 +30,19 @@ double milliseconds(uint64_t nanoseconds) {
   return static_cast<double>(nanoseconds) / 1e6;
 }
 
+/// The median of `values` in milliseconds (the mean of the middle two of
+/// an even count), 0 for none.
+double medianMs(std::vector<uint64_t> values) {
+  if (values.empty())
+    return 0.0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  double sum = milliseconds(values[middle]);
+  if (values.size() % 2 == 0)
+    return (sum + milliseconds(values[middle - 1])) / 2;
+  return sum;
+}
+
 } // namespace
 
 void KernelTimes::addStep(uint64_t begin, uint64_t end,
@@ -51,8 +64,8 @@ void KernelTimes::addStep(uint64_t begin, uint64_t end,
     intervals.emplace_back(w.start, w.end);
   }
   if (stepCount++ > 0 && end > begin) {
-    laterSpan += end - begin;
-    laterBusy += coveredNanoseconds(std::move(intervals), begin, end);
+    laterSpans.push_back(end - begin);
+    laterBusy.push_back(coveredNanoseconds(std::move(intervals), begin, end));
   }
 }
 
@@ -64,13 +77,9 @@ double KernelTimes::kernelMsPerStep() const {
   return stepCount ? milliseconds(kernels.nanoseconds) / stepCount : 0.0;
 }
 
-double KernelTimes::spanMsPerStep() const {
-  return stepCount > 1 ? milliseconds(laterSpan) / (stepCount - 1) : 0.0;
-}
+double KernelTimes::spanMsPerStep() const { return medianMs(laterSpans); }
 
-double KernelTimes::busyMsPerStep() const {
-  return stepCount > 1 ? milliseconds(laterBusy) / (stepCount - 1) : 0.0;
-}
+double KernelTimes::busyMsPerStep() const { return medianMs(laterBusy); }
 
 std::string KernelTimes::shortName(const std::string &name) {
   std::string text = name;
@@ -117,12 +126,12 @@ void KernelTimes::print(std::FILE *out) const {
                milliseconds(copies.nanoseconds) / stepCount,
                static_cast<double>(memsets.launches) / stepCount,
                milliseconds(memsets.nanoseconds) / stepCount);
-  if (stepCount > 1) {
+  if (!laterSpans.empty()) {
     double span = spanMsPerStep(), busy = busyMsPerStep();
     std::fprintf(out,
-                 "steps after the first: %.3f ms a step from its start to its "
-                 "loss on the host, the device busy %.3f ms (%.1f%%); the "
-                 "other %.3f ms are launch gaps and host work\n",
+                 "steps after the first (medians): %.3f ms a step from its "
+                 "start to its loss on the host, the device busy %.3f ms "
+                 "(%.1f%%); the other %.3f ms are launch gaps and host work\n",
                  span, busy, span > 0 ? 100.0 * busy / span : 0.0, span - busy);
   }
   std::vector<std::pair<std::string, Totals>> sorted(byName.begin(),

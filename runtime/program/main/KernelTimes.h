@@ -43,8 +43,9 @@ public:
   /// Per step, over every step.
   double kernelsPerStep() const;
   double kernelMsPerStep() const;
-  /// Per step, over the steps after the first (the first also creates the
-  /// libraries' handles and loads their kernels): the step's span, and the
+  /// The medians over the steps after the first (the first also creates
+  /// the libraries' handles and loads their kernels; a median also leaves
+  /// out the step that captures a CUDA graph): the step's span, and the
   /// part of it with device work running (the union of the intervals).
   double spanMsPerStep() const;
   double busyMsPerStep() const;
@@ -63,7 +64,7 @@ private:
   };
   int64_t stepCount = 0;
   Totals kernels, copies, memsets;
-  uint64_t laterSpan = 0, laterBusy = 0; // the steps after the first
+  std::vector<uint64_t> laterSpans, laterBusy; // the steps after the first
   std::map<std::string, Totals> byName;
 };
 

@@ -163,9 +163,13 @@ StepProfile *Run::startProfile(std::optional<StepProfile> &profile) {
     profile.reset();
     return nullptr;
   }
-  std::printf("note: --profile runs a GPU program's steps op by op%s, and "
-              "times each op by its kernels as the device ran them\n",
-              options.cudaGraphs ? " (not as a CUDA graph)" : "");
+  if (options.cudaGraphs)
+    std::printf("note: --profile with --cuda-graphs records the replayed "
+                "steps' kernels whole, not each op's time (that is --profile "
+                "alone)\n");
+  else
+    std::printf("note: --profile runs a GPU program's steps op by op and "
+                "times each op by its kernels as the device ran them\n");
   return &*profile;
 }
 
@@ -187,6 +191,7 @@ int Run::train() {
   std::optional<StepProfile> profile;
   if (options.profile)
     backend.profile = startProfile(profile);
+  backend.profileWhole = backend.profile && model.device && options.cudaGraphs;
   TrainingLoop loop{backend};
   loop.batch = [this](uint32_t seed, uint64_t index) {
     return group ? data.share(seed, index, group->rank(), group->size())

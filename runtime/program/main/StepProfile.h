@@ -12,7 +12,9 @@
 // nanoseconds per op. On a GPU it is the time of the kernels, copies and
 // memsets the op launched, as the device ran them (runtime/program/cuda/
 // KernelProfile.h), op by op (no CUDA graph); `kernels()` then also gets
-// every step's device work, printed after the ops (KernelTimes.h).
+// every step's device work, printed after the ops (KernelTimes.h). With
+// --cuda-graphs the steps are replayed graphs, recorded whole: the kernels'
+// section without the ops' table, to set against an op-by-op profile.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_PROGRAM_STEPPROFILE_H
@@ -33,6 +35,9 @@ public:
   /// Runs one step of `bucket` (which must have a profileStep) and adds its
   /// ops' times.
   void run(const CompiledBucket &bucket, StepFrame &frame);
+  /// A GPU program's step run as usual (--cuda-graphs: replayed as one
+  /// graph), its device work recorded whole: no op's time.
+  void runWhole(const CompiledBucket &bucket, StepFrame &frame);
 
   void print(std::FILE *out) const;
 
@@ -44,6 +49,7 @@ private:
   /// Per bucket: seconds per op (the bucket's stepOps order), and steps.
   std::vector<std::vector<double>> seconds;
   std::vector<int64_t> steps;
+  int64_t wholeSteps = 0;
   /// The process's minor page faults at the end of the last profiled step,
   /// and those of each step after the first.
   long faultsSoFar = -1;

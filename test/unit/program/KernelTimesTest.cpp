@@ -1,8 +1,8 @@
 // The arithmetic of a GPU program's --profile (runtime/program/main/
 // KernelTimes.h) on hand-made device records: launches and kernel time per
 // step, the device's busy time as the union of its work within the step,
-// the first step left out of the span, kernels' names made short, and the
-// printed section.
+// the first step left out of the span and the medians of the others,
+// kernels' names made short, and the printed section.
 #include "runtime/program/main/KernelTimes.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,23 @@ TEST(KernelTimes, BusyIsTheUnionOfTheWorkWithinTheStep) {
   EXPECT_DOUBLE_EQ(times.spanMsPerStep(), 0.100);
   // 10..40 (the kernels overlap), 50..60, 95..100 (the copy, clipped).
   EXPECT_DOUBLE_EQ(times.busyMsPerStep(), 0.045);
+}
+
+// The step that captures a CUDA graph (or any one slow step) does not
+// move the medians.
+TEST(KernelTimes, SpanAndBusyAreMediansOfTheLaterSteps) {
+  KernelTimes times;
+  const uint64_t spans[] = {900, 100, 5000, 120, 110};
+  uint64_t at = 0;
+  for (uint64_t span : spans) {
+    times.addStep(at, at + span * kUs,
+                  {{DeviceWork::Kernel, "k", at, at + span / 2 * kUs}});
+    at += 10000 * kUs;
+  }
+  // Later spans 100, 5000, 120, 110: the middle two are 110 and 120.
+  EXPECT_DOUBLE_EQ(times.spanMsPerStep(), 0.115);
+  // Busy is half of each span: 50, 2500, 60, 55.
+  EXPECT_DOUBLE_EQ(times.busyMsPerStep(), 0.0575);
 }
 
 TEST(KernelTimes, OneStepHasNoSpan) {
@@ -85,8 +102,9 @@ TEST(KernelTimes, PrintsTheStepAndTheCostliestKernelsFirst) {
                       "kernels a step"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("0.100 ms a step from its start to its loss on the "
-                      "host, the device busy 0.050 ms (50.0%)"),
+  EXPECT_NE(text.find("steps after the first (medians): 0.100 ms a step "
+                      "from its start to its loss on the host, the device "
+                      "busy 0.050 ms (50.0%)"),
             std::string::npos)
       << text;
   size_t large = text.find("     0.040   80.0%       1.0  large");
