@@ -70,6 +70,12 @@ void *openCupti() {
   return nullptr;
 }
 
+/// dlopen's or dlsym's last message ("" when it has none).
+std::string loaderError() {
+  const char *message = dlerror();
+  return message ? message : "";
+}
+
 template <typename Function>
 bool resolve(void *library, const char *symbol, Function &function) {
   function = reinterpret_cast<Function>(dlsym(library, symbol));
@@ -162,7 +168,7 @@ bool startKernelProfile(runtime::KernelTimes *times, std::string &why) {
   if (!library) {
     why = "cannot load CUPTI (libcupti.so." +
           std::to_string(CUDART_VERSION / 1000) +
-          ", CUDA's profiling library): " + dlerror();
+          ", CUDA's profiling library): " + loaderError();
     return false;
   }
   if (!resolve(library, "cuptiActivityRegisterCallbacks", cupti.registerCallbacks) ||
@@ -173,7 +179,7 @@ bool startKernelProfile(runtime::KernelTimes *times, std::string &why) {
       !resolve(library, "cuptiActivityPopExternalCorrelationId", cupti.pop) ||
       !resolve(library, "cuptiGetTimestamp", cupti.timestamp) ||
       !resolve(library, "cuptiGetResultString", cupti.resultString)) {
-    why = std::string("CUPTI lacks a function this program calls: ") + dlerror();
+    why = "CUPTI lacks a function this program calls: " + loaderError();
     return false;
   }
   if (!succeeded(cupti.registerCallbacks(&bufferRequested, &bufferCompleted),
