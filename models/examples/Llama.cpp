@@ -11,7 +11,9 @@
 //   tgc --model-file Llama.cpp --preset tiny -o train_llama
 //   ./train_llama --train-data lm.tok --valid-data valid.tok
 //
-// Presets: tiny (tests), small (CPU runs).
+// Presets: tiny (tests), small (CPU runs), tiny-gqa (grouped-query
+// attention as LLaMA 2 70B and LLaMA 3 have it: 4 query heads share 2 key
+// and value heads).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/ModelRegistry.h"
@@ -31,13 +33,18 @@ struct Config {
   int64_t vocab, dModel, heads, layers, hidden, context, batch;
   double weightDecay, peakLr;
   int64_t warmup;
+  /// Key and value heads, a divisor of `heads`: each serves heads / kvHeads
+  /// query heads (grouped-query attention); heads: multi-head attention.
+  int64_t kvHeads;
 };
 
 std::optional<Config> preset(llvm::StringRef name) {
   if (name == "tiny")
-    return Config{16, 32, 4, 2, 64, 16, 8, 0.1, 3e-3, 20};
+    return Config{16, 32, 4, 2, 64, 16, 8, 0.1, 3e-3, 20, 4};
+  if (name == "tiny-gqa")
+    return Config{16, 32, 4, 2, 64, 16, 8, 0.1, 3e-3, 20, 2};
   if (name == "small") // LLaMA's hidden size: 2/3 of 4d, to a multiple of 64
-    return Config{1024, 256, 4, 4, 704, 128, 16, 0.1, 1e-3, 200};
+    return Config{1024, 256, 4, 4, 704, 128, 16, 0.1, 1e-3, 200, 4};
   return std::nullopt;
 }
 
@@ -90,17 +97,30 @@ private:
     return matmul(gate * up, weight("w2", c.hidden, c.dModel));
   }
 
-  /// [B, T, d] -> [B, h, T, d / h]
-  Tensor splitHeads(Tensor x) {
-    return transpose(reshape(x, {c.batch, c.context, c.heads, c.dModel / c.heads}),
+  /// [B, T, n * d / h] -> [B, n, T, d / h]
+  Tensor splitHeads(Tensor x, int64_t n) {
+    return transpose(reshape(x, {c.batch, c.context, n, c.dModel / c.heads}),
                      {0, 2, 1, 3});
+  }
+
+  /// [B, kvHeads, T, w] -> [B, heads, T, w]: each key or value head serves
+  /// its group of query heads (a broadcast, whose gradient sums the group's).
+  Tensor repeatHeads(Tensor x) {
+    if (c.kvHeads == c.heads)
+      return x;
+    const int64_t group = c.heads / c.kvHeads, width = c.dModel / c.heads;
+    Tensor grouped = reshape(x, {c.batch, c.kvHeads, 1, c.context, width});
+    return reshape(broadcastTo(grouped, {c.batch, c.kvHeads, group, c.context, width}),
+                   {c.batch, c.heads, c.context, width});
   }
 
   Tensor attention(Tensor x, Tensor causal) {
     auto scope = b.scope("attention");
-    Tensor q = rotary(splitHeads(matmul(x, weight("wq", c.dModel, c.dModel))));
-    Tensor k = rotary(splitHeads(matmul(x, weight("wk", c.dModel, c.dModel))));
-    Tensor v = splitHeads(matmul(x, weight("wv", c.dModel, c.dModel)));
+    const int64_t kvWidth = c.kvHeads * (c.dModel / c.heads);
+    Tensor q = rotary(splitHeads(matmul(x, weight("wq", c.dModel, c.dModel)), c.heads));
+    Tensor k = repeatHeads(
+        rotary(splitHeads(matmul(x, weight("wk", c.dModel, kvWidth)), c.kvHeads)));
+    Tensor v = repeatHeads(splitHeads(matmul(x, weight("wv", c.dModel, kvWidth)), c.kvHeads));
     Tensor scores =
         matmul(q, k, /*transposeB=*/true) / std::sqrt(double(c.dModel / c.heads)) +
         causal;
@@ -120,7 +140,7 @@ buildModel(mlir::MLIRContext &context, const ModelOptions &options) {
   std::optional<Config> config = preset(options.preset);
   if (!config) {
     error() << "llama has no preset '" << options.preset
-            << "' (presets: tiny, small)";
+            << "' (presets: tiny, tiny-gqa, small)";
     return mlir::failure();
   }
   if (!options.configFile.empty()) {
@@ -142,8 +162,8 @@ buildModel(mlir::MLIRContext &context, const ModelOptions &options) {
 
 TGC_REGISTER_MODEL({"llama",
                     "LLaMA-style language model: RMSNorm, SwiGLU, rotary "
-                    "positions, no biases, untied output, AdamW with cosine "
-                    "decay",
-                    {"tiny", "small"},
+                    "positions, grouped-query attention (tiny-gqa), no "
+                    "biases, untied output, AdamW with cosine decay",
+                    {"tiny", "tiny-gqa", "small"},
                     "tiny",
                     buildModel});
