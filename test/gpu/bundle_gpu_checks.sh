@@ -97,13 +97,16 @@ $cpu/cpu --steps 6 --eval-sentences 0 --task reverse --seed 5 --loss-log $cpu/cp
 tail -n 3 $cpu/cpu6.loss > $bundle/cpu6-last.loss
 
 say "step 7: the model files' GPU programs and CPU halves"
-for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
+# FILE or FILE@PRESET (the file's default preset otherwise).
+for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer; do
+  file=models/examples/${model%@*}.cpp
+  preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
-    lm=${model}_$precision
-    $tgc --model-file models/examples/$model.cpp --precision=$precision -o $cpu/${lm}_cpu 2>/dev/null
-    $tgc --model-file models/examples/$model.cpp --precision=$precision "${gpu[@]}" -o $bundle/bin/${lm}_gpu 2>/dev/null
-    $cpu/${lm}_cpu "${common[@]}" --loss-log $bundle/${lm}_cpu.loss --dump-params $bundle/${lm}_cpu.params \
-      --checkpoint $cpu/${lm}_cpu.ckpt
+    lm=${model/@/_}_$precision
+    $tgc --model-file "$file" "${preset[@]}" --precision=$precision -o "$cpu/${lm}_cpu" 2>/dev/null
+    $tgc --model-file "$file" "${preset[@]}" --precision=$precision "${gpu[@]}" -o "$bundle/bin/${lm}_gpu" 2>/dev/null
+    "$cpu/${lm}_cpu" "${common[@]}" --loss-log "$bundle/${lm}_cpu.loss" --dump-params "$bundle/${lm}_cpu.params" \
+      --checkpoint "$cpu/${lm}_cpu.ckpt"
   done
 done
 

@@ -194,10 +194,10 @@ if want 5; then
 fi
 
 if want 7; then
-  say "7. the model files (GPT-2, LLaMA, prefix LM, pre-LN Transformer): GPU step vs CPU step"
-  for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
+  say "7. the model files (GPT-2, LLaMA with and without grouped-query attention, prefix LM, pre-LN Transformer): GPU step vs CPU step"
+  for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer; do
     for precision in fp32 bf16; do
-      lm=${model}_$precision
+      lm=${model/@/_}_$precision
       limit 120 "$bin/${lm}_gpu" "${common[@]}" --loss-log "$work/${lm}_gpu.loss" --dump-params "$work/${lm}_gpu.params" \
         --checkpoint "$work/${lm}_gpu.ckpt"
       if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi

@@ -178,11 +178,14 @@ done
 echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
 
 say "7. the model files on the GPU: GPU step vs CPU step; a GPT generating"
-for model in Gpt2 Llama DecoderOnlyLm PreLnTransformer; do
+# FILE or FILE@PRESET (the file's default preset otherwise).
+for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer; do
+  file=models/examples/${model%@*}.cpp
+  preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
-    lm=$work/${model}_$precision
-    $tgc --model-file models/examples/$model.cpp --precision=$precision -o "${lm}_cpu" 2>/dev/null
-    $tgc --model-file models/examples/$model.cpp --precision=$precision --target=cuda -o "${lm}_gpu" 2>/dev/null
+    lm=$work/${model/@/_}_$precision
+    $tgc --model-file "$file" "${preset[@]}" --precision=$precision -o "${lm}_cpu" 2>/dev/null
+    $tgc --model-file "$file" "${preset[@]}" --precision=$precision --target=cuda -o "${lm}_gpu" 2>/dev/null
     for side in cpu gpu; do
       on_gpu "${lm}_$side" "${common[@]}" --loss-log "${lm}_$side.loss" --dump-params "${lm}_$side.params" --checkpoint "${lm}_$side.ckpt"
     done
