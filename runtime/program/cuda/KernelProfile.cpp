@@ -47,7 +47,12 @@ bool opPushed = false;
 /// endProfiledStep.
 std::mutex recordsMutex;
 std::vector<Launched> launched;
-std::unordered_map<uint32_t, uint64_t> opOfCall; // correlation -> op + 1
+std::unordered_map<uint32_t, uint64_t> opOfCall;  // correlation -> op + 1
+std::unordered_map<uint32_t, uint64_t> callStart; // correlation -> host time
+
+/// The host's op marks of the step: the op of an API call that has no
+/// external correlation record, by its host time.
+runtime::OpMarks opMarks;
 
 /// libcupti of this CUDA major version: by the loader's search path, then
 /// beside the CUDA runtime this program uses (the toolkit's lib64 and
@@ -148,7 +153,13 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *buffer, size_t,
         opOfCall[external->correlationId] = external->externalId;
       break;
     }
-    default: // the API calls' own records: only their correlation matters
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      auto *call = reinterpret_cast<const CUpti_ActivityAPI *>(record);
+      callStart[call->correlationId] = call->start;
+      break;
+    }
+    default:
       break;
     }
   }
@@ -196,8 +207,9 @@ bool startKernelProfile(runtime::KernelTimes *times, std::string &why) {
         CUPTI_ACTIVITY_KIND_MEMSET})
     if (!enable(kind, why))
       return false;
-  // The API calls' records carry the external correlation ids (the ops).
-  // Without them the kernels are still recorded, only no op's time.
+  // The API calls' records carry the external correlation ids (the ops),
+  // and their host times (the ops by the marks, where no id came). Without
+  // them the kernels are still recorded, only no op's time.
   std::string apiFailure;
   for (CUpti_ActivityKind kind :
        {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
@@ -228,7 +240,9 @@ void beginProfiledStep(double *seconds) {
     std::lock_guard<std::mutex> lock(recordsMutex);
     launched.clear();
     opOfCall.clear();
+    callStart.clear();
   }
+  opMarks.clear();
   opSeconds = seconds;
   if (!succeeded(cupti.timestamp(&stepBegin), "cuptiGetTimestamp", why))
     stopRecording(why);
@@ -244,6 +258,10 @@ void profileOp(int op) {
                  "cuptiActivityPopExternalCorrelationId", why))
     return stopRecording(why);
   opPushed = false;
+  uint64_t now = 0;
+  if (!succeeded(cupti.timestamp(&now), "cuptiGetTimestamp", why))
+    return stopRecording(why);
+  opMarks.mark(now, op);
   if (op < 0)
     return;
   if (!succeeded(cupti.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
@@ -265,19 +283,28 @@ void endProfiledStep() {
       !flush(why))
     return stopRecording(why);
   std::vector<Launched> step;
-  std::unordered_map<uint32_t, uint64_t> ops;
+  std::unordered_map<uint32_t, uint64_t> ops, starts;
   {
     std::lock_guard<std::mutex> lock(recordsMutex);
     step.swap(launched);
     ops.swap(opOfCall);
+    starts.swap(callStart);
   }
+  // The op of a piece of work: its launch's external correlation id, else
+  // the op the host was in when it made the launching call.
+  auto opOf = [&](uint32_t correlation) {
+    if (auto op = ops.find(correlation); op != ops.end())
+      return static_cast<int>(op->second) - 1;
+    if (auto start = starts.find(correlation); start != starts.end())
+      return opMarks.opAt(start->second);
+    return -1;
+  };
   std::vector<runtime::DeviceWork> work;
   work.reserve(step.size());
   for (Launched &l : step) {
-    auto op = ops.find(l.correlation);
-    if (op != ops.end() && opSeconds && op->second > 0)
-      opSeconds[op->second - 1] +=
-          static_cast<double>(l.work.end - l.work.start) / 1e9;
+    int op = opSeconds ? opOf(l.correlation) : -1;
+    if (op >= 0)
+      opSeconds[op] += static_cast<double>(l.work.end - l.work.start) / 1e9;
     work.push_back(std::move(l.work));
   }
   sink->addStep(stepBegin, stepEnd, work);

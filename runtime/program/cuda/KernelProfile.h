@@ -4,7 +4,8 @@
 // copy and memset, with the device's start and end) for the steps that
 // run through the generated profileTrainStep, which runs the ops one by
 // one and marks each (profileOp): the time of an op is that of the work it
-// launched, cuBLAS's included (CUPTI's external correlation ids). The
+// launched, cuBLAS's included (CUPTI's external correlation ids, else the
+// host time of the launching call against the ops' marks: OpMarks). The
 // records of each step go to runtime/program/main/KernelTimes.h.
 //
 // CUPTI (libcupti, part of the CUDA toolkit) is loaded when profiling

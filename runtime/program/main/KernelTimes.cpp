@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <utility>
 
 namespace tgc::runtime {
@@ -44,6 +45,13 @@ double medianMs(std::vector<uint64_t> values) {
 }
 
 } // namespace
+
+int OpMarks::opAt(uint64_t time) const {
+  auto after = std::upper_bound(
+      marks.begin(), marks.end(), time,
+      [](uint64_t t, const std::pair<uint64_t, int> &m) { return t < m.first; });
+  return after == marks.begin() ? -1 : std::prev(after)->second;
+}
 
 void KernelTimes::addStep(uint64_t begin, uint64_t end,
                           const std::vector<DeviceWork> &work) {

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tgc::runtime {
@@ -30,6 +31,22 @@ struct DeviceWork {
   /// and memsets, which are counted together.
   std::string name;
   uint64_t start, end; ///< nanoseconds, start <= end
+};
+
+/// Which op of a profiled step the host was running at a time: the marks
+/// it made before each op (and -1 after the last), in time order. A record
+/// of the API call that launched some work gives that call's host time,
+/// and so the op, where CUPTI gives no external correlation for it.
+class OpMarks {
+public:
+  void clear() { marks.clear(); }
+  void mark(uint64_t time, int op) { marks.push_back({time, op}); }
+  /// The op marked last at or before `time`: -1 before the first mark, or
+  /// after a -1.
+  int opAt(uint64_t time) const;
+
+private:
+  std::vector<std::pair<uint64_t, int>> marks;
 };
 
 class KernelTimes {

@@ -2,7 +2,8 @@
 // KernelTimes.h) on hand-made device records: launches and kernel time per
 // step, the device's busy time as the union of its work within the step,
 // the first step left out of the span and the medians of the others,
-// kernels' names made short, and the printed section.
+// kernels' names made short, the printed section; and which op an API
+// call's host time falls in (OpMarks).
 #include "runtime/program/main/KernelTimes.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,24 @@ TEST(KernelTimes, PrintsTheStepAndTheCostliestKernelsFirst) {
   ASSERT_NE(large, std::string::npos) << text;
   ASSERT_NE(small, std::string::npos) << text;
   EXPECT_LT(large, small);
+}
+
+// An API call's host time gives its op: the last mark at or before it.
+TEST(OpMarks, GiveTheOpTheHostWasIn) {
+  OpMarks marks;
+  marks.mark(10, 0);
+  marks.mark(20, 1);
+  marks.mark(20, 2); // an op that launched nothing
+  marks.mark(30, -1);
+  EXPECT_EQ(marks.opAt(5), -1); // before the step's first op: the upload
+  EXPECT_EQ(marks.opAt(10), 0);
+  EXPECT_EQ(marks.opAt(19), 0);
+  EXPECT_EQ(marks.opAt(20), 2);
+  EXPECT_EQ(marks.opAt(29), 2);
+  EXPECT_EQ(marks.opAt(30), -1); // the finish
+  EXPECT_EQ(marks.opAt(1000), -1);
+  marks.clear();
+  EXPECT_EQ(marks.opAt(15), -1);
 }
 
 TEST(KernelTimes, SaysWhenNoStepWasRecorded) {
