@@ -13,7 +13,6 @@
 #include "codegen/lowering/EmitContext.h"
 #include "codegen/lowering/FiniteChecks.h"
 
-#include "ir/TgLocations.h"
 #include "ir/TgOps.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -145,6 +144,5 @@ LogicalResult CppTarget::writeEntry(const EntryFunction &entry,
   os << "}\n\n";
   return success();
 }
-
 
 } // namespace tgc::cpp

@@ -108,13 +108,20 @@ LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
   for (const OpCall &call : calls.drop_front(last))
     os << "  " << call.function << "(f);\n";
   os << "}\n\n";
+  FailureOr<llvm::StringMap<FiniteCheck>> checks =
+      noteFiniteChecks(entry, context, "kernels::allFinite");
+  if (failed(checks))
+    return failure();
   // --profile: the same calls, the ops one by one (no CUDA graph), each
   // marked, so that the device's records give each op its kernels' time.
   ArrayRef<OpCall> ops = calls.slice(first, last - first);
   os << "// " << entry.name << "'s ops in order, for --profile: kind, what.\n"
      << "const StepOp kTrainStepOps[] = {\n";
-  for (const OpCall &call : ops)
-    os << "    " << (call.op ? stepOpRow(call.op) : kStepResultsRow) << ",\n";
+  for (const OpCall &call : ops) {
+    auto check = checks->find(call.function);
+    os << "    " << (check == checks->end() ? kStepResultsRow : check->second.row)
+       << ",\n";
+  }
   os << "};\n\n"
      << "// " << entry.name
      << ", adding the time of the device's work of each op to seconds[i]\n"
@@ -131,10 +138,6 @@ LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
   os << "  cuda::endProfiledStep();\n}\n\n";
   // After a non-finite loss: the ops again, each one's results checked on
   // the device (the optimizer, which left the state as it was, skipped).
-  FailureOr<llvm::StringMap<FiniteCheck>> checks =
-      noteFiniteChecks(entry, context, "kernels::allFinite");
-  if (failed(checks))
-    return failure();
   writeCheckingStep(entry, *checks, os);
   return success();
 }

@@ -188,7 +188,6 @@ void reduce(const float *input, float *out, const int64_t *shape, int rank,
     launch<Reduction::Sum>(input, out, plan, divisor);
 }
 
-
 //===--- allFinite: the GPU's checkTrainStep -------------------------------===//
 
 namespace {

@@ -38,10 +38,10 @@ double medianMs(std::vector<uint64_t> values) {
     return 0.0;
   std::sort(values.begin(), values.end());
   size_t middle = values.size() / 2;
-  double sum = milliseconds(values[middle]);
+  double upper = milliseconds(values[middle]);
   if (values.size() % 2 == 0)
-    return (sum + milliseconds(values[middle - 1])) / 2;
-  return sum;
+    return (upper + milliseconds(values[middle - 1])) / 2;
+  return upper;
 }
 
 } // namespace
