@@ -299,9 +299,10 @@ def main():
             c = transformer_config.load(preset, config)
             for precision in args.precisions.split(","):
                 exe = os.path.join(args.programs, f"{preset}_{precision}")
-                variants = [("tgc", []), ("tgc graphs", ["--cuda-graphs"])]
+                variants = [("tgc", ["--cuda-graphs=false"]), ("tgc graphs", ["--cuda-graphs"])]
                 if precision == "bf16":
-                    variants += [("tgc fused attention", ["--fused-attention"]),
+                    variants += [("tgc fused attention",
+                                  ["--fused-attention", "--cuda-graphs=false"]),
                                  ("tgc fused + graphs", ["--fused-attention", "--cuda-graphs"])]
                 row = {"name": f"{preset} {precision}", "preset": preset,
                        "precision": precision, "flops": transformer_config.train_flops(c),

@@ -78,7 +78,7 @@ $tgc --model transformer --preset tiny --precision=fp32 "${gpu[@]}" -o $bundle/b
 $tgc --model transformer --preset tiny --precision=bf16 -o $cpu/cpu_bf16
 $tgc --model transformer --preset tiny --precision=bf16 "${gpu[@]}" -o $bundle/bin/gpu_bf16
 $tgc --model transformer --preset tiny --config models/configs/tiny-train.pbtxt "${gpu[@]}" -o $bundle/bin/gpu16
-$tgc --model transformer --preset tiny --config test/lit/tgc/Inputs/diverge.pbtxt "${gpu[@]}" -o $bundle/bin/diverge_gpu
+$tgc --model transformer --preset tiny --config test/gpu/diverge.pbtxt "${gpu[@]}" -o $bundle/bin/diverge_gpu
 for preset in base big; do
   for precision in fp32 bf16; do
     $tgc --model transformer --preset $preset --config bench/configs/$preset-gpu.pbtxt --precision=$precision \
@@ -97,9 +97,11 @@ $cpu/cpu --steps 6 --eval-sentences 0 --task reverse --seed 5 --loss-log $cpu/cp
 tail -n 3 $cpu/cpu6.loss > $bundle/cpu6-last.loss
 
 say "step 7: the model files' GPU programs and CPU halves"
-# FILE or FILE@PRESET (the file's default preset otherwise).
-for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer; do
+# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias is
+# the lit tests' model of learned and ALiBi score biases.
+for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias; do
   file=models/examples/${model%@*}.cpp
+  [ "$model" = ScoreBias ] && file=test/lit/model-file/Inputs/score-bias.cpp
   preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
     lm=${model/@/_}_$precision

@@ -5,7 +5,8 @@
 #   check_graph_guards.sh WORK COMPARE DIVERGE GPU GPU_BF16 CPU3_CKPT CPU6_LAST_LOSS CPU6_PARAMS
 #
 # WORK: a scratch directory; COMPARE: compare_runs.py; DIVERGE: tiny's GPU
-# program of test/lit/tgc/Inputs/diverge.pbtxt (learning rate x 1e6); GPU,
+# program of test/gpu/diverge.pbtxt (learning rate x 1e13: step 2's loss is
+# NaN, the step a graph is captured in); GPU,
 # GPU_BF16: tiny's fp32 and bf16 GPU programs; CPU3_CKPT: the CPU program's
 # checkpoint after 3 steps of reverse (seed 5), CPU6_LAST_LOSS and
 # CPU6_PARAMS: its steps 4-6 and state after 6 (what run_gpu_checks.sh's
@@ -36,11 +37,13 @@ captured() {
 rm -f "$work"/diverge_*.ckpt* "$work"/resumed_graphs.ckpt* "$work"/valid_*.ckpt*
 
 for mode in eager graphs; do
-  flags=(--log-every 1); [ $mode = graphs ] && flags+=(--cuda-graphs)
+  flags=(--log-every 1 --cuda-graphs=$([ $mode = graphs ] && echo true || echo false))
   limit "$diverge" --task reverse --steps 20 --eval-sentences 0 --checkpoint "$work/diverge_$mode.ckpt" \
     "${flags[@]}" > "$work/diverge_$mode.txt" 2>&1
   code=$?
-  grep -E '^(error:|note: the first NaN)' "$work/diverge_$mode.txt" > "$work/diverge_$mode.error"
+  # The lines both runs must share (a path names its run: the mode goes).
+  grep -E '^(error:|note: the first NaN)' "$work/diverge_$mode.txt" | sed "s/diverge_$mode/diverge_MODE/g" \
+    > "$work/diverge_$mode.error"
   echo "diverging, $mode: exit $code, $(cat "$work/diverge_$mode.error")"
   [ $code -eq 1 ] || fail "diverging, $mode: exit $code, not 1"
   grep -qE '^error: the (loss|gradient norm) is (NaN|infinite) at step [0-9]+: training stops, and nothing is saved' \
@@ -61,7 +64,7 @@ python3 "$compare" "$work/resumed_graphs.loss" "$cpu6_loss" "$work/resumed_graph
   fail "a CPU checkpoint resumed and replayed differs from the CPU's steps 4-6"
 
 for mode in eager graphs; do
-  flags=(--valid-every 2); [ $mode = graphs ] && flags+=(--cuda-graphs)
+  flags=(--valid-every 2 --cuda-graphs=$([ $mode = graphs ] && echo true || echo false))
   limit "$gpu_bf16" --task reverse --steps 4 --seed 5 --eval-sentences 0 --checkpoint "$work/valid_$mode.ckpt" \
     "${flags[@]}" > "$work/valid_$mode.txt" 2>&1
   # "valid step 2: loss 3.1586 ..." -> "2 3.1586"

@@ -176,6 +176,10 @@ struct Run {
 
   /// Trains up to --steps; returns the exit code, -1 to go on.
   int train();
+  /// Whether the steps replay as CUDA graphs: --cuda-graphs, by default on
+  /// for one process's GPU program, but for --profile alone (which times
+  /// the ops one by one).
+  bool usesCudaGraphs() const;
   /// --profile: the profile the steps run through (a GPU program's with
   /// its device's records), or null after a note when it cannot be had.
   StepProfile *startProfile(std::optional<StepProfile> &profile);

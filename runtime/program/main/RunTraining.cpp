@@ -144,6 +144,12 @@ bool Run::checkSameParameters(int64_t step) {
   return false;
 }
 
+bool Run::usesCudaGraphs() const {
+  if (!model.device || group)
+    return false;
+  return options.cudaGraphs.value_or(!options.profile);
+}
+
 StepProfile *Run::startProfile(std::optional<StepProfile> &profile) {
   if (!model.buckets[0].profileStep) {
     std::printf("note: --profile: this program was built without its "
@@ -163,7 +169,7 @@ StepProfile *Run::startProfile(std::optional<StepProfile> &profile) {
     profile.reset();
     return nullptr;
   }
-  if (options.cudaGraphs)
+  if (usesCudaGraphs())
     std::printf("note: --profile with --cuda-graphs records the replayed "
                 "steps' kernels whole, not each op's time (that is --profile "
                 "alone)\n");
@@ -182,16 +188,18 @@ int Run::train() {
     backend.allReduceSum = model.device && model.device->allReduceSum
                                ? model.device->allReduceSum
                                : allReduceHostSum;
-  backend.cudaGraphs = options.cudaGraphs;
-  if (options.cudaGraphs && !model.device)
+  backend.cudaGraphs = usesCudaGraphs();
+  // Said only when asked for: the default is quietly off where it cannot be.
+  const bool asked = options.cudaGraphs.value_or(false);
+  if (asked && !model.device)
     std::printf("note: --cuda-graphs replays the steps of GPU programs only\n");
-  else if (options.cudaGraphs && group)
+  else if (asked && group)
     std::printf("note: --cuda-graphs: a data-parallel step runs op by op "
                 "(its all-reduce reads the global tokens on the host)\n");
   std::optional<StepProfile> profile;
   if (options.profile)
     backend.profile = startProfile(profile);
-  backend.profileWhole = backend.profile && model.device && options.cudaGraphs;
+  backend.profileWhole = backend.profile && backend.cudaGraphs;
   TrainingLoop loop{backend};
   loop.batch = [this](uint32_t seed, uint64_t index) {
     return group ? data.share(seed, index, group->rank(), group->size())

@@ -80,8 +80,10 @@ const char *kUsage =
     "  --profile             time each op of the step; print the time per op\n"
     "                        kind and the costliest ones after training (a GPU\n"
     "                        program: by its kernels; and the costliest kernels)\n"
-    "  --cuda-graphs         a GPU program captures its step as one CUDA graph\n"
-    "                        and replays it (one launch a step; one process)\n"
+    "  --cuda-graphs[=false] a GPU program captures its step as one CUDA graph\n"
+    "                        and replays it (one launch a step): the default\n"
+    "                        of one process, but for --profile alone; =false\n"
+    "                        runs the ops one by one\n"
     "  --fused-attention     a GPU program's bf16 attention runs as one kernel\n"
     "                        forward and two backward (no scores in memory)\n"
     "  --shard-optimizer     under mpirun (CPU): each of the N processes "
@@ -663,9 +665,18 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       options.profile = true;
       continue;
     }
-    if (arg == "--cuda-graphs") {
+    if (arg == "--cuda-graphs" || arg == "--cuda-graphs=true") {
       options.cudaGraphs = true;
       continue;
+    }
+    if (arg == "--cuda-graphs=false") {
+      options.cudaGraphs = false;
+      continue;
+    }
+    if (arg.substr(0, 14) == "--cuda-graphs=") {
+      std::fprintf(stderr, "error: --cuda-graphs is =true or =false, not '%.*s'\n",
+                   static_cast<int>(arg.size() - 14), arg.data() + 14);
+      return false;
     }
     if (arg == "--fused-attention") {
       options.fusedAttention = true;

@@ -102,9 +102,11 @@ struct TrainOptions {
   /// --shard-optimizer: under mpirun, each process keeps Adam's moments of
   /// 1/N of the parameters (ShardedOptimizer.h).
   bool shardOptimizer = false;
-  /// --cuda-graphs: a GPU program replays its step as one CUDA graph
-  /// (runtime/program/cuda/StepGraphs.h).
-  bool cudaGraphs = false;
+  /// --cuda-graphs[=true|false]: a GPU program replays its step as one CUDA
+  /// graph (runtime/program/cuda/StepGraphs.h). Unset: the default, on for
+  /// one process's GPU program unless --profile times its ops
+  /// (usesCudaGraphs).
+  std::optional<bool> cudaGraphs;
   /// --fused-attention: a GPU program's attention with bf16 products runs
   /// as the fused kernels (runtime/kernels/cuda/FusedAttention.h).
   bool fusedAttention = false;

@@ -115,26 +115,39 @@ TEST_F(CudaKernels, AttentionGrad) {
     // Each side's backward reads its own forward's output and lse, as in a
     // generated step.
     AttentionForward cpuForward = cpuAttention(in);
-    std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+    std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size()),
+        dbias(in.biasSize());
+    // A bias's gradient too, summed over the heads and batches that share
+    // it (atomics on the GPU).
+    cpu::AttentionConfig cpuConfig = in.cpuConfig;
+    cuda::AttentionConfig cudaConfig = in.cudaConfig;
+    DeviceArray<float> gbias(dbias.size(), 7.0f);
+    if (!dbias.empty()) {
+      cpuConfig.biasGrad = dbias.data();
+      cudaConfig.biasGrad = gbias.get();
+    }
     cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
                        cpuForward.output.data(), cpuForward.lse.data(),
-                       dq.data(), dk.data(), dv.data(), in.shape, in.cpuConfig);
+                       dq.data(), dk.data(), dv.data(), in.shape, cpuConfig);
     DeviceArray<float> dout(cpuForward.output.size()),
         dlse(cpuForward.lse.size());
     cuda::attention(in.qDevice.get(), in.kDevice.get(), in.vDevice.get(),
-                    dout.get(), dlse.get(), in.shape, in.cudaConfig);
+                    dout.get(), dlse.get(), in.shape, cudaConfig);
     // Outputs start as garbage: the kernels must write every element.
     DeviceArray<float> gq(dq.size(), 7.0f), gk(dk.size(), 7.0f),
         gv(dv.size(), 7.0f);
     cuda::attentionGrad(in.gradDevice.get(), in.qDevice.get(), in.kDevice.get(),
                         in.vDevice.get(), dout.get(), dlse.get(), gq.get(),
-                        gk.get(), gv.get(), in.shape, in.cudaConfig);
+                        gk.get(), gv.get(), in.shape, cudaConfig);
     expectClose(std::string("attentionGrad query ") + c.name, gq.read(), dq,
                 kAttentionGradTolerance);
     expectClose(std::string("attentionGrad key ") + c.name, gk.read(), dk,
                 kAttentionGradTolerance);
     expectClose(std::string("attentionGrad value ") + c.name, gv.read(), dv,
                 kAttentionGradTolerance);
+    if (!dbias.empty())
+      expectClose(std::string("attentionGrad bias ") + c.name, gbias.read(),
+                  dbias, kAttentionGradTolerance);
   }
 }
 

@@ -14,15 +14,18 @@
 namespace tgc::test {
 
 /// A problem's inputs on the device, and the GPU's configuration: the
-/// CPU's but for the mask pointer.
+/// CPU's but for the pointers, which point to the device's copies.
 struct AttentionInputs : AttentionProblem {
-  DeviceArray<float> qDevice, kDevice, vDevice, maskDevice, gradDevice;
+  DeviceArray<float> qDevice, kDevice, vDevice, maskDevice, biasDevice,
+      gradDevice;
   cuda::AttentionConfig cudaConfig;
 
   explicit AttentionInputs(const AttentionCase &c)
       : AttentionProblem(c), qDevice(q), kDevice(k), vDevice(v),
-        maskDevice(mask), gradDevice(grad), cudaConfig(cpuConfig) {
+        maskDevice(mask), biasDevice(bias), gradDevice(grad),
+        cudaConfig(cpuConfig) {
     cudaConfig.mask = c.mask ? maskDevice.get() : nullptr;
+    cudaConfig.bias = bias.empty() ? nullptr : biasDevice.get();
   }
 };
 
