@@ -1,10 +1,12 @@
 //===- Gemm.cu - matmul on cuBLAS, linear on cuBLASLt ----------------===//
 //
 // f32 operands in full f32 (CUBLAS_COMPUTE_32F, no TF32); linear's bias and
-// activation are cuBLASLt's fused epilogue where it has one (ReLU, the tanh
-// GELU, which can also write its input for the backward): no second pass
-// over the output. The other activations, and the pre-activation of any but
-// the tanh GELU, run in one epilogue kernel over the f32 product. bf16
+// ReLU are cuBLASLt's fused epilogue: no second pass over the output. The
+// other activations, and any pre-activation, run in one epilogue kernel over
+// the f32 product, with the CPU's functions (Elementwise.h). Not cuBLASLt's
+// tanh GELU: on an H200 its f32 results were several times further from
+// the CPU's than the kernel's, and its bf16 ones not those rounded once
+// (4% of a test's elements differed, 2% by more than one bf16 step). bf16
 // operands (tg-mixed-precision) run on the tensor cores with f32
 // accumulation (cublasGemmEx, cuBLASLt for linear), and write an f32 result
 // or, where tg-fold-bf16-roundings made it bf16, that result rounded once as
@@ -117,33 +119,17 @@ constexpr size_t kLtWorkspaceBytes = 32u << 20;
 /// linear calls that ran cuBLASLt's fused epilogue (fusedLinearCalls).
 int64_t fusedCalls = 0;
 
-/// cuBLASLt's epilogue for the bias and activation, writing the activation's
-/// input too with `keep` (its GELU is the tanh form); none where it has no
-/// such epilogue.
-std::optional<cublasLtEpilogue_t> epilogueFor(bool bias, Activation activation,
-                                              bool keep) {
+/// cuBLASLt's epilogue for the bias and activation; none where it has no
+/// such epilogue (the tanh GELU too: see the top of the file).
+std::optional<cublasLtEpilogue_t> epilogueFor(bool bias, Activation activation) {
   switch (activation) {
   case Activation::none:
-    if (keep)
-      return std::nullopt; // the result is the sum: the kernel writes both
     return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   case Activation::relu:
-    if (keep)
-      return std::nullopt; // its aux output is a bit mask, not the values
     return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  case Activation::geluTanh:
-    if (keep)
-      return bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
-    return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   default:
     return std::nullopt;
   }
-}
-
-/// Whether the epilogue also writes its input (the pre-activation).
-bool writesInput(cublasLtEpilogue_t epilogue) {
-  return epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS ||
-         epilogue == CUBLASLT_EPILOGUE_GELU_AUX;
 }
 
 /// The largest power of two up to 256 dividing the address (256 for null).
@@ -176,7 +162,7 @@ struct PlanKey {
 /// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
 /// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
 /// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
-LinearPlan makePlan(const PlanKey &key, const float *bias, const void *pre) {
+LinearPlan makePlan(const PlanKey &key, const float *bias) {
   LinearPlan plan;
   TGC_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -198,15 +184,6 @@ LinearPlan makePlan(const PlanKey &key, const float *bias, const void *pre) {
   // aligned alike.
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  // The pre-activation is laid out as the result: out^T's leading dimension.
-  if (writesInput(key.epilogue)) {
-    const int64_t ld = key.n;
-    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)));
-    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &pre,
-        sizeof(pre)));
-  }
   auto layout = [](cublasLtMatrixLayout_t &l, cudaDataType_t type, int64_t r,
                    int64_t c) {
     TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, r, c, r));
@@ -245,30 +222,24 @@ LinearPlan makePlan(const PlanKey &key, const float *bias, const void *pre) {
 
 /// The plan of `key`, made on first use. A model has a handful of linear
 /// shapes; their plans live as long as the process.
-LinearPlan &planFor(const PlanKey &key, const float *bias, const void *pre) {
+LinearPlan &planFor(const PlanKey &key, const float *bias) {
   static std::map<PlanKey, LinearPlan> plans;
   auto it = plans.find(key);
   if (it == plans.end())
-    it = plans.emplace(key, makePlan(key, bias, pre)).first;
+    it = plans.emplace(key, makePlan(key, bias)).first;
   return it->second;
 }
 
-/// out = act(input weight + bias), and its input to `pre` unless null, with
-/// cuBLASLt's epilogue; false where it has none for these operands (the
-/// caller computes it otherwise).
-template <typename In, typename Out, typename Pre>
+/// out = act(input weight + bias) with cuBLASLt's epilogue; false where it
+/// has none for these operands (the caller computes it otherwise).
+template <typename In, typename Out>
 bool fusedLinear(const In *input, const In *weight, const float *bias,
-                 Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
+                 Out *out, int64_t rows, int64_t k, int64_t n,
                  Activation activation) {
   if (k == 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
     return false;
-  std::optional<cublasLtEpilogue_t> epilogue =
-      epilogueFor(bias, activation, pre != nullptr);
+  std::optional<cublasLtEpilogue_t> epilogue = epilogueFor(bias, activation);
   if (!epilogue)
-    return false;
-  // Its auxiliary output has the result's type and a leading dimension
-  // that is a multiple of 8.
-  if (pre && (!std::is_same_v<Out, Pre> || n % 8 != 0 || alignmentOf(pre) < 16))
     return false;
   if (!cublasLt()) // cuBLASLt failed to start; its error is kept
     return false;
@@ -281,17 +252,13 @@ bool fusedLinear(const In *input, const In *weight, const float *bias,
   LinearPlan &plan =
       planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(), *epilogue,
                matrices, alignmentOf(bias)},
-              bias, pre);
+              bias);
   if (!plan.usable)
     return false;
-  // The bias and pre-activation pointers are per call: set on the shared
-  // descriptor just before its use (calls are enqueued from one host thread).
+  // The bias pointer is per call: set on the shared descriptor just before
+  // its use (calls are enqueued from one host thread).
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  if (pre)
-    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &pre,
-        sizeof(pre)));
   const float one = 1.0f, zero = 0.0f;
   Scratch workspace(plan.workspaceBytes);
   cublasStatus_t status = cublasLtMatmul(
@@ -446,13 +413,14 @@ static void linearProduct(const Bf16 *input, const Bf16 *weight, Out *out,
   gemmBf16(input, weight, out, 1, rows, n, k, false, false, 0, 0);
 }
 
-/// Every linear: cuBLASLt's epilogue, else the GEMM and the epilogue kernel.
+/// Every linear: cuBLASLt's epilogue, else the GEMM and the epilogue kernel
+/// (which alone writes a pre-activation).
 template <typename In, typename Out, typename Pre>
 static void linearOf(const In *input, const In *weight, const float *bias,
                      Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
                      Activation activation) {
   if (rows * n == 0 ||
-      fusedLinear(input, weight, bias, out, pre, rows, k, n, activation))
+      (!pre && fusedLinear(input, weight, bias, out, rows, k, n, activation)))
     return;
   if (!bias && activation == Activation::none && !pre) {
     linearProduct(input, weight, out, rows, k, n);

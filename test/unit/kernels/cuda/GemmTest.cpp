@@ -17,8 +17,8 @@ namespace {
 
 // Full-f32 cuBLAS against OpenBLAS: k = 53 products in different orders.
 constexpr double kGemmTolerance = 1e-5;
-// The activations besides: CUDA's erff, expf, tanhf and cuBLASLt's GELU
-// against oneDNN's, a few float steps apart.
+// The activations besides: CUDA's erff, expf and tanhf against oneDNN's, a
+// few float steps apart.
 constexpr double kActivationTolerance = 2e-5;
 
 runtime::Activation reluIf(bool relu) {
@@ -60,9 +60,9 @@ TEST_F(CudaKernels, Linear) {
     }
 }
 
-// Every activation, alone and beside the pre-activation (cuBLASLt's
-// GELU_AUX epilogue for the tanh GELU, the epilogue kernel for the others),
-// on f32 and bf16 operands with f32 and bf16 results, against the CPU.
+// Every activation, alone and beside the pre-activation (the epilogue
+// kernel; cuBLASLt's epilogue only for none and ReLU, without it), on f32
+// and bf16 operands with f32 and bf16 results, against the CPU.
 TEST_F(CudaKernels, LinearActivations) {
   const int64_t rows = 300, k = 45, n = 72;
   std::vector<float> input = uniform(rows * k, 3), weight = uniform(k * n, 4),

@@ -231,6 +231,7 @@ TEST_F(CudaKernels, OptimizerStep) {
     cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
                            device[4 * x + 2]->get(), device[4 * x + 3]->get(),
                            adam.sizes[x]});
+    cudaTensors.back().decays = x != 1; // AdamW on tensors 0 and 2, as below
     total += adam.sizes[x];
   }
   std::vector<float> accumulator(static_cast<size_t>(total));
