@@ -173,6 +173,20 @@ TGC_HOST_DEVICE inline double clipFactor(double norm, double clip) {
   return clip > 0 && norm > clip ? clip / norm : 1.0;
 }
 
+/// The largest gradient norm, after clipping, that an Adam update takes,
+/// just under sqrt(FLT_MAX). Past it the square of an element can overflow
+/// f32 in the second moment, which then freezes that parameter (its step
+/// m / sqrt(v) is 0) while the loss stays finite (seen on an H200 with the
+/// learning rate x 1e6).
+TGC_HOST_DEVICE inline double largestAdamNorm() { return 1.8e19; }
+
+/// Whether an Adam update takes a gradient of global norm `norm` clipped at
+/// `clip`: false for a NaN or infinite norm and past largestAdamNorm. Every
+/// optimizer makes no update where it is false, and the training loop stops.
+TGC_HOST_DEVICE inline bool adamTakes(double norm, double clip) {
+  return norm * clipFactor(norm, clip) <= largestAdamNorm();
+}
+
 } // namespace tgc::runtime
 
 #endif // TGC_RUNTIME_KERNELTYPES_H

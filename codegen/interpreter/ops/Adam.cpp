@@ -108,7 +108,7 @@ FailureOr<bool> optimizerGradient(Executor &x, tg::MultiAdamUpdateOp o,
   double norm = std::sqrt(squares);
   x.bind(o.getGradNorm(), HostTensor::scalar(norm));
   if (phase == runtime::kAccumulateFirst || phase == runtime::kAccumulate ||
-      !std::isfinite(norm))
+      !runtime::adamTakes(norm, clip))
     return false;
   double factor = runtime::clipFactor(norm, clip);
   for (HostTensor &g : update)

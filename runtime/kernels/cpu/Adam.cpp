@@ -124,7 +124,7 @@ float optimizerStep(const AdamTensor *tensors, int count,
     sum += s;
   const double norm = std::sqrt(sum);
   if ((phase != runtime::kUpdate && phase != runtime::kAccumulateUpdate) ||
-      !std::isfinite(norm))
+      !runtime::adamTakes(norm, control.clip))
     return static_cast<float>(norm);
 
   // Pass 2: Adam on the (clipped) gradient.

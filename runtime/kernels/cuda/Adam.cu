@@ -74,7 +74,8 @@ __global__ void gradientKernel(const Chunk *chunks, int64_t count,
 }
 
 /// One block: the global norm from the chunks' sums (in a fixed order) and
-/// the clipping factor, NaN when the norm is not finite (no update).
+/// the clipping factor, NaN where Adam does not take the norm (no update:
+/// runtime::adamTakes).
 __global__ void normKernel(const double *squares, int64_t count, float clip,
                            float *norm, float *factor) {
   double sum = 0;
@@ -85,7 +86,8 @@ __global__ void normKernel(const double *squares, int64_t count, float clip,
     double n = sqrt(total);
     *norm = static_cast<float>(n);
     *factor =
-        isfinite(n) ? static_cast<float>(runtime::clipFactor(n, clip)) : NAN;
+        runtime::adamTakes(n, clip) ? static_cast<float>(runtime::clipFactor(n, clip))
+                                    : NAN;
   }
 }
 

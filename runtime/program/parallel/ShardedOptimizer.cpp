@@ -152,7 +152,7 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
   // The optimizer's weight per global token: Adam's gradient is weight x sums.
   const double weight = control.weight / std::max(sums[1], 1.0);
   const double norm = std::abs(weight) * std::sqrt(sums[0]);
-  if (!std::isfinite(norm))
+  if (!adamTakes(norm, control.clip))
     return static_cast<float>(norm); // nothing is updated, anywhere
   // Adam on the share, the clipping as its weight.
   shareTensors.clear();

@@ -70,6 +70,19 @@ void reportNonFinite(const char *what, float value, int64_t step) {
                static_cast<long long>(step));
 }
 
+/// A finite gradient norm that Adam does not take (adamTakes): its update
+/// was not made.
+void reportTooLarge(float norm, float clip, int64_t step) {
+  std::fprintf(stderr,
+               "error: the gradient norm is %.3g at step %lld, past the %.3g "
+               "an Adam update takes (its f32 second moment would overflow): "
+               "training stops, and nothing is saved from this step on\n",
+               norm, static_cast<long long>(step), largestAdamNorm());
+  if (!(clip > 0))
+    std::fprintf(stderr, "note: --clip-norm C scales the gradient to norm C "
+                         "first\n");
+}
+
 } // namespace
 
 int runTrainingLoop(const TrainingLoop &loop) {
@@ -149,6 +162,12 @@ int runTrainingLoop(const TrainingLoop &loop) {
       // In a group the loss is judged once summed (below), so that every
       // process stops at the same step; the norm is of the summed gradient.
       bool lossFinite = group || std::isfinite(outcome.loss);
+      if (lossFinite && std::isfinite(outcome.gradNorm) &&
+          !adamTakes(outcome.gradNorm, loop.clipNorm)) {
+        log.finish();
+        reportTooLarge(outcome.gradNorm, loop.clipNorm, step);
+        return 1; // no NaN for onNonFinite to find: the state is finite
+      }
       if (!lossFinite || !std::isfinite(outcome.gradNorm)) {
         log.finish();
         if (lossFinite)

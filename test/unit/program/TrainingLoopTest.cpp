@@ -260,6 +260,40 @@ TEST(TrainingLoop, ANonFiniteLossEndsTheRunBeforeAfterStep) {
   }
 }
 
+// A finite gradient norm past what Adam takes (the optimizer made no
+// update) ends the run as a non-finite one does, saving nothing; there is no
+// NaN for onNonFinite to look for. Clipped below the bound, it trains on.
+TEST(TrainingLoop, ANormPastWhatAdamTakesEndsTheRun) {
+  for (float clip : {0.0f, 1.0f}) {
+    StepOutcome huge{1.f, 1, 1e20f};
+    ScriptedStep step({{1.f, 1, 1.f}, huge, {1.f, 1, 1.f}});
+    TrainingLoop loop = loopOver(step, 3);
+    loop.clipNorm = clip;
+    std::vector<int64_t> after;
+    int nonFinite = 0;
+    loop.afterStep = [&](int64_t s, bool) {
+      after.push_back(s);
+      return AfterStep::Continue;
+    };
+    loop.onNonFinite = [&](const Batch &, const StepInput &) { ++nonFinite; };
+    if (clip > 0) {
+      EXPECT_EQ(runTrainingLoop(loop), 0);
+      EXPECT_EQ(after, (std::vector<int64_t>{1, 2, 3}));
+    } else {
+      ::testing::internal::CaptureStderr();
+      EXPECT_EQ(runTrainingLoop(loop), 1);
+      std::string said = ::testing::internal::GetCapturedStderr();
+      EXPECT_NE(said.find("error: the gradient norm is 1e+20 at step 2, past "
+                          "the 1.8e+19 an Adam update takes"),
+                std::string::npos)
+          << said;
+      EXPECT_NE(said.find("note: --clip-norm C"), std::string::npos) << said;
+      EXPECT_EQ(after, (std::vector<int64_t>{1}));
+    }
+    EXPECT_EQ(nonFinite, 0);
+  }
+}
+
 TEST(TrainingLoop, AFailedStepEndsTheRun) {
   struct Failing final : StepBackend {
     bool runStep(const Batch &, const StepInput &, StepOutcome &) override {

@@ -340,5 +340,33 @@ TEST(CpuKernels, OptimizerStepSkipsANonFiniteGradient) {
   EXPECT_EQ(adam.v, v);
 }
 
+// A finite gradient whose square overflows f32 (an element of 1e20 and a
+// norm past runtime::largestAdamNorm) would make that moment infinite and
+// freeze its parameter: no update is made, and the norm is the true one.
+// Clipped below the bound, the same gradient updates, every moment finite.
+TEST(CpuKernels, OptimizerStepSkipsANormPastWhatAdamTakes) {
+  for (float clip : {0.0f, 1.0f}) {
+    AdamProblem adam;
+    adam.g[2][7] = 1e20f;
+    std::vector<std::vector<float>> p = adam.p, m = adam.m, v = adam.v;
+    std::vector<cpu::AdamTensor> tensors = adam.cpuTensors();
+    float norm =
+        cpu::optimizerStep(tensors.data(), 3, {1.0f, runtime::kUpdate, clip},
+                           adam.lr, 1, adam.beta1, adam.beta2, adam.epsilon);
+    EXPECT_NEAR(norm, 1e20f, 1e14f) << "clip " << clip;
+    EXPECT_EQ(runtime::adamTakes(norm, clip), clip > 0.0f);
+    if (clip == 0.0f) {
+      EXPECT_EQ(adam.p, p);
+      EXPECT_EQ(adam.m, m);
+      EXPECT_EQ(adam.v, v);
+    } else {
+      EXPECT_NE(adam.p, p);
+      for (const std::vector<float> &moment : adam.v)
+        for (float x : moment)
+          ASSERT_TRUE(std::isfinite(x));
+    }
+  }
+}
+
 } // namespace
 } // namespace tgc::test

@@ -265,5 +265,47 @@ TEST_F(CudaKernels, OptimizerStep) {
   }
 }
 
+// A finite gradient past what Adam takes (runtime::adamTakes: an element of
+// 1e20, whose square overflows f32): no update, as on the CPU; clipped to
+// norm 1, the CPU's update.
+TEST_F(CudaKernels, OptimizerStepSkipsANormPastWhatAdamTakes) {
+  for (float clip : {0.0f, 1.0f}) {
+    AdamProblem adam;
+    adam.g[2][7] = 1e20f;
+    std::vector<std::vector<float>> before = adam.p;
+    std::vector<std::unique_ptr<DeviceArray<float>>> device;
+    std::vector<cuda::AdamTensor> cudaTensors;
+    for (size_t x = 0; x < 3; ++x) {
+      for (const std::vector<float> *host :
+           {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
+        device.push_back(std::make_unique<DeviceArray<float>>(*host));
+      cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
+                             device[4 * x + 2]->get(),
+                             device[4 * x + 3]->get(), adam.sizes[x]});
+    }
+    std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
+    float norm = cpu::optimizerStep(cpuTensors.data(), 3,
+                                    {1.0f, runtime::kUpdate, clip}, adam.lr,
+                                    1, adam.beta1, adam.beta2, adam.epsilon);
+    DeviceArray<float> dlr(std::vector<float>{AdamProblem::lr}),
+        dweight(std::vector<float>{1.0f}), dnorm(1);
+    DeviceArray<int32_t> dstep(std::vector<int32_t>{1});
+    cuda::optimizerStep(cudaTensors.data(), 3,
+                        {0.0f, runtime::kUpdate, clip, nullptr, 0.0f},
+                        dlr.get(), dstep.get(), dweight.get(), dnorm.get(),
+                        adam.beta1, adam.beta2, adam.epsilon);
+    std::string tag = " clip " + std::to_string(clip);
+    EXPECT_NEAR(dnorm.read()[0], norm, 1e-5 * norm) << tag;
+    for (size_t x = 0; x < 3; ++x) {
+      std::string where = tag + " tensor " + std::to_string(x);
+      if (clip == 0.0f)
+        EXPECT_EQ(device[4 * x]->read(), before[x]) << where;
+      expectClose("param" + where, device[4 * x]->read(), adam.p[x], 1e-5);
+      expectClose("moment2" + where, device[4 * x + 2]->read(), adam.v[x],
+                  1e-5);
+    }
+  }
+}
+
 } // namespace
 } // namespace tgc::test
