@@ -178,6 +178,38 @@ TEST_F(CudaKernels, OutputLossWithEveryTargetIgnored) {
 
 //===--- Adam.cu ----------------------------------------------------------===//
 
+/// An AdamProblem's parameters, moments and gradients on the device, AdamW
+/// on tensors 0 and 2 (where a test gives the optimizer a weight decay).
+struct DeviceAdam {
+  std::vector<std::unique_ptr<DeviceArray<float>>> arrays;
+  std::vector<cuda::AdamTensor> tensors;
+
+  explicit DeviceAdam(const AdamProblem &adam) {
+    for (size_t x = 0; x < AdamProblem::kTensors; ++x) {
+      for (const std::vector<float> *host :
+           {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
+        arrays.push_back(std::make_unique<DeviceArray<float>>(*host));
+      tensors.push_back({arrays[4 * x]->get(), arrays[4 * x + 1]->get(),
+                         arrays[4 * x + 2]->get(), arrays[4 * x + 3]->get(),
+                         adam.sizes[x], /*decays=*/x != 1});
+    }
+  }
+  /// Tensor x's parameters (0), first (1) or second moments (2).
+  std::vector<float> read(size_t x, int which) const {
+    return arrays[4 * x + which]->read();
+  }
+
+  /// Each tensor's parameters and moments against `adam`'s (the CPU's).
+  void expectMatches(const AdamProblem &adam, const std::string &tag) const {
+    for (size_t x = 0; x < AdamProblem::kTensors; ++x) {
+      std::string where = tag + " tensor " + std::to_string(x);
+      expectClose("param" + where, read(x, 0), adam.p[x], 1e-5);
+      expectClose("moment1" + where, read(x, 1), adam.m[x], 1e-5);
+      expectClose("moment2" + where, read(x, 2), adam.v[x], 1e-5);
+    }
+  }
+};
+
 // A few float operations per element; the bias corrections in double on
 // both sides. lr and step are device scalars on the GPU.
 TEST_F(CudaKernels, AdamUpdate) {
@@ -185,30 +217,13 @@ TEST_F(CudaKernels, AdamUpdate) {
   for (int32_t step : {1, 7}) {
     DeviceArray<int32_t> dstep(std::vector<int32_t>{step});
     AdamProblem adam;
-    std::vector<std::unique_ptr<DeviceArray<float>>> device;
-    std::vector<cuda::AdamTensor> cudaTensors;
-    for (size_t x = 0; x < 3; ++x) {
-      for (const std::vector<float> *host :
-           {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
-        device.push_back(std::make_unique<DeviceArray<float>>(*host));
-      cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
-                             device[4 * x + 2]->get(), device[4 * x + 3]->get(),
-                             adam.sizes[x], /*decays=*/x != 1});
-    }
+    DeviceAdam device(adam);
     std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
     cpu::adamUpdate(cpuTensors.data(), 3, adam.lr, step, adam.beta1, adam.beta2,
                     adam.epsilon);
-    cuda::adamUpdate(cudaTensors.data(), 3, dlr.get(), dstep.get(), adam.beta1,
-                     adam.beta2, adam.epsilon);
-    for (size_t x = 0; x < 3; ++x) {
-      std::string tag =
-          " step " + std::to_string(step) + " tensor " + std::to_string(x);
-      expectClose("adam param" + tag, device[4 * x]->read(), adam.p[x], 1e-5);
-      expectClose("adam moment1" + tag, device[4 * x + 1]->read(), adam.m[x],
-                  1e-5);
-      expectClose("adam moment2" + tag, device[4 * x + 2]->read(), adam.v[x],
-                  1e-5);
-    }
+    cuda::adamUpdate(device.tensors.data(), 3, dlr.get(), dstep.get(),
+                     adam.beta1, adam.beta2, adam.epsilon);
+    device.expectMatches(adam, "adam step " + std::to_string(step));
   }
 }
 
@@ -221,19 +236,10 @@ TEST_F(CudaKernels, OptimizerStep) {
   DeviceArray<int32_t> dstep(std::vector<int32_t>{4});
   DeviceArray<float> dnorm(1);
   AdamProblem adam;
+  DeviceAdam device(adam);
   int64_t total = 0;
-  std::vector<std::unique_ptr<DeviceArray<float>>> device;
-  std::vector<cuda::AdamTensor> cudaTensors;
-  for (size_t x = 0; x < 3; ++x) {
-    for (const std::vector<float> *host :
-         {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
-      device.push_back(std::make_unique<DeviceArray<float>>(*host));
-    cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
-                           device[4 * x + 2]->get(), device[4 * x + 3]->get(),
-                           adam.sizes[x]});
-    cudaTensors.back().decays = x != 1; // AdamW on tensors 0 and 2, as below
-    total += adam.sizes[x];
-  }
+  for (int64_t size : adam.sizes)
+    total += size;
   std::vector<float> accumulator(static_cast<size_t>(total));
   DeviceArray<float> daccumulator(static_cast<size_t>(total));
   const int32_t phases[4] = {runtime::kAccumulateFirst, runtime::kAccumulate,
@@ -248,20 +254,13 @@ TEST_F(CudaKernels, OptimizerStep) {
         {weights[k], phases[k], 0.5f, accumulator.data(), 0.1f}, adam.lr, 4,
         adam.beta1, adam.beta2, adam.epsilon);
     DeviceArray<float> dweight(std::vector<float>{weights[k]});
-    cuda::optimizerStep(cudaTensors.data(), 3,
+    cuda::optimizerStep(device.tensors.data(), 3,
                         {0.0f, phases[k], 0.5f, daccumulator.get(), 0.1f},
                         dlr.get(), dstep.get(), dweight.get(), dnorm.get(),
                         adam.beta1, adam.beta2, adam.epsilon);
     std::string tag = " batch " + std::to_string(k);
     EXPECT_NEAR(dnorm.read()[0], norm, 1e-5 * norm) << tag;
-    for (size_t x = 0; x < 3; ++x) {
-      std::string where = tag + " tensor " + std::to_string(x);
-      expectClose("param" + where, device[4 * x]->read(), adam.p[x], 1e-5);
-      expectClose("moment1" + where, device[4 * x + 1]->read(), adam.m[x],
-                  1e-5);
-      expectClose("moment2" + where, device[4 * x + 2]->read(), adam.v[x],
-                  1e-5);
-    }
+    device.expectMatches(adam, tag);
   }
 }
 
@@ -273,16 +272,7 @@ TEST_F(CudaKernels, OptimizerStepSkipsANormPastWhatAdamTakes) {
     AdamProblem adam;
     adam.g[2][7] = 1e20f;
     std::vector<std::vector<float>> before = adam.p;
-    std::vector<std::unique_ptr<DeviceArray<float>>> device;
-    std::vector<cuda::AdamTensor> cudaTensors;
-    for (size_t x = 0; x < 3; ++x) {
-      for (const std::vector<float> *host :
-           {&adam.p[x], &adam.m[x], &adam.v[x], &adam.g[x]})
-        device.push_back(std::make_unique<DeviceArray<float>>(*host));
-      cudaTensors.push_back({device[4 * x]->get(), device[4 * x + 1]->get(),
-                             device[4 * x + 2]->get(),
-                             device[4 * x + 3]->get(), adam.sizes[x]});
-    }
+    DeviceAdam device(adam);
     std::vector<cpu::AdamTensor> cpuTensors = adam.cpuTensors();
     float norm = cpu::optimizerStep(cpuTensors.data(), 3,
                                     {1.0f, runtime::kUpdate, clip}, adam.lr,
@@ -290,20 +280,18 @@ TEST_F(CudaKernels, OptimizerStepSkipsANormPastWhatAdamTakes) {
     DeviceArray<float> dlr(std::vector<float>{AdamProblem::lr}),
         dweight(std::vector<float>{1.0f}), dnorm(1);
     DeviceArray<int32_t> dstep(std::vector<int32_t>{1});
-    cuda::optimizerStep(cudaTensors.data(), 3,
+    cuda::optimizerStep(device.tensors.data(), 3,
                         {0.0f, runtime::kUpdate, clip, nullptr, 0.0f},
                         dlr.get(), dstep.get(), dweight.get(), dnorm.get(),
                         adam.beta1, adam.beta2, adam.epsilon);
     std::string tag = " clip " + std::to_string(clip);
     EXPECT_NEAR(dnorm.read()[0], norm, 1e-5 * norm) << tag;
-    for (size_t x = 0; x < 3; ++x) {
-      std::string where = tag + " tensor " + std::to_string(x);
-      if (clip == 0.0f)
-        EXPECT_EQ(device[4 * x]->read(), before[x]) << where;
-      expectClose("param" + where, device[4 * x]->read(), adam.p[x], 1e-5);
-      expectClose("moment2" + where, device[4 * x + 2]->read(), adam.v[x],
-                  1e-5);
+    if (clip == 0.0f) {
+      for (size_t x = 0; x < 3; ++x) {
+        EXPECT_EQ(device.read(x, 0), before[x]) << tag << " tensor " << x;
+      }
     }
+    device.expectMatches(adam, tag);
   }
 }
 
