@@ -37,7 +37,8 @@ captured() {
 rm -f "$work"/diverge_*.ckpt* "$work"/resumed_graphs.ckpt* "$work"/valid_*.ckpt*
 
 for mode in eager graphs; do
-  flags=(--log-every 1 --cuda-graphs=$([ $mode = graphs ] && echo true || echo false))
+  replay=false; [ $mode = graphs ] && replay=true
+  flags=(--log-every 1 "--cuda-graphs=$replay")
   limit "$diverge" --task reverse --steps 20 --eval-sentences 0 --checkpoint "$work/diverge_$mode.ckpt" \
     "${flags[@]}" > "$work/diverge_$mode.txt" 2>&1
   code=$?
@@ -64,7 +65,8 @@ python3 "$compare" "$work/resumed_graphs.loss" "$cpu6_loss" "$work/resumed_graph
   fail "a CPU checkpoint resumed and replayed differs from the CPU's steps 4-6"
 
 for mode in eager graphs; do
-  flags=(--valid-every 2 --cuda-graphs=$([ $mode = graphs ] && echo true || echo false))
+  replay=false; [ $mode = graphs ] && replay=true
+  flags=(--valid-every 2 "--cuda-graphs=$replay")
   limit "$gpu_bf16" --task reverse --steps 4 --seed 5 --eval-sentences 0 --checkpoint "$work/valid_$mode.ckpt" \
     "${flags[@]}" > "$work/valid_$mode.txt" 2>&1
   # "valid step 2: loss 3.1586 ..." -> "2 3.1586"
