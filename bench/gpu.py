@@ -286,6 +286,9 @@ def main():
     parser.add_argument("--timeout", type=int, default=300,
                         help="seconds a side may take (start-up and compilation included)")
     args = parser.parse_args()
+    # A time limit's SIGTERM ends the run as Ctrl-C does: the side running
+    # (its own process group) is killed, not left on the GPU.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     python = sys.executable
     gpu = nvidia_smi(["--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
     print("GPU:", gpu or "unknown (no nvidia-smi)")

@@ -8,6 +8,7 @@
 #       libraries they need (all but glibc's, the C++ runtime's and CUDA's,
 #       which the GPU machine has), the CPU halves' results (run here), run.sh;
 #   tar xJf gpu-checks.tar.xz && gpu-checks/run.sh [--results DIR] [--only STEPS]
+#       [--deadline SECONDS]
 #       there: the GPU halves of steps 1-7 (7 without generation: no
 #       SentencePiece there), each under a time limit, into DIR (default
 #       gpu-checks-results: the log, a verdict a step, the bench's JSON, the
@@ -18,7 +19,8 @@
 #       the bench (--only 6,6p: 6p is --profile's table of where base bf16's
 #       step goes; gpu.py --pytorch eager skips torch.compile's minutes of
 #       compiling), then 1b (compute-sanitizer, slow), 3 and 5 (training to
-#       a result) when time is left;
+#       a result) when time is left; --deadline cuts the whole run to a
+#       loan's seconds (the steps it leaves out say SKIPPED);
 #   test/gpu/bundle_gpu_checks.sh --finish DIR [build-dir]
 #       here: what needs this machine (GPU checkpoint resumed on the CPU, the
 #       translations decoded, scored and compared with the CPU's).

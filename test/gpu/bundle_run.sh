@@ -3,7 +3,7 @@
 # test/gpu/bundle_gpu_checks.sh wrote (its run.sh): on the GPU machine, from
 # anywhere.
 #
-#   run.sh [--results DIR] [--only STEPS]
+#   run.sh [--results DIR] [--only STEPS] [--deadline SECONDS]
 #
 # Every step runs under a time limit and says PASS or FAIL (a hung kernel
 # fails its step, not the run). DIR (default ./gpu-checks-results) fills as
@@ -12,16 +12,24 @@
 # bundle_gpu_checks.sh --finish reads; a run cut short keeps what it did.
 # STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,2e,3,4,4b,5,7,6,6p (e.g. the
 # checks in one go, then --only 6 for the bench), run in that order.
+# --deadline: the run's time, for a short GPU loan: no program runs past it
+# (each one's limit is cut to what is left), and a step that would start
+# after it says SKIPPED in the verdicts.
 set -u
 results=$PWD/gpu-checks-results
 only=""
+deadline=""
 while [ $# -gt 0 ]; do
   case $1 in
     --results) results=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "run.sh: unknown argument '$1' (--results DIR, --only STEPS)" >&2; exit 2 ;;
+    --deadline) deadline=$2; shift 2 ;;
+    *) echo "run.sh: unknown argument '$1' (--results DIR, --only STEPS, --deadline SECONDS)" >&2; exit 2 ;;
   esac
 done
+if [ -n "$deadline" ] && ! [[ $deadline =~ ^[0-9]+$ ]]; then
+  echo "run.sh: --deadline takes whole seconds, not '$deadline'" >&2; exit 2
+fi
 steps=" 1 1b 2 2b 2c 2d 2e 3 4 4b 5 7 6 6p "
 for step in ${only//,/ }; do
   if [[ "$steps" != *" $step "* ]]; then
@@ -43,25 +51,38 @@ export LD_LIBRARY_PATH=$here/lib:${cublas:+$(dirname "$cublas"):}${cupti:+$(dirn
 export TGC_DATA=$here/tgc-data
 bin=$here/bin
 compare=$here/compare_runs.py
-failed=0
+failed=0 skipped=0
 say() { printf '\n== %s  [%s s]\n' "$*" $SECONDS; }
 verdict() {
   local line
   if [ "$1" -eq 0 ]; then line="PASS $2"; else line="FAIL $2 (exit $1)"; failed=1; fi
   echo "$line"; echo "$line  [${SECONDS} s]" >> "$results/verdicts.txt"
 }
-# want STEP: whether --only names it (everything without --only).
-want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+# left: the seconds before --deadline (a day without one).
+left() { if [ -n "$deadline" ]; then echo $((deadline - SECONDS)); else echo 86400; fi; }
+# want STEP: whether --only names it (everything without --only), and there
+# is time left to start it.
+want() {
+  [ -z "$only" ] || [[ ",$only," == *",$1,"* ]] || return 1
+  if [ "$(left)" -le 0 ]; then
+    echo "SKIPPED $1 (past --deadline $deadline s)" | tee -a "$results/verdicts.txt"
+    skipped=$((skipped + 1))
+    return 1
+  fi
+}
 # limit SECONDS COMMAND...: the command, killed past its time (said in the
 # log and the verdicts: a hang is the likeliest failure of a new kernel);
 # Ctrl-C still reaches it.
 limit() {
-  timeout --foreground --kill-after=10 "$@"
+  local seconds=$1 remaining
+  remaining=$(left)
+  [ "$remaining" -lt "$seconds" ] && seconds=$((remaining > 1 ? remaining : 1))
+  timeout --foreground --kill-after=10 "$seconds" "${@:2}"
   local code=$?
   if [ $code -eq 124 ]; then
-    echo "TIMED OUT after $1 s: ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
+    echo "TIMED OUT after $seconds s: ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
   elif [ $code -eq 137 ]; then
-    echo "KILLED (past $1 s, or out of memory): ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
+    echo "KILLED (past $seconds s, or out of memory): ${2##*/} ${*:3:2} ..." | tee -a "$results/verdicts.txt"
   fi
   return $code
 }
@@ -225,10 +246,10 @@ if want 6; then
   say "6. base and big at 384 x 64/64: tgc (op by op, graphs, fused attention) vs PyTorch (eager, compiled)"
   # base in both precisions, big in bf16 (the issue's rows); big fp32 when time allows:
   #   python3 gpu.py --programs bin --configs . --rows big --precisions fp32
-  (cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows base --timeout 240 \
+  (cd "$here" && limit 3600 python3 gpu.py --programs "$bin" --configs "$here" --rows base --timeout 240 \
     --json "$results/bench-base.json")
   verdict $? "6 bench base"
-  (cd "$here" && python3 gpu.py --programs "$bin" --configs "$here" --rows big --precisions bf16 --timeout 240 \
+  (cd "$here" && limit 3600 python3 gpu.py --programs "$bin" --configs "$here" --rows big --precisions bf16 --timeout 240 \
     --json "$results/bench-big.json")
   verdict $? "6 bench big bf16"
 fi
@@ -250,6 +271,7 @@ fi
 echo
 echo "this run's verdicts (all runs': $results/verdicts.txt):"
 tail -n +$((earlier + 1)) "$results/verdicts.txt"
+[ $skipped -eq 0 ] || echo "$skipped steps skipped: past --deadline"
 if [ $failed -eq 0 ]; then
   echo "all steps run passed; the finish: bundle_gpu_checks.sh --finish $results"
 else
