@@ -85,9 +85,9 @@ __global__ void normKernel(const double *squares, int64_t count, float clip,
   if (threadIdx.x == 0) {
     double n = sqrt(total);
     *norm = static_cast<float>(n);
-    *factor =
-        runtime::adamTakes(n, clip) ? static_cast<float>(runtime::clipFactor(n, clip))
-                                    : NAN;
+    *factor = runtime::adamTakes(n, clip)
+                  ? static_cast<float>(runtime::clipFactor(n, clip))
+                  : NAN;
   }
 }
 
