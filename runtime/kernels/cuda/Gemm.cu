@@ -121,7 +121,8 @@ int64_t fusedCalls = 0;
 
 /// cuBLASLt's epilogue for the bias and activation; none where it has no
 /// such epilogue (the tanh GELU too: see the top of the file).
-std::optional<cublasLtEpilogue_t> epilogueFor(bool bias, Activation activation) {
+std::optional<cublasLtEpilogue_t> epilogueFor(bool bias,
+                                              Activation activation) {
   switch (activation) {
   case Activation::none:
     return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
