@@ -2,16 +2,18 @@
 //
 // tg.attention and tg.attention_grad with bf16_products, flash-attention
 // style: no [Sq, Sk] scores in device memory, one launch for the forward
-// and two for the backward, every product a 16x16x16 bf16 tensor-core tile
-// (WMMA) with f32 accumulation. q, k, v (and the output and gradients) are
+// and two for the backward. q, k, v (and the output and gradients) are
 // read and written in their own layout, head-major or sequence-major,
 // through HeadLayout: no per-head GEMMs, no pointer tables.
 //
 // A block owns 64 rows (4 warps of 16) of one head, and the other side's
-// rows stream past it in tiles of 64 through shared memory. A warp's
-// products land in its own f32 buffer in shared memory, where its lanes
-// (two a row, 32 columns each) apply the masks, the softmax and the dropout
-// factors, and leave the bf16 operand of the next product beside it.
+// rows stream past it in tiles of 64 through shared memory. Every product
+// is a warp's bf16 tensor-core tiles (mma.m16n8k16, TensorCoreTiles.cuh)
+// whose f32 results stay in its registers: each lane masks, exponentiates
+// and drops its own elements of a score tile, and the rounded
+// probabilities (or score gradients) are the next product's operand as
+// they are. Shared memory holds only the streamed tiles of q, k, v and
+// r(dO) (and a query tile's lse and D).
 //
 // Numerics: those of AttentionBf16.cu and the CPU (see there), roundings
 // included:
@@ -26,72 +28,45 @@
 //   ds = r(scale p (f dp - D_i)), dq = ds k (one kernel, a block per query
 //   tile: a pass for D_i and one for dq, a single pass where the keys fit
 //   a tile), dv = r(p f)^T r(dO), dk = ds^T q (one kernel, a block per key
-//   tile, reading D). Each gradient row is summed by one warp in a fixed
-//   order: no atomics, the same bits every run.
-// Dropout factors come from the same Philox stream as everywhere
-// (Dropout::factors4 where four adjacent keys start a block, else factor).
+//   tile, reading D, its warps' scores transposed: 16 keys by 64 queries).
+//   Each gradient element is summed by one lane in a fixed order: no
+//   atomics, the same bits every run.
+// Dropout factors come from the same Philox stream as everywhere: where
+// four adjacent keys start a Philox block, one block a lane, handed round
+// by FragmentLayout.h's plans; else one draw a factor.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/AttentionScores.cuh"
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/FusedAttention.h"
+#include "runtime/kernels/cuda/TensorCoreTiles.cuh"
 
 #include <algorithm>
 #include <cstdio>
-#include <cuda_bf16.h>
-#include <mma.h>
 
 namespace tgc::cuda {
 namespace {
 
-namespace wmma = nvcuda::wmma;
+using tiles::Accumulator;
+using tiles::Bits;
+using tiles::OperandA;
 
 constexpr int kWarpRows = 16; // rows of the block's tile a warp owns
 constexpr int kWarps = 4;
 constexpr int kTile = static_cast<int>(kFusedTileRows);
 static_assert(kTile == kWarpRows * kWarps, "a block's rows are its warps'");
 constexpr int kBlockThreads = kWarps * 32;
-/// Two lanes take a row of a warp's buffers, in runs of 4 columns (one
-/// 16-byte load, one Philox block): lane half h the runs 8 j + 4 h. Against
-/// buffer rows 8 floats (32 bytes) past a multiple of 128 bytes, the 8
-/// lanes of each quarter warp's 16-byte loads meet 8 different bank groups.
-constexpr int kLaneRuns = kTile / 8;
-__device__ inline int laneColumn(int run, int half) {
-  return 8 * run + 4 * half;
-}
+/// Accumulator tiles (8 columns each) across a tile of the other side's
+/// rows, and A operands (16 columns each) they make.
+constexpr int kTileColumns = kTile / 8;
+constexpr int kTileOperands = kTile / 16;
 
-using Bits = uint16_t; // a bf16 in shared memory
-
-using FragmentA =
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>;
-using FragmentBCols =
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major>;
-using FragmentBRows =
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major>;
-using Accumulator = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-
-__device__ inline const __nv_bfloat16 *asBf16(const Bits *p) {
-  return reinterpret_cast<const __nv_bfloat16 *>(p);
-}
-
-/// Shared memory of head width D. Row strides are padded (bank conflicts),
-/// and every piece starts at a multiple of 32 bytes, as WMMA's loads and
-/// stores need.
+/// Shared memory of head width D: bf16 tiles of kTile rows of one head (q,
+/// k, v or the rounded dO), rows padded by 8 elements (TensorCoreTiles.cuh).
 template <int D> struct Layout {
-  /// bf16 tiles of kTile rows of one head: q, k, v or the rounded dO.
-  static constexpr int tileStride = D + 8;
-  static constexpr size_t tileBytes = size_t(kTile) * tileStride * sizeof(Bits);
-  /// A warp's f32 buffer: 16 rows of scores (kTile columns) or of its
-  /// accumulated output (D columns).
-  static constexpr int f32Stride = (D > kTile ? D : kTile) + 8;
-  static constexpr size_t f32Bytes =
-      size_t(kWarpRows) * f32Stride * sizeof(float);
-  /// A warp's bf16 operand: 16 rows of kTile probabilities or gradients.
-  static constexpr int bf16Stride = kTile + 8;
-  static constexpr size_t bf16Bytes =
-      size_t(kWarpRows) * bf16Stride * sizeof(Bits);
-  static_assert(tileBytes % 32 == 0 && f32Bytes % 32 == 0 &&
-                bf16Bytes % 32 == 0);
+  static constexpr int stride = D + 8;
+  static constexpr size_t tileBytes = size_t(kTile) * stride * sizeof(Bits);
+  static_assert(tileBytes % 16 == 0, "tiles start 16-byte aligned");
 };
 
 /// What every fused kernel reads: the operands and where each head's rows
@@ -120,7 +95,7 @@ __device__ void loadTile(Bits *tile, const Bf16 *x, HeadLayout layout,
     if (first + r < rows && c < width)
       value = *reinterpret_cast<const uint4 *>(
           head + (first + r) * layout.rowStride + c);
-    *reinterpret_cast<uint4 *>(tile + r * Layout<D>::tileStride + c) = value;
+    *reinterpret_cast<uint4 *>(tile + r * Layout<D>::stride + c) = value;
   }
 }
 
@@ -138,149 +113,207 @@ __device__ void loadRoundedTile(Bits *tile, const float *x, HeadLayout layout,
     if (first + r < rows && c < width)
       value = roundedQuad(*reinterpret_cast<const float4 *>(
           head + (first + r) * layout.rowStride + c));
-    *reinterpret_cast<uint2 *>(tile + r * Layout<D>::tileStride + c) = value;
+    *reinterpret_cast<uint2 *>(tile + r * Layout<D>::stride + c) = value;
   }
 }
 
-/// out [16, kTile] = a [16, D] b^T for a warp, b a [kTile, D] tile: both
-/// row-major bf16 in shared memory, `out` f32.
-template <int D>
-__device__ void productWithTransposed(const Bits *a, const Bits *b,
-                                      float *out) {
-  constexpr int stride = Layout<D>::tileStride;
+/// The two matrix rows a lane's accumulator elements lie in (group and
+/// group + 8 of its warp's 16, FragmentLayout.h), and whether they exist.
+struct LaneRows {
+  int row[2];
+  bool exists[2];
+  __device__ LaneRows(int warpFirst, int rows, int lane) {
 #pragma unroll
-  for (int n = 0; n < kTile / 16; ++n) {
-    Accumulator c;
-    wmma::fill_fragment(c, 0.0f);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      FragmentA fa;
-      FragmentBCols fb;
-      wmma::load_matrix_sync(fa, asBf16(a + kk * 16), stride);
-      // b^T (k, n) = b[n][k]: b's rows read as columns.
-      wmma::load_matrix_sync(fb, asBf16(b + n * 16 * stride + kk * 16), stride);
-      wmma::mma_sync(c, fa, fb, c);
-    }
-    wmma::store_matrix_sync(out + n * 16, c, Layout<D>::f32Stride,
-                            wmma::mem_row_major);
-  }
-}
-
-/// acc [16, D] += a [16, kTile] b for a warp: a its bf16 buffer, b a
-/// [kTile, D] tile.
-template <int D>
-__device__ void accumulateProduct(Accumulator (&acc)[D / 16], const Bits *a,
-                                  const Bits *b) {
-  constexpr int stride = Layout<D>::tileStride;
-#pragma unroll
-  for (int kk = 0; kk < kTile / 16; ++kk) {
-    FragmentA fa;
-    wmma::load_matrix_sync(fa, asBf16(a + kk * 16), Layout<D>::bf16Stride);
-#pragma unroll
-    for (int n = 0; n < D / 16; ++n) {
-      FragmentBRows fb;
-      wmma::load_matrix_sync(fb, asBf16(b + kk * 16 * stride + n * 16), stride);
-      wmma::mma_sync(acc[n], fa, fb, acc[n]);
+    for (int h = 0; h < 2; ++h) {
+      row[h] = warpFirst + fragment::groupOf(lane) + 8 * h;
+      exists[h] = row[h] < rows;
     }
   }
-}
+};
 
-template <int D> __device__ void clear(Accumulator (&acc)[D / 16]) {
-#pragma unroll
-  for (int n = 0; n < D / 16; ++n)
-    wmma::fill_fragment(acc[n], 0.0f);
-}
-
-/// A warp's accumulated [16, D] rows into its f32 buffer (row-major).
-template <int D>
-__device__ void storeRows(const Accumulator (&acc)[D / 16], float *buffer) {
-#pragma unroll
-  for (int n = 0; n < D / 16; ++n)
-    wmma::store_matrix_sync(buffer + n * 16, acc[n], Layout<D>::f32Stride,
-                            wmma::mem_row_major);
-}
-
-/// Multiplies the lane's half of row `row` of a warp's f32 buffer (D
-/// columns) by `scale`.
-template <int D>
-__device__ void scaleRowHalf(float *buffer, int row, int half, float scale) {
-  float *values = buffer + row * Layout<D>::f32Stride;
-  for (int c = half * (D / 2); c < (half + 1) * (D / 2); ++c)
-    values[c] *= scale;
-}
-
-/// Writes a warp's f32 buffer (the first `width` columns of its 16 rows) as
-/// matrix rows first, first + 1, ... of head bh, those below `rows`, in the
-/// result's type: the warp's lanes along each row, adjacent elements.
-template <int D, typename T>
-__device__ void writeRows(const float *buffer, int lane, int width, T *x,
-                          HeadLayout layout, int64_t bh, int64_t first,
-                          int64_t rows) {
-  T *head = x + layout.offset(bh);
-  for (int i = lane; i < kWarpRows * width; i += 32) {
-    const int r = i / width, c = i % width;
-    if (first + r < rows)
-      head[(first + r) * layout.rowStride + c] =
-          convertedTo<T>(buffer[r * Layout<D>::f32Stride + c]);
+/// maskedScore for the fused kernels, its per-block parts found once and
+/// the rest in 32-bit indices: no score bias (fusedAttentionMisfit), the
+/// padding mask's row of the head's batch element.
+struct ScoreMask {
+  float scale;
+  const float *keyMask;
+  bool causal;
+  int causalOffset;
+  __device__ ScoreMask(const AttentionShape &s, const AttentionConfig &config,
+                       int64_t bh)
+      : scale(config.scale),
+        keyMask(config.mask ? config.mask + bh / s.heads * s.keys : nullptr),
+        causal(config.causal),
+        causalOffset(static_cast<int>(config.causalOffset)) {}
+  /// s_ij from the raw product q_i.k_j, as maskedScore adds it up.
+  __device__ float operator()(float product, int query, int key) const {
+    float score = scale * product;
+    if (keyMask)
+      score += keyMask[key];
+    if (causal && key > causalOffset + query)
+      score += kMaskedScore;
+    return score;
   }
+};
+
+/// The column of a lane's accumulator element i of tile n.
+__device__ inline int elementColumn(int n, int lane, int i) {
+  return 8 * n + fragment::accumulatorColumn(lane, i);
 }
 
-/// The dropout factors of the `valid` keys from `key` on in row `query` of
-/// head bh (0 for the others, up to 4): one Philox block where the four
-/// start one, else one draw each.
-__device__ inline void dropoutQuad(const AttentionShape &s,
-                                   const AttentionConfig &config, int64_t bh,
-                                   int64_t query, int64_t key, int valid,
-                                   float f[4]) {
-  const uint64_t index =
-      static_cast<uint64_t>((bh * s.queries + query) * s.keys + key);
-  if (valid == 4 && (index + config.dropout.indexOffset) % 4 == 0) {
-    config.dropout.factors4(index, f);
+__device__ inline float quadMax(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ inline float quadSum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+//===--- Dropout factors of a lane's elements -----------------------------===//
+
+__device__ inline uint64_t probabilityIndex(const AttentionShape &s, int64_t bh,
+                                            int64_t query, int64_t key) {
+  return static_cast<uint64_t>((bh * s.queries + query) * s.keys + key);
+}
+
+/// Whether every run of four keys from a multiple of 4 is one Philox block
+/// in this call: the keys come in whole quads (so every row starts a
+/// block), and the index offset is a multiple of 4.
+__device__ inline bool quadsAligned(const AttentionShape &s,
+                                    const AttentionConfig &config) {
+  return s.keys % 4 == 0 && config.dropout.indexOffset % 4 == 0;
+}
+
+/// value[i] with i known only at run time, without a local-memory array.
+__device__ inline float pick(const float value[4], int i) {
+  return i == 0 ? value[0] : i == 1 ? value[1] : i == 2 ? value[2] : value[3];
+}
+
+/// The factors of a lane's elements of a score tile whose rows are queries
+/// (`queries`) and whose 8 columns are keys from `firstKey` on. The whole
+/// warp calls.
+__device__ inline void keyColumnFactors(const AttentionShape &s,
+                                        const AttentionConfig &config,
+                                        int64_t bh, const LaneRows &queries,
+                                        int64_t firstKey, bool aligned,
+                                        int lane, float f[4]) {
+  const runtime::Dropout &dropout = config.dropout;
+  if (dropout.rate <= 0.0f) {
+    f[0] = f[1] = f[2] = f[3] = 1.0f;
+    return;
+  }
+  using Plan = fragment::ColumnQuads;
+  if (aligned) {
+    const int half = Plan::keptHalf(lane);
+    float block[4];
+    dropout.factors4(probabilityIndex(s, bh, queries.row[half],
+                                      firstKey + Plan::firstColumn(lane)),
+                     block);
+    const float sent0 = half ? block[0] : block[2],
+                sent1 = half ? block[1] : block[3];
+    const float kept0 = half ? block[2] : block[0],
+                kept1 = half ? block[3] : block[1];
+    const float got0 = __shfl_xor_sync(0xffffffffu, sent0, 1),
+                got1 = __shfl_xor_sync(0xffffffffu, sent1, 1);
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      f[i] = Plan::fromOwnBlock(lane, i) ? (i & 1 ? kept1 : kept0)
+                                         : (i & 1 ? got1 : got0);
     return;
   }
 #pragma unroll
-  for (int q = 0; q < 4; ++q)
-    f[q] = q < valid ? config.dropout.factor(index + q) : 0.0f;
+  for (int i = 0; i < 4; ++i)
+    f[i] = dropout.factor(
+        probabilityIndex(s, bh, queries.row[i >> 1],
+                         firstKey + fragment::accumulatorColumn(lane, i)));
 }
 
-/// The masked scores of a lane's run of 4 keys from `key` on, from their
-/// products at `column` of the row (one 16-byte load); -inf for those past
-/// `valid`.
-__device__ inline void maskedRun(const float *rowProducts, int column,
-                                 int64_t key, int valid,
-                                 const AttentionShape &s,
-                                 const AttentionConfig &config, int64_t bh,
-                                 int64_t query, float score[4]) {
-  const float4 x = *reinterpret_cast<const float4 *>(rowProducts + column);
-  const float product[4] = {x.x, x.y, x.z, x.w};
+/// The factors of a lane's elements of a transposed score tile: rows the
+/// warp's 16 keys from `warpKey` on (`keys`), 8 columns of queries from
+/// `firstQuery` on. The whole warp calls.
+__device__ inline void keyRowFactors(const AttentionShape &s,
+                                     const AttentionConfig &config, int64_t bh,
+                                     int64_t warpKey, const LaneRows &keys,
+                                     int64_t firstQuery, bool aligned, int lane,
+                                     float f[4]) {
+  const runtime::Dropout &dropout = config.dropout;
+  if (dropout.rate <= 0.0f) {
+    f[0] = f[1] = f[2] = f[3] = 1.0f;
+    return;
+  }
+  using Plan = fragment::RowQuads;
+  if (aligned) {
+    float block[4];
+    dropout.factors4(probabilityIndex(s, bh, firstQuery + Plan::column(lane),
+                                      warpKey + Plan::firstRow(lane)),
+                     block);
 #pragma unroll
-  for (int q = 0; q < 4; ++q)
-    score[q] = q < valid
-                   ? maskedScore(product[q], s, config, bh, query, key + q)
-                   : -INFINITY;
+    for (int round = 0; round < 4; ++round) {
+      float value = pick(block, Plan::sentValue(lane, round));
+      if (round > 0)
+        value = __shfl_xor_sync(0xffffffffu, value, Plan::laneMask(round));
+      const int element = Plan::receivedElement(lane, round);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        f[i] = element == i ? value : f[i];
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    f[i] = dropout.factor(probabilityIndex(
+        s, bh, firstQuery + fragment::accumulatorColumn(lane, i),
+        keys.row[i >> 1]));
 }
 
-/// How many of the 4 keys from `key` on exist (0 on a padding row).
-__device__ inline int validKeys(const AttentionShape &s, int64_t key,
-                                bool rowExists) {
-  if (!rowExists)
-    return 0;
-  const int64_t left = s.keys - key;
-  return left <= 0 ? 0 : left >= 4 ? 4 : static_cast<int>(left);
+//===--- Results ----------------------------------------------------------===//
+
+__device__ inline void storePair(float *at, float x, float y) {
+  *reinterpret_cast<float2 *>(at) = make_float2(x, y);
+}
+__device__ inline void storePair(Bf16 *at, float x, float y) {
+  *reinterpret_cast<uint32_t *>(at) =
+      tiles::pairOf(runtime::roundToBf16(x).bits, runtime::roundToBf16(y).bits);
+}
+
+/// Writes a warp's [16, D] accumulated rows, times scale[h] for the lane's
+/// row h, as matrix rows warpFirst, warpFirst + 1, ... of head bh (those
+/// below `rows`, the first `width` columns), in the result's type: two
+/// adjacent elements a store (rows and widths are whole pairs).
+template <int D, typename T>
+__device__ void writeRows(const Accumulator (&acc)[D / 8], const float scale[2],
+                          T *x, HeadLayout layout, int64_t bh,
+                          int64_t warpFirst, int64_t rows, int width,
+                          int lane) {
+  T *head = x + layout.offset(bh);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = warpFirst + fragment::groupOf(lane) + 8 * h;
+    if (row >= rows)
+      continue;
+    T *at = head + row * layout.rowStride;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const int column = elementColumn(n, lane, 0);
+      if (column < width)
+        storePair(at + column, acc[n][2 * h] * scale[h],
+                  acc[n][2 * h + 1] * scale[h]);
+    }
+  }
 }
 
 //===--- Forward ----------------------------------------------------------===//
 
 template <int D> constexpr size_t forwardBytes() {
-  using L = Layout<D>;
-  return 3 * L::tileBytes + kWarps * (L::f32Bytes + L::bf16Bytes);
+  return 3 * Layout<D>::tileBytes;
 }
 
 /// Block (bh, query tile): out and lse of 64 queries of head bh. A pass
 /// over the key tiles finds each row's maximum m, and a second one sums
 /// e = exp(s - m) and r(e f) v: the CPU's roundings, not an online
 /// softmax's (which would round e before the last rescaling). Where the
-/// keys fit one tile the second pass reuses the first's products.
+/// keys fit one tile the second pass reuses the first's scores.
 template <int D, typename Out>
 __global__ void __launch_bounds__(kBlockThreads)
     fusedForwardKernel(FusedArgs a, Out *out, float *lse) {
@@ -288,120 +321,113 @@ __global__ void __launch_bounds__(kBlockThreads)
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   Bits *queries = reinterpret_cast<Bits *>(shared),
-       *keys = queries + kTile * L::tileStride,
-       *values = keys + kTile * L::tileStride;
-  unsigned char *warpArea = shared + 3 * L::tileBytes;
-  float *products = reinterpret_cast<float *>(warpArea + warp * L::f32Bytes);
-  Bits *kept = reinterpret_cast<Bits *>(warpArea + kWarps * L::f32Bytes +
-                                        warp * L::bf16Bytes);
+       *keys = queries + kTile * L::stride, *values = keys + kTile * L::stride;
+  const Bits *warpQueries = queries + warp * kWarpRows * L::stride;
 
   const AttentionShape &s = a.s;
   const AttentionConfig &config = a.config;
-  const int64_t bh = blockIdx.x, firstQuery = int64_t(blockIdx.y) * kTile;
-  const int row = lane / 2, half = lane % 2;
-  const int64_t query = firstQuery + warp * kWarpRows + row;
-  const bool rowExists = query < s.queries;
+  const int64_t bh = blockIdx.x, firstQuery = int64_t(blockIdx.y) * kTile,
+                warpFirst = firstQuery + warp * kWarpRows;
+  const int keyCount = static_cast<int>(s.keys);
+  const LaneRows rows(static_cast<int>(warpFirst), static_cast<int>(s.queries),
+                      lane);
+  const ScoreMask scoreOf(s, config, bh);
+  const bool aligned = quadsAligned(s, config);
+  auto valid = [&](int h, int key) { return rows.exists[h] && key < keyCount; };
   loadTile<D>(queries, a.q, a.qRows, bh, firstQuery, s.queries, a.width);
 
-  // q k^T of a key tile into the warp's buffer (and its values beside).
-  auto productsOf = [&](int64_t firstKey, bool withValues) {
+  // The lane's masked scores of a key tile (-inf where there is none).
+  Accumulator scores[kTileColumns];
+  auto scoresOf = [&](int firstKey, bool withValues) {
     __syncthreads(); // every warp is done with the last tile
     loadTile<D>(keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
     if (withValues)
       loadTile<D>(values, a.v, a.vRows, bh, firstKey, s.keys, a.width);
     __syncthreads();
-    productWithTransposed<D>(queries + warp * kWarpRows * L::tileStride, keys,
-                             products);
-    __syncwarp();
-  };
-  const float *rowProducts = products + row * L::f32Stride;
-
-  const int64_t keyEnd = visibleKeyEnd(s, config, firstQuery);
-  const bool oneTile = keyEnd <= kTile;
-  float rowMax = -INFINITY;
-  for (int64_t firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
-    productsOf(firstKey, oneTile);
-    for (int run = 0; run < kLaneRuns; ++run) {
-      const int column = laneColumn(run, half);
-      const int64_t key = firstKey + column;
-      float score[4];
-      maskedRun(rowProducts, column, key, validKeys(s, key, rowExists), s,
-                config, bh, query, score);
+    tiles::productWithRows<D, kTile>(scores, warpQueries, keys, L::stride,
+                                     lane);
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        rowMax = fmaxf(rowMax, score[q]);
-    }
+    for (int n = 0; n < kTileColumns; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int h = i >> 1;
+        const int key = firstKey + elementColumn(n, lane, i);
+        scores[n][i] =
+            valid(h, key) ? scoreOf(scores[n][i], rows.row[h], key) : -INFINITY;
+      }
+  };
+
+  const int keyEnd = static_cast<int>(visibleKeyEnd(s, config, firstQuery));
+  const bool oneTile = keyEnd <= kTile;
+  float rowMax[2] = {-INFINITY, -INFINITY};
+  for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
+    scoresOf(firstKey, oneTile);
+#pragma unroll
+    for (int n = 0; n < kTileColumns; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        rowMax[i >> 1] = fmaxf(rowMax[i >> 1], scores[n][i]);
   }
   // Every tile's first key exists: an existing row's maximum is finite.
-  rowMax = fmaxf(rowMax, __shfl_xor_sync(0xffffffffu, rowMax, 1));
+  rowMax[0] = quadMax(rowMax[0]);
+  rowMax[1] = quadMax(rowMax[1]);
 
-  Accumulator acc[D / 16];
-  clear<D>(acc);
-  float rowSum = 0.0f;
-  Bits *rowKept = kept + row * L::bf16Stride;
-  for (int64_t firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
+  Accumulator acc[D / 8];
+  tiles::clear(acc);
+  float rowSum[2] = {0.0f, 0.0f};
+  for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
     if (!oneTile)
-      productsOf(firstKey, true);
-    for (int run = 0; run < kLaneRuns; ++run) {
-      const int column = laneColumn(run, half);
-      const int64_t key = firstKey + column;
-      const int valid = validKeys(s, key, rowExists);
-      float score[4], f[4], e[4];
-      maskedRun(rowProducts, column, key, valid, s, config, bh, query, score);
-      dropoutQuad(s, config, bh, query, key, valid, f);
+      scoresOf(firstKey, true);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        e[q] = q < valid ? expf(score[q] - rowMax) : 0.0f;
-        rowSum += e[q];
+    for (int n = 0; n < kTileColumns; ++n) {
+      float f[4];
+      keyColumnFactors(s, config, bh, rows, firstKey + 8 * n, aligned, lane, f);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int h = i >> 1;
+        const float e = valid(h, firstKey + elementColumn(n, lane, i))
+                            ? expf(scores[n][i] - rowMax[h])
+                            : 0.0f;
+        rowSum[h] += e;
+        scores[n][i] = e * f[i];
       }
-      *reinterpret_cast<uint2 *>(rowKept + column) = roundedQuad(
-          make_float4(e[0] * f[0], e[1] * f[1], e[2] * f[2], e[3] * f[3]));
     }
-    __syncwarp();
-    accumulateProduct<D>(acc, kept, values);
+    OperandA kept[kTileOperands];
+#pragma unroll
+    for (int j = 0; j < kTileOperands; ++j)
+      tiles::toOperand(kept[j], scores[2 * j], scores[2 * j + 1]);
+    tiles::accumulateProduct<D, kTile>(acc, kept, values, L::stride, lane);
   }
-  rowSum += __shfl_xor_sync(0xffffffffu, rowSum, 1);
-  __syncwarp(); // every lane's products are read: the buffer takes the sums
-  storeRows<D>(acc, products);
-  __syncwarp();
+  rowSum[0] = quadSum(rowSum[0]);
+  rowSum[1] = quadSum(rowSum[1]);
   // out = the sums / l, as the CPU (times 1 / l).
-  scaleRowHalf<D>(products, row, half, rowExists ? 1.0f / rowSum : 0.0f);
-  __syncwarp();
-  writeRows<D>(products, lane, a.width, out, a.outRows, bh,
-               firstQuery + warp * kWarpRows, s.queries);
-  if (rowExists && half == 0)
-    lse[lseIndex(s, bh, query)] = rowMax + logf(rowSum);
+  const float scale[2] = {rows.exists[0] ? 1.0f / rowSum[0] : 0.0f,
+                          rows.exists[1] ? 1.0f / rowSum[1] : 0.0f};
+  writeRows<D>(acc, scale, out, a.outRows, bh, warpFirst, s.queries, a.width,
+               lane);
+  if (fragment::pairOf(lane) == 0)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (rows.exists[h])
+        lse[lseIndex(s, bh, rows.row[h])] = rowMax[h] + logf(rowSum[h]);
 }
 
 //===--- Backward: D and dq -----------------------------------------------===//
 
-/// The backward kernels' shared memory: four tiles (q, r(dO), k, v); per
-/// warp two f32 buffers (q k^T and r(dO) v^T, or their transposes) and two
-/// bf16 operands; a query tile's lse and D.
+/// The backward kernels' shared memory: four tiles (q, r(dO), k, v) and a
+/// query tile's lse and D.
 template <int D> struct BackwardShared {
   using L = Layout<D>;
-  static constexpr size_t bytes =
-      4 * L::tileBytes + kWarps * (2 * L::f32Bytes + 2 * L::bf16Bytes) +
-      2 * kTile * sizeof(float);
+  static constexpr size_t bytes = 4 * L::tileBytes + 2 * kTile * sizeof(float);
   Bits *queries, *outGrads, *keys, *values;
-  float *products, *gradProducts;
-  Bits *kept, *scoreGrads;
   float *tileLse, *tileDots;
 
-  __device__ BackwardShared(unsigned char *shared, int warp) {
+  __device__ explicit BackwardShared(unsigned char *shared) {
     queries = reinterpret_cast<Bits *>(shared);
-    outGrads = queries + kTile * L::tileStride;
-    keys = outGrads + kTile * L::tileStride;
-    values = keys + kTile * L::tileStride;
-    unsigned char *f32Area = shared + 4 * L::tileBytes,
-                  *bf16Area = f32Area + 2 * kWarps * L::f32Bytes;
-    products = reinterpret_cast<float *>(f32Area + warp * L::f32Bytes);
-    gradProducts =
-        reinterpret_cast<float *>(f32Area + (kWarps + warp) * L::f32Bytes);
-    kept = reinterpret_cast<Bits *>(bf16Area + warp * L::bf16Bytes);
-    scoreGrads =
-        reinterpret_cast<Bits *>(bf16Area + (kWarps + warp) * L::bf16Bytes);
-    tileLse = reinterpret_cast<float *>(bf16Area + 2 * kWarps * L::bf16Bytes);
+    outGrads = queries + kTile * L::stride;
+    keys = outGrads + kTile * L::stride;
+    values = keys + kTile * L::stride;
+    tileLse = reinterpret_cast<float *>(shared + 4 * L::tileBytes);
     tileDots = tileLse + kTile;
   }
 };
@@ -415,107 +441,107 @@ __global__ void __launch_bounds__(kBlockThreads)
   using L = Layout<D>;
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BackwardShared<D> m(shared, warp);
-  Bits *queries = m.queries, *outGrads = m.outGrads, *keys = m.keys,
-       *values = m.values, *scoreGrads = m.scoreGrads;
-  float *products = m.products, *gradProducts = m.gradProducts;
+  const BackwardShared<D> m(shared);
+  const Bits *warpQueries = m.queries + warp * kWarpRows * L::stride,
+             *warpGrads = m.outGrads + warp * kWarpRows * L::stride;
 
   const AttentionShape &s = a.s;
   const AttentionConfig &config = a.config;
-  const int64_t bh = blockIdx.x, firstQuery = int64_t(blockIdx.y) * kTile;
-  const int row = lane / 2, half = lane % 2;
-  const int64_t query = firstQuery + warp * kWarpRows + row;
-  const bool rowExists = query < s.queries;
-  const float rowLse = rowExists ? lse[lseIndex(s, bh, query)] : 0.0f;
-  loadTile<D>(queries, a.q, a.qRows, bh, firstQuery, s.queries, a.width);
-  loadRoundedTile<D>(outGrads, grad, a.outRows, bh, firstQuery, s.queries,
+  const int64_t bh = blockIdx.x, firstQuery = int64_t(blockIdx.y) * kTile,
+                warpFirst = firstQuery + warp * kWarpRows;
+  const int keyCount = static_cast<int>(s.keys);
+  const LaneRows rows(static_cast<int>(warpFirst), static_cast<int>(s.queries),
+                      lane);
+  const ScoreMask scoreOf(s, config, bh);
+  const bool aligned = quadsAligned(s, config);
+  auto valid = [&](int h, int key) { return rows.exists[h] && key < keyCount; };
+  float rowLse[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    rowLse[h] = rows.exists[h] ? lse[lseIndex(s, bh, rows.row[h])] : 0.0f;
+  loadTile<D>(m.queries, a.q, a.qRows, bh, firstQuery, s.queries, a.width);
+  loadRoundedTile<D>(m.outGrads, grad, a.outRows, bh, firstQuery, s.queries,
                      a.width);
 
-  // q k^T and r(dO) v^T of a key tile into the warp's buffers.
-  auto productsOf = [&](int64_t firstKey) {
+  // A key tile's p (0 where there is no key) and raw r(dO) . v_j.
+  Accumulator p[kTileColumns], dOv[kTileColumns];
+  auto productsOf = [&](int firstKey) {
     __syncthreads();
-    loadTile<D>(keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
-    loadTile<D>(values, a.v, a.vRows, bh, firstKey, s.keys, a.width);
+    loadTile<D>(m.keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
+    loadTile<D>(m.values, a.v, a.vRows, bh, firstKey, s.keys, a.width);
     __syncthreads();
-    productWithTransposed<D>(queries + warp * kWarpRows * L::tileStride, keys,
-                             products);
-    productWithTransposed<D>(outGrads + warp * kWarpRows * L::tileStride,
-                             values, gradProducts);
-    __syncwarp();
-  };
-  const float *rowProducts = products + row * L::f32Stride,
-              *rowGradProducts = gradProducts + row * L::f32Stride;
-  // The run of 4 keys from column `column` of the lane's row: p, and the
-  // raw r(dO) . v_j.
-  auto runOf = [&](int64_t firstKey, int column, int valid, float p[4],
-                   float dOv[4]) {
-    float score[4];
-    maskedRun(rowProducts, column, firstKey + column, valid, s, config, bh,
-              query, score);
-    const float4 y =
-        *reinterpret_cast<const float4 *>(rowGradProducts + column);
-    dOv[0] = y.x, dOv[1] = y.y, dOv[2] = y.z, dOv[3] = y.w;
+    tiles::productWithRows<D, kTile>(p, warpQueries, m.keys, L::stride, lane);
+    tiles::productWithRows<D, kTile>(dOv, warpGrads, m.values, L::stride, lane);
 #pragma unroll
-    for (int q = 0; q < 4; ++q)
-      p[q] = q < valid ? expf(score[q] - rowLse) : 0.0f;
+    for (int n = 0; n < kTileColumns; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int h = i >> 1;
+        const int key = firstKey + elementColumn(n, lane, i);
+        p[n][i] = valid(h, key)
+                      ? expf(scoreOf(p[n][i], rows.row[h], key) - rowLse[h])
+                      : 0.0f;
+      }
   };
 
-  const int64_t keyEnd = visibleKeyEnd(s, config, firstQuery);
-  float rowDot = 0.0f; // D_i = sum_j p f dp
-  for (int64_t firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
+  const int keyEnd = static_cast<int>(visibleKeyEnd(s, config, firstQuery));
+  float rowDot[2] = {0.0f, 0.0f}; // D_i = sum_j p f dp
+  for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
     productsOf(firstKey);
-    for (int run = 0; run < kLaneRuns; ++run) {
-      const int column = laneColumn(run, half);
-      const int valid = validKeys(s, firstKey + column, rowExists);
-      float f[4], p[4], dOv[4];
-      dropoutQuad(s, config, bh, query, firstKey + column, valid, f);
-      runOf(firstKey, column, valid, p, dOv);
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        if (q < valid)
-          rowDot += p[q] * f[q] * dOv[q];
+    for (int n = 0; n < kTileColumns; ++n) {
+      float f[4];
+      keyColumnFactors(s, config, bh, rows, firstKey + 8 * n, aligned, lane, f);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (valid(i >> 1, firstKey + elementColumn(n, lane, i)))
+          rowDot[i >> 1] += p[n][i] * f[i] * dOv[n][i];
     }
   }
-  rowDot += __shfl_xor_sync(0xffffffffu, rowDot, 1);
-  if (rowExists && half == 0)
-    rowDots[bh * s.queries + query] = rowDot;
+  rowDot[0] = quadSum(rowDot[0]);
+  rowDot[1] = quadSum(rowDot[1]);
+  if (fragment::pairOf(lane) == 0)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (rows.exists[h])
+        rowDots[bh * s.queries + rows.row[h]] = rowDot[h];
 
-  // One key tile: its products are still in the buffers.
+  // One key tile: its products are still in the registers.
   const bool oneTile = keyEnd <= kTile;
-  Accumulator acc[D / 16];
-  clear<D>(acc);
-  for (int64_t firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
+  Accumulator acc[D / 8];
+  tiles::clear(acc);
+  for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
     if (!oneTile)
       productsOf(firstKey);
-    Bits *rowScoreGrads = scoreGrads + row * L::bf16Stride;
-    for (int run = 0; run < kLaneRuns; ++run) {
-      const int column = laneColumn(run, half);
-      const int valid = validKeys(s, firstKey + column, rowExists);
-      float f[4], p[4], dOv[4], ds[4];
-      dropoutQuad(s, config, bh, query, firstKey + column, valid, f);
-      runOf(firstKey, column, valid, p, dOv);
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        ds[q] =
-            q < valid ? config.scale * p[q] * (f[q] * dOv[q] - rowDot) : 0.0f;
-      *reinterpret_cast<uint2 *>(rowScoreGrads + column) =
-          roundedQuad(make_float4(ds[0], ds[1], ds[2], ds[3]));
+    for (int n = 0; n < kTileColumns; ++n) {
+      float f[4];
+      keyColumnFactors(s, config, bh, rows, firstKey + 8 * n, aligned, lane, f);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int h = i >> 1;
+        p[n][i] = valid(h, firstKey + elementColumn(n, lane, i))
+                      ? config.scale * p[n][i] * (f[i] * dOv[n][i] - rowDot[h])
+                      : 0.0f;
+      }
     }
-    __syncwarp();
-    accumulateProduct<D>(acc, scoreGrads, keys);
+    OperandA scoreGrads[kTileOperands];
+#pragma unroll
+    for (int j = 0; j < kTileOperands; ++j)
+      tiles::toOperand(scoreGrads[j], p[2 * j], p[2 * j + 1]);
+    tiles::accumulateProduct<D, kTile>(acc, scoreGrads, m.keys, L::stride,
+                                       lane);
   }
-  __syncwarp();
-  storeRows<D>(acc, products);
-  __syncwarp();
-  writeRows<D>(products, lane, a.width, dq, a.qRows, bh,
-               firstQuery + warp * kWarpRows, s.queries);
+  const float unscaled[2] = {1.0f, 1.0f};
+  writeRows<D>(acc, unscaled, dq, a.qRows, bh, warpFirst, s.queries, a.width,
+               lane);
 }
 
 //===--- Backward: dk and dv ----------------------------------------------===//
 
 /// Block (bh, key tile): dk and dv of 64 keys of head bh, over the query
-/// tiles that see them. A warp's buffers hold its 16 keys' rows of the
-/// transposed products, k q^T and v r(dO)^T.
+/// tiles that see them. A warp's score tiles are transposed: its 16 keys'
+/// rows of k q^T and v r(dO)^T.
 template <int D, typename G>
 __global__ void __launch_bounds__(kBlockThreads)
     fusedKeyValueGradKernel(FusedArgs a, const float *grad, const float *lse,
@@ -523,75 +549,85 @@ __global__ void __launch_bounds__(kBlockThreads)
   using L = Layout<D>;
   extern __shared__ __align__(128) unsigned char shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BackwardShared<D> m(shared, warp);
-  Bits *queries = m.queries, *outGrads = m.outGrads, *keys = m.keys,
-       *values = m.values, *kept = m.kept, *scoreGrads = m.scoreGrads;
-  float *products = m.products, *gradProducts = m.gradProducts,
-        *tileLse = m.tileLse, *tileDots = m.tileDots;
+  const BackwardShared<D> m(shared);
+  const Bits *warpKeys = m.keys + warp * kWarpRows * L::stride,
+             *warpValues = m.values + warp * kWarpRows * L::stride;
 
   const AttentionShape &s = a.s;
   const AttentionConfig &config = a.config;
-  const int64_t bh = blockIdx.x, firstKey = int64_t(blockIdx.y) * kTile;
-  const int64_t warpKey = firstKey + warp * kWarpRows;
-  loadTile<D>(keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
-  loadTile<D>(values, a.v, a.vRows, bh, firstKey, s.keys, a.width);
+  const int64_t bh = blockIdx.x, firstKey = int64_t(blockIdx.y) * kTile,
+                warpKey = firstKey + warp * kWarpRows;
+  const int queryCount = static_cast<int>(s.queries);
+  const LaneRows keyRows(static_cast<int>(warpKey), static_cast<int>(s.keys),
+                         lane);
+  const ScoreMask scoreOf(s, config, bh);
+  const bool aligned = quadsAligned(s, config);
+  loadTile<D>(m.keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
+  loadTile<D>(m.values, a.v, a.vRows, bh, firstKey, s.keys, a.width);
 
-  Accumulator keyAcc[D / 16], valueAcc[D / 16];
-  clear<D>(keyAcc);
-  clear<D>(valueAcc);
-  for (int64_t firstQuery = firstVisibleQueryTile(config, firstKey);
-       firstQuery < s.queries; firstQuery += kTile) {
+  Accumulator keyAcc[D / 8], valueAcc[D / 8];
+  tiles::clear(keyAcc);
+  tiles::clear(valueAcc);
+  for (int firstQuery =
+           static_cast<int>(firstVisibleQueryTile(config, firstKey));
+       firstQuery < queryCount; firstQuery += kTile) {
     __syncthreads(); // every warp is done with the last query tile
-    loadTile<D>(queries, a.q, a.qRows, bh, firstQuery, s.queries, a.width);
-    loadRoundedTile<D>(outGrads, grad, a.outRows, bh, firstQuery, s.queries,
+    loadTile<D>(m.queries, a.q, a.qRows, bh, firstQuery, s.queries, a.width);
+    loadRoundedTile<D>(m.outGrads, grad, a.outRows, bh, firstQuery, s.queries,
                        a.width);
     for (int i = threadIdx.x; i < kTile; i += kBlockThreads) {
       const int64_t query = firstQuery + i;
       const bool exists = query < s.queries;
-      tileLse[i] = exists ? lse[lseIndex(s, bh, query)] : 0.0f;
-      tileDots[i] = exists ? rowDots[bh * s.queries + query] : 0.0f;
+      m.tileLse[i] = exists ? lse[lseIndex(s, bh, query)] : 0.0f;
+      m.tileDots[i] = exists ? rowDots[bh * s.queries + query] : 0.0f;
     }
     __syncthreads();
-    productWithTransposed<D>(keys + warp * kWarpRows * L::tileStride, queries,
-                             products);
-    productWithTransposed<D>(values + warp * kWarpRows * L::tileStride,
-                             outGrads, gradProducts);
-    __syncwarp();
-    // A lane takes runs of 4 adjacent keys (one Philox block) of a query:
-    // a warp's 16 keys are 4 runs, times kTile queries.
-    for (int t = lane; t < 4 * kTile; t += 32) {
-      const int run = t / kTile, column = t % kTile;
-      const int64_t query = firstQuery + column, key = warpKey + run * 4;
-      const int valid = validKeys(s, key, query < s.queries);
-      float f[4];
-      dropoutQuad(s, config, bh, query, key, valid, f);
+    // p f and ds of the warp's keys (rows) by the tile's queries
+    // (columns), 16 queries at a time (fewer registers than the whole
+    // tile's; the sums are added in the same order).
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int r = run * 4 + q;
-        float pf = 0.0f, ds = 0.0f;
-        if (q < valid) {
-          const float p = expf(maskedScore(products[r * L::f32Stride + column],
-                                           s, config, bh, query, key + q) -
-                               tileLse[column]);
-          pf = p * f[q];
-          ds = config.scale * p *
-               (f[q] * gradProducts[r * L::f32Stride + column] -
-                tileDots[column]);
+    for (int j = 0; j < kTileOperands; ++j) {
+      const int chunkRow = 16 * j * L::stride;
+      Accumulator kept[2], scoreGrads[2];
+      tiles::productWithRows<D, 16>(kept, warpKeys, m.queries + chunkRow,
+                                    L::stride, lane);
+      tiles::productWithRows<D, 16>(scoreGrads, warpValues,
+                                    m.outGrads + chunkRow, L::stride, lane);
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        float f[4];
+        keyRowFactors(s, config, bh, warpKey, keyRows,
+                      firstQuery + 8 * (2 * j + n), aligned, lane, f);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int h = i >> 1, column = elementColumn(2 * j + n, lane, i);
+          const int query = firstQuery + column;
+          float pf = 0.0f, ds = 0.0f;
+          if (keyRows.exists[h] && query < queryCount) {
+            const float p = expf(scoreOf(kept[n][i], query, keyRows.row[h]) -
+                                 m.tileLse[column]);
+            pf = p * f[i];
+            ds = config.scale * p *
+                 (f[i] * scoreGrads[n][i] - m.tileDots[column]);
+          }
+          kept[n][i] = pf;
+          scoreGrads[n][i] = ds;
         }
-        kept[r * L::bf16Stride + column] = runtime::roundToBf16(pf).bits;
-        scoreGrads[r * L::bf16Stride + column] = runtime::roundToBf16(ds).bits;
       }
+      OperandA keptOperand, gradOperand;
+      tiles::toOperand(keptOperand, kept[0], kept[1]);
+      tiles::toOperand(gradOperand, scoreGrads[0], scoreGrads[1]);
+      tiles::accumulateChunk<D>(valueAcc, keptOperand, m.outGrads + chunkRow,
+                                L::stride, lane);
+      tiles::accumulateChunk<D>(keyAcc, gradOperand, m.queries + chunkRow,
+                                L::stride, lane);
     }
-    __syncwarp();
-    accumulateProduct<D>(valueAcc, kept, outGrads);
-    accumulateProduct<D>(keyAcc, scoreGrads, queries);
   }
-  __syncwarp();
-  storeRows<D>(keyAcc, products);
-  storeRows<D>(valueAcc, gradProducts);
-  __syncwarp();
-  writeRows<D>(products, lane, a.width, dk, a.kRows, bh, warpKey, s.keys);
-  writeRows<D>(gradProducts, lane, a.width, dv, a.vRows, bh, warpKey, s.keys);
+  const float unscaled[2] = {1.0f, 1.0f};
+  writeRows<D>(keyAcc, unscaled, dk, a.kRows, bh, warpKey, s.keys, a.width,
+               lane);
+  writeRows<D>(valueAcc, unscaled, dv, a.vRows, bh, warpKey, s.keys, a.width,
+               lane);
 }
 
 //===--- Launches ---------------------------------------------------------===//
@@ -604,7 +640,7 @@ bool aligned16(const void *p) {
 }
 
 /// The shared memory the kernels of tile width `width` take a block, at
-/// most: the backward's, more than 48 KiB past width 16.
+/// most: the backward's, more than 48 KiB at width 128.
 size_t sharedBytesOf(int width) {
   switch (width) {
   case 16:
@@ -747,7 +783,9 @@ template <typename Out>
 bool fusedAttention(const Bf16 *q, const Bf16 *k, const Bf16 *v, Out *out,
                     float *lse, const AttentionShape &s,
                     const AttentionConfig &config) {
-  if (!runsFused(s, config, aligned16(q) && aligned16(k) && aligned16(v)))
+  if (!runsFused(s, config,
+                 aligned16(q) && aligned16(k) && aligned16(v) &&
+                     aligned16(out)))
     return false;
   if (s.batch * s.heads == 0 || s.queries == 0)
     return true;
@@ -776,7 +814,8 @@ bool fusedAttentionGrad(const float *grad, const Bf16 *q, const Bf16 *k,
                         const AttentionConfig &config) {
   if (!runsFused(s, config,
                  aligned16(q) && aligned16(k) && aligned16(v) &&
-                     aligned16(grad)))
+                     aligned16(grad) && aligned16(dq) && aligned16(dk) &&
+                     aligned16(dv)))
     return false;
   if (s.batch * s.heads == 0)
     return true;
