@@ -75,6 +75,22 @@ private:
   void *memory = nullptr;
 };
 
+/// The dynamic shared memory a block may opt into on this GPU (H100, H200:
+/// 227 KiB; A100: 163 KiB; sm_86 and sm_89: 99 KiB), or 0 where it cannot be
+/// asked.
+size_t sharedMemoryLimit();
+
+/// Past 48 KiB of dynamic shared memory a kernel must opt in, once; done
+/// on the first (eager) call, before any graph capture.
+template <typename Kernel>
+void allowSharedMemory(Kernel kernel, size_t bytes, bool &allowed) {
+  if (allowed)
+    return;
+  allowed = TGC_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(bytes)));
+}
+
 /// Threads per block of the elementwise and row kernels (a multiple of 32:
 /// the block reductions work warp by warp).
 inline constexpr int kThreads = 256;

@@ -654,23 +654,6 @@ size_t sharedBytesOf(int width) {
   }
 }
 
-/// The shared memory a block may opt into on this GPU (H100, H200: 227
-/// KiB; A100: 163 KiB; sm_86 and sm_89: 99 KiB), or 0 where it cannot be
-/// asked.
-size_t sharedLimit() {
-  static int limit = -1;
-  if (limit < 0) {
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                               device) != cudaSuccess) {
-      (void)cudaGetLastError(); // the GEMMs will meet it, and keep it
-      limit = 0;
-    }
-  }
-  return static_cast<size_t>(limit);
-}
-
 /// Says why a call did not run fused, for the first such call of a
 /// process.
 void tellMisfit(const AttentionShape &s, const char *misfit) {
@@ -694,7 +677,7 @@ bool runsFused(const AttentionShape &s, const AttentionConfig &config,
   const char *misfit = fusedAttentionMisfit(s, config);
   if (!misfit && !aligned)
     misfit = "an operand is not 16-byte aligned";
-  if (!misfit && sharedBytesOf(fusedTileWidth(s.keyDim)) > sharedLimit())
+  if (!misfit && sharedBytesOf(fusedTileWidth(s.keyDim)) > sharedMemoryLimit())
     misfit = "its kernels need more shared memory than this GPU gives a block";
   if (misfit) {
     tellMisfit(s, misfit);
@@ -716,17 +699,6 @@ FusedArgs argsOf(const Bf16 *q, const Bf16 *k, const Bf16 *v,
           s,
           config,
           static_cast<int>(s.keyDim)};
-}
-
-/// Past 48 KiB of dynamic shared memory a kernel must opt in, once; done
-/// on the first (eager) call, before any graph capture.
-template <typename Kernel>
-void allowSharedMemory(Kernel kernel, size_t bytes, bool &allowed) {
-  if (allowed)
-    return;
-  allowed = TGC_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(bytes)));
 }
 
 dim3 gridOf(const AttentionShape &s, int64_t rows) {

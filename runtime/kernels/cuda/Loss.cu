@@ -5,13 +5,14 @@
 //   loss_r = -((1 - s)(x_t - lse) + (s / V) sum_c (x_c - lse))
 //   dx_c   = lossGrad (softmax_c - q_c) / tokens
 // One block per row in both, the row sums and the total in double, as the
-// CPU kernel's (rows are as wide as the vocabulary). A row's log-sum-exp is
-// computed in one pass over it (each thread's running maximum and sum,
-// rescaled when the maximum grows): the logits are the step's largest
-// tensor (a base batch's are 3.6 GB), read once for the loss and twice for
-// the gradient. The loss: the last block to finish adds the rows' losses in
-// a fixed order, the same loss on every run. The gradient: the counted
-// targets first, by one block, then the rows.
+// CPU kernel's (rows are as wide as the vocabulary). The logits are the
+// step's largest tensor (a base batch's are 3.6 GB): where a row fits a
+// block's shared memory it is read from device memory once
+// (lossAndGradRowKernel), else its log-sum-exp takes one pass over it
+// (each thread's running maximum and sum, rescaled when the maximum grows)
+// and its gradient another. The loss: the last block to finish adds the
+// rows' losses in a fixed order, the same loss on every run. The gradient:
+// the counted targets first, by one block, then the rows.
 //
 // tg.output_loss (outputLoss) does both per chunk of rows, between the
 // chunk's GEMMs: logits = hidden W^T into the workspace, one kernel for the
@@ -227,6 +228,99 @@ __global__ void lossAndGradKernel(const float *logits, G *grad,
   }
 }
 
+/// Threads of lossAndGradRowKernel's blocks: a row is one block's, and its
+/// loads in flight keep the memory busy with one block an SM.
+constexpr int kRowThreads = 1024;
+
+/// lossAndGradKernel with the row in shared memory (`classes` floats,
+/// dynamic), where the GPU gives a block that much: the logits are read
+/// from device memory once, where lossAndGradKernel reads them once for the
+/// loss and again for the gradient (a base batch's rows, in flight together
+/// by the thousand, do not stay in L2 between the two). Its log-sum-exp is
+/// the CPU kernel's: the row's maximum first, then sum exp(x - max) in
+/// double.
+template <typename G>
+__global__ void __launch_bounds__(kRowThreads)
+    lossAndGradRowKernel(const float *logits, G *grad, const int32_t *targets,
+                         const int32_t *count, double *rowLoss, float lossGrad,
+                         int64_t rows, int64_t classes, float smoothing,
+                         int32_t ignoreIndex) {
+  extern __shared__ float row[];
+  const float perClass = smoothing / static_cast<float>(classes);
+  const float weight =
+      *count > 0 ? static_cast<float>(static_cast<double>(lossGrad) / *count)
+                 : 0.0f;
+  TGC_FOR_ROW(r, rows) {
+    G *g = grad + r * classes;
+    const int32_t target = targets[r];
+    if (target == ignoreIndex) {
+      TGC_FOR_COLUMN(c, classes) { g[c] = convertedTo<G>(0.0f); }
+      if (threadIdx.x == 0)
+        rowLoss[r] = 0.0;
+      continue;
+    }
+    const float *x = logits + r * classes;
+    float max = -INFINITY;
+    double sum = 0.0;
+    TGC_FOR_COLUMN(c, classes) {
+      const float value = x[c];
+      row[c] = value;
+      max = fmaxf(max, value);
+      sum += value;
+    }
+    const float rowMax = blockMax(max); // its barrier: `row` is whole
+    double sumExp = 0.0;
+    TGC_FOR_COLUMN(c, classes) {
+      if (row[c] != -INFINITY) // exp(-inf - -inf) would be NaN
+        sumExp += expf(row[c] - rowMax);
+    }
+    const double lse = rowMax + log(blockSum(sumExp));
+    sum = blockSum(sum);
+    const double s = smoothing, sumLogP = sum - double(classes) * lse;
+    if (threadIdx.x == 0)
+      rowLoss[r] =
+          -((1.0 - s) * (row[target] - lse) + s / double(classes) * sumLogP);
+    const float shift = static_cast<float>(lse);
+    TGC_FOR_COLUMN(c, classes) {
+      float q = c == target ? 1.0f - smoothing + perClass : perClass;
+      g[c] = convertedTo<G>(weight * (expf(row[c] - shift) - q));
+    }
+    __syncthreads(); // every thread is done with `row`
+  }
+}
+
+/// The loss and logit gradient of a chunk's rows: a row in shared memory
+/// where it fits (lossAndGradRowKernel), else lossAndGradKernel.
+template <typename G>
+static void lossAndGrad(const float *logits, G *grad, const int32_t *targets,
+                        const int32_t *count, double *rowLoss, float lossGrad,
+                        int64_t rows, int64_t classes, float smoothing,
+                        int32_t ignoreIndex) {
+  static bool allowed = false;
+  const size_t rowBytes = classes * sizeof(float);
+  // Narrow rows stay in L2 between the reads anyway. The block reductions'
+  // own shared memory comes on top of the row's.
+  constexpr int64_t kNarrowRow = 8192;
+  constexpr size_t kReductionBytes = 1024;
+  const size_t limit = sharedMemoryLimit();
+  if (classes > kNarrowRow && rowBytes + kReductionBytes <= limit) {
+    allowSharedMemory(lossAndGradRowKernel<G>, limit - kReductionBytes,
+                      allowed);
+    if (allowed) {
+      lossAndGradRowKernel<G>
+          <<<rowBlocks(rows), kRowThreads, rowBytes, stream()>>>(
+              logits, grad, targets, count, rowLoss, lossGrad, rows, classes,
+              smoothing, ignoreIndex);
+      TGC_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  lossAndGradKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
+      logits, grad, targets, count, rowLoss, lossGrad, rows, classes, smoothing,
+      ignoreIndex);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
 /// *loss = the mean of rowLoss over the *count counted rows, added in row
 /// order (the same loss on every run), *tokens = *count; one block.
 __global__ void meanLossKernel(const double *rowLoss, const int32_t *count,
@@ -272,11 +366,9 @@ static void outputLossOf(const T *hidden, const T *weight,
     gemmInto(h, weight, workspace, n, classes, width, false, true, false);
     T *grad = gradientOperand(workspace, rounded.as<Bf16>(), hidden);
     if (classes > 0) {
-      lossAndGradKernel<<<rowBlocks(n), kThreads, 0, stream()>>>(
-          workspace, grad, targets + r0, count.as<int32_t>(),
-          rowLoss.as<double>() + r0, lossGrad, n, classes, smoothing,
-          ignoreIndex);
-      TGC_CUDA_CHECK_LAUNCH();
+      lossAndGrad(workspace, grad, targets + r0, count.as<int32_t>(),
+                  rowLoss.as<double>() + r0, lossGrad, n, classes, smoothing,
+                  ignoreIndex);
     }
     gemmInto(grad, weight, hiddenGrad + r0 * width, n, width, classes, false,
              false, false);

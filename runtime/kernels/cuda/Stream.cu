@@ -93,6 +93,20 @@ const void *persistentTable(const void *host, size_t bytes) {
   return device;
 }
 
+size_t sharedMemoryLimit() {
+  static int limit = -1;
+  if (limit < 0) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                               device) != cudaSuccess) {
+      (void)cudaGetLastError(); // the GEMMs will meet it, and keep it
+      limit = 0;
+    }
+  }
+  return static_cast<size_t>(limit);
+}
+
 cublasHandle_t cublas() {
   if (!handle) {
     // The default math mode is full f32: TF32 would need

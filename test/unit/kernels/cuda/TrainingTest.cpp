@@ -104,37 +104,48 @@ TEST_F(CudaKernels, CrossEntropyManyRows) {
   expectClose("crossEntropyGrad, 3000 rows", dgrad.read(), grad, 1e-5);
 }
 
-/// cuda::outputLoss against cpu::outputLoss on the same hidden [64, 48] and
-/// weight [1000, 48] (f32, or rounded to bf16), chunk by chunk: both run
+/// The rows and classes of an output loss, and its targets.
+struct LossProblem {
+  int64_t rows, classes;
+  std::vector<int32_t> targets;
+};
+
+/// The loss cases' 64 rows of 1000 classes (KernelTestCases.h).
+LossProblem lossCases() { return {kLossRows, kClasses, lossTargets(42)}; }
+
+/// cuda::outputLoss against cpu::outputLoss on the same hidden [rows, 48]
+/// and weight [classes, 48] (f32, or rounded to bf16), chunk by chunk: both run
 /// the same GEMMs and round the same logit gradients (bf16: one bf16 step
 /// where the two sides' f32 gradients straddle a tie). The loss twice: the
 /// same bits (row losses added in order).
 template <typename T>
-void expectOutputLossAsTheCpu(const std::vector<T> &hidden,
+void expectOutputLossAsTheCpu(const LossProblem &problem,
+                              const std::vector<T> &hidden,
                               const std::vector<T> &weight, int64_t chunk,
                               double gradientTolerance) {
   constexpr int64_t kWidth = 48;
-  std::vector<int32_t> targets = lossTargets(42);
+  const int64_t rows = problem.rows, classes = problem.classes;
+  const std::vector<int32_t> &targets = problem.targets;
   const float lossGrad = 1.7f, smoothing = 0.1f;
   float loss = 0.0f;
   int32_t tokens = -1;
   std::vector<float> hiddenGrad(hidden.size()), weightGrad(weight.size()),
-      workspace(chunk * kClasses);
+      workspace(chunk * classes);
   cpu::outputLoss(hidden.data(), weight.data(), targets.data(), lossGrad,
                   &loss, &tokens, hiddenGrad.data(), weightGrad.data(),
-                  workspace.data(), kLossRows, kWidth, kClasses, chunk,
+                  workspace.data(), rows, kWidth, classes, chunk,
                   smoothing, kIgnore);
   DeviceArray<T> dh(hidden), dw(weight);
   DeviceArray<int32_t> dt(targets), dtokens(1);
   DeviceArray<float> dloss(1), dhg(hidden.size(), 5.0f),
-      dwg(weight.size(), 5.0f), dws(chunk * kClasses);
+      dwg(weight.size(), 5.0f), dws(chunk * classes);
   std::string what = std::string(std::is_same_v<T, float> ? "" : "bf16 ") +
                      "outputLoss in chunks of " + std::to_string(chunk);
   std::vector<float> first;
   for (int run = 0; run < 2; ++run) {
     cuda::outputLoss(dh.get(), dw.get(), dt.get(), lossGrad, dloss.get(),
-                     dtokens.get(), dhg.get(), dwg.get(), dws.get(), kLossRows,
-                     kWidth, kClasses, chunk, smoothing, kIgnore);
+                     dtokens.get(), dhg.get(), dwg.get(), dws.get(), rows,
+                     kWidth, classes, chunk, smoothing, kIgnore);
     if (run == 0)
       first = dloss.read();
   }
@@ -152,10 +163,24 @@ TEST_F(CudaKernels, OutputLoss) {
   std::vector<float> hidden = uniform(kLossRows * 48, 40, -1.0f, 1.0f),
                      weight = uniform(kClasses * 48, 41, -1.0f, 1.0f);
   for (int64_t chunk : {24, 256}) {
-    expectOutputLossAsTheCpu(hidden, weight, chunk, 2e-5);
-    expectOutputLossAsTheCpu(roundedToBf16(hidden), roundedToBf16(weight),
-                             chunk, 2e-4);
+    expectOutputLossAsTheCpu(lossCases(), hidden, weight, chunk, 2e-5);
+    expectOutputLossAsTheCpu(lossCases(), roundedToBf16(hidden),
+                             roundedToBf16(weight), chunk, 2e-4);
   }
+}
+
+// A vocabulary as wide as a translation model's (20,000 classes: past 8192,
+// each row in shared memory, read from device memory once), targets
+// anywhere in it, two rows ignored; chunks of 8 rows.
+TEST_F(CudaKernels, OutputLossOverAWideVocabulary) {
+  const int64_t rows = 20, classes = 20000;
+  LossProblem problem{rows, classes, randomIds(rows, 43, 0, static_cast<int32_t>(classes - 1))};
+  problem.targets[3] = problem.targets[11] = kIgnore;
+  std::vector<float> hidden = uniform(rows * 48, 44, -1.0f, 1.0f),
+                     weight = uniform(classes * 48, 45, -1.0f, 1.0f);
+  expectOutputLossAsTheCpu(problem, hidden, weight, 8, 2e-5);
+  expectOutputLossAsTheCpu(problem, roundedToBf16(hidden),
+                           roundedToBf16(weight), 8, 2e-4);
 }
 
 // Every target ignored: no tokens, a zero loss and zero gradients.
