@@ -12,9 +12,12 @@
 // LayerNorm centres each row on its mean and adds beta, RMSNorm divides it
 // by its root mean square alone (no mean, no beta).
 // Statistics are reduced in float as the CPU kernels do. The gamma and
-// beta gradients sum over every row: a second kernel sums chunks of rows
-// per column into double partials, a third adds the partials in chunk
-// order (deterministic, unlike atomics).
+// beta gradients sum over every row: the residual norms' quad kernels add
+// them up as they go (each warp's rows in f32 in its registers, the
+// block's warps in double, one partial a block), the others leave it to a
+// second kernel that sums chunks of rows per column into double partials;
+// a last kernel adds the partials in order (deterministic, unlike
+// atomics).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/BlockReduce.cuh"
@@ -278,6 +281,17 @@ __global__ void finishColumns(const double *partial, int64_t chunks,
     betaGrad[c] = static_cast<float>(beta);
 }
 
+/// gammaGrad and betaGrad (null for RMSNorm) from `chunks` partials, each
+/// 2 x width (the sums of dy xhat, then of dy).
+static void finishColumnSums(const double *partial, int64_t chunks,
+                             int64_t width, float *gammaGrad,
+                             float *betaGrad) {
+  finishColumns<<<static_cast<unsigned>((width + kColumns - 1) / kColumns),
+                  dim3(kColumns, kSlices), 0, stream()>>>(
+      partial, chunks, width, gammaGrad, betaGrad);
+  TGC_CUDA_CHECK_LAUNCH();
+}
+
 /// gammaGrad and betaGrad (null for RMSNorm) from the normalized rows.
 template <typename Xhat>
 static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
@@ -289,9 +303,7 @@ static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
   columnPartials<Xhat><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
       grad, xhatOf, rows, width, partial.as<double>());
   TGC_CUDA_CHECK_LAUNCH();
-  finishColumns<<<grid.x, dim3(kColumns, kSlices), 0, stream()>>>(
-      partial.as<double>(), chunks, width, gammaGrad, betaGrad);
-  TGC_CUDA_CHECK_LAUNCH();
+  finishColumnSums(partial.as<double>(), chunks, width, gammaGrad, betaGrad);
 }
 
 /// dh = rstd (g - mean(g) - xhat mean(g xhat)) for one row, g = dy gamma
@@ -540,14 +552,50 @@ void residualRmsNorm(const float *residual, const float *sublayer,
                       rows, width, dropout, epsilon, rounded, sum);
 }
 
-/// residualNormGradKernel<WarpRows> by quads, dy and xhat in registers.
+/// Blocks of residualNormGradQuadKernel, each warp going down rows many
+/// apart with its lanes' column sums in registers; one partial of the gamma
+/// and beta gradients a block. Two an SM of an H100 or H200 (132 SMs): as
+/// many as fit there at a model width of 512 (118 registers a thread).
+constexpr unsigned kColumnSumBlocks = 264;
+
+/// Adds the block's warps' column sums (lane l of a warp: quads l, l + 32,
+/// ... of the columns, as TGC_FOR_LANE_QUAD) in warp order, in double, and
+/// writes them as partial[c] (dy xhat) and partial[width + c] (dy).
+template <int kQuads>
+__device__ void writeBlockColumnSums(const Quad (&gammaPart)[kQuads],
+                                     const Quad (&betaPart)[kQuads],
+                                     int64_t width, double *partial) {
+  __shared__ double sums[2 * kWarpRowWidth];
+  const int64_t quads = width / 4;
+  const int warp = threadIdx.x / 32;
+  for (int w = 0; w < kThreads / 32; ++w) {
+    if (warp == w) {
+      TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
+        for (int k = 0; k < 4; ++k) {
+          const int64_t c = 4 * q + k;
+          sums[c] = (w == 0 ? 0.0 : sums[c]) + gammaPart[g].v[k];
+          sums[width + c] =
+              (w == 0 ? 0.0 : sums[width + c]) + betaPart[g].v[k];
+        }
+      }
+    }
+    __syncthreads();
+  }
+  for (int64_t c = threadIdx.x; c < 2 * width; c += blockDim.x)
+    partial[c] = sums[c];
+}
+
+/// residualNormGradKernel<WarpRows> by quads, dy and xhat in registers;
+/// the block's partial of the gamma and beta gradients (the column sums of
+/// dy xhat and dy over its rows) into partial[2 width blockIdx.x, ...).
 template <int kQuads, bool kCentred>
 __global__ void residualNormGradQuadKernel(
     const float *grad, const float *out, const float *gamma,
     const float *beta, const float *rstd, float *residualGrad,
     float *sublayerGrad, int64_t rows, int64_t width, Dropout dropout,
-    Bf16 *sublayerRounded, const float *sumGrad) {
+    Bf16 *sublayerRounded, const float *sumGrad, double *partial) {
   const int64_t quads = width / 4;
+  Quad gammaPart[kQuads] = {}, betaPart[kQuads] = {};
   TGC_FOR_ROW_OF(WarpRows, r, rows) {
     Quad dy[kQuads], xhat[kQuads];
     float sumG = 0.0f, sumGX = 0.0f;
@@ -566,6 +614,8 @@ __global__ void residualNormGradQuadKernel(
         const float gk = dy[g].v[k] * gm.v[k];
         sumG += gk;
         sumGX += gk * xhat[g].v[k];
+        gammaPart[g].v[k] += dy[g].v[k] * xhat[g].v[k];
+        betaPart[g].v[k] += dy[g].v[k];
       }
     }
     float meanG = 0.0f;
@@ -595,6 +645,8 @@ __global__ void residualNormGradQuadKernel(
           sublayerRounded[4 * i + k] = runtime::roundToBf16(dsub.v[k]);
     }
   }
+  writeBlockColumnSums<kQuads>(gammaPart, betaPart, width,
+                               partial + 2 * blockIdx.x * width);
 }
 
 template <typename Rows, bool kCentred>
@@ -634,14 +686,22 @@ static void residualNormGrad(const float *grad, const float *out,
   if (rows > 0 && byQuads(width, dropout,
                           {grad, out, gamma, beta, residualGrad, sublayerGrad,
                            sumGrad})) {
+    // The column sums ride along: dy and xhat are read once.
+    const unsigned blocks = std::min(warpRowBlocks(rows), kColumnSumBlocks);
+    Scratch partial(2 * blocks * width * sizeof(double));
+    if (!partial.as<double>())
+      return; // no scratch: the error is recorded (firstError), not a crash
     withQuadsPerLane(width, [&](auto perLane) {
       residualNormGradQuadKernel<decltype(perLane)::value, kCentred>
-          <<<warpRowBlocks(rows), kThreads, 0, stream()>>>(
+          <<<blocks, kThreads, 0, stream()>>>(
               grad, out, gamma, beta, rstd, residualGrad, sublayerGrad, rows,
-              width, dropout, sublayerRounded, sumGrad);
+              width, dropout, sublayerRounded, sumGrad, partial.as<double>());
     });
     TGC_CUDA_CHECK_LAUNCH();
-  } else if (rows > 0) {
+    finishColumnSums(partial.as<double>(), blocks, width, gammaGrad, betaGrad);
+    return;
+  }
+  if (rows > 0) {
     TGC_LAUNCH_ROWS(residualNormGradKernel, kCentred, rows, width, grad,
                     xhatOf, rstd, residualGrad, sublayerGrad, rows, width,
                     dropout, sublayerRounded, sumGrad);
