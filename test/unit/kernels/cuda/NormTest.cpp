@@ -17,13 +17,16 @@ namespace {
 // block's warps partly idle; the residual LayerNorm by quads, 4 a lane),
 // 33 of 200 and 70 of 1024 (by quads, 2 a lane with the last lanes empty,
 // and 8 a lane, the widest), 33 of 250 (not a multiple of 4: a warp per
-// row, one column at a time) and 3 rows of 1500 (more columns than a
-// block's threads; LayerNorm's rows a block each).
+// row, one column at a time), 3 rows of 1500 (more columns than a
+// block's threads; LayerNorm's rows a block each) and 5000 of 512 (more
+// rows than the residual norms' gradient has warps: each warp adds up
+// the column sums of several).
 struct RowShape {
   int64_t rows, width;
 };
-constexpr RowShape kRowShapes[] = {{200, 97}, {1001, 512}, {33, 200},
-                                   {70, 1024}, {33, 250}, {3, 1500}};
+constexpr RowShape kRowShapes[] = {{200, 97},  {1001, 512}, {33, 200},
+                                   {70, 1024}, {33, 250},   {3, 1500},
+                                   {5000, 512}};
 constexpr float kEpsilon = 1e-5f;
 
 // " 200x97". Appended, not `" " + std::to_string(...)`: GCC 12 at -O3

@@ -174,7 +174,9 @@ TEST_F(CudaKernels, OutputLoss) {
 // anywhere in it, two rows ignored; chunks of 8 rows.
 TEST_F(CudaKernels, OutputLossOverAWideVocabulary) {
   const int64_t rows = 20, classes = 20000;
-  LossProblem problem{rows, classes, randomIds(rows, 43, 0, static_cast<int32_t>(classes - 1))};
+  LossProblem problem{
+      rows, classes,
+      randomIds(rows, 43, 0, static_cast<int32_t>(classes - 1))};
   problem.targets[3] = problem.targets[11] = kIgnore;
   std::vector<float> hidden = uniform(rows * 48, 44, -1.0f, 1.0f),
                      weight = uniform(classes * 48, 45, -1.0f, 1.0f);
