@@ -75,6 +75,13 @@ private:
   void *memory = nullptr;
 };
 
+/// Declares a kernel's dynamic shared memory as `name`, 128-byte aligned
+/// bytes (test/unit/kernels/cuda/KernelEmulator.h gives the host's).
+#ifndef TGC_DYNAMIC_SHARED_MEMORY
+#define TGC_DYNAMIC_SHARED_MEMORY(name)                                        \
+  extern __shared__ __align__(128) unsigned char name[]
+#endif
+
 /// The dynamic shared memory a block may opt into on this GPU (H100, H200:
 /// 227 KiB; A100: 163 KiB; sm_86 and sm_89: 99 KiB), or 0 where it cannot be
 /// asked.

@@ -27,13 +27,23 @@ using OperandA = uint32_t[4];
 using OperandB = uint32_t[2];
 using Accumulator = float[4];
 
+#ifndef __CUDA_ARCH__
+/// The host's mma, where a test runs kernels on the host
+/// (test/unit/kernels/cuda/KernelEmulator.h); defined there only.
+void emulatedMma(Accumulator &d, const OperandA &a, const OperandB &b);
+#endif
+
 /// d += a b on the tensor cores.
 __device__ inline void mma(Accumulator &d, const OperandA &a,
                            const OperandB &b) {
+#ifdef __CUDA_ARCH__
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
       "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  emulatedMma(d, a, b);
+#endif
 }
 
 __device__ inline uint32_t wordAt(const Bits *tile, int stride, int row,

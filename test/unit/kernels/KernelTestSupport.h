@@ -111,6 +111,15 @@ void expectBf16Products(const std::string &what, const std::vector<float> &got,
   EXPECT_GE(far, 0.2) << what << ": the products were not rounded";
 }
 
+/// Each value rounded to bf16 (runtime::roundToBf16).
+inline std::vector<runtime::Bf16>
+roundedToBf16(const std::vector<float> &values) {
+  std::vector<runtime::Bf16> rounded;
+  for (float x : values)
+    rounded.push_back(runtime::roundToBf16(x));
+  return rounded;
+}
+
 /// The dropout of every test that has one, on both sides of a comparison:
 /// one Philox key, so both drop the same elements.
 inline runtime::Dropout testDropout(float rate) { return {1234, 7, 3, rate}; }

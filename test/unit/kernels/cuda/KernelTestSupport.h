@@ -132,15 +132,6 @@ inline void expectSameZeros(const std::string &what,
   EXPECT_GT(zeros, 0) << what << ": nothing dropped";
 }
 
-/// Each value rounded to bf16 (runtime::roundToBf16).
-inline std::vector<runtime::Bf16>
-roundedToBf16(const std::vector<float> &values) {
-  std::vector<runtime::Bf16> rounded;
-  for (float x : values)
-    rounded.push_back(runtime::roundToBf16(x));
-  return rounded;
-}
-
 /// A bf16 value's place on the number line: adjacent bf16 values are one
 /// apart (both zeros at 0).
 inline int32_t bf16Rank(runtime::Bf16 x) {
