@@ -21,7 +21,7 @@
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/Device.h"
-#include "runtime/kernels/cuda/ElementQuads.cuh"
+#include "runtime/kernels/cuda/LinearEpilogue.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -82,41 +82,6 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
   }
   gemm({lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs, m * k,
         rhsShared ? 0 : k * n});
-}
-
-/// out[r, c] = act(in[r, c] + bias[c]), written as Out (in place when `in`
-/// is `out`), and the sum before act to `pre` unless it is null: linear's
-/// epilogue where cuBLASLt offers none for the activation or the operands.
-/// Four adjacent elements a thread (ElementQuads.cuh: 16-byte loads and
-/// stores where they line up), one column index a quad.
-template <typename Out, typename Pre>
-__global__ void biasActivation(const float *in, Out *out, Pre *pre,
-                               const float *bias, int64_t rows, int64_t n,
-                               Activation activation) {
-  const int64_t count = rows * n;
-  TGC_GRID_STRIDE(quad, (count + 3) / 4) {
-    const int64_t first = 4 * quad;
-    float y[4];
-    loadQuad(in, first, count, y);
-    if (bias) {
-      const int64_t column = first % n;
-      if (column + 4 <= n) { // the four in one row
-        float b[4];
-        loadQuad(bias, column, n, b);
-        for (int q = 0; q < 4; ++q)
-          y[q] += b[q];
-      } else {
-        for (int q = 0; q < 4; ++q)
-          y[q] += bias[(first + q) % n];
-      }
-    }
-    if (pre)
-      storeQuad(pre, first, count, y);
-    float a[4];
-    for (int q = 0; q < 4; ++q)
-      a[q] = elementwise::activate(activation, y[q]);
-    storeQuad(out, first, count, a);
-  }
 }
 
 namespace {
