@@ -74,25 +74,6 @@ bool runsFused(const AttentionShape &s, const AttentionConfig &config,
   return true;
 }
 
-FusedArgs argsOf(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                 const AttentionShape &s, const AttentionConfig &config) {
-  return {q,
-          k,
-          v,
-          tensorHeads(s, s.queries, s.keyDim),
-          tensorHeads(s, s.keys, s.keyDim),
-          tensorHeads(s, s.keys, s.valueDim),
-          tensorHeads(s, s.queries, s.valueDim),
-          s,
-          config,
-          static_cast<int>(s.keyDim)};
-}
-
-dim3 gridOf(const AttentionShape &s, int64_t rows) {
-  return dim3(static_cast<unsigned>(s.batch * s.heads),
-              static_cast<unsigned>((rows + kTile - 1) / kTile));
-}
-
 template <int D, typename Out>
 void launchForward(const FusedArgs &a, Out *out, float *lse) {
   static bool allowed = false;

@@ -84,6 +84,28 @@ struct FusedArgs {
   int width;
 };
 
+/// A call's FusedArgs, each operand's heads where its layout has them.
+inline FusedArgs argsOf(const Bf16 *q, const Bf16 *k, const Bf16 *v,
+                        const AttentionShape &s,
+                        const AttentionConfig &config) {
+  return {q,
+          k,
+          v,
+          tensorHeads(s, s.queries, s.keyDim),
+          tensorHeads(s, s.keys, s.keyDim),
+          tensorHeads(s, s.keys, s.valueDim),
+          tensorHeads(s, s.queries, s.valueDim),
+          s,
+          config,
+          static_cast<int>(s.keyDim)};
+}
+
+/// The grid of a kernel whose blocks own tiles of `rows`: (head, tile).
+inline dim3 gridOf(const AttentionShape &s, int64_t rows) {
+  return dim3(static_cast<unsigned>(s.batch * s.heads),
+              static_cast<unsigned>((rows + kTile - 1) / kTile));
+}
+
 /// Rows [first, first + kTile) of head bh's [rows, width] bf16 matrix into
 /// a tile D wide, zeros past `rows` and past `width` (a multiple of 8, at
 /// most D): 16 bytes a thread at a time.

@@ -162,6 +162,44 @@ __global__ void crossEntropyGradKernel(float lossGrad, const float *logits,
   }
 }
 
+/// The logit gradient's weight: lossGrad over the counted rows (0 where
+/// there are none).
+__device__ inline float gradientWeight(float lossGrad, const int32_t *count) {
+  return *count > 0
+             ? static_cast<float>(static_cast<double>(lossGrad) / *count)
+             : 0.0f;
+}
+
+/// Whether row r's target is ignored; if so, its gradient and loss are
+/// zeros. The whole block calls.
+template <typename G>
+__device__ bool ignoredRow(G *g, double *rowLoss, int64_t r, int32_t target,
+                           int32_t ignoreIndex, int64_t classes) {
+  if (target != ignoreIndex)
+    return false;
+  TGC_FOR_COLUMN(c, classes) { g[c] = convertedTo<G>(0.0f); }
+  if (threadIdx.x == 0)
+    rowLoss[r] = 0.0;
+  return true;
+}
+
+/// Row r's loss (by thread 0) from lse, x_t and sum_c x_c, and its logit
+/// gradient from its values x. The whole block calls.
+template <typename G>
+__device__ void finishRow(const float *x, G *g, double *rowLoss, int64_t r,
+                          int32_t target, float xt, double lse, double sum,
+                          int64_t classes, float smoothing, float weight) {
+  const double s = smoothing, sumLogP = sum - double(classes) * lse;
+  if (threadIdx.x == 0)
+    rowLoss[r] = -((1.0 - s) * (xt - lse) + s / double(classes) * sumLogP);
+  const float perClass = smoothing / static_cast<float>(classes);
+  const float shift = static_cast<float>(lse);
+  TGC_FOR_COLUMN(c, classes) {
+    float q = c == target ? 1.0f - smoothing + perClass : perClass;
+    g[c] = convertedTo<G>(weight * (expf(x[c] - shift) - q));
+  }
+}
+
 /// One chunk's rows, a block each: rowLoss[r] = loss_r (0 for ignored rows)
 /// and grad[r, c] = weight (softmax_c - q_c) as G (0 for ignored rows),
 /// weight = lossGrad / *count. grad may be the logits themselves (f32): each
@@ -173,19 +211,12 @@ __global__ void lossAndGradKernel(const float *logits, G *grad,
                                   double *rowLoss, float lossGrad, int64_t rows,
                                   int64_t classes, float smoothing,
                                   int32_t ignoreIndex) {
-  const float perClass = smoothing / static_cast<float>(classes);
-  const float weight =
-      *count > 0 ? static_cast<float>(static_cast<double>(lossGrad) / *count)
-                 : 0.0f;
+  const float weight = gradientWeight(lossGrad, count);
   TGC_FOR_ROW(r, rows) {
     G *g = grad + r * classes;
     const int32_t target = targets[r];
-    if (target == ignoreIndex) {
-      TGC_FOR_COLUMN(c, classes) { g[c] = convertedTo<G>(0.0f); }
-      if (threadIdx.x == 0)
-        rowLoss[r] = 0.0;
+    if (ignoredRow(g, rowLoss, r, target, ignoreIndex, classes))
       continue;
-    }
     const float *x = logits + r * classes;
     const float xt = x[target];
     RunningLse running;
@@ -196,14 +227,8 @@ __global__ void lossAndGradKernel(const float *logits, G *grad,
     }
     const double lse = running.finish();
     sum = blockSum(sum);
-    const double s = smoothing, sumLogP = sum - double(classes) * lse;
-    if (threadIdx.x == 0)
-      rowLoss[r] = -((1.0 - s) * (xt - lse) + s / double(classes) * sumLogP);
-    const float shift = static_cast<float>(lse);
-    TGC_FOR_COLUMN(c, classes) {
-      float q = c == target ? 1.0f - smoothing + perClass : perClass;
-      g[c] = convertedTo<G>(weight * (expf(x[c] - shift) - q));
-    }
+    finishRow(x, g, rowLoss, r, target, xt, lse, sum, classes, smoothing,
+              weight);
   }
 }
 
@@ -226,19 +251,12 @@ __global__ void __launch_bounds__(kRowThreads)
                          int32_t ignoreIndex) {
   TGC_DYNAMIC_SHARED_MEMORY(rowBytes);
   float *row = reinterpret_cast<float *>(rowBytes);
-  const float perClass = smoothing / static_cast<float>(classes);
-  const float weight =
-      *count > 0 ? static_cast<float>(static_cast<double>(lossGrad) / *count)
-                 : 0.0f;
+  const float weight = gradientWeight(lossGrad, count);
   TGC_FOR_ROW(r, rows) {
     G *g = grad + r * classes;
     const int32_t target = targets[r];
-    if (target == ignoreIndex) {
-      TGC_FOR_COLUMN(c, classes) { g[c] = convertedTo<G>(0.0f); }
-      if (threadIdx.x == 0)
-        rowLoss[r] = 0.0;
+    if (ignoredRow(g, rowLoss, r, target, ignoreIndex, classes))
       continue;
-    }
     const float *x = logits + r * classes;
     float max = -INFINITY;
     double sum = 0.0;
@@ -256,15 +274,8 @@ __global__ void __launch_bounds__(kRowThreads)
     }
     const double lse = rowMax + log(blockSum(sumExp));
     sum = blockSum(sum);
-    const double s = smoothing, sumLogP = sum - double(classes) * lse;
-    if (threadIdx.x == 0)
-      rowLoss[r] =
-          -((1.0 - s) * (row[target] - lse) + s / double(classes) * sumLogP);
-    const float shift = static_cast<float>(lse);
-    TGC_FOR_COLUMN(c, classes) {
-      float q = c == target ? 1.0f - smoothing + perClass : perClass;
-      g[c] = convertedTo<G>(weight * (expf(row[c] - shift) - q));
-    }
+    finishRow(row, g, rowLoss, r, target, row[target], lse, sum, classes,
+              smoothing, weight);
     __syncthreads(); // every thread is done with `row`
   }
 }

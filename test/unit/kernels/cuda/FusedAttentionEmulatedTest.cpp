@@ -70,7 +70,6 @@ namespace {
 
 using namespace cuda::fused;
 using cuda::fusedTileWidth;
-using cuda::tensorHeads;
 using runtime::Bf16;
 
 /// One attention problem in the call's layout, its bf16 q, k, v and what
@@ -122,27 +121,6 @@ struct EmulatedProblem {
   runtime::AttentionConfig config;
   Results want, plain;
 };
-
-/// The fused kernels' arguments, as FusedAttention.cu makes them.
-FusedArgs argsOf(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                 const runtime::AttentionShape &s,
-                 const runtime::AttentionConfig &config) {
-  return {q,
-          k,
-          v,
-          tensorHeads(s, s.queries, s.keyDim),
-          tensorHeads(s, s.keys, s.keyDim),
-          tensorHeads(s, s.keys, s.valueDim),
-          tensorHeads(s, s.queries, s.valueDim),
-          s,
-          config,
-          static_cast<int>(s.keyDim)};
-}
-
-dim3 gridOf(const runtime::AttentionShape &s, int64_t rows) {
-  return dim3(static_cast<unsigned>(s.batch * s.heads),
-              static_cast<unsigned>((rows + kTile - 1) / kTile));
-}
 
 /// The forward and backward kernels of tile width D on the emulator; every
 /// result starts as garbage (7), which the kernels must overwrite.
