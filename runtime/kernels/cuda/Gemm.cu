@@ -265,7 +265,8 @@ template <typename Out, typename Pre>
 void applyBiasActivation(const float *product, Out *out, Pre *pre,
                          const float *bias, int64_t rows, int64_t n,
                          Activation activation) {
-  biasActivation<<<blocksFor((rows * n + 3) / 4), kThreads, 0, stream()>>>(
+  const int64_t quads = (rows * n + 3) / 4;
+  biasActivation<<<blocksFor(quads), kThreads, 0, stream()>>>(
       product, out, pre, bias, rows, n, activation);
   TGC_CUDA_CHECK_LAUNCH();
 }

@@ -1,4 +1,4 @@
-//===- LinearEpilogue.cuh - linear's bias and activation kernel -*- CUDA -*-===//
+//===- LinearEpilogue.cuh - linear's bias and activation kernel *- CUDA -*-===//
 //
 // Internal to TgcCudaKernels: Gemm.cu launches this kernel after a GEMM
 // where cuBLASLt has no epilogue for the call (the only CUDA source that

@@ -1,4 +1,4 @@
-//===- LossKernels.cuh - cross-entropy's kernels ----------------*- CUDA -*-===//
+//===- LossKernels.cuh - cross-entropy's kernels ---------------*- CUDA -*-===//
 //
 // Per counted row, with lse = log sum_c exp(x_c) and q the smoothed target
 // distribution (1 - s) onehot(t) + s / V:

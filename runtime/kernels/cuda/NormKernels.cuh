@@ -1,4 +1,4 @@
-//===- NormKernels.cuh - softmax and the norms' kernels ---------*- CUDA -*-===//
+//===- NormKernels.cuh - softmax and the norms' kernels --------*- CUDA -*-===//
 //
 // Softmax: one block per row. The norms: one warp per row where rows are at
 // most kWarpRowWidth wide (a model's d: a block per 512-wide row spent its
