@@ -511,6 +511,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   };
 
   const int keyEnd = static_cast<int>(visibleKeyEnd(s, config, firstQuery));
+  // One key tile: its products stay in the registers for the second pass,
+  // dOv already times its dropout factors (no second Philox draw).
+  const bool oneTile = keyEnd <= kTile;
   float rowDot[2] = {0.0f, 0.0f}; // D_i = sum_j p f dp
   for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
     productsOf(firstKey);
@@ -519,9 +522,12 @@ __global__ void __launch_bounds__(kBlockThreads)
       float f[4];
       keyColumnFactors(s, config, bh, rows, firstKey + 8 * n, aligned, lane, f);
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < 4; ++i) {
         if (valid(i >> 1, firstKey + elementColumn(n, lane, i)))
           rowDot[i >> 1] += p[n][i] * f[i] * dOv[n][i];
+        if (oneTile)
+          dOv[n][i] = f[i] * dOv[n][i];
+      }
     }
   }
   rowDot[0] = quadSum(rowDot[0]);
@@ -532,8 +538,6 @@ __global__ void __launch_bounds__(kBlockThreads)
       if (rows.exists[h])
         rowDots[bh * s.queries + rows.row[h]] = rowDot[h];
 
-  // One key tile: its products are still in the registers.
-  const bool oneTile = keyEnd <= kTile;
   Accumulator acc[D / 8];
   tiles::clear(acc);
   for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
@@ -541,13 +545,16 @@ __global__ void __launch_bounds__(kBlockThreads)
       productsOf(firstKey);
 #pragma unroll
     for (int n = 0; n < kTileColumns; ++n) {
-      float f[4];
-      keyColumnFactors(s, config, bh, rows, firstKey + 8 * n, aligned, lane, f);
+      float f[4] = {1.0f, 1.0f, 1.0f, 1.0f}; // one tile: in dOv already
+      if (!oneTile)
+        keyColumnFactors(s, config, bh, rows, firstKey + 8 * n, aligned, lane,
+                         f);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int h = i >> 1;
+        const float droppedDOv = oneTile ? dOv[n][i] : f[i] * dOv[n][i];
         p[n][i] = valid(h, firstKey + elementColumn(n, lane, i))
-                      ? config.scale * p[n][i] * (f[i] * dOv[n][i] - rowDot[h])
+                      ? config.scale * p[n][i] * (droppedDOv - rowDot[h])
                       : 0.0f;
       }
     }
