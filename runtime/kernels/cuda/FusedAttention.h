@@ -2,9 +2,10 @@
 //
 // Internal to TgcCudaKernels (and its CPU unit test, which includes it for
 // the rule below): attention with bf16 products as one kernel for the
-// forward and two for the backward (FusedAttention.cu), in place of
-// AttentionBf16.cu's batched GEMMs and row kernels, where the shape allows
-// and setFusedAttention(true) asked for it. Plain C++.
+// forward and two for the backward (FusedAttentionKernels.cuh, launched by
+// FusedAttention.cu), in place of AttentionBf16.cu's batched GEMMs and row
+// kernels, where the shape allows and setFusedAttention(true) asked for it.
+// Plain C++.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CUDA_FUSEDATTENTION_H
