@@ -2,8 +2,9 @@
 //
 // Fused attention and residual + LayerNorm or RMSNorm with their fused
 // backwards, then the post-autodiff groups: elementwise loops and GEMMs with
-// epilogues.
-// Verifiers live in TgFusedOps.cpp and TgGroupOps.cpp.
+// epilogues or a summand.
+// Verifiers live in TgFusedOps.cpp and TgGroupOps.cpp (tg.matmul_add's
+// beside tg.matmul's, in TgOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -363,6 +364,40 @@ def TG_LinearOp : TG_Op<"linear", [Pure, TG_GemmOperands, TG_GemmResult]> {
     $input `,` $weight `,` $bias ($activation^)? attr-dict `:` type($input)
     `,` type($weight) `,` type($bias) `->` type($result)
     (`,` type($pre_activation)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def TG_MatmulAddOp : TG_Op<"matmul_add", [Pure, TG_GemmOperands]> {
+  let summary = "a product added to a summand in the GEMM: lhs rhs + addend";
+  let description = [{
+    `result = P + addend`, with `P` what `tg.matmul` of `lhs` and `rhs` (and
+    its transposes) makes, added where the GEMM writes its result (BLAS's
+    `beta = 1`) instead of in a pass of its own over three tensors. The
+    backward's gradient sums are such adds: a value read by several GEMMs
+    (the attention's input by its query, key and value projections, the
+    encoder's output by every cross-attention) gets one input gradient
+    product from each, summed with the residual path's.
+    `tg-fuse-matmul-add` builds it after autodiff from `add(matmul, x)`
+    where the product has no other reader; it has no gradient rule. The
+    sum is the add's, in its order: the product's f32 values plus `addend`'s,
+    each element rounded once. `addend` and the result have the product's
+    shape and are `f32`; `lhs` and `rhs` are both `f32` or both `bf16`.
+    Where `addend` dies at the op the GEMM adds into its bytes (the result
+    takes them over, `tg-plan-memory`); elsewhere they are copied first.
+
+    ```mlir
+    %dx = tg.matmul_add %dy, %w, %residual transpose_rhs : tensor<4x8x64xf32>, tensor<32x64xf32>, tensor<4x8x32xf32> -> tensor<4x8x32xf32>
+    ```
+  }];
+  let arguments = (ins TG_GemmOperand:$lhs, TG_GemmOperand:$rhs,
+                       TG_FloatTensor:$addend,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs TG_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $addend (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,`
+    type($rhs) `,` type($addend) `->` type($result)
   }];
   let hasVerifier = 1;
 }

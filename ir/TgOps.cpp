@@ -42,35 +42,54 @@ LogicalResult EmbeddingGradOp::verify() {
 // Matmul
 //===----------------------------------------------------------------------===//
 
+/// The shape checks a product's operands and result share (tg.matmul and
+/// tg.matmul_add): ranks, batch dimensions, the contraction and the result.
+static LogicalResult verifyProduct(Operation *op, Value lhsValue,
+                                   Value rhsValue, bool transposeLhs,
+                                   bool transposeRhs, Value result) {
+  auto lhs = shapeOf(lhsValue);
+  auto rhs = shapeOf(rhsValue);
+  if (lhs.size() < 2 || rhs.size() < 2)
+    return op->emitOpError() << "operands must have rank >= 2 but are "
+                             << formatShape(lhs) << " and "
+                             << formatShape(rhs);
+  if (rhs.size() != 2 && rhs.size() != lhs.size())
+    return op->emitOpError() << "rhs must be a matrix or have lhs's rank "
+                             << lhs.size() << " but is " << formatShape(rhs);
+  auto lhsBatch = lhs.drop_back(2);
+  if (rhs.size() != 2 && rhs.drop_back(2) != lhsBatch)
+    return op->emitOpError() << "batch dimensions differ: lhs "
+                             << formatShape(lhs) << ", rhs "
+                             << formatShape(rhs);
+
+  int64_t m = lhs[lhs.size() - (transposeLhs ? 1 : 2)];
+  int64_t kLhs = lhs[lhs.size() - (transposeLhs ? 2 : 1)];
+  int64_t kRhs = rhs[rhs.size() - (transposeRhs ? 1 : 2)];
+  int64_t n = rhs[rhs.size() - (transposeRhs ? 2 : 1)];
+  if (kLhs != kRhs)
+    return op->emitOpError()
+           << "contraction sizes differ: lhs " << formatShape(lhs)
+           << " contracts " << kLhs << ", rhs " << formatShape(rhs)
+           << " contracts " << kRhs;
+  SmallVector<int64_t> expected(lhsBatch);
+  expected.append({m, n});
+  return expectShape(op, "result", result, expected);
+}
+
 LogicalResult MatmulOp::verify() {
   if (failed(expectSameElementType(*this, "lhs", getLhs(), "rhs", getRhs())) ||
       failed(expectGemmResultType(*this, getLhs(), getResult())))
     return failure();
-  auto lhs = shapeOf(getLhs());
-  auto rhs = shapeOf(getRhs());
-  if (lhs.size() < 2 || rhs.size() < 2)
-    return emitOpError() << "operands must have rank >= 2 but are "
-                         << formatShape(lhs) << " and " << formatShape(rhs);
-  if (rhs.size() != 2 && rhs.size() != lhs.size())
-    return emitOpError() << "rhs must be a matrix or have lhs's rank "
-                         << lhs.size() << " but is " << formatShape(rhs);
-  auto lhsBatch = lhs.drop_back(2);
-  if (rhs.size() != 2 && rhs.drop_back(2) != lhsBatch)
-    return emitOpError() << "batch dimensions differ: lhs "
-                         << formatShape(lhs) << ", rhs " << formatShape(rhs);
+  return verifyProduct(*this, getLhs(), getRhs(), getTransposeLhs(),
+                       getTransposeRhs(), getResult());
+}
 
-  int64_t m = lhs[lhs.size() - (getTransposeLhs() ? 1 : 2)];
-  int64_t kLhs = lhs[lhs.size() - (getTransposeLhs() ? 2 : 1)];
-  int64_t kRhs = rhs[rhs.size() - (getTransposeRhs() ? 1 : 2)];
-  int64_t n = rhs[rhs.size() - (getTransposeRhs() ? 2 : 1)];
-  if (kLhs != kRhs)
-    return emitOpError() << "contraction sizes differ: lhs "
-                         << formatShape(lhs) << " contracts " << kLhs
-                         << ", rhs " << formatShape(rhs) << " contracts "
-                         << kRhs;
-  SmallVector<int64_t> expected(lhsBatch);
-  expected.append({m, n});
-  return expectShape(*this, "result", getResult(), expected);
+LogicalResult MatmulAddOp::verify() {
+  if (failed(expectSameElementType(*this, "lhs", getLhs(), "rhs", getRhs())) ||
+      failed(verifyProduct(*this, getLhs(), getRhs(), getTransposeLhs(),
+                           getTransposeRhs(), getResult())))
+    return failure();
+  return expectShape(*this, "addend", getAddend(), shapeOf(getResult()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -91,9 +91,12 @@ mlir::LogicalResult verifyBesideNext(mlir::Operation *op,
 #include "ir/TgOps.h.inc"
 
 namespace tgc::tg {
-/// A tg.matmul's multiply-adds: its result's elements times the length of
+/// Whether `op` is a GEMM that tg-pair-gemms may pair: a tg.matmul or a
+/// tg.matmul_add.
+bool isPairableGemm(mlir::Operation *op);
+/// Such a GEMM's multiply-adds: its result's elements times the length of
 /// the sums.
-int64_t multiplyAdds(MatmulOp op);
+int64_t multiplyAdds(mlir::Operation *gemm);
 } // namespace tgc::tg
 
 #endif // TGC_IR_TGOPS_H

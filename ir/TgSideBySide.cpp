@@ -12,10 +12,19 @@ Operation *nextComputingOp(Operation *op) {
   return nullptr;
 }
 
-int64_t multiplyAdds(MatmulOp op) {
-  auto lhs = llvm::cast<ShapedType>(op.getLhs().getType());
-  int64_t k = lhs.getDimSize(lhs.getRank() - (op.getTransposeLhs() ? 2 : 1));
-  return llvm::cast<ShapedType>(op.getType()).getNumElements() * k;
+bool isPairableGemm(Operation *op) {
+  return llvm::isa<MatmulOp, MatmulAddOp>(op);
+}
+
+int64_t multiplyAdds(Operation *gemm) {
+  auto lhs = llvm::cast<ShapedType>(gemm->getOperand(0).getType());
+  auto matmul = llvm::dyn_cast<MatmulOp>(gemm);
+  bool transposed = matmul ? matmul.getTransposeLhs()
+                           : llvm::cast<MatmulAddOp>(gemm).getTransposeLhs();
+  int64_t k = lhs.getDimSize(lhs.getRank() - (transposed ? 2 : 1));
+  return llvm::cast<ShapedType>(gemm->getResult(0).getType())
+             .getNumElements() *
+         k;
 }
 
 bool readsResultOf(Operation *later, Operation *op) {
@@ -32,20 +41,21 @@ bool readsResultOf(Operation *later, Operation *op) {
 LogicalResult verifyBesideNext(Operation *op, Attribute value) {
   if (!llvm::isa<UnitAttr>(value))
     return op->emitError() << kBesideNextAttr << " must be a unit attribute";
-  if (!llvm::isa<MatmulOp>(op))
-    return op->emitError() << kBesideNextAttr << " is for tg.matmul only";
-  Operation *next = nextComputingOp(op);
-  if (!next || !llvm::isa<MatmulOp>(next))
+  if (!isPairableGemm(op))
     return op->emitError() << kBesideNextAttr
-                           << " needs a tg.matmul as the next op that "
-                              "computes something";
+                           << " is for tg.matmul and tg.matmul_add only";
+  Operation *next = nextComputingOp(op);
+  if (!next || !isPairableGemm(next))
+    return op->emitError() << kBesideNextAttr
+                           << " needs a tg.matmul or tg.matmul_add as the "
+                              "next op that computes something";
   if (next->hasAttr(kBesideNextAttr))
     return op->emitError() << kBesideNextAttr
                            << " pairs two ops: the next one may not have it";
   if (readsResultOf(next, op))
     return op->emitError() << kBesideNextAttr
-                           << ": the next tg.matmul reads this one's result, "
-                              "so they cannot run at once";
+                           << ": the next GEMM reads this one's result, so "
+                              "they cannot run at once";
   return success();
 }
 

@@ -53,6 +53,8 @@ private:
   LogicalResult collectValues(Block &block);
   void computeLifetimes(Block &block);
   void chooseInPlace(Block &block);
+  /// A tg.matmul_add's sum in its summand's bytes, where that is safe.
+  void addInPlace(tg::MatmulAddOp gemm);
   void place();
   MemoryReport report(Block &block);
 
@@ -61,6 +63,9 @@ private:
   std::vector<int> parent;
   std::vector<BufferClass> classes;
   llvm::DenseMap<Operation *, int64_t> position;
+  /// Each op of a tg.beside_next pair: the other, and the pair's instant's
+  /// end (the second's position).
+  llvm::DenseMap<Operation *, std::pair<Operation *, int64_t>> partners;
   int64_t scratchBytes = 0, gradientBytes = 0;
   bool allReduces = false;     ///< the block sums gradients over processes
   int64_t tokenCountOffset = -1;
@@ -156,6 +161,8 @@ void Planner::computeLifetimes(Block &block) {
         std::pair<int64_t, int64_t> instant{position[&op], position[next]};
         pairs.try_emplace(&op, instant);
         pairs.try_emplace(next, instant);
+        partners.try_emplace(&op, next, instant.second);
+        partners.try_emplace(next, &op, instant.second);
       }
   for (Operation &op : block) {
     int64_t at = position[&op];
@@ -187,6 +194,10 @@ void Planner::computeLifetimes(Block &block) {
 
 void Planner::chooseInPlace(Block &block) {
   for (Operation &op : block) {
+    if (auto gemm = llvm::dyn_cast<tg::MatmulAddOp>(op)) {
+      addInPlace(gemm);
+      continue;
+    }
     if (!op.hasTrait<tg::traits::ElementwiseLoop>())
       continue;
     int64_t at = position[&op];
@@ -203,6 +214,26 @@ void Planner::chooseInPlace(Block &block) {
       }
     }
   }
+}
+
+void Planner::addInPlace(tg::MatmulAddOp gemm) {
+  BufferClass &summand = classOf(gemm.getAddend());
+  if (summand.external || summand.gradient ||
+      classOf(gemm.getResult()).gradient)
+    return;
+  // The summand must die at the op's instant, unread by a partner that
+  // runs at the same time (which would see the sums being written).
+  auto partner = partners.find(gemm);
+  int64_t end = partner == partners.end() ? position[gemm]
+                                          : partner->second.second;
+  if (summand.end != end)
+    return;
+  int root = find(ids.lookup(gemm.getAddend()));
+  if (partner != partners.end())
+    for (Value operand : partner->second.first->getOperands())
+      if (find(ids.lookup(operand)) == root)
+        return;
+  unite(gemm.getAddend(), gemm.getResult());
 }
 
 void Planner::place() {

@@ -21,9 +21,10 @@ bool isF32(Value value) {
 struct PairGemmsPass : public impl::TgPairGemmsBase<PairGemmsPass> {
   using TgPairGemmsBase::TgPairGemmsBase;
 
-  bool pairable(tg::MatmulOp first, tg::MatmulOp second) const {
-    for (tg::MatmulOp op : {first, second})
-      if (!isF32(op.getLhs()) || !isF32(op.getResult()))
+  bool pairable(Operation *first, Operation *second) const {
+    for (Operation *op : {first, second})
+      if (!tg::isPairableGemm(op) || !isF32(op->getOperand(0)) ||
+          !isF32(op->getResult(0)))
         return false;
     int64_t a = tg::multiplyAdds(first), b = tg::multiplyAdds(second);
     int64_t smaller = std::min(a, b), larger = std::max(a, b);
@@ -39,12 +40,10 @@ struct PairGemmsPass : public impl::TgPairGemmsBase<PairGemmsPass> {
       Operation *op = &function.getBody().front().front();
       while (op) {
         Operation *next = tg::nextComputingOp(op);
-        auto first = llvm::dyn_cast<tg::MatmulOp>(op);
-        auto second = llvm::dyn_cast_or_null<tg::MatmulOp>(next);
-        if (first && second && pairable(first, second)) {
-          first->setAttr(tg::kBesideNextAttr, UnitAttr::get(&getContext()));
+        if (next && pairable(op, next)) {
+          op->setAttr(tg::kBesideNextAttr, UnitAttr::get(&getContext()));
           ++pairs;
-          next = tg::nextComputingOp(second); // one pair per op
+          next = tg::nextComputingOp(next); // one pair per op
         }
         op = next;
       }

@@ -24,9 +24,10 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 
 /// Training-step fusion, after autodiff and Adam: the output projection
 /// with its loss in row chunks (unless lossChunkRows is 0), GEMM epilogues,
-/// elementwise groups.
+/// sums in GEMMs (unless matmulAdd is false), elementwise groups.
 void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
-                             int64_t lossChunkRows = 1024);
+                             int64_t lossChunkRows = 1024,
+                             bool matmulAdd = true);
 
 /// The precision passes after step fusion: tg-mixed-precision for bf16.
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,

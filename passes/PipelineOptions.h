@@ -55,6 +55,7 @@ struct StepOptions {
   bool bf16Attention = true;
   bool bf16AttentionProducts = true;
   bool foldHeadTransposes = true;
+  bool fuseMatmulAdd = true;
 
   static constexpr int64_t kTargetDefault = -1;
 
@@ -86,6 +87,10 @@ struct StepOptions {
     b.option("fold-head-transposes", foldHeadTransposes, OptionUse::Everywhere,
              "tg-fold-head-transposes: attention reads and writes the "
              "projections' [B, S, H, D] layout, with no head transposes "
+             "(=false for comparisons)");
+    b.option("fuse-matmul-add", fuseMatmulAdd, OptionUse::Everywhere,
+             "tg-fuse-matmul-add: a sum of a GEMM's product and another "
+             "value (the backward's gradient sums) is made by the GEMM "
              "(=false for comparisons)");
   }
 };

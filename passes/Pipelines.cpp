@@ -15,12 +15,16 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report) {
 }
 
 void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
-                             int64_t lossChunkRows) {
+                             int64_t lossChunkRows, bool matmulAdd) {
   // The [rows, V] logits and their gradient, the largest tensors of the
   // step, never held whole; before the epilogues take the GEMMs it matches.
   pm.addPass(createTgFuseOutputLoss({lossChunkRows, report}));
   // So a bias add and its activation go into their GEMM rather than a group.
   pm.addPass(createTgFuseMatmulEpilogue({report}));
+  // The gradient sums (and pre-LN residual adds) into one summand's GEMM,
+  // before the elementwise groups would take the adds.
+  if (matmulAdd)
+    pm.addPass(createTgFuseMatmulAdd({report}));
   // What is left of the elementwise work runs as one loop per chain.
   pm.addPass(createTgFuseElementwise({report}));
   // tg-adam already makes one optimizer step over every parameter;
@@ -93,7 +97,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (options.fuse)
-    buildStepFusionPipeline(pm, options.report, options.lossChunkRows);
+    buildStepFusionPipeline(pm, options.report, options.lossChunkRows,
+                            options.fuseMatmulAdd);
   buildPrecisionPipeline(pm, options.precision, options.bf16Attention,
                          options.bf16AttentionProducts, options.report);
   // Data parallelism: the update reads the gradients summed over the

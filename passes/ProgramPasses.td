@@ -163,9 +163,9 @@ def TgPairGemms : Pass<"tg-pair-gemms", "::mlir::ModuleOp"> {
     up there is no gain. In the 2-layer bench step (38 pairs) the gain is
     smaller: its GEMMs' time 2-7% less, the step about 2% (docs/passes.md).
 
-    For each `tg.matmul` on f32 values whose next computing op (skipping
-    `tg.reshape`, `tg.load`, `tg.constant`) is another that does not read
-    its result, both with between `min-macs` and `max-macs` multiply-adds and
+    For each `tg.matmul` or `tg.matmul_add` on f32 values whose next
+    computing op (skipping `tg.reshape`, `tg.load`, `tg.constant`) is
+    another of either kind that does not read its result, both with between `min-macs` and `max-macs` multiply-adds and
     the smaller at least half the larger, the first gets the unit attribute
     `tg.beside_next`. `tg-plan-memory` then gives the pair one instant:
     neither's result shares bytes with what the other reads or writes. The

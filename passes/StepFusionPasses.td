@@ -100,6 +100,49 @@ def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgFuseMatmulAdd : Pass<"tg-fuse-matmul-add", "::mlir::ModuleOp"> {
+  let summary = "adds a summand to a product in the GEMM that makes it (tg.matmul_add)";
+  let description = [{
+    After autodiff, `add(matmul(a, b), x)` (either order) where the product
+    has no other reader becomes `tg.matmul_add a, b, x`: the GEMM adds its
+    sums to `x` as it writes them (BLAS's `beta = 1`) instead of writing
+    the product for an add to read back beside `x`. The backward's gradient
+    sums are such adds: the input of the attention's three projections gets
+    `dq Wq^T + dk Wk^T + dv Wv^T` plus the residual path's gradient, three
+    adds a layer, and the encoder's output one product from every
+    cross-attention's keys and values; in a pre-LN model the forward's
+    residual adds after the output projections are too. Where both operands
+    are such products the later one takes the other as its summand, so a
+    chain of sums becomes a chain of GEMMs, each adding into the last one's
+    bytes (`tg-plan-memory` puts a sum in its summand's bytes where the
+    summand dies there). The fused op goes where the product was when the
+    summand is ready by then, so `tg-pair-gemms` still finds the backward's
+    pairs, and where the add was otherwise. Each element is rounded once
+    more, as the add did: the same values, up to the summation order a BLAS
+    library may choose for `beta = 1`. Runs after `tg-fuse-matmul-epilogue`
+    (a bias add becomes `tg.linear`) and before `tg-fuse-elementwise`
+    (which would put the adds in loops); `tg.matmul_add` has no gradient
+    rule.
+
+    Before:
+    ```mlir
+    %0 = tg.matmul %dy, %w transpose_rhs : tensor<4x8x64xf32>, tensor<32x64xf32> -> tensor<4x8x32xf32>
+    %1 = tg.add %residual, %0 : tensor<4x8x32xf32>
+    ```
+    After:
+    ```mlir
+    %1 = tg.matmul_add %dy, %w, %residual transpose_rhs : tensor<4x8x64xf32>, tensor<32x64xf32>, tensor<4x8x32xf32> -> tensor<4x8x32xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "sums-fused", "adds folded into the GEMM of one summand">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "groups chains of elementwise ops into tg.fused_elementwise";
   let description = [{

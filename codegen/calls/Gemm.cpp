@@ -1,4 +1,4 @@
-//===- Gemm.cpp - matmul, linear and to_bf16 as kernel calls --------------===//
+//===- Gemm.cpp - matmul(_add), linear and to_bf16 as kernel calls --------===//
 //
 // The GEMMs and the bf16 rounding of their operands: the shapes of the
 // product (batch, m, n, k) and its transposes as literals.
@@ -15,20 +15,33 @@ namespace tgc::cpp {
 
 namespace {
 
-FailureOr<std::string> emitMatmul(KernelArgs &p, EmitContext &context,
-                                  tg::MatmulOp o) {
+/// "batch, m, n, k, transposeLhs, transposeRhs, rhsShared": the product's
+/// shape as the kernels' matmul and matmulAdd take it.
+template <typename GemmOp> std::string productShape(GemmOp o) {
   auto lhs = shapeOf(o.getLhs()), rhs = shapeOf(o.getRhs());
   int64_t rank = static_cast<int64_t>(lhs.size());
   int64_t m = o.getTransposeLhs() ? lhs[rank - 1] : lhs[rank - 2];
   int64_t k = o.getTransposeLhs() ? lhs[rank - 2] : lhs[rank - 1];
   int64_t n = o.getTransposeRhs() ? rhs[rhs.size() - 2] : rhs.back();
   bool shared = rhs.size() == 2 && rank > 2;
+  return std::to_string(product(lhs.drop_back(2))) + ", " +
+         std::to_string(m) + ", " + std::to_string(n) + ", " +
+         std::to_string(k) + ", " + b(o.getTransposeLhs()) + ", " +
+         b(o.getTransposeRhs()) + ", " + b(shared);
+}
+
+FailureOr<std::string> emitMatmul(KernelArgs &p, EmitContext &context,
+                                  tg::MatmulOp o) {
   return std::string("  kernels::matmul(" + p(o.getLhs()) + ", " +
                      p(o.getRhs()) + ", " + p(o.getResult()) + ", " +
-                     std::to_string(product(lhs.drop_back(2))) + ", " +
-                     std::to_string(m) + ", " + std::to_string(n) + ", " +
-                     std::to_string(k) + ", " + b(o.getTransposeLhs()) + ", " +
-                     b(o.getTransposeRhs()) + ", " + b(shared) + ");\n");
+                     productShape(o) + ");\n");
+}
+
+FailureOr<std::string> emitMatmulAdd(KernelArgs &p, EmitContext &context,
+                                     tg::MatmulAddOp o) {
+  return std::string("  kernels::matmulAdd(" + p(o.getLhs()) + ", " +
+                     p(o.getRhs()) + ", " + p(o.getAddend()) + ", " +
+                     p(o.getResult()) + ", " + productShape(o) + ");\n");
 }
 
 /// The kernels' name of tg.linear's activation (runtime/kernels/KernelTypes.h).
@@ -77,6 +90,8 @@ FailureOr<std::string> emitToBf16(KernelArgs &p, EmitContext &context,
 void attachGemmCalls(MLIRContext &context) {
   tg::MatmulOp::attachInterface<KernelCallModel<tg::MatmulOp, emitMatmul>>(
       context);
+  tg::MatmulAddOp::attachInterface<
+      KernelCallModel<tg::MatmulAddOp, emitMatmulAdd>>(context);
   tg::LinearOp::attachInterface<KernelCallModel<tg::LinearOp, emitLinear>>(
       context);
   tg::ToBf16Op::attachInterface<KernelCallModel<tg::ToBf16Op, emitToBf16>>(

@@ -38,9 +38,8 @@ public:
     for (const OpCall &call : entry.calls) {
       if (!call.op || !call.op->hasAttr(tg::kBesideNextAttr))
         continue;
-      double first = tg::multiplyAdds(llvm::cast<tg::MatmulOp>(call.op));
-      double second = tg::multiplyAdds(
-          llvm::cast<tg::MatmulOp>(tg::nextComputingOp(call.op)));
+      double first = tg::multiplyAdds(call.op);
+      double second = tg::multiplyAdds(tg::nextComputingOp(call.op));
       pairs[call.function] = first / (first + second);
     }
   }

@@ -40,6 +40,8 @@ constexpr char kYieldReason[] = "the terminator of tg.fused_elementwise, "
                                 "which exists only after autodiff";
 constexpr char kLinearReason[] =
     "built by tg-fuse-matmul-epilogue after autodiff";
+constexpr char kMatmulAddReason[] =
+    "built by tg-fuse-matmul-add after autodiff";
 constexpr char kToBf16Reason[] = "built by tg-mixed-precision after autodiff; "
                                  "rounding has no useful derivative";
 constexpr char kOutputLossReason[] =
@@ -86,6 +88,7 @@ void attachNoGradients(MLIRContext *context) {
   skip<kFusedElementwiseReason, tg::FusedElementwiseOp>(context);
   skip<kYieldReason, tg::YieldOp>(context);
   skip<kLinearReason, tg::LinearOp>(context);
+  skip<kMatmulAddReason, tg::MatmulAddOp>(context);
   skip<kToBf16Reason, tg::ToBf16Op>(context);
   skip<kOutputLossReason, tg::OutputLossOp>(context);
   skip<kAdamUpdateReason, tg::AdamUpdateOp>(context);

@@ -1,8 +1,8 @@
 //===- Gemm.cpp - the interpreter's GEMMs and bf16 rounding ---------------===//
 //
-// tg.matmul and tg.linear call the reference GEMMs in double; tg.to_bf16
-// only binds its operand, since binding to a bf16 value rounds
-// (Executor::bind).
+// tg.matmul, tg.matmul_add and tg.linear call the reference GEMMs in
+// double; tg.to_bf16 only binds its operand, since binding to a bf16 value
+// rounds (Executor::bind).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/ops/OpSupport.h"
@@ -15,6 +15,21 @@ namespace {
 LogicalResult matmul(Executor &x, tg::MatmulOp o) {
   x.bind(o.getResult(), ref::matmul(x.get(o.getLhs()), x.get(o.getRhs()),
                                     o.getTransposeLhs(), o.getTransposeRhs()));
+  return success();
+}
+
+/// The product as tg.matmul binds it (f32 values under Precision::F32),
+/// then the add in double, rounded once more when bound: the unfused
+/// add's arithmetic.
+LogicalResult matmulAdd(Executor &x, tg::MatmulAddOp o) {
+  HostTensor sum = ref::matmul(x.get(o.getLhs()), x.get(o.getRhs()),
+                               o.getTransposeLhs(), o.getTransposeRhs());
+  if (x.getPrecision() == Precision::F32)
+    roundToFloat(sum);
+  const HostTensor &addend = x.get(o.getAddend());
+  for (size_t i = 0; i < sum.data.size(); ++i)
+    sum.data[i] += addend.data[i];
+  x.bind(o.getResult(), std::move(sum));
   return success();
 }
 
@@ -45,6 +60,8 @@ LogicalResult toBf16(Executor &x, tg::ToBf16Op o) {
 
 void attachGemmReference(MLIRContext *context) {
   tg::MatmulOp::attachInterface<ReferenceModel<tg::MatmulOp, matmul>>(*context);
+  tg::MatmulAddOp::attachInterface<ReferenceModel<tg::MatmulAddOp, matmulAdd>>(
+      *context);
   tg::LinearOp::attachInterface<ReferenceModel<tg::LinearOp, linear>>(*context);
   tg::ToBf16Op::attachInterface<ReferenceModel<tg::ToBf16Op, toBf16>>(*context);
 }

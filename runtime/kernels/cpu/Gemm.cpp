@@ -111,30 +111,42 @@ void roundedProduct(const Bf16 *a, const Bf16 *b, Bf16 *out, int64_t m,
   toBf16(product, out, m * n);
 }
 
-/// One product of matmul: f32 results, or bf16 ones rounded as written.
+/// One product of matmul: f32 results (added to out's with beta 1), or
+/// bf16 ones rounded as written.
 template <typename T>
 void product(const T *a, const T *b, float *out, int64_t m, int64_t n,
-             int64_t k, bool transposeA, bool transposeB) {
-  gemm(a, b, out, m, n, k, transposeA, transposeB, 0.0f);
+             int64_t k, bool transposeA, bool transposeB, float beta) {
+  gemm(a, b, out, m, n, k, transposeA, transposeB, beta);
 }
 void product(const Bf16 *a, const Bf16 *b, Bf16 *out, int64_t m, int64_t n,
-             int64_t k, bool transposeA, bool transposeB) {
+             int64_t k, bool transposeA, bool transposeB, float) {
   roundedProduct(a, b, out, m, n, k, transposeA, transposeB);
 }
 
 template <typename T, typename Out>
 void matmulOf(const T *lhs, const T *rhs, Out *out, int64_t batch, int64_t m,
               int64_t n, int64_t k, bool transposeLhs, bool transposeRhs,
-              bool rhsShared) {
+              bool rhsShared, float beta = 0.0f) {
   // Untransposed lhs batches are contiguous rows: one tall GEMM keeps
   // OpenBLAS's threads busy where per-batch calls would be small.
   if (rhsShared && !transposeLhs) {
-    product(lhs, rhs, out, batch * m, n, k, false, transposeRhs);
+    product(lhs, rhs, out, batch * m, n, k, false, transposeRhs, beta);
     return;
   }
   for (int64_t b = 0; b < batch; ++b)
     product(lhs + b * m * k, rhs + (rhsShared ? 0 : b * k * n),
-            out + b * m * n, m, n, k, transposeLhs, transposeRhs);
+            out + b * m * n, m, n, k, transposeLhs, transposeRhs, beta);
+}
+
+/// matmulAdd: the summand in out, then the product added to it.
+template <typename T>
+void matmulAddOf(const T *lhs, const T *rhs, const float *addend, float *out,
+                 int64_t batch, int64_t m, int64_t n, int64_t k,
+                 bool transposeLhs, bool transposeRhs, bool rhsShared) {
+  if (out != addend)
+    std::copy(addend, addend + batch * m * n, out);
+  matmulOf(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+           rhsShared, 1.0f);
 }
 
 } // namespace
@@ -158,6 +170,20 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
             bool transposeRhs, bool rhsShared) {
   matmulOf(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
            rhsShared);
+}
+
+void matmulAdd(const float *lhs, const float *rhs, const float *addend,
+               float *out, int64_t batch, int64_t m, int64_t n, int64_t k,
+               bool transposeLhs, bool transposeRhs, bool rhsShared) {
+  matmulAddOf(lhs, rhs, addend, out, batch, m, n, k, transposeLhs,
+              transposeRhs, rhsShared);
+}
+
+void matmulAdd(const Bf16 *lhs, const Bf16 *rhs, const float *addend,
+               float *out, int64_t batch, int64_t m, int64_t n, int64_t k,
+               bool transposeLhs, bool transposeRhs, bool rhsShared) {
+  matmulAddOf(lhs, rhs, addend, out, batch, m, n, k, transposeLhs,
+              transposeRhs, rhsShared);
 }
 
 } // namespace tgc::cpu

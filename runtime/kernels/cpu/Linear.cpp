@@ -35,34 +35,50 @@ constexpr int64_t kLinearBlockRows = 512;
 void storeAs(float value, float *to) { *to = value; }
 void storeAs(float value, Bf16 *to) { *to = runtime::roundToBf16(value); }
 
-/// The epilogue of `count` rows of sums: with A a compile-time constant the
-/// loop has no branch on the activation, and its erf, exp and tanh are
-/// libmvec's SIMD ones (VectorMath.h). `pre` may be null.
+/// `row` (n floats) written to `to` as its element type.
+template <typename T> void storeRow(const float *row, T *to, int64_t n) {
+#pragma omp simd
+  for (int64_t c = 0; c < n; ++c)
+    storeAs(row[c], to + c);
+}
+
+/// row[c] = act(row[c]), in place. Its own function, compiled once per
+/// activation: the compiler vectorizes each loop in its own way (whole
+/// vectors, shorter ones, or none where a store rounds to bf16), and
+/// libmvec's SIMD erf, exp and tanh (VectorMath.h) differ from each other
+/// and from the scalar ones in the last bit, so a loop per result type
+/// made an f32 result depend on whether the pre-activation beside it was
+/// kept in bf16 (seen on an Intel Xeon with AMX).
+template <Activation A>
+[[gnu::noinline]] void activateRow(float *row, int64_t n) {
+#pragma omp simd
+  for (int64_t c = 0; c < n; ++c)
+    row[c] = elementwise::activate(A, row[c]);
+}
+
+/// The epilogue of `count` rows of sums, over the sums' own (scratch)
+/// rows: the bias added, the pre-activation stored, the activation applied,
+/// the result stored. With A a compile-time constant the loops have no
+/// branch on the activation. `pre` may be null.
 template <Activation A, typename Out, typename Pre>
-void epilogue(const float *sums, const float *bias, Out *out, Pre *pre,
+void epilogue(float *sums, const float *bias, Out *out, Pre *pre,
               int64_t count, int64_t n) {
 #pragma omp parallel for schedule(static) if (count * n >= (int64_t{1} << 15))
   for (int64_t r = 0; r < count; ++r) {
-    const float *row = sums + r * n;
-    Out *y = out + r * n;
-    if (pre) {
-      Pre *kept = pre + r * n;
+    float *row = sums + r * n;
 #pragma omp simd
-      for (int64_t c = 0; c < n; ++c) {
-        float x = row[c] + bias[c];
-        storeAs(x, kept + c);
-        storeAs(elementwise::activate(A, x), y + c);
-      }
-    } else {
-#pragma omp simd
-      for (int64_t c = 0; c < n; ++c)
-        storeAs(elementwise::activate(A, row[c] + bias[c]), y + c);
-    }
+    for (int64_t c = 0; c < n; ++c)
+      row[c] += bias[c];
+    if (pre)
+      storeRow(row, pre + r * n, n);
+    if constexpr (A != Activation::none)
+      activateRow<A>(row, n);
+    storeRow(row, out + r * n, n);
   }
 }
 
 template <typename Out, typename Pre>
-void epilogueOf(Activation activation, const float *sums, const float *bias,
+void epilogueOf(Activation activation, float *sums, const float *bias,
                 Out *out, Pre *pre, int64_t count, int64_t n) {
   switch (activation) {
   case Activation::none:

@@ -11,6 +11,8 @@
 // accumulation (cublasGemmEx, cuBLASLt for linear), and write an f32 result
 // or, where tg-fold-bf16-roundings made it bf16, that result rounded once as
 // cuBLAS writes it (round to nearest even, as runtime::roundToBf16).
+// matmulAdd (tg.matmul_add) is the same GEMM with beta = 1 over the summand:
+// cuBLAS adds the f32 product to it in the epilogue, each sum rounded once.
 //
 // cuBLAS is column-major; a row-major [r, c] matrix is the column-major
 // [c, r] one in the same memory. So row-major out = op(A) op(B) is computed
@@ -72,16 +74,25 @@ static void gemm(const Product &p) {
       &p.beta, p.out, n, p.m * p.n, static_cast<int>(p.batch)));
 }
 
-void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
-            int64_t m, int64_t n, int64_t k, bool transposeLhs,
-            bool transposeRhs, bool rhsShared) {
+static void f32Matmul(const float *lhs, const float *rhs, float *out,
+                      int64_t batch, int64_t m, int64_t n, int64_t k,
+                      bool transposeLhs, bool transposeRhs, bool rhsShared,
+                      float beta) {
   // Untransposed lhs batches are contiguous rows: one tall GEMM.
   if (rhsShared && !transposeLhs) {
-    gemm({lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0});
+    gemm({lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0,
+          beta});
     return;
   }
   gemm({lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs, m * k,
-        rhsShared ? 0 : k * n});
+        rhsShared ? 0 : k * n, beta});
+}
+
+void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
+            int64_t m, int64_t n, int64_t k, bool transposeLhs,
+            bool transposeRhs, bool rhsShared) {
+  f32Matmul(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+            rhsShared, 0.0f);
 }
 
 namespace {
@@ -319,13 +330,15 @@ static void gemmBf16(const Bf16 *a, const Bf16 *b, Out *out, int64_t batch,
 template <typename Out>
 static void bf16Matmul(const Bf16 *lhs, const Bf16 *rhs, Out *out,
                        int64_t batch, int64_t m, int64_t n, int64_t k,
-                       bool transposeLhs, bool transposeRhs, bool rhsShared) {
+                       bool transposeLhs, bool transposeRhs, bool rhsShared,
+                       float beta = 0.0f) {
   if (rhsShared && !transposeLhs) {
-    gemmBf16(lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0);
+    gemmBf16(lhs, rhs, out, 1, batch * m, n, k, false, transposeRhs, 0, 0,
+             beta);
     return;
   }
   gemmBf16(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs, m * k,
-           rhsShared ? 0 : k * n);
+           rhsShared ? 0 : k * n, beta);
 }
 
 void gemmInto(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
@@ -385,6 +398,30 @@ void matmul(const Bf16 *lhs, const Bf16 *rhs, Bf16 *out, int64_t batch,
             bool transposeRhs, bool rhsShared) {
   bf16Matmul(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
              rhsShared);
+}
+
+/// The summand where the sum goes (a device-to-device copy unless the
+/// plan put them in the same bytes), for the GEMM to add to with beta 1.
+static void placeAddend(const float *addend, float *out, int64_t count) {
+  if (out != addend && count > 0)
+    TGC_CUDA_CHECK(cudaMemcpyAsync(out, addend, count * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream()));
+}
+
+void matmulAdd(const float *lhs, const float *rhs, const float *addend,
+               float *out, int64_t batch, int64_t m, int64_t n, int64_t k,
+               bool transposeLhs, bool transposeRhs, bool rhsShared) {
+  placeAddend(addend, out, batch * m * n);
+  f32Matmul(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+            rhsShared, 1.0f);
+}
+
+void matmulAdd(const Bf16 *lhs, const Bf16 *rhs, const float *addend,
+               float *out, int64_t batch, int64_t m, int64_t n, int64_t k,
+               bool transposeLhs, bool transposeRhs, bool rhsShared) {
+  placeAddend(addend, out, batch * m * n);
+  bf16Matmul(lhs, rhs, out, batch, m, n, k, transposeLhs, transposeRhs,
+             rhsShared, 1.0f);
 }
 
 /// linear's GEMM into f32 (the epilogue's input) or straight into a result

@@ -115,6 +115,17 @@ func.func @linear(%x: tensor<2x7x16xf32>, %w1: tensor<16x64xf32>, %b1: tensor<64
   return %y : tensor<2x7x16xf32>
 }
 
+// A product added to a summand in the GEMM, f32 and bf16 operands, batched
+// with the transposes.
+// CHECK-LABEL: func.func @matmul_add(
+func.func @matmul_add(%dy: tensor<2x7x64xf32>, %w: tensor<16x64xf32>, %r: tensor<2x7x16xf32>, %q: tensor<2x7x8xbf16>, %s: tensor<2x7x7xf32>) -> (tensor<2x7x16xf32>, tensor<2x7x7xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul_add %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} transpose_rhs : tensor<2x7x64xf32>, tensor<16x64xf32>, tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul_add %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} transpose_rhs : tensor<2x7x8xbf16>, tensor<2x7x8xbf16>, tensor<2x7x7xf32> -> tensor<2x7x7xf32>
+  %dx = tg.matmul_add %dy, %w, %r transpose_rhs : tensor<2x7x64xf32>, tensor<16x64xf32>, tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  %t = tg.matmul_add %q, %q, %s transpose_rhs : tensor<2x7x8xbf16>, tensor<2x7x8xbf16>, tensor<2x7x7xf32> -> tensor<2x7x7xf32>
+  return %dx, %t : tensor<2x7x16xf32>, tensor<2x7x7xf32>
+}
+
 // Each epilogue activation; GELU and SiLU also writing their input (the
 // pre-activation their backward reads), bf16 beside an f32 result.
 // CHECK-LABEL: func.func @linear_activations(

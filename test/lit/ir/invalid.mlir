@@ -353,6 +353,40 @@ func.func @matmul_result_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>) ->
 
 // -----
 
+// tg.matmul_add: the product's checks, then an addend of the result's shape.
+func.func @matmul_add_contraction(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %r: tensor<2x7x16xf32>) -> tensor<2x7x16xf32> {
+  // expected-error @+1 {{contraction sizes differ: lhs [2, 7, 16] contracts 16, rhs [16, 64] contracts 64}}
+  %y = tg.matmul_add %x, %w, %r transpose_rhs : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<2x7x16xf32> -> tensor<2x7x16xf32>
+  return %y : tensor<2x7x16xf32>
+}
+
+// -----
+
+func.func @matmul_add_addend_shape(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>, %r: tensor<2x7x16xf32>) -> tensor<2x7x64xf32> {
+  // expected-error @+1 {{addend must have shape [2, 7, 64] but has [2, 7, 16]}}
+  %y = tg.matmul_add %x, %w, %r : tensor<2x7x16xf32>, tensor<16x64xf32>, tensor<2x7x16xf32> -> tensor<2x7x64xf32>
+  return %y : tensor<2x7x64xf32>
+}
+
+// -----
+
+func.func @matmul_add_mixed(%x: tensor<2x16xbf16>, %w: tensor<16x64xf32>, %r: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{lhs and rhs must have one element type (both f32 or both bf16) but are 'bf16' and 'f32'}}
+  %y = tg.matmul_add %x, %w, %r : tensor<2x16xbf16>, tensor<16x64xf32>, tensor<2x64xf32> -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// ODS element type: the sum is f32, even of bf16 operands.
+func.func @matmul_add_bf16_result(%x: tensor<2x16xbf16>, %w: tensor<16x64xbf16>, %r: tensor<2x64xbf16>) -> tensor<2x64xbf16> {
+  // expected-error @+1 {{operand #2 must be ranked tensor of 32-bit float values}}
+  %y = tg.matmul_add %x, %w, %r : tensor<2x16xbf16>, tensor<16x64xbf16>, tensor<2x64xbf16> -> tensor<2x64xbf16>
+  return %y : tensor<2x64xbf16>
+}
+
+// -----
+
 // tg.beside_next (tg-pair-gemms): a unit attribute of a tg.matmul.
 func.func @beside_next_value(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   // expected-error @+1 {{tg.beside_next must be a unit attribute}}
@@ -364,7 +398,7 @@ func.func @beside_next_value(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x
 // -----
 
 func.func @beside_next_not_matmul(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
-  // expected-error @+1 {{tg.beside_next is for tg.matmul only}}
+  // expected-error @+1 {{tg.beside_next is for tg.matmul and tg.matmul_add only}}
   %a = tg.exp %x {tg.beside_next} : tensor<4x4xf32>
   %b = tg.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
@@ -374,7 +408,7 @@ func.func @beside_next_not_matmul(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tens
 
 // The partner is the next op that computes something: here a tg.exp.
 func.func @beside_next_partner(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
-  // expected-error @+1 {{tg.beside_next needs a tg.matmul as the next op that computes something}}
+  // expected-error @+1 {{tg.beside_next needs a tg.matmul or tg.matmul_add as the next op that computes something}}
   %a = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   %b = tg.exp %x : tensor<4x4xf32>
   return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
@@ -394,7 +428,7 @@ func.func @beside_next_chain(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x
 
 // The next tg.matmul reads this one's result through a reshape.
 func.func @beside_next_dependent(%x: tensor<4x4xf32>) -> tensor<16x1xf32> {
-  // expected-error @+1 {{tg.beside_next: the next tg.matmul reads this one's result, so they cannot run at once}}
+  // expected-error @+1 {{tg.beside_next: the next GEMM reads this one's result, so they cannot run at once}}
   %a = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   %r = tg.reshape %a : tensor<4x4xf32> -> tensor<16x1xf32>
   %o = tg.constant dense<1.0> : tensor<1x1xf32>

@@ -1,7 +1,8 @@
 //===- GemmTest.cpp - CPU GEMM kernels against the reference --------------===//
 //
 // runtime/kernels/cpu/Gemm.cpp and Linear.cpp: batched matmul in every
-// transposition, and linear (GEMM, bias and each activation, with and
+// transposition (and matmulAdd, into the summand's bytes or its own), and
+// linear (GEMM, bias and each activation, with and
 // without the pre-activation) over rows that are not a multiple of its
 // blocks of 512. Helpers and the error measure: KernelTestSupport.h.
 //
@@ -28,6 +29,52 @@ TEST(CpuKernels, Matmul) {
     cpu::matmul(c.lhs.data(), c.rhs.data(), out.data(), c.batch, c.m, c.n, c.k,
                 c.transposeLhs, c.transposeRhs, c.sharedRhs);
     expectClose(c.name(), out, expected, kGemmTolerance);
+  });
+}
+
+/// matmulAdd of one shape on T (float or Bf16) operands: the sums against
+/// the reference product plus the summand in double, written into their
+/// own bytes (the summand copied first) and into the summand's, the two
+/// alike bit for bit.
+template <typename T>
+void expectMatmulAddMatches(const std::string &what, const MatmulCase &c,
+                            const std::vector<T> &lhs,
+                            const std::vector<T> &rhs,
+                            const HostTensor &product) {
+  const int64_t count = c.batch * c.m * c.n;
+  std::vector<float> addend = uniform(count, 9);
+  HostTensor expected = product;
+  for (int64_t i = 0; i < count; ++i)
+    expected.data[i] += addend[i];
+  std::vector<float> out(count, 7.0f), inPlace = addend;
+  cpu::matmulAdd(lhs.data(), rhs.data(), addend.data(), out.data(), c.batch,
+                 c.m, c.n, c.k, c.transposeLhs, c.transposeRhs, c.sharedRhs);
+  expectClose(what, out, expected, kGemmTolerance);
+  cpu::matmulAdd(lhs.data(), rhs.data(), inPlace.data(), inPlace.data(),
+                 c.batch, c.m, c.n, c.k, c.transposeLhs, c.transposeRhs,
+                 c.sharedRhs);
+  EXPECT_EQ(inPlace, out) << what << ": in place";
+}
+
+TEST(CpuKernels, MatmulAdd) {
+  forEachMatmulCase([](const MatmulCase &c) {
+    HostTensor product =
+        reference::matmul(host(c.lhs, c.lhsShape()), host(c.rhs, c.rhsShape()),
+                          c.transposeLhs, c.transposeRhs);
+    expectMatmulAddMatches("matmulAdd " + c.name(), c, c.lhs, c.rhs, product);
+    std::vector<runtime::Bf16> lhs = roundedToBf16(c.lhs),
+                               rhs = roundedToBf16(c.rhs);
+    auto widened = [](const std::vector<runtime::Bf16> &values) {
+      std::vector<float> wide;
+      for (runtime::Bf16 x : values)
+        wide.push_back(runtime::widen(x));
+      return wide;
+    };
+    HostTensor bf16Product = reference::matmul(
+        host(widened(lhs), c.lhsShape()), host(widened(rhs), c.rhsShape()),
+        c.transposeLhs, c.transposeRhs);
+    expectMatmulAddMatches("bf16 matmulAdd " + c.name(), c, lhs, rhs,
+                           bf16Product);
   });
 }
 

@@ -1,10 +1,10 @@
 //===- GemmTest.cpp - CUDA GEMM kernels against the CPU -------------------===//
 //
-// runtime/kernels/cuda/Gemm.cu: batched matmul in every transposition and
-// linear (cuBLASLt's fused epilogue, or cuBLAS and the epilogue kernel),
-// on aligned and 4-byte aligned tensors, on f32 and bf16 operands, with f32
-// and bf16 results; and runtime/kernels/cuda/Stream.cu
-// seen through linear on a stream. Helpers and the error measure:
+// runtime/kernels/cuda/Gemm.cu: batched matmul in every transposition (and
+// matmulAdd, with beta 1) and linear (cuBLASLt's fused epilogue, or cuBLAS
+// and the epilogue kernel), on aligned and 4-byte aligned tensors, on f32
+// and bf16 operands, with f32 and bf16 results; and
+// runtime/kernels/cuda/Stream.cu seen through linear on a stream. Helpers and the error measure:
 // KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
@@ -128,6 +128,46 @@ TEST_F(CudaKernels, MatmulBf16) {
     expectClose("bf16 " + c.name(), sums, expected, kGemmTolerance);
     expectRoundedOnce("bf16 " + c.name() + " written in bf16", rounded.read(),
                       sums);
+  });
+}
+
+// matmulAdd: the CPU kernel's sums (the product plus the summand) from
+// cuBLAS with beta 1, into their own bytes (the summand copied first) and
+// into the summand's, on f32 and bf16 operands.
+TEST_F(CudaKernels, MatmulAdd) {
+  forEachMatmulCase([](const MatmulCase &c) {
+    const int64_t count = c.batch * c.m * c.n;
+    std::vector<float> addend = uniform(count, 9);
+    std::vector<runtime::Bf16> lhs = roundedToBf16(c.lhs),
+                               rhs = roundedToBf16(c.rhs);
+    std::vector<float> expected(count), expectedBf16(count);
+    cpu::matmulAdd(c.lhs.data(), c.rhs.data(), addend.data(), expected.data(),
+                   c.batch, c.m, c.n, c.k, c.transposeLhs, c.transposeRhs,
+                   c.sharedRhs);
+    cpu::matmulAdd(lhs.data(), rhs.data(), addend.data(), expectedBf16.data(),
+                   c.batch, c.m, c.n, c.k, c.transposeLhs, c.transposeRhs,
+                   c.sharedRhs);
+    DeviceArray<float> dl(c.lhs), dr(c.rhs), da(addend), out(count, 7.0f),
+        inPlace(addend);
+    DeviceArray<runtime::Bf16> bl(lhs), br(rhs);
+    cuda::matmulAdd(dl.get(), dr.get(), da.get(), out.get(), c.batch, c.m, c.n,
+                    c.k, c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    cuda::matmulAdd(dl.get(), dr.get(), inPlace.get(), inPlace.get(), c.batch,
+                    c.m, c.n, c.k, c.transposeLhs, c.transposeRhs,
+                    c.sharedRhs);
+    expectClose("matmulAdd " + c.name(), out.read(), expected, kGemmTolerance);
+    expectClose("matmulAdd in place " + c.name(), inPlace.read(), expected,
+                kGemmTolerance);
+    DeviceArray<float> bf16Out(count, 7.0f), bf16InPlace(addend);
+    cuda::matmulAdd(bl.get(), br.get(), da.get(), bf16Out.get(), c.batch, c.m,
+                    c.n, c.k, c.transposeLhs, c.transposeRhs, c.sharedRhs);
+    cuda::matmulAdd(bl.get(), br.get(), bf16InPlace.get(), bf16InPlace.get(),
+                    c.batch, c.m, c.n, c.k, c.transposeLhs, c.transposeRhs,
+                    c.sharedRhs);
+    expectClose("bf16 matmulAdd " + c.name(), bf16Out.read(), expectedBf16,
+                kGemmTolerance);
+    expectClose("bf16 matmulAdd in place " + c.name(), bf16InPlace.read(),
+                expectedBf16, kGemmTolerance);
   });
 }
 
