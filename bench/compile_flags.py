@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A tgc compile flag's effect on the training step: one of run.py's full
 rows compiled with and without the flag (e.g. `--fuse-matmul-add=false`),
-run interleaved on the same token files; each side's ms/step and the
-ratio of the two.
+run interleaved on the same token files; each side's median ms/step and
+the median (and range) of the repeats' ratios, flagged over default.
 
   python3 bench/compile_flags.py --flag=--fuse-matmul-add=false [--rows 3L-d256-V8k]
                                  [--precision fp32|bf16] [--steps N] [--warmup W] [--repeats R]
@@ -61,8 +61,13 @@ def main():
                     times[side].append(activations.step_ms(exe, files, args.steps,
                                                            args.warmup, tmp, env))
         default, flagged = (statistics.median(times[s]) for s in ("default", "flag"))
+        # Each repeat ran both sides back to back: the median of their
+        # ratios, and its range, says more than the ratio of the medians.
+        ratios = [f / d for d, f in zip(times["default"], times["flag"])]
         runs = "; ".join(", ".join(f"{t:.1f}" for t in times[s]) for s in times)
-        print(f"{row:<14}{default:>12.1f}{flagged:>34.1f}{flagged / default:>8.3f}   {runs}")
+        print(f"{row:<14}{default:>12.1f}{flagged:>34.1f}"
+              f"{statistics.median(ratios):>8.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+              f"   {runs}")
 
 
 if __name__ == "__main__":
