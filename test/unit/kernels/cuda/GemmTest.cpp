@@ -4,8 +4,8 @@
 // matmulAdd, with beta 1) and linear (cuBLASLt's fused epilogue, or cuBLAS
 // and the epilogue kernel), on aligned and 4-byte aligned tensors, on f32
 // and bf16 operands, with f32 and bf16 results; and
-// runtime/kernels/cuda/Stream.cu seen through linear on a stream. Helpers and the error measure:
-// KernelTestSupport.h.
+// runtime/kernels/cuda/Stream.cu seen through linear on a stream. Helpers
+// and the error measure: KernelTestSupport.h.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelTestSupport.h"
