@@ -42,23 +42,26 @@ template <typename T> void storeRow(const float *row, T *to, int64_t n) {
     storeAs(row[c], to + c);
 }
 
-/// row[c] = act(row[c]), in place. Its own function, compiled once per
-/// activation: the compiler vectorizes each loop in its own way (whole
-/// vectors, shorter ones, or none where a store rounds to bf16), and
-/// libmvec's SIMD erf, exp and tanh (VectorMath.h) differ from each other
-/// and from the scalar ones in the last bit, so a loop per result type
-/// made an f32 result depend on whether the pre-activation beside it was
-/// kept in bf16 (seen on an Intel Xeon with AMX).
+/// to[c] = act(from[c]) (`to` may be `from`). Its own function, compiled
+/// once per activation and called by every epilogue: the compiler
+/// vectorizes each loop in its own way (whole vectors, shorter ones, or
+/// none where a store rounds to bf16), and libmvec's SIMD erf, exp and tanh
+/// (VectorMath.h) differ from each other and from the scalar ones in the
+/// last bit, so a loop per result type made an f32 result depend on
+/// whether the pre-activation beside it was kept in bf16 (seen on an Intel
+/// Xeon with AMX).
 template <Activation A>
-[[gnu::noinline]] void activateRow(float *row, int64_t n) {
+[[gnu::noinline, gnu::target("prefer-vector-width=512")]] void
+activateRow(const float *from, float *to, int64_t n) {
 #pragma omp simd
   for (int64_t c = 0; c < n; ++c)
-    row[c] = elementwise::activate(A, row[c]);
+    to[c] = elementwise::activate(A, from[c]);
 }
 
 /// The epilogue of `count` rows of sums, over the sums' own (scratch)
-/// rows: the bias added, the pre-activation stored, the activation applied,
-/// the result stored. With A a compile-time constant the loops have no
+/// rows: the bias added (and the pre-activation stored) in one pass, the
+/// activation in a second (straight into an f32 result; a bf16 one is
+/// rounded in a third). With A a compile-time constant the loops have no
 /// branch on the activation. `pre` may be null.
 template <Activation A, typename Out, typename Pre>
 void epilogue(float *sums, const float *bias, Out *out, Pre *pre,
@@ -66,14 +69,28 @@ void epilogue(float *sums, const float *bias, Out *out, Pre *pre,
 #pragma omp parallel for schedule(static) if (count * n >= (int64_t{1} << 15))
   for (int64_t r = 0; r < count; ++r) {
     float *row = sums + r * n;
+    if (pre) {
+      Pre *kept = pre + r * n;
 #pragma omp simd
-    for (int64_t c = 0; c < n; ++c)
-      row[c] += bias[c];
-    if (pre)
-      storeRow(row, pre + r * n, n);
-    if constexpr (A != Activation::none)
-      activateRow<A>(row, n);
-    storeRow(row, out + r * n, n);
+      for (int64_t c = 0; c < n; ++c) {
+        row[c] += bias[c];
+        storeAs(row[c], kept + c);
+      }
+    } else {
+#pragma omp simd
+      for (int64_t c = 0; c < n; ++c)
+        row[c] += bias[c];
+    }
+    if constexpr (std::is_same_v<Out, float>) {
+      if constexpr (A == Activation::none)
+        std::copy(row, row + n, out + r * n);
+      else
+        activateRow<A>(row, out + r * n, n);
+    } else {
+      if constexpr (A != Activation::none)
+        activateRow<A>(row, row, n);
+      storeRow(row, out + r * n, n);
+    }
   }
 }
 
