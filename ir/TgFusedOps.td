@@ -383,8 +383,9 @@ def TG_MatmulAddOp : TG_Op<"matmul_add", [Pure, TG_GemmOperands]> {
     sum is the add's, in its order: the product's f32 values plus `addend`'s,
     each element rounded once. `addend` and the result have the product's
     shape and are `f32`; `lhs` and `rhs` are both `f32` or both `bf16`.
-    Where `addend` dies at the op the GEMM adds into its bytes (the result
-    takes them over, `tg-plan-memory`); elsewhere they are copied first.
+    Where `addend` dies at the op and the product does not read it, the GEMM
+    adds into its bytes (the result takes them over, `tg-plan-memory`);
+    elsewhere they are copied first.
 
     ```mlir
     %dx = tg.matmul_add %dy, %w, %residual transpose_rhs : tensor<4x8x64xf32>, tensor<32x64xf32>, tensor<4x8x32xf32> -> tensor<4x8x32xf32>

@@ -221,18 +221,24 @@ void Planner::addInPlace(tg::MatmulAddOp gemm) {
   if (summand.external || summand.gradient ||
       classOf(gemm.getResult()).gradient)
     return;
-  // The summand must die at the op's instant, unread by a partner that
-  // runs at the same time (which would see the sums being written).
+  // The summand must die at the op's instant, and its bytes must not be
+  // what the GEMM multiplies (x + x W: the product reads x while the sums
+  // are written over it) or what a partner running at the same time reads.
   auto partner = partners.find(gemm);
   int64_t end = partner == partners.end() ? position[gemm]
                                           : partner->second.second;
   if (summand.end != end)
     return;
   int root = find(ids.lookup(gemm.getAddend()));
-  if (partner != partners.end())
-    for (Value operand : partner->second.first->getOperands())
-      if (find(ids.lookup(operand)) == root)
-        return;
+  auto readsSummand = [&](ValueRange operands) {
+    return llvm::any_of(operands, [&](Value operand) {
+      return find(ids.lookup(operand)) == root;
+    });
+  };
+  if (readsSummand({gemm.getLhs(), gemm.getRhs()}) ||
+      (partner != partners.end() &&
+       readsSummand(partner->second.first->getOperands())))
+    return;
   unite(gemm.getAddend(), gemm.getResult());
 }
 

@@ -7,7 +7,8 @@
 //     tg.all_reduce's result its operand's (the sum is made in place);
 //   - an elementwise op (or group) writes over an operand of its type that
 //     dies at it (in place: each element is read before it is written), and
-//     so does a tg.matmul_add over its summand (the GEMM adds into it);
+//     so does a tg.matmul_add over its summand (the GEMM adds into it)
+//     unless its product reads those bytes;
 //   - the gradients Adam consumes get a region of their own at the arena's
 //     end (they live from their computation to the update anyway), one
 //     contiguous run of bytes that data-parallel steps all-reduce at once;

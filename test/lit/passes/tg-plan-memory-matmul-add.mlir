@@ -1,6 +1,6 @@
 // tg-plan-memory puts a tg.matmul_add's sum in its summand's bytes where the
-// summand dies there and is not read by a GEMM running beside it
-// (tg.beside_next); elsewhere the sum gets bytes of its own (the kernel
+// summand dies there and is neither one of the product's operands nor read
+// by a GEMM running beside it (tg.beside_next); elsewhere the sum gets bytes of its own (the kernel
 // copies the summand first). Every value is 64x64 f32, 16384 bytes.
 // RUN: tgc-opt --tg-plan-memory --split-input-file %s | FileCheck %s
 
@@ -28,6 +28,20 @@ func.func @train_step(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>) -> (tensor<6
 // CHECK-LABEL: func.func @train_step(
 // CHECK: tg.exp {{.*}} {tg.arena_offsets = array<i64: 0>}
 // CHECK-NEXT: tg.matmul_add {{.*}} {tg.arena_offsets = array<i64: 16384>}
+
+// -----
+
+// x + x W: the product reads the summand (here through a view), so the sums
+// may not be written over it.
+func.func @train_step(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %a = tg.exp %x : tensor<64x64xf32>
+  %v = tg.reshape %a : tensor<64x64xf32> -> tensor<64x64xf32>
+  %s = tg.matmul_add %v, %y, %a : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %s : tensor<64x64xf32>
+}
+// CHECK-LABEL: func.func @train_step(
+// CHECK: tg.exp {{.*}} {tg.arena_offsets = array<i64: 0>}
+// CHECK: tg.matmul_add {{.*}} {tg.arena_offsets = array<i64: 16384>}
 
 // -----
 
