@@ -61,14 +61,33 @@ activateRow(const float *from, float *to, int64_t n) {
 /// The epilogue of `count` rows of sums, over the sums' own (scratch)
 /// rows: the bias added (and the pre-activation stored) in one pass, the
 /// activation in a second (straight into an f32 result; a bf16 one is
-/// rounded in a third). With A a compile-time constant the loops have no
-/// branch on the activation. `pre` may be null.
+/// rounded in a third); without an activation, one pass. With A a
+/// compile-time constant the loops have no branch on the activation. `pre`
+/// may be null.
 template <Activation A, typename Out, typename Pre>
 void epilogue(float *sums, const float *bias, Out *out, Pre *pre,
               int64_t count, int64_t n) {
 #pragma omp parallel for schedule(static) if (count * n >= (int64_t{1} << 15))
   for (int64_t r = 0; r < count; ++r) {
     float *row = sums + r * n;
+    if constexpr (A == Activation::none) {
+      // Nothing but the sum to compute: one pass, straight into the results.
+      Out *y = out + r * n;
+      if (pre) {
+        Pre *kept = pre + r * n;
+#pragma omp simd
+        for (int64_t c = 0; c < n; ++c) {
+          const float x = row[c] + bias[c];
+          storeAs(x, y + c);
+          storeAs(x, kept + c);
+        }
+      } else {
+#pragma omp simd
+        for (int64_t c = 0; c < n; ++c)
+          storeAs(row[c] + bias[c], y + c);
+      }
+      continue;
+    }
     if (pre) {
       Pre *kept = pre + r * n;
 #pragma omp simd
@@ -82,13 +101,9 @@ void epilogue(float *sums, const float *bias, Out *out, Pre *pre,
         row[c] += bias[c];
     }
     if constexpr (std::is_same_v<Out, float>) {
-      if constexpr (A == Activation::none)
-        std::copy(row, row + n, out + r * n);
-      else
-        activateRow<A>(row, out + r * n, n);
+      activateRow<A>(row, out + r * n, n);
     } else {
-      if constexpr (A != Activation::none)
-        activateRow<A>(row, row, n);
+      activateRow<A>(row, row, n);
       storeRow(row, out + r * n, n);
     }
   }
