@@ -457,10 +457,11 @@ def TG_TransposeOp : TG_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
-class TG_ReduceOp<string mnemonic, string what>
+class TG_ReduceOp<string mnemonic, string what,
+                  Type inputType = TG_FloatTensor>
     : TG_Op<mnemonic, [Pure]> {
   let summary = what # " over the given dimensions";
-  let arguments = (ins TG_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+  let arguments = (ins inputType:$input, DenseI64ArrayAttr:$dims,
                        UnitAttr:$keep_dims);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
@@ -469,13 +470,17 @@ class TG_ReduceOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
-def TG_ReduceSumOp : TG_ReduceOp<"reduce_sum", "sum"> {
+def TG_ReduceSumOp : TG_ReduceOp<"reduce_sum", "sum", TG_GemmOperand> {
   let description = [{
     `dims` is non-empty and strictly increasing. The reduced dimensions are
-    dropped from the result, or kept with size 1 under `keep_dims`.
+    dropped from the result, or kept with size 1 under `keep_dims`. The
+    input may be bf16 (`tg-mixed-precision` makes a bias gradient read the
+    bf16 copy its weight gradient's GEMM reads); the sum is f32 either way,
+    accumulated in double by every backend.
 
     ```mlir
     %db = tg.reduce_sum %dy dims [0, 1] : tensor<2x7x16xf32> -> tensor<16xf32>
+    %db2 = tg.reduce_sum %dy2 dims [0, 1] : tensor<2x7x16xbf16> -> tensor<16xf32>
     ```
   }];
 }

@@ -118,26 +118,30 @@ template <Reduction K> static double combine(double acc, double x) {
   return K == Reduction::Max ? std::max(acc, x) : acc + x;
 }
 
+/// An input element as a number: f32 as it is, bf16 widened (exactly).
+static float valueOf(float x) { return x; }
+static float valueOf(Bf16 x) { return runtime::widen(x); }
+
 /// Folds the input below group `level` into acc (the outputs it maps to).
-template <Reduction K>
-static void accumulate(const ReducePlan &plan, int level, const float *in,
+template <Reduction K, typename T>
+static void accumulate(const ReducePlan &plan, int level, const T *in,
                        double *acc) {
   int64_t n = plan.size[level];
   if (level == plan.groups - 1) {
     if (!plan.reduced[level]) {
       for (int64_t x = 0; x < n; ++x)
-        acc[x] = combine<K>(acc[x], in[x]);
+        acc[x] = combine<K>(acc[x], valueOf(in[x]));
     } else if (K == Reduction::Max) {
       double m = *acc;
 #pragma omp simd reduction(max : m)
       for (int64_t x = 0; x < n; ++x)
-        m = std::max(m, static_cast<double>(in[x]));
+        m = std::max(m, static_cast<double>(valueOf(in[x])));
       *acc = m;
     } else {
       double s = 0.0;
 #pragma omp simd reduction(+ : s)
       for (int64_t x = 0; x < n; ++x)
-        s += in[x];
+        s += valueOf(in[x]);
       *acc += s;
     }
     return;
@@ -147,9 +151,9 @@ static void accumulate(const ReducePlan &plan, int level, const float *in,
                   plan.reduced[level] ? acc : acc + i * plan.outStride[level]);
 }
 
-template <Reduction K>
-static void reduceInto(const ReducePlan &plan, const float *input,
-                       double *acc, int64_t total) {
+template <Reduction K, typename T>
+static void reduceInto(const ReducePlan &plan, const T *input, double *acc,
+                       int64_t total) {
   bool parallel = total >= kParallelTensorElements;
   if (plan.groups >= 2 && !plan.reduced[0]) {
     // Outermost kept: its slices write disjoint outputs.
@@ -173,10 +177,10 @@ static void reduceInto(const ReducePlan &plan, const float *input,
       double *p = partial.data() + b * cols;
       for (int64_t r = b * kBlockRows; r < std::min(rows, (b + 1) * kBlockRows);
            ++r) {
-        const float *row = input + r * cols;
+        const T *row = input + r * cols;
 #pragma omp simd
         for (int64_t c = 0; c < cols; ++c)
-          p[c] = combine<K>(p[c], row[c]);
+          p[c] = combine<K>(p[c], valueOf(row[c]));
       }
     }
     for (int64_t b = 0; b < blocks; ++b)
@@ -187,8 +191,9 @@ static void reduceInto(const ReducePlan &plan, const float *input,
   }
 }
 
-void reduce(const float *input, float *out, const int64_t *shape, int rank,
-            const bool *reduced, Reduction kind) {
+template <typename T>
+static void reduceOf(const T *input, float *out, const int64_t *shape, int rank,
+                     const bool *reduced, Reduction kind) {
   ReducePlan plan;
   int64_t total = 1, outCount = 1;
   for (int d = 0; d < rank; ++d) {
@@ -232,6 +237,16 @@ void reduce(const float *input, float *out, const int64_t *shape, int rank,
   double divisor = kind == Reduction::Mean ? count : 1.0;
   for (int64_t i = 0; i < outCount; ++i)
     out[i] = static_cast<float>(acc[i] / divisor);
+}
+
+void reduce(const float *input, float *out, const int64_t *shape, int rank,
+            const bool *reduced, Reduction kind) {
+  reduceOf(input, out, shape, rank, reduced, kind);
+}
+
+void reduce(const Bf16 *input, float *out, const int64_t *shape, int rank,
+            const bool *reduced, Reduction kind) {
+  reduceOf(input, out, shape, rank, reduced, kind);
 }
 
 void embedding(const float *table, const int32_t *ids, float *out,

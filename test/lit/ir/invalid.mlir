@@ -653,6 +653,24 @@ func.func @reduce_mean_dims_order(%x: tensor<2x7x16xf32>) -> tensor<16xf32> {
 
 // -----
 
+// tg.reduce_sum: a bf16 input sums to f32.
+func.func @reduce_sum_bf16_result(%g: tensor<2x7x16xbf16>) -> tensor<16xbf16> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values}}
+  %s = tg.reduce_sum %g dims [0, 1] : tensor<2x7x16xbf16> -> tensor<16xbf16>
+  return %s : tensor<16xbf16>
+}
+
+// -----
+
+// tg.reduce_max: only a sum reads bf16.
+func.func @reduce_max_bf16(%g: tensor<2x7x16xbf16>) -> tensor<2x7xf32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  %m = tg.reduce_max %g dims [2] : tensor<2x7x16xbf16> -> tensor<2x7xf32>
+  return %m : tensor<2x7xf32>
+}
+
+// -----
+
 // tg.reduce_sum: the reduced dimensions are dropped from the result.
 func.func @reduce_sum_result_shape(%dy: tensor<2x7x16xf32>) -> tensor<1x1x16xf32> {
   // expected-error @+1 {{result must have shape [16] but has [1, 1, 16]}}

@@ -148,6 +148,14 @@ func.func @reductions(%x: tensor<2x7x16xf32>) -> (tensor<16xf32>, tensor<2x7x1xf
   return %s, %m, %mu : tensor<16xf32>, tensor<2x7x1xf32>, tensor<2x7xf32>
 }
 
+// A bias gradient of bf16 GEMM operands: a bf16 input, an f32 sum.
+// CHECK-LABEL: func.func @bf16_sum(
+func.func @bf16_sum(%g: tensor<2x7x16xbf16>) -> tensor<16xf32> {
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.reduce_sum %{{[a-z_0-9]+}} dims [0, 1] : tensor<2x7x16xbf16> -> tensor<16xf32>
+  %s = tg.reduce_sum %g dims [0, 1] : tensor<2x7x16xbf16> -> tensor<16xf32>
+  return %s : tensor<16xf32>
+}
+
 // CHECK-LABEL: func.func @softmax(
 func.func @softmax(%s: tensor<2x4x7x7xf32>, %ds: tensor<2x4x7x7xf32>) -> tensor<2x4x7x7xf32> {
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.softmax %{{[a-z_0-9]+}} axis 3 : tensor<2x4x7x7xf32>

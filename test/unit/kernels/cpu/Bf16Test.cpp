@@ -14,7 +14,7 @@
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
 #include <array>
-
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -234,6 +234,34 @@ TEST(CpuKernels, Bf16MatmulRoundedResult) {
                 c.transposeLhs, c.transposeRhs, c.sharedRhs);
     expectRoundedResult("bf16 -> bf16 " + c.name(), out, f32);
   });
+}
+
+// tg.reduce_sum of a bf16 input (a bias gradient read from its GEMMs'
+// operand) is the f32 kernel's sum of the widened values, bit for bit: the
+// same double accumulation in the same order; the widening is exact.
+TEST(CpuKernels, Bf16ReduceIsTheSumOfTheWidenedValues) {
+  for (const ReduceCase &c : kReduceCases) {
+    const std::vector<Bf16> input =
+        rounded(uniform(HostTensor::countOf(c.shape), 12));
+    const std::vector<float> wide = widened(input);
+    bool reduced[8] = {};
+    int64_t outCount = 1;
+    for (int64_t d : c.dims)
+      reduced[d] = true;
+    for (size_t d = 0; d < c.shape.size(); ++d)
+      outCount *= reduced[d] ? 1 : c.shape[d];
+    const int rank = static_cast<int>(c.shape.size());
+    std::vector<float> got(outCount, 7.0f), want(outCount, 0.0f);
+    cpu::reduce(input.data(), got.data(), c.shape.data(), rank, reduced,
+                runtime::Reduction::Sum);
+    cpu::reduce(wide.data(), want.data(), c.shape.data(), rank, reduced,
+                runtime::Reduction::Sum);
+    for (int64_t i = 0; i < outCount; ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                std::bit_cast<uint32_t>(want[i]))
+          << "sum of " << input.size() << " bf16 values into " << outCount
+          << ", output " << i;
+  }
 }
 
 // Each bf16 result of linear, alone or beside the pre-activation in either

@@ -106,6 +106,34 @@ TEST_F(CudaKernels, Reduce) {
     }
 }
 
+// tg.reduce_sum of a bf16 input (a bias gradient of bf16 GEMM operands)
+// against the CPU kernel on the same bf16 values.
+TEST_F(CudaKernels, Bf16Reduce) {
+  for (const ReduceCase &c : kReduceCases) {
+    int rank = static_cast<int>(c.shape.size());
+    std::vector<runtime::Bf16> input(countOf(c.shape));
+    const std::vector<float> values = uniform(countOf(c.shape), 13);
+    for (size_t i = 0; i < input.size(); ++i)
+      input[i] = runtime::roundToBf16(values[i]);
+    bool reduced[8] = {};
+    int64_t outCount = 1;
+    for (int64_t d : c.dims)
+      reduced[d] = true;
+    for (int d = 0; d < rank; ++d)
+      outCount *= reduced[d] ? 1 : c.shape[d];
+    std::vector<float> expected(outCount);
+    cpu::reduce(input.data(), expected.data(), c.shape.data(), rank, reduced,
+                runtime::Reduction::Sum);
+    DeviceArray<runtime::Bf16> in(input);
+    DeviceArray<float> out(outCount);
+    cuda::reduce(in.get(), out.get(), c.shape.data(), rank, reduced,
+                 runtime::Reduction::Sum);
+    expectClose("bf16 reduce sum of " + std::to_string(input.size()) +
+                    " into " + std::to_string(outCount),
+                out.read(), expected, 1e-6);
+  }
+}
+
 // The GPU's checkTrainStep: runtime::allFinite's answer on device memory,
 // wherever the NaN or the infinity is (the last element of a grid-stride
 // loop's last block too).
