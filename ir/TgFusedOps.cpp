@@ -200,6 +200,12 @@ LogicalResult ResidualLayerNormOp::verify() {
                             {{"beta", getBeta()}, {"mean", getMean()}});
 }
 
+bool isUnwrittenResult(Value value) {
+  auto grad = value.getDefiningOp<ResidualLayerNormGradOp>();
+  return grad && value == grad.getSublayerGrad() && value.use_empty() &&
+         grad.getSublayerGradRounded();
+}
+
 LogicalResult ResidualLayerNormGradOp::verify() {
   if (Value rounded = getSublayerGradRounded();
       rounded && failed(expectShape(*this, "rounded", rounded,

@@ -241,7 +241,9 @@ def TG_ResidualLayerNormGradOp : TG_Op<"residual_layer_norm_grad", [Pure,
     `tg-fuse-residual-layernorm` leaves a gamma that starts at zero unfused.
     With `rounded` (`tg-fold-bf16-roundings`, in place of a `tg.to_bf16`
     copy of the sublayer's gradient) it also writes that gradient rounded to
-    bf16, for the sublayer's gradient GEMMs.
+    bf16, for the sublayer's gradient GEMMs; where then nothing reads the
+    f32 `sublayer_grad` (a bf16 step), the kernels do not write it and
+    `tg-plan-memory` gives it no bytes.
 
     ```mlir
     %dx, %dsub, %dg, %db = tg.residual_layer_norm_grad %dy, %y, %gamma, %beta, %rstd, %key

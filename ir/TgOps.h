@@ -97,6 +97,13 @@ bool isPairableGemm(mlir::Operation *op);
 /// Such a GEMM's multiply-adds: its result's elements times the length of
 /// the sums.
 int64_t multiplyAdds(mlir::Operation *gemm);
+
+/// Whether `value` is a result that its op's kernels do not write because
+/// nothing reads it: tg.residual_layer_norm_grad's f32 sublayer gradient
+/// where only its `rounded` copy is read (a bf16 step). Such a result has no
+/// bytes (tg-plan-memory) and no non-finite check, and the kernel is passed
+/// a null pointer for it.
+bool isUnwrittenResult(mlir::Value value);
 } // namespace tgc::tg
 
 #endif // TGC_IR_TGOPS_H

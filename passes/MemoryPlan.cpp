@@ -124,8 +124,9 @@ LogicalResult Planner::collectValues(Block &block) {
   for (Operation &op : block) {
     position[&op] = index++;
     bool external = op.hasTrait<tg::traits::ResultOutsideArena>();
+    // A result no kernel writes takes no bytes, like one outside the arena.
     for (Value result : op.getResults())
-      if (failed(add(result, external)))
+      if (failed(add(result, external || tg::isUnwrittenResult(result))))
         return failure();
     if (op.hasTrait<tg::traits::ResultIsView>())
       unite(op.getOperand(0), op.getResult(0));

@@ -106,8 +106,10 @@ emitResidualLayerNormGrad(KernelArgs &p, EmitContext &context,
   return residualKernel(o.getKind(), "Grad") + p(o.getGrad()) + ", " +
          p(o.getResult()) + ", " + p(o.getGamma()) + ", " +
          layerNormOnly(p, o.getBeta()) + p(o.getRstd()) + ", " +
-         p(o.getResidualGrad()) + ", " + p(o.getSublayerGrad()) + ", " +
-         p(o.getGammaGrad()) + ", " + layerNormOnly(p, o.getBetaGrad()) +
+         p(o.getResidualGrad()) + ", " +
+         (tg::isUnwrittenResult(o.getSublayerGrad()) ? "nullptr"
+                                                     : p(o.getSublayerGrad())) +
+         ", " + p(o.getGammaGrad()) + ", " + layerNormOnly(p, o.getBetaGrad()) +
          rowsWidth(o.getResult()) + ", " +
          dropout(p, o.getKey(), o.getRate(), o.getRateValue(), o.getOpId(), o,
                  numElements(o.getResult())) +

@@ -20,7 +20,8 @@ noteFiniteChecks(const EntryFunction &entry, EmitContext &context,
     check.updatesState = call.op->hasTrait<tg::traits::OptimizerStep>();
     for (Value result : call.op->getResults()) {
       auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
-      if (!type || !type.getElementType().isF32())
+      if (!type || !type.getElementType().isF32() ||
+          tg::isUnwrittenResult(result))
         continue;
       FailureOr<std::string> pointer = context.pointer(result);
       if (failed(pointer))

@@ -305,7 +305,12 @@ static void residualNormGrad(const float *grad, const float *out,
           for (int64_t c = 0; c < width; ++c)
             xhat[c] += ds[c];
         }
-        float *factors = sublayerGrad + r * width;
+        // Without sublayerGrad (nothing reads it but its rounding) the
+        // row is computed in the thread's own scratch row.
+        struct SublayerGradRow;
+        float *factors = sublayerGrad
+                             ? sublayerGrad + r * width
+                             : reusedScratch<SublayerGradRow, float>(width);
         dropoutFactors(dropout, static_cast<uint64_t>(r * width), width,
                        factors);
         for (int64_t c = 0; c < width; ++c)

@@ -475,7 +475,8 @@ __global__ void residualNormGradQuadKernel(
       for (int k = 0; k < 4; ++k)
         dsub.v[k] = d.v[k] * f[k];
       storeQuad(residualGrad, i, d);
-      storeQuad(sublayerGrad, i, dsub);
+      if (sublayerGrad) // null where only its rounding is read
+        storeQuad(sublayerGrad, i, dsub);
       if (sublayerRounded)
         for (int k = 0; k < 4; ++k)
           sublayerRounded[4 * i + k] = runtime::roundToBf16(dsub.v[k]);
@@ -491,7 +492,8 @@ __global__ void residualNormGradKernel(
     float *residualGrad, float *sublayerGrad, int64_t rows, int64_t width,
     Dropout dropout, Bf16 *sublayerRounded, const float *sumGrad) {
   TGC_FOR_ROW_OF(Rows, r, rows) {
-    float *dh = residualGrad + r * width, *dsub = sublayerGrad + r * width;
+    float *dh = residualGrad + r * width;
+    float *dsub = sublayerGrad ? sublayerGrad + r * width : nullptr;
     Bf16 *rounded = sublayerRounded ? sublayerRounded + r * width : nullptr;
     const float *extra = sumGrad ? sumGrad + r * width : nullptr;
     normalizeGradRow<Rows, kCentred>(
@@ -501,7 +503,8 @@ __global__ void residualNormGradKernel(
             d += extra[c];
           const float s = d * dropout.factor(r * width + c);
           dh[c] = d;
-          dsub[c] = s;
+          if (dsub)
+            dsub[c] = s;
           if (rounded)
             rounded[c] = runtime::roundToBf16(s);
         });

@@ -284,6 +284,16 @@ TEST_P(CpuResidualNorm, Backward) {
         EXPECT_EQ(dres2, dres) << tag;
         EXPECT_EQ(dsub2, dsub) << tag;
         expectRoundedCopy(tag + " sublayer", rounded, dsub);
+        // And with the copy alone (a bf16 step reads nothing else): the
+        // f32 sublayer gradient not written, the rest the same bits.
+        std::vector<runtime::Bf16> roundedAlone(residual.size());
+        kernels.backward(grad, out.data(), gamma, beta, rstd.data(),
+                         dres2.data(), nullptr, dgamma2.data(),
+                         kernels.layer ? dbeta2.data() : nullptr, rate,
+                         roundedAlone.data(), sumGradIn);
+        EXPECT_EQ(dres2, dres) << tag << " without the f32 sublayer gradient";
+        EXPECT_EQ(dgamma2, dgamma) << tag;
+        expectRoundedCopy(tag + " sublayer alone", roundedAlone, dsub);
       }
     }
   }

@@ -85,5 +85,42 @@ TEST(NormEmulated, ResidualLayerNormGradSumsItsColumnsAsItGoes) {
   }
 }
 
+// A bf16 step reads only the rounded sublayer gradient: without the f32
+// one (null) the kernel writes the same rounding and residual gradient.
+TEST(NormEmulated, ResidualLayerNormGradRoundsWithoutTheF32SublayerGradient) {
+  constexpr int64_t rows = 33, width = 200;
+  const ResidualNormInputs in(rows, width, 40);
+  const std::vector<float> grad = uniform(rows * width, 43),
+                           beta = uniform(width, 44);
+  const runtime::Dropout dropout = testDropout(0.1f);
+  std::vector<float> forward(rows * width), mean(rows), rstd(rows);
+  cpu::residualLayerNorm(
+      in.residual.data(), in.sublayer.data(), in.gamma.data(), beta.data(),
+      forward.data(), mean.data(), rstd.data(), rows, width, dropout, kEpsilon);
+  const unsigned blocks =
+      std::min(cuda::warpRowBlocks(rows), cuda::kColumnSumBlocks);
+  auto run = [&](float *sublayerGrad, std::vector<float> &residualGrad,
+                 std::vector<runtime::Bf16> &rounded) {
+    std::vector<double> partial(2 * blocks * width, 7.0);
+    emulator::launch(dim3(blocks), dim3(cuda::kThreads), 0, [&] {
+      cuda::residualNormGradQuadKernel<2, true>(
+          grad.data(), forward.data(), in.gamma.data(), beta.data(),
+          rstd.data(), residualGrad.data(), sublayerGrad, rows, width, dropout,
+          rounded.data(), nullptr, partial.data());
+    });
+  };
+  std::vector<float> sub(rows * width, 7.0f), res(rows * width, 7.0f),
+      resAlone(rows * width, 7.0f);
+  std::vector<runtime::Bf16> rounded(rows * width, runtime::Bf16{0x7fc0}),
+      roundedAlone(rows * width, runtime::Bf16{0x7fc0});
+  run(sub.data(), res, rounded);
+  run(nullptr, resAlone, roundedAlone);
+  for (int64_t i = 0; i < rows * width; ++i) {
+    ASSERT_EQ(rounded[i].bits, runtime::roundToBf16(sub[i]).bits) << i;
+    ASSERT_EQ(roundedAlone[i].bits, rounded[i].bits) << i;
+    ASSERT_EQ(resAlone[i], res[i]) << i;
+  }
+}
+
 } // namespace
 } // namespace tgc::test
