@@ -19,9 +19,10 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
     incremental decoder's attention over a cache variable. The
     products accumulate in f32 and the results stay f32, as do the
     parameters, Adam's moments, LayerNorm, softmax, the loss and every
-    reduction: only the GEMMs' inputs lose mantissa bits (8 of 24), which
-    is what lets the CPU's bf16 dot products (vdpbf16ps: twice the f32 FMA
-    rate on Zen 4) and a GPU's tensor cores run them.
+    reduction's result: only the GEMMs' inputs (and the sums below) lose
+    mantissa bits (8 of 24), which is what lets the CPU's bf16 dot
+    products (vdpbf16ps: twice the f32 FMA rate on Zen 4) and a GPU's
+    tensor cores run them.
 
     One copy per value: a weight is rounded once per step, right after its
     `tg.load`, however many GEMMs (forward and backward) read it; an
@@ -32,6 +33,10 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
     moved to the bf16 side, so a value seen in two shapes is still rounded
     once. A `tg.relu_grad` whose relu output has a copy reads the copy (the
     signs are the same), so the f32 output is not kept for the backward.
+    A bias gradient, a `tg.reduce_sum` over every dimension but the last of
+    a value that has a copy, reads the copy (it is the product of ones with
+    what the weight gradient's GEMM reads; PyTorch's autocast sums the same
+    bf16 gradient); its sum stays f32, accumulated in double.
     Run after step fusion, on every function (the step, `@predict` and the
     incremental decoder).
 

@@ -13,6 +13,7 @@
 #include "test/unit/RandomInputs.h"
 #include "test/unit/kernels/KernelTestSupport.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -88,6 +89,23 @@ inline const std::vector<BroadcastCase> kBroadcastCases = {
 
 struct ReduceCase {
   std::vector<int64_t> shape, dims;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  /// The kernels' per-dimension flags (rank <= 8).
+  std::array<bool, 8> reduced() const {
+    std::array<bool, 8> flags = {};
+    for (int64_t d : dims)
+      flags[d] = true;
+    return flags;
+  }
+  /// The elements of the result: the kept dimensions' product.
+  int64_t outCount() const {
+    const std::array<bool, 8> flags = reduced();
+    int64_t count = 1;
+    for (int d = 0; d < rank(); ++d)
+      count *= flags[d] ? 1 : shape[d];
+    return count;
+  }
 };
 inline const std::vector<ReduceCase> kReduceCases = {
     {{4, 37, 6, 5}, {0}},

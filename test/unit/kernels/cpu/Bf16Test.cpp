@@ -244,18 +244,13 @@ TEST(CpuKernels, Bf16ReduceIsTheSumOfTheWidenedValues) {
     const std::vector<Bf16> input =
         rounded(uniform(HostTensor::countOf(c.shape), 12));
     const std::vector<float> wide = widened(input);
-    bool reduced[8] = {};
-    int64_t outCount = 1;
-    for (int64_t d : c.dims)
-      reduced[d] = true;
-    for (size_t d = 0; d < c.shape.size(); ++d)
-      outCount *= reduced[d] ? 1 : c.shape[d];
-    const int rank = static_cast<int>(c.shape.size());
+    const std::array<bool, 8> reduced = c.reduced();
+    const int64_t outCount = c.outCount();
     std::vector<float> got(outCount, 7.0f), want(outCount, 0.0f);
-    cpu::reduce(input.data(), got.data(), c.shape.data(), rank, reduced,
-                runtime::Reduction::Sum);
-    cpu::reduce(wide.data(), want.data(), c.shape.data(), rank, reduced,
-                runtime::Reduction::Sum);
+    cpu::reduce(input.data(), got.data(), c.shape.data(), c.rank(),
+                reduced.data(), runtime::Reduction::Sum);
+    cpu::reduce(wide.data(), want.data(), c.shape.data(), c.rank(),
+                reduced.data(), runtime::Reduction::Sum);
     for (int64_t i = 0; i < outCount; ++i)
       ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
                 std::bit_cast<uint32_t>(want[i]))

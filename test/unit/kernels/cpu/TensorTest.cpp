@@ -77,12 +77,9 @@ TEST(CpuKernels, Reduce) {
       std::vector<float> input = uniform(HostTensor::countOf(c.shape), 8);
       HostTensor expected = reference::reduce(host(input, c.shape), c.dims,
                                               false, reduction.kind);
-      bool reduced[8] = {};
-      for (int64_t d : c.dims)
-        reduced[d] = true;
       std::vector<float> out(expected.numElements(), 0.0f);
-      cpu::reduce(input.data(), out.data(), c.shape.data(),
-                  static_cast<int>(c.shape.size()), reduced, reduction.kind);
+      cpu::reduce(input.data(), out.data(), c.shape.data(), c.rank(),
+                  c.reduced().data(), reduction.kind);
       std::string what = std::string("reduce ") + reduction.name + " of " +
                          std::to_string(HostTensor::countOf(c.shape)) +
                          " into " + std::to_string(out.size());

@@ -84,20 +84,15 @@ TEST_F(CudaKernels, Reduce) {
   cases.push_back({{1, 1}, {0}}); // one element
   for (const ReduceCase &c : cases)
     for (const NamedReduction &reduction : kReductions) {
-      int rank = static_cast<int>(c.shape.size());
       std::vector<float> input = uniform(countOf(c.shape), 11);
-      bool reduced[8] = {};
-      int64_t outCount = 1;
-      for (int64_t d : c.dims)
-        reduced[d] = true;
-      for (int d = 0; d < rank; ++d)
-        outCount *= reduced[d] ? 1 : c.shape[d];
+      const std::array<bool, 8> reduced = c.reduced();
+      const int64_t outCount = c.outCount();
       std::vector<float> expected(outCount);
-      cpu::reduce(input.data(), expected.data(), c.shape.data(), rank, reduced,
-                  reduction.kind);
+      cpu::reduce(input.data(), expected.data(), c.shape.data(), c.rank(),
+                  reduced.data(), reduction.kind);
       DeviceArray<float> in(input), out(outCount);
-      cuda::reduce(in.get(), out.get(), c.shape.data(), rank, reduced,
-                   reduction.kind);
+      cuda::reduce(in.get(), out.get(), c.shape.data(), c.rank(),
+                   reduced.data(), reduction.kind);
       expectClose(std::string("reduce ") + reduction.name + " of " +
                       std::to_string(input.size()) + " into " +
                       std::to_string(outCount),
@@ -110,23 +105,18 @@ TEST_F(CudaKernels, Reduce) {
 // against the CPU kernel on the same bf16 values.
 TEST_F(CudaKernels, Bf16Reduce) {
   for (const ReduceCase &c : kReduceCases) {
-    int rank = static_cast<int>(c.shape.size());
     std::vector<runtime::Bf16> input(countOf(c.shape));
     const std::vector<float> values = uniform(countOf(c.shape), 13);
     for (size_t i = 0; i < input.size(); ++i)
       input[i] = runtime::roundToBf16(values[i]);
-    bool reduced[8] = {};
-    int64_t outCount = 1;
-    for (int64_t d : c.dims)
-      reduced[d] = true;
-    for (int d = 0; d < rank; ++d)
-      outCount *= reduced[d] ? 1 : c.shape[d];
+    const std::array<bool, 8> reduced = c.reduced();
+    const int64_t outCount = c.outCount();
     std::vector<float> expected(outCount);
-    cpu::reduce(input.data(), expected.data(), c.shape.data(), rank, reduced,
-                runtime::Reduction::Sum);
+    cpu::reduce(input.data(), expected.data(), c.shape.data(), c.rank(),
+                reduced.data(), runtime::Reduction::Sum);
     DeviceArray<runtime::Bf16> in(input);
     DeviceArray<float> out(outCount);
-    cuda::reduce(in.get(), out.get(), c.shape.data(), rank, reduced,
+    cuda::reduce(in.get(), out.get(), c.shape.data(), c.rank(), reduced.data(),
                  runtime::Reduction::Sum);
     expectClose("bf16 reduce sum of " + std::to_string(input.size()) +
                     " into " + std::to_string(outCount),
