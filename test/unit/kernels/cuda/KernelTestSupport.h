@@ -61,14 +61,21 @@ inline const std::string &gpuProblem() {
 }
 
 /// The fixture of every CUDA kernel test: skips, saying why, without a
-/// usable GPU. In a named namespace, not an anonymous one: the TEST_Fs of
-/// all the test files must share this one class (GoogleTest requires one
-/// fixture class per test suite).
+/// usable GPU; fails instead where TGC_REQUIRE_GPU is set (the GPU checks,
+/// test/gpu/, set it: there a test that skipped would pass unrun). In a
+/// named namespace, not an anonymous one: the TEST_Fs of all the test files
+/// must share this one class (GoogleTest requires one fixture class per
+/// test suite).
 class CudaKernels : public ::testing::Test {
 protected:
   void SetUp() override {
-    if (!gpuProblem().empty())
-      GTEST_SKIP() << "no usable GPU: " << gpuProblem();
+    if (gpuProblem().empty())
+      return;
+    if (const char *required = std::getenv("TGC_REQUIRE_GPU");
+        required && *required && std::string(required) != "0")
+      GTEST_FAIL() << "no usable GPU, and TGC_REQUIRE_GPU is set: "
+                   << gpuProblem();
+    GTEST_SKIP() << "no usable GPU: " << gpuProblem();
   }
   // Kernels record the first CUDA error instead of exiting: a test whose
   // calls failed must say so with CUDA's message.
