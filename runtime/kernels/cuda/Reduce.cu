@@ -57,7 +57,7 @@ void reduce(const Bf16 *input, float *out, const int64_t *shape, int rank,
   reduceOf(input, out, shape, rank, reduced, kind);
 }
 
-//===--- allFinite: the GPU's checkTrainStep -------------------------------===//
+//===--- allFinite: the GPU's checkTrainStep ------------------------------===//
 
 namespace {
 /// Sets *found where an element is a NaN or an infinity.

@@ -91,6 +91,13 @@ struct ReduceCase {
   std::vector<int64_t> shape, dims;
 
   int rank() const { return static_cast<int>(shape.size()); }
+  /// The elements of the input.
+  int64_t count() const {
+    int64_t elements = 1;
+    for (int64_t size : shape)
+      elements *= size;
+    return elements;
+  }
   /// The kernels' per-dimension flags (rank <= 8).
   std::array<bool, 8> reduced() const {
     std::array<bool, 8> flags = {};

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -56,25 +57,25 @@ std::vector<float> emulatedReduce(const std::vector<T> &input,
   return out;
 }
 
-/// The emulated kernels against cpu::reduce on `shape` with `flags`' dimensions
-/// reduced: sums of an f32 input and of its bf16 rounding, and the f32 maxima.
-void expectAsTheCpu(const std::vector<int64_t> &shape,
-                    std::initializer_list<bool> flags) {
-  const std::vector<bool> flagVector(flags);
-  bool reduced[8] = {};
-  std::copy(flagVector.begin(), flagVector.end(), reduced);
-  int64_t count = 1;
-  for (int64_t size : shape)
-    count *= size;
-  const std::vector<float> input = uniform(count, 71, -2.0f, 2.0f);
-  std::vector<Bf16> rounded(count);
-  for (int64_t i = 0; i < count; ++i)
+/// How reduceAcrossRows splits `c`'s rows: its grid's slices.
+int64_t slicesOf(const ReduceCase &c) {
+  return cuda::acrossRowsGrid(
+             cuda::planOf(c.shape.data(), c.rank(), c.reduced().data()))
+      .slices;
+}
+
+/// The emulated kernels against cpu::reduce on `c`: sums of an f32 input
+/// and of its bf16 rounding, and the f32 maxima.
+void expectAsTheCpu(const ReduceCase &c) {
+  const std::array<bool, 8> reduced = c.reduced();
+  const std::vector<float> input = uniform(c.count(), 71, -2.0f, 2.0f);
+  std::vector<Bf16> rounded(input.size());
+  for (size_t i = 0; i < input.size(); ++i)
     rounded[i] = runtime::roundToBf16(input[i]);
-  const int rank = static_cast<int>(shape.size());
   std::string what = "shape";
-  for (size_t d = 0; d < shape.size(); ++d) {
+  for (int d = 0; d < c.rank(); ++d) {
     what += d ? "x" : " ";
-    what += std::to_string(shape[d]);
+    what += std::to_string(c.shape[d]);
     what += reduced[d] ? "(r)" : "";
   }
   auto expectClose = [&](const std::vector<float> &got,
@@ -84,45 +85,38 @@ void expectAsTheCpu(const std::vector<int64_t> &shape,
       ASSERT_NEAR(got[i], want[i], 1e-6 * (1.0 + std::fabs(want[i])))
           << what << " " << kind << ", output " << i;
   };
-
-  const cuda::ReducePlan plan = cuda::planOf(shape.data(), rank, reduced);
-  std::vector<float> want(plan.outCount), wantRounded(plan.outCount);
-  cpu::reduce(input.data(), want.data(), shape.data(), rank, reduced,
-              runtime::Reduction::Sum);
-  cpu::reduce(rounded.data(), wantRounded.data(), shape.data(), rank, reduced,
-              runtime::Reduction::Sum);
-  expectClose(emulatedReduce<cuda::Reduction::Sum>(input, shape, reduced, 1.0),
-              want, "f32 sum");
-  expectClose(
-      emulatedReduce<cuda::Reduction::Sum>(rounded, shape, reduced, 1.0),
-      wantRounded, "bf16 sum");
-  cpu::reduce(input.data(), want.data(), shape.data(), rank, reduced,
-              runtime::Reduction::Max);
-  expectClose(emulatedReduce<cuda::Reduction::Max>(input, shape, reduced, 1.0),
-              want, "f32 max");
+  auto cpuReduce = [&](const auto &values, runtime::Reduction kind) {
+    std::vector<float> out(c.outCount());
+    cpu::reduce(values.data(), out.data(), c.shape.data(), c.rank(),
+                reduced.data(), kind);
+    return out;
+  };
+  using K = cuda::Reduction;
+  expectClose(emulatedReduce<K::Sum>(input, c.shape, reduced.data(), 1.0),
+              cpuReduce(input, K::Sum), "f32 sum");
+  expectClose(emulatedReduce<K::Sum>(rounded, c.shape, reduced.data(), 1.0),
+              cpuReduce(rounded, K::Sum), "bf16 sum");
+  expectClose(emulatedReduce<K::Max>(input, c.shape, reduced.data(), 1.0),
+              cpuReduce(input, K::Max), "f32 max");
 }
 
 TEST(ReduceEmulated, AlongRowsIsTheCpuSum) {
-  expectAsTheCpu({5, 300}, {false, true});
-  expectAsTheCpu({3, 4, 70}, {false, true, true});
+  expectAsTheCpu({{5, 300}, {1}});
+  expectAsTheCpu({{3, 4, 70}, {1, 2}});
 }
 
 TEST(ReduceEmulated, AcrossRowsInOneSliceIsTheCpuSum) {
   // A bias gradient's shape: every dimension but the last reduced.
-  const std::vector<int64_t> shape = {6, 50, 70};
-  bool reduced[] = {true, true, false};
-  ASSERT_EQ(cuda::acrossRowsGrid(cuda::planOf(shape.data(), 3, reduced)).slices,
-            1);
-  expectAsTheCpu(shape, {true, true, false});
-  expectAsTheCpu({7, 3, 40}, {true, false, false}); // reduced, kept x kept
+  const ReduceCase bias = {{6, 50, 70}, {0, 1}};
+  ASSERT_EQ(slicesOf(bias), 1);
+  expectAsTheCpu(bias);
+  expectAsTheCpu({{7, 3, 40}, {0}}); // reduced, kept x kept
 }
 
 TEST(ReduceEmulated, AcrossRowsInSlicesIsTheCpuSum) {
-  const std::vector<int64_t> shape = {4, 1100, 40};
-  bool reduced[] = {true, true, false};
-  ASSERT_GT(cuda::acrossRowsGrid(cuda::planOf(shape.data(), 3, reduced)).slices,
-            1);
-  expectAsTheCpu(shape, {true, true, false});
+  const ReduceCase bias = {{4, 1100, 40}, {0, 1}};
+  ASSERT_GT(slicesOf(bias), 1);
+  expectAsTheCpu(bias);
 }
 
 } // namespace
