@@ -347,10 +347,13 @@ def TG_LinearOp : TG_Op<"linear", [Pure, TG_GemmOperands, TG_GemmResult]> {
     the backward reads the activation's input (`tg.gelu_grad`, SiLU's
     products), the optional `pre_activation` result is that input,
     `x W + b`, written by the same epilogue.
-    `input` and `weight` are both `f32` or both `bf16`; bias is `f32`, each
-    result `f32` or, with bf16 operands, `bf16`: the epilogue's f32 values
-    (the activation computed from the unrounded sum) rounded once as they
-    are written (`tg-fold-bf16-roundings`).
+    `input` and `weight` are both `f32` or both `bf16`; each result `f32`
+    or, with bf16 operands, `bf16`: the epilogue's f32 values (the
+    activation computed from the unrounded sum) rounded once as they are
+    written (`tg-fold-bf16-roundings`). The bias is `f32`, or `bf16` with
+    bf16 operands and no `pre_activation` (`tg-mixed-precision`'s, for a
+    result read only in bf16: the widened bias is added to the f32 sum, and
+    a GPU's GEMM can add it in its epilogue).
 
     ```mlir
     %h = tg.linear %x, %w1, %b1 relu : tensor<4x8x32xf32>, tensor<32x64xf32>, tensor<64xf32> -> tensor<4x8x64xf32>
@@ -358,7 +361,7 @@ def TG_LinearOp : TG_Op<"linear", [Pure, TG_GemmOperands, TG_GemmResult]> {
     ```
   }];
   let arguments = (ins TG_GemmOperand:$input, TG_GemmOperand:$weight,
-                       TG_FloatTensor:$bias,
+                       TG_GemmOperand:$bias,
                        DefaultValuedAttr<TG_Activation, "::tgc::tg::Activation::none">:$activation);
   let results = (outs TG_GemmOperand:$result,
                       Optional<TG_GemmOperand>:$pre_activation);

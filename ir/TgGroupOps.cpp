@@ -122,6 +122,15 @@ LogicalResult LinearOp::verify() {
                          << formatShape(weight) << ")";
   if (failed(expectShape(*this, "bias", getBias(), {weight[1]})))
     return failure();
+  // A bf16 bias is tg-mixed-precision's, for a bf16 GEMM whose only reader
+  // is the result's bf16 copy (so no kept pre-activation either).
+  bool bf16Bias = getBias().getType().getElementType().isBF16();
+  if (bf16Bias && !getInput().getType().getElementType().isBF16())
+    return emitOpError() << "a bf16 bias needs bf16 operands but input is "
+                         << getInput().getType();
+  if (bf16Bias && getPreActivation())
+    return emitOpError()
+           << "a bf16 bias is for a linear without a pre_activation result";
   SmallVector<int64_t> expected(input.begin(), input.end());
   expected.back() = weight[1];
   if (failed(expectShape(*this, "result", getResult(), expected)))

@@ -154,6 +154,20 @@ struct MixedPrecisionPass
           bypassed.insert(input);
         reshape->erase();
       }
+      // A linear whose result is read only through its bf16 copy adds a
+      // bf16 copy of its bias (as PyTorch's autocast does): the result is
+      // rounded anyway, and a GPU's GEMM can then add the bias in its
+      // epilogue as it writes bf16 (cuBLASLt's bias has the result's type).
+      // Its f32 sum is not rounded before the bias is added.
+      func.walk([&](tg::LinearOp linear) {
+        Value result = linear.getResult();
+        if (linear->getParentOp() != func.getOperation() ||
+            !isF32Tensor(linear.getBias()) || isF32Tensor(linear.getInput()) ||
+            linear.getPreActivation() || !result.hasOneUse() ||
+            !bf16.existing(result))
+          return;
+        linear.getBiasMutable().assign(bf16.of(linear.getBias()));
+      });
       copies += bf16.made;
     }
     numGemms = gemms;

@@ -36,7 +36,12 @@ def TgMixedPrecision : Pass<"tg-mixed-precision", "::mlir::ModuleOp"> {
     A bias gradient, a `tg.reduce_sum` over every dimension but the last of
     a value that has a copy, reads the copy (it is the product of ones with
     what the weight gradient's GEMM reads; PyTorch's autocast sums the same
-    bf16 gradient); its sum stays f32, accumulated in double.
+    bf16 gradient); its sum stays f32, accumulated in double. A
+    `tg.linear` whose result is read only through its copy (a feed-forward
+    layer's first linear) reads a bf16 copy of its bias too, as autocast's
+    linear does: its result is rounded anyway, and a GPU's GEMM can then
+    add the bias in its epilogue as it writes the bf16 result (cuBLASLt's
+    bias has the result's type). The widened bias is added to the f32 sums.
     Run after step fusion, on every function (the step, `@predict` and the
     incremental decoder).
 

@@ -183,6 +183,22 @@ void linearOf(const T *input, const T *weight, const float *bias, Out *out,
                 k, n, activation);
 }
 
+/// The f32 kernels' bias from a bf16 one: widened into the calling
+/// thread's buffer (n values, exact), so one epilogue serves both.
+template <typename Out>
+void linearOfBf16Bias(const Bf16 *input, const Bf16 *weight, const Bf16 *bias,
+                      Out *out, int64_t rows, int64_t k, int64_t n,
+                      Activation activation) {
+  struct WidenedBias;
+  float *widened = nullptr;
+  if (bias) {
+    widened = reusedScratch<WidenedBias, float>(n);
+    for (int64_t c = 0; c < n; ++c)
+      widened[c] = runtime::widen(bias[c]);
+  }
+  linearOf(input, weight, widened, out, rows, k, n, activation);
+}
+
 } // namespace
 
 void linear(const float *input, const float *weight, const float *bias,
@@ -201,6 +217,16 @@ void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
             Bf16 *out, int64_t rows, int64_t k, int64_t n,
             Activation activation) {
   linearOf(input, weight, bias, out, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const Bf16 *bias, float *out,
+            int64_t rows, int64_t k, int64_t n, Activation activation) {
+  linearOfBf16Bias(input, weight, bias, out, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const Bf16 *bias, Bf16 *out,
+            int64_t rows, int64_t k, int64_t n, Activation activation) {
+  linearOfBf16Bias(input, weight, bias, out, rows, k, n, activation);
 }
 
 void linear(const float *input, const float *weight, const float *bias,

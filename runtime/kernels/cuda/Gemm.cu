@@ -139,18 +139,18 @@ template <typename T> constexpr cudaDataType_t dataTypeOf() {
   return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
 }
 
-/// What a plan depends on: the shape, the element types (operands, result),
-/// the epilogue, and how the matrices and the bias are aligned.
+/// What a plan depends on: the shape, the element types (operands, result,
+/// bias), the epilogue, and how the matrices and the bias are aligned.
 struct PlanKey {
   int64_t rows, k, n;
-  cudaDataType_t operands, result;
+  cudaDataType_t operands, result, bias;
   cublasLtEpilogue_t epilogue;
   uint32_t matrixAlignment, biasAlignment;
 
   bool operator<(const PlanKey &o) const {
-    return std::tie(rows, k, n, operands, result, epilogue, matrixAlignment,
-                    biasAlignment) <
-           std::tie(o.rows, o.k, o.n, o.operands, o.result, o.epilogue,
+    return std::tie(rows, k, n, operands, result, bias, epilogue,
+                    matrixAlignment, biasAlignment) <
+           std::tie(o.rows, o.k, o.n, o.operands, o.result, o.bias, o.epilogue,
                     o.matrixAlignment, o.biasAlignment);
   }
 };
@@ -158,19 +158,21 @@ struct PlanKey {
 /// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
 /// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
 /// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
-LinearPlan makePlan(const PlanKey &key, const float *bias) {
+LinearPlan makePlan(const PlanKey &key, const void *bias) {
   LinearPlan plan;
   TGC_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &key.epilogue,
       sizeof(key.epilogue)));
-  // The bias is f32 whatever the result's type (cuBLASLt's default is the
-  // result's): added in f32 before the one rounding, as on the CPU. (CUDA
-  // 13's cuBLASLt on an H200 has no algorithm for an f32 bias with a bf16
-  // result: linear then runs the GEMM and the epilogue kernel.)
-  if (key.result != CUDA_R_32F && bias) {
-    const int32_t biasType = CUDA_R_32F;
+  // The bias's own type (cuBLASLt's default is the result's), widened and
+  // added to the f32 sums before the one rounding, as on the CPU. cuBLASLt
+  // documents only a bias of the result's type: CUDA 13's on an H200 has no
+  // algorithm for an f32 bias with a bf16 result (linear then runs the GEMM
+  // and the epilogue kernel), which is why tg-mixed-precision gives such a
+  // linear a bf16 bias where it can.
+  if (bias && key.bias != key.result) {
+    const int32_t biasType = key.bias;
     TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
         plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
         sizeof(biasType)));
@@ -218,7 +220,7 @@ LinearPlan makePlan(const PlanKey &key, const float *bias) {
 
 /// The plan of `key`, made on first use. A model has a handful of linear
 /// shapes; their plans live as long as the process.
-LinearPlan &planFor(const PlanKey &key, const float *bias) {
+LinearPlan &planFor(const PlanKey &key, const void *bias) {
   static std::map<PlanKey, LinearPlan> plans;
   auto it = plans.find(key);
   if (it == plans.end())
@@ -228,10 +230,9 @@ LinearPlan &planFor(const PlanKey &key, const float *bias) {
 
 /// out = act(input weight + bias) with cuBLASLt's epilogue; false where it
 /// has none for these operands (the caller computes it otherwise).
-template <typename In, typename Out>
-bool fusedLinear(const In *input, const In *weight, const float *bias,
-                 Out *out, int64_t rows, int64_t k, int64_t n,
-                 Activation activation) {
+template <typename In, typename Bias, typename Out>
+bool fusedLinear(const In *input, const In *weight, const Bias *bias, Out *out,
+                 int64_t rows, int64_t k, int64_t n, Activation activation) {
   if (k == 0) // cuBLASLt rejects an empty sum; gemm() writes the zeros
     return false;
   std::optional<cublasLtEpilogue_t> epilogue = epilogueFor(bias, activation);
@@ -246,8 +247,8 @@ bool fusedLinear(const In *input, const In *weight, const float *bias,
   uint32_t matrices = std::min(
       {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
   LinearPlan &plan =
-      planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(), *epilogue,
-               matrices, alignmentOf(bias)},
+      planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(),
+               dataTypeOf<Bias>(), *epilogue, matrices, alignmentOf(bias)},
               bias);
   if (!plan.usable)
     return false;
@@ -272,9 +273,9 @@ bool fusedLinear(const In *input, const In *weight, const float *bias,
 
 /// linear's epilogue over a result the GEMM wrote in f32 (`product`), in
 /// place when Out is f32.
-template <typename Out, typename Pre>
+template <typename Out, typename Pre, typename Bias>
 void applyBiasActivation(const float *product, Out *out, Pre *pre,
-                         const float *bias, int64_t rows, int64_t n,
+                         const Bias *bias, int64_t rows, int64_t n,
                          Activation activation) {
   const int64_t quads = (rows * n + 3) / 4;
   biasActivation<<<blocksFor(quads), kThreads, 0, stream()>>>(
@@ -438,8 +439,8 @@ static void linearProduct(const Bf16 *input, const Bf16 *weight, Out *out,
 
 /// Every linear: cuBLASLt's epilogue, else the GEMM and the epilogue kernel
 /// (which alone writes a pre-activation).
-template <typename In, typename Out, typename Pre>
-static void linearOf(const In *input, const In *weight, const float *bias,
+template <typename In, typename Bias, typename Out, typename Pre>
+static void linearOf(const In *input, const In *weight, const Bias *bias,
                      Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
                      Activation activation) {
   if (rows * n == 0 ||
@@ -511,6 +512,18 @@ void linear(const Bf16 *input, const Bf16 *weight, const float *bias,
             Bf16 *out, Bf16 *pre, int64_t rows, int64_t k, int64_t n,
             Activation activation) {
   linearOf(input, weight, bias, out, pre, rows, k, n, activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const Bf16 *bias, float *out,
+            int64_t rows, int64_t k, int64_t n, Activation activation) {
+  linearOf(input, weight, bias, out, static_cast<float *>(nullptr), rows, k, n,
+           activation);
+}
+
+void linear(const Bf16 *input, const Bf16 *weight, const Bf16 *bias, Bf16 *out,
+            int64_t rows, int64_t k, int64_t n, Activation activation) {
+  linearOf(input, weight, bias, out, static_cast<float *>(nullptr), rows, k, n,
+           activation);
 }
 
 __global__ void roundToBf16Kernel(const float *input, Bf16 *out,

@@ -15,14 +15,22 @@
 
 namespace tgc::cuda {
 
+TGC_HOST_DEVICE inline float biasValue(const float *bias, int64_t c) {
+  return bias[c];
+}
+TGC_HOST_DEVICE inline float biasValue(const runtime::Bf16 *bias, int64_t c) {
+  return runtime::widen(bias[c]);
+}
+
 /// out[r, c] = act(in[r, c] + bias[c]), written as Out (in place when `in`
 /// is `out`), and the sum before act to `pre` unless it is null: linear's
 /// epilogue where cuBLASLt offers none for the activation or the operands.
-/// Four adjacent elements a thread (ElementQuads.cuh: 16-byte loads and
-/// stores where they line up), one column index a quad.
-template <typename Out, typename Pre>
+/// The bias is f32 or bf16 (widened). Four adjacent elements a thread
+/// (ElementQuads.cuh: 16-byte loads and stores where they line up), one
+/// column index a quad.
+template <typename Out, typename Pre, typename Bias>
 __global__ void biasActivation(const float *in, Out *out, Pre *pre,
-                               const float *bias, int64_t rows, int64_t n,
+                               const Bias *bias, int64_t rows, int64_t n,
                                Activation activation) {
   const int64_t count = rows * n;
   TGC_GRID_STRIDE(quad, (count + 3) / 4) {
@@ -38,7 +46,7 @@ __global__ void biasActivation(const float *in, Out *out, Pre *pre,
           y[q] += b[q];
       } else {
         for (int q = 0; q < 4; ++q)
-          y[q] += bias[(first + q) % n];
+          y[q] += biasValue(bias, (first + q) % n);
       }
     }
     if (pre)

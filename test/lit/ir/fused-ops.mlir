@@ -179,6 +179,17 @@ func.func @bf16_gemms(%x: tensor<14x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor
   return %y, %dh, %dw : tensor<14x64xf32>, tensor<2x7x16xf32>, tensor<100x16xf32>
 }
 
+// A bf16 bias beside bf16 operands (tg-mixed-precision, for a result read
+// only in bf16), with a bf16 or an f32 result.
+// CHECK-LABEL: func.func @bf16_bias(
+func.func @bf16_bias(%x: tensor<2x7x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor<64xbf16>) -> (tensor<2x7x64xbf16>, tensor<2x7x64xf32>) {
+  // CHECK-NEXT: tg.linear %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} relu : tensor<2x7x16xbf16>, tensor<16x64xbf16>, tensor<64xbf16> -> tensor<2x7x64xbf16>
+  // CHECK-NEXT: tg.linear {{.*}} : tensor<2x7x16xbf16>, tensor<16x64xbf16>, tensor<64xbf16> -> tensor<2x7x64xf32>
+  %y = tg.linear %x, %w, %b relu : tensor<2x7x16xbf16>, tensor<16x64xbf16>, tensor<64xbf16> -> tensor<2x7x64xbf16>
+  %z = tg.linear %x, %w, %b : tensor<2x7x16xbf16>, tensor<16x64xbf16>, tensor<64xbf16> -> tensor<2x7x64xf32>
+  return %y, %z : tensor<2x7x64xbf16>, tensor<2x7x64xf32>
+}
+
 // Attention on bf16 queries, keys and values: output, lse and gradients f32.
 // CHECK-LABEL: func.func @bf16_attention(
 func.func @bf16_attention(%q: tensor<2x4x5x8xbf16>, %k: tensor<2x4x9x8xbf16>, %v: tensor<2x4x9x6xbf16>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {

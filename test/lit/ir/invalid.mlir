@@ -290,6 +290,24 @@ func.func @linear_mixed(%x: tensor<2x16xf32>, %w: tensor<16x64xbf16>, %b: tensor
 
 // -----
 
+// tg.linear: a bf16 bias only with bf16 operands.
+func.func @linear_bf16_bias_f32_operands(%x: tensor<2x16xf32>, %w: tensor<16x64xf32>, %b: tensor<64xbf16>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{a bf16 bias needs bf16 operands but input is 'tensor<2x16xf32>'}}
+  %y = tg.linear %x, %w, %b : tensor<2x16xf32>, tensor<16x64xf32>, tensor<64xbf16> -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// tg.linear: a bf16 bias, and the pre-activation kept for the backward.
+func.func @linear_bf16_bias_pre(%x: tensor<2x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor<64xbf16>) -> tensor<2x64xbf16> {
+  // expected-error @+1 {{a bf16 bias is for a linear without a pre_activation result}}
+  %y, %pre = tg.linear %x, %w, %b gelu : tensor<2x16xbf16>, tensor<16x64xbf16>, tensor<64xbf16> -> tensor<2x64xbf16>, tensor<2x64xf32>
+  return %y : tensor<2x64xbf16>
+}
+
+// -----
+
 // tg.attention: query, key and value all f32 or all bf16.
 func.func @attention_mixed(%q: tensor<2x4x5x8xbf16>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x6xbf16>) -> tensor<2x4x5x6xf32> {
   // expected-error @+1 {{query and key must have one element type (both f32 or both bf16) but are 'bf16' and 'f32'}}

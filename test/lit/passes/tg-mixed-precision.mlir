@@ -2,7 +2,8 @@
 // bf16 copies of its operands; each f32 value is rounded once, right after
 // it is made, however many GEMMs read it; a reshape between a value and its
 // GEMM moves to the bf16 side (the f32 one goes when nothing else reads
-// it). Results, biases and everything else stay f32.
+// it). Results and everything else stay f32, but for the biases of the
+// linears whose result is read only in bf16 and the bias gradients.
 // RUN: tgc-opt --tg-mixed-precision --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-mixed-precision --tg-mixed-precision --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-mixed-precision=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
@@ -42,11 +43,14 @@ module {
 
 // -----
 
-// tg.linear: input and weight in bf16, the bias stays f32. tg.output_loss:
-// hidden and weight in bf16, its gradients stay f32. The ReLU's gradient
-// reads the bf16 copy of the ReLU's output (same signs).
+// tg.linear: input and weight in bf16; its result is read only through its
+// bf16 copy, so the bias is a bf16 copy too. tg.output_loss: hidden and
+// weight in bf16, its gradients stay f32. The ReLU's gradient reads the bf16
+// copy of the ReLU's output (same signs).
 // CHECK-LABEL: func.func @fused_gemms(
-// CHECK: %[[H:[a-z0-9_]+]] = tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} relu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>
+// CHECK-SAME: %{{[a-z0-9]+}}: tensor<8x16xf32>, %{{[a-z0-9]+}}: tensor<16x16xf32>, %[[B:[a-z0-9]+]]: tensor<16xf32>
+// CHECK: %[[BB:[a-z0-9_]+]] = tg.to_bf16 %[[B]] : tensor<16xf32>
+// CHECK-NEXT: %[[H:[a-z0-9_]+]] = tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[BB]] relu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xbf16> -> tensor<8x16xf32>
 // CHECK-NEXT: %[[HB:[a-z0-9_]+]] = tg.to_bf16 %[[H]] : tensor<8x16xf32>
 // CHECK-NEXT: tg.output_loss %[[HB]], {{.*}} : tensor<8x16xbf16>, tensor<100x16xbf16>, tensor<8xi32>, tensor<4x100xf32>
 // CHECK-NEXT: tg.relu_grad %{{[a-z0-9_]+}}, %[[HB]] : tensor<8x16xf32>, tensor<8x16xbf16>
@@ -57,6 +61,22 @@ func.func @fused_gemms(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<1
   %loss, %tokens, %dh, %dv, %ws = tg.output_loss %h, %v, %t, %one smoothing 0.1 ignore 0 chunk 4 : tensor<8x16xf32>, tensor<100x16xf32>, tensor<8xi32>, tensor<4x100xf32>
   %dr = tg.relu_grad %dh, %h : tensor<8x16xf32>
   return %loss, %dr, %dv : tensor<f32>, tensor<8x16xf32>, tensor<100x16xf32>
+}
+
+// -----
+
+// A linear whose result is also read in f32 (here returned) keeps its f32
+// bias; so does one whose result no GEMM reads.
+// CHECK-LABEL: func.func @f32_read_linears(
+// CHECK-NOT: tg.to_bf16 %arg2
+// CHECK: tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %arg2 relu : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>
+// CHECK: tg.linear %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %arg2 : tensor<8x16xbf16>, tensor<16x16xbf16>, tensor<16xf32> -> tensor<8x16xf32>
+// CHECK-NOT: tg.to_bf16 %arg2
+// CHECK: return
+func.func @f32_read_linears(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %h = tg.linear %x, %w, %b relu : tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  %y = tg.linear %h, %w, %b : tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  return %h, %y : tensor<8x16xf32>, tensor<8x16xf32>
 }
 
 // -----

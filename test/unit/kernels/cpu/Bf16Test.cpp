@@ -293,6 +293,35 @@ TEST_P(Bf16LinearTest, RoundedResultIsTheF32ResultRounded) {
   }
 }
 
+// A bf16 bias (tg-mixed-precision's, where the result is read only in
+// bf16) is its widened value added to the f32 sums: the results are those
+// of the f32 bias holding the same values, bit for bit, f32 and bf16, on
+// both paths (blocks of GEMMs and the oneDNN primitive).
+TEST_P(Bf16LinearTest, Bf16BiasIsItsWidenedValue) {
+  const auto [rows, k, n] = GetParam();
+  std::vector<Bf16> input = rounded(uniform(rows * k, 3)),
+                    weight = rounded(uniform(k * n, 4)),
+                    bias = rounded(uniform(n, 5));
+  const std::vector<float> wideBias = widened(bias);
+  const Bf16 nan{0x7fc0}; // all written
+  for (auto [activation, name] : kActivations) {
+    std::string what = std::string("bf16-bias linear ") + name;
+    std::vector<float> got(rows * n, 7.0f), want(rows * n, 0.0f);
+    cpu::linear(input.data(), weight.data(), bias.data(), got.data(), rows, k,
+                n, activation);
+    cpu::linear(input.data(), weight.data(), wideBias.data(), want.data(), rows,
+                k, n, activation);
+    expectClose(what + " f32", got, want, 0.0);
+    std::vector<Bf16> gotBf16(rows * n, nan), wantBf16(rows * n, nan);
+    cpu::linear(input.data(), weight.data(), bias.data(), gotBf16.data(), rows,
+                k, n, activation);
+    cpu::linear(input.data(), weight.data(), wideBias.data(), wantBf16.data(),
+                rows, k, n, activation);
+    for (int64_t i = 0; i < rows * n; ++i)
+      ASSERT_EQ(gotBf16[i].bits, wantBf16[i].bits) << what << " bf16 " << i;
+  }
+}
+
 // Attention's tile products: bf16 operands read in place or f32 ones
 // rounded as they are packed, each of them row-major or transposed, on
 // shapes with partial register blocks (m not a multiple of 8, n of 16)

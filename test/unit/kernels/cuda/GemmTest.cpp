@@ -3,7 +3,7 @@
 // runtime/kernels/cuda/Gemm.cu: batched matmul in every transposition (and
 // matmulAdd, with beta 1) and linear (cuBLASLt's fused epilogue, or cuBLAS
 // and the epilogue kernel), on aligned and 4-byte aligned tensors, on f32
-// and bf16 operands, with f32 and bf16 results; and
+// and bf16 operands, with f32 and bf16 results and biases; and
 // runtime/kernels/cuda/Stream.cu seen through linear on a stream. Helpers
 // and the error measure: KernelTestSupport.h.
 //
@@ -218,6 +218,45 @@ TEST_F(CudaKernels, LinearBf16) {
           EXPECT_EQ(fusedF32, 1) << tag;
         }
       }
+}
+
+// linear on bf16 operands with a bf16 bias (tg-mixed-precision's, for a
+// result read only in bf16), against the CPU's with the same bias: the
+// widened bias on the f32 sums, one rounding after the ReLU for a bf16
+// result. Aligned tensors whose rows are whole 16-byte words: cuBLASLt's
+// epilogue adds the bias as it writes the bf16 result (what the bf16 bias
+// is for); the bias one element in (2-byte aligned): the epilogue kernel.
+TEST_F(CudaKernels, LinearBf16Bias) {
+  const int64_t rows = 300, k = 48, n = 72;
+  std::vector<runtime::Bf16> input = roundedToBf16(uniform(rows * k, 3)),
+                             weight = roundedToBf16(uniform(k * n, 4)),
+                             bias = roundedToBf16(uniform(n + 1, 5));
+  DeviceArray<runtime::Bf16> di(input), dw(weight), db(bias);
+  for (int64_t biasShift : {0, 1})
+    for (bool relu : {false, true}) {
+      std::vector<float> expected(rows * n);
+      cpu::linear(input.data(), weight.data(), bias.data() + biasShift,
+                  expected.data(), rows, k, n, reluIf(relu));
+      std::string tag =
+          "bf16-bias linear bias shift=" + std::to_string(biasShift) +
+          " relu=" + std::to_string(relu);
+      DeviceArray<float> out(rows * n, 7.0f);
+      DeviceArray<runtime::Bf16> rounded(rows * n);
+      cuda::linear(di.get(), dw.get(), db.get() + biasShift, out.get(), rows, k,
+                   n, reluIf(relu));
+      int64_t fused = cuda::fusedLinearCalls();
+      cuda::linear(di.get(), dw.get(), db.get() + biasShift, rounded.get(),
+                   rows, k, n, reluIf(relu));
+      int64_t fusedBf16 = cuda::fusedLinearCalls() - fused;
+      std::cout << "  " << tag << ": cuBLASLt's epilogue for the bf16 result "
+                << fusedBf16 << "\n";
+      std::vector<float> sums = out.read();
+      expectClose(tag, sums, expected, kGemmTolerance);
+      expectRoundedOnce(tag + " written in bf16", rounded.read(), sums);
+      if (biasShift == 0) {
+        EXPECT_EQ(fusedBf16, 1) << tag << ": not on cuBLASLt's epilogue";
+      }
+    }
 }
 
 // Tensors inside the arena are only 4-byte aligned at worst: cuBLASLt must

@@ -5,8 +5,8 @@
 // act(in + bias[c]) element by element, bit for bit: rows whose width is
 // not a multiple of 4 (quads across rows), tensors off a 16-byte boundary
 // (element by element), a bias off one, no bias, with and without the
-// pre-activation, f32 and bf16 results. On a GPU, GemmTest.cpp checks it
-// through cuda::linear.
+// pre-activation, f32 and bf16 results, f32 and bf16 (widened) biases. On
+// a GPU, GemmTest.cpp checks it through cuda::linear.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelEmulator.h"
@@ -29,22 +29,28 @@ uint32_t bitsOf(float x) {
 }
 uint32_t bitsOf(Bf16 x) { return x.bits; }
 
-/// biasActivation<Out, Pre> over rows x n starting `offset` elements into
-/// its buffers, the bias `biasShift` into its own (none where negative),
-/// on two blocks (so the grid-stride loop turns), against the definition.
-template <typename Out, typename Pre>
+float widened(float x) { return x; }
+float widened(Bf16 x) { return runtime::widen(x); }
+
+/// biasActivation<Out, Pre, Bias> over rows x n starting `offset` elements
+/// into its buffers, the bias `biasShift` into its own (none where
+/// negative), on two blocks (so the grid-stride loop turns), against the
+/// definition.
+template <typename Out, typename Pre, typename Bias = float>
 void expectEpilogue(int64_t rows, int64_t n, int offset, int biasShift,
                     Activation activation, bool withPre) {
   const int64_t count = rows * n;
-  const std::vector<float> in = uniform(count + offset, 61, -3.0f, 3.0f),
-                           bias = uniform(n + 4, 62);
-  const float *biasAt = biasShift < 0 ? nullptr : bias.data() + biasShift;
+  const std::vector<float> in = uniform(count + offset, 61, -3.0f, 3.0f);
+  std::vector<Bias> bias;
+  for (float b : uniform(n + 4, 62))
+    bias.push_back(cuda::convertedTo<Bias>(b));
+  const Bias *biasAt = biasShift < 0 ? nullptr : bias.data() + biasShift;
   std::vector<Out> out(count + offset, cuda::convertedTo<Out>(7.0f));
   std::vector<Pre> pre(count + offset, cuda::convertedTo<Pre>(7.0f));
   emulator::launch(dim3(2), dim3(cuda::kThreads), 0, [&] {
-    cuda::biasActivation<Out, Pre>(in.data() + offset, out.data() + offset,
-                                   withPre ? pre.data() + offset : nullptr,
-                                   biasAt, rows, n, activation);
+    cuda::biasActivation<Out, Pre, Bias>(
+        in.data() + offset, out.data() + offset,
+        withPre ? pre.data() + offset : nullptr, biasAt, rows, n, activation);
   });
   std::string what = std::to_string(rows) + "x" + std::to_string(n) +
                      " offset " + std::to_string(offset) + " bias shift " +
@@ -54,7 +60,7 @@ void expectEpilogue(int64_t rows, int64_t n, int offset, int biasShift,
   for (int64_t i = 0; i < count; ++i) {
     float y = in[offset + i];
     if (biasAt)
-      y += biasAt[i % n];
+      y += widened(biasAt[i % n]);
     wrongOut +=
         bitsOf(out[offset + i]) !=
         bitsOf(cuda::convertedTo<Out>(elementwise::activate(activation, y)));
@@ -79,6 +85,10 @@ TEST(LinearEpilogueEmulated, IsActOfTheSumElementByElement) {
                                      true);
         expectEpilogue<Bf16, Bf16>(300, 64, offset, biasShift, activation,
                                    true);
+        expectEpilogue<Bf16, float, Bf16>(37, 70, offset, biasShift, activation,
+                                          false);
+        expectEpilogue<Bf16, float, Bf16>(300, 64, offset, biasShift,
+                                          activation, false);
       }
 }
 
