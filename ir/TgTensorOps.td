@@ -323,7 +323,9 @@ def TG_ScaleOp : TG_Op<"scale", [Pure, SameOperandsAndResultType, Elementwise,
 }
 
 def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise, TG_ElementwiseLoop,
-    AllTypesMatch<["grad", "result"]>, AllShapesMatch<["grad", "input"]>]> {
+    TypesMatchWith<"the result is grad's shape in f32", "grad", "result",
+                   "::tgc::tg::withF32Elements($_self)">,
+    AllShapesMatch<["grad", "input"]>]> {
   let summary = "gradient of relu: grad where input > 0, else 0";
   let description = [{
     `result = input > 0 ? grad : 0`, with `input` the relu's input or its
@@ -333,18 +335,22 @@ def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise, TG_ElementwiseLoop,
     `input` may be the output's bf16 copy (`tg-mixed-precision`): rounding
     to bf16 keeps every sign, so the result is the same and the f32 output
     need not be kept for the backward. Its type is then spelled out.
+    `grad` may be bf16 (`tg-fold-bf16-roundings`, where the result is only
+    rounded: masking commutes with the rounding, so the GEMM that makes
+    `grad` can write it rounded); the result is f32, its widened values.
 
     ```mlir
     %dx = tg.relu_grad %dy, %x : tensor<2x7x64xf32>
     %dx2 = tg.relu_grad %dy, %xb : tensor<2x7x64xf32>, tensor<2x7x64xbf16>
+    %dx3 = tg.relu_grad %dyb, %xb : tensor<2x7x64xbf16>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad,
+  let arguments = (ins AnyTypeOf<[TG_FloatTensor, TG_Bf16Tensor]>:$grad,
                        AnyTypeOf<[TG_FloatTensor, TG_Bf16Tensor]>:$input);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $input attr-dict `:` type($result) ``
-    custom<TypeUnlessSame>(type($input), ref(type($result)))
+    $grad `,` $input attr-dict `:` type($grad) ``
+    custom<TypeUnlessSame>(type($input), ref(type($grad)))
   }];
 }
 

@@ -168,6 +168,32 @@ template <typename NormOp> void foldAsLastResult(NormOp op, tg::ToBf16Op copy) {
   op.erase();
 }
 
+/// The block arguments of `group` that stand for a GEMM's f32 result (read
+/// by nothing else, bf16 operands) which the body only masks with a
+/// tg.relu_grad whose result it only rounds: relu_grad picks each value or
+/// 0, and 0 rounds to itself, so masking the rounded value gives the same
+/// bits as rounding the masked one. The GEMM can then write it rounded.
+SmallVector<BlockArgument> maskedGemmResults(tg::FusedElementwiseOp group) {
+  SmallVector<BlockArgument> found;
+  for (OpOperand &operand : group->getOpOperands()) {
+    Value input = operand.get();
+    if (!llvm::cast<ShapedType>(input.getType()).getElementType().isF32() ||
+        !isFoldableGemmResult(input))
+      continue;
+    BlockArgument argument =
+        group.getBody().getArgument(operand.getOperandNumber());
+    auto mask = argument.hasOneUse()
+                    ? llvm::dyn_cast<tg::ReluGradOp>(*argument.user_begin())
+                    : nullptr;
+    if (!mask || mask.getGrad() != argument || mask.getResult().use_empty() ||
+        !llvm::all_of(mask.getResult().getUsers(),
+                      [](Operation *user) { return isa<tg::ToBf16Op>(user); }))
+      continue;
+    found.push_back(argument);
+  }
+  return found;
+}
+
 /// `copy`'s input takes the copy's bf16 type and the copy goes.
 void fold(tg::ToBf16Op copy) {
   Value result = copy.getInput();
@@ -205,7 +231,9 @@ struct FoldBf16RoundingsPass
     }
     SmallVector<tg::ToBf16Op> loopCopies;
     getOperation().walk([&](tg::ToBf16Op copy) {
-      if (isElementwiseLoopResult(copy.getInput()))
+      // A rounding inside a group is already the loop's.
+      if (isElementwiseLoopResult(copy.getInput()) &&
+          !llvm::isa<tg::FusedElementwiseOp>(copy->getParentOp()))
         loopCopies.push_back(copy);
     });
     for (tg::ToBf16Op copy : loopCopies) {
@@ -233,12 +261,25 @@ struct FoldBf16RoundingsPass
     for (auto [grad, copy] : normGradCopies)
       foldAsLastResult(grad, copy);
     folded += normCopies.size() + normGradCopies.size();
+    // After the loops took their copies in: the rounding a mask feeds is
+    // then inside the group.
+    int64_t masked = 0;
+    getOperation().walk([&](tg::FusedElementwiseOp group) {
+      for (BlockArgument argument : maskedGemmResults(group)) {
+        Type bf16 = tg::withBf16Elements(argument.getType());
+        group->getOperand(argument.getArgNumber()).setType(bf16);
+        argument.setType(bf16);
+        ++masked;
+      }
+    });
     numFolded = folded;
+    numMasked = masked;
     if (report)
       getOperation().emitRemark()
           << "tg-fold-bf16-roundings: " << folded
           << " tg.to_bf16 copies folded into their GEMMs, attention ops, "
-             "transposes, elementwise loops and residual LayerNorms";
+             "transposes, elementwise loops and residual LayerNorms; "
+          << masked << " GEMM results written rounded for a ReLU gradient";
   }
 };
 

@@ -104,6 +104,12 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     And a `tg.transpose` of f32 values whose result only its copy reads
     (a head split before attention's bf16 products, a head merge before the
     output projection) writes bf16: one pass over the values instead of two.
+    Last, a GEMM result that an elementwise loop only masks with a
+    `tg.relu_grad` whose result it only rounds (a feed-forward layer's
+    gradient before its ReLU) is written rounded and widened as the loop
+    loads it: the mask picks each value or 0, so rounding before it gives
+    the same bits as after, and the largest gradient of the backward is
+    never stored in f32.
     Part of the compile pipeline, for both targets: the CPU kernels round
     as they write (oneDNN's epilogues, the attention tiles), and the CUDA
     ones let cuBLAS write the bf16 results or round in their row kernels.
@@ -122,6 +128,8 @@ def TgFoldBf16Roundings : Pass<"tg-fold-bf16-roundings", "::mlir::ModuleOp"> {
     Statistic<"numFolded", "roundings-folded",
               "tg.to_bf16 copies folded into their GEMM, attention op, "
               "transpose, elementwise loop or residual LayerNorm">,
+    Statistic<"numMasked", "masked-gemm-results",
+              "GEMM results written rounded for a ReLU gradient's mask">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

@@ -532,6 +532,24 @@ func.func @relu_grad_shape_mismatch(%dy: tensor<2x7x64xf32>, %x: tensor<2x7x16xf
 
 // -----
 
+// tg.relu_grad: the result is f32 whatever grad's type.
+func.func @relu_grad_bf16_result(%dy: tensor<2x7x64xbf16>, %x: tensor<2x7x64xbf16>) -> tensor<2x7x64xbf16> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float values, but got 'tensor<2x7x64xbf16>'}}
+  %dx = "tg.relu_grad"(%dy, %x) : (tensor<2x7x64xbf16>, tensor<2x7x64xbf16>) -> tensor<2x7x64xbf16>
+  return %dx : tensor<2x7x64xbf16>
+}
+
+// -----
+
+// tg.relu_grad: the result has grad's shape.
+func.func @relu_grad_result_shape(%dy: tensor<4xbf16>, %x: tensor<4xbf16>) -> tensor<5xf32> {
+  // expected-error @+1 {{failed to verify that the result is grad's shape in f32}}
+  %dx = "tg.relu_grad"(%dy, %x) : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<5xf32>
+  return %dx : tensor<5xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Shape ops and reductions
 //===----------------------------------------------------------------------===//

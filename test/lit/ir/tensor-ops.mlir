@@ -19,11 +19,16 @@ func.func @bf16_matmul(%x: tensor<2x7x16xf32>, %w: tensor<16x64xf32>) -> tensor<
   // CHECK-NEXT: %[[WB:[a-z_0-9]+]] = tg.to_bf16 %{{[a-z_0-9]+}} : tensor<16x64xf32>
   // CHECK-NEXT: %[[FLAT:[a-z_0-9]+]] = tg.reshape %[[XB]] : tensor<2x7x16xbf16> -> tensor<14x16xbf16>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %{{[a-z_0-9]+}}, %[[XB]] : tensor<2x7x16xf32>, tensor<2x7x16xbf16>
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %[[XB]], %[[XB]] : tensor<2x7x16xbf16>{{$}}
+  // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.relu_grad %[[XB]], %{{[a-z_0-9]+}} : tensor<2x7x16xbf16>, tensor<2x7x16xf32>
   // CHECK-NEXT: %{{[a-z_0-9]+}} = tg.matmul %[[XB]], %[[WB]] : tensor<2x7x16xbf16>, tensor<16x64xbf16> -> tensor<2x7x64xf32>
   %xb = tg.to_bf16 %x : tensor<2x7x16xf32>
   %wb = tg.to_bf16 %w : tensor<16x64xf32>
   %flat = tg.reshape %xb : tensor<2x7x16xbf16> -> tensor<14x16xbf16>
   %dx = tg.relu_grad %x, %xb : tensor<2x7x16xf32>, tensor<2x7x16xbf16>
+  // A bf16 gradient (tg-fold-bf16-roundings) gives an f32 result.
+  %dxb = tg.relu_grad %xb, %xb : tensor<2x7x16xbf16>
+  %dxf = tg.relu_grad %xb, %x : tensor<2x7x16xbf16>, tensor<2x7x16xf32>
   %h = tg.matmul %xb, %wb : tensor<2x7x16xbf16>, tensor<16x64xbf16> -> tensor<2x7x64xf32>
   return %h : tensor<2x7x64xf32>
 }

@@ -8,8 +8,10 @@
 // its copy rounds as it writes, and an elementwise loop (a group, or a
 // single elementwise op made a group) writes the copy as one more result;
 // so does a residual LayerNorm, beside its f32 result, and its gradient
-// for the sublayer's gradient.
+// for the sublayer's gradient. A GEMM result that a loop only masks with
+// tg.relu_grad and rounds is written rounded. A second run changes nothing.
 // RUN: tgc-opt --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
+// RUN: tgc-opt --tg-fold-bf16-roundings --tg-fold-bf16-roundings --split-input-file %s | FileCheck %s
 // RUN: tgc-opt --tg-fold-bf16-roundings=report=true --split-input-file %s 2>&1 | FileCheck %s --check-prefix=REPORT
 
 // A projection read only rounded (as attention reads queries) and a
@@ -275,4 +277,58 @@ func.func @residual_layer_norm_grad(%dy: tensor<2x4x16xf32>, %y: tensor<2x4x16xf
   %bias = tg.reduce_sum %ds dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
   %dxs = tg.matmul %dsb, %w transpose_rhs : tensor<2x4x16xbf16>, tensor<16x16xbf16> -> tensor<2x4x16xf32>
   return %bias, %dxs : tensor<16xf32>, tensor<2x4x16xf32>
+}
+
+// -----
+
+// A GEMM result that a loop only masks with tg.relu_grad and rounds (a
+// feed-forward layer's gradient before its ReLU) is written rounded, and the
+// loop widens it as it loads it: the mask picks each value or 0, so the
+// loop's bf16 results are the same bits. Not where the loop also yields the
+// masked f32 values, where something else reads the GEMM's result, or where
+// the result is the mask's input rather than the masked gradient.
+// CHECK-LABEL: func.func @masked_gemm_results(
+// CHECK-NEXT: %[[G:[a-z0-9_]+]] = tg.matmul %arg0, %arg1 : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xbf16>
+// CHECK-NEXT: %[[M:[a-z0-9_]+]] = tg.fused_elementwise(%[[G]], %arg2) : (tensor<8x32xbf16>, tensor<8x32xbf16>) -> tensor<8x32xbf16> {
+// CHECK-NEXT: ^bb0(%[[A:[a-z0-9_]+]]: tensor<8x32xbf16>, %[[B:[a-z0-9_]+]]: tensor<8x32xbf16>):
+// CHECK-NEXT: %[[R:[a-z0-9_]+]] = tg.relu_grad %[[A]], %[[B]] : tensor<8x32xbf16>
+// CHECK-NEXT: %[[RB:[a-z0-9_]+]] = tg.to_bf16 %[[R]] : tensor<8x32xf32>
+// CHECK-NEXT: tg.yield %[[RB]] : tensor<8x32xbf16>
+// CHECK: tg.matmul {{.*}} -> tensor<8x32xf32>
+// CHECK: tg.matmul {{.*}} -> tensor<8x32xf32>
+// CHECK: tg.matmul {{.*}} -> tensor<8x32xf32>
+// CHECK: return
+// REPORT: remark: tg-fold-bf16-roundings: 0 tg.to_bf16 copies folded into their GEMMs, attention ops, transposes, elementwise loops and residual LayerNorms; 1 GEMM results written rounded for a ReLU gradient
+func.func @masked_gemm_results(%x: tensor<8x16xbf16>, %w: tensor<16x32xbf16>, %y: tensor<8x32xbf16>, %dy: tensor<8x32xf32>)
+    -> (tensor<8x32xbf16>, tensor<8x32xbf16>, tensor<8x32xf32>, tensor<8x32xbf16>, tensor<8x32xf32>, tensor<8x32xbf16>) {
+  %g = tg.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xf32>
+  %m = tg.fused_elementwise(%g, %y) : (tensor<8x32xf32>, tensor<8x32xbf16>) -> tensor<8x32xbf16> {
+  ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xbf16>):
+    %r = tg.relu_grad %a, %b : tensor<8x32xf32>, tensor<8x32xbf16>
+    %rb = tg.to_bf16 %r : tensor<8x32xf32>
+    tg.yield %rb : tensor<8x32xbf16>
+  }
+  %g2 = tg.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xf32>
+  %m2:2 = tg.fused_elementwise(%g2, %y) : (tensor<8x32xf32>, tensor<8x32xbf16>) -> (tensor<8x32xbf16>, tensor<8x32xf32>) {
+  ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xbf16>):
+    %r = tg.relu_grad %a, %b : tensor<8x32xf32>, tensor<8x32xbf16>
+    %rb = tg.to_bf16 %r : tensor<8x32xf32>
+    tg.yield %rb, %r : tensor<8x32xbf16>, tensor<8x32xf32>
+  }
+  %g3 = tg.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xf32>
+  %m3 = tg.fused_elementwise(%g3, %y) : (tensor<8x32xf32>, tensor<8x32xbf16>) -> tensor<8x32xbf16> {
+  ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xbf16>):
+    %r = tg.relu_grad %a, %b : tensor<8x32xf32>, tensor<8x32xbf16>
+    %rb = tg.to_bf16 %r : tensor<8x32xf32>
+    tg.yield %rb : tensor<8x32xbf16>
+  }
+  %s3 = tg.add %g3, %dy : tensor<8x32xf32>
+  %g4 = tg.matmul %x, %w : tensor<8x16xbf16>, tensor<16x32xbf16> -> tensor<8x32xf32>
+  %m4 = tg.fused_elementwise(%dy, %g4) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xbf16> {
+  ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>):
+    %r = tg.relu_grad %a, %b : tensor<8x32xf32>
+    %rb = tg.to_bf16 %r : tensor<8x32xf32>
+    tg.yield %rb : tensor<8x32xbf16>
+  }
+  return %m, %m2#0, %m2#1, %m3, %s3, %m4 : tensor<8x32xbf16>, tensor<8x32xbf16>, tensor<8x32xf32>, tensor<8x32xbf16>, tensor<8x32xf32>, tensor<8x32xbf16>
 }
