@@ -200,6 +200,19 @@ LogicalResult ResidualLayerNormOp::verify() {
                             {{"beta", getBeta()}, {"mean", getMean()}});
 }
 
+bool isBiasGradient(ReduceSumOp sum) {
+  int64_t rank =
+      llvm::cast<RankedTensorType>(sum.getInput().getType()).getRank();
+  ArrayRef<int64_t> dims = sum.getDims();
+  if (rank < 2 || sum.getKeepDims() ||
+      static_cast<int64_t>(dims.size()) != rank - 1)
+    return false;
+  for (auto [index, dim] : llvm::enumerate(dims))
+    if (dim != static_cast<int64_t>(index))
+      return false;
+  return true;
+}
+
 bool isUnwrittenResult(Value value) {
   auto grad = value.getDefiningOp<ResidualLayerNormGradOp>();
   return grad && value == grad.getSublayerGrad() && value.use_empty() &&

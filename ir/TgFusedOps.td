@@ -408,4 +408,32 @@ def TG_MatmulAddOp : TG_Op<"matmul_add", [Pure, TG_GemmOperands]> {
   let hasVerifier = 1;
 }
 
+def TG_WeightBiasGradOp : TG_Op<"weight_bias_grad", [Pure, TG_GemmOperands]> {
+  let summary = "a linear layer's weight and bias gradients: x^T dy and 1^T dy";
+  let description = [{
+    `weight_grad = input^T grad` (what `tg.matmul %input, %grad
+    transpose_lhs` makes) and `bias_grad[n] = sum_r grad[r, n]` (what
+    `tg.reduce_sum` over the rows makes: double accumulators, row order,
+    rounded once), from `input` [R, K] and `grad` [R, N]: the two reads of
+    the output gradient in one op, so that a GPU's GEMM can add up the bias
+    gradient as it reads `grad` (cuBLASLt's `BGRADA` epilogue) instead of a
+    reduction reading it again. `tg-fuse-matmul-epilogue` builds it after
+    autodiff from a weight gradient's GEMM and the bias gradient of the same
+    `grad`; it has no gradient rule. `input` and `grad` are both `f32` or
+    both `bf16` (`tg-mixed-precision`: the bias gradient then sums the bf16
+    values the GEMM reads, as autocast's does); both results are `f32`.
+
+    ```mlir
+    %dw, %db = tg.weight_bias_grad %x, %dy : tensor<56x16xf32>, tensor<56x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins TG_GemmOperand:$input, TG_GemmOperand:$grad);
+  let results = (outs TG_FloatTensor:$weight_grad, TG_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $grad attr-dict `:` type($input) `,` type($grad) `->`
+    type($weight_grad) `,` type($bias_grad)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TG_FUSED_OPS_TD

@@ -92,6 +92,22 @@ LogicalResult MatmulAddOp::verify() {
   return expectShape(*this, "addend", getAddend(), shapeOf(getResult()));
 }
 
+LogicalResult WeightBiasGradOp::verify() {
+  if (failed(expectSameElementType(*this, "input", getInput(), "grad",
+                                   getGrad())) ||
+      failed(expectRank(*this, "input", getInput(), 2)) ||
+      failed(expectRank(*this, "grad", getGrad(), 2)))
+    return failure();
+  auto input = shapeOf(getInput()), grad = shapeOf(getGrad());
+  if (input[0] != grad[0])
+    return emitOpError() << "input and grad must have one row count but have "
+                         << formatShape(input) << " and " << formatShape(grad);
+  if (failed(expectShape(*this, "weight_grad", getWeightGrad(),
+                         {input[1], grad[1]})))
+    return failure();
+  return expectShape(*this, "bias_grad", getBiasGrad(), {grad[1]});
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

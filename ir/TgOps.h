@@ -104,6 +104,11 @@ int64_t multiplyAdds(mlir::Operation *gemm);
 /// bytes (tg-plan-memory) and no non-finite check, and the kernel is passed
 /// a null pointer for it.
 bool isUnwrittenResult(mlir::Value value);
+
+/// Whether `sum` has a bias gradient's form: every dimension but the last
+/// summed away (a bias broadcast along the leading dimensions), without
+/// keep_dims.
+bool isBiasGradient(ReduceSumOp sum);
 } // namespace tgc::tg
 
 #endif // TGC_IR_TGOPS_H

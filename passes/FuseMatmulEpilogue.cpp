@@ -92,6 +92,65 @@ static bool hasOtherUses(Value x, EpilogueActivation activation) {
   return false;
 }
 
+/// The weight gradient's GEMM that reads the same gradient as `sum`, a
+/// bias gradient: a tg.matmul of [R, K] and [R, N] operands, lhs transposed,
+/// whose rhs is the summed value or its reshape to [R, N]; null if none.
+static tg::MatmulOp weightGradientOf(tg::ReduceSumOp sum) {
+  Value grad = sum.getInput();
+  auto rows = [](Value v) {
+    return llvm::cast<RankedTensorType>(v.getType()).getRank() == 2;
+  };
+  SmallVector<Value> views = {grad};
+  for (Operation *user : grad.getUsers())
+    if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(user);
+        reshape && rows(reshape.getResult()))
+      views.push_back(reshape.getResult());
+  for (Value view : views)
+    for (Operation *user : view.getUsers()) {
+      auto matmul = llvm::dyn_cast<tg::MatmulOp>(user);
+      if (matmul && matmul.getRhs() == view && matmul.getLhs() != view &&
+          matmul.getTransposeLhs() && !matmul.getTransposeRhs() &&
+          rows(matmul.getLhs()) && rows(view) &&
+          matmul->getBlock() == sum->getBlock())
+        return matmul;
+    }
+  return nullptr;
+}
+
+/// Whether `op`'s results are read only after `point` (in its block).
+static bool readOnlyAfter(Operation *op, Operation *point) {
+  for (Operation *user : op->getUsers()) {
+    Operation *reader = point->getBlock()->findAncestorOpInBlock(*user);
+    if (!reader || !point->isBeforeInBlock(reader))
+      return false;
+  }
+  return true;
+}
+
+/// A bias gradient and its weight gradient's GEMM, both reading the output
+/// gradient, become one tg.weight_bias_grad (a GPU's GEMM adds up the bias
+/// gradient as it reads). At the later of the two, where the operands of
+/// both exist, if the earlier one's result is read only after it.
+static bool fuseBiasGradient(IRRewriter &rewriter, tg::ReduceSumOp sum) {
+  if (!tg::isBiasGradient(sum))
+    return false;
+  tg::MatmulOp matmul = weightGradientOf(sum);
+  if (!matmul)
+    return false;
+  bool sumFirst = sum->isBeforeInBlock(matmul);
+  Operation *later = sumFirst ? matmul.getOperation() : sum.getOperation();
+  Operation *earlier = sumFirst ? sum.getOperation() : matmul.getOperation();
+  if (!readOnlyAfter(earlier, later))
+    return false;
+  rewriter.setInsertionPoint(later);
+  auto fused = rewriter.create<tg::WeightBiasGradOp>(
+      rewriter.getFusedLoc({matmul.getLoc(), sum.getLoc()}), matmul.getType(),
+      sum.getType(), matmul.getLhs(), matmul.getRhs());
+  rewriter.replaceOp(matmul, fused.getWeightGrad());
+  rewriter.replaceOp(sum, fused.getBiasGrad());
+  return true;
+}
+
 struct TgFuseMatmulEpiloguePass
     : impl::TgFuseMatmulEpilogueBase<TgFuseMatmulEpiloguePass> {
   using TgFuseMatmulEpilogueBase::TgFuseMatmulEpilogueBase;
@@ -136,14 +195,23 @@ struct TgFuseMatmulEpiloguePass
       activated += bool(activation.op);
       kept += keep;
     }
+    // The backward's side: the bias gradients into their weight gradients'
+    // GEMMs.
+    SmallVector<tg::ReduceSumOp> sums;
+    getOperation().walk([&](tg::ReduceSumOp sum) { sums.push_back(sum); });
+    unsigned biasGradients = 0;
+    for (tg::ReduceSumOp sum : sums)
+      biasGradients += fuseBiasGradient(rewriter, sum);
     numFused = fused;
     numActivated = activated;
     numKept = kept;
+    numBiasGradients = biasGradients;
     if (report)
       getOperation().emitRemark()
           << "tg-fuse-matmul-epilogue: folded " << fused
           << " bias adds into their GEMM, " << activated
-          << " with an activation, " << kept << " keeping its input";
+          << " with an activation, " << kept << " keeping its input; "
+          << biasGradients << " bias gradients into their weight gradient";
   }
 };
 

@@ -30,21 +30,6 @@ bool readsCache(tg::AttentionOp attention) {
          attention.getValue().getDefiningOp<tg::LoadOp>();
 }
 
-/// Whether `sum` has a bias gradient's form: every dimension but the last
-/// summed away (a bias broadcast along the leading dimensions).
-bool isBiasGradient(tg::ReduceSumOp sum) {
-  int64_t rank =
-      llvm::cast<RankedTensorType>(sum.getInput().getType()).getRank();
-  ArrayRef<int64_t> dims = sum.getDims();
-  if (rank < 2 || sum.getKeepDims() ||
-      static_cast<int64_t>(dims.size()) != rank - 1)
-    return false;
-  for (auto [index, dim] : llvm::enumerate(dims))
-    if (dim != static_cast<int64_t>(index))
-      return false;
-  return true;
-}
-
 /// The bf16 copies of one function's f32 values, one per value.
 class Bf16Copies {
 public:
@@ -139,7 +124,8 @@ struct MixedPrecisionPass
       // nothing else reads it, and the sum reads half the bytes. The sum
       // itself accumulates in double.
       func.walk([&](tg::ReduceSumOp sum) {
-        if (sum->getParentOp() != func.getOperation() || !isBiasGradient(sum))
+        if (sum->getParentOp() != func.getOperation() ||
+            !tg::isBiasGradient(sum))
           return;
         if (Value copy = bf16.existing(sum.getInput()))
           sum.getInputMutable().assign(copy);

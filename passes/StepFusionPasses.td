@@ -60,7 +60,7 @@ def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
 }
 
 def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
-  let summary = "folds a bias add and its activation into the producing GEMM (tg.linear)";
+  let summary = "folds a bias add and its activation into the producing GEMM (tg.linear), a bias gradient into its weight gradient's (tg.weight_bias_grad)";
   let description = [{
     After autodiff, `add(matmul(x, W), broadcast(b))` with a rank-2 `W`
     and `b` broadcast along the last dimension becomes `tg.linear x, W, b`,
@@ -74,6 +74,12 @@ def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
     backward of GELU and SiLU reads it; ReLU's, tanh's and sigmoid's read
     the output), the fused op also writes it, as its `pre_activation`
     result. It runs after autodiff because `tg.linear` has no gradient rule.
+    On the backward's side, a bias gradient (`tg.reduce_sum` over every
+    dimension but the last) and the weight gradient's GEMM reading the same
+    gradient (`tg.matmul %x, %dy transpose_lhs` on [R, K] and [R, N]
+    operands, `%dy` the summed value or its reshape) become one
+    `tg.weight_bias_grad`, so that a GPU's GEMM adds up the bias gradient as
+    it reads `%dy` (cuBLASLt's BGRADA epilogue).
 
     Before:
     ```mlir
@@ -93,6 +99,7 @@ def TgFuseMatmulEpilogue : Pass<"tg-fuse-matmul-epilogue", "::mlir::ModuleOp"> {
     Statistic<"numFused", "epilogues-fused", "bias adds folded into a GEMM">,
     Statistic<"numActivated", "activations-fused", "of which with an activation">,
     Statistic<"numKept", "pre-activations-kept", "of which also writing the activation's input">,
+    Statistic<"numBiasGradients", "bias-gradients-fused", "bias gradients made by their weight gradient's GEMM">,
   ];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

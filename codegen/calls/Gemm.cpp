@@ -1,4 +1,4 @@
-//===- Gemm.cpp - matmul(_add), linear and to_bf16 as kernel calls --------===//
+//===- Gemm.cpp - the GEMMs and to_bf16 as kernel calls -------------------===//
 //
 // The GEMMs and the bf16 rounding of their operands: the shapes of the
 // product (batch, m, n, k) and its transposes as literals.
@@ -42,6 +42,16 @@ FailureOr<std::string> emitMatmulAdd(KernelArgs &p, EmitContext &context,
   return std::string("  kernels::matmulAdd(" + p(o.getLhs()) + ", " +
                      p(o.getRhs()) + ", " + p(o.getAddend()) + ", " +
                      p(o.getResult()) + ", " + productShape(o) + ");\n");
+}
+
+FailureOr<std::string> emitWeightBiasGrad(KernelArgs &p, EmitContext &context,
+                                          tg::WeightBiasGradOp o) {
+  auto input = shapeOf(o.getInput()), grad = shapeOf(o.getGrad());
+  return std::string("  kernels::weightBiasGrad(" + p(o.getInput()) + ", " +
+                     p(o.getGrad()) + ", " + p(o.getWeightGrad()) + ", " +
+                     p(o.getBiasGrad()) + ", " + std::to_string(input[0]) +
+                     ", " + std::to_string(input[1]) + ", " +
+                     std::to_string(grad[1]) + ");\n");
 }
 
 /// The kernels' name of tg.linear's activation (runtime/kernels/KernelTypes.h).
@@ -92,6 +102,8 @@ void attachGemmCalls(MLIRContext &context) {
       context);
   tg::MatmulAddOp::attachInterface<
       KernelCallModel<tg::MatmulAddOp, emitMatmulAdd>>(context);
+  tg::WeightBiasGradOp::attachInterface<
+      KernelCallModel<tg::WeightBiasGradOp, emitWeightBiasGrad>>(context);
   tg::LinearOp::attachInterface<KernelCallModel<tg::LinearOp, emitLinear>>(
       context);
   tg::ToBf16Op::attachInterface<KernelCallModel<tg::ToBf16Op, emitToBf16>>(

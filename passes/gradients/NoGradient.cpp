@@ -42,6 +42,8 @@ constexpr char kLinearReason[] =
     "built by tg-fuse-matmul-epilogue after autodiff";
 constexpr char kMatmulAddReason[] =
     "built by tg-fuse-matmul-add after autodiff";
+constexpr char kWeightBiasGradReason[] =
+    "built by tg-fuse-matmul-epilogue after autodiff";
 constexpr char kToBf16Reason[] = "built by tg-mixed-precision after autodiff; "
                                  "rounding has no useful derivative";
 constexpr char kOutputLossReason[] =
@@ -89,6 +91,7 @@ void attachNoGradients(MLIRContext *context) {
   skip<kYieldReason, tg::YieldOp>(context);
   skip<kLinearReason, tg::LinearOp>(context);
   skip<kMatmulAddReason, tg::MatmulAddOp>(context);
+  skip<kWeightBiasGradReason, tg::WeightBiasGradOp>(context);
   skip<kToBf16Reason, tg::ToBf16Op>(context);
   skip<kOutputLossReason, tg::OutputLossOp>(context);
   skip<kAdamUpdateReason, tg::AdamUpdateOp>(context);

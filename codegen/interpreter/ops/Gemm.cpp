@@ -1,8 +1,8 @@
 //===- Gemm.cpp - the interpreter's GEMMs and bf16 rounding ---------------===//
 //
-// tg.matmul, tg.matmul_add and tg.linear call the reference GEMMs in
-// double; tg.to_bf16 only binds its operand, since binding to a bf16 value
-// rounds (Executor::bind).
+// tg.matmul, tg.matmul_add, tg.linear and tg.weight_bias_grad call the
+// reference GEMMs in double; tg.to_bf16 only binds its operand, since binding
+// to a bf16 value rounds (Executor::bind).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/interpreter/ops/OpSupport.h"
@@ -30,6 +30,16 @@ LogicalResult matmulAdd(Executor &x, tg::MatmulAddOp o) {
   for (size_t i = 0; i < sum.data.size(); ++i)
     sum.data[i] += addend.data[i];
   x.bind(o.getResult(), std::move(sum));
+  return success();
+}
+
+/// The two ops tg.weight_bias_grad stands for, each as it binds its result.
+LogicalResult weightBiasGrad(Executor &x, tg::WeightBiasGradOp o) {
+  const HostTensor &input = x.get(o.getInput()), &grad = x.get(o.getGrad());
+  x.bind(o.getWeightGrad(), ref::matmul(input, grad, true, false));
+  const int64_t rows[] = {0};
+  x.bind(o.getBiasGrad(),
+         ref::reduce(grad, rows, /*keepDims=*/false, ref::Reduction::Sum));
   return success();
 }
 
@@ -64,6 +74,8 @@ void attachGemmReference(MLIRContext *context) {
       *context);
   tg::LinearOp::attachInterface<ReferenceModel<tg::LinearOp, linear>>(*context);
   tg::ToBf16Op::attachInterface<ReferenceModel<tg::ToBf16Op, toBf16>>(*context);
+  tg::WeightBiasGradOp::attachInterface<
+      ReferenceModel<tg::WeightBiasGradOp, weightBiasGrad>>(*context);
 }
 
 } // namespace tgc::interp

@@ -186,4 +186,26 @@ void matmulAdd(const Bf16 *lhs, const Bf16 *rhs, const float *addend,
               transposeRhs, rhsShared);
 }
 
+/// The two kernels the unfused ops call, so the same bits: the CPU's GEMM
+/// reads grad whole anyway, and the column sums are a cheap second pass.
+template <typename T>
+static void weightBiasGradOf(const T *input, const T *grad, float *weightGrad,
+                             float *biasGrad, int64_t rows, int64_t k,
+                             int64_t n) {
+  matmul(input, grad, weightGrad, 1, k, n, rows, true, false, false);
+  const int64_t shape[] = {rows, n};
+  const bool reduced[] = {true, false};
+  reduce(grad, biasGrad, shape, 2, reduced, runtime::Reduction::Sum);
+}
+
+void weightBiasGrad(const float *input, const float *grad, float *weightGrad,
+                    float *biasGrad, int64_t rows, int64_t k, int64_t n) {
+  weightBiasGradOf(input, grad, weightGrad, biasGrad, rows, k, n);
+}
+
+void weightBiasGrad(const Bf16 *input, const Bf16 *grad, float *weightGrad,
+                    float *biasGrad, int64_t rows, int64_t k, int64_t n) {
+  weightBiasGradOf(input, grad, weightGrad, biasGrad, rows, k, n);
+}
+
 } // namespace tgc::cpu

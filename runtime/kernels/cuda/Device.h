@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
@@ -56,6 +57,20 @@ void pointerMatmul(const T *const *a, int64_t lda, const T *const *b,
 /// How many linear calls so far ran cuBLASLt's fused epilogue
 /// (the others: cuBLAS and the epilogue kernel); tests read it.
 int64_t fusedLinearCalls();
+/// How many weightBiasGrad calls so far had cuBLASLt's GEMM add up the bias
+/// gradient (the others: matmul and reduce); tests read it.
+int64_t fusedWeightBiasGradCalls();
+
+/// cuBLASLt may use this much scratch per GEMM (what NVIDIA suggests for
+/// Hopper); the stream-ordered pool reuses it from call to call.
+inline constexpr size_t kLtWorkspaceBytes = 32u << 20;
+
+/// The largest power of two up to 256 dividing the address (256 for null):
+/// what cuBLASLt's heuristic is told of an operand's alignment.
+inline uint32_t alignmentOf(const void *p) {
+  uintptr_t bits = 256 | reinterpret_cast<uintptr_t>(p);
+  return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
+}
 
 /// Device memory for one call's intermediate values (partial sums, a copied
 /// table), from CUDA's stream-ordered pool: allocated on stream() and given

@@ -107,10 +107,6 @@ struct LinearPlan {
   bool usable = false;
 };
 
-/// cuBLASLt may use this much scratch per GEMM (what NVIDIA suggests for
-/// Hopper); the stream-ordered pool reuses it from call to call.
-constexpr size_t kLtWorkspaceBytes = 32u << 20;
-
 /// linear calls that ran cuBLASLt's fused epilogue (fusedLinearCalls).
 int64_t fusedCalls = 0;
 
@@ -126,12 +122,6 @@ std::optional<cublasLtEpilogue_t> epilogueFor(bool bias,
   default:
     return std::nullopt;
   }
-}
-
-/// The largest power of two up to 256 dividing the address (256 for null).
-uint32_t alignmentOf(const void *p) {
-  uintptr_t bits = 256 | reinterpret_cast<uintptr_t>(p);
-  return static_cast<uint32_t>(bits & (~bits + 1)); // lowest set bit
 }
 
 /// cuBLAS's name for the element type T.

@@ -190,6 +190,17 @@ func.func @bf16_bias(%x: tensor<2x7x16xbf16>, %w: tensor<16x64xbf16>, %b: tensor
   return %y, %z : tensor<2x7x64xbf16>, tensor<2x7x64xf32>
 }
 
+// A layer's weight and bias gradients from one read of the output
+// gradient, on f32 and on bf16 operands: f32 results.
+// CHECK-LABEL: func.func @weight_bias_grad(
+func.func @weight_bias_grad(%x: tensor<14x16xf32>, %dy: tensor<14x64xf32>, %xb: tensor<14x16xbf16>, %dyb: tensor<14x64xbf16>) -> (tensor<16x64xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<64xf32>) {
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.weight_bias_grad %arg0, %arg1 : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+  // CHECK-NEXT: %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = tg.weight_bias_grad %arg2, %arg3 : tensor<14x16xbf16>, tensor<14x64xbf16> -> tensor<16x64xf32>, tensor<64xf32>
+  %dw, %db = tg.weight_bias_grad %x, %dy : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+  %dwb, %dbb = tg.weight_bias_grad %xb, %dyb : tensor<14x16xbf16>, tensor<14x64xbf16> -> tensor<16x64xf32>, tensor<64xf32>
+  return %dw, %db, %dwb, %dbb : tensor<16x64xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<64xf32>
+}
+
 // Attention on bf16 queries, keys and values: output, lse and gradients f32.
 // CHECK-LABEL: func.func @bf16_attention(
 func.func @bf16_attention(%q: tensor<2x4x5x8xbf16>, %k: tensor<2x4x9x8xbf16>, %v: tensor<2x4x9x6xbf16>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {

@@ -308,6 +308,41 @@ func.func @linear_bf16_bias_pre(%x: tensor<2x16xbf16>, %w: tensor<16x64xbf16>, %
 
 // -----
 
+// tg.weight_bias_grad: one element type for input and grad.
+func.func @weight_bias_grad_mixed(%x: tensor<14x16xf32>, %dy: tensor<14x64xbf16>) -> tensor<64xf32> {
+  // expected-error @+1 {{input and grad must have one element type (both f32 or both bf16) but are 'f32' and 'bf16'}}
+  %dw, %db = tg.weight_bias_grad %x, %dy : tensor<14x16xf32>, tensor<14x64xbf16> -> tensor<16x64xf32>, tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+// tg.weight_bias_grad: rows of input and grad, as many of each.
+func.func @weight_bias_grad_rank(%x: tensor<2x7x16xf32>, %dy: tensor<14x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{input must have rank 2 but has shape [2, 7, 16]}}
+  %dw, %db = tg.weight_bias_grad %x, %dy : tensor<2x7x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+func.func @weight_bias_grad_rows(%x: tensor<13x16xf32>, %dy: tensor<14x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{input and grad must have one row count but have [13, 16] and [14, 64]}}
+  %dw, %db = tg.weight_bias_grad %x, %dy : tensor<13x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+// tg.weight_bias_grad: the results are [K, N] and [N].
+func.func @weight_bias_grad_shapes(%x: tensor<14x16xf32>, %dy: tensor<14x64xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{bias_grad must have shape [64] but has [16]}}
+  %dw, %db = tg.weight_bias_grad %x, %dy : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<16xf32>
+  return %db : tensor<16xf32>
+}
+
+// -----
+
 // tg.attention: query, key and value all f32 or all bf16.
 func.func @attention_mixed(%q: tensor<2x4x5x8xbf16>, %k: tensor<2x4x9x8xf32>, %v: tensor<2x4x9x6xbf16>) -> tensor<2x4x5x6xf32> {
   // expected-error @+1 {{query and key must have one element type (both f32 or both bf16) but are 'bf16' and 'f32'}}

@@ -4,7 +4,8 @@
 // sigmoid, SiLU's x * sigmoid(x)); where the sum has other uses (the
 // backward of GELU and SiLU), tg.linear writes it too as pre_activation. A
 // matmul with another use, a transposed or batched rhs, or a bias broadcast
-// along another dimension stays as it is. Positive cases pin the whole
+// along another dimension stays as it is. A bias gradient and its weight
+// gradient's GEMM become one tg.weight_bias_grad. Positive cases pin the whole
 // function body with CHECK-NEXT, so no matmul, broadcast, add or activation
 // is left behind.
 // RUN: tgc-opt --tg-fuse-matmul-epilogue --split-input-file %s | FileCheck %s
@@ -365,4 +366,55 @@ func.func @size_one_bias(%x: tensor<4x32xf32>, %w: tensor<32x64xf32>, %b: tensor
   %1 = tg.broadcast %b dims [1] : tensor<1xf32> -> tensor<4x64xf32>
   %2 = tg.add %0, %1 : tensor<4x64xf32>
   return %2 : tensor<4x64xf32>
+}
+
+// -----
+
+// The backward's side: a bias gradient (every dimension but the last summed)
+// and the weight gradient's GEMM reading the same gradient (through its
+// reshape to rows) become one tg.weight_bias_grad, at the later of the two.
+// CHECK-LABEL: func.func @bias_gradient(
+// CHECK-NEXT: %[[XF:[a-z0-9_]+]] = tg.reshape %arg0 : tensor<2x7x16xf32> -> tensor<14x16xf32>
+// CHECK-NEXT: %[[GF:[a-z0-9_]+]] = tg.reshape %arg1 : tensor<2x7x64xf32> -> tensor<14x64xf32>
+// CHECK-NEXT: %[[DW:[a-z0-9_]+]], %[[DB:[a-z0-9_]+]] = tg.weight_bias_grad %[[XF]], %[[GF]] : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+// CHECK-NEXT: return %[[DW]], %[[DB]]
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input; 1 bias gradients into their weight gradient
+func.func @bias_gradient(%x: tensor<2x7x16xf32>, %dy: tensor<2x7x64xf32>) -> (tensor<16x64xf32>, tensor<64xf32>) {
+  %db = tg.reduce_sum %dy dims [0, 1] : tensor<2x7x64xf32> -> tensor<64xf32>
+  %xf = tg.reshape %x : tensor<2x7x16xf32> -> tensor<14x16xf32>
+  %dyf = tg.reshape %dy : tensor<2x7x64xf32> -> tensor<14x64xf32>
+  %dw = tg.matmul %xf, %dyf transpose_lhs : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>
+  return %dw, %db : tensor<16x64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// Rank-2 gradients need no reshape; the sum may come after the GEMM.
+// CHECK-LABEL: func.func @bias_gradient_rows(
+// CHECK-NEXT: %[[DW:[a-z0-9_]+]], %[[DB:[a-z0-9_]+]] = tg.weight_bias_grad %arg0, %arg1 : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>, tensor<64xf32>
+// CHECK-NEXT: return %[[DW]], %[[DB]]
+func.func @bias_gradient_rows(%x: tensor<14x16xf32>, %dy: tensor<14x64xf32>) -> (tensor<16x64xf32>, tensor<64xf32>) {
+  %dw = tg.matmul %x, %dy transpose_lhs : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>
+  %db = tg.reduce_sum %dy dims [0] : tensor<14x64xf32> -> tensor<64xf32>
+  return %dw, %db : tensor<16x64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// Left alone: a sum over other dimensions or with keep_dims, a GEMM that
+// does not transpose its lhs or reads the gradient as its lhs, and a
+// weight gradient read before the sum it would move to.
+// CHECK-LABEL: func.func @not_bias_gradients(
+// CHECK-NOT: tg.weight_bias_grad
+// CHECK: return
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input; 0 bias gradients into their weight gradient
+func.func @not_bias_gradients(%x: tensor<14x16xf32>, %dy: tensor<14x64xf32>, %w: tensor<64x64xf32>) -> (tensor<14xf32>, tensor<1x64xf32>, tensor<14x64xf32>, tensor<64x16xf32>, tensor<16x64xf32>, tensor<64xf32>) {
+  %rows = tg.reduce_sum %dy dims [1] : tensor<14x64xf32> -> tensor<14xf32>
+  %kept = tg.reduce_sum %dy dims [0] keep_dims : tensor<14x64xf32> -> tensor<1x64xf32>
+  %p = tg.matmul %dy, %w : tensor<14x64xf32>, tensor<64x64xf32> -> tensor<14x64xf32>
+  %q = tg.matmul %dy, %x transpose_lhs : tensor<14x64xf32>, tensor<14x16xf32> -> tensor<64x16xf32>
+  %dw = tg.matmul %x, %dy transpose_lhs : tensor<14x16xf32>, tensor<14x64xf32> -> tensor<16x64xf32>
+  %n = tg.add %dw, %dw : tensor<16x64xf32>
+  %db = tg.reduce_sum %dy dims [0] : tensor<14x64xf32> -> tensor<64xf32>
+  return %rows, %kept, %p, %q, %n, %db : tensor<14xf32>, tensor<1x64xf32>, tensor<14x64xf32>, tensor<64x16xf32>, tensor<16x64xf32>, tensor<64xf32>
 }

@@ -322,6 +322,33 @@ TEST_P(Bf16LinearTest, Bf16BiasIsItsWidenedValue) {
   }
 }
 
+// tg.weight_bias_grad is the unfused ops' kernels, bit for bit: matmul's
+// input^T grad and reduce's column sums of grad, f32 and bf16 operands, on
+// a shape for the oneDNN primitive and a small one.
+TEST(CpuKernels, WeightBiasGradIsMatmulAndReduce) {
+  for (auto [rows, k, n] : {std::array<int64_t, 3>{300, 96, 100},
+                            std::array<int64_t, 3>{37, 5, 70}}) {
+    const std::vector<float> input = uniform(rows * k, 21),
+                             grad = uniform(rows * n, 22);
+    const std::vector<Bf16> input16 = rounded(input), grad16 = rounded(grad);
+    const int64_t shape[] = {rows, n};
+    const bool reduced[] = {true, false};
+    auto expectSame = [&](const std::string &what, const auto *x,
+                          const auto *g) {
+      std::vector<float> dw(k * n, 7.0f), db(n, 7.0f), wantDw(k * n), wantDb(n);
+      cpu::weightBiasGrad(x, g, dw.data(), db.data(), rows, k, n);
+      cpu::matmul(x, g, wantDw.data(), 1, k, n, rows, true, false, false);
+      cpu::reduce(g, wantDb.data(), shape, 2, reduced, runtime::Reduction::Sum);
+      expectClose(what + " weight gradient", dw, wantDw, 0.0);
+      expectClose(what + " bias gradient", db, wantDb, 0.0);
+    };
+    std::string name = std::to_string(rows) + "x" + std::to_string(k) + "x" +
+                       std::to_string(n);
+    expectSame("f32 " + name, input.data(), grad.data());
+    expectSame("bf16 " + name, input16.data(), grad16.data());
+  }
+}
+
 // Attention's tile products: bf16 operands read in place or f32 ones
 // rounded as they are packed, each of them row-major or transposed, on
 // shapes with partial register blocks (m not a multiple of 8, n of 16)

@@ -259,6 +259,53 @@ TEST_F(CudaKernels, LinearBf16Bias) {
     }
 }
 
+// tg.weight_bias_grad against the CPU's matmul and reduce, f32 and bf16
+// operands: the weight gradient as matmul's tolerance, the bias gradient's
+// f32 sums (cuBLASLt's BGRADA epilogue, where it has an algorithm, adds in
+// f32 in its own order; the CPU in double) within 1e-5 of their scale. A
+// bias gradient one float off a 16-byte boundary goes to matmul and reduce.
+TEST_F(CudaKernels, WeightBiasGrad) {
+  const int64_t rows = 300, k = 48, n = 72;
+  std::vector<float> input = uniform(rows * k, 21),
+                     grad = uniform(rows * n, 22);
+  std::vector<runtime::Bf16> input16 = roundedToBf16(input),
+                             grad16 = roundedToBf16(grad);
+  const int64_t shape[] = {rows, n};
+  const bool reduced[] = {true, false};
+  for (bool bf16 : {false, true})
+    for (int64_t shift : {0, 1}) {
+      std::string tag = std::string(bf16 ? "bf16" : "f32") +
+                        " weightBiasGrad bias shift=" + std::to_string(shift);
+      std::vector<float> wantDw(k * n), wantDb(n);
+      DeviceArray<float> dw(k * n, 7.0f), db(n + 1, 7.0f);
+      int64_t fused = cuda::fusedWeightBiasGradCalls();
+      if (bf16) {
+        cpu::matmul(input16.data(), grad16.data(), wantDw.data(), 1, k, n, rows,
+                    true, false, false);
+        cpu::reduce(grad16.data(), wantDb.data(), shape, 2, reduced,
+                    runtime::Reduction::Sum);
+        DeviceArray<runtime::Bf16> di(input16), dg(grad16);
+        cuda::weightBiasGrad(di.get(), dg.get(), dw.get(), db.get() + shift,
+                             rows, k, n);
+      } else {
+        cpu::matmul(input.data(), grad.data(), wantDw.data(), 1, k, n, rows,
+                    true, false, false);
+        cpu::reduce(grad.data(), wantDb.data(), shape, 2, reduced,
+                    runtime::Reduction::Sum);
+        DeviceArray<float> di(input), dg(grad);
+        cuda::weightBiasGrad(di.get(), dg.get(), dw.get(), db.get() + shift,
+                             rows, k, n);
+      }
+      std::cout << "  " << tag << ": cuBLASLt's BGRADA epilogue "
+                << cuda::fusedWeightBiasGradCalls() - fused << "\n";
+      expectClose(tag + " weight gradient", dw.read(), wantDw, kGemmTolerance);
+      std::vector<float> got = db.read();
+      got.erase(got.begin(), got.begin() + shift);
+      got.resize(n);
+      expectClose(tag + " bias gradient", got, wantDb, kGemmTolerance);
+    }
+}
+
 // Tensors inside the arena are only 4-byte aligned at worst: cuBLASLt must
 // then pick an algorithm for that alignment (one float past cudaMalloc's 256
 // bytes), or linear falls back to cuBLAS and the epilogue kernel. Biases

@@ -1,0 +1,175 @@
+//===- WeightBiasGrad.cu - a layer's weight and bias gradients ------------===//
+//
+// tg.weight_bias_grad: weightGrad = input^T grad and biasGrad = grad's
+// column sums. cuBLASLt's BGRADA epilogue adds up the bias gradient as the
+// GEMM reads grad, so grad (a feed-forward layer's largest backward value)
+// is read once; its sums are f32, in cuBLASLt's order (the CPU's reduce
+// adds in double, in row order: the GPU checks' tolerances cover the
+// difference). Where cuBLASLt has no algorithm for the operands, matmul
+// and reduce, as the unfused ops.
+//
+// In cuBLASLt's column-major terms the product is weightGrad^T [n, k] =
+// grad^T [n, rows] input [rows, k]: A is grad as stored (row-major [rows,
+// n] is column-major [n, rows]), not transposed, and B is input, whose
+// stored column-major [k, rows] is transposed. BGRADA reduces A over the
+// GEMM's k (rows): one sum per row of the result, per column of grad.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Device.h"
+
+#include <map>
+#include <tuple>
+#include <type_traits>
+
+namespace tgc::cuda {
+
+namespace {
+
+/// weightBiasGrad calls whose GEMM added up the bias gradient.
+int64_t fusedCalls = 0;
+
+/// What a plan depends on: the shape, the operands' type and alignments.
+struct PlanKey {
+  int64_t rows, k, n;
+  cudaDataType_t operands;
+  uint32_t matrixAlignment, biasAlignment;
+
+  bool operator<(const PlanKey &o) const {
+    return std::tie(rows, k, n, operands, matrixAlignment, biasAlignment) <
+           std::tie(o.rows, o.k, o.n, o.operands, o.matrixAlignment,
+                    o.biasAlignment);
+  }
+};
+
+/// The descriptors and the heuristic's algorithm for one key; `usable` is
+/// false where cuBLASLt has none (the call then runs matmul and reduce).
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspaceBytes = 0;
+  bool usable = false;
+};
+
+Plan makePlan(const PlanKey &key, float *biasGrad) {
+  Plan plan;
+  TGC_CUBLAS_CHECK(
+      cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t opA = CUBLAS_OP_N, opB = CUBLAS_OP_T;
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BGRADA;
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  // The heuristic reads the bias gradient's alignment from the pointer.
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasGrad,
+      sizeof(biasGrad)));
+  TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.a, key.operands, key.n,
+                                              key.rows, key.n));
+  TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b, key.operands, key.k,
+                                              key.rows, key.k));
+  TGC_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&plan.d, CUDA_R_32F, key.n, key.k, key.n));
+  cublasLtMatmulPreference_t preference = nullptr;
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kLtWorkspaceBytes,
+      sizeof(kLtWorkspaceBytes)));
+  for (cublasLtMatmulPreferenceAttributes_t attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference, attribute, &key.matrixAlignment,
+        sizeof(key.matrixAlignment)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      cublasLt(), plan.desc, plan.a, plan.b, plan.d, plan.d, preference, 1,
+      &result, &found);
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
+    plan.algo = result.algo;
+    plan.workspaceBytes = result.workspaceSize;
+    plan.usable = true;
+  }
+  return plan;
+}
+
+/// One GEMM with the BGRADA epilogue; false where cuBLASLt has none.
+template <typename T>
+bool fusedWeightBiasGrad(const T *input, const T *grad, float *weightGrad,
+                         float *biasGrad, int64_t rows, int64_t k, int64_t n) {
+  // cuBLASLt rejects empty matrices; the fallback writes the zeros.
+  if (rows == 0 || k == 0 || n == 0 || !cublasLt())
+    return false;
+  // Its kernels may load the bias gradient in vectors: a misaligned one
+  // goes to the fallback.
+  if (alignmentOf(biasGrad) < 16)
+    return false;
+  constexpr cudaDataType_t operands =
+      std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
+  const PlanKey key{rows,
+                    k,
+                    n,
+                    operands,
+                    std::min({alignmentOf(input), alignmentOf(grad),
+                              alignmentOf(weightGrad)}),
+                    alignmentOf(biasGrad)};
+  // A model has a handful of layer shapes; their plans live as long as the
+  // process.
+  static std::map<PlanKey, Plan> plans;
+  auto it = plans.find(key);
+  if (it == plans.end())
+    it = plans.emplace(key, makePlan(key, biasGrad)).first;
+  Plan &plan = it->second;
+  if (!plan.usable)
+    return false;
+  TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasGrad,
+      sizeof(biasGrad)));
+  const float one = 1.0f, zero = 0.0f;
+  Scratch workspace(plan.workspaceBytes);
+  cublasStatus_t status =
+      cublasLtMatmul(cublasLt(), plan.desc, &one, grad, plan.a, input, plan.b,
+                     &zero, weightGrad, plan.d, weightGrad, plan.d, &plan.algo,
+                     workspace.as<void>(), plan.workspaceBytes, stream());
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    plan.usable = false; // these operands after all: not again
+    return false;
+  }
+  TGC_CUBLAS_CHECK(status);
+  ++fusedCalls;
+  return true;
+}
+
+template <typename T>
+void weightBiasGradOf(const T *input, const T *grad, float *weightGrad,
+                      float *biasGrad, int64_t rows, int64_t k, int64_t n) {
+  if (fusedWeightBiasGrad(input, grad, weightGrad, biasGrad, rows, k, n))
+    return;
+  matmul(input, grad, weightGrad, 1, k, n, rows, true, false, false);
+  const int64_t shape[] = {rows, n};
+  const bool reduced[] = {true, false};
+  reduce(grad, biasGrad, shape, 2, reduced, Reduction::Sum);
+}
+
+} // namespace
+
+int64_t fusedWeightBiasGradCalls() { return fusedCalls; }
+
+void weightBiasGrad(const float *input, const float *grad, float *weightGrad,
+                    float *biasGrad, int64_t rows, int64_t k, int64_t n) {
+  weightBiasGradOf(input, grad, weightGrad, biasGrad, rows, k, n);
+}
+
+void weightBiasGrad(const Bf16 *input, const Bf16 *grad, float *weightGrad,
+                    float *biasGrad, int64_t rows, int64_t k, int64_t n) {
+  weightBiasGradOf(input, grad, weightGrad, biasGrad, rows, k, n);
+}
+
+} // namespace tgc::cuda
