@@ -61,9 +61,26 @@ int64_t fusedLinearCalls();
 /// gradient (the others: matmul and reduce); tests read it.
 int64_t fusedWeightBiasGradCalls();
 
-/// cuBLASLt may use this much scratch per GEMM (what NVIDIA suggests for
-/// Hopper); the stream-ordered pool reuses it from call to call.
-inline constexpr size_t kLtWorkspaceBytes = 32u << 20;
+/// A cuBLASLt GEMM for one shape, made once: its descriptors (D written
+/// over C, in place) and the algorithm the heuristic picked; `usable` is
+/// false where there is none (the caller computes it otherwise).
+struct LtPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspaceBytes = 0;
+  bool usable = false;
+};
+
+/// Asks cuBLASLt's heuristic for `plan`'s algorithm (its descriptor and
+/// layouts made), with up to 32 MiB of workspace and every matrix aligned
+/// to `alignment` bytes; `usable` says whether it found one.
+void pickAlgorithm(LtPlan &plan, uint32_t alignment);
+
+/// D = A B (alpha 1, beta 0) with `plan` on stream(). False where cuBLASLt
+/// finds after all that the algorithm does not support these operands: the
+/// plan is then marked unusable, and the caller computes it otherwise.
+bool runPlan(LtPlan &plan, const void *a, const void *b, void *d);
 
 /// The largest power of two up to 256 dividing the address (256 for null):
 /// what cuBLASLt's heuristic is told of an operand's alignment.

@@ -95,18 +95,53 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
             rhsShared, 0.0f);
 }
 
-namespace {
-/// What cuBLASLt needs for one shape of linear, made once per shape: the
-/// descriptors and the algorithm its heuristic picked (none: `usable` is
-/// false and linear falls back to cuBLAS and the epilogue kernel).
-struct LinearPlan {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t weight = nullptr, input = nullptr, out = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  size_t workspaceBytes = 0;
-  bool usable = false;
-};
+/// cuBLASLt may use this much scratch per GEMM (what NVIDIA suggests for
+/// Hopper); the stream-ordered pool reuses it from call to call.
+constexpr size_t kLtWorkspaceBytes = 32u << 20;
 
+void pickAlgorithm(LtPlan &plan, uint32_t alignment) {
+  cublasLtMatmulPreference_t preference = nullptr;
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kLtWorkspaceBytes,
+      sizeof(kLtWorkspaceBytes)));
+  // The heuristic assumes 256-byte aligned matrices unless told otherwise;
+  // tensors inside the arena may be less.
+  for (cublasLtMatmulPreferenceAttributes_t attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference, attribute, &alignment, sizeof(alignment)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      cublasLt(), plan.desc, plan.a, plan.b, plan.d, plan.d, preference, 1,
+      &result, &found);
+  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
+  plan.usable = status == CUBLAS_STATUS_SUCCESS && found > 0;
+  if (plan.usable) {
+    plan.algo = result.algo;
+    plan.workspaceBytes = result.workspaceSize;
+  }
+}
+
+bool runPlan(LtPlan &plan, const void *a, const void *b, void *d) {
+  const float one = 1.0f, zero = 0.0f;
+  Scratch workspace(plan.workspaceBytes);
+  cublasStatus_t status = cublasLtMatmul(
+      cublasLt(), plan.desc, &one, a, plan.a, b, plan.b, &zero, d, plan.d, d,
+      plan.d, &plan.algo, workspace.as<void>(), plan.workspaceBytes, stream());
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    plan.usable = false; // these operands after all: not again
+    return false;
+  }
+  TGC_CUBLAS_CHECK(status);
+  return true;
+}
+
+namespace {
 /// linear calls that ran cuBLASLt's fused epilogue (fusedLinearCalls).
 int64_t fusedCalls = 0;
 
@@ -148,8 +183,8 @@ struct PlanKey {
 /// The plan for out [rows, n] = input [rows, k] weight [k, n] with the
 /// epilogue. In cuBLASLt's column-major terms out^T [n, rows] = weight^T
 /// [n, k] input^T [k, rows], and the bias runs along out^T's rows (n).
-LinearPlan makePlan(const PlanKey &key, const void *bias) {
-  LinearPlan plan;
+LtPlan makePlan(const PlanKey &key, const void *bias) {
+  LtPlan plan;
   TGC_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
@@ -176,42 +211,18 @@ LinearPlan makePlan(const PlanKey &key, const void *bias) {
                    int64_t c) {
     TGC_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, r, c, r));
   };
-  layout(plan.weight, key.operands, key.n, key.k);
-  layout(plan.input, key.operands, key.k, key.rows);
-  layout(plan.out, key.result, key.n, key.rows);
-  cublasLtMatmulPreference_t preference = nullptr;
-  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-      &kLtWorkspaceBytes, sizeof(kLtWorkspaceBytes)));
-  // The heuristic assumes 256-byte aligned matrices unless told otherwise;
-  // tensors inside the arena may be less.
-  for (cublasLtMatmulPreferenceAttributes_t attribute :
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        preference, attribute, &key.matrixAlignment,
-        sizeof(key.matrixAlignment)));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      cublasLt(), plan.desc, plan.weight, plan.input, plan.out, plan.out,
-      preference, 1, &result, &found);
-  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
-  if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
-    plan.algo = result.algo;
-    plan.workspaceBytes = result.workspaceSize;
-    plan.usable = true;
-  }
+  // cuBLASLt's A is the weight, B the input (see the top of the file).
+  layout(plan.a, key.operands, key.n, key.k);
+  layout(plan.b, key.operands, key.k, key.rows);
+  layout(plan.d, key.result, key.n, key.rows);
+  pickAlgorithm(plan, key.matrixAlignment);
   return plan;
 }
 
 /// The plan of `key`, made on first use. A model has a handful of linear
 /// shapes; their plans live as long as the process.
-LinearPlan &planFor(const PlanKey &key, const void *bias) {
-  static std::map<PlanKey, LinearPlan> plans;
+LtPlan &planFor(const PlanKey &key, const void *bias) {
+  static std::map<PlanKey, LtPlan> plans;
   auto it = plans.find(key);
   if (it == plans.end())
     it = plans.emplace(key, makePlan(key, bias)).first;
@@ -236,7 +247,7 @@ bool fusedLinear(const In *input, const In *weight, const Bias *bias, Out *out,
     return false;
   uint32_t matrices = std::min(
       {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
-  LinearPlan &plan =
+  LtPlan &plan =
       planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(),
                dataTypeOf<Bias>(), *epilogue, matrices, alignmentOf(bias)},
               bias);
@@ -246,17 +257,8 @@ bool fusedLinear(const In *input, const In *weight, const Bias *bias, Out *out,
   // its use (calls are enqueued from one host thread).
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  const float one = 1.0f, zero = 0.0f;
-  Scratch workspace(plan.workspaceBytes);
-  cublasStatus_t status = cublasLtMatmul(
-      cublasLt(), plan.desc, &one, weight, plan.weight, input, plan.input,
-      &zero, out, plan.out, out, plan.out, &plan.algo, workspace.as<void>(),
-      plan.workspaceBytes, stream());
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    plan.usable = false; // these operands after all: not again
+  if (!runPlan(plan, weight, input, out))
     return false;
-  }
-  TGC_CUBLAS_CHECK(status);
   ++fusedCalls;
   return true;
 }

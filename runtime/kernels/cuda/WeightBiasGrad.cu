@@ -41,18 +41,8 @@ struct PlanKey {
   }
 };
 
-/// The descriptors and the heuristic's algorithm for one key; `usable` is
-/// false where cuBLASLt has none (the call then runs matmul and reduce).
-struct Plan {
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  size_t workspaceBytes = 0;
-  bool usable = false;
-};
-
-Plan makePlan(const PlanKey &key, float *biasGrad) {
-  Plan plan;
+LtPlan makePlan(const PlanKey &key, float *biasGrad) {
+  LtPlan plan;
   TGC_CUBLAS_CHECK(
       cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t opA = CUBLAS_OP_N, opB = CUBLAS_OP_T;
@@ -73,30 +63,7 @@ Plan makePlan(const PlanKey &key, float *biasGrad) {
                                               key.rows, key.k));
   TGC_CUBLAS_CHECK(
       cublasLtMatrixLayoutCreate(&plan.d, CUDA_R_32F, key.n, key.k, key.n));
-  cublasLtMatmulPreference_t preference = nullptr;
-  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kLtWorkspaceBytes,
-      sizeof(kLtWorkspaceBytes)));
-  for (cublasLtMatmulPreferenceAttributes_t attribute :
-       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        preference, attribute, &key.matrixAlignment,
-        sizeof(key.matrixAlignment)));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      cublasLt(), plan.desc, plan.a, plan.b, plan.d, plan.d, preference, 1,
-      &result, &found);
-  TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(preference));
-  if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
-    plan.algo = result.algo;
-    plan.workspaceBytes = result.workspaceSize;
-    plan.usable = true;
-  }
+  pickAlgorithm(plan, key.matrixAlignment);
   return plan;
 }
 
@@ -122,27 +89,18 @@ bool fusedWeightBiasGrad(const T *input, const T *grad, float *weightGrad,
                     alignmentOf(biasGrad)};
   // A model has a handful of layer shapes; their plans live as long as the
   // process.
-  static std::map<PlanKey, Plan> plans;
+  static std::map<PlanKey, LtPlan> plans;
   auto it = plans.find(key);
   if (it == plans.end())
     it = plans.emplace(key, makePlan(key, biasGrad)).first;
-  Plan &plan = it->second;
+  LtPlan &plan = it->second;
   if (!plan.usable)
     return false;
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasGrad,
       sizeof(biasGrad)));
-  const float one = 1.0f, zero = 0.0f;
-  Scratch workspace(plan.workspaceBytes);
-  cublasStatus_t status =
-      cublasLtMatmul(cublasLt(), plan.desc, &one, grad, plan.a, input, plan.b,
-                     &zero, weightGrad, plan.d, weightGrad, plan.d, &plan.algo,
-                     workspace.as<void>(), plan.workspaceBytes, stream());
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    plan.usable = false; // these operands after all: not again
+  if (!runPlan(plan, grad, input, weightGrad))
     return false;
-  }
-  TGC_CUBLAS_CHECK(status);
   ++fusedCalls;
   return true;
 }
