@@ -1,15 +1,17 @@
 // The machine's GEMM peaks through the libraries tgc's CPU kernels call:
 // best GFLOP/s over square sizes of row-major f32 GEMMs (OpenBLAS's
 // cblas_sgemm and oneDNN's dnnl_sgemm; "peak" is the better, the limit of
-// an f32 step) and of bf16 x bf16 -> f32 GEMMs (oneDNN's, what
-// --precision=bf16 runs).
+// an f32 step) and of bf16 x bf16 -> f32 GEMMs (oneDNN's GEMM call and a
+// oneDNN matmul primitive, which --precision=bf16 runs where the CPU has
+// AMX; "peak bf16" is the better).
 // Threads come from OMP_NUM_THREADS / OPENBLAS_NUM_THREADS, as for the
 // training binary.
 //
 // Built with the project (bench/CMakeLists.txt) as build/bench/gemm_peak;
-// bench/sides.py compiles its own copy. Run: build/bench/gemm_peak 512 1024 2048
+// bench/sides.py compiles its own copy. Run: build/bench/gemm_peak 512 1024
+// 2048
 #include <cblas.h>
-#include <dnnl.h>
+#include <dnnl.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -43,6 +45,31 @@ double bestRate(int n, const std::function<void()> &run) {
   return best;
 }
 
+/// An n x n x n bf16 x bf16 -> f32 matmul primitive's rate, or 0 where
+/// oneDNN has none for this CPU.
+double primitiveRate(int n, const uint16_t *a, const uint16_t *b, float *c) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  try {
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    dnnl::memory::desc ad({n, n}, dt::bf16, tag::ab),
+        cd({n, n}, dt::f32, tag::ab);
+    dnnl::matmul matmul(
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, ad, cd), engine));
+    dnnl::memory am(ad, engine, const_cast<uint16_t *>(a)),
+        bm(ad, engine, const_cast<uint16_t *>(b)), cm(cd, engine, c);
+    return bestRate(n, [&] {
+      matmul.execute(
+          stream,
+          {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+      stream.wait();
+    });
+  } catch (const dnnl::error &) {
+    return 0.0;
+  }
+}
+
 int main(int argc, char **argv) {
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i)
@@ -70,12 +97,14 @@ int main(int argc, char **argv) {
       dnnl_gemm_bf16bf16f32('N', 'N', n, n, n, 1.0f, ah.data(), n, bh.data(),
                             n, 0.0f, c.data(), n);
     });
+    double bf16Primitive =
+        !bf16Runs ? 0.0 : primitiveRate(n, ah.data(), bh.data(), c.data());
     std::printf("%5d: OpenBLAS sgemm %7.1f, oneDNN sgemm %7.1f, oneDNN bf16 "
-                "%7.1f GFLOP/s\n",
-                n, openblas, dnnl, bf16);
+                "%7.1f, bf16 primitive %7.1f GFLOP/s\n",
+                n, openblas, dnnl, bf16, bf16Primitive);
     peakF32 = std::max(peakF32, openblas);
     peakDnnlF32 = std::max(peakDnnlF32, dnnl);
-    peakBf16 = std::max(peakBf16, bf16);
+    peakBf16 = std::max({peakBf16, bf16, bf16Primitive});
   }
   // f32 steps run their larger GEMMs on oneDNN and the small ones on
   // OpenBLAS (runtime/kernels/cpu/Gemm.cpp): their limit is the better one.

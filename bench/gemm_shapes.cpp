@@ -9,11 +9,13 @@
 // loss's three products per chunk of 1024 rows.
 //
 // Built with the project (bench/CMakeLists.txt) as build/bench/gemm_shapes.
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/gemm_shapes M d f V [bf16]
+// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/gemm_shapes M d f
+// V [bf16]
 //   (2L row: 1024 128 512 1000; 3L: 2048 256 1024 8000; 6L: 2048 512 2048 8000)
 // With bf16: the same shapes on bf16 operands (tg-mixed-precision), f32
-// results: oneDNN's dnnl_gemm_bf16bf16f32 (what cpu::gemm calls), a matmul
-// primitive, and the dispatch (cpu::gemm, cpu::linear).
+// results: oneDNN's dnnl_gemm_bf16bf16f32 (cpu::bf16GemmCall), a matmul
+// primitive, and the dispatch (cpu::gemm, which picks one of the two by
+// cpu::bf16GemmOnPrimitive; cpu::linear).
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
 
@@ -112,16 +114,20 @@ int bf16Rates(const Shape (&shapes)[N], dnnl::engine &engine,
         bm(desc.weights_desc(), engine, b.data()),
         cm(desc.dst_desc(), engine, c.data());
     double onednn = rate(s, [&] {
-      tgc::cpu::gemm(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta, s.tb,
-                     0.0f);
+      tgc::cpu::bf16GemmCall(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.ta,
+                             s.tb, 0.0f);
     });
     double matmul = rate(s, [&] { execute(primitive, am, bm, cm, stream); });
     double tgc = rate(s, [&] { dispatch(s, a, b, bias, c); });
     double best = std::max(onednn, matmul);
+    const bool onPrimitive =
+        s.bias || tgc::cpu::bf16GemmOnPrimitive(s.m, s.n, s.k, s.ta, s.tb,
+                                                tgc::cpu::oneDnnHasAmx());
     std::printf("%-20s %5ld %5ld %5ld %c%c                %8.0f %9.0f %8.0f  "
-                "(%3.0f%% of the best)\n",
+                "(%3.0f%% of the best, on %s)\n",
                 s.what, long(s.m), long(s.n), long(s.k), s.ta ? 'T' : 'N',
-                s.tb ? 'T' : 'N', onednn, matmul, tgc, 100.0 * tgc / best);
+                s.tb ? 'T' : 'N', onednn, matmul, tgc, 100.0 * tgc / best,
+                onPrimitive ? "primitive" : "oneDNN");
   }
   return 0;
 }
@@ -153,8 +159,11 @@ int main(int argc, char **argv) {
   };
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  if (bf16)
+  if (bf16) {
+    std::printf("oneDNN's instruction set %s AMX\n",
+                tgc::cpu::oneDnnHasAmx() ? "has" : "lacks");
     return bf16Rates(shapes, engine, stream);
+  }
   std::printf("oneDNN's instruction set %s AVX-512\n",
               tgc::cpu::oneDnnHasAvx512() ? "has" : "lacks");
   std::printf("%-20s %5s %5s %5s %2s  GFLOP/s: %8s %8s %9s %8s\n", "product",

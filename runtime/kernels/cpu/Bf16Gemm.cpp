@@ -1,8 +1,10 @@
 //===- Bf16Gemm.cpp - bf16 x bf16 -> f32 GEMMs on oneDNN, rounding to bf16 ===//
 //
-// oneDNN's bf16 GEMM multiplies bf16 operands and accumulates in f32 (on
-// Zen 4 and Sapphire Rapids with vdpbf16ps, twice the f32 FMA rate). It
-// runs on libgomp's threads, the pool the generated loops and OpenBLAS use.
+// oneDNN's bf16 GEMM call multiplies bf16 operands and accumulates in f32
+// (on Zen 4 and Sapphire Rapids with vdpbf16ps, twice the f32 FMA rate);
+// where the CPU has AMX most products run on a matmul primitive instead,
+// whose kernels use it (bf16GemmOnPrimitive). Both run on libgomp's
+// threads, the pool the generated loops and OpenBLAS use.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
@@ -10,6 +12,7 @@
 #include "runtime/kernels/cpu/ReusedBuffer.h"
 
 #include <dnnl.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -50,9 +53,41 @@ void widenedGemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m,
 
 } // namespace
 
+/// On AMX (bench/gemm_shapes.cpp, Intel Xeon, 2 threads, oneDNN 2.6) the
+/// primitive ran the step's products not transposed on the left 1.3-2.1x
+/// faster than the call: e.g. the projections' x W 2048x256x256 1617-2095
+/// against 1106-1311 GFLOP/s, their input gradients dY W^T 1856-2442
+/// against 1088-1345, the loss's logits 1024x8000x256 (A B^T) 1216-1252
+/// against 842-878. With a long sum it is slower (the loss's dL E,
+/// 1024x256x8000: 1427-1628 against 1703-1795), as it is for most A^T B
+/// (the weight gradients: 1217-1643 against 1325-1907) and for products
+/// both wide and long (bench/gemm_peak.cpp's squares: 1024^3 1533-1568
+/// against 1331-1362, but 1536^3 1275-1293 against 1833, 2048^3 1110-1411
+/// against 1595-1686). Elsewhere (AVX512-BF16 without AMX, measured on AMD
+/// EPYC when the call was chosen) the call stays.
+bool bf16GemmOnPrimitive(int64_t m, int64_t n, int64_t k, bool transposeA, bool,
+                         bool amx) {
+  return amx && !transposeA && m * n * k >= kOneDnnFrom && k <= 4 * n &&
+         (k <= 1024 || n <= 512);
+}
+
 void gemm(const Bf16 *a, const Bf16 *b, float *out, int64_t m, int64_t n,
           int64_t k, bool transposeA, bool transposeB, float beta,
           int64_t lda) {
+  // Inside a parallel region the libraries run one thread each, and the
+  // primitives' lock (MatmulPrimitive.cpp) would make two callers take
+  // turns: there the call runs.
+  if ((lda == 0 || lda == (transposeA ? m : k)) && !omp_in_parallel() &&
+      bf16GemmOnPrimitive(m, n, k, transposeA, transposeB, oneDnnHasAmx()) &&
+      matmulPrimitive(a, b, nullptr, out, m, n, k, transposeA, transposeB, beta,
+                      runtime::Activation::none))
+    return;
+  bf16GemmCall(a, b, out, m, n, k, transposeA, transposeB, beta, lda);
+}
+
+void bf16GemmCall(const Bf16 *a, const Bf16 *b, float *out, int64_t m,
+                  int64_t n, int64_t k, bool transposeA, bool transposeB,
+                  float beta, int64_t lda) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) { // an empty sum

@@ -25,9 +25,19 @@
 
 namespace tgc::cpu {
 
+/// Whether oneDNN's effective instruction set includes `isa`. Its values
+/// are bit sets, not an order: AVX2-VNNI's is above AVX-512's.
+static bool oneDnnRuns(dnnl_cpu_isa_t isa) {
+  return (dnnl_get_effective_cpu_isa() & isa) == isa;
+}
+
 bool oneDnnHasAvx512() {
-  static const bool has =
-      dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core;
+  static const bool has = oneDnnRuns(dnnl_cpu_isa_avx512_core);
+  return has;
+}
+
+bool oneDnnHasAmx() {
+  static const bool has = oneDnnRuns(dnnl_cpu_isa_avx512_core_amx);
   return has;
 }
 

@@ -27,13 +27,28 @@ GemmLibrary f32GemmLibrary(int64_t m, int64_t n, int64_t k, bool transposeA,
 /// set, which DNNL_MAX_CPU_ISA may lower).
 bool oneDnnHasAvx512();
 
-/// bf16 operands, f32 accumulation and output: oneDNN's bf16 GEMM
-/// (vdpbf16ps where the CPU has AVX512-BF16 or AMX; oneDNN emulates it
-/// elsewhere, and where it cannot, the operands are widened for sgemm).
-/// `lda`: a's stored row length where it is not m (transposed) or k (0).
+/// bf16 operands, f32 accumulation and output: a oneDNN matmul primitive
+/// where bf16GemmOnPrimitive says so, else oneDNN's bf16 GEMM call
+/// (bf16GemmCall). `lda`: a's stored row length where it is not m
+/// (transposed) or k (0); such products take the call.
 void gemm(const runtime::Bf16 *a, const runtime::Bf16 *b, float *out,
           int64_t m, int64_t n, int64_t k, bool transposeA, bool transposeB,
           float beta, int64_t lda = 0);
+/// oneDNN's bf16 GEMM call alone (vdpbf16ps where the CPU has AVX512-BF16;
+/// oneDNN emulates it elsewhere, and where it cannot, the operands are
+/// widened for sgemm): gemm's fallback, and bench/gemm_shapes.cpp's peer.
+void bf16GemmCall(const runtime::Bf16 *a, const runtime::Bf16 *b, float *out,
+                  int64_t m, int64_t n, int64_t k, bool transposeA,
+                  bool transposeB, float beta, int64_t lda = 0);
+/// The bf16 dispatch's rule: whether a product of packed operands runs on a
+/// matmul primitive. Only where oneDNN runs AMX kernels (`amx`), which its
+/// primitives use and its GEMM call does not, and for products of at least
+/// kOneDnnFrom multiply-adds not transposed on the left with K at most 4N,
+/// and not both long (K above 1024) and wide (N above 512).
+bool bf16GemmOnPrimitive(int64_t m, int64_t n, int64_t k, bool transposeA,
+                         bool transposeB, bool amx);
+/// Whether oneDNN runs AMX kernels here (its effective instruction set).
+bool oneDnnHasAmx();
 
 /// Rounds each row of the f32 [rows, width] `values` to bf16 over the first
 /// half of its own storage, and returns the bf16 rows: a [rows, width]

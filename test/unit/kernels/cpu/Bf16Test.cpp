@@ -150,6 +150,31 @@ TEST(CpuKernels, Bf16GemmReadsAThroughItsLeadingDimension) {
   }
 }
 
+// A product of 2^21 multiply-adds and more, not transposed on the left:
+// on a matmul primitive where oneDNN runs AMX kernels (bf16GemmOnPrimitive),
+// on oneDNN's GEMM call elsewhere; beta 0 and 1, B plain and transposed.
+TEST(CpuKernels, LargeBf16GemmOnThePrimitiveOrTheCall) {
+  const int64_t m = 160, n = 136, k = 100;
+  ASSERT_GE(m * n * k, cpu::kOneDnnFrom);
+  std::vector<Bf16> a = rounded(uniform(m * k, 21)),
+                    b = rounded(uniform(k * n, 22));
+  for (bool transposeB : {false, true}) {
+    SCOPED_TRACE(transposeB ? "A B^T" : "A B");
+    HostTensor expected = reference::matmul(
+        host(widened(a), {m, k}),
+        host(widened(b), transposeB ? std::vector<int64_t>{n, k}
+                                    : std::vector<int64_t>{k, n}),
+        false, transposeB);
+    std::vector<float> out(m * n, 0.0f);
+    cpu::gemm(a.data(), b.data(), out.data(), m, n, k, false, transposeB, 0.0f);
+    expectClose("beta 0", out, expected, kGemmTolerance);
+    cpu::gemm(a.data(), b.data(), out.data(), m, n, k, false, transposeB, 1.0f);
+    for (double &x : expected.data)
+      x *= 2.0;
+    expectClose("beta 1", out, expected, kGemmTolerance);
+  }
+}
+
 TEST(CpuKernels, Bf16Matmul) {
   forEachMatmulCase([](const MatmulCase &c) {
     std::vector<Bf16> lhs = rounded(c.lhs), rhs = rounded(c.rhs);

@@ -175,6 +175,38 @@ TEST(CpuKernels, F32GemmLibraryPerShapeAndInstructionSet) {
   }
 }
 
+// The bf16 dispatch's rule (Bf16Gemm.cpp's bf16GemmOnPrimitive), for the
+// shapes of the bench rows' steps: a primitive only with AMX, and there for
+// products not transposed on the left with K at most 4N, not both long and
+// wide.
+TEST(CpuKernels, Bf16GemmOnPrimitivePerShape) {
+  struct Case {
+    int64_t m, n, k;
+    bool ta, tb, amx;
+  } cases[] = {
+      {64, 64, 64, false, false, false},      // small
+      {2048, 256, 256, false, false, true},   // projections' x W
+      {2048, 256, 256, false, true, true},    // their dY W^T
+      {2048, 1024, 256, false, true, true},   // ffn2's dY W2^T
+      {2048, 256, 1024, false, true, true},   // ffn1's dH W1^T: K = 4N
+      {1024, 8000, 256, false, true, true},   // the loss's logits
+      {1024, 256, 8000, false, false, false}, // the loss's dL E: a long sum
+      {256, 1024, 2048, true, false, false},  // weight gradients
+      {8000, 256, 1024, true, false, false},
+      {2048, 512, 2048, false, true, true},   // 6L's ffn1 dH W1^T
+      {1024, 1024, 1024, false, false, true}, // squares: up to 1024
+      {1536, 1536, 1536, false, false, false},
+      {2048, 2048, 2048, false, false, false},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                 std::to_string(c.k) + (c.ta ? " T" : " N") +
+                 (c.tb ? "T" : "N"));
+    EXPECT_EQ(cpu::bf16GemmOnPrimitive(c.m, c.n, c.k, c.ta, c.tb, true), c.amx);
+    EXPECT_FALSE(cpu::bf16GemmOnPrimitive(c.m, c.n, c.k, c.ta, c.tb, false));
+  }
+}
+
 // The large products the rule sends to a matmul primitive: A B^T with K
 // above N, and A^T B with M above N, at least 1024, and K at least 4N (a
 // narrowing linear's weight gradient); and the A^T B with a long K that
