@@ -16,8 +16,9 @@
 #       (e.g. the checks, then --only 6 for the bench: run.sh says more);
 #       With minutes of GPU time, runs of at most ten minutes each: the
 #       checks of what is new first (--only 1,2,2b,2c,2d,2e,4,4b,7), then
-#       the bench (--only 6,6p: 6p is --profile's table of where base bf16's
-#       step goes; gpu.py --pytorch eager skips torch.compile's minutes of
+#       the bench (--only 6a,6,6p: 6a times the attention kernels alone
+#       against PyTorch's on each of its backends, 6p is --profile's table of
+#       where base bf16's step goes; gpu.py --pytorch eager skips torch.compile's minutes of
 #       compiling), then 1b (compute-sanitizer, slow), 3 and 5 (training to
 #       a result) when time is left; --deadline cuts the whole run to a
 #       loan's seconds (the steps it leaves out say SKIPPED);
@@ -88,6 +89,7 @@ for preset in base big; do
   done
 done
 cp "$(find "$build" -name tgc-cuda-kernel-tests -type f | head -1)" $bundle/bin/
+cp "$build/bench/gpu_attention" $bundle/bin/
 
 say "the CPU halves of steps 2 and 4"
 common=(--task reverse --steps 3 --seed 5 --eval-sentences 0)
@@ -148,7 +150,7 @@ else:
     print("\n".join(lines))
 EOF
 chmod +x $bundle/tgc-data
-cp $compare bench/gpu.py bench/sides.py bench/pytorch_transformer.py bench/transformer_config.py \
+cp $compare bench/gpu.py bench/gpu_attention.py bench/sides.py bench/pytorch_transformer.py bench/transformer_config.py \
   bench/configs/base-gpu.pbtxt bench/configs/big-gpu.pbtxt $bundle/
 cp "$(dirname "$0")/bundle_run.sh" $bundle/run.sh
 cp "$(dirname "$0")/check_graph_guards.sh" $bundle/

@@ -10,7 +10,7 @@
 # the steps go: log.txt (everything printed), verdicts.txt (a line a step),
 # the bench's JSON (rewritten after each measured side) and the files that
 # bundle_gpu_checks.sh --finish reads; a run cut short keeps what it did.
-# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,2e,3,4,4b,5,7,6,6p (e.g. the
+# STEPS: a comma-separated subset of 1,1b,2,2b,2c,2d,2e,3,4,4b,5,7,6a,6,6p (e.g. the
 # checks in one go, then --only 6 for the bench), run in that order.
 # --deadline: the run's time, for a short GPU loan: no program runs past it
 # (each one's limit is cut to what is left), and a step that would start
@@ -33,7 +33,7 @@ done
 if [ -n "$deadline" ] && ! [[ $deadline =~ ^[0-9]+$ ]]; then
   echo "run.sh: --deadline takes whole seconds, not '$deadline'" >&2; exit 2
 fi
-steps=" 1 1b 2 2b 2c 2d 2e 3 4 4b 5 7 6 6p "
+steps=" 1 1b 2 2b 2c 2d 2e 3 4 4b 5 7 6a 6 6p "
 for step in ${only//,/ }; do
   if [[ "$steps" != *" $step "* ]]; then
     echo "run.sh: --only: no step '$step' (the steps:$steps)" >&2; exit 2
@@ -243,6 +243,12 @@ if want 7; then
       fi
     done
   done
+fi
+
+if want 6a; then
+  say "6a. attention alone: tgc's kernels (GEMMs, fused) vs PyTorch's scaled_dot_product_attention backends"
+  (cd "$here" && limit 300 python3 gpu_attention.py --tgc "$bin/gpu_attention" --json "$results/attention.json")
+  verdict $? "6a attention kernels"
 fi
 
 if want 6; then

@@ -46,6 +46,10 @@
 #    in the same run, peak device memory, launches per step, the targets;
 #    then where base bf16's step goes: --profile op by op, with
 #    --fused-attention, and replayed as graphs (the device's busy share);
+#    6a (first): bench/gpu_attention.py, the attention kernels alone (the
+#    batched GEMMs, the fused kernels) against PyTorch's
+#    scaled_dot_product_attention on each of its backends (cuDNN, flash,
+#    memory-efficient, math) on base's and big's calls;
 # 7. the model files of models/examples (GPT-2, LLaMA, the prefix LM and the
 #    pre-LN Transformer, tiny) and the lit tests' score-bias model (learned
 #    and ALiBi biases): the GPU step against the CPU step (3 steps of
@@ -227,6 +231,10 @@ n=$(differing "$work/generated.incremental" "$work/generated.full")
 echo "generation: $n of 60 lines differ between the incremental and the full decoder"
 [ "$n" -le 3 ]
 on_gpu "$work/gpt_docs" --score "$work/docs.tok" --resume "$work/gpt_docs.ckpt"
+
+say "6a. attention alone: tgc's kernels vs PyTorch's scaled_dot_product_attention backends"
+ninja -C "$build" bench-gpu_attention
+python3 bench/gpu_attention.py --tgc "$build/bench/gpu_attention"
 
 say "6. base and big at 384 x 64/64 (about 25k target positions): tgc vs PyTorch (bench/gpu.py)"
 for preset in base big; do
