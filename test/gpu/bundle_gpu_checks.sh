@@ -101,11 +101,16 @@ $cpu/cpu --steps 6 --eval-sentences 0 --task reverse --seed 5 --loss-log $cpu/cp
 tail -n 3 $cpu/cpu6.loss > $bundle/cpu6-last.loss
 
 say "step 7: the model files' GPU programs and CPU halves"
-# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias is
-# the lit tests' model of learned and ALiBi score biases.
-for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias; do
-  file=models/examples/${model%@*}.cpp
-  [ "$model" = ScoreBias ] && file=test/lit/model-file/Inputs/score-bias.cpp
+# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias,
+# EveryOp and AdamW are the lit tests' models of learned and ALiBi score
+# biases, of every op of the DSL (no attention), and of AdamW's cases.
+for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias EveryOp AdamW; do
+  case $model in
+    ScoreBias) file=test/lit/model-file/Inputs/score-bias.cpp ;;
+    EveryOp) file=test/lit/model-file/Inputs/every-op.cpp ;;
+    AdamW) file=test/lit/model-file/Inputs/adamw.cpp ;;
+    *) file=models/examples/${model%@*}.cpp ;;
+  esac
   preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
     lm=${model/@/_}_$precision

@@ -51,9 +51,10 @@
 #    scaled_dot_product_attention on each of its backends (cuDNN, flash,
 #    memory-efficient, math) on base's and big's calls;
 # 7. the model files of models/examples (GPT-2, LLaMA, the prefix LM and the
-#    pre-LN Transformer, tiny) and the lit tests' score-bias model (learned
-#    and ALiBi biases): the GPU step against the CPU step (3 steps of
-#    a task, fp32 and bf16; bf16 also with --fused-attention), and a GPT
+#    pre-LN Transformer, tiny) and three of the lit tests' models (learned
+#    and ALiBi score biases; every op of the DSL; AdamW's cases): the GPU
+#    step against the CPU step (3 steps of a task, fp32 and bf16; bf16 with
+#    attention also with --fused-attention), and a GPT
 #    trained on documents continuing 60 prompts on the GPU, incremental
 #    against full decoding, then scoring the corpus. It runs before 6: the
 #    bench stays last.
@@ -186,11 +187,16 @@ done
 echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
 
 say "7. the model files on the GPU: GPU step vs CPU step; a GPT generating"
-# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias is
-# the lit tests' model of learned and ALiBi score biases.
-for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias; do
-  file=models/examples/${model%@*}.cpp
-  [ "$model" = ScoreBias ] && file=test/lit/model-file/Inputs/score-bias.cpp
+# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias,
+# EveryOp and AdamW are the lit tests' models of learned and ALiBi score
+# biases, of every op of the DSL (no attention), and of AdamW's cases.
+for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias EveryOp AdamW; do
+  case $model in
+    ScoreBias) file=test/lit/model-file/Inputs/score-bias.cpp ;;
+    EveryOp) file=test/lit/model-file/Inputs/every-op.cpp ;;
+    AdamW) file=test/lit/model-file/Inputs/adamw.cpp ;;
+    *) file=models/examples/${model%@*}.cpp ;;
+  esac
   preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
     lm=$work/${model/@/_}_$precision
@@ -201,7 +207,8 @@ for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias;
     done
     if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
     python3 $compare "${lm}_gpu.loss" "${lm}_cpu.loss" "${lm}_gpu.params" "${lm}_cpu.params" "${tolerances[@]}"
-    if [ $precision = bf16 ]; then
+    # EveryOp and AdamW have no attention to fuse.
+    if [ $precision = bf16 ] && [ "$model" != EveryOp ] && [ "$model" != AdamW ]; then
       on_gpu "${lm}_gpu" "${common[@]}" --fused-attention --loss-log "${lm}_fused.loss" --dump-params "${lm}_fused.params" --checkpoint "${lm}_fused.ckpt" 2>&1 | tee "${lm}_fused.txt"
       # A score bias keeps attention on the batched GEMMs, and says so.
       if [ "$model" = ScoreBias ]; then
