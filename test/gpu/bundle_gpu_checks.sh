@@ -101,16 +101,10 @@ $cpu/cpu --steps 6 --eval-sentences 0 --task reverse --seed 5 --loss-log $cpu/cp
 tail -n 3 $cpu/cpu6.loss > $bundle/cpu6-last.loss
 
 say "step 7: the model files' GPU programs and CPU halves"
-# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias,
-# EveryOp and AdamW are the lit tests' models of learned and ALiBi score
-# biases, of every op of the DSL (no attention), and of AdamW's cases.
-for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias EveryOp AdamW; do
-  case $model in
-    ScoreBias) file=test/lit/model-file/Inputs/score-bias.cpp ;;
-    EveryOp) file=test/lit/model-file/Inputs/every-op.cpp ;;
-    AdamW) file=test/lit/model-file/Inputs/adamw.cpp ;;
-    *) file=models/examples/${model%@*}.cpp ;;
-  esac
+# shellcheck source=test/gpu/step7_models.sh
+source "$(dirname "$0")/step7_models.sh"
+for model in $step7_models; do
+  file=$(step7_file "$model")
   preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
     lm=${model/@/_}_$precision
@@ -158,7 +152,7 @@ chmod +x $bundle/tgc-data
 cp $compare bench/gpu.py bench/gpu_attention.py bench/sides.py bench/pytorch_transformer.py bench/transformer_config.py \
   bench/configs/base-gpu.pbtxt bench/configs/big-gpu.pbtxt $bundle/
 cp "$(dirname "$0")/bundle_run.sh" $bundle/run.sh
-cp "$(dirname "$0")/check_graph_guards.sh" $bundle/
+cp "$(dirname "$0")/check_graph_guards.sh" "$(dirname "$0")/step7_models.sh" $bundle/
 
 say "shared libraries"
 for program in $bundle/bin/*; do ldd "$program"; done | awk '/=> \//{print $3}' | sort -u |

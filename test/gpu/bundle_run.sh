@@ -219,7 +219,9 @@ fi
 
 if want 7; then
   say "7. the model files (GPT-2, LLaMA with and without grouped-query attention, prefix LM, pre-LN Transformer, score biases, every op, AdamW): GPU step vs CPU step"
-  for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias EveryOp AdamW; do
+  # shellcheck source=test/gpu/step7_models.sh
+  source "$here/step7_models.sh"
+  for model in $step7_models; do
     for precision in fp32 bf16; do
       lm=${model/@/_}_$precision
       limit 120 "$bin/${lm}_gpu" "${common[@]}" --loss-log "$work/${lm}_gpu.loss" --dump-params "$work/${lm}_gpu.params" \
@@ -228,8 +230,7 @@ if want 7; then
       python3 "$compare" "$work/${lm}_gpu.loss" "$here/${lm}_cpu.loss" "$work/${lm}_gpu.params" "$here/${lm}_cpu.params" \
         "${tolerances[@]}"
       verdict $? "7 $model $precision step"
-      # EveryOp and AdamW have no attention to fuse.
-      if [ $precision = bf16 ] && [ $model != EveryOp ] && [ $model != AdamW ]; then
+      if [ $precision = bf16 ] && step7_has_attention $model; then
         limit 120 "$bin/${lm}_gpu" "${common[@]}" --fused-attention --loss-log "$work/${lm}_fused.loss" \
           --dump-params "$work/${lm}_fused.params" --checkpoint "$work/${lm}_fused.ckpt" 2>&1 | tee "$work/${lm}_fused.txt"
         # A score bias keeps attention on the batched GEMMs, and says so.

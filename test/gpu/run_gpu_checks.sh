@@ -187,16 +187,10 @@ done
 echo "lines where the GPU's and the CPU's beam search differ: $(differing "$work/gpu.beam" "$work/cpu.beam")"
 
 say "7. the model files on the GPU: GPU step vs CPU step; a GPT generating"
-# FILE or FILE@PRESET (the file's default preset otherwise); ScoreBias,
-# EveryOp and AdamW are the lit tests' models of learned and ALiBi score
-# biases, of every op of the DSL (no attention), and of AdamW's cases.
-for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias EveryOp AdamW; do
-  case $model in
-    ScoreBias) file=test/lit/model-file/Inputs/score-bias.cpp ;;
-    EveryOp) file=test/lit/model-file/Inputs/every-op.cpp ;;
-    AdamW) file=test/lit/model-file/Inputs/adamw.cpp ;;
-    *) file=models/examples/${model%@*}.cpp ;;
-  esac
+# shellcheck source=test/gpu/step7_models.sh
+source "$(dirname "$0")/step7_models.sh"
+for model in $step7_models; do
+  file=$(step7_file "$model")
   preset=(); [[ $model == *@* ]] && preset=(--preset "${model#*@}")
   for precision in fp32 bf16; do
     lm=$work/${model/@/_}_$precision
@@ -207,8 +201,7 @@ for model in Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias 
     done
     if [ $precision = fp32 ]; then tolerances=(1e-4); else tolerances=(2e-4 5e-3); fi
     python3 $compare "${lm}_gpu.loss" "${lm}_cpu.loss" "${lm}_gpu.params" "${lm}_cpu.params" "${tolerances[@]}"
-    # EveryOp and AdamW have no attention to fuse.
-    if [ $precision = bf16 ] && [ "$model" != EveryOp ] && [ "$model" != AdamW ]; then
+    if [ $precision = bf16 ] && step7_has_attention "$model"; then
       on_gpu "${lm}_gpu" "${common[@]}" --fused-attention --loss-log "${lm}_fused.loss" --dump-params "${lm}_fused.params" --checkpoint "${lm}_fused.ckpt" 2>&1 | tee "${lm}_fused.txt"
       # A score bias keeps attention on the batched GEMMs, and says so.
       if [ "$model" = ScoreBias ]; then
