@@ -1,5 +1,6 @@
 //===- EmitContext.cpp - where each value lives, formatting helpers -------===//
 #include "codegen/lowering/EmitContext.h"
+#include "codegen/lowering/StepOpCost.h"
 
 #include "ir/TgLocations.h"
 #include "ir/TgOps.h"
@@ -36,8 +37,13 @@ std::string doubleLiteral(double value) {
 
 std::string stepOpRow(Operation *op) {
   // A fused group names the ops it computes.
-  return "{" + stringLiteral(op->getName().getStringRef()) + ", " +
-         stringLiteral(describeOp(op)) + "}";
+  std::string row = "{";
+  row += stringLiteral(op->getName().getStringRef());
+  row += ", ";
+  row += stringLiteral(describeOp(op));
+  row += ", " + std::to_string(operandAndResultBytes(op));
+  row += ", " + std::to_string(productFlops(op)) + "}";
+  return row;
 }
 
 std::string stringLiteral(StringRef text, bool newlines) {

@@ -40,7 +40,8 @@ std::string arrayLiteral(llvm::ArrayRef<int64_t> values);
 std::string stringLiteral(llvm::StringRef text, bool newlines = false);
 
 /// `op`'s row of a step's table of ops (runtime::StepOp, for --profile):
-/// "{\"tg.matmul\", \"tg.matmul at file:line:col\"}", both string literals.
+/// "{\"tg.matmul\", \"tg.matmul at file:line:col\", BYTES, FLOPS}", two
+/// string literals and StepOpCost.h's two figures.
 std::string stepOpRow(mlir::Operation *op);
 /// The row of a step's call that is no op: its results' finish.
 inline constexpr const char *kStepResultsRow =

@@ -128,6 +128,10 @@ struct CompiledCache {
 struct StepOp {
   const char *kind; ///< "tg.matmul"
   const char *what; ///< "tg.matmul at models/Transformer.cpp:130:33"
+  /// Its tensor operands' and results' bytes, each counted once (a lower
+  /// bound of its memory traffic), and its products' floating-point
+  /// operations (0 for an op without; codegen/lowering/StepOpCost.h).
+  int64_t bytes = 0, flops = 0;
 };
 
 /// profileStep's clock: lap(t) adds the seconds since the last lap (or the

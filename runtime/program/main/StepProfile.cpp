@@ -57,19 +57,41 @@ byTime(const std::map<std::string, double> &totals) {
   return sorted;
 }
 
+/// A kind's bytes and floating-point operations over the profiled steps.
+struct Work {
+  double bytes = 0.0, flops = 0.0;
+};
+
+/// `amount` (bytes or operations) a second, in billions, 9 wide; "-" for
+/// none, or where the time is too short to say (under a microsecond a
+/// step, as a no-op's).
+static std::string perSecond(double amount, double seconds, int64_t steps) {
+  char text[32];
+  if (amount > 0.0 && seconds > 1e-6 * static_cast<double>(steps))
+    std::snprintf(text, sizeof text, "%9.1f", amount / seconds / 1e9);
+  else
+    std::snprintf(text, sizeof text, "%9s", "-");
+  return text;
+}
+
 void StepProfile::print(std::FILE *out) const {
   std::map<std::string, double> byKind, byWhat;
+  std::map<std::string, Work> workByKind;
   double total = 0.0, gemm = 0.0;
   int64_t stepCount = 0;
   for (int b = 0; b < model.numBuckets; ++b) {
     stepCount += steps[b];
     const CompiledBucket &bucket = model.buckets[b];
     for (int i = 0; i < bucket.numStepOps; ++i) {
+      const StepOp &op = bucket.stepOps[i];
       double s = seconds[b][i];
-      byKind[bucket.stepOps[i].kind] += s;
-      byWhat[bucket.stepOps[i].what] += s;
+      byKind[op.kind] += s;
+      byWhat[op.what] += s;
+      Work &work = workByKind[op.kind];
+      work.bytes += static_cast<double>(op.bytes) * steps[b];
+      work.flops += static_cast<double>(op.flops) * steps[b];
       total += s;
-      if (isGemm(bucket.stepOps[i].kind))
+      if (isGemm(op.kind))
         gemm += s;
     }
   }
@@ -88,10 +110,17 @@ void StepProfile::print(std::FILE *out) const {
   auto perStep = [&](double s) { return 1e3 * s / stepCount; };
   std::fprintf(out, "profile of %lld steps: %.2f ms/step in the ops\n",
                static_cast<long long>(stepCount), perStep(total));
-  std::fprintf(out, "  %-28s %10s %7s\n", "op kind", "ms/step", "share");
-  for (const auto &[kind, s] : byTime(byKind))
-    std::fprintf(out, "  %-28s %10.3f %6.1f%%\n", kind.c_str(), perStep(s),
-                 100.0 * s / total);
+  // GB/s: the kind's operands and results, each read or written once, a
+  // second (a lower bound of its traffic); GFLOP/s: its products'.
+  std::fprintf(out, "  %-28s %10s %7s %9s %9s\n", "op kind", "ms/step", "share",
+               "GB/s", "GFLOP/s");
+  for (const auto &[kind, s] : byTime(byKind)) {
+    const Work &work = workByKind.at(kind);
+    std::fprintf(out, "  %-28s %10.3f %6.1f%% %s %s\n", kind.c_str(),
+                 perStep(s), 100.0 * s / total,
+                 perSecond(work.bytes, s, stepCount).c_str(),
+                 perSecond(work.flops, s, stepCount).c_str());
+  }
   std::fprintf(out, "GEMMs (tg.matmul, tg.linear, tg.output_loss): %.1f%% of "
                     "the step, the rest %.1f%%\n",
                100.0 * gemm / total, 100.0 * (total - gemm) / total);
