@@ -4,7 +4,8 @@
 # AdamW are the lit tests' models of learned and ALiBi score biases, of
 # every op of the DSL, and of AdamW's cases.
 # shellcheck shell=bash
-step7_models="Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer ScoreBias EveryOp AdamW"
+step7_models="Gpt2 Llama Llama@tiny-gqa DecoderOnlyLm PreLnTransformer
+  ScoreBias EveryOp AdamW"
 
 # step7_file MODEL: its source file, from the repository's root.
 step7_file() {
