@@ -35,8 +35,9 @@ CALLS_PER_STEP = {"padded": 12, "causal": 6}
 def tgc_rows(binary, repeats):
     """tgc's rows: one dict per (model, kind, path), and the fused-vs-GEMMs
     differences per (model, kind)."""
+    # Its errors go to stderr, as they come.
     output = subprocess.run([binary, "--repeats", str(repeats)], check=True,
-                            capture_output=True, text=True).stdout
+                            stdout=subprocess.PIPE, text=True).stdout
     rows, differences = [], {}
     for line in output.splitlines():
         record = json.loads(line)
@@ -124,7 +125,10 @@ def main():
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
 
-    rows, differences = tgc_rows(args.tgc, args.repeats)
+    try:
+        rows, differences = tgc_rows(args.tgc, args.repeats)
+    except (OSError, subprocess.CalledProcessError) as error:
+        sys.exit(f"gpu_attention.py: tgc's side did not run: {error}")
     import torch
     print(f"GPU: {torch.cuda.get_device_name()}; PyTorch {torch.__version__}, "
           f"cuDNN {torch.backends.cudnn.version()}")
