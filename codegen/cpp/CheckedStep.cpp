@@ -107,7 +107,8 @@ LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
   writeCalls(guard, false);
   os << "}\n\n";
   // --profile: the same calls, each followed by a lap of the clock.
-  os << "// trainStep's ops in order, for --profile: kind, what.\n"
+  os << "// trainStep's ops in order, for --profile: kind, what, "
+        "bytes, flops.\n"
      << "const StepOp kTrainStepOps[] = {\n";
   for (const std::string &call : calls) {
     auto check = checks.find(call);

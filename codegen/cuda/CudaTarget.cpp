@@ -115,7 +115,8 @@ LogicalResult CudaTarget::writeEntry(const EntryFunction &entry,
   // --profile: the same calls, the ops one by one (no CUDA graph), each
   // marked, so that the device's records give each op its kernels' time.
   ArrayRef<OpCall> ops = calls.slice(first, last - first);
-  os << "// " << entry.name << "'s ops in order, for --profile: kind, what.\n"
+  os << "// " << entry.name << "'s ops in order, for --profile: kind, what, "
+        "bytes, flops.\n"
      << "const StepOp kTrainStepOps[] = {\n";
   for (const OpCall &call : ops) {
     auto check = checks->find(call.function);
