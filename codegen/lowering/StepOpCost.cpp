@@ -17,7 +17,8 @@ int64_t elementsOf(Value value) {
 
 int64_t bytesOf(Value value) {
   auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
+  if (!type || !type.hasStaticShape() ||
+      !type.getElementType().isIntOrFloat())
     return 0;
   int64_t bits = type.getElementType().getIntOrFloatBitWidth();
   return type.getNumElements() * ((bits + 7) / 8);
