@@ -8,8 +8,8 @@
 // training binary.
 //
 // Built with the project (bench/CMakeLists.txt) as build/bench/gemm_peak;
-// bench/sides.py compiles its own copy. Run: build/bench/gemm_peak 512 1024
-// 2048
+// bench/sides.py compiles its own copy.
+// Run: build/bench/gemm_peak 512 1024 2048
 #include <cblas.h>
 #include <dnnl.hpp>
 

@@ -9,8 +9,8 @@
 // loss's three products per chunk of 1024 rows.
 //
 // Built with the project (bench/CMakeLists.txt) as build/bench/gemm_shapes.
-// Run: OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/gemm_shapes M d f
-// V [bf16]
+// Run:
+//   OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 build/bench/gemm_shapes M d f V [bf16]
 //   (2L row: 1024 128 512 1000; 3L: 2048 256 1024 8000; 6L: 2048 512 2048 8000)
 // With bf16: the same shapes on bf16 operands (tg-mixed-precision), f32
 // results: oneDNN's dnnl_gemm_bf16bf16f32 (cpu::bf16GemmCall), a matmul
