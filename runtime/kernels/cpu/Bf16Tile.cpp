@@ -1,93 +1,26 @@
 //===- Bf16Tile.cpp - small bf16 products for attention tiles ---------===//
 //
-// vdpbf16ps multiplies pairs: each 32-bit word of its operands holds two
-// bf16 values adjacent along k. So b is packed into lines of 16 words,
-// word (p, j) = (b[2p][j], b[2p+1][j]), zero past n and past an odd k, and
-// a is read as words (a[i][2p], a[i][2p+1]) from wherever they lie: in
-// place for a row-major bf16 a (the queries), else from a rounded copy.
-// The kernel keeps an 8 x 32 block of out in 16 registers and, per pair,
-// loads two lines of b and broadcasts one word of a per row (16 vdpbf16ps
-// for 10 loads). The packing is vectorized for the layouts attention has:
-// two rows interleaved (b row-major, or a transposed) and a 32-bit
-// transpose for b = k^T of bf16 keys.
+// The products run on AMX tiles where the CPU and the OS allow them
+// (AmxTile.cpp), else on vdpbf16ps here. This kernel keeps an 8 x 32 block
+// of out in 16 registers and, per pair along k (Bf16Pairs.h), loads two
+// lines of b and broadcasts one word of a per row (16 vdpbf16ps for 10
+// loads). Without AVX512-BF16, scalar code makes the same sums.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/kernels/cpu/Bf16Tile.h"
+#include "runtime/kernels/cpu/AmxTile.h"
+#include "runtime/kernels/cpu/Bf16Pairs.h"
 
-#include <algorithm>
 #include <cstring>
-#include <vector>
-
-#ifdef __AVX512BF16__
-#include <immintrin.h>
-#endif
 
 namespace tgc::cpu {
 
-using runtime::Bf16;
+using namespace pairs;
 
 namespace {
 
-constexpr int64_t kLine = 16; // words of b per 64-byte line
-
-inline uint32_t bitsOf(Bf16 x) { return x.bits; }
-inline uint32_t bitsOf(float x) { return runtime::roundToBf16(x).bits; }
-
-/// The word of elements `first` and `first + step` (0 for the second past
-/// an odd k).
-template <typename T>
-inline uint32_t pairOf(const T *x, int64_t first, int64_t step, bool second) {
-  return bitsOf(x[first]) | (second ? bitsOf(x[first + step]) : 0u) << 16;
-}
-
-#ifdef __AVX512BF16__
-/// 16 elements as bf16 bits in the low halves of 16 words.
-inline __m512i halves(const float *x, __mmask16 valid) {
-  __m256bh rounded = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(valid, x));
-  return _mm512_cvtepu16_epi32((__m256i)rounded);
-}
-inline __m512i halves(const Bf16 *x, __mmask16 valid) {
-  return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, x));
-}
-inline __mmask16 firstLanes16(int64_t count) {
-  return static_cast<__mmask16>(count >= 16 ? 0xffff : (1u << count) - 1u);
-}
-#endif
-
-/// words[c] = (even[c], odd[c]) for c < count: two rows interleaved, odd
-/// null past an odd k.
-template <typename T>
-void interleave(const T *even, const T *odd, uint32_t *words, int64_t count) {
-  int64_t c = 0;
-#ifdef __AVX512BF16__
-  for (; c < count; c += 16) {
-    __mmask16 valid = firstLanes16(count - c);
-    __m512i low = halves(even + c, valid);
-    __m512i high = odd ? _mm512_slli_epi32(halves(odd + c, valid), 16)
-                       : _mm512_setzero_si512();
-    _mm512_mask_storeu_epi32(words + c, valid, _mm512_or_si512(low, high));
-  }
-#endif
-  for (; c < count; ++c)
-    words[c] = bitsOf(even[c]) | (odd ? bitsOf(odd[c]) : 0u) << 16;
-}
-
-/// The thread's packed operands, kept across calls (attention calls this
-/// from inside its parallel loop, several times per block).
-struct Packed {
-  std::vector<uint32_t> a, b;
-};
-Packed &packedScratch() {
-  thread_local Packed packed;
-  return packed;
-}
-
-/// a as words: word (i, p) at words[i * row + p * pair].
-struct PairWords {
-  const uint32_t *words;
-  int64_t row, pair;
-};
-
+/// a as words for the vector kernel: in place when it is row-major bf16
+/// with whole pairs, else rounded into `scratch` (pair-major when a is
+/// transposed).
 template <typename T>
 PairWords packA(TileOperand<T> a, int64_t m, int64_t k,
                 std::vector<uint32_t> &scratch) {
@@ -104,58 +37,10 @@ PairWords packA(TileOperand<T> a, int64_t m, int64_t k,
                  scratch.data() + p * m, m);
     return {scratch.data(), 1, m};
   }
-  for (int64_t i = 0; i < m; ++i) {
-    const T *row = a.data + i * a.rowStride;
-    uint32_t *words = scratch.data() + i * pairs;
-    int64_t p = 0;
-#ifdef __AVX512BF16__
-    if constexpr (std::is_same_v<T, float>)
-      if (a.colStride == 1)
-        for (; p + 16 <= k / 2; p += 16)
-          _mm512_storeu_si512(
-              words + p, (__m512i)_mm512_cvtne2ps_pbh(
-                             _mm512_loadu_ps(row + 2 * p + 16),
-                             _mm512_loadu_ps(row + 2 * p)));
-#endif
-    for (; p < pairs; ++p)
-      words[p] = pairOf(row, 2 * p * a.colStride, a.colStride, 2 * p + 1 < k);
-  }
+  for (int64_t i = 0; i < m; ++i)
+    rowPairs(a.data + i * a.rowStride, a.colStride, k,
+             scratch.data() + i * pairs);
   return {scratch.data(), pairs, 1};
-}
-
-template <typename T>
-void packB(TileOperand<T> b, int64_t k, int64_t n, int64_t lines,
-           std::vector<uint32_t> &packed) {
-  const int64_t pairs = (k + 1) / 2, width = lines * kLine;
-  packed.resize(pairs * width);
-  if (b.colStride == 1) { // row-major: rows 2p and 2p+1 interleaved
-    for (int64_t p = 0; p < pairs; ++p) {
-      uint32_t *line = packed.data() + p * width;
-      interleave(b.data + 2 * p * b.rowStride,
-                 2 * p + 1 < k ? b.data + (2 * p + 1) * b.rowStride : nullptr,
-                 line, n);
-      std::fill(line + n, line + width, 0u);
-    }
-    return;
-  }
-  // b = x^T with x's rows `colStride` apart: word (p, j) is the word p of
-  // x's row j when x is bf16 (a 32-bit transpose).
-  for (int64_t p = 0; p < pairs; ++p)
-    std::fill(packed.data() + p * width + n, packed.data() + (p + 1) * width, 0u);
-  if constexpr (std::is_same_v<T, Bf16>)
-    if (b.rowStride == 1 && k % 2 == 0 && b.colStride % 2 == 0 &&
-        reinterpret_cast<uintptr_t>(b.data) % 4 == 0) {
-      const uint32_t *x = reinterpret_cast<const uint32_t *>(b.data);
-      const int64_t xRow = b.colStride / 2;
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t p = 0; p < pairs; ++p)
-          packed[p * width + j] = x[j * xRow + p];
-      return;
-    }
-  for (int64_t p = 0; p < pairs; ++p)
-    for (int64_t j = 0; j < n; ++j)
-      packed[p * width + j] = pairOf(b.data, 2 * p * b.rowStride + j * b.colStride,
-                                     b.rowStride, 2 * p + 1 < k);
 }
 
 #ifdef __AVX512BF16__
@@ -257,10 +142,14 @@ void multiplyPacked(PairWords a, const uint32_t *b, int64_t m, int64_t n,
 
 } // namespace
 
+TileUnit fastestTileUnit() {
+  return amxTilesUsable() ? TileUnit::Amx : TileUnit::Vectors;
+}
+
 template <typename A, typename B>
 void bf16TileProduct(TileOperand<A> a, TileOperand<B> b, float *out,
                      int64_t ldOut, int64_t m, int64_t n, int64_t k,
-                     float alpha, float beta) {
+                     float alpha, float beta, TileUnit unit) {
   if (m == 0 || n == 0)
     return;
   if (k == 0) {
@@ -269,8 +158,10 @@ void bf16TileProduct(TileOperand<A> a, TileOperand<B> b, float *out,
         out[i * ldOut + j] = beta == 0.0f ? 0.0f : beta * out[i * ldOut + j];
     return;
   }
+  if (unit == TileUnit::Amx && amxTilesUsable())
+    return amxTileProduct(a, b, out, ldOut, m, n, k, alpha, beta);
   const int64_t lines = (n + kLine - 1) / kLine;
-  Packed &packed = packedScratch();
+  PackedOperands &packed = packedOperands();
   PairWords words = packA(a, m, k, packed.a);
   packB(b, k, n, lines, packed.b);
   multiplyPacked(words, packed.b.data(), m, n, (k + 1) / 2, lines, out, ldOut,
@@ -278,10 +169,13 @@ void bf16TileProduct(TileOperand<A> a, TileOperand<B> b, float *out,
 }
 
 template void bf16TileProduct(TileOperand<Bf16>, TileOperand<Bf16>, float *,
-                              int64_t, int64_t, int64_t, int64_t, float, float);
+                              int64_t, int64_t, int64_t, int64_t, float, float,
+                              TileUnit);
 template void bf16TileProduct(TileOperand<float>, TileOperand<Bf16>, float *,
-                              int64_t, int64_t, int64_t, int64_t, float, float);
+                              int64_t, int64_t, int64_t, int64_t, float, float,
+                              TileUnit);
 template void bf16TileProduct(TileOperand<float>, TileOperand<float>, float *,
-                              int64_t, int64_t, int64_t, int64_t, float, float);
+                              int64_t, int64_t, int64_t, int64_t, float, float,
+                              TileUnit);
 
 } // namespace tgc::cpu

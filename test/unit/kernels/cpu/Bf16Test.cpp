@@ -374,57 +374,74 @@ TEST(CpuKernels, WeightBiasGradIsMatmulAndReduce) {
   }
 }
 
-// Attention's tile products: bf16 operands read in place or f32 ones
-// rounded as they are packed, each of them row-major or transposed, on
-// shapes with partial register blocks (m not a multiple of 8, n of 16)
-// and an odd k; beta 0 must not read out (NaN there), beta 1 adds.
+// Attention's tile products on each unit this CPU has (the vectors, and
+// AMX where usable): bf16 operands read in place or f32 ones rounded as
+// they are packed, each of them row-major or transposed, on shapes with
+// partial register blocks and tiles (m not a multiple of 8 or 16, n of 16)
+// and an odd k, whole AMX tiles (out read and written in place) and
+// several tiles along k; alpha other than 1; beta 0 must not read out (NaN
+// there), beta 1 adds.
 TEST(CpuKernels, Bf16TileProductMatchesTheReferenceOnTheRoundedValues) {
   const std::array<int64_t, 3> shapes[] = {
-      {37, 53, 24}, {64, 64, 64}, {8, 16, 2}, {5, 40, 37}, {1, 1, 1}};
-  for (auto [m, n, k] : shapes)
-    for (int layout = 0; layout < 4; ++layout)
-      for (float beta : {0.0f, 1.0f}) {
-        bool ta = layout & 1, tb = layout & 2;
-        std::vector<float> a = uniform(m * k, 11), b = uniform(k * n, 12);
-        std::vector<Bf16> a16 = rounded(a), b16 = rounded(b);
-        HostTensor expected =
-            reference::matmul(host(widened(a16), ta ? std::vector<int64_t>{k, m}
-                                                    : std::vector<int64_t>{m, k}),
-                              host(widened(b16), tb ? std::vector<int64_t>{n, k}
-                                                    : std::vector<int64_t>{k, n}),
-                              ta, tb);
-        std::vector<float> start = uniform(m * n, 13);
-        if (beta != 0.0f)
+      {37, 53, 24}, {64, 64, 64}, {8, 16, 2},  {5, 40, 37},
+      {1, 1, 1},    {32, 64, 32}, {48, 40, 96}};
+  std::vector<cpu::TileUnit> units = {cpu::TileUnit::Vectors};
+  if (cpu::fastestTileUnit() == cpu::TileUnit::Amx)
+    units.push_back(cpu::TileUnit::Amx);
+  for (cpu::TileUnit unit : units)
+    for (auto [m, n, k] : shapes)
+      for (int layout = 0; layout < 4; ++layout)
+        for (auto [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{1.0f, 1.0f},
+                                   std::pair{0.5f, 1.0f}}) {
+          bool ta = layout & 1, tb = layout & 2;
+          std::vector<float> a = uniform(m * k, 11), b = uniform(k * n, 12);
+          std::vector<Bf16> a16 = rounded(a), b16 = rounded(b);
+          HostTensor expected = reference::matmul(
+              host(widened(a16), ta ? std::vector<int64_t>{k, m}
+                                    : std::vector<int64_t>{m, k}),
+              host(widened(b16), tb ? std::vector<int64_t>{n, k}
+                                    : std::vector<int64_t>{k, n}),
+              ta, tb);
+          std::vector<float> start = uniform(m * n, 13);
           for (int64_t i = 0; i < m * n; ++i)
-            expected.data[i] += start[i];
-        auto operand = [](const auto *data, bool transposed, int64_t rows,
-                          int64_t cols) {
-          using E = std::remove_cv_t<std::remove_pointer_t<decltype(data)>>;
-          return transposed ? cpu::TileOperand<E>{data, 1, rows}
-                            : cpu::TileOperand<E>{data, cols, 1};
-        };
-        std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" +
-                           std::to_string(k) + (ta ? " aT" : "") +
-                           (tb ? " bT" : "") + " beta " + std::to_string(beta);
-        // Row stride 5 floats wider than n: the kernel writes only n.
-        const int64_t ld = n + 5;
-        auto run = [&](auto aOperand, auto bOperand) {
-          std::vector<float> out(m * ld, std::nanf(""));
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j)
-              if (beta != 0.0f)
-                out[i * ld + j] = start[i * n + j];
-          cpu::bf16TileProduct(aOperand, bOperand, out.data(), ld, m, n, k,
-                               1.0f, beta);
-          return resultRows(out, m, n, ld, what);
-        };
-        expectClose("bf16 tile " + what,
-                    run(operand(a16.data(), ta, m, k), operand(b16.data(), tb, k, n)),
-                    expected, kGemmTolerance);
-        expectClose("f32-rounded tile " + what,
-                    run(operand(a.data(), ta, m, k), operand(b.data(), tb, k, n)),
-                    expected, kGemmTolerance);
-      }
+            expected.data[i] = alpha * expected.data[i] + beta * start[i];
+          auto operand = [](const auto *data, bool transposed, int64_t rows,
+                            int64_t cols) {
+            using E = std::remove_cv_t<std::remove_pointer_t<decltype(data)>>;
+            return transposed ? cpu::TileOperand<E>{data, 1, rows}
+                              : cpu::TileOperand<E>{data, cols, 1};
+          };
+          std::string what =
+              std::string(unit == cpu::TileUnit::Amx ? "amx " : "vectors ") +
+              std::to_string(m) + "x" + std::to_string(n) + "x" +
+              std::to_string(k) + (ta ? " aT" : "") + (tb ? " bT" : "") +
+              " alpha " + std::to_string(alpha) + " beta " +
+              std::to_string(beta);
+          // Row stride 5 floats wider than n: the kernel writes only n.
+          const int64_t ld = n + 5;
+          auto run = [&](auto aOperand, auto bOperand) {
+            std::vector<float> out(m * ld, std::nanf(""));
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j)
+                if (beta != 0.0f)
+                  out[i * ld + j] = start[i * n + j];
+            cpu::bf16TileProduct(aOperand, bOperand, out.data(), ld, m, n, k,
+                                 alpha, beta, unit);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = n; j < ld; ++j)
+                EXPECT_TRUE(std::isnan(out[i * ld + j]))
+                    << what << ": wrote past n at " << i << ", " << j;
+            return resultRows(out, m, n, ld, what);
+          };
+          expectClose(
+              "bf16 tile " + what,
+              run(operand(a16.data(), ta, m, k), operand(b16.data(), tb, k, n)),
+              expected, kGemmTolerance);
+          expectClose(
+              "f32-rounded tile " + what,
+              run(operand(a.data(), ta, m, k), operand(b.data(), tb, k, n)),
+              expected, kGemmTolerance);
+        }
 }
 
 } // namespace
