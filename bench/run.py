@@ -5,9 +5,11 @@ Rows of full-length batches (the shapes people train with), rows of small
 batches (the built-in reverse task), and a row under load (two copies of one
 tgc binary at once). For each: step time on both sides, the ratio, MFU against
 the machine's GEMM peak (the best f32 GEMM, OpenBLAS's or oneDNN's, for f32
-rows and PyTorch; oneDNN's bf16 GEMM for bf16 rows), the GEMMs' share of the step and the peak RSS. tgc runs in f32 and,
-with --precision=bf16 (mixed precision), again in bf16; PyTorch in f32, as it
-trains on CPUs. See bench/README.md.
+rows; oneDNN's bf16 GEMM for bf16 rows), the GEMMs' share of the step and the
+peak RSS. tgc runs in f32 and, with --precision=bf16 (mixed precision), again in
+bf16; PyTorch in f32 and, for the bf16 rows, under torch.autocast's bf16 (its
+fastest setting on a CPU with bf16 instructions): each tgc row against PyTorch
+in the same precision. See bench/README.md.
 """
 import argparse
 import json
@@ -67,17 +69,22 @@ def measure_row(name, args, python, tmp, env, torch_env):
         data = ["--train-source", files[0], "--train-target", files[1]]
     else:
         data = ["--task", "reverse"]
-    runs = {"tgc": [], "tgc_bf16": [], "pytorch": []}
+    runs = {"tgc": [], "tgc_bf16": [], "pytorch": [], "pytorch_bf16": []}
     for _ in range(repeats):
         runs["tgc"].append(sides.run_tgc(exe, data, steps, warmup, env))
-        if bf16_exe:
-            runs["tgc_bf16"].append(sides.run_tgc(bf16_exe, data, steps, warmup, env))
         runs["pytorch"].append(sides.run_pytorch(python, preset, config, steps, warmup,
                                                  args.threads, full, torch_env))
+        if bf16_exe:
+            runs["tgc_bf16"].append(sides.run_tgc(bf16_exe, data, steps, warmup, env))
+            runs["pytorch_bf16"].append(sides.run_pytorch(
+                python, preset, config, steps, warmup, args.threads, full, torch_env,
+                "bf16"))
     torch = summarize(runs["pytorch"], runs["pytorch"])
     tgc = summarize(runs["tgc"], runs["pytorch"])
     tgc["parameters"] = parameters
-    tgc_bf16 = summarize(runs["tgc_bf16"], runs["pytorch"]) if bf16_exe else None
+    tgc_bf16 = summarize(runs["tgc_bf16"], runs["pytorch_bf16"]) if bf16_exe else None
+    torch_bf16 = (summarize(runs["pytorch_bf16"], runs["pytorch_bf16"])
+                  if bf16_exe else None)
     if tgc["parameters"] != torch["parameters"]:
         sys.exit(f"error: {name}: the parameter counts differ ({tgc['parameters']} vs "
                  f"{torch['parameters']}): the two models are not the same")
@@ -86,7 +93,7 @@ def measure_row(name, args, python, tmp, env, torch_env):
     return {"row": name, "batch": f"{c.batch_size}x{c.source_length}/{c.target_length}",
             "full_length": full, "train_gflop": gflop, "gemm_gflop": gemm_gflop,
             "tgc": tgc, "tgc_bf16": tgc_bf16,
-            "pytorch": torch, "repeats": repeats,
+            "pytorch": torch, "pytorch_bf16": torch_bf16, "repeats": repeats,
             "exe": exe, "data": data, "steps": steps, "warmup": warmup}
 
 
@@ -129,13 +136,16 @@ def table(rows, peak, peak_bf16):
               "GEMM share tgc / PT", "tgc GEMMs GFLOP/s", "tok/s tgc / PT",
               "RSS MiB tgc / PT", "RSS tgc/PT", "tgc RSS / planned")
     lines = [header]
-    sides_of = lambda r: [(r["row"], r["tgc"], peak)] + (
-        [(r["row"] + " bf16", r["tgc_bf16"], peak_bf16)] if r.get("tgc_bf16") else [])
-    for r, (label, t, t_peak) in ((r, side) for r in rows for side in sides_of(r)):
-        p, g = r["pytorch"], r["train_gflop"]
-        mfu = lambda side, limit=peak: 100 * g / side["ms"] * 1e3 / limit
+    # Each tgc row against PyTorch in the same precision, and both MFUs
+    # against that precision's GEMM peak.
+    sides_of = lambda r: [(r["row"], r["tgc"], r["pytorch"], peak)] + (
+        [(r["row"] + " bf16", r["tgc_bf16"], r["pytorch_bf16"], peak_bf16)]
+        if r.get("tgc_bf16") else [])
+    for r, (label, t, p, t_peak) in ((r, side) for r in rows for side in sides_of(r)):
+        g = r["train_gflop"]
+        mfu = lambda side: 100 * g / side["ms"] * 1e3 / t_peak
         lines.append((label, r["batch"], f"{g:.1f}", f"{t['ms']:.1f} / {p['ms']:.1f}",
-                      ratio_text(t["ratios"]), f"{mfu(t, t_peak):.0f}% / {mfu(p):.0f}%",
+                      ratio_text(t["ratios"]), f"{mfu(t):.0f}% / {mfu(p):.0f}%",
                       f"{100 * t['gemm_share']:.0f}% / {100 * p['gemm_share']:.0f}%",
                       gemm_rate_text(r["gemm_gflop"], t, t_peak),
                       f"{t['tokens_per_s']:.0f} / {p['tokens_per_s']:.0f}",
@@ -162,8 +172,8 @@ def main():
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--precisions", default="fp32,bf16",
-                        help="tgc's GEMM precisions to run (default fp32,bf16); "
-                             "PyTorch runs f32")
+                        help="the precisions to run (default fp32,bf16), each on both "
+                             "sides (PyTorch's bf16: torch.autocast)")
     args = parser.parse_args()
     if args.repeats is not None and args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -217,8 +227,8 @@ def main():
 
     bf16_peak = f"{peak_bf16:.1f}" if peak_bf16 else "- (no bf16 instructions)"
     print(f"\n{machine['cpu']}; {args.threads} threads; GEMM peaks: f32 {peak:.1f}, "
-          f"bf16 {bf16_peak} GFLOP/s (MFU of f32 rows and PyTorch against the first, "
-          f"of bf16 rows against the second); PyTorch {machine['pytorch']} with {allocator}; load average "
+          f"bf16 {bf16_peak} GFLOP/s (MFU of the f32 rows against the first, of the "
+          f"bf16 rows against the second; PyTorch's bf16 is torch.autocast); PyTorch {machine['pytorch']} with {allocator}; load average "
           f"{machine['load_average_start']:.2f} at start, {machine['load_average_end']:.2f} "
           "at end\n")
     table(rows, peak, peak_bf16)

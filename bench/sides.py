@@ -174,10 +174,14 @@ def run_tgc(exe, data, steps, warmup, env):
     return tgc_result(argv, output, rss, steps, warmup)
 
 
-def run_pytorch(python, preset, config, steps, warmup, threads, full_length, env):
+def run_pytorch(python, preset, config, steps, warmup, threads, full_length, env,
+                precision="fp32"):
+    """PyTorch's step; precision bf16: under torch.autocast's bf16 (the peer
+    of tgc --precision=bf16, and PyTorch's fastest on a CPU with bf16
+    instructions)."""
     argv = [python, os.path.join(BENCH, "pytorch_transformer.py"), "--preset", preset,
             "--config", config, "--steps", str(steps), "--warmup", str(warmup),
-            "--threads", str(threads), "--gemm-share", "2"]
+            "--threads", str(threads), "--gemm-share", "2", "--precision", precision]
     output, rss = run_child(argv + (["--full-length"] if full_length else []), env)
     result = json.loads([l for l in output.splitlines() if l.startswith("{")][-1])
     return {"parameters": result["parameters"], "ms": result["step_ms"],
