@@ -7,7 +7,9 @@
 // GELU's and SiLU's backward read and a post-op cannot write) run as GEMMs
 // of blocks of rows, each followed by the bias and the activation over the
 // block while its sums are still in cache, writing the result and the
-// pre-activation in one pass.
+// pre-activation in one pass. Where a block's bf16 product runs on a
+// primitive anyway (AMX), the primitive adds the bias and writes the sums
+// into an f32 pre-activation directly, and the epilogue only activates.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/Elementwise.h"
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 namespace tgc::cpu {
 
@@ -130,6 +133,68 @@ void epilogueOf(Activation activation, float *sums, const float *bias,
   }
 }
 
+/// A block's sums with the bias added by a oneDNN matmul primitive (its
+/// bias post-op) into `to` [count, n], where the dispatch (gemm) would run
+/// the block's product on a primitive anyway: bf16 operands on AMX. The
+/// sums are then the same bits, and the epilogue's bias pass, which read
+/// and wrote the block once more, goes. False elsewhere (nothing written).
+bool sumsOnPrimitive(const Bf16 *input, const Bf16 *weight, const float *bias,
+                     float *to, int64_t count, int64_t k, int64_t n) {
+  return bf16GemmOnPrimitive(count, n, k, false, false, oneDnnHasAmx()) &&
+         matmulPrimitive(input, weight, bias, to, count, n, k, false, false,
+                         0.0f, Activation::none);
+}
+bool sumsOnPrimitive(const float *, const float *, const float *, float *,
+                     int64_t, int64_t, int64_t) {
+  return false;
+}
+
+/// The epilogue of `count` rows of sums that have their bias (from
+/// sumsOnPrimitive): the pre-activation stored where it is kept apart from
+/// the sums, and the activation, through a row of thread scratch for a bf16
+/// result (the same values as epilogue's).
+template <Activation A, typename Out, typename Pre>
+void activationEpilogue(const float *sums, Out *out, Pre *pre, int64_t count,
+                        int64_t n) {
+#pragma omp parallel for schedule(static) if (count * n >= (int64_t{1} << 15))
+  for (int64_t r = 0; r < count; ++r) {
+    const float *row = sums + r * n;
+    if (pre)
+      storeRow(row, pre + r * n, n);
+    if constexpr (A == Activation::none) {
+      storeRow(row, out + r * n, n);
+    } else if constexpr (std::is_same_v<Out, float>) {
+      activateRow<A>(row, out + r * n, n);
+    } else {
+      thread_local std::vector<float> activated;
+      activated.resize(n);
+      activateRow<A>(row, activated.data(), n);
+      storeRow(activated.data(), out + r * n, n);
+    }
+  }
+}
+
+template <typename Out, typename Pre>
+void activationEpilogueOf(Activation activation, const float *sums, Out *out,
+                          Pre *pre, int64_t count, int64_t n) {
+  switch (activation) {
+  case Activation::none:
+    return activationEpilogue<Activation::none>(sums, out, pre, count, n);
+  case Activation::relu:
+    return activationEpilogue<Activation::relu>(sums, out, pre, count, n);
+  case Activation::gelu:
+    return activationEpilogue<Activation::gelu>(sums, out, pre, count, n);
+  case Activation::geluTanh:
+    return activationEpilogue<Activation::geluTanh>(sums, out, pre, count, n);
+  case Activation::silu:
+    return activationEpilogue<Activation::silu>(sums, out, pre, count, n);
+  case Activation::sigmoid:
+    return activationEpilogue<Activation::sigmoid>(sums, out, pre, count, n);
+  case Activation::tanh:
+    return activationEpilogue<Activation::tanh>(sums, out, pre, count, n);
+  }
+}
+
 template <typename T, typename Out, typename Pre>
 void blockedLinear(const T *input, const T *weight, const float *bias,
                    Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
@@ -143,6 +208,18 @@ void blockedLinear(const T *input, const T *weight, const float *bias,
     bias = reusedBuffer<NoBias, float>(n, 0.0f).data();
   for (int64_t r0 = 0; r0 < rows; r0 += kLinearBlockRows) {
     int64_t count = std::min(kLinearBlockRows, rows - r0);
+    // An f32 pre-activation takes the sums itself.
+    float *keptSums = nullptr;
+    if constexpr (std::is_same_v<Pre, float>)
+      keptSums = pre ? pre + r0 * n : nullptr;
+    if (sumsOnPrimitive(input + r0 * k, weight, bias,
+                        keptSums ? keptSums : sums, count, k, n)) {
+      activationEpilogueOf(activation, keptSums ? keptSums : sums, out + r0 * n,
+                           keptSums || !pre ? static_cast<Pre *>(nullptr)
+                                            : pre + r0 * n,
+                           count, n);
+      continue;
+    }
     gemm(input + r0 * k, weight, sums, count, n, k, false, false, 0.0f);
     epilogueOf(activation, sums, bias, out + r0 * n, pre ? pre + r0 * n : pre,
                count, n);
