@@ -81,7 +81,8 @@ def run_torch(python, row, data, steps, warmup, threads, bf16, env):
             "--d-model", str(d), "--heads", str(heads), "--layers", str(layers),
             "--context", str(context), "--batch", str(batch), "--steps", str(steps),
             "--warmup", str(warmup), "--threads", str(threads), "--dropout", str(dropout)]
-    output, rss = sides.run_child(argv + (["--bf16"] if bf16 else []), env)
+    output, rss = sides.run_child(argv + (["--bf16"] if bf16 else []),
+                                  sides.pytorch_wait_env(env, "bf16" if bf16 else "fp32"))
     import json
     result = json.loads([l for l in output.splitlines() if l.startswith("{")][-1])
     return {"ms": result["step_ms"], "tokens_per_s": result["tokens_per_s"],
@@ -97,7 +98,11 @@ def main():
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
     python = sides.torch_python()
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    # Each side waits for work in its fastest way: tgc's programs by their
+    # default, PyTorch per precision (sides.pytorch_wait_env).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["OMP_NUM_THREADS"] = str(args.threads)
     torch_env, allocator = sides.pytorch_env(env)
     bf16 = sides.cpu_has_bf16()
     with tempfile.TemporaryDirectory() as tmp:

@@ -197,11 +197,13 @@ def main():
 
     # Both sides get the same threads: OpenMP for tgc's kernels and PyTorch's
     # ops, OpenBLAS for the GEMMs (tgc: its OpenMP build; PyTorch: its
-    # pthreads build). Both wait passively (tgc's binaries do unless told
-    # otherwise; PyTorch's libgomp is told here): spinning OpenMP workers take
-    # the cores from OpenBLAS's threads and from anything else running.
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               OPENBLAS_NUM_THREADS=str(args.threads), OMP_WAIT_POLICY="passive")
+    # pthreads build). Each side waits for work in its fastest way: tgc's
+    # programs by their own default (a short spin, then sleep), PyTorch as
+    # sides.pytorch_wait_env says for each precision.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(OMP_NUM_THREADS=str(args.threads),
+               OPENBLAS_NUM_THREADS=str(args.threads))
     # OPENBLAS_CORETYPE (seen set to Haswell on machines with AVX-512) makes
     # OpenBLAS use other kernels than its own pick for the CPU, on both
     # sides: 196 instead of 353 GFLOP/s here. Each library picks its own.

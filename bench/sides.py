@@ -80,6 +80,21 @@ def pytorch_env(env):
                 MALLOC_CONF="dirty_decay_ms:-1,muzzy_decay_ms:-1"), "jemalloc"
 
 
+def pytorch_wait_env(torch_env, precision):
+    """PyTorch's fastest waiting policy for its OpenMP workers, per precision
+    (Debian's torch 1.13 on libgomp, 3+3 Transformer row, 2 threads, Intel Xeon
+    with AMX): f32 sleeps at once (OMP_WAIT_POLICY=passive: 902 ms a step,
+    libgomp's spinning default 1382, its spinning workers taking the cores
+    from OpenBLAS's pthreads); bf16 (oneDNN's GEMMs on the OpenMP threads)
+    spins by libgomp's default (389-403 ms, passive 512-525)."""
+    env = dict(torch_env)
+    env.pop("OMP_WAIT_POLICY", None)
+    env.pop("GOMP_SPINCOUNT", None)
+    if precision != "bf16":
+        env["OMP_WAIT_POLICY"] = "passive"
+    return env
+
+
 def gemm_peaks(tmp, env):
     """The f32 (the better of OpenBLAS's and oneDNN's sgemm) and bf16
     (oneDNN) GEMM peaks, GFLOP/s, and the tool's output."""
@@ -182,7 +197,8 @@ def run_pytorch(python, preset, config, steps, warmup, threads, full_length, env
     argv = [python, os.path.join(BENCH, "pytorch_transformer.py"), "--preset", preset,
             "--config", config, "--steps", str(steps), "--warmup", str(warmup),
             "--threads", str(threads), "--gemm-share", "2", "--precision", precision]
-    output, rss = run_child(argv + (["--full-length"] if full_length else []), env)
+    output, rss = run_child(argv + (["--full-length"] if full_length else []),
+                            pytorch_wait_env(env, precision))
     result = json.loads([l for l in output.splitlines() if l.startswith("{")][-1])
     return {"parameters": result["parameters"], "ms": result["step_ms"],
             "tokens_per_s": result["tokens_per_s"], "rss_mib": rss,

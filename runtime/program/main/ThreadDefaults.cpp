@@ -77,7 +77,7 @@ void chooseThreadDefaults(char **argv, double stepFlops) {
     return;
   std::string chosen;
   if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT") &&
-      setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0) == 0)
+      setenv("GOMP_SPINCOUNT", kSpinCount, /*overwrite=*/0) == 0)
     chosen += "wait";
   if (!std::getenv("OMP_NUM_THREADS") && stepFlops < kSmallStepFlops &&
       setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0) == 0)
@@ -108,7 +108,7 @@ void chooseThreadDefaults(char **argv, double stepFlops) {
   // Not in effect: don't report them.
   unsetenv(kChosenVariable);
   if (chosen.find("wait") != std::string::npos)
-    unsetenv("OMP_WAIT_POLICY");
+    unsetenv("GOMP_SPINCOUNT");
   if (chosen.find("threads") != std::string::npos)
     unsetenv("OMP_NUM_THREADS");
 }
