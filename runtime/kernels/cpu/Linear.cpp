@@ -112,24 +112,27 @@ void epilogue(float *sums, const float *bias, Out *out, Pre *pre,
   }
 }
 
-template <typename Out, typename Pre>
-void epilogueOf(Activation activation, float *sums, const float *bias,
-                Out *out, Pre *pre, int64_t count, int64_t n) {
+/// Calls `body` with the activation as a compile-time constant (a
+/// std::integral_constant), so that each epilogue's loops have no branch on
+/// it.
+template <typename Body>
+void withActivation(Activation activation, Body &&body) {
+  using A = Activation;
   switch (activation) {
-  case Activation::none:
-    return epilogue<Activation::none>(sums, bias, out, pre, count, n);
-  case Activation::relu:
-    return epilogue<Activation::relu>(sums, bias, out, pre, count, n);
-  case Activation::gelu:
-    return epilogue<Activation::gelu>(sums, bias, out, pre, count, n);
-  case Activation::geluTanh:
-    return epilogue<Activation::geluTanh>(sums, bias, out, pre, count, n);
-  case Activation::silu:
-    return epilogue<Activation::silu>(sums, bias, out, pre, count, n);
-  case Activation::sigmoid:
-    return epilogue<Activation::sigmoid>(sums, bias, out, pre, count, n);
-  case Activation::tanh:
-    return epilogue<Activation::tanh>(sums, bias, out, pre, count, n);
+  case A::none:
+    return body(std::integral_constant<A, A::none>{});
+  case A::relu:
+    return body(std::integral_constant<A, A::relu>{});
+  case A::gelu:
+    return body(std::integral_constant<A, A::gelu>{});
+  case A::geluTanh:
+    return body(std::integral_constant<A, A::geluTanh>{});
+  case A::silu:
+    return body(std::integral_constant<A, A::silu>{});
+  case A::sigmoid:
+    return body(std::integral_constant<A, A::sigmoid>{});
+  case A::tanh:
+    return body(std::integral_constant<A, A::tanh>{});
   }
 }
 
@@ -174,27 +177,6 @@ void activationEpilogue(const float *sums, Out *out, Pre *pre, int64_t count,
   }
 }
 
-template <typename Out, typename Pre>
-void activationEpilogueOf(Activation activation, const float *sums, Out *out,
-                          Pre *pre, int64_t count, int64_t n) {
-  switch (activation) {
-  case Activation::none:
-    return activationEpilogue<Activation::none>(sums, out, pre, count, n);
-  case Activation::relu:
-    return activationEpilogue<Activation::relu>(sums, out, pre, count, n);
-  case Activation::gelu:
-    return activationEpilogue<Activation::gelu>(sums, out, pre, count, n);
-  case Activation::geluTanh:
-    return activationEpilogue<Activation::geluTanh>(sums, out, pre, count, n);
-  case Activation::silu:
-    return activationEpilogue<Activation::silu>(sums, out, pre, count, n);
-  case Activation::sigmoid:
-    return activationEpilogue<Activation::sigmoid>(sums, out, pre, count, n);
-  case Activation::tanh:
-    return activationEpilogue<Activation::tanh>(sums, out, pre, count, n);
-  }
-}
-
 template <typename T, typename Out, typename Pre>
 void blockedLinear(const T *input, const T *weight, const float *bias,
                    Out *out, Pre *pre, int64_t rows, int64_t k, int64_t n,
@@ -212,17 +194,20 @@ void blockedLinear(const T *input, const T *weight, const float *bias,
     float *keptSums = nullptr;
     if constexpr (std::is_same_v<Pre, float>)
       keptSums = pre ? pre + r0 * n : nullptr;
-    if (sumsOnPrimitive(input + r0 * k, weight, bias,
-                        keptSums ? keptSums : sums, count, k, n)) {
-      activationEpilogueOf(activation, keptSums ? keptSums : sums, out + r0 * n,
-                           keptSums || !pre ? static_cast<Pre *>(nullptr)
-                                            : pre + r0 * n,
-                           count, n);
+    float *blockSums = keptSums ? keptSums : sums;
+    if (sumsOnPrimitive(input + r0 * k, weight, bias, blockSums, count, k, n)) {
+      Pre *apart = keptSums || !pre ? nullptr : pre + r0 * n;
+      withActivation(activation, [&](auto a) {
+        activationEpilogue<decltype(a)::value>(blockSums, out + r0 * n, apart,
+                                               count, n);
+      });
       continue;
     }
     gemm(input + r0 * k, weight, sums, count, n, k, false, false, 0.0f);
-    epilogueOf(activation, sums, bias, out + r0 * n, pre ? pre + r0 * n : pre,
-               count, n);
+    withActivation(activation, [&](auto a) {
+      epilogue<decltype(a)::value>(sums, bias, out + r0 * n,
+                                   pre ? pre + r0 * n : pre, count, n);
+    });
   }
 }
 
