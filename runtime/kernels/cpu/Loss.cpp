@@ -104,9 +104,13 @@ void crossEntropyGrad(float lossGrad, const float *logits,
 /// One counted row's loss, with its gradient written over the logits x:
 /// x_c = weight (softmax_c - q_c). Reads the row for its maximum, then
 /// writes exp(x_c - max) over it while it sums, then scales it: one expf per
-/// logit (the row of a chunk is still in cache).
-static double lossAndGradRow(float *x, int32_t target, int64_t classes,
-                             double smoothing, float weight) {
+/// logit (the row of a chunk is still in cache). Its own function on
+/// 512-bit vectors (GCC prefers 256 on this -march): libmvec's 16-wide expf,
+/// the row's main cost, took the 3+3 bf16 step's output loss from 36.2-37.9
+/// to 34.1-36.0 ms (Intel Xeon with AMX), the same losses bit for bit.
+[[gnu::noinline, gnu::target("prefer-vector-width=512")]] static double
+lossAndGradRow(float *x, int32_t target, int64_t classes, double smoothing,
+               float weight) {
   const float max = maxOf(x, classes), targetLogit = x[target];
   double sumExp = 0.0, sum = 0.0;
 #pragma omp simd reduction(+ : sumExp, sum)
