@@ -198,8 +198,8 @@ def main():
     # Both sides get the same threads: OpenMP for tgc's kernels and PyTorch's
     # ops, OpenBLAS for the GEMMs (tgc: its OpenMP build; PyTorch: its
     # pthreads build). Each side waits for work in its fastest way: tgc's
-    # programs by their own default (a short spin, then sleep), PyTorch as
-    # sides.pytorch_wait_env says for each precision.
+    # programs by their own default (passive, or a short spin for large
+    # steps), PyTorch as sides.pytorch_wait_env says for each precision.
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     env.update(OMP_NUM_THREADS=str(args.threads),

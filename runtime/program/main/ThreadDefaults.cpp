@@ -76,8 +76,10 @@ void chooseThreadDefaults(char **argv, double stepFlops) {
   if (!linksOpenMP() || std::getenv(kChosenVariable))
     return;
   std::string chosen;
+  const bool spin = stepFlops >= kSpinStepFlops;
   if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT") &&
-      setenv("GOMP_SPINCOUNT", kSpinCount, /*overwrite=*/0) == 0)
+      (spin ? setenv("GOMP_SPINCOUNT", kSpinCount, /*overwrite=*/0)
+            : setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0)) == 0)
     chosen += "wait";
   if (!std::getenv("OMP_NUM_THREADS") && stepFlops < kSmallStepFlops &&
       setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0) == 0)
@@ -108,7 +110,7 @@ void chooseThreadDefaults(char **argv, double stepFlops) {
   // Not in effect: don't report them.
   unsetenv(kChosenVariable);
   if (chosen.find("wait") != std::string::npos)
-    unsetenv("GOMP_SPINCOUNT");
+    unsetenv(spin ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY");
   if (chosen.find("threads") != std::string::npos)
     unsetenv("OMP_NUM_THREADS");
 }

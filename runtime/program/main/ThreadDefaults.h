@@ -2,19 +2,22 @@
 //
 // Two defaults a training program sets for OpenMP (GCC's libgomp), each only
 // where the user did not choose:
-// - Waiting: an idle worker spins GOMP_SPINCOUNT=kSpinCount rounds (about
-//   0.1 ms) for the next parallel loop, then sleeps. A step runs hundreds
-//   of parallel loops back to back, and waking a sleeping worker costs
-//   tens of microseconds each time: sleeping at once (passive waiting) made
-//   the small GPT's bf16 step 116.5 ms against 100.5 (2 threads, Intel Xeon
-//   with AMX), the 3+3 Transformer's 183-199 against 174-175. libgomp's own
-//   default spins 100 times longer, and on a machine whose cores are shared
-//   with another busy process spinning workers steal the time the working
-//   ones need (the README's main job once ran 185 ms a step that way
-//   instead of 9.8). The short spin costs 6-10% there: next to a busy loop
-//   217-224 against passive's 206 ms, two copies at once 212 against 192
-//   (the GPT), 350-355 against 320 (the Transformer). OMP_WAIT_POLICY=passive
-//   sleeps at once.
+// - Waiting: a step of at least kSpinStepFlops lets an idle worker spin
+//   GOMP_SPINCOUNT=kSpinCount rounds (about 0.1 ms) for the next parallel
+//   loop before it sleeps; smaller steps sleep at once
+//   (OMP_WAIT_POLICY=passive). A step runs hundreds of parallel loops back
+//   to back, and waking a sleeping worker costs tens of microseconds each
+//   time: sleeping at once made the small GPT's bf16 step (45 GFLOP) 116.5
+//   ms against 100.5 spinning, the 3+3 Transformer's (95 GFLOP) 183-199
+//   against 174-175 (2 threads, Intel Xeon with AMX). Spinning costs other
+//   processes their share of the cores: next to a busy loop 217-224 ms
+//   against 206 (the GPT), two copies at once 212 against 192, 350-355
+//   against 320 (the Transformer); and on small steps, whose parallel loops
+//   take microseconds, it costs far more: the test suite, whose programs'
+//   steps are small, ran 23% longer with every program spinning (tests run
+//   beside it up to 2x). libgomp's own default spins 100 times longer (the
+//   README's main job once ran 185 ms a step that way instead of 9.8 next
+//   to a busy process).
 // - Threads: a step of less than kSmallStepFlops gains nothing from more
 //   threads (each of its hundreds of parallel loops costs a wake-up) and
 //   loses most under load, so it runs on one (the main job: 8.3 ms a step
@@ -31,7 +34,9 @@
 
 namespace tgc::runtime {
 
-/// An idle worker's spin rounds before it sleeps, by default.
+/// From this estimate of a step's FLOPs up, idle workers spin kSpinCount
+/// rounds before they sleep, by default.
+inline constexpr double kSpinStepFlops = 20e9;
 inline constexpr const char *kSpinCount = "3000";
 
 /// Below this estimate of a step's FLOPs, one thread by default.
@@ -48,9 +53,9 @@ inline constexpr double kSmallStepFlops = 1e9;
 /// the program runs with libgomp's defaults.
 void chooseThreadDefaults(char **argv, double stepFlops);
 
-/// "2 threads, GOMP_SPINCOUNT=3000", "1 thread (a small step)", or the
-/// user's choice, e.g. "2 threads, passive waiting": for the log's first
-/// line.
+/// "2 threads, GOMP_SPINCOUNT=3000", "1 thread (a small step), passive
+/// waiting", or the user's choice, e.g. "2 threads, OMP_WAIT_POLICY=active":
+/// for the log's first line.
 /// Empty in a program without OpenMP (CUDA).
 std::string describeThreads();
 
