@@ -12,12 +12,14 @@
 //   against 174-175 (2 threads, Intel Xeon with AMX). Spinning costs other
 //   processes their share of the cores: next to a busy loop 217-224 ms
 //   against 206 (the GPT), two copies at once 212 against 192, 350-355
-//   against 320 (the Transformer); and on small steps, whose parallel loops
-//   take microseconds, it costs far more: the test suite, whose programs'
-//   steps are small, ran 23% longer with every program spinning (tests run
-//   beside it up to 2x). libgomp's own default spins 100 times longer (the
-//   README's main job once ran 185 ms a step that way instead of 9.8 next
-//   to a busy process).
+//   against 320 (the Transformer). On smaller steps, whose parallel loops
+//   are shorter, both sides grow: the 2+2 row's bf16 step (6.7 GFLOP) 33.6
+//   ms sleeping against 21.7 spinning idle, but two copies at once 40.2
+//   against 51.7. The threshold keeps the spin where what it costs others
+//   stays near a tenth; OMP_WAIT_POLICY or GOMP_SPINCOUNT choose otherwise
+//   (GOMP_SPINCOUNT=3000 on a machine of one's own). libgomp's own default
+//   spins 100 times longer (the README's main job once ran 185 ms a step
+//   that way instead of 9.8 next to a busy process).
 // - Threads: a step of less than kSmallStepFlops gains nothing from more
 //   threads (each of its hundreds of parallel loops costs a wake-up) and
 //   loses most under load, so it runs on one (the main job: 8.3 ms a step
