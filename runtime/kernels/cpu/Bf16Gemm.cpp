@@ -10,6 +10,7 @@
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/ReusedBuffer.h"
+#include "runtime/kernels/cpu/WakeCost.h"
 
 #include <dnnl.h>
 #include <omp.h>
@@ -97,6 +98,7 @@ void bf16GemmCall(const Bf16 *a, const Bf16 *b, float *out, int64_t m,
   }
   if (lda == 0)
     lda = transposeA ? m : k;
+  CallingThreadOnly alone(gemmOnCallingThread(m * n * k));
   dnnl_status_t status = dnnl_gemm_bf16bf16f32(
       transposeA ? 'T' : 'N', transposeB ? 'T' : 'N', m, n, k, 1.0f, a, lda,
       b, transposeB ? k : n, beta, out, n);

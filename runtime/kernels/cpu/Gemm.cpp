@@ -18,6 +18,7 @@
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/ReusedBuffer.h"
+#include "runtime/kernels/cpu/WakeCost.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -79,6 +80,7 @@ void gemm(const float *a, const float *b, float *out, int64_t m, int64_t n,
       out[i] *= beta;
     return;
   }
+  CallingThreadOnly alone(gemmOnCallingThread(m * n * k));
   // Leading dimensions are the stored row lengths: a is [m, k] or [k, m].
   // A library that refuses the call falls through to the next.
   switch (

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Gemm.h"
+#include "runtime/kernels/cpu/WakeCost.h"
 
 #include <dnnl.hpp>
 #include <memory>
@@ -145,6 +146,8 @@ bool run(const PrimitiveKey &key, const void *a, const void *b,
          const float *bias, void *out) {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
+  // Made (its kernels sized for the team) and run with the same count.
+  CallingThreadOnly alone(gemmOnCallingThread(key.m * key.n * key.k));
   Primitive *p = primitiveFor(key);
   if (!p)
     return false;

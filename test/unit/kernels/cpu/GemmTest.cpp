@@ -12,8 +12,11 @@
 #include "runtime/kernels/cpu/F32Tile.h"
 #include "runtime/kernels/cpu/Gemm.h"
 #include "runtime/kernels/cpu/SideBySide.h"
+#include "runtime/kernels/cpu/WakeCost.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <omp.h>
 #include <tuple>
 
@@ -379,6 +382,48 @@ TEST(CpuKernels, SideBySideRunsAPairOnTwoThreadsOnly) {
     EXPECT_EQ(pair.firstOrder, 0);
     EXPECT_EQ(pair.secondOrder, 1);
   });
+}
+
+TEST(CpuKernels, CallingThreadOnlyHoldsOneThreadForItsScope) {
+  withThreads(2, [] {
+    {
+      cpu::CallingThreadOnly alone(true);
+      EXPECT_EQ(omp_get_max_threads(), 1);
+      {
+        cpu::CallingThreadOnly nested(true);
+        EXPECT_EQ(omp_get_max_threads(), 1);
+      }
+      EXPECT_EQ(omp_get_max_threads(), 1);
+    }
+    EXPECT_EQ(omp_get_max_threads(), 2);
+    {
+      cpu::CallingThreadOnly notAlone(false);
+      EXPECT_EQ(omp_get_max_threads(), 2);
+    }
+    int inside = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp master
+    {
+      cpu::CallingThreadOnly alone(true);
+      inside = omp_get_max_threads();
+    }
+    EXPECT_EQ(inside, 2) << "a region's thread count is left alone";
+    EXPECT_EQ(omp_get_max_threads(), 2);
+  });
+}
+
+// The suite runs this file twice: as it is, and with OMP_WAIT_POLICY=passive
+// (cpu.CpuKernels.GemmsWithSleepingWorkers), where the small products run
+// on the calling thread and must still match the reference.
+TEST(CpuKernels, SmallGemmsOnTheCallingThreadOnlyWhereWorkersSleep) {
+  const char *policy = std::getenv("OMP_WAIT_POLICY");
+  bool passive = policy && std::strcmp(policy, "passive") == 0;
+  const char *spin = std::getenv("GOMP_SPINCOUNT");
+  if (!passive && spin)
+    GTEST_SKIP() << "GOMP_SPINCOUNT is set: the policy is the environment's";
+  EXPECT_EQ(cpu::workersSleep(), passive);
+  EXPECT_EQ(cpu::gemmOnCallingThread(int64_t{1024} * 128 * 128), passive);
+  EXPECT_FALSE(cpu::gemmOnCallingThread(cpu::kSleepingGemmFrom));
 }
 
 // A projection's two gradient products at once, as the generated step runs
