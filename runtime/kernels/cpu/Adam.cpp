@@ -100,7 +100,10 @@ float optimizerStep(const AdamTensor *tensors, int count,
   const float weight = control.weight;
   float *accumulator = control.accumulator;
   // Pass 1: accumulate, and each chunk's sum of squares (summed in chunk
-  // order below, so the norm does not depend on the thread count).
+  // order below, so the norm does not depend on the thread count). Each
+  // chunk's sum is a vector reduction in double: as a scalar chain of double
+  // adds (4 cycles each) it took longer than Adam's own pass (63M
+  // parameters, 2 threads: 69 ms against 52, bench/optimizer_step).
   struct Squares;
   std::vector<double> &squares = reusedBuffer<Squares>(chunks.size(), 0.0);
 #pragma omp parallel for schedule(static) if (total >= 2 * kChunkElements)
@@ -109,13 +112,26 @@ float optimizerStep(const AdamTensor *tensors, int count,
     const float *g = tensors[chunk.tensor].grad;
     float *acc = accumulator ? accumulator + chunk.flat - chunk.begin : nullptr;
     double sum = 0;
-    for (int64_t i = chunk.begin; i < chunk.end; ++i) {
-      float x = weight * g[i];
-      if (phase == runtime::kAccumulateFirst)
+    if (phase == runtime::kUpdate) {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = chunk.begin; i < chunk.end; ++i) {
+        float x = weight * g[i];
+        sum += static_cast<double>(x) * x;
+      }
+    } else if (phase == runtime::kAccumulateFirst) {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = chunk.begin; i < chunk.end; ++i) {
+        float x = weight * g[i];
         acc[i] = x;
-      else if (phase != runtime::kUpdate)
-        x = acc[i] += x;
-      sum += static_cast<double>(x) * x;
+        sum += static_cast<double>(x) * x;
+      }
+    } else {
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = chunk.begin; i < chunk.end; ++i) {
+        float x = acc[i] + weight * g[i];
+        acc[i] = x;
+        sum += static_cast<double>(x) * x;
+      }
     }
     squares[c] = sum;
   }
