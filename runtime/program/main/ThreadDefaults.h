@@ -17,7 +17,9 @@
 //   ms sleeping against 21.7 spinning idle, but two copies at once 40.2
 //   against 51.7. The threshold keeps the spin where what it costs others
 //   stays near a tenth; OMP_WAIT_POLICY or GOMP_SPINCOUNT choose otherwise
-//   (GOMP_SPINCOUNT=3000 on a machine of one's own). libgomp's own default
+//   (GOMP_SPINCOUNT=3000 on a machine of one's own). Where the workers
+//   sleep, the kernels keep GEMMs too small to pay for a wake-up on the
+//   calling thread (runtime/kernels/cpu/WakeCost.h). libgomp's own default
 //   spins 100 times longer (the README's main job once ran 185 ms a step
 //   that way instead of 9.8 next to a busy process).
 // - Threads: a step of less than kSmallStepFlops gains nothing from more
