@@ -27,8 +27,10 @@ bool workersSleep();
 /// workers sleep. The 2+2 row's step (bench/configs/full-2l-d128.pbtxt,
 /// 1024 tokens, d 128: its 72 projection products of 2^24 below, its
 /// feed-forward ones of 2^26 above), 2 threads, sleeping workers: bf16
-/// 34.8-35.8 -> 31.8-32.9 ms, f32 33.4-36.1 -> 29.5-33.3 ms; from 2^27 the
-/// bf16 step was slower again (33.6-35.2).
+/// 34.8-35.8 -> 31.8-32.9 ms (a second program compiled the same way
+/// 33.4-36.1 -> 29.5-33.3); from 2^27 it was slower again (33.6-35.2). The
+/// f32 step's projections already run as side-by-side pairs (tg-pair-gemms),
+/// one thread each: level.
 inline constexpr int64_t kSleepingGemmFrom = int64_t{1} << 25;
 
 /// A product of `macs` multiply-adds: on the calling thread where the
