@@ -34,6 +34,10 @@ LogicalResult EmbeddingOp::verify() {
 LogicalResult EmbeddingGradOp::verify() {
   if (failed(expectRank(*this, "result", getResult(), 2)))
     return failure();
+  if (getAddend() && getAddend().getType() != getResult().getType())
+    return emitOpError() << "addend must have the result's type "
+                         << getResult().getType() << " but is "
+                         << getAddend().getType();
   return expectShape(*this, "grad", getGrad(),
                      gatheredShape(shapeOf(getResult()), getIds(), 0));
 }

@@ -38,18 +38,30 @@ def TG_EmbeddingGradOp : TG_Op<"embedding_grad", [Pure]> {
   let summary = "scatter-adds output gradients into the embedding table's gradient";
   let description = [{
     The gradient of `tg.embedding` with respect to its table: a zero `[V, D]`
-    tensor into which row `grad[i..., :]` is added at row `ids[i...]`.
-    Repeated ids accumulate.
+    tensor, or with `plus` the `addend` (of the result's type), into which
+    row `grad[i..., :]` is added at row `ids[i...]`. Repeated ids accumulate.
+    `tg-fuse-embedding-grad-add` makes the `plus` form from the sum of a
+    shared table's gradients, so that the scatter adds into the other terms'
+    sum instead of a zeroed table that an add then reads back.
 
     ```mlir
     %dtable = tg.embedding_grad %dx[%ids] : tensor<2x7x16xf32>, tensor<2x7xi32> -> tensor<100x16xf32>
+    %dshared = tg.embedding_grad %dx[%ids] plus %dout : tensor<2x7x16xf32>, tensor<2x7xi32>, tensor<100x16xf32> -> tensor<100x16xf32>
     ```
   }];
-  let arguments = (ins TG_FloatTensor:$grad, TG_IndexTensor:$ids);
+  let arguments = (ins TG_FloatTensor:$grad, TG_IndexTensor:$ids,
+                       Optional<TG_FloatTensor>:$addend);
   let results = (outs TG_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `[` $ids `]` attr-dict `:` type($grad) `,` type($ids) `->` type($result)
+    $grad `[` $ids `]` (`plus` $addend^)? attr-dict `:` type($grad) `,`
+    type($ids) (`,` type($addend)^)? `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$grad,
+                   "::mlir::Value":$ids), [{
+      build($_builder, $_state, result, grad, ids, ::mlir::Value());
+    }]>,
+  ];
   let hasVerifier = 1;
 }
 

@@ -55,6 +55,8 @@ private:
   void chooseInPlace(Block &block);
   /// A tg.matmul_add's sum in its summand's bytes, where that is safe.
   void addInPlace(tg::MatmulAddOp gemm);
+  /// A tg.embedding_grad's sum in its addend's bytes, where that is safe.
+  void scatterInPlace(tg::EmbeddingGradOp scatter);
   void place();
   MemoryReport report(Block &block);
 
@@ -199,6 +201,10 @@ void Planner::chooseInPlace(Block &block) {
       addInPlace(gemm);
       continue;
     }
+    if (auto scatter = llvm::dyn_cast<tg::EmbeddingGradOp>(op)) {
+      scatterInPlace(scatter);
+      continue;
+    }
     if (!op.hasTrait<tg::traits::ElementwiseLoop>())
       continue;
     int64_t at = position[&op];
@@ -241,6 +247,24 @@ void Planner::addInPlace(tg::MatmulAddOp gemm) {
        readsSummand(partner->second.first->getOperands())))
     return;
   unite(gemm.getAddend(), gemm.getResult());
+}
+
+void Planner::scatterInPlace(tg::EmbeddingGradOp scatter) {
+  Value addend = scatter.getAddend();
+  if (!addend)
+    return;
+  // The result is usually a gradient (a shared table's): the addend, a
+  // temporary that dies here, then lives in the gradient region from its
+  // definition on, bytes the gradient holds all step anyway.
+  BufferClass &summand = classOf(addend);
+  if (summand.external || summand.gradient || partners.count(scatter) ||
+      summand.end != position[scatter])
+    return;
+  int root = find(ids.lookup(addend));
+  if (find(ids.lookup(scatter.getGrad())) == root ||
+      find(ids.lookup(scatter.getIds())) == root)
+    return;
+  unite(addend, scatter.getResult());
 }
 
 void Planner::place() {

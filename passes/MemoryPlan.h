@@ -8,7 +8,8 @@
 //   - an elementwise op (or group) writes over an operand of its type that
 //     dies at it (in place: each element is read before it is written), and
 //     so does a tg.matmul_add over its summand (the GEMM adds into it)
-//     unless its product reads those bytes;
+//     unless its product reads those bytes, and a tg.embedding_grad over
+//     its addend (the scatter adds into it; the sum may be a gradient);
 //   - the gradients Adam consumes get a region of their own at the arena's
 //     end (they live from their computation to the update anyway), one
 //     contiguous run of bytes that data-parallel steps all-reduce at once;

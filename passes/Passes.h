@@ -24,10 +24,12 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report = false);
 
 /// Training-step fusion, after autodiff and Adam: the output projection
 /// with its loss in row chunks (unless lossChunkRows is 0), GEMM epilogues,
-/// sums in GEMMs (unless matmulAdd is false), elementwise groups.
+/// sums in GEMMs (unless matmulAdd is false) and in embedding gradients'
+/// scatters (unless embeddingGradAdd is false), elementwise groups.
 void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report = false,
                              int64_t lossChunkRows = 1024,
-                             bool matmulAdd = true);
+                             bool matmulAdd = true,
+                             bool embeddingGradAdd = true);
 
 /// The precision passes after step fusion: tg-mixed-precision for bf16.
 void buildPrecisionPipeline(mlir::OpPassManager &pm, GemmPrecision precision,

@@ -56,6 +56,7 @@ struct StepOptions {
   bool bf16AttentionProducts = true;
   bool foldHeadTransposes = true;
   bool fuseMatmulAdd = true;
+  bool fuseEmbeddingGradAdd = true;
 
   static constexpr int64_t kTargetDefault = -1;
 
@@ -92,6 +93,11 @@ struct StepOptions {
              "tg-fuse-matmul-add: a sum of a GEMM's product and another "
              "value (the backward's gradient sums) is made by the GEMM "
              "(=false for comparisons)");
+    b.option("fuse-embedding-grad-add", fuseEmbeddingGradAdd,
+             OptionUse::Everywhere,
+             "tg-fuse-embedding-grad-add: a shared table's gradient sum is "
+             "made by the scatter of an embedding's rows into the other "
+             "term (=false for comparisons)");
   }
 };
 

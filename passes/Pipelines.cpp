@@ -15,7 +15,8 @@ void buildForwardFusionPipeline(mlir::OpPassManager &pm, bool report) {
 }
 
 void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
-                             int64_t lossChunkRows, bool matmulAdd) {
+                             int64_t lossChunkRows, bool matmulAdd,
+                             bool embeddingGradAdd) {
   // The [rows, V] logits and their gradient, the largest tensors of the
   // step, never held whole; before the epilogues take the GEMMs it matches.
   pm.addPass(createTgFuseOutputLoss({lossChunkRows, report}));
@@ -25,6 +26,10 @@ void buildStepFusionPipeline(mlir::OpPassManager &pm, bool report,
   // before the elementwise groups would take the adds.
   if (matmulAdd)
     pm.addPass(createTgFuseMatmulAdd({report}));
+  // A shared table's gradient: the embeddings' rows into the output
+  // projection's gradient, not into a zeroed table an add reads back.
+  if (embeddingGradAdd)
+    pm.addPass(createTgFuseEmbeddingGradAdd({report}));
   // What is left of the elementwise work runs as one loop per chain.
   pm.addPass(createTgFuseElementwise({report}));
   // tg-adam already makes one optimizer step over every parameter;
@@ -98,7 +103,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
   if (options.fuse)
     buildStepFusionPipeline(pm, options.report, options.lossChunkRows,
-                            options.fuseMatmulAdd);
+                            options.fuseMatmulAdd,
+                            options.fuseEmbeddingGradAdd);
   buildPrecisionPipeline(pm, options.precision, options.bf16Attention,
                          options.bf16AttentionProducts, options.report);
   // Data parallelism: the update reads the gradients summed over the

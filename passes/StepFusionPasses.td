@@ -150,6 +150,45 @@ def TgFuseMatmulAdd : Pass<"tg-fuse-matmul-add", "::mlir::ModuleOp"> {
   ];
 }
 
+def TgFuseEmbeddingGradAdd
+    : Pass<"tg-fuse-embedding-grad-add", "::mlir::ModuleOp"> {
+  let summary = "adds a sum's other term in the scatter of an embedding gradient";
+  let description = [{
+    After autodiff, `add(tg.embedding_grad(g, ids), x)` (either order)
+    where the scatter has no other reader becomes `tg.embedding_grad g[ids]
+    plus x`: the gradient rows are added into `x` instead of into a zeroed
+    `[V, D]` table that the add then reads back beside `x`. A table shared
+    by the embeddings and the output projection gets such a sum: its
+    gradient is the output projection's (from the loss) plus one scatter
+    per embedding. In GPT-2's 124M model that was a 154 MB zero fill and an
+    add of two 154 MB tables each step; now the scatter touches only the
+    rows the batch names (`tg-plan-memory` puts the sum in `x`'s bytes
+    where `x` dies there). Of two scatters the later takes the earlier as
+    its addend, so the Transformer's three terms become two scatters into
+    the output projection's gradient. The fused op goes where the add was.
+    The values: `x` plus each gradient row in order, where the add summed
+    the rows first; the interpreter adds the summed rows to `x`. Runs
+    before `tg-fuse-elementwise`, which would put the adds in loops.
+
+    Before:
+    ```mlir
+    %e = tg.embedding_grad %dx[%ids] : tensor<2x7x16xf32>, tensor<2x7xi32> -> tensor<100x16xf32>
+    %sum = tg.add %dout, %e : tensor<100x16xf32>
+    ```
+    After:
+    ```mlir
+    %sum = tg.embedding_grad %dx[%ids] plus %dout : tensor<2x7x16xf32>, tensor<2x7xi32>, tensor<100x16xf32> -> tensor<100x16xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFused", "sums-fused", "adds folded into an embedding gradient's scatter">,
+  ];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit the statistics as a remark">,
+  ];
+}
+
 def TgFuseElementwise : Pass<"tg-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "groups chains of elementwise ops into tg.fused_elementwise";
   let description = [{

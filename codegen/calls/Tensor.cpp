@@ -161,9 +161,10 @@ FailureOr<std::string> emitEmbedding(KernelArgs &p, EmitContext &context,
 FailureOr<std::string> emitEmbeddingGrad(KernelArgs &p, EmitContext &context,
                                          tg::EmbeddingGradOp o) {
   auto table = shapeOf(o.getResult());
+  std::string base = o.getAddend() ? p(o.getAddend()) : "nullptr";
   return std::string("  kernels::embeddingGrad(" + p(o.getGrad()) + ", " +
-                     p(o.getIds()) + ", " + p(o.getResult()) + ", " +
-                     std::to_string(numElements(o.getIds())) + ", " +
+                     p(o.getIds()) + ", " + base + ", " + p(o.getResult()) +
+                     ", " + std::to_string(numElements(o.getIds())) + ", " +
                      std::to_string(table[1]) + ", " +
                      std::to_string(table[0]) + ");\n");
 }

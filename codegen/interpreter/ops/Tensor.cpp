@@ -26,7 +26,13 @@ LogicalResult embeddingGrad(Executor &x, tg::EmbeddingGradOp o) {
   const HostTensor &ids = x.get(o.getIds());
   if (failed(checkIds(o, ids, vocab, "id")))
     return failure();
-  x.bind(o.getResult(), ref::embeddingGrad(x.get(o.getGrad()), ids, vocab));
+  HostTensor table = ref::embeddingGrad(x.get(o.getGrad()), ids, vocab);
+  if (Value addend = o.getAddend()) {
+    const HostTensor &base = x.get(addend);
+    for (int64_t i = 0; i < table.numElements(); ++i)
+      table[i] = base[i] + table[i];
+  }
+  x.bind(o.getResult(), std::move(table));
   return success();
 }
 

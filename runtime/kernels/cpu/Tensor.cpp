@@ -257,9 +257,44 @@ void embedding(const float *table, const int32_t *ids, float *out,
                 width * sizeof(float));
 }
 
-void embeddingGrad(const float *grad, const int32_t *ids, float *out,
-                   int64_t rows, int64_t width, int64_t vocab) {
-  gatherGrad(grad, ids, out, 1, vocab, rows, width);
+namespace {
+/// gatherGrad onto `base` (null: zeros; `out`: in place). Each thread owns a
+/// range of the [outer * extent] output rows, starts it from the base and
+/// scans every index: no two threads add into one row, and each row sums
+/// its gradients in index order whatever the thread count. (The zeroing, a
+/// whole [vocabulary, width] table for the embedding's, was serial before:
+/// 76 MB a call at 37000 x 512.)
+void addGatheredRows(const float *grad, const int32_t *indices,
+                     const float *base, float *out, int64_t outer,
+                     int64_t extent, int64_t count, int64_t inner) {
+  const int64_t rows = outer * extent;
+#pragma omp parallel if (std::max(rows, outer * count) * inner >=              \
+                         kParallelTensorElements)
+  {
+    int threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    int64_t first = rows * thread / threads;
+    int64_t last = rows * (thread + 1) / threads;
+    if (!base)
+      std::fill(out + first * inner, out + last * inner, 0.0f);
+    else if (base != out)
+      std::copy(base + first * inner, base + last * inner, out + first * inner);
+    for (int64_t o = first / extent; o * extent < last; ++o)
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t index = indices[i], row = o * extent + index;
+        if (index < 0 || index >= extent || row < first || row >= last)
+          continue;
+        float *to = out + row * inner;
+        const float *g = grad + (o * count + i) * inner;
+        for (int64_t d = 0; d < inner; ++d)
+          to[d] += g[d];
+      }
+  }
+}
+} // namespace
+
+void embeddingGrad(const float *grad, const int32_t *ids, const float *base,
+                   float *out, int64_t rows, int64_t width, int64_t vocab) {
+  addGatheredRows(grad, ids, base, out, 1, vocab, rows, width);
 }
 
 void gather(const float *input, const int32_t *indices, float *out,
@@ -278,29 +313,7 @@ void gather(const float *input, const int32_t *indices, float *out,
 
 void gatherGrad(const float *grad, const int32_t *indices, float *out,
                 int64_t outer, int64_t extent, int64_t count, int64_t inner) {
-  // Each thread owns a range of the [outer * extent] output rows, zeroes it
-  // and scans every index: no two threads add into one row, and each row
-  // sums its gradients in index order whatever the thread count. (The
-  // zeroing, a whole [vocabulary, width] table for the embedding's, was
-  // serial before: 76 MB a call at 37000 x 512.)
-  const int64_t rows = outer * extent;
-#pragma omp parallel if (std::max(rows, outer * count) * inner >= kParallelTensorElements)
-  {
-    int threads = omp_get_num_threads(), thread = omp_get_thread_num();
-    int64_t first = rows * thread / threads;
-    int64_t last = rows * (thread + 1) / threads;
-    std::fill(out + first * inner, out + last * inner, 0.0f);
-    for (int64_t o = first / extent; o * extent < last; ++o)
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t index = indices[i], row = o * extent + index;
-        if (index < 0 || index >= extent || row < first || row >= last)
-          continue;
-        float *to = out + row * inner;
-        const float *g = grad + (o * count + i) * inner;
-        for (int64_t d = 0; d < inner; ++d)
-          to[d] += g[d];
-      }
-  }
+  addGatheredRows(grad, indices, nullptr, out, outer, extent, count, inner);
 }
 
 void positionalEncoding(float *out, int64_t positions, int64_t width,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cuda/Bf16Quads.cuh"
 #include "runtime/kernels/cuda/Device.h"
+#include "runtime/kernels/cuda/EmbeddingGradKernels.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -211,7 +212,7 @@ __global__ void gatherGradScanKernel(const float *grad,
 void gatherGrad(const float *grad, const int32_t *indices, float *out,
                 int64_t outer, int64_t extent, int64_t count, int64_t inner) {
   if (outer == 1) {
-    embeddingGrad(grad, indices, out, count, inner, extent);
+    embeddingGrad(grad, indices, nullptr, out, count, inner, extent);
     return;
   }
   int64_t total = outer * extent * inner;
@@ -227,83 +228,18 @@ __global__ void iotaKernel(int32_t *values, int64_t count) {
   TGC_GRID_STRIDE(i, count) { values[i] = static_cast<int32_t>(i); }
 }
 
-namespace {
-/// Sorted rows per chunk of the embedding gradient's first pass: a frequent
-/// id (padding, punctuation) has thousands of rows, which one block summing
-/// alone took milliseconds over.
-constexpr int64_t kEmbeddingChunk = 128;
-} // namespace
-
-/// Pass 1, one block per chunk of kEmbeddingChunk sorted rows, a thread per
-/// column: each run of one id is summed, in row order, piece by piece (a
-/// piece: the run's rows inside the chunk). A run wholly inside the chunk is
-/// that id's gradient row. The chunk's first piece, when its run began in
-/// an earlier chunk, goes to head[chunk]; its last piece, when its run
-/// begins in this chunk and goes on past it, to tail[chunk]; pass 2 adds
-/// those up.
-__global__ void embeddingGradChunks(const float *grad, const int32_t *ids,
-                                    const int32_t *rowOf, float *out,
-                                    float *head, float *tail, int64_t rows,
-                                    int64_t width, int64_t vocab) {
-  const int64_t chunk = blockIdx.x, first = chunk * kEmbeddingChunk,
-                end = min(rows, first + kEmbeddingChunk);
-  const bool firstContinued = first > 0 && ids[first - 1] == ids[first];
-  const bool lastContinues = end < rows && ids[end] == ids[end - 1];
-  TGC_FOR_COLUMN(c, width) {
-    float sum = 0.0f;
-    int64_t start = first; // of the current piece
-    for (int64_t x = first; x < end; ++x) {
-      sum += grad[static_cast<int64_t>(rowOf[x]) * width + c];
-      if (x + 1 < end && ids[x + 1] == ids[x])
-        continue;
-      int32_t id = ids[x];
-      if (start == first && firstContinued)
-        head[chunk * width + c] = sum;
-      else if (x + 1 == end && lastContinues)
-        tail[chunk * width + c] = sum;
-      else if (id >= 0 && id < vocab)
-        out[static_cast<int64_t>(id) * width + c] = sum;
-      sum = 0.0f;
-      start = x + 1;
-    }
-  }
-}
-
-/// Pass 2, one block per chunk whose last piece begins a run that goes on:
-/// the run's gradient row is that tail plus the heads of the chunks after,
-/// in row order, up to the chunk where the run ends.
-__global__ void embeddingGradRuns(const int32_t *ids, float *out,
-                                  const float *head, const float *tail,
-                                  int64_t rows, int64_t width, int64_t vocab) {
-  const int64_t chunk = blockIdx.x, first = chunk * kEmbeddingChunk,
-                end = min(rows, first + kEmbeddingChunk);
-  if (end >= rows || ids[end] != ids[end - 1])
-    return; // the last piece's run ends in this chunk
-  // A chunk that is all one continued run (sorted: its first id is its
-  // last) holds no tail: the block that owns the run's tail adds its head.
-  int32_t id = ids[end - 1];
-  if ((first > 0 && ids[first - 1] == id && ids[first] == id) || id < 0 ||
-      id >= vocab)
-    return;
-  TGC_FOR_COLUMN(c, width) {
-    float sum = tail[chunk * width + c];
-    for (int64_t next = chunk + 1;; ++next) {
-      sum += head[next * width + c];
-      int64_t nextEnd = min(rows, (next + 1) * kEmbeddingChunk);
-      if (nextEnd >= rows || ids[nextEnd] != id || ids[nextEnd - 1] != id)
-        break; // the run ends in chunk `next`
-    }
-    out[static_cast<int64_t>(id) * width + c] = sum;
-  }
-}
-
-void embeddingGrad(const float *grad, const int32_t *ids, float *out,
-                   int64_t rows, int64_t width, int64_t vocab) {
+void embeddingGrad(const float *grad, const int32_t *ids, const float *base,
+                   float *out, int64_t rows, int64_t width, int64_t vocab) {
   if (vocab * width == 0)
     return;
-  // Rows no id refers to stay zero.
-  TGC_CUDA_CHECK(
-      cudaMemsetAsync(out, 0, vocab * width * sizeof(float), stream()));
+  // The passes below add each id's sum into its row once: rows no id refers
+  // to keep the base (zeros without one; untouched in place).
+  const size_t bytes = vocab * width * sizeof(float);
+  if (!base)
+    TGC_CUDA_CHECK(cudaMemsetAsync(out, 0, bytes, stream()));
+  else if (base != out)
+    TGC_CUDA_CHECK(
+        cudaMemcpyAsync(out, base, bytes, cudaMemcpyDeviceToDevice, stream()));
   if (rows == 0)
     return;
   // Group the rows by id with CUB's radix sort, which is stable: within an

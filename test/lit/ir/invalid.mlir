@@ -268,6 +268,15 @@ func.func @embedding_grad_grad_shape(%dx: tensor<2x7x8xf32>, %ids: tensor<2x7xi3
 
 // -----
 
+// tg.embedding_grad: the addend (the sum's other term) is the table's type.
+func.func @embedding_grad_addend_type(%dx: tensor<2x7x16xf32>, %ids: tensor<2x7xi32>, %x: tensor<99x16xf32>) -> tensor<100x16xf32> {
+  // expected-error @+1 {{addend must have the result's type 'tensor<100x16xf32>' but is 'tensor<99x16xf32>'}}
+  %dt = tg.embedding_grad %dx[%ids] plus %x : tensor<2x7x16xf32>, tensor<2x7xi32>, tensor<99x16xf32> -> tensor<100x16xf32>
+  return %dt : tensor<100x16xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Matmul
 //===----------------------------------------------------------------------===//

@@ -108,8 +108,23 @@ TEST(CpuKernels, EmbeddingGrad) {
   HostTensor expected = reference::embeddingGrad(host(grad, {rows, width}),
                                                  hostIds(ids, {rows}), vocab);
   std::vector<float> out(vocab * width, 1.0f); // must be overwritten
-  cpu::embeddingGrad(grad.data(), ids.data(), out.data(), rows, width, vocab);
+  cpu::embeddingGrad(grad.data(), ids.data(), nullptr, out.data(), rows, width,
+                     vocab);
   expectClose("embeddingGrad", out, expected, 1e-5);
+
+  // With a base (tg.embedding_grad's addend): the rows are added to it, in
+  // another tensor or in place; rows no id names keep the base.
+  std::vector<float> base = uniform(vocab * width, 13);
+  std::vector<float> withBase(vocab * width);
+  for (size_t i = 0; i < withBase.size(); ++i)
+    withBase[i] = base[i] + static_cast<float>(expected[i]);
+  std::vector<float> sum(vocab * width, 1.0f);
+  cpu::embeddingGrad(grad.data(), ids.data(), base.data(), sum.data(), rows,
+                     width, vocab);
+  expectClose("embeddingGrad onto a base", sum, withBase, 1e-5);
+  cpu::embeddingGrad(grad.data(), ids.data(), base.data(), base.data(), rows,
+                     width, vocab);
+  expectClose("embeddingGrad in place", base, withBase, 1e-5);
 }
 
 // Data movement: bit-exact. The outputs start as ones: the kernels must

@@ -180,15 +180,28 @@ TEST_F(CudaKernels, EmbeddingGrad) {
       ids[3] = -1;
       ids[500] = static_cast<int32_t>(c.vocab) + 7;
     }
+    const std::string tag = " rows " + std::to_string(c.rows);
     std::vector<float> expected(c.vocab * c.width);
-    cpu::embeddingGrad(grad.data(), ids.data(), expected.data(), c.rows,
-                       c.width, c.vocab);
+    cpu::embeddingGrad(grad.data(), ids.data(), nullptr, expected.data(),
+                       c.rows, c.width, c.vocab);
     DeviceArray<float> dg(grad), out(c.vocab * c.width, 1.0f); // overwritten
     DeviceArray<int32_t> di(ids);
-    cuda::embeddingGrad(dg.get(), di.get(), out.get(), c.rows, c.width,
+    cuda::embeddingGrad(dg.get(), di.get(), nullptr, out.get(), c.rows, c.width,
                         c.vocab);
-    expectClose("embeddingGrad rows " + std::to_string(c.rows), out.read(),
-                expected, 1e-5);
+    expectClose("embeddingGrad" + tag, out.read(), expected, 1e-5);
+
+    // Onto a base (tg.embedding_grad's addend), copied or in place.
+    std::vector<float> base = uniform(c.vocab * c.width, 16);
+    std::vector<float> withBase(c.vocab * c.width);
+    cpu::embeddingGrad(grad.data(), ids.data(), base.data(), withBase.data(),
+                       c.rows, c.width, c.vocab);
+    DeviceArray<float> db(base), sum(c.vocab * c.width, 1.0f);
+    cuda::embeddingGrad(dg.get(), di.get(), db.get(), sum.get(), c.rows,
+                        c.width, c.vocab);
+    expectClose("embeddingGrad onto a base" + tag, sum.read(), withBase, 1e-5);
+    cuda::embeddingGrad(dg.get(), di.get(), db.get(), db.get(), c.rows, c.width,
+                        c.vocab);
+    expectClose("embeddingGrad in place" + tag, db.read(), withBase, 1e-5);
   }
 }
 
