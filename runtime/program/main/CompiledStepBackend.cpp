@@ -116,8 +116,10 @@ StepFrame CompiledStepBackend::frameOf(const Batch &batch,
   frame.batchTokens = static_cast<float>(batch.targetTokens());
   frame.cudaGraphs = cudaGraphs;
   // The CPU's gradient accumulator, for the first accumulating step (a
-  // GPU program keeps its own on the device).
-  if (input.updatePhase != 0 && accumulator.empty() && !model.device)
+  // GPU program keeps its own on the device, a sharded optimizer one of its
+  // share).
+  if (input.updatePhase != 0 && accumulator.empty() && !model.device &&
+      !optimizerStep)
     accumulator.assign(static_cast<size_t>(model.gradientFloats), 0.0f);
   frame.gradAccumulator = accumulator.empty() ? nullptr : accumulator.data();
   return frame;

@@ -155,9 +155,9 @@ bool shareOptimizer(Run &run, std::optional<ShardedOptimizer> &sharded) {
   if (!run.group)
     std::printf("note: --shard-optimizer shares the optimizer between the "
                 "processes of mpirun; one process keeps it whole\n");
-  else if (run.model.device || run.options.updateFreq > 1) {
-    std::fprintf(stderr, "error: --shard-optimizer runs on CPU programs and "
-                         "without --update-freq\n");
+  else if (run.model.device) {
+    std::fprintf(stderr, "error: --shard-optimizer runs on CPU programs; a "
+                         "GPU program keeps the optimizer whole\n");
     return false;
   } else {
     sharded.emplace(*run.group);

@@ -136,6 +136,9 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
   // This process's part of the per-token sums (countTokens() made them) at
   // the region's start.
   group.reduceScatter(region, counts.data());
+  if (control.phase != kUpdate)
+    return accumulate(plain, control, lr, step, beta1, beta2, epsilon, region,
+                      total);
   // The global norm from the parts' sums of squares, and the global tokens
   // from the process whose part holds the slot.
   double sums[2] = {0, 0};
@@ -155,21 +158,91 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
   if (!adamTakes(norm, control.clip))
     return static_cast<float>(norm); // nothing is updated, anywhere
   // Adam on the share, the clipping as its weight.
-  shareTensors.clear();
-  for (const Piece &piece : pieces) {
-    const AdamTensor &t = tensors[piece.tensor];
-    shareTensors.push_back(
-        {t.param + piece.begin, t.moment1 + piece.begin,
-         t.moment2 + piece.begin,
-         region + (t.grad - regionStart) + piece.begin - shareBegin,
-         piece.end - piece.begin, t.decays});
-  }
+  shareOf(region);
   OptimizerControl scaled;
   scaled.weight = static_cast<float>(weight * clipFactor(norm, control.clip));
   scaled.weightDecay = control.weightDecay;
   if (!shareTensors.empty())
     plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
           lr, step, beta1, beta2, epsilon);
+  exchangeParameters(region);
+  return static_cast<float>(norm);
+}
+
+void ShardedOptimizer::shareOf(const float *shareGradients) {
+  shareTensors.clear();
+  for (const Piece &piece : pieces) {
+    const AdamTensor &t = tensors[piece.tensor];
+    shareTensors.push_back(
+        {t.param + piece.begin, t.moment1 + piece.begin,
+         t.moment2 + piece.begin,
+         shareGradients + (t.grad - regionStart) + piece.begin - shareBegin,
+         piece.end - piece.begin, t.decays});
+  }
+}
+
+float ShardedOptimizer::accumulate(StepFrame::OptimizerStepFn plain,
+                                   const OptimizerControl &control, float lr,
+                                   int32_t step, float beta1, float beta2,
+                                   float epsilon, float *region,
+                                   int64_t total) {
+  // This batch's weight per global token first: the accumulator holds the
+  // update's weighted sum (TrainingLoop.cpp weighs each batch by its share
+  // of the update's tokens).
+  double tokens = 0;
+  const int64_t slot = total - 1;
+  if (slot >= shareBegin && slot < shareEnd)
+    tokens = region[slot - shareBegin];
+  group.sum(&tokens, 1, "the token count");
+  const float weight =
+      static_cast<float>(control.weight / std::max(tokens, 1.0));
+  // The kernels' own accumulating phases on the share's gradients, into an
+  // accumulator of the share's floats only (the pieces' in order, as the
+  // kernels lay one out): the same sums as the plain run's, element by
+  // element.
+  shareOf(region);
+  int64_t shareFloats = 0;
+  for (const Piece &piece : pieces)
+    shareFloats += piece.end - piece.begin;
+  shareAccumulator.resize(static_cast<size_t>(shareFloats));
+  OptimizerControl accumulating;
+  accumulating.weight = weight;
+  accumulating.phase =
+      control.phase == kAccumulateFirst ? kAccumulateFirst : kAccumulate;
+  accumulating.accumulator = shareAccumulator.data();
+  if (!shareTensors.empty())
+    plain(shareTensors.data(), static_cast<int>(shareTensors.size()),
+          accumulating, lr, step, beta1, beta2, epsilon);
+  // The norm of the whole accumulated gradient, from the shares' squares.
+  double squares = 0;
+  for (float x : shareAccumulator)
+    squares += static_cast<double>(x) * x;
+  group.sum(&squares, 1, "the gradient norm");
+  const double norm = std::sqrt(squares);
+  for (auto [begin, end] : gaps)
+    std::memset(region + begin, 0,
+                static_cast<size_t>(end - begin) * sizeof(float));
+  if (control.phase != kAccumulateUpdate || !adamTakes(norm, control.clip))
+    return static_cast<float>(norm);
+  // Adam on the share's accumulated gradient, the clipping as its weight
+  // (the plain run's update phase scales the accumulator by the same
+  // factor).
+  int64_t at = 0;
+  for (AdamTensor &t : shareTensors) {
+    t.grad = shareAccumulator.data() + at;
+    at += t.size;
+  }
+  OptimizerControl scaled;
+  scaled.weight = static_cast<float>(clipFactor(norm, control.clip));
+  scaled.weightDecay = control.weightDecay;
+  if (!shareTensors.empty())
+    plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
+          lr, step, beta1, beta2, epsilon);
+  exchangeParameters(region);
+  return static_cast<float>(norm);
+}
+
+void ShardedOptimizer::exchangeParameters(float *region) {
   // The updated parameters into their places in the region (the
   // gradients are used), exchanged, and back into every parameter.
   for (const Piece &piece : pieces) {
@@ -183,8 +256,8 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
     std::memcpy(t.param, region + (t.grad - regionStart),
                 static_cast<size_t>(t.size) * sizeof(float));
   for (auto [begin, end] : gaps)
-    std::memset(region + begin, 0, static_cast<size_t>(end - begin) * sizeof(float));
-  return static_cast<float>(norm);
+    std::memset(region + begin, 0,
+                static_cast<size_t>(end - begin) * sizeof(float));
 }
 
 } // namespace tgc::runtime

@@ -1,4 +1,5 @@
-//===- ShardedOptimizer.h - Adam on 1/N of the parameters per process -*- C++ -*-===//
+//===- ShardedOptimizer.h - Adam on 1/N of the parameters per process -*- C++
+//-*-===//
 //
 // `--shard-optimizer` under mpirun (CPU programs): instead of summing every
 // gradient in every process and running Adam on every parameter N times,
@@ -12,7 +13,8 @@
 //   3. and the processes exchange their updated parameters (all-gather).
 // Each process keeps the Adam moments of its share only: the others are
 // zeroed and their whole pages given back to the system, so the moments
-// take 1/N of the memory. Before a checkpoint, every process adds its
+// take 1/N of the memory, and so does the gradient accumulator of
+// --update-freq. Before a checkpoint, every process adds its
 // moments into rank 0's (sumToFirst), which writes them whole.
 //
 // The compiled step calls countTokens() through StepFrame::allReduceSum
@@ -38,7 +40,10 @@ public:
   explicit ShardedOptimizer(ProcessGroup &group) : group(group) {}
 
   /// StepFrame::optimizerStep (through the process's one instance, set by
-  /// activate()). Only kUpdate: accumulating runs are refused at start.
+  /// activate()). With --update-freq (the accumulating phases) each batch's
+  /// share is summed as in step 1 and added into an accumulator of the
+  /// share only; the last batch's update runs Adam on it (step 2) and the
+  /// exchange follows (step 3).
   static float step(StepFrame::OptimizerStepFn plain, const AdamTensor *tensors,
                     int count, const OptimizerControl &control, float lr,
                     int32_t step, float beta1, float beta2, float epsilon);
@@ -67,6 +72,18 @@ private:
   float run(StepFrame::OptimizerStepFn plain, const AdamTensor *tensors,
             int count, const OptimizerControl &control, float lr, int32_t step,
             float beta1, float beta2, float epsilon);
+  /// run()'s accumulating phases, after the reduce-scatter.
+  float accumulate(StepFrame::OptimizerStepFn plain,
+                   const OptimizerControl &control, float lr, int32_t step,
+                   float beta1, float beta2, float epsilon, float *region,
+                   int64_t total);
+  /// shareTensors: the pieces as Adam's tensors, their gradients read from
+  /// the share's sums at `shareGradients` (the region's start after the
+  /// reduce-scatter).
+  void shareOf(const float *shareGradients);
+  /// The updated parameters of every share to every process (all-gather
+  /// through the region, whose gradients are used by then).
+  void exchangeParameters(float *region);
 
   ProcessGroup &group;
   std::vector<AdamTensor> tensors;   ///< the last layout's
@@ -82,6 +99,9 @@ private:
   /// from its start: kept zero, as the plain step's all-reduce keeps them.
   std::vector<std::pair<int64_t, int64_t>> gaps;
   std::vector<AdamTensor> shareTensors; ///< the pieces as Adam's tensors
+  /// --update-freq: the update's weighted sum of the share's gradients,
+  /// the pieces' floats in order (the kernels' accumulator layout).
+  std::vector<float> shareAccumulator;
 };
 
 } // namespace tgc::runtime
