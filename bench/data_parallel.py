@@ -15,7 +15,7 @@ Adam (rank 0's profile: the wait for the slower process included; sharded,
 Adam's line holds the reduce-scatter and all-gather), and each process's
 resident set while training (the median of samples every 0.1 s).
 
-    python3 bench/data_parallel.py [--batch 16] [--steps 3] [--warmup 1]
+    python3 bench/data_parallel.py [--batch 16] [--steps 3] [--warmup 1] [--update-freq K]
 
 Needs build/bin/tgc built with MPI and mpirun (bootstrap.sh installs Open MPI).
 """
@@ -127,16 +127,21 @@ def main():
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of each (a shared machine's times vary)")
+    parser.add_argument("--update-freq", type=int, default=1,
+                        help="batches per update, for every run (gradient "
+                             "accumulation; sharded: an accumulator of the share)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         whole = compile_model(tmp, "whole", args.batch, args.length)
         half = compile_model(tmp, "half", args.batch // 2, args.length)
         total = args.warmup + args.steps
         common = ["--task", "reverse", "--steps", str(total), "--log-every",
-                  str(args.warmup), "--eval-sentences", "0", "--profile"]
+                  str(args.warmup), "--eval-sentences", "0", "--profile",
+                  "--update-freq", str(args.update_freq)]
         env = dict(os.environ, OMP_WAIT_POLICY="passive")
-        print("base, global batch %d x %d/%d, %d timed steps after %d" %
-              (args.batch, args.length, args.length, args.steps, args.warmup))
+        print("base, global batch %d x %d/%d, %d batch%s an update, %d timed steps after %d" %
+              (args.batch, args.length, args.length, args.update_freq,
+               "" if args.update_freq == 1 else "es", args.steps, args.warmup))
         # ms/step: the timed steps' wall time (with the runtime's work
         # between steps: the 2-process run's parameter checksum at every
         # log line); ops: --profile's time in the step's ops, every step.
