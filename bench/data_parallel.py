@@ -153,11 +153,12 @@ def main():
                 ("  sharded optimizer", mpirun + ["--shard-optimizer"], env)]
         for attempt in range(args.repeat):
             print("run %d:" % (attempt + 1))
-            for name, command, run_env in runs:
+            for index, (name, command, run_env) in enumerate(runs):
                 metrics = os.path.join(tmp, "metrics.json")
+                # A checkpoint of its own: a run never replaces another's.
+                checkpoint = os.path.join(tmp, "run%d-%d.ckpt" % (attempt, index))
                 out, train, peak = run(command + common + [
-                    "--metrics", metrics,
-                    "--checkpoint", os.path.join(tmp, "run.ckpt")], run_env, metrics)
+                    "--metrics", metrics, "--checkpoint", checkpoint], run_env, metrics)
                 os.remove(metrics)
                 line = "  %-24s %8.1f ms/step, %8.1f in the ops" % (
                     name + ":", step_ms(train, args.warmup, args.steps), ops_ms(out))
