@@ -158,8 +158,10 @@ void bf16TileProduct(TileOperand<A> a, TileOperand<B> b, float *out,
         out[i * ldOut + j] = beta == 0.0f ? 0.0f : beta * out[i * ldOut + j];
     return;
   }
+#if TGC_AMX_TILES // a build without them has no AMX products to call
   if (unit == TileUnit::Amx && amxTilesUsable())
     return amxTileProduct(a, b, out, ldOut, m, n, k, alpha, beta);
+#endif
   const int64_t lines = (n + kLine - 1) / kLine;
   PackedOperands &packed = packedOperands();
   PairWords words = packA(a, m, k, packed.a);
