@@ -2,6 +2,7 @@
 #include "passes/Passes.h"
 
 #include "ir/TgOps.h"
+#include "passes/SumTerms.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -35,16 +36,13 @@ struct TgFuseEmbeddingGradAddPass
     IRRewriter rewriter(&getContext());
     unsigned fused = 0;
     for (tg::AddOp add : adds) {
-      tg::EmbeddingGradOp lhs = soleScatter(add.getLhs(), add),
-                          rhs = soleScatter(add.getRhs(), add);
       // Of two scatters the later adds into the earlier's table, so a chain
       // of sums (a table shared by the encoder, the decoder and the output
       // projection) becomes a chain of scatters into one table.
-      bool rhsIsScatter = rhs && (!lhs || lhs->isBeforeInBlock(rhs));
-      tg::EmbeddingGradOp scatter = rhsIsScatter ? rhs : lhs;
-      if (!scatter)
+      auto term = producedTerm<tg::EmbeddingGradOp>(add, soleScatter);
+      if (!term)
         continue;
-      Value addend = rhsIsScatter ? add.getLhs() : add.getRhs();
+      auto [scatter, addend] = *term;
       // At the add: the addend is ready there, and the scatter's operands
       // were ready where it was.
       rewriter.setInsertionPoint(add);

@@ -2,6 +2,7 @@
 #include "passes/Passes.h"
 
 #include "ir/TgOps.h"
+#include "passes/SumTerms.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -43,15 +44,12 @@ struct TgFuseMatmulAddPass : impl::TgFuseMatmulAddBase<TgFuseMatmulAddPass> {
     IRRewriter rewriter(&getContext());
     unsigned fused = 0;
     for (tg::AddOp add : adds) {
-      tg::MatmulOp lhs = soleProduct(add.getLhs(), add),
-                   rhs = soleProduct(add.getRhs(), add);
       // The later product takes the earlier value as its summand: it is
       // ready by then, so the fused op can stay where the product was.
-      bool rhsIsProduct = rhs && (!lhs || lhs->isBeforeInBlock(rhs));
-      tg::MatmulOp product = rhsIsProduct ? rhs : lhs;
-      if (!product)
+      auto term = producedTerm<tg::MatmulOp>(add, soleProduct);
+      if (!term)
         continue;
-      Value addend = rhsIsProduct ? add.getLhs() : add.getRhs();
+      auto [product, addend] = *term;
       if (readyBefore(addend, product))
         rewriter.setInsertionPoint(product);
       else

@@ -159,13 +159,9 @@ float ShardedOptimizer::run(StepFrame::OptimizerStepFn plain,
     return static_cast<float>(norm); // nothing is updated, anywhere
   // Adam on the share, the clipping as its weight.
   shareOf(region);
-  OptimizerControl scaled;
-  scaled.weight = static_cast<float>(weight * clipFactor(norm, control.clip));
-  scaled.weightDecay = control.weightDecay;
-  if (!shareTensors.empty())
-    plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
-          lr, step, beta1, beta2, epsilon);
-  exchangeParameters(region);
+  updateShare(plain,
+              static_cast<float>(weight * clipFactor(norm, control.clip)),
+              control, lr, step, beta1, beta2, epsilon, region);
   return static_cast<float>(norm);
 }
 
@@ -232,14 +228,23 @@ float ShardedOptimizer::accumulate(StepFrame::OptimizerStepFn plain,
     t.grad = shareAccumulator.data() + at;
     at += t.size;
   }
+  updateShare(plain, static_cast<float>(clipFactor(norm, control.clip)),
+              control, lr, step, beta1, beta2, epsilon, region);
+  return static_cast<float>(norm);
+}
+
+void ShardedOptimizer::updateShare(StepFrame::OptimizerStepFn plain,
+                                   float weight,
+                                   const OptimizerControl &control, float lr,
+                                   int32_t step, float beta1, float beta2,
+                                   float epsilon, float *region) {
   OptimizerControl scaled;
-  scaled.weight = static_cast<float>(clipFactor(norm, control.clip));
+  scaled.weight = weight;
   scaled.weightDecay = control.weightDecay;
   if (!shareTensors.empty())
     plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
           lr, step, beta1, beta2, epsilon);
   exchangeParameters(region);
-  return static_cast<float>(norm);
 }
 
 void ShardedOptimizer::exchangeParameters(float *region) {

@@ -81,6 +81,11 @@ private:
   /// the share's sums at `shareGradients` (the region's start after the
   /// reduce-scatter).
   void shareOf(const float *shareGradients);
+  /// Adam on shareTensors with `weight` times their gradients (the
+  /// clipping and the token weight folded in), then exchangeParameters.
+  void updateShare(StepFrame::OptimizerStepFn plain, float weight,
+                   const OptimizerControl &control, float lr, int32_t step,
+                   float beta1, float beta2, float epsilon, float *region);
   /// The updated parameters of every share to every process (all-gather
   /// through the region, whose gradients are used by then).
   void exchangeParameters(float *region);
