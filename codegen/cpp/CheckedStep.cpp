@@ -96,11 +96,14 @@ LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
   if (failed(loss))
     return failure();
   // Adam runs only from a finite loss: a diverged step leaves the state as
-  // it was, so that checkTrainStep can re-run it on the same batch.
+  // it was, so that checkTrainStep can re-run it on the same batch. A
+  // sharded optimizer (f.optimizerStep) is always entered: its collectives
+  // need every process, whatever this one's own loss, and it makes no update
+  // from a non-finite norm of the summed gradients, as the kernel does not.
   auto guard = [&](const std::string &call) {
     auto check = checks.find(call);
     bool guarded = check != checks.end() && check->second.updatesState;
-    return guarded ? "  if (std::isfinite(*" + *loss + ")) "
+    return guarded ? "  if (f.optimizerStep || std::isfinite(*" + *loss + ")) "
                    : std::string("  ");
   };
   os << "void trainStep(StepFrame &f) {\n";

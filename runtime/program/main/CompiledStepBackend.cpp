@@ -81,6 +81,11 @@ void CompiledStepBackend::explainNonFinite(const Batch &batch,
   if (op)
     std::fprintf(stderr, "note: the first NaN or infinity of step %lld comes "
                          "from %s\n", step, op);
+  else if (allReduceSum)
+    std::fprintf(stderr, "note: re-running step %lld op by op on this "
+                         "process's batch alone gave no NaN or infinity: "
+                         "another process's batch made the summed gradient "
+                         "so\n", step);
   else
     std::fprintf(stderr, "note: re-running step %lld op by op gave no NaN "
                          "or infinity\n", step);
