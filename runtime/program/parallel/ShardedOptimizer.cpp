@@ -196,8 +196,9 @@ float ShardedOptimizer::accumulate(StepFrame::OptimizerStepFn plain,
   // accumulator of the share's floats only (the pieces' in order, as the
   // kernels lay one out): the same sums as the plain run's, element by
   // element. The batches of one update may come from different buckets:
-  // their gradient regions differ in place, not in layout (the same
-  // gradients in program order), so the pieces stay the same elements.
+  // their gradient regions differ in place, not in layout (tgc refuses
+  // buckets whose layouts differ: checkSameGradientLayout in
+  // codegen/lowering/DataParallel.cpp), so the pieces stay the same elements.
   shareOf(region);
   int64_t shareFloats = 0;
   for (const Piece &piece : pieces)
