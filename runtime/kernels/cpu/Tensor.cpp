@@ -268,6 +268,8 @@ void addGatheredRows(const float *grad, const int32_t *indices,
                      const float *base, float *out, int64_t outer,
                      int64_t extent, int64_t count, int64_t inner) {
   const int64_t rows = outer * extent;
+  if (rows == 0) // an empty table: nothing to start from or add into
+    return;
 #pragma omp parallel if (std::max(rows, outer * count) * inner >=              \
                          kParallelTensorElements)
   {

@@ -125,6 +125,11 @@ TEST(CpuKernels, EmbeddingGrad) {
   cpu::embeddingGrad(grad.data(), ids.data(), base.data(), base.data(), rows,
                      width, vocab);
   expectClose("embeddingGrad in place", base, withBase, 1e-5);
+
+  // An empty table: no rows to write, every id out of range (it divided by
+  // the zero vocabulary before).
+  cpu::embeddingGrad(grad.data(), ids.data(), nullptr, nullptr, rows, width, 0);
+  cpu::gatherGrad(grad.data(), ids.data(), nullptr, 2, 0, rows / 2, width);
 }
 
 // Data movement: bit-exact. The outputs start as ones: the kernels must
