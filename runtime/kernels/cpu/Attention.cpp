@@ -68,7 +68,9 @@ constexpr int64_t kParallelWork = 1 << 16;
 /// takes a slow scalar path for arguments that far out, and the terms it
 /// would give are below 1e-37 of the row's largest). Two passes: written as
 /// one, `x < floor ? 0 : expf(max(x, floor))`, GCC drops the max and calls
-/// expf on the masked scores themselves.
+/// expf on the masked scores themselves. A NaN score (from q, k or a bias)
+/// stays NaN, as in the reference, so that it reaches the loss: every
+/// comparison with it is false.
 inline void expOrZero(float *row, int64_t n, float shift) {
   constexpr float kFloor = -87.0f;
 #pragma omp simd
@@ -77,7 +79,7 @@ inline void expOrZero(float *row, int64_t n, float shift) {
 #pragma omp simd
   for (int64_t j = 0; j < n; ++j) {
     float e = expf(row[j]);
-    row[j] = row[j] > kFloor ? e : 0.0f;
+    row[j] = row[j] <= kFloor ? 0.0f : e;
   }
 }
 

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cpu/KernelTestSupport.h"
 
+#include <cmath>
+#include <limits>
+
 namespace tgc::test {
 namespace {
 
@@ -87,6 +90,37 @@ TEST(CpuKernels, Attention) {
       EXPECT_EQ(got.lse, plain.lse) << c.name;
     }
   }
+}
+
+// A NaN in one key (a diverged projection) reaches every row that sees the
+// key, in the output, the lse and the gradients, as in the reference: a
+// probability of 0 for it would hide the NaN from the loss. Rows of other
+// heads stay finite.
+TEST(CpuKernels, AttentionSpreadsANaNKey) {
+  const AttentionCase c = kAttentionCases[0]; // cross, masked: keys 0.. seen
+  AttentionInputs in(c);
+  const cpu::AttentionShape &s = in.shape;
+  in.k[3 * s.keyDim] = std::numeric_limits<float>::quiet_NaN(); // b0 h0 key 3
+  in.mask[3] = 0.0f; // key 3 of batch 0 unmasked
+  AttentionForward got = cpuAttention(in);
+  auto rowIsNaN = [&](const std::vector<float> &x, int64_t row, int64_t width) {
+    for (int64_t d = 0; d < width; ++d)
+      if (!std::isnan(x[row * width + d]))
+        return false;
+    return true;
+  };
+  for (int64_t row = 0; row < in.rows(); ++row) {
+    bool seesNaN = row < s.queries; // batch 0, head 0
+    EXPECT_EQ(rowIsNaN(got.output, row, s.valueDim), seesNaN) << "row " << row;
+    EXPECT_EQ(std::isnan(got.lse[row]), seesNaN) << "row " << row;
+  }
+  std::vector<float> dq(in.q.size()), dk(in.k.size()), dv(in.v.size());
+  cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
+                     got.output.data(), got.lse.data(), dq.data(), dk.data(),
+                     dv.data(), s, in.cpuConfig);
+  EXPECT_TRUE(rowIsNaN(dq, 0, s.keyDim));
+  EXPECT_TRUE(rowIsNaN(dv, 0, s.valueDim)); // b0 h0 key 0
+  EXPECT_FALSE(std::isnan(dq[s.queries * s.keyDim])); // b0 h1 query 0
 }
 
 // Each gradient sums up to 150 terms p (dp - D) computed in float; D comes
