@@ -76,12 +76,14 @@ static void finishColumnSums(const double *partial, int64_t chunks,
 template <typename Xhat>
 static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
                        int64_t width, float *gammaGrad, float *betaGrad) {
-  int64_t chunks = std::max<int64_t>(1, (rows + kChunkRows - 1) / kChunkRows);
+  const int64_t chunkRows =
+      std::max(kChunkRows, (rows + kMaxChunks - 1) / kMaxChunks);
+  int64_t chunks = std::max<int64_t>(1, (rows + chunkRows - 1) / chunkRows);
   Scratch partial(2 * chunks * width * sizeof(double));
   dim3 grid(static_cast<unsigned>((width + kColumns - 1) / kColumns),
             static_cast<unsigned>(chunks));
   columnPartials<Xhat><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
-      grad, xhatOf, rows, width, partial.as<double>());
+      grad, xhatOf, rows, width, chunkRows, partial.as<double>());
   TGC_CUDA_CHECK_LAUNCH();
   finishColumnSums(partial.as<double>(), chunks, width, gammaGrad, betaGrad);
 }

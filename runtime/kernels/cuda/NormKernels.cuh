@@ -172,21 +172,24 @@ struct NormalizedOutput {
   }
 };
 
-/// Rows per chunk of the column sums, and the block: 32 columns x 8 row
-/// slices.
+/// Rows per chunk of the column sums (more where the chunks would outnumber
+/// a grid's 65535 blocks along y: above 4 million rows), and the block: 32
+/// columns x 8 row slices.
 constexpr int64_t kChunkRows = 64;
+constexpr int64_t kMaxChunks = 65535;
 constexpr int kColumns = 32, kSlices = 8;
 } // namespace
 
 /// partial[chunk][0][c] = sum of dy xhat and partial[chunk][1][c] = sum of
-/// dy over the chunk's rows.
+/// dy over the chunk's `chunkRows` rows.
 template <typename Xhat>
 __global__ void columnPartials(const float *grad, Xhat xhatOf, int64_t rows,
-                               int64_t width, double *partial) {
+                               int64_t width, int64_t chunkRows,
+                               double *partial) {
   __shared__ double sums[2][kSlices][kColumns + 1];
   int64_t c = blockIdx.x * int64_t(kColumns) + threadIdx.x;
-  int64_t first = blockIdx.y * kChunkRows;
-  int64_t last = min(rows, first + kChunkRows);
+  int64_t first = blockIdx.y * chunkRows;
+  int64_t last = min(rows, first + chunkRows);
   double gammaSum = 0.0, betaSum = 0.0;
   if (c < width)
     for (int64_t r = first + threadIdx.y; r < last; r += kSlices) {
