@@ -293,6 +293,11 @@ flags = {
     "train-data directory": ["--train-data", "adir"],
     "valid-every without data": ["--valid-every", "1", "--train-source", "ids-ok.src", "--train-target", "ids-ok.src"],
     "vocab garbage": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin"],
+    # The vocabulary is hashed before tgc-data reads it again by name: a
+    # regular file, read no further than its size.
+    "vocab /dev/zero": ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--vocab", "/dev/zero"],
+    "vocab directory": ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--vocab", "adir"],
+    "vocab fifo": ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--vocab", "afifo"],
     "nbest 0": ["--nbest", "0"],
     "nbest without translate": ["--nbest", "2"],
     "nbest over beam": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin", "--beam", "2", "--nbest", "3"],

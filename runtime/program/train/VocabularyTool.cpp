@@ -1,17 +1,20 @@
 //===- VocabularyTool.cpp - SentencePiece through tgc-data ---------------===//
 #include "runtime/program/train/VocabularyTool.h"
 
+#include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenCorpus.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <csignal>
 #include <spawn.h>
+#include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,18 +54,44 @@ struct TemporaryFile {
 
 } // namespace
 
+/// The most bytes a vocabulary file may hold: a SentencePiece model of a
+/// million pieces is tens of MB.
+constexpr off_t kMaxVocabularyBytes = off_t{1} << 30;
+
 std::unique_ptr<VocabularyTool>
 VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
                      std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
+  // A regular file only (tgc-data opens it again by its name, and a device
+  // or a FIFO never ends), read no further than its size at the start.
+  // O_NONBLOCK: opening a FIFO would wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat status;
+  if (fd < 0 || ::fstat(fd, &status) != 0)
     error = path + ": " + std::strerror(errno);
-    return nullptr;
+  else if (!S_ISREG(status.st_mode))
+    error = path + " is " + kindOfFile(status.st_mode) +
+            ", not a regular file (a SentencePiece model of tgc-data vocab)";
+  else if (status.st_size > kMaxVocabularyBytes)
+    error = path + " is larger than 1 GiB: not a SentencePiece model";
+  std::string bytes;
+  while (error.empty() && bytes.size() < static_cast<size_t>(status.st_size)) {
+    char buffer[1 << 16];
+    size_t want = std::min(sizeof buffer,
+                           static_cast<size_t>(status.st_size) - bytes.size());
+    ssize_t n = ::read(fd, buffer, want);
+    if (n > 0)
+      bytes.append(buffer, static_cast<size_t>(n));
+    else if (n == 0)
+      break; // shortened while read: the tool reads what is there
+    else if (errno != EINTR)
+      error = path + ": " + std::strerror(errno);
   }
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  return std::unique_ptr<VocabularyTool>(new VocabularyTool(
-      path, fnv1a64(bytes.str()), toolPath(toolsDirectory)));
+  if (fd >= 0)
+    ::close(fd);
+  if (!error.empty())
+    return nullptr;
+  return std::unique_ptr<VocabularyTool>(
+      new VocabularyTool(path, fnv1a64(bytes), toolPath(toolsDirectory)));
 }
 
 bool VocabularyTool::run(const char *mode, const std::string &input,
