@@ -86,6 +86,9 @@ std::string checkTensorSize(llvm::ArrayRef<int64_t> shape) {
   // dimension sizes (mean gradients, reshapes).
   if (llvm::is_contained(shape, 0))
     return "every dimension of a tg tensor must be >= 1";
+  if (shape.size() > static_cast<size_t>(kMaxTensorRank))
+    return "a tg tensor has at most " + std::to_string(kMaxTensorRank) +
+           " dimensions";
   int64_t elements = 1;
   for (int64_t dim : shape) {
     if (dim > kMaxTensorElements / elements)

@@ -18,8 +18,13 @@ namespace tgc::tg {
 /// offsets computed from shapes stay far from int64 overflow.
 inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 
-/// Empty for a static shape whose dimensions are >= 1 and whose element
-/// count is at most kMaxTensorElements; otherwise the rule it breaks.
+/// The most dimensions a tg tensor may have: the kernels' shape arrays
+/// (runtime::kMaxRank in runtime/kernels/KernelTypes.h, the same number).
+inline constexpr int kMaxTensorRank = 8;
+
+/// Empty for a static shape of at most kMaxTensorRank dimensions, each
+/// >= 1, and at most kMaxTensorElements elements; otherwise the rule it
+/// breaks.
 std::string checkTensorSize(llvm::ArrayRef<int64_t> shape);
 
 /// "[2, 7, 16]".

@@ -12,8 +12,14 @@
 #include "codegen/calls/KernelCallModels.h"
 
 #include "ir/TgOps.h"
+#include "ir/TgVerify.h"
+#include "runtime/kernels/KernelTypes.h"
 
 using namespace mlir;
+
+// The shapes emitted here fill the kernels' arrays: tg's verifier keeps
+// every tensor within them.
+static_assert(tgc::tg::kMaxTensorRank == tgc::runtime::kMaxRank);
 
 namespace tgc::cpp {
 

@@ -17,6 +17,11 @@
 
 namespace tgc::runtime {
 
+/// The most dimensions a kernel's shape argument has: the kernels keep
+/// shapes and strides in arrays of this size, and tg's verifier refuses a
+/// tensor of more (tg::kMaxTensorRank, the same number).
+inline constexpr int kMaxRank = 8;
+
 /// A bfloat16: the upper half of an f32 (sign, 8 exponent bits, 7 mantissa
 /// bits). The element of the GEMM operands tg-mixed-precision makes; a type
 /// of its own so that the bf16 kernels are overloads of the f32 ones.

@@ -23,7 +23,7 @@ namespace tgc::runtime {
 struct CompiledVariable {
   const char *name;
   int rank;
-  int64_t shape[8];
+  int64_t shape[kMaxRank];
   int64_t size;   ///< elements
   int64_t offset; ///< in floats, from the state buffer's start
   int32_t init;   ///< runtime::InitKind

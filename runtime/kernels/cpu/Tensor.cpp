@@ -12,6 +12,8 @@
 
 namespace tgc::cpu {
 
+using runtime::kMaxRank;
+
 /// Below this many elements a loop stays serial: waking the team costs
 /// more than the copy.
 static constexpr int64_t kParallelTensorElements = 1 << 15;
@@ -62,7 +64,7 @@ static void transposeTo(const float *input, Out *out,
     gatherStrided(input, out, &one, &none, 1);
     return;
   }
-  int64_t strides[8] = {}, shape[8] = {}, from[8] = {};
+  int64_t strides[kMaxRank] = {}, shape[kMaxRank] = {}, from[kMaxRank] = {};
   int64_t stride = 1;
   for (int d = rank - 1; d >= 0; --d) {
     strides[d] = stride;
@@ -94,7 +96,7 @@ void broadcast(const float *input, float *out, const int64_t *resultShape,
   }
   // Result dimensions not named, and named ones the input has as 1, read
   // with stride 0.
-  int64_t from[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t from[kMaxRank] = {};
   int64_t stride = 1;
   for (int j = inputRank - 1; j >= 0; --j) {
     if (inputShape[j] != 1)
@@ -109,8 +111,8 @@ namespace {
 /// dimensions dropped: alternating runs of kept and reduced elements.
 struct ReducePlan {
   int groups = 0;
-  int64_t size[8], inStride[8], outStride[8];
-  bool reduced[8];
+  int64_t size[kMaxRank], inStride[kMaxRank], outStride[kMaxRank];
+  bool reduced[kMaxRank];
 };
 } // namespace
 

@@ -23,7 +23,7 @@
 
 namespace tgc::cuda {
 
-constexpr int kMaxRank = 8;
+using runtime::kMaxRank;
 
 /// Runs of dimensions, outermost first, with their input strides.
 struct Runs {

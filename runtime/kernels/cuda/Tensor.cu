@@ -17,7 +17,7 @@
 namespace tgc::cuda {
 
 namespace {
-constexpr int kMaxRank = 8;
+using runtime::kMaxRank;
 
 /// out [shape] (row-major) where element (c_0..c_r-1) is read from input
 /// offset sum c_d * from[d] (a stride of 0 replicates). Passed by value:

@@ -1,6 +1,7 @@
 // Values the verifier refuses because later stages cannot handle them: zero-
 // size or absurdly large dimensions (passes divide by dimension sizes and
-// compute element counts), dropout op ids beyond 32 bits (the generated code
+// compute element counts), more than 8 dimensions (the kernels' shape
+// arrays), dropout op ids beyond 32 bits (the generated code
 // holds them in a uint32_t) and non-finite numbers (the generated C++ spells
 // them as literals).
 // RUN: tgc-opt %s -split-input-file -verify-diagnostics
@@ -28,6 +29,26 @@ tg.variable @w trainable init(normal, 0.02) : tensor<16x0xf32>
 
 // expected-error @+1 {{'tg.variable' op type 'tensor<1048576x1048577xf32>': a tg tensor holds at most 2^40 elements}}
 tg.variable @w trainable init(normal, 0.02) : tensor<1048576x1048577xf32>
+
+// -----
+
+func.func @rank_nine(%x: tensor<2x1x1x1x1x1x1x1x2xf32>) -> tensor<2x1x1x1x1x1x1x1x2xf32> {
+  // expected-error @+1 {{operand #0 has type 'tensor<2x1x1x1x1x1x1x1x2xf32>': a tg tensor has at most 8 dimensions}}
+  %y = tg.transpose %x permutation [8, 7, 6, 5, 4, 3, 2, 1, 0] : tensor<2x1x1x1x1x1x1x1x2xf32> -> tensor<2x1x1x1x1x1x1x1x2xf32>
+  return %y : tensor<2x1x1x1x1x1x1x1x2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tg.variable' op type 'tensor<1x1x1x1x1x1x1x1x1xf32>': a tg tensor has at most 8 dimensions}}
+tg.variable @w trainable init(normal, 0.02) : tensor<1x1x1x1x1x1x1x1x1xf32>
+
+// -----
+
+func.func @rank_eight(%x: tensor<2x1x1x1x1x1x1x2xf32>) -> tensor<2x1x1x1x1x1x1x2xf32> {
+  %y = tg.transpose %x permutation [7, 6, 5, 4, 3, 2, 1, 0] : tensor<2x1x1x1x1x1x1x2xf32> -> tensor<2x1x1x1x1x1x1x2xf32>
+  return %y : tensor<2x1x1x1x1x1x1x2xf32>
+}
 
 // -----
 
