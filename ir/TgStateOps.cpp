@@ -3,6 +3,7 @@
 #include "ir/TgVerify.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/ConvertUTF.h"
 
 #include <cmath>
 
@@ -11,6 +12,17 @@ using namespace mlir;
 namespace tgc::tg {
 
 LogicalResult VariableOp::verify() {
+  // The name keys the variable's tensor in checkpoints (a protobuf string
+  // field, which must be UTF-8) and in the program's table of C strings.
+  StringRef name = getSymName();
+  const auto *begin = reinterpret_cast<const llvm::UTF8 *>(name.data());
+  if (!llvm::isLegalUTF8String(&begin, begin + name.size()))
+    return emitOpError() << "name " << getSymNameAttr()
+                         << " is not UTF-8: names key the tensors of "
+                            "checkpoints, which hold UTF-8";
+  if (name.contains('\0'))
+    return emitOpError() << "name holds a NUL byte, which would end it in "
+                            "the program's table of variables";
   auto tensor = llvm::dyn_cast<RankedTensorType>(getType());
   if (!tensor || !tensor.hasStaticShape())
     return emitOpError() << "type must be a statically shaped tensor but is "

@@ -7,6 +7,7 @@
 #include "passes/MemoryPlan.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/ConvertUTF.h"
 
 #include <cstdio>
 
@@ -49,23 +50,36 @@ std::string stepOpRow(Operation *op) {
 std::string stringLiteral(StringRef text, bool newlines) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\')
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
       out += '\\';
-    if (c == '\n' && newlines)
-      out += "\\n\"\n    \""; // one source line per manifest line
-    else if (static_cast<unsigned char>(c) < 0x20)
-      out += ' '; // no control characters in a generated comment or literal
-    else
       out += c;
+    } else if (c == '\n' && newlines) {
+      out += "\\n\"\n    \""; // one source line per manifest line
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      // The same bytes, spelled in ASCII: a control character or a byte of
+      // UTF-8 (valid or not, which nvcc refuses in source) as three octal
+      // digits, which no following digit can extend as it would \x.
+      out += '\\';
+      out += static_cast<char>('0' + (byte >> 6));
+      out += static_cast<char>('0' + ((byte >> 3) & 7));
+      out += static_cast<char>('0' + (byte & 7));
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }
 
 std::string commentText(StringRef text) {
+  // Bytes that are not UTF-8 (a file name can hold any) become '?' too:
+  // nvcc refuses them even in a comment.
+  const auto *begin = reinterpret_cast<const llvm::UTF8 *>(text.data());
+  const bool utf8 = llvm::isLegalUTF8String(&begin, begin + text.size());
   std::string out;
   for (char c : text) {
     auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f || c == '\\')
+    if (byte < 0x20 || byte == 0x7f || c == '\\' || (byte >= 0x80 && !utf8))
       out += '?';
     else if (c == '/' && !out.empty() && out.back() == '*')
       out += "?/";

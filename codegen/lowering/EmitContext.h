@@ -34,9 +34,9 @@ std::string doubleLiteral(double value);
 /// "{2, 7, 16}".
 std::string arrayLiteral(llvm::ArrayRef<int64_t> values);
 
-/// `text` as a C++ string literal, quotes and backslashes escaped; with
-/// `newlines`, '\n' is kept as an escape (else, as other control
-/// characters, a space).
+/// `text` as a C++ string literal of the same bytes in ASCII: quotes and
+/// backslashes escaped, control characters and bytes above 0x7e as octal
+/// escapes; with `newlines`, '\n' also ends a source line.
 std::string stringLiteral(llvm::StringRef text, bool newlines = false);
 
 /// `op`'s row of a step's table of ops (runtime::StepOp, for --profile):
@@ -48,8 +48,9 @@ inline constexpr const char *kStepResultsRow =
     "{\"func.return\", \"the step's results\"}";
 
 /// `text` (a name or location that comes from an input) made safe inside a
-/// generated comment, `//` or `/* */`: control characters and backslashes
-/// (a line continuation) become '?', and "*/" cannot close the comment.
+/// generated comment, `//` or `/* */`: control characters, backslashes (a
+/// line continuation) and, in text that is not UTF-8, bytes above 0x7f
+/// become '?', and "*/" cannot close the comment.
 /// With stringLiteral, the only ways input text reaches generated source.
 std::string commentText(llvm::StringRef text);
 

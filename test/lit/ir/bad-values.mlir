@@ -52,6 +52,16 @@ func.func @rank_eight(%x: tensor<2x1x1x1x1x1x1x2xf32>) -> tensor<2x1x1x1x1x1x1x2
 
 // -----
 
+// expected-error @+1 {{'tg.variable' op name "w\FF\FE" is not UTF-8: names key the tensors of checkpoints, which hold UTF-8}}
+tg.variable @"w\FF\FE" trainable init(normal, 0.02) : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{'tg.variable' op name holds a NUL byte, which would end it in the program's table of variables}}
+tg.variable @"w\00x" trainable init(normal, 0.02) : tensor<4xf32>
+
+// -----
+
 func.func @huge(%x: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32> {
   // expected-error @+1 {{operand #0 has type 'tensor<4294967296x4294967296xf32>': a tg tensor holds at most 2^40 elements}}
   %y = tg.exp %x : tensor<4294967296x4294967296xf32>
