@@ -22,6 +22,8 @@
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
+#include <limits>
+
 using namespace mlir;
 
 namespace tgc {
@@ -365,12 +367,26 @@ private:
     return success();
   }
 
+  /// Whether `value` of the i32 attribute `a` (stored in 64 bits, as the
+  /// writer's signed value) fits; else a message.
+  bool fitsInt32(int64_t value, const graph::Attribute &a,
+                 const llvm::Twine &where) {
+    if (value >= std::numeric_limits<int32_t>::min() &&
+        value <= std::numeric_limits<int32_t>::max())
+      return true;
+    fail(where + ": attribute '" + a.name() + "' is an i32 but holds " +
+         std::to_string(value));
+    return false;
+  }
+
   FailureOr<Attribute> readAttribute(const graph::Attribute &a,
                                      const llvm::Twine &where) {
     switch (a.value_case()) {
     case graph::Attribute::kUnit:
       return Attribute(builder.getUnitAttr());
     case graph::Attribute::kI32:
+      if (!fitsInt32(a.i32(), a, where))
+        return failure();
       return Attribute(builder.getI32IntegerAttr(a.i32()));
     case graph::Attribute::kI64:
       return Attribute(builder.getI64IntegerAttr(a.i64()));
@@ -385,8 +401,11 @@ private:
           a.i64_array().values().begin(), a.i64_array().values().end())));
     case graph::Attribute::kI32Array: {
       llvm::SmallVector<int32_t> values;
-      for (int64_t v : a.i32_array().values())
+      for (int64_t v : a.i32_array().values()) {
+        if (!fitsInt32(v, a, where))
+          return failure();
         values.push_back(static_cast<int32_t>(v));
+      }
       return Attribute(builder.getDenseI32ArrayAttr(values));
     }
     case graph::Attribute::kMlir:
