@@ -63,8 +63,15 @@ bool makeOwnedDirectory(llvm::StringRef directory, llvm::StringRef entries,
     why = "cannot create " + directory.str() + ": " + ec.message();
     return false;
   }
-  llvm::SmallString<256> temporary;
-  std::error_code ec = fs::createUniqueDirectory(entries + ".new", temporary);
+  // createUniqueDirectory puts a relative prefix in the system's temporary
+  // directory: made absolute here, the new directory is made beside its
+  // final place (a relative --build-cache was staged under /tmp, and not
+  // used where that path did not exist there).
+  llvm::SmallString<256> prefix, temporary;
+  (entries + ".new").toVector(prefix);
+  std::error_code ec = fs::make_absolute(prefix);
+  if (!ec)
+    ec = fs::createUniqueDirectory(prefix, temporary);
   std::string marker = childOf(temporary, kMarkerName);
   if (!ec) {
     llvm::raw_fd_ostream os(marker, ec);
