@@ -46,14 +46,31 @@ std::string keepInHistory(const std::string &checkpoint, int64_t step,
   std::string link = historyPath(checkpoint, step);
   std::error_code ec;
   fs::remove(link, ec); // a resumed run may save the same step again
-  fs::create_hard_link(checkpoint, link, ec);
+  // The file itself where the checkpoint is a symbolic link: a hard link of
+  // the link would follow it to each later save.
+  fs::path file = fs::canonical(checkpoint, ec);
+  if (!ec)
+    fs::create_hard_link(file, link, ec);
   if (ec)
     return "cannot link " + checkpoint + " as " + link + ": " + ec.message();
   std::vector<int64_t> steps = historySteps(checkpoint);
-  for (size_t i = 0; i + keep < steps.size(); ++i)
-    if (!fs::remove(historyPath(checkpoint, steps[i]), ec) && ec)
-      return "cannot remove " + historyPath(checkpoint, steps[i]) + ": " +
+  auto remove = [&](int64_t old) -> std::string {
+    if (!fs::remove(historyPath(checkpoint, old), ec) && ec)
+      return "cannot remove " + historyPath(checkpoint, old) + ": " +
              ec.message();
+    return {};
+  };
+  // Files of later steps are the history of the run this one replaces
+  // (--overwrite): kept, they would count as the newest and this run's own
+  // would be removed.
+  while (!steps.empty() && steps.back() > step) {
+    if (std::string why = remove(steps.back()); !why.empty())
+      return why;
+    steps.pop_back();
+  }
+  for (size_t i = 0; i + keep < steps.size(); ++i)
+    if (std::string why = remove(steps[i]); !why.empty())
+      return why;
   return {};
 }
 

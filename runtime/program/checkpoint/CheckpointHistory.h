@@ -22,8 +22,10 @@ std::string historyPath(const std::string &checkpoint, int64_t step);
 /// The steps of the <checkpoint>.step<S> files that exist, ascending.
 std::vector<int64_t> historySteps(const std::string &checkpoint);
 
-/// Links the just-saved `checkpoint` as its history file of `step` and
-/// keeps the `keep` newest. Returns an empty string or what failed.
+/// Links the just-saved `checkpoint` (the file, where it is a symbolic
+/// link) as its history file of `step`, removes history files of later
+/// steps (a replaced run's) and keeps the `keep` newest. Returns an empty
+/// string or what failed.
 std::string keepInHistory(const std::string &checkpoint, int64_t step,
                           int64_t keep);
 

@@ -5,7 +5,8 @@ usage: robust_checkpoint.py BINARY WORKDIR [KILLS]
 1. Starts BINARY saving <WORKDIR>/owned.ckpt after every step, waits for
    its lock file, starts a second run on the same checkpoint and expects it
    to be refused (exit 1, "checkpoint ... is in use by another run (pid N)"
-   naming the first run's pid) without touching the checkpoint; then
+   naming the first run's pid) without touching the checkpoint, also
+   through a symbolic link with --overwrite; then
    interrupts the first run (exit 130) and expects its lock file gone.
 2. Kills (SIGKILL) a run that saves after every step, KILLS times (default
    3) at different moments, each time resuming the checkpoint it left: the file
@@ -60,6 +61,16 @@ if second.returncode != 1 or expected not in second.stderr:
     fail(f"second run: exit {second.returncode}, stderr {second.stderr!r}")
 if "saved checkpoint" in second.stdout:
     fail("the second run says it saved: " + second.stdout)
+# The same file through a symbolic link, even with --overwrite: the lock is
+# the file's, not the name's (the link's own name took no lock).
+link = path("link.ckpt")
+os.symlink(owned, link)
+third = subprocess.run([binary, *common, "--steps", "2", "--checkpoint", link,
+                        "--overwrite"], capture_output=True, text=True)
+expected = f"checkpoint {link} is in use by another run (pid {first.pid})"
+if third.returncode != 1 or expected not in third.stderr:
+    fail(f"run through a link: exit {third.returncode}, stderr {third.stderr!r}")
+os.unlink(link)
 first.send_signal(signal.SIGINT)
 _, stderr = first.communicate(timeout=60)
 if first.returncode != 130:
