@@ -204,7 +204,7 @@ flipped[len(good) // 3] ^= 0x10
 write("flip.ckpt", bytes(flipped), "wb")
 # Checkpoints whose checksums are right but whose structure is not.
 FORGE = os.path.join(root, "test/lit/tgc-data/Inputs/forge_checkpoint.py")
-FORGED = ["nan", "twice", "nameless", "overlap"]
+FORGED = ["nan", "twice", "nameless", "overlap", "negative-step"]
 for mode in FORGED:
     subprocess.run([sys.executable, FORGE, mode, "good.ckpt", mode + ".ckpt",
                     os.path.join(root, "runtime/program/checkpoint")], check=True)

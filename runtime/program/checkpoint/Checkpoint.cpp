@@ -57,6 +57,9 @@ std::string shapeText(const auto &shape) {
 
 /// A tg tensor holds at most 2^40 elements (the verifier's bound).
 constexpr uint64_t kMaxTensorElements = uint64_t{1} << 40;
+/// The most steps a checkpoint may count: the compiled step's counter is 32
+/// bits (StepFrame::step).
+constexpr int64_t kMaxCheckpointStep = INT32_MAX;
 
 /// Whether `entry`'s shape has elements, at most kMaxTensorElements of them,
 /// its byte count is theirs, and it lies inside `dataBytes` (no sum or
@@ -474,6 +477,12 @@ std::string CheckpointReader::open() {
     return refuse("it has " + std::to_string(fileBytes) +
                   " bytes, its metadata says " + std::to_string(expected) +
                   (fileBytes < expected ? " (truncated)" : ""));
+  // A step count a run can have made: a resumed run counts on from it (a
+  // negative one gave a negative learning rate).
+  if (metadata_.step() < 0 || metadata_.step() > kMaxCheckpointStep)
+    return refuse("its step count " + std::to_string(metadata_.step()) +
+                  " is not one a run makes (0 to " +
+                  std::to_string(kMaxCheckpointStep) + ")");
   // The structure, not only the checksums: every tensor once, each with
   // elements, inside the data section and apart from the others (a tensor
   // listed twice with another missing left the missing one zero).

@@ -6,6 +6,7 @@ with every checksum made right again (a forged or foreign file):
             missing)
   nameless  the first tensor has no name
   overlap   the second tensor's data starts inside the first's
+  negative-step  the step count is -1000 (a run counted on from it)
 The metadata goes through protoc's text format; the layout is
 Checkpoint.cpp's: a 24-byte header (magic, version, metadata bytes,
 metadata CRC-32), the metadata, the data section at the next multiple of
@@ -57,10 +58,12 @@ def main(mode, src, dst, proto_dir):
     elif mode == "overlap":
         second = re.sub(r"offset: \d+", f'offset: {int(field(first, "offset")) + 4}',
                         second, count=1)
-    else:
+    elif mode != "negative-step":
         sys.exit(f"unknown mode {mode}")
     text = (text[:tensors[0].start()] + first + text[tensors[0].end():tensors[1].start()] +
             second + text[tensors[1].end():])
+    if mode == "negative-step":
+        text = re.sub(r"^step: \d+$", "step: -1000", text, count=1, flags=re.M)
     metadata = protoc("encode", text.encode(), proto_dir)
     header = bytearray(blob[:HEADER])
     struct.pack_into("<II", header, 12, len(metadata), zlib.crc32(metadata))
