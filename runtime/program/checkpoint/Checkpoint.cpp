@@ -577,6 +577,14 @@ std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
   return {};
 }
 
+std::string readCheckpointInfo(const std::string &path, CheckpointInfo &info) {
+  CheckpointReader reader(path);
+  if (std::string error = reader.open(); !error.empty())
+    return error;
+  info = reader.info();
+  return {};
+}
+
 std::string readCheckpointTensors(const std::string &path, CheckpointInfo &info,
                                   std::vector<OwnedTensor> &tensors) {
   CheckpointReader reader(path);

@@ -90,6 +90,11 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
 std::string readCheckpoint(const std::string &path, CheckpointInfo &info,
                            std::span<const CheckpointTensor> tensors);
 
+/// Reads only `path`'s metadata into `info` (its header and metadata
+/// checked, not its tensors' data). Returns an empty string or why the file
+/// was refused.
+std::string readCheckpointInfo(const std::string &path, CheckpointInfo &info);
+
 /// One tensor of a checkpoint read without knowing the model in advance.
 struct OwnedTensor {
   std::string name;

@@ -67,6 +67,9 @@ struct Run {
   /// Continues `info`'s run if this one would see the same data; false
   /// after a message.
   bool resume(const CheckpointInfo &info);
+  /// Takes <checkpoint>.best's validation as the one to beat where it is
+  /// better than the resumed checkpoint's.
+  void rememberSavedBest();
 
   int processes() const { return group ? group->size() : 1; }
   /// The model's learning-rate schedule with this run's --lr-scheduler,

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
 #include <string>
 #include <vector>
 
@@ -110,7 +112,43 @@ bool Run::resume(const CheckpointInfo &info) {
     for (const std::string &change :
          hyperparameterChanges(info.hyperparameters, hyperparameterText()))
       std::printf("note: %s\n", change.c_str());
+  if (options.validEvery > 0 && !options.overwrite)
+    rememberSavedBest();
   return true;
+}
+
+void Run::rememberSavedBest() {
+  // <checkpoint>.best may hold a better validation than the resumed state
+  // knows of: one saved after its step, by a run that went on from it (and
+  // diverged, or was stopped). A validation must beat that one to replace
+  // it, as it must beat the resumed checkpoint's own best.
+  const std::string best = checkpointPath + ".best";
+  struct stat status;
+  if (::stat(best.c_str(), &status) != 0 || !S_ISREG(status.st_mode))
+    return;
+  CheckpointInfo saved;
+  if (std::string why = readCheckpointInfo(best, saved); !why.empty()) {
+    if (leads())
+      std::printf("note: %s; a best validation replaces it\n", why.c_str());
+    return;
+  }
+  char better[96] = "";
+  if (saved.bestLoss >= 0 &&
+      (validations.bestLoss < 0 || saved.bestLoss < validations.bestLoss)) {
+    validations.bestLoss = saved.bestLoss;
+    std::snprintf(better, sizeof better, "loss %.4f", saved.bestLoss);
+  }
+  if (saved.bestBleu > validations.bestBleu) {
+    validations.bestBleu = saved.bestBleu;
+    size_t used = std::strlen(better);
+    std::snprintf(better + used, sizeof better - used, "%sBLEU %.2f",
+                  used ? ", " : "", saved.bestBleu);
+  }
+  if (*better && leads())
+    std::printf("note: %s (step %lld) holds a better validation than the "
+                "resumed checkpoint knew (%s): only a better one replaces "
+                "it\n",
+                best.c_str(), static_cast<long long>(saved.step), better);
 }
 
 std::string Run::divergence() {
