@@ -8,6 +8,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <chrono>
 #include <vector>
 
@@ -72,6 +75,14 @@ bool makeOwnedDirectory(llvm::StringRef directory, llvm::StringRef entries,
   std::error_code ec = fs::make_absolute(prefix);
   if (!ec)
     ec = fs::createUniqueDirectory(prefix, temporary);
+  // Writable by this user alone, whatever the umask (openBuildCacheDirectory
+  // uses no other).
+  if (!ec) {
+    llvm::ErrorOr<fs::perms> mode = fs::getPermissions(temporary);
+    ec = mode ? fs::setPermissions(temporary, *mode & ~(fs::group_write |
+                                                       fs::others_write))
+              : mode.getError();
+  }
   std::string marker = childOf(temporary, kMarkerName);
   if (!ec) {
     llvm::raw_fd_ostream os(marker, ec);
@@ -116,16 +127,39 @@ bool isPartialName(llvm::StringRef name) {
 
 } // namespace
 
+/// Whether only this user can change `entries`: another user who could
+/// would choose the programs tgc copies out of it.
+static bool privateTo(llvm::StringRef entries, std::string &why) {
+  struct stat status;
+  std::string path = entries.str();
+  if (::stat(path.c_str(), &status) != 0)
+    return true; // the caller says what is wrong with it
+  if (status.st_uid != ::geteuid())
+    why = path + " belongs to another user (uid " +
+          std::to_string(status.st_uid) +
+          "): tgc does not run programs others can choose; give another "
+          "--build-cache";
+  else if (status.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o",
+                  static_cast<unsigned>(status.st_mode & 07777));
+    why = path + " can be written by other users (mode " + mode +
+          "): tgc does not run programs others can choose; chmod go-w it, "
+          "or give another --build-cache";
+  }
+  return why.empty();
+}
+
 bool openBuildCacheDirectory(llvm::StringRef directory, std::string &entries,
                              std::string &why) {
   entries = childOf(directory, kBuildCacheSubdirectory);
   if (ownedByTgc(entries))
-    return true;
+    return privateTo(entries, why);
   if (typeOf(entries) == fs::file_type::file_not_found) {
     if (!makeOwnedDirectory(directory, entries, why))
       return false;
     if (ownedByTgc(entries))
-      return true;
+      return privateTo(entries, why);
   }
   why = entries +
         " was not made by tgc (it is not a directory holding "
