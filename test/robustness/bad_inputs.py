@@ -298,6 +298,8 @@ flags = {
     "vocab /dev/zero": ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--vocab", "/dev/zero"],
     "vocab directory": ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--vocab", "adir"],
     "vocab fifo": ["--train-source", "ids-ok.src", "--train-target", "ids-ok.src", "--vocab", "afifo"],
+    # Refused before the first step (the first validation's error lost them).
+    "valid-beam over the batch": ["--task", "reverse", "--steps", "30", "--valid-every", "10", "--valid-beam", "16"],
     "nbest 0": ["--nbest", "0"],
     "nbest without translate": ["--nbest", "2"],
     "nbest over beam": ["--translate", "ids-ok.src", "--resume", "good.ckpt", "--vocab", "garbage.bin", "--beam", "2", "--nbest", "3"],
@@ -384,6 +386,11 @@ shutil.copy("s.src", "t.vocab")
 os.link("s.src", "s-hard.model")
 shutil.copy("good.ckpt", "run.ckpt.step2")
 shutil.copy("good.ckpt", "run.ckpt.step4")
+# A vocabulary of 300 pieces for the tiny model's 16 ids (compiled without
+# --corpus, so no hash to tell): its ids would index past the embedding.
+case("program translate with a larger vocabulary",
+     P + ["--translate", "in.txt", "--resume", "good.ckpt", "--vocab", "v.model"],
+     ("v.model", "not the vocabulary it was trained with"))
 
 # An output of a run that is the same file as an input or another output.
 M = [TGC, "--model-file", "m.cpp"]

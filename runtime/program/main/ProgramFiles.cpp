@@ -32,9 +32,13 @@ bool checkProgramFiles(const TrainOptions &options,
       {"--valid-source", options.validSource},
       {"--valid-target", options.validTarget},
       {"--translate", given(options.translate)},
+      {"--generate", given(options.generate)},
+      {"--score", given(options.score)},
       {"the program", thisProgram()},
   };
-  if (!options.translate.empty()) {
+  // Translating and generating write --output alone (generating with an
+  // --output of the checkpoint used to write text over it).
+  if (!options.translate.empty() || !options.generate.empty()) {
     files.push_back({"--output", given(options.output), true});
   } else {
     std::string named =

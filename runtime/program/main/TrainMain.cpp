@@ -329,6 +329,23 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   if (!data)
     return 1;
 
+  // Validation's beam search holds a sentence's hypotheses in one batch:
+  // refused before the first step, not at the first validation (whose
+  // error lost the steps before it).
+  if (options.validEvery > 0 && !isLanguageModel(model))
+    for (int b = 0; b < model.numBuckets; ++b)
+      if (const CompiledBucket &bucket = model.buckets[b];
+          options.validBeam.value_or(1) > bucket.batchSize) {
+        std::fprintf(stderr,
+                     "error: --valid-beam %lld exceeds the batch of bucket "
+                     "%lldx%lldx%lld: a beam's hypotheses are rows of one "
+                     "batch\n",
+                     static_cast<long long>(*options.validBeam),
+                     static_cast<long long>(bucket.batchSize),
+                     static_cast<long long>(bucket.sourceLength),
+                     static_cast<long long>(bucket.targetLength));
+        return 2;
+      }
   Run run{model, options, *data, memory};
   run.group = group;
   std::optional<ShardedOptimizer> sharded;

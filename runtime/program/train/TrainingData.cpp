@@ -87,7 +87,8 @@ std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,
                                                const CompiledModel &model) {
   std::string error;
   std::unique_ptr<VocabularyTool> vocabulary = VocabularyTool::open(
-      path, model.toolsDirectory ? model.toolsDirectory : "", error);
+      path, model.toolsDirectory ? model.toolsDirectory : "", model.vocabulary,
+      error);
   if (!vocabulary) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return nullptr;

@@ -60,7 +60,7 @@ constexpr off_t kMaxVocabularyBytes = off_t{1} << 30;
 
 std::unique_ptr<VocabularyTool>
 VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
-                     std::string &error) {
+                     int64_t modelIds, std::string &error) {
   // A regular file only (tgc-data opens it again by its name, and a device
   // or a FIFO never ends), read no further than its size at the start.
   // O_NONBLOCK: opening a FIFO would wait for a writer.
@@ -90,8 +90,8 @@ VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
     ::close(fd);
   if (!error.empty())
     return nullptr;
-  return std::unique_ptr<VocabularyTool>(
-      new VocabularyTool(path, fnv1a64(bytes), toolPath(toolsDirectory)));
+  return std::unique_ptr<VocabularyTool>(new VocabularyTool(
+      path, fnv1a64(bytes), toolPath(toolsDirectory), modelIds));
 }
 
 bool VocabularyTool::run(const char *mode, const std::string &input,
@@ -164,8 +164,18 @@ bool VocabularyTool::encode(const std::vector<std::string> &lines,
   ids.assign(lines.size(), {});
   for (size_t i = 0; i < output.size(); ++i) {
     std::istringstream numbers(output[i]);
-    for (int32_t id; numbers >> id;)
+    for (int32_t id; numbers >> id;) {
+      // The ids index the model's embedding table: one past it would read
+      // past the parameters.
+      if (id < 0 || id >= modelIds) {
+        error = "line " + std::to_string(i + 1) + ": " + modelPath +
+                " gives piece id " + std::to_string(id) +
+                ", and the model has " + std::to_string(modelIds) +
+                " ids: not the vocabulary it was trained with";
+        return false;
+      }
       ids[i].push_back(id);
+    }
   }
   return true;
 }

@@ -25,9 +25,11 @@ class VocabularyTool {
 public:
   /// Reads the .model file (for its hash); null and `error` on failure.
   /// `toolsDirectory` is where the compiling tgc's tools are (may be
-  /// empty).
+  /// empty); `modelIds` the model's vocabulary, which encode's ids must stay
+  /// below.
   static std::unique_ptr<VocabularyTool> open(const std::string &path,
                                               const std::string &toolsDirectory,
+                                              int64_t modelIds,
                                               std::string &error);
 
   /// FNV-1a of the .model file, as tgc-data records it in corpora.
@@ -35,7 +37,8 @@ public:
   const std::string &path() const { return modelPath; }
 
   /// The symbols of each line (ids >= 3). False with `error` (invalid
-  /// UTF-8 names its line) on failure.
+  /// UTF-8 names its line; an id the model does not have, from a
+  /// vocabulary larger than the model's, too) on failure.
   bool encode(const std::vector<std::string> &lines,
               std::vector<std::vector<int32_t>> &ids, std::string &error) const;
   /// The detokenized text of each id sequence.
@@ -43,8 +46,10 @@ public:
               std::vector<std::string> &lines, std::string &error) const;
 
 private:
-  VocabularyTool(std::string path, uint64_t hash, std::string tool)
-      : modelPath(std::move(path)), modelHash(hash), tool(std::move(tool)) {}
+  VocabularyTool(std::string path, uint64_t hash, std::string tool,
+                 int64_t modelIds)
+      : modelPath(std::move(path)), modelHash(hash), tool(std::move(tool)),
+        modelIds(modelIds) {}
   /// Runs `tgc-data <mode> --vocab <model> --ids` with `input` on stdin;
   /// its stdout lines into `output`.
   bool run(const char *mode, const std::string &input,
@@ -53,6 +58,7 @@ private:
   std::string modelPath;
   uint64_t modelHash;
   std::string tool; ///< the tgc-data to run: a path, or a name for $PATH
+  int64_t modelIds; ///< the model's vocabulary
 };
 
 } // namespace tgc::runtime
