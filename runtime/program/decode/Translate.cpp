@@ -356,6 +356,9 @@ translateBeamNBest(const CompiledModel &model, float *state, char *arena,
                                 return sources[i];
                               });
   const int64_t beam = options.beam;
+  // A beam of 1 is greedy decoding: with a length penalty, the hypothesis
+  // that went on past the first EOS could outscore the one it ended.
+  const double alpha = beam == 1 ? 0.0 : options.alpha;
   for (const auto &[bucketIndex, members] : groups) {
     const CompiledBucket &bucket = model.buckets[bucketIndex];
     if (beam > bucket.batchSize) {
@@ -397,7 +400,7 @@ translateBeamNBest(const CompiledModel &model, float *state, char *arena,
           if (sentences[s].done)
             continue;
           int64_t base = static_cast<int64_t>(s) * beam;
-          advance(sentences[s], beam, options.alpha, model.vocabulary,
+          advance(sentences[s], beam, alpha, model.vocabulary,
                   t + 1 == bucket.targetLength, bucket.targetLength, nbest,
                   [&](int j) { return logits + (base + j) * decoder.rowStride(); });
           for (size_t j = 0; j < sentences[s].live.size(); ++j)
@@ -409,7 +412,7 @@ translateBeamNBest(const CompiledModel &model, float *state, char *arena,
         decoder.reorder(parents);
       }
       for (size_t s = 0; s < count; ++s)
-        outputs[members[first + s]] = best(sentences[s], options.alpha, nbest);
+        outputs[members[first + s]] = best(sentences[s], alpha, nbest);
     }
   }
   return outputs;
@@ -463,9 +466,13 @@ int32_t pickToken(const float *logits, int64_t vocabulary,
   if (sampling.temperature <= 0)
     return static_cast<int32_t>(
         std::max_element(logits + kEosId, logits + vocabulary) - logits);
+  // Shifted by the largest logit before the division: a tiny temperature
+  // then sends the others to -inf (probability 0), where logit / T gave
+  // inf - inf = NaN and picked the least likely token.
+  const double top = *std::max_element(logits + kEosId, logits + vocabulary);
   std::vector<std::pair<double, int32_t>> candidates;
   for (int32_t id = kEosId; id < vocabulary; ++id)
-    candidates.push_back({logits[id] / sampling.temperature, id});
+    candidates.push_back({(logits[id] - top) / sampling.temperature, id});
   std::sort(candidates.begin(), candidates.end(),
             [](auto &a, auto &b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   if (sampling.topK > 0 && static_cast<size_t>(sampling.topK) < candidates.size())

@@ -15,7 +15,8 @@
 // score / lp, lp = ((5 + length) / 6)^alpha (Wu et al. 2016, as the paper
 // does with beam 4, alpha 0.6; length counts EOS). A sentence stops when a
 // finished one beats the best live prefix's bound (its score over the
-// largest lp). With beam 1 it is greedy decoding.
+// largest lp). With beam 1 it is greedy decoding (no length penalty, which
+// would let a hypothesis that went on past the first EOS win).
 //
 // Both run the incremental decoder when the model has one (@encode once per
 // batch, then @decode_step on each row's newest token; beam search moves

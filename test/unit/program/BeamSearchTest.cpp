@@ -132,6 +132,24 @@ void trapPredict(StepFrame &frame) {
   frame.logits = gLogits;
 }
 
+/// EOS first (0.5) or token 3 (0.45), then 3 3 3 EOS for certain: greedy
+/// ends at once (log 0.5 = -0.69), while "3 3 3 3" EOS scores
+/// log 0.45 / ((5 + 5) / 6)^0.6 = -0.59 with the length penalty.
+void earlyEosPredict(StepFrame &frame) {
+  std::fill(std::begin(gLogits), std::end(gLogits), -1e9f);
+  for (int64_t r = 0; r < kBatch; ++r)
+    for (int64_t t = 0; t < kTargetLength; ++t) {
+      std::map<int32_t, float> p;
+      if (t == 0)
+        p = {{kEosId, 0.5f}, {3, 0.45f}, {4, 0.05f}};
+      else
+        p = {{t < 4 ? 3 : kEosId, 1.0f}};
+      for (auto [id, probability] : p)
+        gLogits[(r * kTargetLength + t) * kVocabulary + id] = std::log(probability);
+    }
+  frame.logits = gLogits;
+}
+
 CompiledBucket gBucket{kBatch, kSourceLength, kTargetLength, nullptr, nullptr};
 
 CompiledModel standIn(void (*predict)(StepFrame &)) {
@@ -170,6 +188,22 @@ TEST(BeamSearch, BeamOneIsGreedy) {
   });
   EXPECT_GT(full, 0u);
   EXPECT_LT(full, greedy.size());
+}
+
+// A beam of 1 is greedy whatever the length penalty: the hypothesis that
+// went on past the first EOS used to win by it.
+TEST(BeamSearch, BeamOneIsGreedyWithALengthPenalty) {
+  CompiledModel model = standIn(&earlyEosPredict);
+  std::vector<std::vector<int32_t>> sources = {{5, 6}};
+  std::vector<SentencePair> pairs = {{sources[0], {}}};
+  std::string error;
+  auto beam = translateBeam(model, nullptr, nullptr, sources, {1, 0.6}, error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(beam, translateGreedy(model, nullptr, nullptr, pairs));
+  EXPECT_EQ(beam[0], std::vector<int32_t>{});
+  // A wider beam does weigh lengths: the longer sentence wins there.
+  auto wide = translateBeam(model, nullptr, nullptr, sources, {2, 0.6}, error);
+  EXPECT_EQ(wide[0], (std::vector<int32_t>{3, 3, 3, 3}));
 }
 
 /// The incremental decoder gives the full decoder's tokens, with the
