@@ -63,10 +63,12 @@ std::string readSchedule(const json::Object &record, WarmupSchedule &out) {
     return "\"lr_peak\" is not a number > 0";
   if (!minimum || !(*minimum >= 0))
     return "\"lr_min\" is not a number >= 0";
-  if (!warmup || *warmup < 0)
-    return "\"lr_warmup\" is not an integer >= 0";
-  if (!last || *last < 0)
-    return "\"lr_last_step\" is not an integer >= 0";
+  if (!warmup || *warmup < 0 || *warmup > kMaxMetricsStep)
+    return "\"lr_warmup\" is not an integer from 0 to " +
+           std::to_string(kMaxMetricsStep);
+  if (!last || *last < 0 || *last > kMaxMetricsStep)
+    return "\"lr_last_step\" is not an integer from 0 to " +
+           std::to_string(kMaxMetricsStep);
   out.peak = *peak;
   out.minimum = *minimum;
   out.warmupSteps = *warmup;
@@ -88,8 +90,9 @@ std::string addMetricsRecord(const json::Value &value, MetricsRun &run) {
   if (!stepValue)
     return "no \"step\"";
   std::optional<int64_t> step = stepValue->getAsInteger();
-  if (!step || *step < 0)
-    return "\"step\" is not an integer >= 0";
+  if (!step || *step < 0 || *step > kMaxMetricsStep)
+    return "\"step\" is not an integer from 0 to " +
+           std::to_string(kMaxMetricsStep);
   if (*kind == "run") {
     ScheduleSpan span{{}, *step, *step};
     if (std::string error = readSchedule(*record, span.schedule);

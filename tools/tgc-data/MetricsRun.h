@@ -46,6 +46,11 @@ struct MetricsRun {
 /// also for a file without "train" or "valid" records.
 std::string readMetricsRun(const std::string &path, MetricsRun &run);
 
+/// The largest step a record may name: a training program counts its steps
+/// in 32 bits (larger ones, in a forged file, overflowed the schedule's
+/// sampling into an endless loop).
+constexpr int64_t kMaxMetricsStep = INT32_MAX;
+
 /// The learning rate of `run`: of its schedules at every step they cover
 /// (past kMaxScheduleSteps steps of a span, that many evenly spaced ones
 /// with its warmup's end and its last), else its records' "lr" samples.

@@ -61,6 +61,33 @@ std::string written(const std::string &digits) {
   return text;
 }
 
+/// The split of `number` (its digits, no leading zero), as runSample draws
+/// them.
+Split splitOf(const std::string &number) {
+  std::vector<int32_t> symbols;
+  for (char c : number)
+    symbols.push_back(kFirstSymbolId + (c - '0'));
+  bool even = (number.back() - '0') % 2 == 0;
+  return !isHeldOut(symbols) ? Split::Train : even ? Split::Valid : Split::Test;
+}
+
+/// How many distinct numbers of up to `maxDigits` digits fall in `split`:
+/// counted where there are at most a million (the held-out hash leaves
+/// uneven shares of few numbers, and asking for more than there are never
+/// ended), else a safe lower bound (the hash holds out one in 16, half to
+/// each held-out split).
+int64_t numbersIn(Split split, int maxDigits) {
+  int64_t all = 1;
+  for (int d = 0; d < maxDigits; ++d)
+    all *= 10;
+  if (all > 1'000'000)
+    return split == Split::Train ? all - all / 8 : all / 40;
+  int64_t count = 0;
+  for (int64_t n = 0; n < all; ++n)
+    count += splitOf(std::to_string(n)) == split;
+  return count;
+}
+
 } // namespace
 
 int runSample() {
@@ -68,17 +95,11 @@ int runSample() {
     return fail("--max-digits must be 1 to 9");
   if (samplePairs < 1)
     return fail("--pairs must be at least 1");
-  // Held-out numbers are one in 16 and half go to each of valid and test.
-  int64_t available = 0;
-  for (int64_t digits = 1, count = 10; digits <= sampleDigits;
-       ++digits, count = count == 10 ? 90 : count * 10)
-    available += count;
-  if (sampleSplit != Split::Train)
-    available /= 40; // a safe lower bound of what the hash leaves
+  const int64_t available = numbersIn(sampleSplit, sampleDigits);
   if (samplePairs > available)
     return fail("--pairs " + std::to_string(samplePairs) + " is more than the " +
-                "distinct numbers of --max-digits " +
-                std::to_string(sampleDigits) + " can give this split");
+                std::to_string(available) + " distinct numbers of --max-digits " +
+                std::to_string(sampleDigits) + " this split can give");
 
   if (!checkRunFiles({{"-o's source", samplePrefix + ".src", true},
                       {"-o's target", samplePrefix + ".tgt", true}}))
@@ -93,14 +114,11 @@ int runSample() {
                                                                : 1 + rng.next() % 9)));
     for (int d = 1; d < digits; ++d)
       number += static_cast<char>('0' + rng.next() % 10);
+    if (splitOf(number) != sampleSplit || !seen.insert(number).second)
+      continue;
     std::vector<int32_t> symbols;
     for (char c : number)
       symbols.push_back(kFirstSymbolId + (c - '0'));
-    bool heldOut = isHeldOut(symbols);
-    bool even = (number.back() - '0') % 2 == 0;
-    Split split = !heldOut ? Split::Train : even ? Split::Valid : Split::Test;
-    if (split != sampleSplit || !seen.insert(number).second)
-      continue;
     std::string words;
     for (int32_t id : taskOutput(Task::Digits, symbols)) {
       if (!words.empty())
