@@ -10,13 +10,12 @@
 #include "tools/tgc-data/Commands.h"
 
 #include "runtime/program/checkpoint/Checkpoint.h"
+#include "runtime/program/checkpoint/CheckpointHistory.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <filesystem>
 
 namespace cl = llvm::cl;
 using namespace tgc::runtime;
@@ -47,38 +46,19 @@ struct Input {
   int64_t namedStep = -1; ///< S of a CHECKPOINT.step<S>; -1 if given by name
 };
 
-/// The `count` files `<checkpoint>.step<S>` with the highest S, oldest first.
+/// The `count` files `<checkpoint>.step<S>` with the highest S, oldest first:
+/// the names a run's --keep-last gives (historySteps), so that no file is
+/// found twice under two spellings of one step ("step2", "step02").
 std::string findLast(const std::string &checkpoint, unsigned count,
                      std::vector<Input> &inputs) {
-  namespace fs = std::filesystem;
-  fs::path base(checkpoint);
-  fs::path directory = base.has_parent_path() ? base.parent_path() : ".";
-  std::string prefix = base.filename().string() + ".step";
-  std::vector<Input> found;
-  std::error_code error;
-  for (fs::directory_iterator it(directory, error), end; !error && it != end;
-       it.increment(error)) {
-    std::string name = it->path().filename().string();
-    if (!name.starts_with(prefix) || name.size() == prefix.size())
-      continue;
-    int64_t step = -1;
-    const char *digits = name.data() + prefix.size(),
-               *stop = name.data() + name.size();
-    auto [last, bad] = std::from_chars(digits, stop, step);
-    if (bad == std::errc() && last == stop && *digits != '-')
-      found.push_back(
-          {base.has_parent_path() ? (directory / name).string() : name, step});
-  }
-  if (error)
-    return "cannot list " + directory.string() + ": " + error.message();
-  if (found.size() < count)
+  std::vector<int64_t> steps = runtime::historySteps(checkpoint);
+  if (steps.size() < count)
     return "--last " + std::to_string(count) + ": found only " +
-           std::to_string(found.size()) + " files " + checkpoint +
+           std::to_string(steps.size()) + " files " + checkpoint +
            ".step<S> (a training run with --keep-last N keeps them)";
-  std::sort(found.begin(), found.end(), [](const Input &a, const Input &b) {
-    return a.namedStep < b.namedStep;
-  });
-  inputs.assign(found.end() - count, found.end());
+  inputs.clear();
+  for (size_t i = steps.size() - count; i < steps.size(); ++i)
+    inputs.push_back({runtime::historyPath(checkpoint, steps[i]), steps[i]});
   return {};
 }
 
