@@ -122,14 +122,18 @@ void Run::rememberSavedBest() {
   // knows of: one saved after its step, by a run that went on from it (and
   // diverged, or was stopped). A validation must beat that one to replace
   // it, as it must beat the resumed checkpoint's own best.
+  // Rank 0 validates, writes the .best and decides (the training loop
+  // shares its verdict): it alone reads the .best, which may be on its
+  // machine alone.
+  if (!leads())
+    return;
   const std::string best = checkpointPath + ".best";
   struct stat status;
   if (::stat(best.c_str(), &status) != 0 || !S_ISREG(status.st_mode))
     return;
   CheckpointInfo saved;
   if (std::string why = readCheckpointInfo(best, saved); !why.empty()) {
-    if (leads())
-      std::printf("note: %s; a best validation replaces it\n", why.c_str());
+    std::printf("note: %s; a best validation replaces it\n", why.c_str());
     return;
   }
   char better[96] = "";
@@ -144,7 +148,7 @@ void Run::rememberSavedBest() {
     std::snprintf(better + used, sizeof better - used, "%sBLEU %.2f",
                   used ? ", " : "", saved.bestBleu);
   }
-  if (*better && leads())
+  if (*better)
     std::printf("note: %s (step %lld) holds a better validation than the "
                 "resumed checkpoint knew (%s): only a better one replaces "
                 "it\n",
