@@ -31,12 +31,21 @@ thread_local Builder *building = nullptr;
 // Tensor
 //===----------------------------------------------------------------------===//
 
-llvm::ArrayRef<int64_t> Tensor::shape() const {
+llvm::ArrayRef<int64_t> Tensor::shape(std::source_location where) const {
+  if (!builder_)
+    Builder::failBuilding(where, "an unset Tensor is used");
   return llvm::cast<RankedTensorType>(value_.getType()).getShape();
 }
 
-int64_t Tensor::dim(int64_t index) const {
-  return shape()[index < 0 ? rank() + index : index];
+int64_t Tensor::dim(int64_t index, std::source_location where) const {
+  llvm::ArrayRef<int64_t> sizes = shape(where);
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  if (index < -rank || index >= rank)
+    Builder::failBuilding(where, "dim(" + std::to_string(index) +
+                                     ") of a tensor of rank " +
+                                     std::to_string(rank) + " " +
+                                     tg::formatShape(sizes));
+  return sizes[index < 0 ? rank + index : index];
 }
 
 DType Tensor::dtype() const {

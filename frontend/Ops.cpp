@@ -26,6 +26,7 @@ Builder &builderOf(Tensor t, Where where) {
 
 void expectFloat(Tensor t, llvm::StringRef op, llvm::StringRef what,
                  Where where) {
+  builderOf(t, where);
   if (t.dtype() != DType::F32)
     t.builder().fail(where, op + ": " + what + " must be f32 but is i32 " +
                                 formatShape(t.shape()));
@@ -33,6 +34,7 @@ void expectFloat(Tensor t, llvm::StringRef op, llvm::StringRef what,
 
 void expectIds(Tensor t, llvm::StringRef op, Where where,
                llvm::StringRef what = "token ids") {
+  builderOf(t, where);
   if (t.dtype() != DType::I32)
     t.builder().fail(where, op + ": " + what + " must be i32 but are f32 " +
                                 formatShape(t.shape()));
@@ -170,31 +172,35 @@ Tensor operator-(Located input) {
   return unary<tg::NegOp>(input.tensor, "negation", input.where);
 }
 Tensor operator+(Tensor lhs, LocatedScalar rhs) {
-  return lhs + Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+  return lhs + Located(constant(rhs.value, lhs.shape(rhs.where), rhs.where),
+                       rhs.where);
 }
 Tensor operator-(Tensor lhs, LocatedScalar rhs) {
-  return lhs - Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+  return lhs - Located(constant(rhs.value, lhs.shape(rhs.where), rhs.where),
+                       rhs.where);
 }
 Tensor operator*(Tensor lhs, LocatedScalar rhs) {
   // A finite factor is tg.scale: one op, and its own gradient rule.
   if (std::isfinite(rhs.value))
     return scale(lhs, rhs.value, rhs.where);
-  return lhs * Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+  return lhs * Located(constant(rhs.value, lhs.shape(rhs.where), rhs.where),
+                       rhs.where);
 }
 Tensor operator/(Tensor lhs, LocatedScalar rhs) {
-  return lhs / Located(constant(rhs.value, lhs.shape(), rhs.where), rhs.where);
+  return lhs / Located(constant(rhs.value, lhs.shape(rhs.where), rhs.where),
+                       rhs.where);
 }
 Tensor operator+(double lhs, Located rhs) {
-  return constant(lhs, rhs.tensor.shape(), rhs.where) + rhs;
+  return constant(lhs, rhs.tensor.shape(rhs.where), rhs.where) + rhs;
 }
 Tensor operator-(double lhs, Located rhs) {
-  return constant(lhs, rhs.tensor.shape(), rhs.where) - rhs;
+  return constant(lhs, rhs.tensor.shape(rhs.where), rhs.where) - rhs;
 }
 Tensor operator*(double lhs, Located rhs) {
   return rhs.tensor * LocatedScalar(lhs, rhs.where);
 }
 Tensor operator/(double lhs, Located rhs) {
-  return constant(lhs, rhs.tensor.shape(), rhs.where) / rhs;
+  return constant(lhs, rhs.tensor.shape(rhs.where), rhs.where) / rhs;
 }
 
 Tensor constant(double value, llvm::ArrayRef<int64_t> shape, Where where) {
@@ -558,9 +564,9 @@ static void checkNorm(Builder &b, const char *op, Tensor input,
   expectFloat(input, op, "input", where);
   if (input.rank() < 1)
     b.fail(where, std::string(op) + ": the input must have rank >= 1");
-  SmallVector<int64_t> paramShape{input.dim(-1)};
+  SmallVector<int64_t> paramShape{input.dim(-1, where)};
   for (Tensor param : params)
-    if (param.shape() != llvm::ArrayRef<int64_t>(paramShape))
+    if (param.shape(where) != llvm::ArrayRef<int64_t>(paramShape))
       b.fail(where, std::string(op) + ": " +
                         (params.size() > 1 ? "gamma and beta" : "gamma") +
                         " must have shape " + formatShape(paramShape) +

@@ -27,10 +27,17 @@ class Tensor {
 public:
   Tensor() = default;
 
-  llvm::ArrayRef<int64_t> shape() const;
-  int64_t rank() const { return static_cast<int64_t>(shape().size()); }
-  /// Size of dimension `index`; negative indices count from the end.
-  int64_t dim(int64_t index) const;
+  /// The shape; an unset Tensor's is an error at the caller's line.
+  llvm::ArrayRef<int64_t> shape(
+      std::source_location where = std::source_location::current()) const;
+  int64_t rank(std::source_location where =
+                   std::source_location::current()) const {
+    return static_cast<int64_t>(shape(where).size());
+  }
+  /// Size of dimension `index`; negative indices count from the end. An
+  /// index outside the rank is an error at the caller's line.
+  int64_t dim(int64_t index, std::source_location where =
+                                 std::source_location::current()) const;
   DType dtype() const;
   mlir::Value value() const { return value_; }
   Builder &builder() const { return *builder_; }
