@@ -126,9 +126,15 @@ validateTransformerConfig(const TransformerConfig &c) {
         {"label_smoothing", c.label_smoothing()},
         {"adam_beta1", c.adam_beta1()},
         {"adam_beta2", c.adam_beta2()}})
-    if (!(value >= 0.0 && value < 1.0))
-      return std::string(field) + " must be in [0, 1) but is " +
-             std::to_string(value);
+    // In f32 too, as the step holds them: 0.99999999 rounds to 1.
+    if (!(value >= 0.0 && value < 1.0 && static_cast<float>(value) < 1.0f))
+    {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.12g", value);
+      return std::string(field) + " must be in [0, 1) but is " + text +
+             (value < 1.0 ? " (1 as a 32-bit float, which the step uses)"
+                          : "");
+    }
   if (!(c.layer_norm_epsilon() > 0.0) || !(c.adam_epsilon() > 0.0) ||
       !(c.lr_factor() > 0.0))
     return "layer_norm_epsilon, adam_epsilon and lr_factor must be positive";

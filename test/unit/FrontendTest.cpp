@@ -430,7 +430,12 @@ TEST(Transformer, ConfigRulesNameTheField) {
   config = models::transformerPreset("tiny");
   config->set_dropout(1.0);
   EXPECT_EQ(models::validateTransformerConfig(*config).value_or(""),
-            "dropout must be in [0, 1) but is 1.000000");
+            "dropout must be in [0, 1) but is 1");
+  // Below 1 as a double, 1 as the f32 the step holds.
+  config->set_dropout(0.99999999);
+  EXPECT_EQ(models::validateTransformerConfig(*config).value_or(""),
+            "dropout must be in [0, 1) but is 0.99999999 (1 as a 32-bit "
+            "float, which the step uses)");
 }
 
 } // namespace

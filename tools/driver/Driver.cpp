@@ -388,6 +388,13 @@ void choosePrecision(DriverOptions &options) {
                     (options.emitStage == EmitStage::Binary ||
                      options.emitStage == EmitStage::Cpp);
   bool hardware = options.target == Target::Cuda || cpuHasBf16();
+  // The reference interpreter is an oracle: the same numbers on every
+  // machine (auto gave bf16 products on one with AVX512-BF16, f32 on
+  // others).
+  if (options.precisionByMachine && options.target == Target::Interp) {
+    options.pipeline.precision = GemmPrecision::fp32;
+    return;
+  }
   if (options.precisionByMachine) {
     options.pipeline.precision =
         hardware ? GemmPrecision::bf16 : GemmPrecision::fp32;
