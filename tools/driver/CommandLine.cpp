@@ -370,6 +370,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.maxTokens = maxTokens;
   options.corpusFile = corpusFile;
   options.bucketCount = bucketCount;
+  options.bucketCountGiven = bucketCount.getNumOccurrences() > 0;
   options.outputFilename = outputFilename;
   options.target = target;
   // A program cannot go to stdout: without --emit and -o (or with

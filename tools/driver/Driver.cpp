@@ -330,6 +330,15 @@ bool checkOptions(const DriverOptions &options) {
   if (!options.fromModel() &&
       (!options.bucketList.empty() || !options.corpusFile.empty()))
     return fail("--buckets and --corpus apply to --model only");
+  // Shape flags that would shape nothing are errors, not silences.
+  if (options.maxTokens > 0 && options.bucketList.empty() &&
+      options.corpusFile.empty())
+    return fail("--max-tokens sizes the batches of --buckets SOURCExTARGET, "
+                "or of buckets fitted to --corpus: give one of them");
+  if (options.bucketCountGiven &&
+      (options.corpusFile.empty() || !options.bucketList.empty()))
+    return fail("--bucket-count is how many buckets are fitted to --corpus "
+                "when --buckets is not given");
   if (options.checkGradients &&
       (options.outputFilename != "-" || options.memoryReport ||
        options.target == Target::Cuda))

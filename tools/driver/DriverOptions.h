@@ -36,6 +36,7 @@ struct DriverOptions {
   int64_t maxTokens = 0;
   std::string corpusFile;
   int bucketCount = 6;
+  bool bucketCountGiven = false; ///< --bucket-count on the command line
 
   // What to write, where, for which target.
   std::string outputFilename = "-";
