@@ -335,6 +335,15 @@ bool passStatisticsRequested() {
   return it != options.end() && it->second->getNumOccurrences() > 0;
 }
 
+/// The first interpreter-run flag given ("--steps"), or empty.
+std::string givenInterpreterFlag() {
+  for (auto &entry : cl::getRegisteredOptions())
+    if (entry.getValue()->getNumOccurrences() > 0 &&
+        llvm::is_contained(entry.getValue()->Categories, &interpreterCategory))
+      return "--" + entry.getKey().str();
+  return {};
+}
+
 void printVersion(llvm::raw_ostream &os) {
   os << "tgc " << TGC_VERSION << " (MLIR " << TGC_MLIR_VERSION << ")\n";
 }
@@ -421,6 +430,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.seed = seed;
   options.dumpParams = dumpParams;
   options.lossLog = lossLog;
+  options.interpreterFlag = givenInterpreterFlag();
   return options;
 }
 

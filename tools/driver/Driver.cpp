@@ -360,6 +360,15 @@ bool checkOptions(const DriverOptions &options) {
       (program || stage == EmitStage::Planned))
     return fail("--target=interp runs --emit=tg or --emit=train, not a "
                 "compiled program");
+  // An interpreter run's flags (--steps, --dropout, ...) shape that run
+  // only; --check-gradients takes --seed. A compiled program takes them at
+  // run time: given here they were ignored without a word.
+  if (!options.interpreterFlag.empty() && options.target != Target::Interp &&
+      !(options.checkGradients && options.interpreterFlag == "--seed"))
+    return fail(options.interpreterFlag +
+                " applies to runs on the interpreter (--target=interp); a "
+                "compiled program takes it when it runs (./train " +
+                options.interpreterFlag + ")");
   if (options.memoryReport && options.outputFilename != "-" &&
       stage != EmitStage::Binary && stage != EmitStage::Cpp &&
       stage != EmitStage::Cuda)

@@ -37,6 +37,8 @@ struct DriverOptions {
   std::string corpusFile;
   int bucketCount = 6;
   bool bucketCountGiven = false; ///< --bucket-count on the command line
+  /// The first flag of an interpreter run given ("--steps"), or empty.
+  std::string interpreterFlag;
 
   // What to write, where, for which target.
   std::string outputFilename = "-";
