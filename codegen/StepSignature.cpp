@@ -125,6 +125,37 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
                 "update_phase, clip_norm, weight_decay, adam_beta1, "
                 "adam_beta2, adam_eps, label_smoothing, dropout, "
                 "attention_dropout)";
+    // The runtime fills each input by its name, with values of one type:
+    // a model's own input of that name (an "lr" of its own, f32 token ids)
+    // would be fed the wrong values, or not compile.
+    BlockArgument argument = function.getArgument(i);
+    if (*slot >= 0) {
+      InFlightDiagnostic error =
+          mlir::emitError(function.getArgument(*slot).getLoc())
+          << "the step's input '" << name.getValue()
+          << "' is given twice (arguments #" << *slot << " and #" << i
+          << "): the runtime fills it, a model cannot name an input so";
+      error.attachNote(argument.getLoc()) << "the other '" << name.getValue()
+                                          << "'";
+      return error;
+    }
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    llvm::StringRef kind = name.getValue();
+    bool ids = kind == "source_ids" || kind == "target_in_ids" ||
+               kind == "target_out_ids";
+    bool integer = ids || kind == "dropout_key" || kind == "step" ||
+                   kind == "update_phase";
+    int64_t rank = ids ? 2 : kind == "dropout_key" ? 1 : 0;
+    if (!type || type.getRank() != rank ||
+        (integer ? !type.getElementType().isInteger(32)
+                 : !type.getElementType().isF32()))
+      return mlir::emitError(argument.getLoc())
+             << "the step's input '" << kind << "' must be "
+             << (ids                      ? "[batch, length] i32 token ids"
+                 : kind == "dropout_key" ? "tensor<2xi32>"
+                 : integer               ? "tensor<i32>"
+                                         : "tensor<f32>")
+             << ", as the runtime fills it, but is " << argument.getType();
     *slot = static_cast<int>(i);
   }
   // A language model has no source_ids: its batches are token windows.
