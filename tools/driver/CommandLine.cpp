@@ -335,12 +335,19 @@ bool passStatisticsRequested() {
   return it != options.end() && it->second->getNumOccurrences() > 0;
 }
 
-/// The first interpreter-run flag given ("--steps"), or empty.
+/// The first interpreter-run flag given ("--steps"), or empty. Named one
+/// by one (the options of interpreterCategory): walking every registered
+/// option reaches libLLVM's, built without the RTTI UBSan's vptr check
+/// needs.
 std::string givenInterpreterFlag() {
-  for (auto &entry : cl::getRegisteredOptions())
-    if (entry.getValue()->getNumOccurrences() > 0 &&
-        llvm::is_contained(entry.getValue()->Categories, &interpreterCategory))
-      return "--" + entry.getKey().str();
+  const cl::Option *flags[] = {&taskName,     &steps,          &logEvery,
+                               &updateFreq,   &clipNorm,       &weightDecay,
+                               &dropoutRate,  &attentionDropoutRate,
+                               &labelSmoothing, &adamBetas,    &adamEps,
+                               &seed,         &dumpParams,     &lossLog};
+  for (const cl::Option *flag : flags)
+    if (flag->getNumOccurrences() > 0)
+      return "--" + flag->ArgStr.str();
   return {};
 }
 
