@@ -480,6 +480,15 @@ bool checkBucketShapes(
     const runtime::BatchShape &shape = signature->shape;
     // A language model (no source_ids) takes the batch and the context.
     bool languageModel = signature->source < 0;
+    if (languageModel && bucket.sourceLength != bucket.targetLength) {
+      // Its source length would be ignored: two buckets of one context
+      // were compiled twice under different names.
+      llvm::errs() << "tgc: error: bucket " << bucket.text() << ": model '"
+                   << options.modelName
+                   << "' is a language model (it has no source): its "
+                      "buckets are BATCHxCONTEXTxCONTEXT\n";
+      return false;
+    }
     if (shape.batchSize != bucket.batch ||
         (!languageModel && shape.sourceLength != bucket.sourceLength) ||
         shape.targetLength != bucket.targetLength) {
