@@ -213,6 +213,34 @@ bool isBiasGradient(ReduceSumOp sum) {
   return true;
 }
 
+MatmulOp weightGradientOf(ReduceSumOp sum) {
+  if (!isBiasGradient(sum))
+    return nullptr;
+  Value grad = sum.getInput();
+  const int64_t biasSize =
+      llvm::cast<RankedTensorType>(sum.getType()).getDimSize(0);
+  auto rowsOfBias = [&](Value v) {
+    auto type = llvm::cast<RankedTensorType>(v.getType());
+    return type.getRank() == 2 && type.getDimSize(1) == biasSize;
+  };
+  SmallVector<Value> views = {grad};
+  for (Operation *user : grad.getUsers())
+    if (auto reshape = llvm::dyn_cast<ReshapeOp>(user);
+        reshape && rowsOfBias(reshape.getResult()))
+      views.push_back(reshape.getResult());
+  for (Value view : views)
+    for (Operation *user : view.getUsers()) {
+      auto matmul = llvm::dyn_cast<MatmulOp>(user);
+      if (matmul && matmul.getRhs() == view && matmul.getLhs() != view &&
+          matmul.getTransposeLhs() && !matmul.getTransposeRhs() &&
+          llvm::cast<RankedTensorType>(matmul.getLhs().getType()).getRank() ==
+              2 &&
+          rowsOfBias(view) && matmul->getBlock() == sum->getBlock())
+        return matmul;
+    }
+  return nullptr;
+}
+
 bool isUnwrittenResult(Value value) {
   auto grad = value.getDefiningOp<ResidualLayerNormGradOp>();
   return grad && value == grad.getSublayerGrad() && value.use_empty() &&

@@ -109,6 +109,13 @@ bool isUnwrittenResult(mlir::Value value);
 /// summed away (a bias broadcast along the leading dimensions), without
 /// keep_dims.
 bool isBiasGradient(ReduceSumOp sum);
+
+/// The weight gradient's GEMM that reads the same output gradient g as
+/// `sum`, a bias gradient (isBiasGradient): a tg.matmul in sum's block of
+/// [R, K] and [R, N] operands, lhs transposed, whose rhs is g or its
+/// reshape to rows of g's last dimension (N, the bias's size); null if
+/// none. A sum of that form without such a GEMM is not a bias gradient.
+MatmulOp weightGradientOf(ReduceSumOp sum);
 } // namespace tgc::tg
 
 #endif // TGC_IR_TGOPS_H

@@ -29,9 +29,13 @@ int64_t multiplyAdds(Operation *gemm) {
 
 bool readsResultOf(Operation *later, Operation *op) {
   for (Value operand : later->getOperands()) {
-    // A reshape is its input's bytes: look through to where they are made.
-    while (auto reshape = operand.getDefiningOp<ReshapeOp>())
-      operand = reshape.getInput();
+    // A view (tg.reshape, tg.stop_gradient) is its input's bytes: look
+    // through to where they are made.
+    while (Operation *view = operand.getDefiningOp()) {
+      if (!view->hasTrait<traits::ResultIsView>())
+        break;
+      operand = view->getOperand(0);
+    }
     if (operand.getDefiningOp() == op)
       return true;
   }

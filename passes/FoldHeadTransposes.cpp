@@ -28,10 +28,19 @@ bool isHeadSwap(tg::TransposeOp op) {
   return op && op.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3};
 }
 
+/// Whether `op` moves elements only: a transpose that also rounds (f32 to
+/// bf16, tg-fold-bf16-roundings) cannot be dropped.
+bool keepsElementType(tg::TransposeOp op) {
+  return getElementTypeOrSelf(op.getInput().getType()) ==
+         getElementTypeOrSelf(op.getType());
+}
+
 /// The sequence-major tensor `v` is the head transpose of, or null.
 Value untransposed(Value v) {
   auto transpose = v.getDefiningOp<tg::TransposeOp>();
-  return isHeadSwap(transpose) ? transpose.getInput() : Value();
+  return isHeadSwap(transpose) && keepsElementType(transpose)
+             ? transpose.getInput()
+             : Value();
 }
 
 struct TgFoldHeadTransposesPass
@@ -70,11 +79,14 @@ struct TgFoldHeadTransposesPass
     SmallVector<tg::TransposeOp> merges;
     for (Operation *user : op.getOutput().getUsers()) {
       auto merge = dyn_cast<tg::TransposeOp>(user);
-      if (!isHeadSwap(merge))
+      if (!isHeadSwap(merge) || !keepsElementType(merge))
         return false;
       merges.push_back(merge);
     }
-    if (merges.empty() || !op.getLse().use_empty())
+    // The builder's output is f32 (a bf16 one is tg-fold-bf16-roundings'
+    // work, after this pass).
+    if (merges.empty() || !op.getLse().use_empty() ||
+        !getElementTypeOrSelf(op.getOutput().getType()).isF32())
       return false;
     rewriter.setInsertionPoint(op);
     auto folded = rewriter.create<tg::AttentionOp>(

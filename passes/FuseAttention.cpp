@@ -166,6 +166,12 @@ public:
         chain.scale *= scale->second;
         *operand = scale->first;
       }
+    // tg.attention takes a positive, finite scale: a negative or zero
+    // factor, or factors whose product overflows, stay as they are.
+    if (!(chain.scale > 0.0f) || !std::isfinite(chain.scale))
+      return unfusable(scores, "the scores' scale (the product of the "
+                               "factors on q, k and the scores) is not "
+                               "positive and finite");
     if (!shapesFit(chain))
       return unfusable(scores, "the shapes of q, k, v and the masks do not "
                                "fit one attention");

@@ -57,16 +57,26 @@ public:
   }
 
 private:
-  /// Joins `op` to every open group that produces one of its operands.
+  /// Joins `op` to every open group that produces one of its operands of
+  /// its result's type. A group whose value it reads otherwise (a
+  /// dropout's run-time rate) and does not join is closed, as by any
+  /// other reader: the fused op goes at the group's last member, which
+  /// must come before `op`.
   void add(Operation *op) {
     classes.insert(op);
+    SmallVector<Operation *> readOnly;
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
-      if (!producer || !(classes.findValue(producer) != classes.end()) || closed(producer) ||
-          operand.getType() != op->getResult(0).getType())
+      if (!producer || classes.findValue(producer) == classes.end())
         continue;
-      classes.unionSets(producer, op); // both open: the union stays open
+      if (closed(producer) || operand.getType() != op->getResult(0).getType())
+        readOnly.push_back(producer);
+      else
+        classes.unionSets(producer, op); // both open: the union stays open
     }
+    for (Operation *producer : readOnly)
+      if (!classes.isEquivalent(producer, op))
+        closedLeaders.insert(classes.getLeaderValue(producer));
   }
 
   void closeGroupsReadBy(Operation *reader) {

@@ -92,31 +92,6 @@ static bool hasOtherUses(Value x, EpilogueActivation activation) {
   return false;
 }
 
-/// The weight gradient's GEMM that reads the same gradient as `sum`, a
-/// bias gradient: a tg.matmul of [R, K] and [R, N] operands, lhs transposed,
-/// whose rhs is the summed value or its reshape to [R, N]; null if none.
-static tg::MatmulOp weightGradientOf(tg::ReduceSumOp sum) {
-  Value grad = sum.getInput();
-  auto rows = [](Value v) {
-    return llvm::cast<RankedTensorType>(v.getType()).getRank() == 2;
-  };
-  SmallVector<Value> views = {grad};
-  for (Operation *user : grad.getUsers())
-    if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(user);
-        reshape && rows(reshape.getResult()))
-      views.push_back(reshape.getResult());
-  for (Value view : views)
-    for (Operation *user : view.getUsers()) {
-      auto matmul = llvm::dyn_cast<tg::MatmulOp>(user);
-      if (matmul && matmul.getRhs() == view && matmul.getLhs() != view &&
-          matmul.getTransposeLhs() && !matmul.getTransposeRhs() &&
-          rows(matmul.getLhs()) && rows(view) &&
-          matmul->getBlock() == sum->getBlock())
-        return matmul;
-    }
-  return nullptr;
-}
-
 /// Whether `op`'s results are read only after `point` (in its block).
 static bool readOnlyAfter(Operation *op, Operation *point) {
   for (Operation *user : op->getUsers()) {
@@ -132,9 +107,7 @@ static bool readOnlyAfter(Operation *op, Operation *point) {
 /// gradient as it reads). At the later of the two, where the operands of
 /// both exist, if the earlier one's result is read only after it.
 static bool fuseBiasGradient(IRRewriter &rewriter, tg::ReduceSumOp sum) {
-  if (!tg::isBiasGradient(sum))
-    return false;
-  tg::MatmulOp matmul = weightGradientOf(sum);
+  tg::MatmulOp matmul = tg::weightGradientOf(sum);
   if (!matmul)
     return false;
   bool sumFirst = sum->isBeforeInBlock(matmul);

@@ -75,11 +75,22 @@ static std::optional<OutputLossGroup> match(tg::CrossEntropyOp loss) {
     g.flatGrad = reshape;
     g.weightGrad = outer;
   }
-  // The fused op takes the loss's place, so its seed must already exist.
+  // The fused op takes the loss's place, so its seed must already exist,
+  // and what reads the gradient products it replaces must come after it
+  // (autodiff puts the backward after the loss; hand-written IR may not).
   Value seed = g.lossGrad.getLossGrad();
   if (Operation *def = seed.getDefiningOp())
     if (def->getBlock() != loss->getBlock() || !def->isBeforeInBlock(loss))
       return std::nullopt;
+  auto readAfterLoss = [&](Operation *product) {
+    return !product ||
+           llvm::all_of(product->getUsers(), [&](Operation *user) {
+             Operation *reader = loss->getBlock()->findAncestorOpInBlock(*user);
+             return reader && loss->isBeforeInBlock(reader);
+           });
+  };
+  if (!readAfterLoss(g.hiddenGrad) || !readAfterLoss(g.weightGrad))
+    return std::nullopt;
   return g;
 }
 

@@ -85,16 +85,30 @@ struct TgFuseResidualLayerNormPass
   static std::string whyUnfused(Outcome outcome, const NormRoot &norm) {
     std::string what = norm.kind == tg::NormKind::rms ? "RMSNorm" : "LayerNorm";
     if (outcome == Outcome::ZeroGamma)
-      return what + " left unfused with its residual add: gamma starts at "
-                    "zero (init zeros), and the fused backward divides by it";
+      return what + " left unfused with its residual add: gamma starts "
+                    "with a zero (a variable of init zeros, or a constant), "
+                    "and the fused backward divides by it";
     return what + " left unfused with its residual add: the dropout's result "
                   "or the sum has another use before the norm (the fused op "
                   "keeps neither)";
   }
 
-  /// Whether gamma is a variable that starts at zero: the fused backward
-  /// divides by gamma to rebuild the normalized rows from the result.
+  /// Whether gamma is seen to hold a zero: a variable that starts at zero
+  /// or a constant with a zero element, either seen through views
+  /// (tg.reshape). The fused backward divides by gamma to rebuild the
+  /// normalized rows from the result. A gamma computed by other ops or
+  /// passed in (a step input) is taken to be non-zero, as a trained one is.
   static bool startsAtZero(Value gamma) {
+    while (Operation *view = gamma.getDefiningOp()) {
+      if (!view->hasTrait<tg::traits::ResultIsView>())
+        break;
+      gamma = view->getOperand(0);
+    }
+    if (auto constant = gamma.getDefiningOp<tg::ConstantOp>()) {
+      auto values = llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
+      return !values || llvm::any_of(values.getValues<APFloat>(),
+                                     [](const APFloat &x) { return x.isZero(); });
+    }
     auto load = gamma.getDefiningOp<tg::LoadOp>();
     if (!load)
       return false;

@@ -99,6 +99,15 @@ struct MixedPrecisionPass
         }
         ++gemms;
       };
+      // The bias gradients (below), found before their weight gradients'
+      // GEMMs read bf16 copies: a sum of that shape that no such GEMM
+      // shares its operand with (a forward sum) stays f32.
+      SmallVector<tg::ReduceSumOp> biasGradients;
+      func.walk([&](tg::ReduceSumOp sum) {
+        if (sum->getParentOp() == func.getOperation() &&
+            tg::weightGradientOf(sum))
+          biasGradients.push_back(sum);
+      });
       func.walk([&](Operation *op) {
         if (op->hasTrait<tg::traits::GemmOperands>())
           convert(op, {0, 1});
@@ -123,13 +132,9 @@ struct MixedPrecisionPass
       // PyTorch's autocast does), so the f32 g need not be written where
       // nothing else reads it, and the sum reads half the bytes. The sum
       // itself accumulates in double.
-      func.walk([&](tg::ReduceSumOp sum) {
-        if (sum->getParentOp() != func.getOperation() ||
-            !tg::isBiasGradient(sum))
-          return;
+      for (tg::ReduceSumOp sum : biasGradients)
         if (Value copy = bf16.existing(sum.getInput()))
           sum.getInputMutable().assign(copy);
-      });
       // The f32 reshapes the bf16 ones replaced, unless something else
       // reads them (a chain of them goes link by link).
       while (!bypassed.empty()) {

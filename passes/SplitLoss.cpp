@@ -28,10 +28,11 @@ struct TgSplitLossPass : impl::TgSplitLossBase<TgSplitLossPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Without a loss function there is nothing to split (tg-autodiff, next
-    // in the pipeline, says what is missing).
+    // Without a loss function, or with only its declaration, there is
+    // nothing to split (tg-autodiff, next in the pipeline, says what is
+    // missing).
     auto function = module.lookupSymbol<func::FuncOp>(functionName);
-    if (!function)
+    if (!function || function.isExternal())
       return;
     auto ret =
         cast<func::ReturnOp>(function.getBody().front().getTerminator());

@@ -500,6 +500,17 @@ func.func @beside_next_dependent(%x: tensor<4x4xf32>) -> tensor<16x1xf32> {
 
 // -----
 
+// ... or through a tg.stop_gradient.
+func.func @beside_next_dependent_stop_gradient(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{tg.beside_next: the next GEMM reads this one's result, so they cannot run at once}}
+  %a = tg.matmul %x, %x {tg.beside_next} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %s = tg.stop_gradient %a : tensor<4x4xf32>
+  %b = tg.matmul %s, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %b : tensor<4x4xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//

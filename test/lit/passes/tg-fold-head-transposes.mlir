@@ -89,3 +89,21 @@ func.func @other_permutation(%qp: tensor<2x4x7x8xf32>) -> tensor<2x4x7x8xf32> {
 // CHECK-LABEL: func.func @other_permutation(
 // CHECK-NOT: sequence_major
 // CHECK: return
+
+// -----
+
+// (f) Kept head-major: the splits also round to bf16 (dropping them would
+// drop the rounding: the results changed).
+func.func @rounding_splits(%q: tensor<1x2x2x2xf32>, %k: tensor<1x2x2x2xf32>, %v: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %qt = tg.transpose %q permutation [0, 2, 1, 3] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xbf16>
+  %kt = tg.transpose %k permutation [0, 2, 1, 3] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xbf16>
+  %vt = tg.transpose %v permutation [0, 2, 1, 3] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xbf16>
+  %o, %lse = tg.attention %qt, %kt, %vt bf16_products scale 0.7 dropout 0.0 op_id 0 : (tensor<1x2x2x2xbf16>, tensor<1x2x2x2xbf16>, tensor<1x2x2x2xbf16>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2xf32>)
+  %m = tg.transpose %o permutation [0, 2, 1, 3] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
+  return %m : tensor<1x2x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @rounding_splits(
+// CHECK-NOT: sequence_major
+// CHECK: return
+

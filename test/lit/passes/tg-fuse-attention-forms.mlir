@@ -170,3 +170,32 @@ func.func @probabilities_returned(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf3
   %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
   return %o, %p : tensor<2x4x7x8xf32>, tensor<2x4x7x7xf32>
 }
+
+// -----
+
+// A scale tg.attention cannot take (it must be positive and finite) keeps
+// the chain: a negative factor, a zero one, and factors on q and k whose
+// product overflows (each of these once made an op the verifier refused).
+// CHECK-LABEL: func.func @scales_kept(
+// CHECK-NOT: tg.attention
+// CHECK: return
+func.func @scales_kept(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) {
+  // expected-remark @+1 {{attention left unfused: the scores' scale (the product of the factors on q, k and the scores) is not positive and finite}}
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %t = tg.scale %s by -0.5 : tensor<2x4x7x7xf32>
+  %p = tg.softmax %t axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  %zero = tg.constant dense<0.0> : tensor<2x4x7x7xf32>
+  // expected-remark @+1 {{attention left unfused: the scores' scale (the product of the factors on q, k and the scores) is not positive and finite}}
+  %s2 = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %t2 = tg.mul %s2, %zero : tensor<2x4x7x7xf32>
+  %p2 = tg.softmax %t2 axis 3 : tensor<2x4x7x7xf32>
+  %o2 = tg.matmul %p2, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  %q3 = tg.scale %q by 1.0e+20 : tensor<2x4x7x8xf32>
+  %k3 = tg.scale %k by 1.0e+20 : tensor<2x4x7x8xf32>
+  // expected-remark @+1 {{attention left unfused: the scores' scale (the product of the factors on q, k and the scores) is not positive and finite}}
+  %s3 = tg.matmul %q3, %k3 transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %p3 = tg.softmax %s3 axis 3 : tensor<2x4x7x7xf32>
+  %o3 = tg.matmul %p3, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o, %o2, %o3 : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>
+}

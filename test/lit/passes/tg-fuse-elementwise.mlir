@@ -284,3 +284,23 @@ func.func @run_time_rate(%g: tensor<4x8x32xf32>, %key: tensor<2xi32>, %rate: ten
 // CHECK-NEXT: tg.fused_elementwise(%arg0, %arg1, %arg2) : (tensor<4x8x32xf32>, tensor<2xi32>, tensor<f32>) -> tensor<4x8x32xf32> {
 // CHECK-NEXT: ^bb0(%[[X:[a-z0-9]+]]: tensor<4x8x32xf32>, %[[K:[a-z0-9]+]]: tensor<2xi32>, %[[R:[a-z0-9]+]]: tensor<f32>):
 // CHECK-NEXT: tg.dropout_grad %[[X]], %[[K]] rate 1.000000e-01 run_time %[[R]] op_id 0
+
+// -----
+
+// A rate made by an elementwise op, read by a dropout (which does not join
+// its group: the types differ) and then by another op of the rate's group:
+// the dropout closes the group, as any outside reader does (the group once
+// grew on, and its fused op, placed after the dropout, did not dominate it).
+func.func @rate_group_read_between(%x: tensor<4xf32>, %key: tensor<2xi32>, %r: tensor<f32>) -> (tensor<4xf32>, tensor<f32>) {
+  %a = tg.scale %r by 5.000000e-01 : tensor<f32>
+  %d = tg.dropout %x, %key rate 1.000000e-01 run_time %a op_id 0 : tensor<4xf32>
+  %b = tg.neg %a : tensor<f32>
+  return %d, %b : tensor<4xf32>, tensor<f32>
+}
+
+// CHECK-LABEL: func.func @rate_group_read_between(
+// CHECK-NEXT: tg.scale
+// CHECK-NEXT: tg.dropout
+// CHECK-NEXT: tg.neg
+// CHECK-NEXT: return
+// REPORT: remark: tg-fuse-elementwise: fused 0 ops into 0 elementwise groups

@@ -418,3 +418,19 @@ func.func @not_bias_gradients(%x: tensor<14x16xf32>, %dy: tensor<14x64xf32>, %w:
   %db = tg.reduce_sum %dy dims [0] : tensor<14x64xf32> -> tensor<64xf32>
   return %rows, %kept, %p, %q, %n, %db : tensor<14xf32>, tensor<1x64xf32>, tensor<14x64xf32>, tensor<64x16xf32>, tensor<16x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A weight gradient that reads the gradient reshaped to rows of another
+// width than the bias ([3, 2, 4] as [3, 8], bias [4]) is not the bias's:
+// left alone (it once made a tg.weight_bias_grad the verifier refused).
+// CHECK-LABEL: func.func @rows_of_another_width(
+// CHECK-NOT: tg.weight_bias_grad
+// CHECK: return
+// REPORT: remark: tg-fuse-matmul-epilogue: folded 0 bias adds into their GEMM, 0 with an activation, 0 keeping its input; 0 bias gradients into their weight gradient
+func.func @rows_of_another_width(%x: tensor<3x2xf32>, %g: tensor<3x2x4xf32>) -> (tensor<2x8xf32>, tensor<4xf32>) {
+  %v = tg.reshape %g : tensor<3x2x4xf32> -> tensor<3x8xf32>
+  %w = tg.matmul %x, %v transpose_lhs : tensor<3x2xf32>, tensor<3x8xf32> -> tensor<2x8xf32>
+  %b = tg.reduce_sum %g dims [0, 1] : tensor<3x2x4xf32> -> tensor<4xf32>
+  return %w, %b : tensor<2x8xf32>, tensor<4xf32>
+}

@@ -60,3 +60,20 @@ func.func @gradient_used(%h: tensor<2x8x16xf32>, %w: tensor<100x16xf32>, %t: ten
   %dh = tg.matmul %dl, %w : tensor<2x8x100xf32>, tensor<100x16xf32> -> tensor<2x8x16xf32>
   return %loss, %dh, %dl : tensor<f32>, tensor<2x8x16xf32>, tensor<2x8x100xf32>
 }
+
+// -----
+
+// The backward written before the loss, its input gradient read in between:
+// the fused op (at the loss) would come after that reader, so nothing fuses.
+// CHECK-LABEL: func.func @gradient_read_before_loss(
+// CHECK-NOT: tg.output_loss
+// CHECK: tg.cross_entropy_grad
+func.func @gradient_read_before_loss(%h: tensor<4x8xf32>, %w: tensor<16x8xf32>, %t: tensor<4xi32>) -> (tensor<f32>, tensor<i32>, tensor<4x8xf32>) {
+  %one = tg.constant dense<1.0> : tensor<f32>
+  %logits = tg.matmul %h, %w transpose_rhs : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  %dl = tg.cross_entropy_grad %one, %logits, %t smoothing 0.0 ignore 0 : tensor<4x16xf32>, tensor<4xi32>
+  %dh = tg.matmul %dl, %w : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %n = tg.neg %dh : tensor<4x8xf32>
+  %l, %c = tg.cross_entropy %logits, %t smoothing 0.0 ignore 0 : tensor<4x16xf32>, tensor<4xi32>
+  return %l, %c, %n : tensor<f32>, tensor<i32>, tensor<4x8xf32>
+}

@@ -139,7 +139,7 @@ func.func @gamma_init(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %key: tens
   %b = tg.load @beta : tensor<16xf32>
   %d = tg.dropout %y, %key rate 1.000000e-01 op_id 2 : tensor<2x7x16xf32>
   %h = tg.add %x, %d : tensor<2x7x16xf32>
-  // expected-remark @+1 {{LayerNorm left unfused with its residual add: gamma starts at zero (init zeros), and the fused backward divides by it}}
+  // expected-remark @+1 {{LayerNorm left unfused with its residual add: gamma starts with a zero (a variable of init zeros, or a constant), and the fused backward divides by it}}
   %z = tg.layer_norm %h, %g0, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
   %d2 = tg.dropout %y, %key rate 1.000000e-01 op_id 3 : tensor<2x7x16xf32>
   %h2 = tg.add %x, %d2 : tensor<2x7x16xf32>
@@ -153,6 +153,37 @@ func.func @gamma_init(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>, %key: tens
 // CHECK: tg.layer_norm %{{[a-z0-9_]+}}, %[[G0]]
 // CHECK: tg.residual_layer_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[G1]]
 // REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 1 because gamma starts at zero
+
+// -----
+
+// So does a zero seen through a reshape of such a variable, or in a
+// constant gamma (every gradient was NaN once fused); a constant without a
+// zero fuses.
+tg.variable @zero_gamma_rows trainable init(zeros) : tensor<1x16xf32>
+tg.variable @beta trainable init(zeros) : tensor<16xf32>
+func.func @gamma_seen_through(%x: tensor<2x7x16xf32>, %y: tensor<2x7x16xf32>) -> (tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>) {
+  %rows = tg.load @zero_gamma_rows : tensor<1x16xf32>
+  %g0 = tg.reshape %rows : tensor<1x16xf32> -> tensor<16xf32>
+  %gc = tg.constant dense<[1.0, 0.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]> : tensor<16xf32>
+  %g2 = tg.constant dense<2.0> : tensor<16xf32>
+  %b = tg.load @beta : tensor<16xf32>
+  %h = tg.add %x, %y : tensor<2x7x16xf32>
+  // expected-remark @+1 {{LayerNorm left unfused with its residual add: gamma starts with a zero}}
+  %z = tg.layer_norm %h, %g0, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %h1 = tg.add %x, %z : tensor<2x7x16xf32>
+  // expected-remark @+1 {{LayerNorm left unfused with its residual add: gamma starts with a zero}}
+  %z1 = tg.layer_norm %h1, %gc, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  %h2 = tg.add %x, %z1 : tensor<2x7x16xf32>
+  %z2 = tg.layer_norm %h2, %g2, %b eps 1.0e-06 : tensor<2x7x16xf32>, tensor<16xf32>
+  return %z, %z1, %z2 : tensor<2x7x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @gamma_seen_through(
+// CHECK: tg.layer_norm
+// CHECK: tg.layer_norm
+// CHECK: tg.residual_layer_norm
+// CHECK-NOT: tg.layer_norm
+// REPORT: remark: tg-fuse-residual-layernorm: fused 1 residual + dropout + norm blocks (0 RMSNorm, 0 keeping the sum); 0 left unfused because the dropout has another use or the sum is used before the norm, 2 because gamma starts at zero
 
 // -----
 

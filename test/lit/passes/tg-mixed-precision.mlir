@@ -154,21 +154,29 @@ module {
 // -----
 
 // A bias gradient (every dimension but the last summed) of a gradient that
-// a weight gradient's GEMM multiplies reads the same bf16 copy, in f32; a
-// sum over other dimensions, one with keep_dims, and one of a value no GEMM
-// reads stay f32.
+// a weight gradient's GEMM multiplies (as [rows, N], lhs transposed) reads
+// the same bf16 copy, in f32; a sum over other dimensions, one with
+// keep_dims, one of a value no GEMM reads, and one of a value only a forward
+// GEMM reads (a sum of the model's, not a gradient: it was once read from
+// the copy) stay f32.
 // CHECK-LABEL: func.func @bias_gradients(
 // CHECK: %[[GB:[a-z0-9_]+]] = tg.to_bf16 %{{[a-z0-9_]+}} : tensor<2x4x16xf32>
-// CHECK: tg.matmul %{{[a-z0-9_]+}}, %[[GB]] transpose_lhs : tensor<2x4x8xbf16>, tensor<2x4x16xbf16> -> tensor<2x8x16xf32>
+// CHECK: %[[GR:[a-z0-9_]+]] = tg.reshape %[[GB]] : tensor<2x4x16xbf16> -> tensor<8x16xbf16>
+// CHECK: tg.matmul %{{[a-z0-9_]+}}, %[[GR]] transpose_lhs : tensor<8x8xbf16>, tensor<8x16xbf16> -> tensor<8x16xf32>
+// CHECK: tg.matmul {{.*}} : tensor<2x4x16xbf16>, tensor<16x8xbf16> -> tensor<2x4x8xf32>
 // CHECK-NEXT: tg.reduce_sum %[[GB]] dims [0, 1] : tensor<2x4x16xbf16> -> tensor<16xf32>
 // CHECK-NEXT: tg.reduce_sum %{{[a-z0-9_]+}} dims [1, 2] : tensor<2x4x16xf32> -> tensor<2xf32>
 // CHECK-NEXT: tg.reduce_sum %{{[a-z0-9_]+}} dims [0, 1] keep_dims : tensor<2x4x16xf32> -> tensor<1x1x16xf32>
 // CHECK-NEXT: tg.reduce_sum %{{[a-z0-9_]+}} dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
-func.func @bias_gradients(%x: tensor<2x4x8xf32>, %g: tensor<2x4x16xf32>, %h: tensor<2x4x16xf32>) -> (tensor<2x8x16xf32>, tensor<16xf32>, tensor<2xf32>, tensor<1x1x16xf32>, tensor<16xf32>) {
-  %dw = tg.matmul %x, %g transpose_lhs : tensor<2x4x8xf32>, tensor<2x4x16xf32> -> tensor<2x8x16xf32>
+// CHECK-NEXT: tg.reduce_sum %{{[a-z0-9_]+}} dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
+func.func @bias_gradients(%x: tensor<8x8xf32>, %g: tensor<2x4x16xf32>, %h: tensor<2x4x16xf32>, %f: tensor<2x4x16xf32>, %w: tensor<16x8xf32>) -> (tensor<8x16xf32>, tensor<2x4x8xf32>, tensor<16xf32>, tensor<2xf32>, tensor<1x1x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %rows = tg.reshape %g : tensor<2x4x16xf32> -> tensor<8x16xf32>
+  %dw = tg.matmul %x, %rows transpose_lhs : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %y = tg.matmul %f, %w : tensor<2x4x16xf32>, tensor<16x8xf32> -> tensor<2x4x8xf32>
   %db = tg.reduce_sum %g dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
-  %rows = tg.reduce_sum %g dims [1, 2] : tensor<2x4x16xf32> -> tensor<2xf32>
+  %sums = tg.reduce_sum %g dims [1, 2] : tensor<2x4x16xf32> -> tensor<2xf32>
   %kept = tg.reduce_sum %g dims [0, 1] keep_dims : tensor<2x4x16xf32> -> tensor<1x1x16xf32>
   %other = tg.reduce_sum %h dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
-  return %dw, %db, %rows, %kept, %other : tensor<2x8x16xf32>, tensor<16xf32>, tensor<2xf32>, tensor<1x1x16xf32>, tensor<16xf32>
+  %forward = tg.reduce_sum %f dims [0, 1] : tensor<2x4x16xf32> -> tensor<16xf32>
+  return %dw, %y, %db, %sums, %kept, %other, %forward : tensor<8x16xf32>, tensor<2x4x8xf32>, tensor<16xf32>, tensor<2xf32>, tensor<1x1x16xf32>, tensor<16xf32>, tensor<16xf32>
 }

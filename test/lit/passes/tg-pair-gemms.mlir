@@ -48,6 +48,21 @@ func.func @dependent(%x: tensor<2x8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<1
 
 // -----
 
+// Through a tg.stop_gradient (a view, as a reshape; no code between them):
+// one after the other (paired, the second read the first's rows while they
+// were written).
+func.func @through_stop_gradient(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %h = tg.matmul %x, %w : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  %s = tg.stop_gradient %h : tensor<16x16xf32>
+  %g = tg.matmul %s, %w : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  return %g : tensor<16x16xf32>
+}
+// CHECK-LABEL: func.func @through_stop_gradient(
+// CHECK-NOT: tg.beside_next
+// REPORT: remark: tg-pair-gemms: 0 pairs of GEMMs run side by side
+
+// -----
+
 // Unbalanced (2x8x16x16 against 2x8x64x16: the smaller is a quarter), and
 // bf16 operands: one after the other.
 func.func @unsuited(%x: tensor<2x8x16xf32>, %w: tensor<16x16xf32>, %w4: tensor<16x64xf32>, %xb: tensor<2x8x16xbf16>, %wb: tensor<16x16xbf16>) -> (tensor<2x8x16xf32>, tensor<2x8x64xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
