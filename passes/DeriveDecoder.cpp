@@ -140,6 +140,15 @@ LogicalResult DecoderBuilder::classify() {
     sourceValues.insert(source);
   targetValues.insert(target);
   for (Operation &op : predict.getBody().front()) {
+    // A decoder runs the model one position at a time, and its encoder once:
+    // a write to a variable in the forward (a running statistic) has no
+    // such form.
+    if (auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+        effects && effects.hasEffect<MemoryEffects::Write>())
+      return op.emitError() << "tg-derive-decoder: @" << predict.getSymName()
+                            << " writes a variable here; a model whose "
+                               "forward writes state has no incremental "
+                               "decoder";
     auto reads = [&](const llvm::DenseSet<Value> &set) {
       return llvm::any_of(op.getOperands(), [&](Value v) { return set.contains(v); });
     };

@@ -141,8 +141,10 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
   Operation *def = value.getDefiningOp();
   if (auto load = llvm::dyn_cast<tg::LoadOp>(def))
     return "(" + variableAddress(load.getVariable()) + ")";
-  if (auto reshape = llvm::dyn_cast<tg::ReshapeOp>(def))
-    return pointer(reshape.getInput());
+  // A view (tg.reshape, tg.stop_gradient) is its source's bytes, wherever
+  // they are: the arena, the state, a constant or an argument.
+  if (def->hasTrait<tg::traits::ResultIsView>())
+    return pointer(def->getOperand(0));
   if (auto it = constants.find(value); it != constants.end())
     return it->second.kernel;
   auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);

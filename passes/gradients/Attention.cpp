@@ -32,6 +32,12 @@ LogicalResult attentionRule(GradientBuilder &r, tg::AttentionOp attention) {
     return attention.emitError()
            << "cannot differentiate w.r.t. the attention mask: it must "
               "not depend on a trainable variable";
+  // A decoder step's attention (queries at a cache position) is never
+  // trained: tg.attention_grad recomputes causal scores from position 0.
+  if (attention.getPosition())
+    return attention.emitError()
+           << "cannot differentiate an attention with a position (one step "
+              "of an incremental decoder): train the whole sequence";
   std::optional<unsigned> bias = operandNumber(attention.getBiasMutable());
   Type biasGrad;
   if (bias && r.wants(*bias))

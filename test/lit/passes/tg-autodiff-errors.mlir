@@ -160,3 +160,18 @@ func.func @loss() -> (tensor<f32>, tensor<f32>) {
   %other = tg.reduce_sum %v dims [0] : tensor<4xf32> -> tensor<f32>
   return %l, %other : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// An attention at a cache position (a decoder step's) is refused: the
+// gradient op recomputes causal scores from position 0 (the gradients were
+// wrong, and with fewer queries than keys the op did not verify).
+tg.variable @q trainable init(normal, 1.0) : tensor<1x1x3x4xf32>
+func.func @loss(%k: tensor<1x1x3x4xf32>, %v: tensor<1x1x3x2xf32>) -> tensor<f32> {
+  %pos = tg.constant dense<1> : tensor<i32>
+  %q = tg.load @q : tensor<1x1x3x4xf32>
+  // expected-error @+1 {{cannot differentiate an attention with a position (one step of an incremental decoder): train the whole sequence}}
+  %o, %lse = tg.attention %q, %k, %v causal position %pos scale 0.5 dropout 0.0 op_id 0 : (tensor<1x1x3x4xf32>, tensor<1x1x3x4xf32>, tensor<1x1x3x2xf32>, tensor<i32>) -> (tensor<1x1x3x2xf32>, tensor<1x1x3xf32>)
+  %l = tg.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x1x3x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

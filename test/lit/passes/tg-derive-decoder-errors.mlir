@@ -118,3 +118,19 @@ module {
     return %n : tensor<2x8x4xf32>
   }
 }
+
+// -----
+
+// A forward that writes a variable (here from the target) has no
+// incremental form (it once left @encode with a store of an erased value,
+// and the verifier crashed).
+module {
+  tg.variable @running init(zeros) : tensor<2x4x8xf32>
+  func.func @predict(%src: tensor<2x3xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x4x8xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    // expected-error @+1 {{tg-derive-decoder: @predict writes a variable here; a model whose forward writes state has no incremental decoder}}
+    tg.store %x, @running : tensor<2x4x8xf32>
+    return %x : tensor<2x4x8xf32>
+  }
+}

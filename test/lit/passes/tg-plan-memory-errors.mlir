@@ -66,3 +66,44 @@ func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
 // A declaration has no block at all.
 // expected-error @+1 {{memory planning needs a function body, but @train_step is a declaration}}
 func.func private @train_step(tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A loaded value read after a tg.store to its variable: a compiled step
+// reads the variable's bytes in place, so it would see the stored value
+// (it did: the losses differed from the interpreter's).
+tg.variable @c init(ones) : tensor<4xf32>
+func.func @train_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = tg.load @c : tensor<4xf32>
+  // expected-note @+1 {{the write}}
+  tg.store %x, @c : tensor<4xf32>
+  // expected-error @+1 {{reads the value of @c loaded at}}
+  %y = tg.mul %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// ... through a view made before the store, too.
+tg.variable @c init(ones) : tensor<4xf32>
+func.func @train_step(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  %c = tg.load @c : tensor<4xf32>
+  %v = tg.stop_gradient %c : tensor<4xf32>
+  // expected-note @+1 {{the write}}
+  tg.store %x, @c : tensor<4xf32>
+  // expected-error @+1 {{reads the value of @c loaded at}}
+  %r = tg.reshape %v : tensor<4xf32> -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}
+
+// -----
+
+// An all-reduce's operand read after the sum overwrote it.
+func.func @train_step(%g: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %d = tg.neg %g : tensor<4xf32>
+  // expected-note @+1 {{the overwrite}}
+  %s = tg.all_reduce %d : tensor<4xf32>
+  // expected-error @+1 {{reads a value that tg.all_reduce overwrote in place (its result); read the result instead}}
+  %n = tg.neg %d : tensor<4xf32>
+  return %s, %n : tensor<4xf32>, tensor<4xf32>
+}
