@@ -20,6 +20,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 #include <optional>
@@ -237,12 +239,36 @@ private:
     return {Value(), input};
   }
 
+  /// Whether `v` is computed from a trainable variable (through ops that
+  /// pass gradients on): tg.attention takes its mask as data, which autodiff
+  /// does not differentiate, so such a term is no mask.
+  static bool dependsOnTrainable(Value v) {
+    SmallVector<Value> values = {v};
+    llvm::DenseSet<Value> seen;
+    while (!values.empty()) {
+      Value value = values.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!seen.insert(value).second || !def ||
+          def->hasTrait<tg::traits::BlocksGradient>())
+        continue;
+      if (auto load = llvm::dyn_cast<tg::LoadOp>(def)) {
+        auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
+            load, load.getVariableAttr());
+        if (variable && variable.getTrainable())
+          return true;
+        continue;
+      }
+      llvm::append_range(values, def->getOperands());
+    }
+    return false;
+  }
+
   /// `v` = a padding mask [B, Sk] spread over dims 0 and 3, or a causal
   /// mask spread over dims 2 and 3, in any of the written forms; each kind
-  /// at most once.
+  /// at most once. A learned term of that form (a key bias) is neither.
   bool takeMask(Value v, AttentionChain &chain) {
     auto broadcast = v.getDefiningOp<tg::BroadcastOp>();
-    if (!broadcast ||
+    if (!broadcast || dependsOnTrainable(broadcast.getInput()) ||
         cast<RankedTensorType>(broadcast.getType()).getRank() != 4 ||
         !cast<RankedTensorType>(broadcast.getType()).getElementType().isF32())
       return false;

@@ -35,11 +35,15 @@ LogicalResult matmulAdd(Executor &x, tg::MatmulAddOp o) {
 
 /// The two ops tg.weight_bias_grad stands for, each as it binds its result.
 LogicalResult weightBiasGrad(Executor &x, tg::WeightBiasGradOp o) {
+  // Both computed before either is bound: binding may grow the value map
+  // and move the tensors these references point to.
   const HostTensor &input = x.get(o.getInput()), &grad = x.get(o.getGrad());
-  x.bind(o.getWeightGrad(), ref::matmul(input, grad, true, false));
+  HostTensor weightGrad = ref::matmul(input, grad, true, false);
   const int64_t rows[] = {0};
-  x.bind(o.getBiasGrad(),
-         ref::reduce(grad, rows, /*keepDims=*/false, ref::Reduction::Sum));
+  HostTensor biasGrad =
+      ref::reduce(grad, rows, /*keepDims=*/false, ref::Reduction::Sum);
+  x.bind(o.getWeightGrad(), std::move(weightGrad));
+  x.bind(o.getBiasGrad(), std::move(biasGrad));
   return success();
 }
 

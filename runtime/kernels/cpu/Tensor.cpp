@@ -21,10 +21,12 @@ static constexpr int64_t kParallelTensorElements = 1 << 15;
 /// Writes out [shape] (rank >= 1) from input, output element (c_0..c_r-1)
 /// coming from input offset sum c_d * from[d] (a stride of 0 replicates).
 /// Each line of the innermost output dimension is one contiguous write.
-/// Out is float, or Bf16 (each value rounded as it is written).
-template <typename Out>
-static void gatherStrided(const float *input, Out *out, const int64_t *shape,
+/// In and Out are float, or int32_t, or float and Bf16 (each value rounded
+/// as it is written).
+template <typename In, typename Out>
+static void gatherStrided(const In *input, Out *out, const int64_t *shape,
                           const int64_t *from, int rank) {
+  static_assert(std::is_same_v<In, Out> || std::is_same_v<Out, Bf16>);
   int64_t inner = shape[rank - 1], step = from[rank - 1];
   int64_t total = 1;
   for (int d = 0; d < rank; ++d)
@@ -39,13 +41,13 @@ static void gatherStrided(const float *input, Out *out, const int64_t *shape,
       source += (rest % shape[d]) * from[d];
       rest /= shape[d];
     }
-    const float *in = input + source;
+    const In *in = input + source;
     Out *o = out + line * inner;
     if constexpr (std::is_same_v<Out, Bf16>) {
       for (int64_t x = 0; x < inner; ++x)
         o[x] = runtime::roundToBf16(in[x * step]);
     } else if (step == 1) {
-      std::memcpy(o, in, inner * sizeof(float));
+      std::memcpy(o, in, inner * sizeof(In));
     } else if (step == 0) {
       std::fill(o, o + inner, *in);
     } else {
@@ -55,8 +57,8 @@ static void gatherStrided(const float *input, Out *out, const int64_t *shape,
   }
 }
 
-template <typename Out>
-static void transposeTo(const float *input, Out *out,
+template <typename In, typename Out>
+static void transposeTo(const In *input, Out *out,
                         const int64_t *inputShape, const int64_t *permutation,
                         int rank) {
   if (rank == 0) {
@@ -87,9 +89,10 @@ void transpose(const float *input, Bf16 *out, const int64_t *inputShape,
   transposeTo(input, out, inputShape, permutation, rank);
 }
 
-void broadcast(const float *input, float *out, const int64_t *resultShape,
-               int resultRank, const int64_t *dims, const int64_t *inputShape,
-               int inputRank) {
+template <typename T>
+static void broadcastOf(const T *input, T *out, const int64_t *resultShape,
+                        int resultRank, const int64_t *dims,
+                        const int64_t *inputShape, int inputRank) {
   if (resultRank == 0) {
     out[0] = input[0];
     return;
@@ -104,6 +107,25 @@ void broadcast(const float *input, float *out, const int64_t *resultShape,
     stride *= inputShape[j];
   }
   gatherStrided(input, out, resultShape, from, resultRank);
+}
+
+void transpose(const int32_t *input, int32_t *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  transposeTo(input, out, inputShape, permutation, rank);
+}
+
+void broadcast(const float *input, float *out, const int64_t *resultShape,
+               int resultRank, const int64_t *dims, const int64_t *inputShape,
+               int inputRank) {
+  broadcastOf(input, out, resultShape, resultRank, dims, inputShape,
+              inputRank);
+}
+
+void broadcast(const int32_t *input, int32_t *out,
+               const int64_t *resultShape, int resultRank, const int64_t *dims,
+               const int64_t *inputShape, int inputRank) {
+  broadcastOf(input, out, resultShape, resultRank, dims, inputShape,
+              inputRank);
 }
 
 namespace {

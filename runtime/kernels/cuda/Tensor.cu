@@ -32,6 +32,8 @@ struct Gather {
 /// transpose) the value rounded to bf16, four at a time as one uint2.
 __device__ inline float narrowed(float x, float *) { return x; }
 __device__ inline float4 narrowed(float4 x, float4 *) { return x; }
+__device__ inline int32_t narrowed(int32_t x, int32_t *) { return x; }
+__device__ inline int4 narrowed(int4 x, int4 *) { return x; }
 __device__ inline Bf16 narrowed(float x, Bf16 *) {
   return runtime::roundToBf16(x);
 }
@@ -78,19 +80,22 @@ static void launchGather(const Element *input, Out *out, const Gather &g) {
   TGC_CUDA_CHECK_LAUNCH();
 }
 
-/// Moves 4 floats at a time when the innermost dimension is read in place
-/// in runs of 4 aligned floats (a head split or merge keeps its 64 values
-/// per head together): a quarter of the index arithmetic. Out is float or
-/// Bf16 (4 rounded values written as one uint2).
-template <typename Out>
-static void gatherStrided(const float *input, Out *out, const Gather &g) {
-  using Quad = std::conditional_t<std::is_same_v<Out, Bf16>, uint2, float4>;
+/// Moves 4 values at a time when the innermost dimension is read in place
+/// in runs of 4 aligned values (a head split or merge keeps its 64 values
+/// per head together): a quarter of the index arithmetic. In and Out are
+/// float, or int32_t, or float and Bf16 (4 rounded values written as one
+/// uint2).
+template <typename In, typename Out>
+static void gatherStrided(const In *input, Out *out, const Gather &g) {
+  static_assert(std::is_same_v<In, Out> || std::is_same_v<Out, Bf16>);
+  using InQuad = std::conditional_t<std::is_same_v<In, int32_t>, int4, float4>;
+  using Quad = std::conditional_t<std::is_same_v<Out, Bf16>, uint2, InQuad>;
   auto aligned = [](const void *p, size_t bytes) {
     return reinterpret_cast<uintptr_t>(p) % bytes == 0;
   };
   int last = g.rank - 1;
   bool byFour = g.rank > 0 && g.from[last] == 1 && g.shape[last] % 4 == 0 &&
-                aligned(input, sizeof(float4)) && aligned(out, sizeof(Quad));
+                aligned(input, sizeof(InQuad)) && aligned(out, sizeof(Quad));
   for (int d = 0; byFour && d < last; ++d)
     byFour = g.from[d] % 4 == 0;
   if (!byFour)
@@ -99,12 +104,12 @@ static void gatherStrided(const float *input, Out *out, const Gather &g) {
   quads.shape[last] /= 4;
   for (int d = 0; d < last; ++d)
     quads.from[d] /= 4;
-  launchGather(reinterpret_cast<const float4 *>(input),
+  launchGather(reinterpret_cast<const InQuad *>(input),
                reinterpret_cast<Quad *>(out), quads);
 }
 
-template <typename Out>
-static void transposeTo(const float *input, Out *out,
+template <typename In, typename Out>
+static void transposeTo(const In *input, Out *out,
                         const int64_t *inputShape, const int64_t *permutation,
                         int rank) {
   int64_t strides[kMaxRank] = {};
@@ -132,9 +137,15 @@ void transpose(const float *input, Bf16 *out, const int64_t *inputShape,
   transposeTo(input, out, inputShape, permutation, rank);
 }
 
-void broadcast(const float *input, float *out, const int64_t *resultShape,
-               int resultRank, const int64_t *dims, const int64_t *inputShape,
-               int inputRank) {
+void transpose(const int32_t *input, int32_t *out, const int64_t *inputShape,
+               const int64_t *permutation, int rank) {
+  transposeTo(input, out, inputShape, permutation, rank);
+}
+
+template <typename T>
+static void broadcastOf(const T *input, T *out, const int64_t *resultShape,
+                        int resultRank, const int64_t *dims,
+                        const int64_t *inputShape, int inputRank) {
   // Result dimensions not named, and named ones the input has as 1, read
   // with stride 0.
   Gather g;
@@ -148,6 +159,20 @@ void broadcast(const float *input, float *out, const int64_t *resultShape,
     stride *= inputShape[j];
   }
   gatherStrided(input, out, g);
+}
+
+void broadcast(const float *input, float *out, const int64_t *resultShape,
+               int resultRank, const int64_t *dims, const int64_t *inputShape,
+               int inputRank) {
+  broadcastOf(input, out, resultShape, resultRank, dims, inputShape,
+              inputRank);
+}
+
+void broadcast(const int32_t *input, int32_t *out,
+               const int64_t *resultShape, int resultRank, const int64_t *dims,
+               const int64_t *inputShape, int inputRank) {
+  broadcastOf(input, out, resultShape, resultRank, dims, inputShape,
+              inputRank);
 }
 
 __global__ void embeddingKernel(const float *table, const int32_t *ids,

@@ -199,3 +199,23 @@ func.func @scales_kept(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: ten
   %o3 = tg.matmul %p3, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
   return %o, %o2, %o3 : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>
 }
+
+// -----
+
+// A term of a padding mask's form ([B, Sk] spread over dims 0 and 3) that is
+// learned (computed from a trainable variable) is no mask: tg.attention
+// takes its mask as data, and autodiff then refused the fused module.
+tg.variable @key_bias trainable init(zeros) : tensor<2x7xf32>
+// CHECK-LABEL: func.func @learned_key_bias(
+// CHECK: tg.softmax
+// CHECK-NOT: tg.attention
+func.func @learned_key_bias(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v: tensor<2x4x7x8xf32>) -> tensor<2x4x7x8xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x7xf32>
+  %kb = tg.load @key_bias : tensor<2x7xf32>
+  %b = tg.broadcast %kb dims [0, 3] : tensor<2x7xf32> -> tensor<2x4x7x7xf32>
+  // expected-remark @+1 {{attention left unfused: an additive term of the scores is neither a mask nor a score bias [B or 1, H or 1, Sq, Sk]}}
+  %u = tg.add %s, %b : tensor<2x4x7x7xf32>
+  %p = tg.softmax %u axis 3 : tensor<2x4x7x7xf32>
+  %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}

@@ -69,6 +69,61 @@ TEST(CpuKernels, Broadcast) {
   }
 }
 
+// i32 tensors (tg.transpose and tg.broadcast take token ids too): each
+// element lands where the f32 kernel puts the same position's value, and
+// ids beyond float's 24 bits (and negative ones) arrive unchanged.
+TEST(CpuKernels, TransposeAndBroadcastOfIds) {
+  constexpr int32_t kLarge = (1 << 30) + 3;
+  auto ids = [&](int64_t count) {
+    std::vector<int32_t> values(count);
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = (i % 2 ? -kLarge : kLarge) + static_cast<int32_t>(i);
+    return values;
+  };
+  auto positions = [](int64_t count) {
+    std::vector<float> values(count);
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = static_cast<float>(i);
+    return values;
+  };
+  auto expectMoved = [&](const std::string &what,
+                         const std::vector<int32_t> &out,
+                         const std::vector<float> &from,
+                         const std::vector<int32_t> &input) {
+    for (size_t j = 0; j < out.size(); ++j)
+      ASSERT_EQ(out[j], input[static_cast<size_t>(from[j])])
+          << what << " element " << j;
+  };
+  std::vector<TransposeCase> transposes = kTransposeCases;
+  transposes.push_back({{}, {}});
+  for (const TransposeCase &c : transposes) {
+    int64_t count = HostTensor::countOf(c.shape);
+    int rank = static_cast<int>(c.shape.size());
+    std::vector<int32_t> input = ids(count), out(count);
+    std::vector<float> from(count);
+    cpu::transpose(positions(count).data(), from.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    cpu::transpose(input.data(), out.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    expectMoved("transpose rank " + std::to_string(rank), out, from, input);
+  }
+  for (const BroadcastCase &c : kBroadcastCases) {
+    int64_t count = HostTensor::countOf(c.resultShape);
+    int64_t inputCount = HostTensor::countOf(c.inputShape);
+    int resultRank = static_cast<int>(c.resultShape.size());
+    int inputRank = static_cast<int>(c.dims.size());
+    std::vector<int32_t> input = ids(inputCount), out(count);
+    std::vector<float> from(count);
+    cpu::broadcast(positions(inputCount).data(), from.data(),
+                   c.resultShape.data(), resultRank, c.dims.data(),
+                   c.inputShape.data(), inputRank);
+    cpu::broadcast(input.data(), out.data(), c.resultShape.data(), resultRank,
+                   c.dims.data(), c.inputShape.data(), inputRank);
+    expectMoved("broadcast to rank " + std::to_string(resultRank), out, from,
+                input);
+  }
+}
+
 // Sums accumulate in double and round once: within one float rounding of
 // the reference (1e-6 leaves room for the Mean's division). Max is exact.
 TEST(CpuKernels, Reduce) {

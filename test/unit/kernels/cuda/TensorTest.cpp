@@ -77,6 +77,43 @@ TEST_F(CudaKernels, Broadcast) {
   }
 }
 
+// i32 tensors (token ids): bit for bit the CPU's, through the
+// four-at-a-time path and the one-at-a-time path, ids beyond float's 24
+// bits included.
+TEST_F(CudaKernels, TransposeAndBroadcastOfIds) {
+  auto ids = [](int64_t count) {
+    std::vector<int32_t> values(count);
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = (i % 2 ? -(1 << 30) : (1 << 30)) + static_cast<int32_t>(i);
+    return values;
+  };
+  std::vector<TransposeCase> transposes = kTransposeCases;
+  transposes.push_back({{}, {}});
+  for (const TransposeCase &c : transposes) {
+    int64_t count = countOf(c.shape);
+    int rank = static_cast<int>(c.shape.size());
+    std::vector<int32_t> input = ids(count), expected(count);
+    cpu::transpose(input.data(), expected.data(), c.shape.data(),
+                   c.permutation.data(), rank);
+    DeviceArray<int32_t> in(input), out(count);
+    cuda::transpose(in.get(), out.get(), c.shape.data(), c.permutation.data(),
+                    rank);
+    EXPECT_EQ(out.read(), expected) << "transpose rank " << rank;
+  }
+  for (const BroadcastCase &c : kBroadcastCases) {
+    int64_t count = countOf(c.resultShape);
+    int resultRank = static_cast<int>(c.resultShape.size());
+    int inputRank = static_cast<int>(c.inputShape.size());
+    std::vector<int32_t> input = ids(countOf(c.inputShape)), expected(count);
+    cpu::broadcast(input.data(), expected.data(), c.resultShape.data(),
+                   resultRank, c.dims.data(), c.inputShape.data(), inputRank);
+    DeviceArray<int32_t> in(input), out(count);
+    cuda::broadcast(in.get(), out.get(), c.resultShape.data(), resultRank,
+                    c.dims.data(), c.inputShape.data(), inputRank);
+    EXPECT_EQ(out.read(), expected) << "broadcast to rank " << resultRank;
+  }
+}
+
 // Double accumulators on both sides: one float rounding apart at most
 // (1e-6 leaves room for the Mean's division). Max is exact.
 TEST_F(CudaKernels, Reduce) {

@@ -1,0 +1,23 @@
+// A constant i32 tensor broadcast into token ids, and transposed there and
+// back (i32-data-movement.test).
+module attributes {tg.optimizer = {name = "adam", beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-09 : f32},
+                   tg.schedule = {name = "warmup", d_model = 8 : i64, warmup = 10 : i64}} {
+  tg.variable @embedding trainable init(normal, 0.35) : tensor<12x8xf32>
+  tg.variable @pos trainable init(normal, 0.35) : tensor<6x8xf32>
+  func.func @loss(%src: tensor<2x5xi32> {tg.name = "source_ids"},
+                  %tin: tensor<2x5xi32> {tg.name = "target_in_ids"},
+                  %tout: tensor<2x5xi32> {tg.name = "target_out_ids"}) -> (tensor<f32>, tensor<i32>) {
+    %e = tg.load @embedding : tensor<12x8xf32>
+    %pt = tg.load @pos : tensor<6x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<12x8xf32>, tensor<2x5xi32> -> tensor<2x5x8xf32>
+    %c = tg.constant dense<[1, 2, 3, 4, 5]> : tensor<5xi32>
+    %cb = tg.broadcast %c dims [1] : tensor<5xi32> -> tensor<2x5xi32>
+    %ct = tg.transpose %cb permutation [1, 0] : tensor<2x5xi32> -> tensor<5x2xi32>
+    %cbt = tg.transpose %ct permutation [1, 0] : tensor<5x2xi32> -> tensor<2x5xi32>
+    %pe = tg.embedding %pt[%cbt] : tensor<6x8xf32>, tensor<2x5xi32> -> tensor<2x5x8xf32>
+    %y = tg.add %x, %pe : tensor<2x5x8xf32>
+    %logits = tg.matmul %y, %e transpose_rhs : tensor<2x5x8xf32>, tensor<12x8xf32> -> tensor<2x5x12xf32>
+    %loss, %ntok = tg.cross_entropy %logits, %tout smoothing 1.000000e-01 ignore 0 : tensor<2x5x12xf32>, tensor<2x5xi32>
+    return %loss, %ntok : tensor<f32>, tensor<i32>
+  }
+}
