@@ -11,6 +11,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <utility>
 
 using namespace mlir;
@@ -48,7 +49,9 @@ int64_t Tensor::dim(int64_t index, std::source_location where) const {
   return sizes[index < 0 ? rank + index : index];
 }
 
-DType Tensor::dtype() const {
+DType Tensor::dtype(std::source_location where) const {
+  if (!builder_)
+    Builder::failBuilding(where, "an unset Tensor is used");
   auto element = llvm::cast<RankedTensorType>(value_.getType()).getElementType();
   return element.isF32() ? DType::F32 : DType::I32;
 }
@@ -83,7 +86,10 @@ Builder::Scope::~Scope() {
     builder->scopes_.pop_back();
 }
 
-Builder::Scope Builder::scope(llvm::StringRef name) {
+Builder::Scope Builder::scope(llvm::StringRef name, Where where) {
+  if (name.empty())
+    fail(where, "a scope needs a name (its parameters are named "
+                "'<scope>.<name>')");
   scopes_.push_back(name.str());
   return Scope(this);
 }
@@ -115,18 +121,24 @@ void Builder::fail(Where where, const llvm::Twine &message) {
   for (const Where &site : llvm::reverse(callSites_))
     error.attachNote(location(site)) << "called from here";
   error.report();
+  abandon();
+}
+
+void Builder::abandon() {
+  failed_ = true;
   throw BuildAbandoned{};
 }
 
 void Builder::failBuilding(Where where, const llvm::Twine &message) {
   if (building)
     building->fail(where, message);
-  // Outside buildGraph (ops on a Builder made by hand) there is no context
-  // to report through, and, as for fail(), no buildGraph to catch the
-  // exception.
+  // Outside buildGraph (an op at a model file's static initialization, or
+  // on a Builder made by hand) there is no context to report through and
+  // no buildGraph to catch the abandonment: the message, and the exit
+  // status of a failed build.
   llvm::errs() << where.file_name() << ":" << where.line() << ": error: "
                << message << "\n";
-  throw BuildAbandoned{};
+  std::exit(1);
 }
 
 Builder &Builder::current(Where where) {
@@ -151,6 +163,8 @@ void Builder::addArgument(llvm::StringRef name, Type type, Location loc) {
 
 std::string Builder::declare(llvm::StringRef what, llvm::StringRef name,
                              llvm::ArrayRef<int64_t> shape, Where where) {
+  if (name.empty())
+    fail(where, what + " needs a name (it keys the checkpoint's tensors)");
   std::string full = qualified(name);
   // Shapes of DSL tensors are static and positive.
   for (int64_t dim : shape)
@@ -229,7 +243,54 @@ void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
   tokens_ = tokens;
 }
 
+NamedAttribute Builder::optimizerAttribute() {
+  auto f32 = [&](float value) { return builder_.getF32FloatAttr(value); };
+  return builder_.getNamedAttr(
+      "tg.optimizer",
+      builder_.getDictionaryAttr({
+          builder_.getNamedAttr("name", builder_.getStringAttr("adam")),
+          builder_.getNamedAttr("beta1", f32(adam_.beta1)),
+          builder_.getNamedAttr("beta2", f32(adam_.beta2)),
+          builder_.getNamedAttr("epsilon", f32(adam_.epsilon)),
+          builder_.getNamedAttr("weight_decay", f32(adam_.weightDecay)),
+      }));
+}
+
+NamedAttribute Builder::scheduleAttribute() {
+  NamedAttrList schedule;
+  schedule.set("name", builder_.getStringAttr("warmup"));
+  schedule.set("d_model", builder_.getI64IntegerAttr(schedule_.dModel));
+  schedule.set("warmup", builder_.getI64IntegerAttr(schedule_.warmupSteps));
+  schedule.set("factor", builder_.getF64FloatAttr(schedule_.factor));
+  // Another shape after the warmup, or a peak of the model's own.
+  if (schedule_.kind != LrScheduler::InverseSqrt || schedule_.peak > 0 ||
+      schedule_.minimum > 0) {
+    schedule.set("kind", builder_.getStringAttr(lrSchedulerName(schedule_.kind)));
+    schedule.set("peak", builder_.getF64FloatAttr(schedule_.peak));
+    schedule.set("minimum", builder_.getF64FloatAttr(schedule_.minimum));
+  }
+  return builder_.getNamedAttr("tg.schedule",
+                               schedule.getDictionary(&context()));
+}
+
+void Builder::setOptimizer(const AdamConfig &adam, Where where) {
+  adam_ = adam;
+  if (failed(tg::verifyStepDeclaration(location(where), optimizerAttribute())))
+    abandon();
+}
+
+void Builder::setSchedule(const WarmupSchedule &schedule, Where where) {
+  schedule_ = schedule;
+  scheduleSet_ = true;
+  if (failed(tg::verifyStepDeclaration(location(where), scheduleAttribute())))
+    abandon();
+}
+
 FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
+  // A model that caught the abandonment of an error (catch (...)) has
+  // still failed.
+  if (failed_)
+    return failure();
   if (!loss_) {
     emitError(function_.getLoc())
         << "model '" << modelName_ << "' declares no loss (call "
@@ -252,38 +313,10 @@ FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
       TypeRange{loss_.value().getType(), tokens_.value().getType()}));
   function_.setAllArgAttrs(argumentNames_);
 
-  auto f32 = [&](float value) { return builder_.getF32FloatAttr(value); };
-  module_->getOperation()->setAttr(
-      "tg.optimizer",
-      builder_.getDictionaryAttr({
-          builder_.getNamedAttr("name", builder_.getStringAttr("adam")),
-          builder_.getNamedAttr("beta1", f32(adam_.beta1)),
-          builder_.getNamedAttr("beta2", f32(adam_.beta2)),
-          builder_.getNamedAttr("epsilon", f32(adam_.epsilon)),
-          builder_.getNamedAttr("weight_decay", f32(adam_.weightDecay)),
-      }));
-  module_->getOperation()->setAttr(
-      "tg.schedule",
-      builder_.getDictionaryAttr({
-          builder_.getNamedAttr("name", builder_.getStringAttr("warmup")),
-          builder_.getNamedAttr("d_model",
-                                builder_.getI64IntegerAttr(schedule_.dModel)),
-          builder_.getNamedAttr(
-              "warmup", builder_.getI64IntegerAttr(schedule_.warmupSteps)),
-          builder_.getNamedAttr("factor",
-                                builder_.getF64FloatAttr(schedule_.factor)),
-      }));
-  // Another shape after the warmup, or a peak of the model's own.
-  if (schedule_.kind != LrScheduler::InverseSqrt || schedule_.peak > 0 ||
-      schedule_.minimum > 0) {
-    NamedAttrList schedule(module_->getOperation()->getAttrOfType<DictionaryAttr>(
-        "tg.schedule"));
-    schedule.set("kind", builder_.getStringAttr(lrSchedulerName(schedule_.kind)));
-    schedule.set("peak", builder_.getF64FloatAttr(schedule_.peak));
-    schedule.set("minimum", builder_.getF64FloatAttr(schedule_.minimum));
-    module_->getOperation()->setAttr("tg.schedule",
-                                     schedule.getDictionary(builder_.getContext()));
-  }
+  module_->getOperation()->setAttr(optimizerAttribute().getName(),
+                                   optimizerAttribute().getValue());
+  module_->getOperation()->setAttr(scheduleAttribute().getName(),
+                                   scheduleAttribute().getValue());
   // The DSL's checks mirror the verifiers; this catches any gap between them.
   if (failed(verify(*module_)))
     return failure();

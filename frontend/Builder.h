@@ -66,7 +66,8 @@ public:
     explicit Scope(Builder *builder) : builder(builder) {}
     Builder *builder;
   };
-  [[nodiscard]] Scope scope(llvm::StringRef name);
+  [[nodiscard]] Scope scope(llvm::StringRef name,
+                            Where where = Where::current());
 
   /// A model's helper function marks where it was called from, so that an
   /// error inside it also names the chain of calls that led there:
@@ -103,11 +104,11 @@ public:
 
   /// Declares the scalar loss and its token count; the step returns both.
   void setLoss(Tensor loss, Tensor tokens, Where where = Where::current());
-  void setOptimizer(const AdamConfig &adam) { adam_ = adam; }
-  void setSchedule(const WarmupSchedule &schedule) {
-    schedule_ = schedule;
-    scheduleSet_ = true;
-  }
+  /// The optimizer's and the schedule's settings, checked here (an error
+  /// at `where`: betas in [0, 1), positive sizes, finite numbers, ...).
+  void setOptimizer(const AdamConfig &adam, Where where = Where::current());
+  void setSchedule(const WarmupSchedule &schedule,
+                   Where where = Where::current());
 
   /// Reports a graph-building error at `where` and abandons the build.
   [[noreturn]] void fail(Where where, const llvm::Twine &message);
@@ -137,6 +138,11 @@ public:
 
 private:
   std::string qualified(llvm::StringRef name) const;
+  /// Abandons the build after a diagnostic already emitted.
+  [[noreturn]] void abandon();
+  /// The module's tg.optimizer and tg.schedule dictionaries.
+  mlir::NamedAttribute optimizerAttribute();
+  mlir::NamedAttribute scheduleAttribute();
   /// The qualified name of a new input or parameter (`what`), after
   /// checking its shape and that the name is new.
   std::string declare(llvm::StringRef what, llvm::StringRef name,
@@ -156,6 +162,9 @@ private:
   AdamConfig adam_;
   WarmupSchedule schedule_;
   bool scheduleSet_ = false;
+  /// An error was reported (a model that catches the abandonment still
+  /// fails to build).
+  bool failed_ = false;
   /// The registered model's name in errors (the function's without one).
   std::string modelName_;
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -416,7 +417,8 @@ Tensor transpose(Tensor input, llvm::ArrayRef<int64_t> permutation,
 Tensor broadcast(Tensor input, llvm::ArrayRef<int64_t> shape,
                  llvm::ArrayRef<int64_t> dims, Where where) {
   Builder &b = builderOf(input, where);
-  bool valid = static_cast<int64_t>(dims.size()) == input.rank();
+  bool valid = static_cast<int64_t>(dims.size()) == input.rank() &&
+               llvm::all_of(shape, [](int64_t size) { return size >= 1; });
   for (size_t i = 0; valid && i < dims.size(); ++i)
     valid = dims[i] >= 0 && dims[i] < static_cast<int64_t>(shape.size()) &&
             (i == 0 || dims[i] > dims[i - 1]) &&
@@ -471,10 +473,15 @@ Tensor slice(Tensor input, int64_t dim, int64_t start, int64_t size,
   Builder &b = builderOf(input, where);
   expectFloat(input, "slice", "input", where);
   int64_t d = normalizeAxis(input, dim, "slice", where, "dim");
-  if (start < 0 || size < 1 || start + size > input.dim(d))
+  // `size > dim - start`, not `start + size > dim`: a huge size would wrap.
+  if (start < 0 || size < 1 || start > input.dim(d) ||
+      size > input.dim(d) - start)
     b.fail(where, "slice: elements [" + llvm::Twine(start) + ", " +
-                      llvm::Twine(start + size) + ") along dim " +
-                      llvm::Twine(dim) + " are not a non-empty part of [0, " +
+                      (size > std::numeric_limits<int64_t>::max() - start
+                           ? llvm::Twine("2^63 and beyond")
+                           : llvm::Twine(start + size)) +
+                      ") along dim " + llvm::Twine(dim) +
+                      " are not a non-empty part of [0, " +
                       llvm::Twine(input.dim(d)) + ") (input " +
                       formatShape(input.shape()) + ")");
   if (size == input.dim(d))

@@ -38,7 +38,9 @@ public:
   /// index outside the rank is an error at the caller's line.
   int64_t dim(int64_t index, std::source_location where =
                                  std::source_location::current()) const;
-  DType dtype() const;
+  /// The element type; an unset Tensor's is an error at the caller's line.
+  DType dtype(std::source_location where =
+                  std::source_location::current()) const;
   mlir::Value value() const { return value_; }
   Builder &builder() const { return *builder_; }
   explicit operator bool() const { return builder_ != nullptr; }

@@ -17,18 +17,16 @@ void TGDialect::initialize() {
       >();
 }
 
-namespace {
-/// Each number in a tg.optimizer or tg.schedule dictionary: within its range
-/// and finite (the generated C++ spells it as a literal).
-mlir::LogicalResult verifyDeclaration(mlir::Operation *op,
-                                      mlir::NamedAttribute attribute) {
+namespace tgc::tg {
+mlir::LogicalResult verifyStepDeclaration(mlir::Location loc,
+                                          mlir::NamedAttribute attribute) {
   auto dictionary = llvm::dyn_cast<mlir::DictionaryAttr>(attribute.getValue());
   llvm::StringRef name = attribute.getName().getValue();
   if (!dictionary)
-    return op->emitError() << name << " must be a dictionary";
+    return mlir::emitError(loc) << name << " must be a dictionary";
   auto bad = [&](mlir::NamedAttribute entry, llvm::StringRef rule) {
-    return op->emitError() << name << " " << entry.getName().getValue() << " = "
-                           << entry.getValue() << ": " << rule;
+    return mlir::emitError(loc) << name << " " << entry.getName().getValue()
+                                << " = " << entry.getValue() << ": " << rule;
   };
   bool schedule = name == "tg.schedule";
   for (mlir::NamedAttribute entry : dictionary) {
@@ -44,6 +42,8 @@ mlir::LogicalResult verifyDeclaration(mlir::Operation *op,
         return bad(entry, "must be in [0, 1]");
       if ((key == "epsilon" || key == "factor") && !(value > 0.0))
         return bad(entry, "must be positive");
+      if (schedule && (key == "peak" || key == "minimum") && !(value >= 0.0))
+        return bad(entry, "must be >= 0");
     } else if (auto integer =
                    llvm::dyn_cast<mlir::IntegerAttr>(entry.getValue())) {
       if (schedule && (key == "d_model" || key == "warmup") &&
@@ -51,16 +51,24 @@ mlir::LogicalResult verifyDeclaration(mlir::Operation *op,
         return bad(entry, "must be positive");
     }
   }
+  // A decay's floor lies below its peak.
+  auto peak = dictionary.getAs<mlir::FloatAttr>("peak");
+  auto minimum = dictionary.getAs<mlir::FloatAttr>("minimum");
+  if (schedule && peak && minimum && peak.getValueAsDouble() > 0 &&
+      minimum.getValueAsDouble() >= peak.getValueAsDouble())
+    return mlir::emitError(loc)
+           << name << " minimum = " << minimum << " must be below its peak = "
+           << peak;
   return mlir::success();
 }
-} // namespace
+} // namespace tgc::tg
 
 mlir::LogicalResult
 TGDialect::verifyOperationAttribute(mlir::Operation *op,
                                     mlir::NamedAttribute attribute) {
   llvm::StringRef name = attribute.getName().getValue();
   if (name == "tg.optimizer" || name == "tg.schedule")
-    return verifyDeclaration(op, attribute);
+    return verifyStepDeclaration(op->getLoc(), attribute);
   if (name == kBesideNextAttr)
     return verifyBesideNext(op, attribute.getValue());
   return mlir::success();

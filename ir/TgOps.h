@@ -78,12 +78,20 @@ inline constexpr llvm::StringLiteral kBesideNextAttr = "tg.beside_next";
 /// none follows.
 mlir::Operation *nextComputingOp(mlir::Operation *op);
 
-/// Whether `later` reads a result of `op`, directly or through tg.reshapes.
+/// Whether `later` reads a result of `op`, directly or through views
+/// (tg.reshape, tg.stop_gradient).
 bool readsResultOf(mlir::Operation *later, mlir::Operation *op);
 
 /// The checks of tg.beside_next on `op` (the dialect's attribute verifier).
 mlir::LogicalResult verifyBesideNext(mlir::Operation *op,
                                      mlir::Attribute value);
+
+/// The rules of a module's tg.optimizer or tg.schedule dictionary (its
+/// numbers become literals of the generated program), errors at `loc`:
+/// for the dialect's attribute verifier, and for the DSL's setOptimizer and
+/// setSchedule at the model's line.
+mlir::LogicalResult verifyStepDeclaration(mlir::Location loc,
+                                          mlir::NamedAttribute attribute);
 
 } // namespace tgc::tg
 

@@ -84,7 +84,7 @@ LogicalResult verifyTensorRules(Operation *op) {
 std::string checkTensorSize(llvm::ArrayRef<int64_t> shape) {
   // An empty tensor has no element to compute on, and the passes divide by
   // dimension sizes (mean gradients, reshapes).
-  if (llvm::is_contained(shape, 0))
+  if (llvm::any_of(shape, [](int64_t dim) { return dim < 1; }))
     return "every dimension of a tg tensor must be >= 1";
   if (shape.size() > static_cast<size_t>(kMaxTensorRank))
     return "a tg tensor has at most " + std::to_string(kMaxTensorRank) +

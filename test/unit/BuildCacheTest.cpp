@@ -81,6 +81,11 @@ TEST_F(BuildCacheTest, KeyCoversHeadersLibrariesAndFlagsButNotTheSourcePath) {
   CompileCommand moved = command;
   moved.source = path("elsewhere.cpp");
   EXPECT_EQ(key(moved), first);
+  // ... but not a model file's, whose program names its path in errors.
+  CompileCommand model = command, movedModel = moved;
+  model.holdsSourcePath = movedModel.holdsSourcePath = true;
+  EXPECT_NE(key(movedModel), key(model));
+  EXPECT_EQ(key(model), key(model));
 
   CompileCommand flagged = command;
   flagged.flags.push_back("-DEXTRA=1");

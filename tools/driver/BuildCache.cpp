@@ -243,7 +243,15 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
      << "\n";
   for (const std::string &flag : command.flags)
     os << "flag " << flag << "\n";
-  // Not the source's path: the same code from elsewhere is the same program.
+  // The text without the source's path: the same code from elsewhere is
+  // the same program, unless the program holds its path (a model file:
+  // std::source_location names it in the model's errors).
+  if (command.holdsSourcePath) {
+    llvm::SmallString<256> sourcePath;
+    if (llvm::sys::fs::real_path(command.source, sourcePath))
+      sourcePath = command.source;
+    os << "source path " << sourcePath << "\n";
+  }
   os << "preprocessed source "
      << hex128(withoutPath((*text)->getBuffer(), command.source)) << "\n";
   for (const std::string &library : command.libraries) {

@@ -51,6 +51,10 @@ struct CompileCommand {
   /// What makes `compiler` preprocess and print its macros (nvcc hands
   /// -dD to its host compiler).
   std::vector<std::string> preprocessFlags = {"-E", "-dD"};
+  /// Whether the program holds the source's path (a model file: its
+  /// std::source_location errors name it), so that the same text elsewhere
+  /// is another program; a generated step's temporary file is not.
+  bool holdsSourcePath = false;
 
   std::vector<std::string> arguments() const;
 };

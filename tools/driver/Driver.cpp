@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -155,10 +156,28 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
     options.sourceLength = bucket->sourceLength;
     options.targetLength = bucket->targetLength;
   }
-  auto module = buildRegisteredModel(*model, context, options);
-  if (failed(module))
-    return nullptr;
-  return std::move(*module);
+  // Errors reported while it builds, counted on their way to the printer.
+  unsigned errors = 0;
+  mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>> module;
+  {
+    mlir::ScopedDiagnosticHandler count(&context, [&](mlir::Diagnostic &d) {
+      errors += d.getSeverity() == mlir::DiagnosticSeverity::Error;
+      return mlir::failure(); // on to the handler that prints it
+    });
+    module = buildRegisteredModel(*model, context, options);
+  }
+  if (succeeded(module) && *module)
+    return std::move(*module);
+  // A build function that fails (or returns no module) without a word.
+  if (errors == 0) {
+    llvm::errs() << "tgc: error: model '" << model->name << "'";
+    if (!model->registeredAt.empty())
+      llvm::errs() << " (registered at " << model->registeredAt << ")";
+    llvm::errs() << (succeeded(module) ? " built no module"
+                                       : " failed to build")
+                 << " without reporting why\n";
+  }
+  return nullptr;
 }
 
 /// The registered model's resolved config for the manifest; empty for a

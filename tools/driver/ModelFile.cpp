@@ -43,6 +43,7 @@ CompileCommand compileCommand(llvm::StringRef path, llvm::StringRef output,
                          path.str(),
                          output.str(),
                          {}};
+  command.holdsSourcePath = true;
   for (llvm::StringRef dir : llvm::split(kMlirIncludeDirs, ';'))
     if (!dir.empty())
       command.flags.push_back(("-isystem" + dir).str());
