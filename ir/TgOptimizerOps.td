@@ -78,7 +78,8 @@ def TG_MultiAdamUpdateOp : TG_Op<"multi_adam_update", [TG_OptimizerStep,
       clipping). `clip <= 0` turns it off.
     - The result is the L2 norm over every entry of the update's gradient
       (phases 0 and 3) or of the accumulator (1 and 2), before clipping.
-      When it is NaN or infinite nothing is updated.
+      When it is NaN or infinite, or above 1.8e19 after clipping (its
+      square would overflow an f32 in the moments), nothing is updated.
     - `decay` (f32, with the controls) is AdamW's decoupled weight decay
       `wd` (Loshchilov & Hutter), applied to the entries whose flag in
       `decays` is true: `param -= lr * (m_hat / (sqrt(v_hat) + epsilon) +

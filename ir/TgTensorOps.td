@@ -309,7 +309,8 @@ def TG_AbsOp : TG_UnaryOp<"abs", "absolute value |x|"> {
 }
 def TG_ReluOp : TG_UnaryOp<"relu", "max(0, x)"> {
   let description = [{
-    The FFN's non-linearity.
+    The FFN's non-linearity. `relu(NaN)` is 0, as in oneDNN's ReLU (which
+    `tg.linear` applies on a CPU).
 
     ```mlir
     %y = tg.relu %x : tensor<2x7x64xf32>
@@ -504,7 +505,8 @@ def TG_ReduceSumOp : TG_ReduceOp<"reduce_sum", "sum", TG_GemmOperand> {
 }
 def TG_ReduceMaxOp : TG_ReduceOp<"reduce_max", "maximum"> {
   let description = [{
-    Same dimension rules as `tg.reduce_sum`.
+    Same dimension rules as `tg.reduce_sum`. A NaN element makes its
+    maximum NaN (as `tg.maximum`).
 
     ```mlir
     %m = tg.reduce_max %s dims [3] keep_dims : tensor<2x4x7x7xf32> -> tensor<2x4x7x1xf32>

@@ -1,4 +1,5 @@
 //===- Tensor.cpp - layouts, reductions, slices, gathers, embeddings ---===//
+#include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/cpu/Kernels.h"
 #include "runtime/kernels/cpu/ReusedBuffer.h"
 
@@ -138,8 +139,9 @@ struct ReducePlan {
 };
 } // namespace
 
+/// A maximum with a NaN element is NaN (as tg.maximum's).
 template <Reduction K> static double combine(double acc, double x) {
-  return K == Reduction::Max ? std::max(acc, x) : acc + x;
+  return K == Reduction::Max ? elementwise::maximum(acc, x) : acc + x;
 }
 
 /// An input element as a number: f32 as it is, bf16 widened (exactly).
@@ -156,11 +158,17 @@ static void accumulate(const ReducePlan &plan, int level, const T *in,
       for (int64_t x = 0; x < n; ++x)
         acc[x] = combine<K>(acc[x], valueOf(in[x]));
     } else if (K == Reduction::Max) {
+      // The vector max drops NaN: whether there is one, counted beside it.
       double m = *acc;
-#pragma omp simd reduction(max : m)
-      for (int64_t x = 0; x < n; ++x)
-        m = std::max(m, static_cast<double>(valueOf(in[x])));
-      *acc = m;
+      int nans = 0;
+#pragma omp simd reduction(max : m) reduction(+ : nans)
+      for (int64_t x = 0; x < n; ++x) {
+        double v = valueOf(in[x]);
+        m = std::max(m, v);
+        nans += v != v;
+      }
+      *acc = nans ? std::numeric_limits<double>::quiet_NaN()
+                  : elementwise::maximum(*acc, m);
     } else {
       double s = 0.0;
 #pragma omp simd reduction(+ : s)

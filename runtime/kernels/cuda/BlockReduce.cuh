@@ -16,9 +16,10 @@ struct SumOp {
     return a + b;
   }
 };
+/// A NaN in either makes the maximum NaN (a > b alone drops a NaN a).
 struct MaxOp {
   template <typename T> __device__ T operator()(T a, T b) const {
-    return a > b ? a : b;
+    return a > b || a != a ? a : b;
   }
 };
 

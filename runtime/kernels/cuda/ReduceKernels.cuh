@@ -58,7 +58,8 @@ template <Reduction K> __device__ double identity() {
   return K == Reduction::Max ? -INFINITY : 0.0;
 }
 template <Reduction K> __device__ double combine(double acc, double x) {
-  return K == Reduction::Max ? (acc < x ? x : acc) : acc + x; // std::max
+  // A NaN element makes its maximum NaN (as tg.maximum's).
+  return K == Reduction::Max ? (acc < x || x != x ? x : acc) : acc + x;
 }
 
 /// An input element as a number: f32 as it is, bf16 widened (exactly).

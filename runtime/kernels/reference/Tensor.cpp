@@ -1,4 +1,5 @@
 //===- Tensor.cpp - shapes, reductions, slices, gathers, masks, positions -===//
+#include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/reference/Indexing.h"
 #include "runtime/kernels/reference/Kernels.h"
 
@@ -60,8 +61,8 @@ HostTensor reduce(const HostTensor &input, std::span<const int64_t> dims,
     for (int64_t i = 0; i < input.rank(); ++i)
       if (kept[i] != 1)
         target += coords[i] * keptStrides[i];
-    if (kind == Reduction::Max)
-      result[target] = std::max(result[target], input[flat]);
+    if (kind == Reduction::Max) // a NaN element makes its maximum NaN
+      result[target] = elementwise::maximum(result[target], input[flat]);
     else
       result[target] += input[flat];
   }

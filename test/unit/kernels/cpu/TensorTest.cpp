@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 
 namespace tgc::test {
@@ -141,6 +142,32 @@ TEST(CpuKernels, Reduce) {
       expectClose(what, out, expected,
                   reduction.kind == runtime::Reduction::Max ? 0.0 : 1e-6);
     }
+}
+
+// A NaN element makes its maximum NaN (as tg.maximum's; the vector max
+// dropped it), in every form of the reduction, the reference's too: one
+// output per case is NaN, the others are the maxima they were.
+TEST(CpuKernels, ReduceMaxKeepsANaN) {
+  for (const ReduceCase &c : kReduceCases) {
+    std::vector<float> input = uniform(HostTensor::countOf(c.shape), 8);
+    input[input.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+    HostTensor expected = reference::reduce(host(input, c.shape), c.dims,
+                                            false, runtime::Reduction::Max);
+    std::vector<float> out(expected.numElements(), 0.0f);
+    cpu::reduce(input.data(), out.data(), c.shape.data(), c.rank(),
+                c.reduced().data(), runtime::Reduction::Max);
+    int nans = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (std::isnan(expected.data[i])) {
+        ++nans;
+        EXPECT_TRUE(std::isnan(out[i])) << "output " << i;
+      } else {
+        EXPECT_EQ(out[i], expected.data[i]) << "output " << i;
+      }
+    }
+    EXPECT_EQ(nans, 1) << HostTensor::countOf(c.shape) << " into "
+                       << out.size();
+  }
 }
 
 TEST(CpuKernels, Embedding) {

@@ -98,6 +98,19 @@ void expectAsTheCpu(const ReduceCase &c) {
               cpuReduce(rounded, K::Sum), "bf16 sum");
   expectClose(emulatedReduce<K::Max>(input, c.shape, reduced.data(), 1.0),
               cpuReduce(input, K::Max), "f32 max");
+  // A NaN element makes its maximum NaN, as on the CPU.
+  std::vector<float> withNaN = input;
+  withNaN[withNaN.size() / 3] = std::nanf("");
+  std::vector<float> got = emulatedReduce<K::Max>(withNaN, c.shape,
+                                                  reduced.data(), 1.0),
+                     want = cpuReduce(withNaN, K::Max);
+  int nans = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    nans += std::isnan(want[i]);
+    ASSERT_EQ(std::isnan(got[i]), std::isnan(want[i]))
+        << what << " f32 max with a NaN, output " << i;
+  }
+  EXPECT_EQ(nans, 1) << what;
 }
 
 TEST(ReduceEmulated, AlongRowsIsTheCpuSum) {
