@@ -14,6 +14,9 @@
 //   call, in the same directory (so that the rename stays on one file
 //   system), created with O_EXCL and O_NOFOLLOW; isStaleTemporary tells
 //   one left by a process that died, by its exact name.
+// - readUpTo: what a file descriptor holds, up to a limit, read through
+//   interrupted reads (the text readers' and the vocabulary's bounded
+//   reads).
 // - quoteInput: a piece of user input for a message, at most ~80 bytes,
 //   with control bytes (NUL included) escaped, so that neither a NUL nor a
 //   10 MB line reaches the terminal.
@@ -22,6 +25,7 @@
 #ifndef TGC_RUNTIME_DATA_FILECHECKS_H
 #define TGC_RUNTIME_DATA_FILECHECKS_H
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -111,6 +115,24 @@ inline bool isStaleTemporary(std::string_view name, std::string_view base) {
   if (pid <= 0 || pid == ::getpid())
     return false;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+/// Appends what `fd` holds to `out` until its end or until `out` holds
+/// more than `limit` bytes (a read past the limit tells "exactly the limit"
+/// from "more"), retrying interrupted reads. Returns "" or strerror's text.
+inline std::string readUpTo(int fd, size_t limit, std::string &out) {
+  char buffer[1 << 16];
+  while (out.size() <= limit) {
+    size_t want = std::min(sizeof buffer, limit + 1 - out.size());
+    ssize_t n = ::read(fd, buffer, want);
+    if (n > 0)
+      out.append(buffer, static_cast<size_t>(n));
+    else if (n == 0)
+      return "";
+    else if (errno != EINTR)
+      return std::strerror(errno);
+  }
+  return "";
 }
 
 /// `input` for a message: control bytes as \xNN, at most `limit` bytes of

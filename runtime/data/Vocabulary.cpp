@@ -96,17 +96,11 @@ std::string readFile(const std::string &path, std::string &text) {
       static_cast<uint64_t>(status.st_size) > kMaxTextFileBytes)
     problem = tooLarge;
   text.clear();
-  char buffer[1 << 16];
-  while (problem.empty()) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0 && text.size() + static_cast<size_t>(n) > kMaxTextFileBytes)
-      problem = tooLarge; // a pipe that does not end
-    else if (n > 0)
-      text.append(buffer, static_cast<size_t>(n));
-    else if (n == 0)
-      break;
-    else if (errno != EINTR)
-      problem = path + ": " + std::strerror(errno);
+  if (problem.empty()) {
+    if (std::string why = readUpTo(fd, kMaxTextFileBytes, text); !why.empty())
+      problem = path + ": " + why;
+    else if (text.size() > kMaxTextFileBytes)
+      problem = tooLarge; // a pipe that does not end, a file that grew
   }
   ::close(fd);
   return problem;

@@ -74,17 +74,12 @@ VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
   else if (status.st_size > kMaxVocabularyBytes)
     error = path + " is larger than 1 GiB: not a SentencePiece model";
   std::string bytes;
-  while (error.empty() && bytes.size() < static_cast<size_t>(status.st_size)) {
-    char buffer[1 << 16];
-    size_t want = std::min(sizeof buffer,
-                           static_cast<size_t>(status.st_size) - bytes.size());
-    ssize_t n = ::read(fd, buffer, want);
-    if (n > 0)
-      bytes.append(buffer, static_cast<size_t>(n));
-    else if (n == 0)
-      break; // shortened while read: the tool reads what is there
-    else if (errno != EINTR)
-      error = path + ": " + std::strerror(errno);
+  if (error.empty()) {
+    // Its size at the start (it may be shortened or grow while read).
+    size_t size = static_cast<size_t>(status.st_size);
+    if (std::string why = readUpTo(fd, size, bytes); !why.empty())
+      error = path + ": " + why;
+    bytes.resize(std::min(bytes.size(), size));
   }
   if (fd >= 0)
     ::close(fd);
