@@ -9,6 +9,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -134,10 +135,13 @@ void Builder::failBuilding(Where where, const llvm::Twine &message) {
     building->fail(where, message);
   // Outside buildGraph (an op at a model file's static initialization, or
   // on a Builder made by hand) there is no context to report through and
-  // no buildGraph to catch the abandonment: the message, and the exit
-  // status of a failed build.
+  // no buildGraph to catch the abandonment (an exception would leave
+  // dlopen): the message, the files tgc removes on a signal (the model's
+  // compiled object) removed as on one, and the exit status of a failed
+  // build.
   llvm::errs() << where.file_name() << ":" << where.line() << ": error: "
                << message << "\n";
+  llvm::sys::RunInterruptHandlers();
   std::exit(1);
 }
 
