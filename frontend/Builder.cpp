@@ -317,10 +317,9 @@ FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
       TypeRange{loss_.value().getType(), tokens_.value().getType()}));
   function_.setAllArgAttrs(argumentNames_);
 
-  module_->getOperation()->setAttr(optimizerAttribute().getName(),
-                                   optimizerAttribute().getValue());
-  module_->getOperation()->setAttr(scheduleAttribute().getName(),
-                                   scheduleAttribute().getValue());
+  for (NamedAttribute declaration : {optimizerAttribute(), scheduleAttribute()})
+    module_->getOperation()->setAttr(declaration.getName(),
+                                     declaration.getValue());
   // The DSL's checks mirror the verifiers; this catches any gap between them.
   if (failed(verify(*module_)))
     return failure();
