@@ -15,6 +15,15 @@ bool writesNoCode(Operation *op) {
          op->hasTrait<traits::ResultOutsideArena>();
 }
 
+Value viewSource(Value value) {
+  while (Operation *view = value.getDefiningOp()) {
+    if (!view->hasTrait<traits::ResultIsView>())
+      break;
+    value = view->getOperand(0);
+  }
+  return value;
+}
+
 bool isDropoutRateInput(BlockArgument arg) {
   auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
   if (!type || type.getRank() != 0 || !type.getElementType().isF32() ||

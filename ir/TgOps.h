@@ -49,6 +49,10 @@ TGC_KIND_TRAIT(BlocksGradient)
 /// data outside the arena (state, constants).
 bool writesNoCode(mlir::Operation *op);
 
+/// The value whose bytes `value` is: through views (tg.reshape,
+/// tg.stop_gradient: ops with ResultIsView) to where they are made.
+mlir::Value viewSource(mlir::Value value);
+
 /// The type of per-row statistics (LayerNorm mean/rstd, attention
 /// log-sum-exp) of a tensor: its shape without the last dimension.
 mlir::Type rowStatisticsType(mlir::Type type);

@@ -28,17 +28,10 @@ int64_t multiplyAdds(Operation *gemm) {
 }
 
 bool readsResultOf(Operation *later, Operation *op) {
-  for (Value operand : later->getOperands()) {
-    // A view (tg.reshape, tg.stop_gradient) is its input's bytes: look
-    // through to where they are made.
-    while (Operation *view = operand.getDefiningOp()) {
-      if (!view->hasTrait<traits::ResultIsView>())
-        break;
-      operand = view->getOperand(0);
-    }
-    if (operand.getDefiningOp() == op)
+  // A view is its input's bytes: where they are made counts.
+  for (Value operand : later->getOperands())
+    if (viewSource(operand).getDefiningOp() == op)
       return true;
-  }
   return false;
 }
 

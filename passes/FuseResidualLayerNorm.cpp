@@ -99,11 +99,7 @@ struct TgFuseResidualLayerNormPass
   /// normalized rows from the result. A gamma computed by other ops or
   /// passed in (a step input) is taken to be non-zero, as a trained one is.
   static bool startsAtZero(Value gamma) {
-    while (Operation *view = gamma.getDefiningOp()) {
-      if (!view->hasTrait<tg::traits::ResultIsView>())
-        break;
-      gamma = view->getOperand(0);
-    }
+    gamma = tg::viewSource(gamma);
     if (auto constant = gamma.getDefiningOp<tg::ConstantOp>()) {
       auto values = llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
       return !values || llvm::any_of(values.getValues<APFloat>(),

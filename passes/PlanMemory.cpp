@@ -86,13 +86,7 @@ LogicalResult checkReadsAfterOverwrite(func::FuncOp function) {
         }
     if (op.hasTrait<tg::traits::ResultsOverwriteOperands>())
       for (Value operand : op.getOperands()) {
-        Value source = operand;
-        while (Operation *view = source.getDefiningOp()) {
-          if (!view->hasTrait<tg::traits::ResultIsView>())
-            break;
-          source = view->getOperand(0);
-        }
-        if (Operation *reader = readAfter(source, &op)) {
+        if (Operation *reader = readAfter(tg::viewSource(operand), &op)) {
           InFlightDiagnostic error =
               reader->emitError()
               << "reads a value that " << op.getName()
