@@ -19,6 +19,7 @@ packages=(
   zlib1g-dev                                # zlib: CRC-32 checksums of checkpoints
   libsentencepiece-dev pkgconf              # SentencePiece (found with pkg-config): BPE vocabularies of real corpora (tgc-data)
   libopenmpi-dev openmpi-bin                # Open MPI: data-parallel training (mpirun -np N ./train)
+  python3-torch                             # PyTorch: the cross-checks of test/lit/pytorch, and bench/'s peer
 )
 
 missing=()

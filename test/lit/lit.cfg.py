@@ -37,6 +37,12 @@ config.substitutions.append(("%tgc_src", config.tgc_source_dir))
 if getattr(config, "tgc_have_cuda", False):
     config.available_features.add("cuda")
 
+# The cross-checks against PyTorch (test/lit/pytorch) run the Python that
+# has it (Debian's python3-torch), which CMake found.
+if getattr(config, "tgc_torch_python", ""):
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", config.tgc_torch_python))
+
 # The sanitizer stage's build (test/sanitizers.sh): long training runs that
 # add no code to the rest of the suite say `UNSUPPORTED: sanitizers`.
 if getattr(config, "tgc_sanitize", False):

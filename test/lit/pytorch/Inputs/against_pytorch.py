@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""One training step of a tgc program against the same model in PyTorch.
+
+The program trains one step on a corpus that holds exactly one batch (so the
+batch's order, the only thing left to the program, changes neither the mean
+loss nor the gradients), twice: with a vanishing learning rate, which leaves
+the parameters as initialized and Adam's first moment as (1 - beta1) times the
+gradient; and with a real one. This script reads both runs' --dump-params
+(names and shapes from `tgc --emit=planned`), puts the initial parameters into
+the model written in PyTorch (tests/lit/pytorch/Inputs/reference_*.py: PyTorch's
+own layers, loss and AdamW), and compares, each with its tolerance:
+
+  loss      the program's first loss against PyTorch's
+  gradient  every parameter's gradient (from the first moment) against autograd's
+  update    every parameter after the program's AdamW step against torch.optim.AdamW's
+
+Usage:
+  against_pytorch.py corpus --lm --vocab V --batch B --context T -o one.tok
+  against_pytorch.py corpus --pairs --vocab V --batch B --source S --target T -o one.tok
+  against_pytorch.py check --model NAME --planned step.mlir --corpus one.tok \\
+      --initial P0 --initial-loss L0 --after P1 --lr LR --betas B1,B2 --eps E \\
+      --weight-decay W --heads H [--kv-heads K] [--label-smoothing E]
+"""
+import argparse
+import array
+import importlib
+import os
+import random
+import re
+import struct
+import sys
+import zlib
+
+PAD, BOS, EOS, FIRST_SYMBOL = 0, 1, 2, 3
+
+
+# --- corpora (runtime/data/TokenCorpus.h) -----------------------------------
+
+def write_corpus(path, magic, vocab, pairs):
+    """A version-2 .tok file of (source, target) id lists."""
+    sources = [s for s, _ in pairs]
+    targets = [t for _, t in pairs]
+
+    def offsets(sides):
+        at, out = 0, [0]
+        for side in sides:
+            at += len(side)
+            out.append(at)
+        return out
+
+    count = len(pairs)
+    source_total, target_total = sum(map(len, sources)), sum(map(len, targets))
+    body = magic + struct.pack("<IIQQQQ", 2, vocab, 0, count, source_total, target_total)
+    body += struct.pack(f"<{count + 1}Q", *offsets(sources))
+    body += struct.pack(f"<{count + 1}Q", *offsets(targets))
+    for side in sources + targets:
+        body += struct.pack(f"<{len(side)}i", *side)
+    with open(path, "wb") as f:
+        f.write(body + struct.pack("<II", zlib.crc32(body), 0))
+
+
+def make_corpus(a):
+    rng = random.Random(a.seed)
+    token = lambda: rng.randrange(FIRST_SYMBOL, a.vocab)
+    if a.lm:
+        # One document of B * T tokens: with the end-of-document token the
+        # program appends, a stream of B * T + 1, cut into B windows of T + 1.
+        write_corpus(a.output, b"TGCDOCS\n", a.vocab,
+                     [([], [token() for _ in range(a.batch * a.context)])])
+    else:
+        # B pairs that fill a B x S x T bucket exactly: S - 1 source tokens
+        # and EOS, BOS and T - 1 target tokens, the target's EOS last.
+        write_corpus(a.output, b"TGCTOKS\n", a.vocab,
+                     [([token() for _ in range(a.source - 1)],
+                       [token() for _ in range(a.target - 1)])
+                      for _ in range(a.batch)])
+
+
+def read_corpus(path):
+    """The (source, target) id lists of a .tok file and its magic."""
+    data = open(path, "rb").read()
+    magic = data[:8]
+    _, _, _, count, source_total, target_total = struct.unpack_from("<IIQQQQ", data, 8)
+    at = 48
+    source_offsets = struct.unpack_from(f"<{count + 1}Q", data, at)
+    at += 8 * (count + 1)
+    target_offsets = struct.unpack_from(f"<{count + 1}Q", data, at)
+    at += 8 * (count + 1)
+    source_ids = struct.unpack_from(f"<{source_total}i", data, at)
+    at += 4 * source_total
+    target_ids = struct.unpack_from(f"<{target_total}i", data, at)
+    pairs = [(list(source_ids[source_offsets[i]:source_offsets[i + 1]]),
+              list(target_ids[target_offsets[i]:target_offsets[i + 1]]))
+             for i in range(count)]
+    return magic, pairs
+
+
+# --- the program's state -----------------------------------------------------
+
+VARIABLE = re.compile(r"tg\.variable @([\w.]+)([^:]*): tensor<([0-9x]+)xf32>")
+
+
+def read_variables(planned):
+    """(name, shape) of every variable the program dumps, in its order."""
+    out = []
+    for line in open(planned):
+        m = VARIABLE.search(line)
+        if m and " cache " not in m.group(2) + " ":
+            out.append((m.group(1), [int(d) for d in m.group(3).split("x")]))
+    if not out:
+        sys.exit(f"error: {planned} declares no f32 variable")
+    return out
+
+
+def read_state(path, variables, torch):
+    values = array.array("f")
+    values.frombytes(open(path, "rb").read())
+    sizes = [1] * len(variables)
+    for i, (_, shape) in enumerate(variables):
+        for d in shape:
+            sizes[i] *= d
+    if len(values) != sum(sizes):
+        sys.exit(f"error: {path} holds {len(values)} floats, the variables "
+                 f"{sum(sizes)}")
+    flat = torch.tensor(values, dtype=torch.float32)
+    state, at = {}, 0
+    for (name, shape), size in zip(variables, sizes):
+        state[name] = flat[at:at + size].view(shape).clone()
+        at += size
+    return state
+
+
+def first_loss(path):
+    step, loss, tokens = open(path).readline().split()
+    return float(loss), int(tokens)
+
+
+# --- the comparison ----------------------------------------------------------
+
+def worst(a, b, floor):
+    """Largest |a - b| over the tensor's largest |b|, or over `floor` where
+    that is smaller (a gradient that is zero but for rounding, as a key
+    bias's: softmax does not see a score added to a whole row)."""
+    return (a - b).abs().max().item() / max(b.abs().max().item(), floor)
+
+
+def check(a):
+    import torch
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    reference = importlib.import_module("reference_" + a.model)
+
+    variables = read_variables(a.planned)
+    initial = read_state(a.initial, variables, torch)
+    after = read_state(a.after, variables, torch)
+    params = {name: value.clone().requires_grad_(True)
+              for name, value in initial.items() if not name.startswith("adam.")}
+    _, pairs = read_corpus(a.corpus)
+
+    loss, tokens = reference.loss(params, pairs, torch, heads=a.heads, kv_heads=a.kv_heads or a.heads,
+                                  label_smoothing=a.label_smoothing)
+    loss.backward()
+    tgc_loss, tgc_tokens = first_loss(a.initial_loss)
+    failures = []
+    if tgc_tokens != tokens:
+        failures.append(f"tokens: tgc {tgc_tokens}, PyTorch {tokens}")
+    loss_error = abs(tgc_loss - loss.item()) / abs(loss.item())
+    print(f"loss: tgc {tgc_loss:.6f}, PyTorch {loss.item():.6f}, relative error {loss_error:.2g}")
+    if loss_error > a.loss_tolerance:
+        failures.append(f"loss error {loss_error:.3g} > {a.loss_tolerance}")
+
+    beta1, beta2 = (float(x) for x in a.betas.split(","))
+    largest = max(p.grad.abs().max().item() for p in params.values() if p.grad is not None)
+    grad_errors = {}
+    for name, p in params.items():
+        if p.grad is None:
+            failures.append(f"{name}: PyTorch's loss does not use it")
+            continue
+        tgc_grad = initial["adam.m." + name] / (1 - beta1)
+        grad_errors[name] = worst(tgc_grad, p.grad, 1e-3 * largest)
+    name, error = max(grad_errors.items(), key=lambda kv: kv[1])
+    print(f"gradients: {len(grad_errors)} parameters, worst relative error {error:.2g} ({name})")
+    for name, error in sorted(grad_errors.items()):
+        if error > a.grad_tolerance:
+            failures.append(f"{name}: gradient error {error:.3g} > {a.grad_tolerance}")
+
+    decayed = reference.decays(list(params))
+    groups = [{"params": [params[n] for n in params if n in decayed], "weight_decay": a.weight_decay},
+              {"params": [params[n] for n in params if n not in decayed], "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=a.lr,
+                                  betas=(beta1, beta2), eps=a.eps)
+    optimizer.step()
+    update_errors, skipped = {}, 0
+    for name, p in params.items():
+        # In units of lr, past one unit in the last place of the f32 result.
+        # Adam's first step is g / (|g| + eps) (plus the decay), which the
+        # gradients' rounding errors decide where |g| is small: entries
+        # below 1e-3 of the tensor's largest (or 100 eps) are left out.
+        expected = p.detach()
+        ulp = torch.nextafter(expected, torch.tensor(float("inf"))) - expected
+        error = ((after[name] - expected).abs() - ulp).clamp(min=0) / a.lr
+        clear = p.grad.abs() > max(100 * a.eps, 1e-3 * p.grad.abs().max().item())
+        skipped += int((~clear).sum())
+        update_errors[name] = (error * clear).max().item()
+    name, error = max(update_errors.items(), key=lambda kv: kv[1])
+    print(f"updates: {len(update_errors)} parameters, worst error {error:.2g} of the "
+          f"learning rate ({name}); {skipped} entries with small gradients left out")
+    for name, error in sorted(update_errors.items()):
+        if error > a.update_tolerance:
+            failures.append(f"{name}: update error {error:.3g} lr > {a.update_tolerance} lr")
+    if failures:
+        sys.exit("error: tgc and PyTorch differ:\n  " + "\n  ".join(failures))
+    print("tgc and PyTorch agree")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("corpus")
+    kind = c.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--lm", action="store_true")
+    kind.add_argument("--pairs", action="store_true")
+    for name in ("vocab", "batch"):
+        c.add_argument("--" + name, type=int, required=True)
+    for name in ("context", "source", "target"):
+        c.add_argument("--" + name, type=int)
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("-o", dest="output", required=True)
+    k = sub.add_parser("check")
+    for name in ("model", "planned", "corpus", "initial", "initial-loss", "after", "betas"):
+        k.add_argument("--" + name, required=True)
+    for name in ("lr", "eps", "weight-decay"):
+        k.add_argument("--" + name, type=float, required=True)
+    k.add_argument("--heads", type=int, required=True)
+    k.add_argument("--kv-heads", type=int, help="key and value heads (default: --heads)")
+    k.add_argument("--label-smoothing", type=float, default=0.0)
+    k.add_argument("--loss-tolerance", type=float, default=1e-5)
+    k.add_argument("--grad-tolerance", type=float, default=1e-4)
+    k.add_argument("--update-tolerance", type=float, default=1e-4)
+    a = p.parse_args()
+    if a.command == "corpus":
+        make_corpus(a)
+    else:
+        check(a)
+
+
+if __name__ == "__main__":
+    main()
