@@ -11,9 +11,9 @@ import math
 from lm_windows import windows
 
 
-def loss(p, pairs, torch, heads, kv_heads, label_smoothing):
+def loss(p, pairs, torch, heads, kv_heads, label_smoothing, inputs):
     F = torch.nn.functional
-    tokens, targets = windows(pairs, p["wpe"].shape[0], torch)
+    tokens, targets = windows(pairs, inputs["target_in_ids"][1], torch)
     B, T = tokens.shape
     d = p["wte"].shape[1]
     layers = len({name.split(".")[0] for name in p if name.startswith("h")})

@@ -1,7 +1,8 @@
 """A translation batch from a corpus of pairs, as tgc's programs pack it
 (runtime/data/Tasks.cpp, packRow): the source's tokens then EOS; target_in
 BOS then the target's tokens; target_out the target's tokens then EOS; 0
-(padding) after each. against_pytorch.py's corpora fill the bucket exactly."""
+(padding) after each. against_pytorch.py's corpora fill the bucket exactly
+(with --padded, their first pair does)."""
 
 PAD, BOS, EOS = 0, 1, 2
 
