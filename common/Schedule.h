@@ -96,8 +96,10 @@ struct WarmupSchedule {
       return top;
     case LrScheduler::Cosine:
     case LrScheduler::Linear: {
+      // From the peak at the warmup's end to the minimum at lastStep; a run
+      // that ends by the warmup's end reaches the peak and stops there.
       double span = static_cast<double>(lastStep) - w;
-      double done = span > 0 ? std::clamp((s - w) / span, 0.0, 1.0) : 1.0;
+      double done = span > 0 ? std::clamp((s - w) / span, 0.0, 1.0) : 0.0;
       double shape = kind == LrScheduler::Linear
                          ? 1.0 - done
                          : 0.5 * (1.0 + std::cos(M_PI * done));

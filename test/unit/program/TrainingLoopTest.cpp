@@ -124,6 +124,16 @@ TEST(LearningRateSchedule, EachKindPeaksAtTheWarmupAndEndsWhereItSays) {
   EXPECT_NEAR(s.learningRate(350), 1e-5 + 0.75 * (1e-3 - 1e-5), 1e-15);
   EXPECT_DOUBLE_EQ(s.learningRate(1100), 1e-5);
   EXPECT_EQ(s.describe(), "linear, peak 0.001 at step 100 to 1e-05 at step 1100");
+  // A run whose last step is the warmup's end (or before it) reaches the
+  // peak there; it used to drop to the minimum at that step.
+  s.lastStep = 100;
+  for (tgc::LrScheduler kind : {tgc::LrScheduler::Cosine, tgc::LrScheduler::Linear}) {
+    s.kind = kind;
+    EXPECT_DOUBLE_EQ(s.learningRate(99), 9.9e-4);
+    EXPECT_DOUBLE_EQ(s.learningRate(100), 1e-3);
+  }
+  s.lastStep = 20;
+  EXPECT_DOUBLE_EQ(s.learningRate(20), 2e-4);
 }
 
 TEST(TrainingLoop, LogsTheIntervalsTokenWeightedMean) {
