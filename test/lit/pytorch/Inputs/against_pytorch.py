@@ -20,13 +20,15 @@ Usage:
   against_pytorch.py check --model NAME --planned step.mlir --corpus one.tok \\
       --initial P0 --initial-loss L0 --after P1 --lr LR --betas B1,B2 --eps E \\
       --weight-decay W --heads H [--kv-heads K] [--label-smoothing E] \\
-      [--second P2 --second-loss L2]
+      [--clip-norm C] [--second P2 --second-loss L2]
 
 NAME is reference_NAME.py beside this script, or a path to a .py file that
 defines the same two functions: loss(params, pairs, torch, heads, kv_heads,
 label_smoothing, inputs) -> (mean loss, counted target tokens) and
 decays(names) -> the names AdamW decays. --second: a run of two steps
-(same flags), checked against a second PyTorch step on the same batch.
+(same flags), checked against a second PyTorch step on the same batch. A
+corpus of K batches, trained with --update-freq K, makes one update of all
+of them: PyTorch's is the mean over every pair's tokens.
 """
 import argparse
 import array
@@ -253,10 +255,15 @@ def check(a):
     inputs = read_inputs(a.planned)
 
     def reference_loss():
+        """The mean loss over every pair of the corpus (the mean over the
+        update's tokens that --update-freq's token-weighted sum makes) and
+        its gradient, clipped as --clip-norm clips."""
         loss, tokens = reference.loss(params, pairs, torch, heads=a.heads,
                                       kv_heads=a.kv_heads or a.heads,
                                       label_smoothing=a.label_smoothing, inputs=inputs)
         loss.backward()
+        if a.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(list(params.values()), a.clip_norm)
         return loss.item(), tokens
 
     compare = Comparison(a, torch)
@@ -315,6 +322,8 @@ def main():
     k.add_argument("--second", help="--dump-params of a two-step run")
     k.add_argument("--second-loss", help="its --loss-log")
     k.add_argument("--label-smoothing", type=float, default=0.0)
+    k.add_argument("--clip-norm", type=float, default=0.0,
+                   help="the runs' --clip-norm (PyTorch's clip_grad_norm_)")
     k.add_argument("--loss-tolerance", type=float, default=1e-5)
     k.add_argument("--grad-tolerance", type=float, default=1e-4)
     k.add_argument("--update-tolerance", type=float, default=1e-4)
