@@ -18,9 +18,9 @@ Usage:
   against_pytorch.py corpus --lm --vocab V --batch B --context T -o one.tok
   against_pytorch.py corpus --pairs --vocab V --batch B --source S --target T [--padded] -o one.tok
   against_pytorch.py check --model NAME --planned step.mlir --corpus one.tok \\
-      --initial P0 --initial-loss L0 --after P1 --lr LR --betas B1,B2 --eps E \\
+      --initial P0 --initial-loss L0 [--after P1] --lr LR --betas B1,B2 --eps E \\
       --weight-decay W --heads H [--kv-heads K] [--label-smoothing E] \\
-      [--clip-norm C] [--second P2 --second-loss L2]
+      [--clip-norm C] [--second P2 --second-loss L2] [--bf16]
 
 NAME is reference_NAME.py beside this script, or a path to a .py file that
 defines the same two functions: loss(params, pairs, torch, heads, kv_heads,
@@ -28,7 +28,9 @@ label_smoothing, inputs) -> (mean loss, counted target tokens) and
 decays(names) -> the names AdamW decays. --second: a run of two steps
 (same flags), checked against a second PyTorch step on the same batch. A
 corpus of K batches, trained with --update-freq K, makes one update of all
-of them: PyTorch's is the mean over every pair's tokens.
+of them: PyTorch's is the mean over every pair's tokens. --bf16: the
+program's precision is bf16; its loss and gradients must be no further from
+the fp32 model than 3 times PyTorch's own mixed precision (autocast) is.
 """
 import argparse
 import array
@@ -219,16 +221,17 @@ class Comparison:
         """Every parameter after the program's step against PyTorch's, in
         units of lr, past one unit in the last place of the f32 result.
         Adam's step is about g / (|g| + eps) (plus the decay), which the
-        gradients' rounding errors decide where |g| is small: entries below
-        1e-3 of the tensor's largest (or 100 eps) are left out, here and in
-        every later step (`left_out`, returned)."""
+        gradients' errors decide where |g| is small: entries below
+        --small-gradient of the tensor's largest (or 100 eps) are left out,
+        here and in every later step (`left_out`, returned)."""
         torch, lr = self.torch, self.a.lr
         errors, skipped, left_out = {}, 0, dict(left_out or {})
         for name, p in params.items():
             expected = p.detach()
             ulp = torch.nextafter(expected, torch.tensor(float("inf"))) - expected
             error = ((after[name] - expected).abs() - ulp).clamp(min=0) / lr
-            small = p.grad.abs() <= max(100 * self.a.eps, 1e-3 * p.grad.abs().max().item())
+            small = p.grad.abs() <= max(100 * self.a.eps,
+                                        self.a.small_gradient * p.grad.abs().max().item())
             left_out[name] = small | left_out.get(name, small)
             clear = ~left_out[name]
             skipped += int(left_out[name].sum())
@@ -268,6 +271,9 @@ def check(a):
 
     compare = Comparison(a, torch)
     beta1, beta2 = (float(x) for x in a.betas.split(","))
+    if a.bf16:
+        check_bf16(a, torch, reference, initial, pairs, inputs, beta1)
+        return
     compare.loss("", losses(a.initial_loss)[0], *reference_loss())
     compare.gradients(params, initial, beta1)
 
@@ -298,6 +304,54 @@ def check(a):
     print("tgc and PyTorch agree")
 
 
+def check_bf16(a, torch, reference, initial, pairs, inputs, beta1):
+    """A bf16 program's loss and gradients against the fp32 model's, each
+    allowed 3 times the error of PyTorch's own mixed precision (autocast
+    bf16) on the same step, plus 1e-3 of the tensor's largest gradient. The
+    updates are not compared: Adam's first step is about the gradient's
+    sign, which a bf16 error flips where the gradient is small (the fp32
+    runs compare them; the optimizer is f32 in both precisions)."""
+    def step(autocast):
+        params = {name: value.clone().requires_grad_(True)
+                  for name, value in initial.items() if not name.startswith("adam.")}
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss, tokens = reference.loss(params, pairs, torch, heads=a.heads,
+                                          kv_heads=a.kv_heads or a.heads,
+                                          label_smoothing=a.label_smoothing, inputs=inputs)
+        loss.float().backward()
+        if a.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(list(params.values()), a.clip_norm)
+        return loss.item(), tokens, {name: p.grad for name, p in params.items()}
+
+    loss, tokens, grads = step(False)
+    autocast_loss, _, autocast_grads = step(True)
+    tgc_loss, tgc_tokens = losses(a.initial_loss)[0]
+    failures = []
+    if tgc_tokens != tokens:
+        failures.append(f"tokens: tgc {tgc_tokens}, PyTorch {tokens}")
+    error, allowed = (abs(x - loss) / abs(loss) for x in (tgc_loss, autocast_loss))
+    print(f"bf16 loss: tgc {tgc_loss:.6f}, fp32 {loss:.6f}: relative error {error:.2g} "
+          f"(PyTorch autocast's {allowed:.2g})")
+    if error > 3 * allowed + 1e-6:
+        failures.append(f"loss error {error:.3g} > 3 x autocast's {allowed:.3g}")
+    floor = 1e-3 * max(g.abs().max().item() for g in grads.values())
+    errors = {}
+    for name, g in grads.items():
+        errors[name] = (worst(initial["adam.m." + name] / (1 - beta1), g, floor),
+                        worst(autocast_grads[name], g, floor))
+    name, (error, allowed) = max(errors.items(), key=lambda kv: kv[1][0])
+    autocast_name = max(errors, key=lambda n: errors[n][1])
+    print(f"bf16 gradients: {len(errors)} parameters, worst relative error {error:.2g} ({name}); "
+          f"PyTorch autocast's {errors[autocast_name][1]:.2g} ({autocast_name})")
+    for name, (error, allowed) in sorted(errors.items()):
+        if error > 3 * allowed + 1e-3:
+            failures.append(f"{name}: gradient error {error:.3g} > 3 x autocast's {allowed:.3g} + 1e-3")
+    if failures:
+        sys.exit("error: tgc's bf16 step is further from the fp32 model than PyTorch's:\n  "
+                 + "\n  ".join(failures))
+    print("tgc's bf16 step is as close to the fp32 model as PyTorch's autocast")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -313,8 +367,9 @@ def main():
     c.add_argument("--seed", type=int, default=1)
     c.add_argument("-o", dest="output", required=True)
     k = sub.add_parser("check")
-    for name in ("model", "planned", "corpus", "initial", "initial-loss", "after", "betas"):
+    for name in ("model", "planned", "corpus", "initial", "initial-loss", "betas"):
         k.add_argument("--" + name, required=True)
+    k.add_argument("--after", help="--dump-params after one step (not with --bf16)")
     for name in ("lr", "eps", "weight-decay"):
         k.add_argument("--" + name, type=float, required=True)
     k.add_argument("--heads", type=int, required=True)
@@ -322,13 +377,21 @@ def main():
     k.add_argument("--second", help="--dump-params of a two-step run")
     k.add_argument("--second-loss", help="its --loss-log")
     k.add_argument("--label-smoothing", type=float, default=0.0)
+    k.add_argument("--bf16", action="store_true",
+                   help="a --precision=bf16 program: loss and gradients against "
+                        "the fp32 model, within 3x PyTorch autocast's error")
     k.add_argument("--clip-norm", type=float, default=0.0,
                    help="the runs' --clip-norm (PyTorch's clip_grad_norm_)")
     k.add_argument("--loss-tolerance", type=float, default=1e-5)
     k.add_argument("--grad-tolerance", type=float, default=1e-4)
     k.add_argument("--update-tolerance", type=float, default=1e-4)
     k.add_argument("--second-update-tolerance", type=float, default=1e-3)
+    k.add_argument("--small-gradient", type=float, default=1e-3,
+                   help="updates are compared where |gradient| is above this "
+                        "fraction of its tensor's largest")
     a = p.parse_args()
+    if a.command == "check" and not a.bf16 and not a.after:
+        p.error("check needs --after (the dump after one step)")
     if a.command == "corpus":
         make_corpus(a)
     else:
