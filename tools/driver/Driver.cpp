@@ -521,20 +521,34 @@ bool checkBucketShapes(
   return true;
 }
 
-/// Language-model text trains a model without a source only.
-bool checkCorpusKind(const DriverOptions &options, const CorpusFacts &corpus,
+/// What --corpus (for --model and --model-file only) needs of the model
+/// built for it: language-model text trains a model without a source only,
+/// and a program reads only a corpus of its own vocabulary, which a model
+/// that ignores ModelOptions::vocabulary does not have (its program would
+/// refuse the corpus it was compiled for).
+bool checkCorpusFits(const DriverOptions &options, const CorpusFacts &corpus,
                      mlir::ModuleOp module) {
-  if (!corpus.documents)
+  if (options.corpusFile.empty())
     return true;
   mlir::FailureOr<StepSignature> signature = readStepSignature(module);
   if (mlir::failed(signature))
     return false;
-  if (signature->source < 0)
+  if (corpus.documents && signature->source >= 0) {
+    llvm::errs() << "tgc: " << options.corpusFile
+                 << " is a corpus of documents (language-model text), but the "
+                    "model translates (it has source_ids): it trains on "
+                    "sentence pairs (tgc-data encode --source S --target T)\n";
+    return false;
+  }
+  if (signature->shape.vocabulary == corpus.vocabulary)
     return true;
-  llvm::errs() << "tgc: " << options.corpusFile
-               << " is a corpus of documents (language-model text), but the "
-                  "model translates (it has source_ids): it trains on "
-                  "sentence pairs (tgc-data encode --source S --target T)\n";
+  llvm::errs() << "tgc: error: " << options.corpusFile
+               << " is encoded with a vocabulary of " << corpus.vocabulary
+               << " ids, but the model's loss has "
+               << signature->shape.vocabulary
+               << " classes: the model does not take its vocabulary from "
+                  "ModelOptions::vocabulary (docs/writing-models.md), and its "
+                  "program could not read this corpus\n";
   return false;
 }
 
@@ -674,7 +688,7 @@ int runDriver(const DriverOptions &given) {
   if (compiles(options) && !buckets.empty() &&
       !checkBucketShapes(options, buckets, modules))
     return 1;
-  if (compiles(options) && !checkCorpusKind(options, corpus, *modules.front()))
+  if (compiles(options) && !checkCorpusFits(options, corpus, *modules.front()))
     return 1;
 
   mlir::ModuleOp module = *modules.front();
