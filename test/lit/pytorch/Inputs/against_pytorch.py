@@ -94,9 +94,8 @@ def make_corpus(a):
 
 
 def read_corpus(path):
-    """The (source, target) id lists of a .tok file and its magic."""
+    """The (source, target) id lists of a .tok file."""
     data = open(path, "rb").read()
-    magic = data[:8]
     _, _, _, count, source_total, target_total = struct.unpack_from("<IIQQQQ", data, 8)
     at = 48
     source_offsets = struct.unpack_from(f"<{count + 1}Q", data, at)
@@ -109,7 +108,7 @@ def read_corpus(path):
     pairs = [(list(source_ids[source_offsets[i]:source_offsets[i + 1]]),
               list(target_ids[target_offsets[i]:target_offsets[i + 1]]))
              for i in range(count)]
-    return magic, pairs
+    return pairs
 
 
 # --- the program's state -----------------------------------------------------
@@ -245,39 +244,55 @@ class Comparison:
         return left_out
 
 
-def check(a):
-    import torch
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    reference = load_reference(a.model)
-    variables = read_variables(a.planned)
-    initial = read_state(a.initial, variables, torch)
-    params = {name: value.clone().requires_grad_(True)
-              for name, value in initial.items() if not name.startswith("adam.")}
-    _, pairs = read_corpus(a.corpus)
-    inputs = read_inputs(a.planned)
+class Reference:
+    """The model in PyTorch on one corpus, from the program's initial state."""
 
-    def reference_loss():
+    def __init__(self, a, torch):
+        self.a, self.torch = a, torch
+        self.model = load_reference(a.model)
+        self.variables = read_variables(a.planned)
+        self.initial = read_state(a.initial, self.variables, torch)
+        self.pairs = read_corpus(a.corpus)
+        self.inputs = read_inputs(a.planned)
+
+    def parameters(self):
+        """The initial parameters, each a leaf that takes a gradient."""
+        return {name: value.clone().requires_grad_(True)
+                for name, value in self.initial.items() if not name.startswith("adam.")}
+
+    def step(self, params, autocast=False):
         """The mean loss over every pair of the corpus (the mean over the
-        update's tokens that --update-freq's token-weighted sum makes) and
-        its gradient, clipped as --clip-norm clips."""
-        loss, tokens = reference.loss(params, pairs, torch, heads=a.heads,
-                                      kv_heads=a.kv_heads or a.heads,
-                                      label_smoothing=a.label_smoothing, inputs=inputs)
-        loss.backward()
+        update's tokens that --update-freq's token-weighted sum makes), its
+        gradients into params (clipped as --clip-norm clips), and the tokens
+        it counts; with `autocast`, under PyTorch's bf16 mixed precision."""
+        torch, a = self.torch, self.a
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss, tokens = self.model.loss(params, self.pairs, torch, heads=a.heads,
+                                           kv_heads=a.kv_heads or a.heads,
+                                           label_smoothing=a.label_smoothing,
+                                           inputs=self.inputs)
+        loss.float().backward()
         if a.clip_norm > 0:
             torch.nn.utils.clip_grad_norm_(list(params.values()), a.clip_norm)
         return loss.item(), tokens
 
-    compare = Comparison(a, torch)
+
+def check(a):
+    import torch
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    reference = Reference(a, torch)
     beta1, beta2 = (float(x) for x in a.betas.split(","))
     if a.bf16:
-        check_bf16(a, torch, reference, initial, pairs, inputs, beta1)
+        check_bf16(a, torch, reference, beta1)
         return
-    compare.loss("", losses(a.initial_loss)[0], *reference_loss())
+    compare = Comparison(a, torch)
+    initial, variables = reference.initial, reference.variables
+    params = reference.parameters()
+    compare.loss("", losses(a.initial_loss)[0], *reference.step(params))
     compare.gradients(params, initial, beta1)
 
-    decayed = reference.decays(list(params))
+    decayed = reference.model.decays(list(params))
     groups = [{"params": [params[n] for n in params if n in decayed], "weight_decay": a.weight_decay},
               {"params": [params[n] for n in params if n not in decayed], "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=a.lr,
@@ -295,7 +310,7 @@ def check(a):
         second_losses = losses(a.second_loss)
         if len(second_losses) != 2:
             sys.exit(f"error: {a.second_loss} holds {len(second_losses)} steps, not 2")
-        compare.loss("step 2: ", second_losses[1], *reference_loss())
+        compare.loss("step 2: ", second_losses[1], *reference.step(params))
         optimizer.step()
         compare.updates("step 2: ", params, read_state(a.second, variables, torch),
                         a.second_update_tolerance, left_out)
@@ -304,27 +319,19 @@ def check(a):
     print("tgc and PyTorch agree")
 
 
-def check_bf16(a, torch, reference, initial, pairs, inputs, beta1):
+def check_bf16(a, torch, reference, beta1):
     """A bf16 program's loss and gradients against the fp32 model's, each
     allowed 3 times the error of PyTorch's own mixed precision (autocast
     bf16) on the same step, plus 1e-3 of the tensor's largest gradient. The
     updates are not compared: Adam's first step is about the gradient's
     sign, which a bf16 error flips where the gradient is small (the fp32
     runs compare them; the optimizer is f32 in both precisions)."""
-    def step(autocast):
-        params = {name: value.clone().requires_grad_(True)
-                  for name, value in initial.items() if not name.startswith("adam.")}
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss, tokens = reference.loss(params, pairs, torch, heads=a.heads,
-                                          kv_heads=a.kv_heads or a.heads,
-                                          label_smoothing=a.label_smoothing, inputs=inputs)
-        loss.float().backward()
-        if a.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(list(params.values()), a.clip_norm)
-        return loss.item(), tokens, {name: p.grad for name, p in params.items()}
-
-    loss, tokens, grads = step(False)
-    autocast_loss, _, autocast_grads = step(True)
+    fp32, mixed = reference.parameters(), reference.parameters()
+    loss, tokens = reference.step(fp32)
+    autocast_loss, _ = reference.step(mixed, autocast=True)
+    initial = reference.initial
+    grads = {name: p.grad for name, p in fp32.items()}
+    autocast_grads = {name: p.grad for name, p in mixed.items()}
     tgc_loss, tgc_tokens = losses(a.initial_loss)[0]
     failures = []
     if tgc_tokens != tokens:
