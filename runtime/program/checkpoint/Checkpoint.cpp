@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string_view>
 #include <sys/file.h>
@@ -268,6 +269,14 @@ std::string checkpointFile(const std::string &path) {
 
 } // namespace
 
+uint64_t newRunId() {
+  std::random_device device;
+  uint64_t id = 0;
+  while (id == 0)
+    id = (static_cast<uint64_t>(device()) << 32) ^ device();
+  return id;
+}
+
 std::string claimCheckpoint(const std::string &path) {
   if (std::string why = checkReplaceable(path); !why.empty())
     return "cannot write checkpoint: " + why +
@@ -342,6 +351,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_global_batch(info.globalBatch);
   metadata.set_schedule(info.schedule);
   metadata.set_hyperparameters(info.hyperparameters);
+  metadata.set_run(info.run);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -532,6 +542,7 @@ CheckpointInfo CheckpointReader::info() const {
   info.globalBatch = metadata_.global_batch();
   info.schedule = metadata_.schedule();
   info.hyperparameters = metadata_.hyperparameters();
+  info.run = metadata_.run();
   return info;
 }
 

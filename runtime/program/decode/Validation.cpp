@@ -23,7 +23,8 @@ std::string ValidationResult::format(int64_t step, int64_t beam) const {
 }
 
 ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
-                                   double bleu, bool byLoss, int64_t patience) {
+                                   double bleu, bool byLoss, int64_t patience,
+                                   int64_t step, int64_t replayUntil) {
   bool lowerLoss = history.bestLoss < 0 || loss < history.bestLoss;
   bool higherBleu = bleu > history.bestBleu;
   if (lowerLoss)
@@ -33,6 +34,11 @@ ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
   if (byLoss ? lowerLoss : higherBleu) {
     history.staleValidations = 0;
     return ValidationVerdict::Best;
+  }
+  if (step <= replayUntil) {
+    if (step == replayUntil)
+      history.staleValidations = 0;
+    return ValidationVerdict::NotBest;
   }
   ++history.staleValidations;
   return patience > 0 && history.staleValidations >= patience

@@ -36,12 +36,18 @@ enum class ValidationVerdict {
   Stop,    ///< not better, and --patience validations in a row were not
 };
 
-/// Records a validation (its per-token loss and BLEU) in `history` (the
-/// best BLEU and loss so far, -1 before any, and the validations since the
-/// best; a checkpoint keeps them across resumes). The best is the highest
-/// BLEU, or the lowest loss with `byLoss`; `patience` 0 never stops.
+/// Records a validation (its per-token loss and BLEU) at `step` in
+/// `history` (the best BLEU and loss so far, -1 before any, and the
+/// validations since the best; a checkpoint keeps them across resumes). The
+/// best is the highest BLEU, or the lowest loss with `byLoss`; `patience` 0
+/// never stops. `replayUntil`: the step of a <checkpoint>.best saved after
+/// the resumed checkpoint (0: none), whose best `history` holds already. The
+/// run replays the validations that led to it: up to that step one that is
+/// not better counts as no stale validation, and at that step (the best's,
+/// in the run that saved it) none are stale.
 ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
-                                   double bleu, bool byLoss, int64_t patience);
+                                   double bleu, bool byLoss, int64_t patience,
+                                   int64_t step = 0, int64_t replayUntil = 0);
 
 /// Validates `pairs`, translating with `search` (greedy when its beam is
 /// 1); nullopt after a message (the beam does not fit a bucket, the

@@ -44,6 +44,10 @@ struct Run {
   /// The validations so far (best BLEU and loss, validations since the
   /// best), also those before a resume: what a checkpoint records.
   CheckpointInfo validations;
+  /// The step of a <checkpoint>.best saved after the resumed checkpoint's
+  /// step (0: none): the validations up to it replay the run that saved it
+  /// (rememberSavedBest, recordValidation).
+  int64_t savedBestAhead = 0;
   MetricsFile metrics;
   /// The training loss the loop reports, smoothed (Divergence.h).
   RunningLoss runningLoss;

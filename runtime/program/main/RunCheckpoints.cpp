@@ -88,6 +88,8 @@ bool Run::resume(const CheckpointInfo &info) {
   seed = info.seed;
   stepsDone = info.step;
   validations = info;
+  if (!validations.run) // an older checkpoint: its run goes on as a new one
+    validations.run = newRunId();
   std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
               static_cast<long long>(stepsDone));
   // Another number of processes goes on from the same step; another
@@ -136,23 +138,37 @@ void Run::rememberSavedBest() {
     std::printf("note: %s; a best validation replaces it\n", why.c_str());
     return;
   }
+  // Left by another run (one that --overwrite started over since): not
+  // this run's best. (0: written before runs were recorded.)
+  if (saved.run && saved.run != validations.run) {
+    std::printf("note: %s (step %lld) was saved by another run; this run's "
+                "first best validation replaces it\n",
+                best.c_str(), static_cast<long long>(saved.step));
+    return;
+  }
   char better[96] = "";
   if (saved.bestLoss >= 0 &&
       (validations.bestLoss < 0 || saved.bestLoss < validations.bestLoss)) {
     validations.bestLoss = saved.bestLoss;
     std::snprintf(better, sizeof better, "loss %.4f", saved.bestLoss);
   }
-  if (saved.bestBleu > validations.bestBleu) {
+  // A language model's validations record no BLEU (0).
+  if (saved.bestBleu > validations.bestBleu && !data.languageModel()) {
     validations.bestBleu = saved.bestBleu;
     size_t used = std::strlen(better);
     std::snprintf(better + used, sizeof better - used, "%sBLEU %.2f",
                   used ? ", " : "", saved.bestBleu);
   }
-  if (*better)
-    std::printf("note: %s (step %lld) holds a better validation than the "
-                "resumed checkpoint knew (%s): only a better one replaces "
-                "it\n",
-                best.c_str(), static_cast<long long>(saved.step), better);
+  if (!*better)
+    return;
+  std::printf("note: %s (step %lld) holds a better validation than the "
+              "resumed checkpoint knew (%s): only a better one replaces it\n",
+              best.c_str(), static_cast<long long>(saved.step), better);
+  // Saved by this run's own continuation (stopped before its next save):
+  // this run replays the validations up to it, which patience must not
+  // count as stale (they were each a best there).
+  if (saved.step > stepsDone)
+    savedBestAhead = saved.step;
 }
 
 std::string Run::divergence() {

@@ -65,8 +65,9 @@ AfterStep Run::validateOnFirst(int64_t step) {
 
 AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
                                bool byLoss) {
-  ValidationVerdict verdict = recordValidation(validations, loss, bleu, byLoss,
-                                               options.patience.value_or(0));
+  ValidationVerdict verdict =
+      recordValidation(validations, loss, bleu, byLoss,
+                       options.patience.value_or(0), step, savedBestAhead);
   if (verdict == ValidationVerdict::Best)
     return save(step, checkpointPath + ".best", /*last=*/false) == Saved::Failed
                ? AfterStep::Fail

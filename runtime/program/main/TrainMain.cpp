@@ -192,6 +192,7 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
   if (run.leads() && !checkReplacedCheckpoints(options, run.checkpointPath))
     return false;
   run.seed = options.seed.value_or(1);
+  run.validations.run = newRunId();
   if (!options.metrics.empty() && run.leads() &&
       !run.metrics.open(options.metrics))
     return false;
