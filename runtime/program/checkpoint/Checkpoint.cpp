@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
-#include <random>
 #include <set>
 #include <string_view>
 #include <sys/file.h>
@@ -268,14 +267,6 @@ std::string checkpointFile(const std::string &path) {
 }
 
 } // namespace
-
-uint64_t newRunId() {
-  std::random_device device;
-  uint64_t id = 0;
-  while (id == 0)
-    id = (static_cast<uint64_t>(device()) << 32) ^ device();
-  return id;
-}
 
 std::string claimCheckpoint(const std::string &path) {
   if (std::string why = checkReplaceable(path); !why.empty())

@@ -72,13 +72,11 @@ struct CheckpointInfo {
   /// adam betas (0.9, 0.98); adam eps 1e-09; dropout 0.1"); empty in
   /// older checkpoints.
   std::string hyperparameters;
-  /// The run it belongs to: drawn when a run starts afresh, kept by every
+  /// The run it belongs to: a hash of what a run that starts afresh starts
+  /// from (seed, data, shapes, schedule, hyperparameters), kept by every
   /// resume; 0: not recorded (older checkpoints).
   uint64_t run = 0;
 };
-
-/// A new run's CheckpointInfo::run: random, never 0.
-uint64_t newRunId();
 
 /// Makes this process the owner of checkpoint `path` until it exits (see
 /// above); refuses a path that exists and is not a regular file. Returns an

@@ -35,7 +35,7 @@ ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
     history.staleValidations = 0;
     return ValidationVerdict::Best;
   }
-  if (step <= replayUntil) {
+  if (replayUntil > 0 && step <= replayUntil) {
     if (step == replayUntil)
       history.staleValidations = 0;
     return ValidationVerdict::NotBest;

@@ -74,6 +74,8 @@ struct Run {
   /// Takes <checkpoint>.best's validation as the one to beat where it is
   /// better than the resumed checkpoint's.
   void rememberSavedBest();
+  /// CheckpointInfo::run of a run that starts afresh now.
+  uint64_t runId() const;
 
   int processes() const { return group ? group->size() : 1; }
   /// The model's learning-rate schedule with this run's --lr-scheduler,

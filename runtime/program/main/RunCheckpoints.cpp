@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/program/main/Run.h"
 
+#include "runtime/data/TokenCorpus.h"
 #include "runtime/program/checkpoint/CheckpointHistory.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/train/StatusLine.h"
@@ -89,7 +90,7 @@ bool Run::resume(const CheckpointInfo &info) {
   stepsDone = info.step;
   validations = info;
   if (!validations.run) // an older checkpoint: its run goes on as a new one
-    validations.run = newRunId();
+    validations.run = runId();
   std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
               static_cast<long long>(stepsDone));
   // Another number of processes goes on from the same step; another
@@ -117,6 +118,14 @@ bool Run::resume(const CheckpointInfo &info) {
   if (options.validEvery > 0 && !options.overwrite)
     rememberSavedBest();
   return true;
+}
+
+uint64_t Run::runId() const {
+  // Two runs started alike train alike: one's .best is the other's too.
+  std::string start = std::to_string(seed) + "\n" + data.describe() + "\n" +
+                      memory.configText() + "\n" + trainingRates() + "\n" +
+                      hyperparameterText();
+  return std::max<uint64_t>(fnv1a64(start), 1);
 }
 
 void Run::rememberSavedBest() {

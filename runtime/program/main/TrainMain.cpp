@@ -192,13 +192,14 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
   if (run.leads() && !checkReplacedCheckpoints(options, run.checkpointPath))
     return false;
   run.seed = options.seed.value_or(1);
-  run.validations.run = newRunId();
   if (!options.metrics.empty() && run.leads() &&
       !run.metrics.open(options.metrics))
     return false;
   if (!options.resume.empty() ? !run.resume(resumed)
                               : !run.memory.initialize(run.seed))
     return false;
+  if (options.resume.empty())
+    run.validations.run = run.runId();
   if (run.model.device) {
     run.model.device->upload(run.memory.state());
     if (!deviceOk("while uploading the parameters"))

@@ -3,10 +3,15 @@
 
 #include "runtime/program/train/StatusLine.h"
 
+#include "runtime/data/AtomicFile.h"
+#include "runtime/data/FileChecks.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace tgc::runtime {
@@ -47,9 +52,51 @@ ProgressLog::~ProgressLog() {
     std::fclose(lossLog);
 }
 
+/// A resumed run continues its --loss-log: the lines of the steps before
+/// `firstStep` stay, and those from it on (a run that resumes an earlier
+/// checkpoint trains them again) go. False after a message.
+static bool keepLinesBefore(const std::string &path, int64_t firstStep) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) // nothing logged yet: nothing to keep
+    return errno == ENOENT ||
+           (std::fprintf(stderr, "error: cannot read %s: %s\n", path.c_str(),
+                         std::strerror(errno)),
+            false);
+  constexpr size_t kLimit = size_t{1} << 30; // 30 M steps of lines
+  std::string text;
+  std::string why = readUpTo(fd, kLimit, text);
+  ::close(fd);
+  if (why.empty() && text.size() > kLimit)
+    why = "larger than 1 GiB";
+  if (!why.empty()) {
+    std::fprintf(stderr, "error: cannot continue --loss-log %s: %s\n",
+                 path.c_str(), why.c_str());
+    return false;
+  }
+  size_t kept = 0;
+  while (kept < text.size()) {
+    size_t end = text.find('\n', kept);
+    if (end == std::string::npos ||
+        std::strtoll(text.c_str() + kept, nullptr, 10) >= firstStep)
+      break;
+    kept = end + 1;
+  }
+  if (kept == text.size())
+    return true;
+  AtomicFile file(path);
+  file.write(std::string_view(text).substr(0, kept));
+  if (std::string error = file.commit(); !error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return false;
+  }
+  return true;
+}
+
 bool ProgressLog::openLossLog(const std::string &path) {
   lossLogPath = path;
-  lossLog = std::fopen(path.c_str(), "w");
+  if (firstStep > 1 && !keepLinesBefore(path, firstStep))
+    return false;
+  lossLog = std::fopen(path.c_str(), firstStep > 1 ? "a" : "w");
   if (!lossLog)
     std::fprintf(stderr, "error: cannot write %s: %s\n", path.c_str(),
                  std::strerror(errno));

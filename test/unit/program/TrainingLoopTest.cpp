@@ -398,4 +398,27 @@ TEST(Validation, BestByLossAndPatience) {
             ValidationVerdict::Best);
 }
 
+// A run resumed from step 30 whose .best (loss 1.0) was saved at step 55 by
+// the run it replays: up to step 55 a validation that is not better is no
+// stale one, at 55 (the best's own step) none are stale, then they count.
+TEST(Validation, ReplayedValidationsBeforeTheSavedBestAreNotStale) {
+  CheckpointInfo history;
+  history.bestLoss = 1.0;
+  history.staleValidations = 1;
+  for (int64_t step : {35, 40, 45, 50})
+    EXPECT_EQ(recordValidation(history, 1.5, 0.0, true, 2, step, 55),
+              ValidationVerdict::NotBest);
+  EXPECT_EQ(history.staleValidations, 1);
+  EXPECT_EQ(recordValidation(history, 1.0, 0.0, true, 2, 55, 55),
+            ValidationVerdict::NotBest);
+  EXPECT_EQ(history.staleValidations, 0);
+  EXPECT_EQ(recordValidation(history, 1.2, 0.0, true, 2, 60, 55),
+            ValidationVerdict::NotBest);
+  EXPECT_EQ(recordValidation(history, 1.1, 0.0, true, 2, 65, 55),
+            ValidationVerdict::Stop);
+  // A better one is a best whenever it comes.
+  EXPECT_EQ(recordValidation(history, 0.5, 0.0, true, 2, 40, 55),
+            ValidationVerdict::Best);
+}
+
 } // namespace
