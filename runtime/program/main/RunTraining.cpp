@@ -250,19 +250,27 @@ int Run::train() {
     metrics.write(record);
   }
   loop.onLoss = [this](float loss) { runningLoss.add(loss); };
-  loop.afterStep = [this](int64_t step, bool last) {
+  auto validates = [this](int64_t step, bool last) {
+    return options.validEvery > 0 && (step % options.validEvery == 0 || last);
+  };
+  auto savesAlong = [this](int64_t step, bool last) {
+    return options.saveEvery > 0 && step % options.saveEvery == 0 && !last;
+  };
+  loop.afterStep = [=, this](int64_t step, bool last) {
     stepsDone = step;
     if ((step % options.logEvery == 0 || last) && !checkSameParameters(step))
       return AfterStep::Fail;
-    if (options.validEvery > 0 && (step % options.validEvery == 0 || last)) {
+    if (validates(step, last)) {
       AfterStep next = validate(step);
       if (next != AfterStep::Continue)
         return next;
     }
-    bool periodic =
-        options.saveEvery > 0 && step % options.saveEvery == 0 && !last;
-    return !periodic || save(step, /*last=*/false) ? AfterStep::Continue
-                                                   : AfterStep::Fail;
+    return !savesAlong(step, last) || save(step, /*last=*/false)
+               ? AfterStep::Continue
+               : AfterStep::Fail;
+  };
+  loop.afterStepRunsLong = [=](int64_t step, bool last) {
+    return validates(step, last) || savesAlong(step, last);
   };
   loop.onNonFinite = [&backend](const Batch &batch, const StepInput &input) {
     backend.explainNonFinite(batch, input);

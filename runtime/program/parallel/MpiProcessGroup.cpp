@@ -54,6 +54,12 @@ public:
   void sum(double *values, int64_t count, const char *what) override {
     allReduce(values, count, MPI_DOUBLE, MPI_SUM, what);
   }
+  void sumAfterFirstsWork(double *values, int64_t count,
+                          const char *what) override {
+    check(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count),
+                        MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+          what);
+  }
   void reduceScatter(float *data, const int *counts) override {
     begin("the optimizer's gradient shares");
     check(MPI_Reduce_scatter(MPI_IN_PLACE, data, counts, MPI_FLOAT, MPI_SUM,

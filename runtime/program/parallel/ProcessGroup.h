@@ -29,6 +29,11 @@ public:
   /// the sums. `what` names the exchange in the error a lost peer causes.
   virtual void sum(float *values, int64_t count, const char *what) = 0;
   virtual void sum(double *values, int64_t count, const char *what) = 0;
+  /// sum(), for the exchange after a step, which waits while rank 0
+  /// validates or saves (far longer than a step may take): without the
+  /// peer timeout (mpirun still ends the job when a process dies).
+  virtual void sumAfterFirstsWork(double *values, int64_t count,
+                                  const char *what) = 0;
   /// The sharded optimizer's exchanges (ShardedOptimizer.h), in place on
   /// the `counts[r]` floats process r owns, laid end to end from `data`:
   /// reduceScatter sums every process's `data` and leaves process r's part

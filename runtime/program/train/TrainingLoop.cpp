@@ -253,6 +253,15 @@ int runTrainingLoop(const TrainingLoop &loop) {
     };
     if (std::optional<int> code = interrupted(agreedSignal))
       return *code;
+    // Rank 0 may validate or save at length now: every process first says
+    // it has finished the step (a peer lost until here is still caught),
+    // then waits for rank 0's verdict without the peer timeout.
+    const bool runsLong = group && loop.afterStepRunsLong &&
+                          loop.afterStepRunsLong(step, logged.last);
+    if (runsLong) {
+      double done = 0;
+      group->sum(&done, 1, "the end of the step");
+    }
     AfterStep next = loop.afterStep ? loop.afterStep(step, logged.last)
                                     : AfterStep::Continue;
     int lateSignal = pendingInterrupt();
@@ -262,7 +271,11 @@ int runTrainingLoop(const TrainingLoop &loop) {
       double votes[3] = {next == AfterStep::Fail ? 1.0 : 0.0,
                          next == AfterStep::Stop ? 1.0 : 0.0,
                          lateSignal ? 1.0 : 0.0};
-      group->sum(votes, 3, "the decisions after the step");
+      const char *what = "the decisions after the step";
+      if (runsLong)
+        group->sumAfterFirstsWork(votes, 3, what);
+      else
+        group->sum(votes, 3, what);
       next = votes[0] > 0   ? AfterStep::Fail
              : votes[1] > 0 ? AfterStep::Stop
                             : AfterStep::Continue;

@@ -131,6 +131,10 @@ struct TrainingLoop {
   /// (validation, periodic checkpoints, early stopping). `last`: the run
   /// ends after it (its steps, epochs or time are done).
   std::function<AfterStep(int64_t step, bool last)> afterStep;
+  /// Whether rank 0's afterStep may run long at `step` (it validates or
+  /// saves): the other processes then wait for its verdict without the
+  /// peer timeout (ProcessGroup::sumAfterFirstsWork). Null: never.
+  std::function<bool(int64_t step, bool last)> afterStepRunsLong;
   /// After a step whose loss is NaN or infinite, once the loop has said so:
   /// finds out where it came from, given that step's batch and input
   /// (nothing is saved after such a step).
