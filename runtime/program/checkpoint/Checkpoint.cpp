@@ -343,6 +343,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_schedule(info.schedule);
   metadata.set_hyperparameters(info.hyperparameters);
   metadata.set_run(info.run);
+  metadata.set_batches_drawn(info.batchesDrawn);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -534,6 +535,7 @@ CheckpointInfo CheckpointReader::info() const {
   info.schedule = metadata_.schedule();
   info.hyperparameters = metadata_.hyperparameters();
   info.run = metadata_.run();
+  info.batchesDrawn = metadata_.batches_drawn();
   return info;
 }
 

@@ -76,6 +76,9 @@ struct CheckpointInfo {
   /// from (seed, data, shapes, schedule, hyperparameters), kept by every
   /// resume; 0: not recorded (older checkpoints).
   uint64_t run = 0;
+  /// The training data's batches drawn by all processes together; 0: not
+  /// recorded (older checkpoints).
+  uint64_t batchesDrawn = 0;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

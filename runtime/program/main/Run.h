@@ -48,6 +48,9 @@ struct Run {
   /// step (0: none): the validations up to it replay the run that saved it
   /// (rememberSavedBest, recordValidation).
   int64_t savedBestAhead = 0;
+  /// Where the resumed checkpoint left the training data (batchesDrawn).
+  int64_t resumedStep = 0;
+  uint64_t drawnAtResume = 0;
   MetricsFile metrics;
   /// The training loss the loop reports, smoothed (Divergence.h).
   RunningLoss runningLoss;
@@ -133,13 +136,26 @@ struct Run {
     return options.lrScheduler || options.lr || options.lrFactor ||
            options.warmup || options.minLr;
   }
-  /// Passes over the training data after `step` (none for a task).
-  std::optional<double> epochsAfter(int64_t step) const {
-    return data.epochsAfter(
-        seed,
-        static_cast<uint64_t>(step * std::max<int64_t>(options.updateFreq, 1)),
-        processes());
+  /// The training data's batches drawn by all processes once `step` is
+  /// done: the resumed checkpoint's, then this run's processes' batches
+  /// for each update (a corpus resumed on another number of processes, or
+  /// with another --update-freq, goes on where it stopped).
+  uint64_t batchesDrawn(int64_t step) const {
+    step = std::max(step, resumedStep);
+    return drawnAtResume + static_cast<uint64_t>(step - resumedStep) *
+                               static_cast<uint64_t>(updatesPerStep()) *
+                               static_cast<uint64_t>(processes());
   }
+  int64_t updatesPerStep() const {
+    return std::max<int64_t>(options.updateFreq, 1);
+  }
+  /// Passes over the training data after `step` (none for a task), a step
+  /// of this run (not before its resumed checkpoint's).
+  std::optional<double> epochsAfter(int64_t step) const {
+    return data.epochsAfter(seed, batchesDrawn(step), 1);
+  }
+  /// Whether the training data has epochs (a corpus; not a task).
+  bool hasEpochs() const { return data.epochsAfter(seed, 0, 1).has_value(); }
   /// Whether the run has trained its --max-epochs.
   bool epochsDone() const {
     std::optional<double> epochs = epochsAfter(stepsDone);

@@ -91,10 +91,16 @@ bool Run::resume(const CheckpointInfo &info) {
   validations = info;
   if (!validations.run) // an older checkpoint: its run goes on as a new one
     validations.run = runId();
+  resumedStep = info.step;
+  drawnAtResume = info.batchesDrawn
+                      ? info.batchesDrawn
+                      : static_cast<uint64_t>(info.step * updatesPerStep() *
+                                              processes()); // older checkpoint
   std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
               static_cast<long long>(stepsDone));
-  // Another number of processes goes on from the same step; another
-  // global batch changes what a step trains on (said, not refused).
+  // Another number of processes goes on from the same step, a corpus from
+  // the batches drawn (batchesDrawn); another global batch changes what a
+  // task's step trains on (said, not refused).
   if (info.processes > 0 && leads() &&
       (info.processes != processes() || info.globalBatch != globalBatch()))
     std::printf("note: the checkpoint was written by %d process%s with a "
@@ -102,7 +108,9 @@ bool Run::resume(const CheckpointInfo &info) {
                 info.processes, info.processes == 1 ? "" : "es",
                 static_cast<long long>(info.globalBatch), processes(),
                 static_cast<long long>(globalBatch()),
-                info.globalBatch == globalBatch()
+                data.sharesWholeBatches()
+                    ? ": the corpus goes on from the batches drawn"
+                : info.globalBatch == globalBatch()
                     ? " (the same batches)"
                     : ": the steps to come train on other batches");
   // A schedule is a run-time choice: another one goes on (said).
@@ -230,6 +238,7 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   info.globalBatch = globalBatch();
   info.schedule = trainingRates();
   info.hyperparameters = hyperparameterText();
+  info.batchesDrawn = batchesDrawn(step);
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", why.c_str());

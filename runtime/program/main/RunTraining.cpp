@@ -202,7 +202,16 @@ int Run::train() {
   backend.profileWhole = backend.profile && backend.cudaGraphs;
   TrainingLoop loop{backend};
   loop.batch = [this](uint32_t seed, uint64_t index) {
-    return group ? data.share(seed, index, group->rank(), group->size())
+    const int rank = group ? group->rank() : 0;
+    // A corpus's batches follow one another from where the resumed
+    // checkpoint's processes left them.
+    if (data.sharesWholeBatches())
+      return data.batch(seed, drawnAtResume +
+                                  (index - static_cast<uint64_t>(
+                                               resumedStep * updatesPerStep())) *
+                                      static_cast<uint64_t>(processes()) +
+                                  static_cast<uint64_t>(rank));
+    return group ? data.share(seed, index, rank, processes())
                  : data.batch(seed, index);
   };
   loop.group = group;
@@ -215,9 +224,12 @@ int Run::train() {
   loop.clipNorm = options.clipNorm;
   loop.weightDecay = weightDecay();
   loop.hyper = stepHyperparameters();
-  if (epochsAfter(0)) {
+  if (hasEpochs()) {
+    // The loop counts this run's global batches from step 0.
     loop.epochs = [this](uint64_t batches) {
-      return *data.epochsAfter(seed, batches, processes());
+      return *data.epochsAfter(seed, batchesDrawn(static_cast<int64_t>(
+                                         batches / updatesPerStep())),
+                               1);
     };
     loop.maxEpochs = options.maxEpochs;
   }

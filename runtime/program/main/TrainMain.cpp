@@ -213,7 +213,7 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
 std::string describeBatches(const Run &run) {
   const CompiledModel &model = run.model;
   std::string text =
-      model.numBuckets > 1 && run.epochsAfter(0)
+      model.numBuckets > 1 && run.hasEpochs()
           ? "buckets " + describeBuckets(model) + " (batch x source x target)"
           : "batch " +
                 std::to_string(model.buckets[model.numBuckets - 1].batchSize);

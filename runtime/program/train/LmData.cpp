@@ -22,6 +22,7 @@ public:
   Batch batch(uint32_t seed, uint64_t index) override {
     return rows(taskPairs(makeBatch(task, seed, index, pairShape)));
   }
+  bool sharesWholeBatches() const override { return false; }
   Batch share(uint32_t seed, uint64_t index, int rank,
               int processes) override {
     // As a translation model's task: the rows one process with the whole

@@ -22,6 +22,7 @@ public:
   Batch batch(uint32_t seed, uint64_t index) override {
     return makeBatch(task, seed, index, shape);
   }
+  bool sharesWholeBatches() const override { return false; }
   Batch share(uint32_t seed, uint64_t index, int rank,
               int processes) override {
     BatchShape global = shape;

@@ -39,6 +39,10 @@ public:
     return batch(seed, index * static_cast<uint64_t>(processes) +
                            static_cast<uint64_t>(rank));
   }
+  /// Whether a global batch is whole batches of batch() (a corpus's: the
+  /// data goes on from the batches drawn, whatever the processes), not
+  /// rows of one generated batch (a task's).
+  virtual bool sharesWholeBatches() const { return true; }
   /// Passes over the training data once the first `batches` global batches
   /// of a run of `processes` are drawn (2.5: half of the third); none for a
   /// task, whose batches are generated without end. A function of the
