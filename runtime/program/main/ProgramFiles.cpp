@@ -77,7 +77,16 @@ bool checkReplacedCheckpoints(const TrainOptions &options,
       existing.push_back(historyPath(checkpoint, step));
   if (existing.empty())
     return true;
-  if (options.resume.empty())
+  if (options.resume.empty() && existing.front() != checkpoint)
+    // Its checkpoint is gone (a run stopped before its first save): the
+    // file left is no checkpoint to continue.
+    std::fprintf(stderr,
+                 "error: %s exists, and a new run does not replace it: pass "
+                 "--overwrite to start over, or --resume %s to continue from "
+                 "it (%s does not exist)\n",
+                 existing.front().c_str(), existing.front().c_str(),
+                 checkpoint.c_str());
+  else if (options.resume.empty())
     std::fprintf(stderr,
                  "error: %s exists, and a new run does not replace it: pass "
                  "--resume %s to continue it, or --overwrite to start over\n",

@@ -128,6 +128,18 @@ int runTranslation(const CompiledModel &model, const TrainOptions &options,
 /// message.
 std::unique_ptr<TrainingData> openRunData(const TrainOptions &options,
                                           const CompiledModel &model) {
+  // A language model validates its loss over every window of --valid-data:
+  // what chooses and searches translations does not apply (it was ignored).
+  if (isLanguageModel(model) &&
+      (options.validSentences || options.validBeam ||
+       options.bestBy == TrainOptions::BestBy::Bleu)) {
+    std::fprintf(stderr,
+                 "error: %s is a language model: its validation is the loss "
+                 "over every window of --valid-data; --valid-sentences, "
+                 "--valid-beam and --best-by bleu go with translation\n",
+                 model.name);
+    return nullptr;
+  }
   std::unique_ptr<TrainingData> data = isLanguageModel(model)
                                            ? openLmData(options, model)
                                            : openPairData(options, model);
