@@ -34,8 +34,17 @@ public:
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (const char *value = std::getenv("TGC_PEER_TIMEOUT"))
-      timeoutSeconds = std::max(1L, std::strtol(value, nullptr, 10));
+    if (const char *value = std::getenv("TGC_PEER_TIMEOUT")) {
+      char *end = nullptr;
+      long seconds = std::strtol(value, &end, 10);
+      if (end == value || *end != '\0' || seconds < 1)
+        std::fprintf(stderr,
+                     "warning: rank %d: TGC_PEER_TIMEOUT=%.40s is not a whole "
+                     "number of seconds >= 1; the timeout stays %ld s\n",
+                     rank_, value, timeoutSeconds);
+      else
+        timeoutSeconds = seconds;
+    }
     watchdog = std::thread([this] { watch(); });
   }
 
