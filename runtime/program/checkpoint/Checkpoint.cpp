@@ -344,6 +344,8 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_hyperparameters(info.hyperparameters);
   metadata.set_run(info.run);
   metadata.set_batches_drawn(info.batchesDrawn);
+  if (info.validatedStep >= 0)
+    metadata.set_validated_step(info.validatedStep);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -536,6 +538,8 @@ CheckpointInfo CheckpointReader::info() const {
   info.hyperparameters = metadata_.hyperparameters();
   info.run = metadata_.run();
   info.batchesDrawn = metadata_.batches_drawn();
+  info.validatedStep =
+      metadata_.has_validated_step() ? metadata_.validated_step() : -1;
   return info;
 }
 

@@ -79,6 +79,9 @@ struct CheckpointInfo {
   /// The training data's batches drawn by all processes together; 0: not
   /// recorded (older checkpoints).
   uint64_t batchesDrawn = 0;
+  /// The last step whose validation completed (0: none yet); -1: the run
+  /// did not validate, or not recorded (older checkpoints).
+  int64_t validatedStep = -1;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

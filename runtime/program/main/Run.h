@@ -51,6 +51,9 @@ struct Run {
   /// Where the resumed checkpoint left the training data (batchesDrawn).
   int64_t resumedStep = 0;
   uint64_t drawnAtResume = 0;
+  /// The resumed checkpoint's step is one of this run's validation steps,
+  /// and the run that saved it was stopped before validating it.
+  bool validationOwed = false;
   MetricsFile metrics;
   /// The training loss the loop reports, smoothed (Divergence.h).
   RunningLoss runningLoss;
@@ -77,6 +80,9 @@ struct Run {
   /// Takes <checkpoint>.best's validation as the one to beat where it is
   /// better than the resumed checkpoint's.
   void rememberSavedBest();
+  /// The validation the resumed run owed (validationOwed), before the
+  /// first step; every process takes rank 0's verdict.
+  AfterStep owedValidation();
   /// CheckpointInfo::run of a run that starts afresh now.
   uint64_t runId() const;
 

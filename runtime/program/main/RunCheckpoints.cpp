@@ -92,6 +92,9 @@ bool Run::resume(const CheckpointInfo &info) {
   if (!validations.run) // an older checkpoint: its run goes on as a new one
     validations.run = runId();
   resumedStep = info.step;
+  validationOwed = options.validEvery > 0 && info.validatedStep >= 0 &&
+                   info.step > info.validatedStep &&
+                   info.step % options.validEvery == 0;
   drawnAtResume = info.batchesDrawn
                       ? info.batchesDrawn
                       : static_cast<uint64_t>(info.step * updatesPerStep() *

@@ -22,6 +22,26 @@
 
 namespace tgc::runtime {
 
+AfterStep Run::owedValidation() {
+  std::printf("note: step %lld, where this run validates, was saved before "
+              "its validation: validating it first\n",
+              static_cast<long long>(stepsDone));
+  if (group) { // every process is here before rank 0 validates at length
+    double ready = 0;
+    group->sum(&ready, 1, "the start of the resumed run");
+  }
+  AfterStep next = validate(stepsDone);
+  if (group) {
+    double votes[2] = {next == AfterStep::Fail ? 1.0 : 0.0,
+                       next == AfterStep::Stop ? 1.0 : 0.0};
+    group->sumAfterFirstsWork(votes, 2, "the validation the resumed run owed");
+    next = votes[0] > 0   ? AfterStep::Fail
+           : votes[1] > 0 ? AfterStep::Stop
+                          : AfterStep::Continue;
+  }
+  return next;
+}
+
 AfterStep Run::validate(int64_t step) {
   // A best checkpoint needs the moments whole (rank 0 decides alone).
   if (sharded)
@@ -65,6 +85,7 @@ AfterStep Run::validateOnFirst(int64_t step) {
 
 AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
                                bool byLoss) {
+  validations.validatedStep = step;
   ValidationVerdict verdict =
       recordValidation(validations, loss, bleu, byLoss,
                        options.patience.value_or(0), step, savedBestAhead);

@@ -293,6 +293,16 @@ int Run::train() {
                ? "; continue with --resume " + checkpointPath
                : std::string();
   };
+  // The run this one resumes was stopped during a validation step, before
+  // its validation: that validation comes first (a signal during it stops
+  // the loop before its first step, and the next resume owes it still).
+  if (validationOwed) {
+    AfterStep next = owedValidation();
+    if (next == AfterStep::Fail)
+      return 1;
+    if (next == AfterStep::Stop) // --patience: nothing more to train
+      return save(stepsDone, /*last=*/true) ? -1 : 1;
+  }
   int code = runTrainingLoop(loop);
   if (profile)
     profile->print(stdout);

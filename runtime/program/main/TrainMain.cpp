@@ -210,8 +210,11 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
   if (!options.resume.empty() ? !run.resume(resumed)
                               : !run.memory.initialize(run.seed))
     return false;
-  if (options.resume.empty())
+  if (options.resume.empty()) {
     run.validations.run = run.runId();
+    if (options.validEvery > 0) // validating: none done yet
+      run.validations.validatedStep = 0;
+  }
   if (run.model.device) {
     run.model.device->upload(run.memory.state());
     if (!deviceOk("while uploading the parameters"))
