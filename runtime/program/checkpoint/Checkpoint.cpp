@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -346,6 +347,9 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   metadata.set_batches_drawn(info.batchesDrawn);
   if (info.validatedStep >= 0)
     metadata.set_validated_step(info.validatedStep);
+  metadata.set_batch_plan(info.batchPlan);
+  if (info.epochs >= 0)
+    metadata.set_epochs(info.epochs);
   uint64_t offset = 0;
   for (const CheckpointTensor &t : tensors) {
     proto::CheckpointTensor *entry = metadata.add_tensors();
@@ -540,6 +544,11 @@ CheckpointInfo CheckpointReader::info() const {
   info.batchesDrawn = metadata_.batches_drawn();
   info.validatedStep =
       metadata_.has_validated_step() ? metadata_.validated_step() : -1;
+  info.batchPlan = metadata_.batch_plan();
+  info.epochs = metadata_.has_epochs() && metadata_.epochs() >= 0 &&
+                        std::isfinite(metadata_.epochs())
+                    ? metadata_.epochs()
+                    : -1;
   return info;
 }
 

@@ -82,6 +82,11 @@ struct CheckpointInfo {
   /// The last step whose validation completed (0: none yet); -1: the run
   /// did not validate, or not recorded (older checkpoints).
   int64_t validatedStep = -1;
+  /// What a corpus's batches depended on besides its pairs and the seed
+  /// (TrainingData::batchPlan), and the passes over it drawn; empty and -1
+  /// for a task, or not recorded (older checkpoints).
+  std::string batchPlan;
+  double epochs = -1;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

@@ -81,8 +81,14 @@ struct Run {
   /// better than the resumed checkpoint's.
   void rememberSavedBest();
   /// The validation the resumed run owed (validationOwed), before the
-  /// first step; every process takes rank 0's verdict.
-  AfterStep owedValidation();
+  /// first step; every process takes rank 0's verdict. `which` says what
+  /// step it is ("one where this run validates").
+  AfterStep owedValidation(const char *which);
+  /// A resumed run with nothing left to train whose checkpoint was saved
+  /// before its run's final validation (a signal during its last step):
+  /// that validation, then the checkpoint again. -1 when the run goes on
+  /// to its evaluation, else the exit code.
+  int settleFinalValidation();
   /// CheckpointInfo::run of a run that starts afresh now.
   uint64_t runId() const;
 

@@ -101,6 +101,19 @@ bool Run::resume(const CheckpointInfo &info) {
                                               processes()); // older checkpoint
   std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
               static_cast<long long>(stepsDone));
+  // Batches of another plan (other buckets, another --max-tokens): a count
+  // of them means nothing here; the corpus goes on from the same place in
+  // its epochs.
+  if (!info.batchPlan.empty() && info.epochs >= 0 && hasEpochs() &&
+      info.batchPlan != data.batchPlan()) {
+    drawnAtResume = data.batchesBefore(seed, info.epochs);
+    if (leads())
+      std::printf("note: the checkpoint's batches were %s; this run's are "
+                  "%s: the corpus goes on from the same place, %.3f epochs "
+                  "in\n",
+                  info.batchPlan.c_str(), data.batchPlan().c_str(),
+                  info.epochs);
+  }
   // Another number of processes goes on from the same step, a corpus from
   // the batches drawn (batchesDrawn); another global batch changes what a
   // task's step trains on (said, not refused).
@@ -242,6 +255,8 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   info.schedule = trainingRates();
   info.hyperparameters = hyperparameterText();
   info.batchesDrawn = batchesDrawn(step);
+  info.batchPlan = data.batchPlan();
+  info.epochs = epochsAfter(step).value_or(-1);
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
     std::fprintf(stderr, "error: %s\n", why.c_str());

@@ -22,10 +22,11 @@
 
 namespace tgc::runtime {
 
-AfterStep Run::owedValidation() {
-  std::printf("note: step %lld, where this run validates, was saved before "
-              "its validation: validating it first\n",
-              static_cast<long long>(stepsDone));
+AfterStep Run::owedValidation(const char *which) {
+  std::printf("note: step %lld, %s, was saved before its validation: "
+              "validating it %s\n",
+              static_cast<long long>(stepsDone), which,
+              stepsDone < options.steps ? "first" : "now");
   if (group) { // every process is here before rank 0 validates at length
     double ready = 0;
     group->sum(&ready, 1, "the start of the resumed run");
@@ -40,6 +41,16 @@ AfterStep Run::owedValidation() {
                           : AfterStep::Continue;
   }
   return next;
+}
+
+int Run::settleFinalValidation() {
+  if (options.validEvery <= 0 || validations.validatedStep < 0 ||
+      validations.validatedStep >= stepsDone)
+    return -1; // validated, or not validating (or not known)
+  AfterStep next = owedValidation("the last of its run");
+  if (next == AfterStep::Fail)
+    return 1;
+  return save(stepsDone, /*last=*/true) ? -1 : 1;
 }
 
 AfterStep Run::validate(int64_t step) {

@@ -114,8 +114,15 @@ bool Run::checkHyperparameters() const {
 bool Run::checkSameParameters(int64_t step) {
   if (!group)
     return true;
-  if (model.device)
+  // A GPU that failed since the step is said here; the exchange below
+  // still runs (every process takes part in it), and the votes after the
+  // step stop them all.
+  bool downloaded = true;
+  if (model.device) {
     model.device->download(memory.state());
+    downloaded = deviceOk("while reading the parameters at step " +
+                          std::to_string(step));
+  }
   // Sharded, the processes hold different parts of the moments: the
   // parameters alone are compared.
   uint64_t mine = 0;
@@ -130,6 +137,8 @@ bool Run::checkSameParameters(int64_t step) {
   }
   uint64_t min = 0, max = 0;
   group->minMax(mine, min, max);
+  if (!downloaded)
+    return false;
   if (min == max)
     return true;
   std::fprintf(stderr,
@@ -297,7 +306,7 @@ int Run::train() {
   // its validation: that validation comes first (a signal during it stops
   // the loop before its first step, and the next resume owes it still).
   if (validationOwed) {
-    AfterStep next = owedValidation();
+    AfterStep next = owedValidation("where this run validates");
     if (next == AfterStep::Fail)
       return 1;
     if (next == AfterStep::Stop) // --patience: nothing more to train

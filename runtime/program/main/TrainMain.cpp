@@ -54,9 +54,10 @@ bool loadCheckpoint(const TrainOptions &options, ModelState &memory,
 
 /// Whether --resume's checkpoint may go on in this program: its manifest
 /// (what made the program that wrote it) differs at most in what does not
-/// change the model, or --force-resume. False after a message.
+/// change the model, or --force-resume. False after a message; a note only
+/// from rank 0 (`leads`), an error from every process.
 bool checkManifest(const TrainOptions &options, const CompiledModel &model,
-                   const CheckpointInfo &resumed) {
+                   const CheckpointInfo &resumed, bool leads) {
   if (resumed.manifest.empty())
     return true; // written before checkpoints recorded manifests
   ManifestDifference difference =
@@ -64,6 +65,8 @@ bool checkManifest(const TrainOptions &options, const CompiledModel &model,
   if (difference.empty())
     return true;
   bool refuse = difference.configDiffers && !options.forceResume;
+  if (!refuse && !leads)
+    return true;
   std::fprintf(stderr, "%s: checkpoint %s was written by another program%s:\n%s",
                refuse ? "error" : "note", options.resume.c_str(),
                refuse ? " with another config (--force-resume to go on)" : "",
@@ -85,7 +88,7 @@ bool openDevice(const CompiledModel &model) {
 /// --resume: the checkpoint's state into `memory` and its record into
 /// `resumed`, if it may go on in this program. False after a message.
 bool loadForResume(TrainOptions &options, const CompiledModel &model,
-                   ModelState &memory, CheckpointInfo &resumed) {
+                   ModelState &memory, CheckpointInfo &resumed, bool leads) {
   if (!loadCheckpoint(options, memory, resumed))
     return false;
   if (const char *variable = memory.firstNonFinite()) {
@@ -95,7 +98,7 @@ bool loadForResume(TrainOptions &options, const CompiledModel &model,
                  options.resume.c_str(), variable);
     return false;
   }
-  if (!checkManifest(options, model, resumed))
+  if (!checkManifest(options, model, resumed, leads))
     return false;
   // Without data flags, a resumed run goes on with the checkpoint's task.
   if (!options.task && options.trainSource.empty() &&
@@ -337,7 +340,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   ModelState &memory = *allocated;
   CheckpointInfo resumed;
   if (!options.resume.empty() &&
-      !loadForResume(options, model, memory, resumed))
+      !loadForResume(options, model, memory, resumed,
+                     !group || group->rank() == 0))
     return 1;
   if (!options.translate.empty() || !options.generate.empty() ||
       !options.score.empty())
@@ -373,19 +377,21 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   printRunHeader(run);
 
-  if (run.epochsDone()) {
-    std::printf("the checkpoint is at step %lld, after --max-epochs %lld: "
-                "nothing to train\n",
-                static_cast<long long>(run.stepsDone),
-                static_cast<long long>(options.maxEpochs));
-  } else if (run.stepsDone < options.steps) {
-    if (int code = run.train(); code >= 0)
+  if (run.epochsDone() || run.stepsDone >= options.steps) {
+    if (run.epochsDone())
+      std::printf("the checkpoint is at step %lld, after --max-epochs %lld: "
+                  "nothing to train\n",
+                  static_cast<long long>(run.stepsDone),
+                  static_cast<long long>(options.maxEpochs));
+    else
+      std::printf("the checkpoint is at step %lld, --steps is %lld: "
+                  "nothing to train\n",
+                  static_cast<long long>(run.stepsDone),
+                  static_cast<long long>(options.steps));
+    if (int code = run.settleFinalValidation(); code >= 0)
       return code;
-  } else {
-    std::printf("the checkpoint is at step %lld, --steps is %lld: nothing "
-                "to train\n",
-                static_cast<long long>(run.stepsDone),
-                static_cast<long long>(options.steps));
+  } else if (int code = run.train(); code >= 0) {
+    return code;
   }
   if (!options.dumpParameters.empty() && !dumpRunParameters(run))
     return 1;

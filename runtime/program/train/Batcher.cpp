@@ -4,6 +4,7 @@
 #include "runtime/data/SplitMix64.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tgc::runtime {
 namespace {
@@ -153,17 +154,34 @@ const std::vector<PlannedBatch> &Batcher::epochPlan(uint32_t seed,
   return plan;
 }
 
+void Batcher::countThrough(uint32_t seed, uint64_t epoch) {
+  if (seed != planSeed)
+    epochStarts.assign(1, 0);
+  // Epochs differ in their batch count: they are planned in order (once
+  // per run; a plan is a sort of the corpus).
+  while (epochStarts.size() < epoch + 2) {
+    uint64_t next = epochStarts.size() - 1;
+    epochStarts.push_back(epochStarts.back() + epochPlan(seed, next).size());
+  }
+}
+
 uint64_t Batcher::epochOf(uint32_t seed, uint64_t index) {
   if (seed != planSeed)
     epochStarts.assign(1, 0);
-  // Epochs differ in their batch count: find index's by planning them in
-  // order (once per run; a plan is a sort of the corpus).
-  while (epochStarts.back() <= index) {
-    uint64_t epoch = epochStarts.size() - 1;
-    epochStarts.push_back(epochStarts.back() + epochPlan(seed, epoch).size());
-  }
+  while (epochStarts.back() <= index)
+    countThrough(seed, epochStarts.size() - 1);
   return std::upper_bound(epochStarts.begin(), epochStarts.end(), index) -
          epochStarts.begin() - 1;
+}
+
+uint64_t Batcher::batchesBefore(uint32_t seed, double epochs) {
+  const uint64_t epoch = static_cast<uint64_t>(std::max(epochs, 0.0));
+  countThrough(seed, epoch);
+  const uint64_t size = epochStarts[epoch + 1] - epochStarts[epoch];
+  const double into = (std::max(epochs, 0.0) - static_cast<double>(epoch)) *
+                      static_cast<double>(size);
+  return epochStarts[epoch] +
+         std::min(size, static_cast<uint64_t>(std::llround(into)));
 }
 
 Batch Batcher::batch(uint32_t seed, uint64_t index) {

@@ -88,6 +88,9 @@ public:
   /// Passes over the pairs once the first `batches` batches are drawn: the
   /// epochs done plus the fraction of the next one.
   double epochsAfter(uint32_t seed, uint64_t batches);
+  /// The first batch after `epochs` passes (epochsAfter's inverse, to the
+  /// nearest batch).
+  uint64_t batchesBefore(uint32_t seed, double epochs);
   /// The padding of the first epoch's batches: padded slots / all slots.
   double epochPadding(uint32_t seed);
 
@@ -95,6 +98,8 @@ private:
   const std::vector<PlannedBatch> &epochPlan(uint32_t seed, uint64_t epoch);
   /// The epoch that holds batch `index`.
   uint64_t epochOf(uint32_t seed, uint64_t index);
+  /// Plans the epochs in order until epochStarts holds `epoch`'s end.
+  void countThrough(uint32_t seed, uint64_t epoch);
 
   const CompiledModel &model;
   const PairList &pairs;

@@ -92,6 +92,13 @@ public:
                                     int processes) override {
     return trainWindows.epochsAfter(batches * static_cast<uint64_t>(processes));
   }
+  std::string batchPlan() const override {
+    return std::to_string(lmRows) + " windows of " +
+           std::to_string(trainWindows.windowLength()) + " tokens a batch";
+  }
+  uint64_t batchesBefore(uint32_t, double epochs) override {
+    return trainWindows.batchesBefore(epochs);
+  }
   std::vector<SentencePair> heldOut(int64_t) override { return {}; }
   int64_t validationSize() const override {
     return validWindows ? static_cast<int64_t>(validWindows->windows()) : 0;

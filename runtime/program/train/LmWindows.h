@@ -21,6 +21,8 @@
 #include "runtime/data/Tasks.h"
 #include "runtime/data/TokenCorpus.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +55,13 @@ public:
     return static_cast<double>(batches) /
            static_cast<double>(batchesPerEpoch());
   }
+  /// The first batch after `epochs` passes (to the nearest batch).
+  uint64_t batchesBefore(double epochs) const {
+    return static_cast<uint64_t>(std::llround(
+        std::max(epochs, 0.0) * static_cast<double>(batchesPerEpoch())));
+  }
+  /// Tokens a window holds: the context and the next token.
+  int64_t windowLength() const { return context + 1; }
 
 private:
   /// The stream position where document d starts.

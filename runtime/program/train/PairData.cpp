@@ -90,7 +90,11 @@ public:
              std::unique_ptr<VocabularyTool> vocabulary, int64_t maxTokens)
       : train(std::move(train)), valid(std::move(valid)),
         files(std::move(files)), vocabulary(std::move(vocabulary)),
-        batcher(model, *this->train, maxTokens) {}
+        batcher(model, *this->train, maxTokens),
+        plan("buckets " + describeBuckets(model) +
+             (maxTokens > 0 ? ", at most " + std::to_string(maxTokens) +
+                                  " tokens a batch"
+                            : "")) {}
 
   Batch batch(uint32_t seed, uint64_t index) override {
     return batcher.batch(seed, index);
@@ -100,6 +104,10 @@ public:
                                     int processes) override {
     return batcher.epochsAfter(seed,
                                batches * static_cast<uint64_t>(processes));
+  }
+  std::string batchPlan() const override { return plan; }
+  uint64_t batchesBefore(uint32_t seed, double epochs) override {
+    return batcher.batchesBefore(seed, epochs);
   }
   std::vector<SentencePair> heldOut(int64_t count) override {
     count = std::min<int64_t>(count, valid.size());
@@ -136,6 +144,7 @@ private:
   std::string files;
   std::unique_ptr<VocabularyTool> vocabulary;
   Batcher batcher;
+  std::string plan;
 };
 
 /// The longest lengths of any bucket: what the text readers may keep.

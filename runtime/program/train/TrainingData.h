@@ -52,6 +52,15 @@ public:
                                             int processes) {
     return std::nullopt;
   }
+  /// What a corpus's batches depend on besides its pairs and the seed
+  /// ("buckets 4x4x4, 4x8x8, at most 16 tokens a batch"); empty for a task.
+  /// A checkpoint records it: a run resumed under another plan goes on
+  /// from the same place in the epochs (batchesBefore), not from a count
+  /// of the other plan's batches.
+  virtual std::string batchPlan() const { return {}; }
+  /// The first batch after `epochs` passes over the data (2.5: half of
+  /// the third epoch drawn), where epochsAfter has a value.
+  virtual uint64_t batchesBefore(uint32_t seed, double epochs) { return 0; }
   /// Up to `count` held-out pairs, the same in every run.
   virtual std::vector<SentencePair> heldOut(int64_t count) = 0;
   /// The held-out pairs validation uses by default: the whole validation

@@ -224,4 +224,23 @@ TEST(Batcher, RunTimeTokenBudgetFillsFewerRows) {
   EXPECT_LT(budget.epochsAfter(4, 1), full.epochsAfter(4, 1));
 }
 
+TEST(Batcher, FindsTheBatchAtAPlaceInTheEpochs) {
+  CompiledModel model = bucketModel();
+  Pairs corpus = variedPairs(300);
+  Batcher full(model, corpus), budget(model, corpus, 100);
+  // epochsAfter's inverse, across three epochs of different lengths.
+  for (uint64_t i = 0; i < 3 * 30; ++i)
+    EXPECT_EQ(full.batchesBefore(5, full.epochsAfter(5, i)), i) << i;
+  EXPECT_EQ(full.batchesBefore(5, 0.0), 0u);
+  // A place drawn under another --max-tokens: the batch of this plan at
+  // the same place in the epochs, within half a batch.
+  for (uint64_t drawn : {0, 7, 40, 71}) {
+    double epochs = budget.epochsAfter(5, drawn);
+    uint64_t there = full.batchesBefore(5, epochs);
+    double size = full.epochsAfter(5, there + 1) - full.epochsAfter(5, there);
+    EXPECT_NEAR(full.epochsAfter(5, there), epochs, size / 2 + 1e-12)
+        << drawn;
+  }
+}
+
 } // namespace
