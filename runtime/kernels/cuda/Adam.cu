@@ -54,6 +54,8 @@ void optimizerStep(const AdamTensor *tensors, int count,
   if (!table) // the error is kept for firstError()
     return;
   Scratch squares(chunks.size() * sizeof(double)), factor(sizeof(float));
+  if (squares.failed() || factor.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   gradientKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
       table, blocks, weight, control.phase, control.accumulator,
       squares.as<double>());

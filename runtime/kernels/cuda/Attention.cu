@@ -35,6 +35,10 @@ WidenedInputs::WidenedInputs(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                 ks = heads * s.keys * s.keyDim,
                 vs = heads * s.keys * s.valueDim;
   float *widened = memory.as<float>();
+  if (memory.failed()) {
+    this->q = this->k = this->v = nullptr;
+    return; // the caller sees memory.failed()
+  }
   this->q = groupValues(q, 0, qs, widened);
   this->k = groupValues(k, 0, ks, widened + qs);
   this->v = groupValues(v, 0, vs, widened + qs + ks);
@@ -80,6 +84,8 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
   if constexpr (!std::is_same_v<T, float>) {
     if (s.sequenceMajor) {
       WidenedInputs widened(q, k, v, s);
+      if (widened.memory.failed())
+        return;
       attentionOf(widened.q, widened.k, widened.v, out, lse, s, config);
       return;
     }
@@ -88,6 +94,8 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
       headsPerGroup(heads, scores + widenedFloats<T>(qs + ks + vs));
   Scratch scratch(group * (scores + widenedFloats<T>(qs + ks + vs)) *
                   sizeof(float));
+  if (scratch.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   float *p = scratch.as<float>(), *widened = p + group * scores;
   // Sequence-major (f32 here: see above): every operand through pointers.
   HeadPointers table(s.sequenceMajor ? 4 * heads + group : 0);
@@ -100,6 +108,8 @@ static void attentionOf(const T *q, const T *k, const T *v, float *out,
                  kh = table.add(k, tensorHeads(s, s.keys, s.keyDim), heads),
                  vh = table.add(v, tensorHeads(s, s.keys, s.valueDim), heads);
   table.fill();
+  if (table.failed())
+    return;
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
     headsMatmul(groupHeads(qh, first, n, s.queries, s.keyDim, widened),

@@ -187,6 +187,9 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       probabilityScratch(group * scores * sizeof(Bf16)),
       scaleScratch(group * s.queries * sizeof(float)),
       sumScratch(group * sumFloats * sizeof(float));
+  if (scoreScratch.failed() || probabilityScratch.failed() ||
+      scaleScratch.failed() || sumScratch.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   float *f32Scores = scoreScratch.as<float>(),
         *rowScale = scaleScratch.as<float>();
   Bf16 *probabilities = probabilityScratch.as<Bf16>();
@@ -209,6 +212,8 @@ void attentionBf16Products(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     if (!sumsInScratch)
       sumHeads = {out, outLayout};
   table.fill();
+  if (table.failed())
+    return;
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
     const Heads<float> sums = sumsInScratch ? sumHeads : sumHeads.from(first);
@@ -363,6 +368,10 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
       outGradScratch(group * scores * sizeof(float)),
       keptScratch(group * scores * sizeof(Bf16)),
       scoreGradScratch(group * scores * sizeof(Bf16));
+  if (gradScratch.failed() || productScratch.failed() ||
+      outGradScratch.failed() || keptScratch.failed() ||
+      scoreGradScratch.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   float *products = productScratch.as<float>(),
         *outGrads = outGradScratch.as<float>();
   Bf16 *kept = keptScratch.as<Bf16>(),
@@ -387,6 +396,8 @@ void attentionGradBf16Products(const float *grad, const Bf16 *q, const Bf16 *k,
                  dkHeads = table.add(dk, tensorHeads(s, s.keys, s.keyDim), heads),
                  dvHeads = table.add(dv, tensorHeads(s, s.keys, s.valueDim), heads);
   table.fill();
+  if (table.failed())
+    return;
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first), rows = n * s.queries;
     const Heads<const Bf16> qg = qh.from(first), kg = kh.from(first),

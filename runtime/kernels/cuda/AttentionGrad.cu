@@ -71,6 +71,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   if constexpr (!std::is_same_v<T, float>) {
     if (s.sequenceMajor) {
       WidenedInputs widened(q, k, v, s);
+      if (widened.memory.failed())
+        return;
       attentionGradOf(grad, widened.q, widened.k, widened.v, output, lse, dq,
                       dk, dv, s, config);
       return;
@@ -79,6 +81,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   const HeadLayout outputs = tensorHeads(s, s.queries, s.valueDim);
   clearBiasGrad(s, config);
   Scratch rowDot(rows * sizeof(float));
+  if (rowDot.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   if (rows > 0) {
     rowDotKernel<<<blocksFor(rows * 32), kThreads, 0, stream()>>>(
         grad, output, rowDot.as<float>(), outputs, s.queries, rows,
@@ -88,6 +92,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
   const int64_t perHead = 2 * scores + widenedFloats<T>(qs + ks + vs);
   const int64_t group = headsPerGroup(heads, perHead);
   Scratch scratch(group * perHead * sizeof(float));
+  if (scratch.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   float *pf = scratch.as<float>(), *ds = pf + group * scores,
         *widened = ds + group * scores;
   // Sequence-major (f32 here: see above): every operand through pointers.
@@ -104,6 +110,8 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
                  kh = table.add(k, tensorHeads(s, s.keys, s.keyDim), heads),
                  vh = table.add(v, tensorHeads(s, s.keys, s.valueDim), heads);
   table.fill();
+  if (table.failed())
+    return;
   for (int64_t first = 0; first < heads; first += group) {
     const int64_t n = std::min(group, heads - first);
     const Heads<const float> qg = groupHeads(qh, first, n, s.queries,

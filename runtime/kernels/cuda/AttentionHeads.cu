@@ -13,9 +13,11 @@ namespace tgc::cuda {
 
 void *const *HeadPointers::reserve(void *base, size_t elementBytes,
                                    HeadLayout layout, int64_t count) {
-  if (operands.size == kMaxOperands ||
-      operands.entries + count > capacity) { // a kernel's miscount
-    TGC_CUDA_CHECK(cudaErrorInvalidValue);
+  if (table.failed())
+    return nullptr; // the error is kept; failed() stops the caller
+  if (operands.size == kMaxOperands || operands.entries + count > capacity) {
+    TGC_CUDA_FAIL("internal error: an attention kernel miscounted its "
+                  "head-pointer table");
     return nullptr;
   }
   operands.operand[operands.size++] = {
@@ -38,7 +40,7 @@ __global__ void headPointersKernel(HeadPointers::Operands operands,
 }
 
 void HeadPointers::fill() {
-  if (operands.entries == 0)
+  if (operands.entries == 0 || table.failed())
     return;
   headPointersKernel<<<blocksFor(operands.entries), kThreads, 0, stream()>>>(
       operands, table.as<void *>());
@@ -63,7 +65,8 @@ void headsMatmul(Heads<const T> a, Heads<const T> b, Heads<Out> out,
                                       transposeB ? k : cols) &&
                       out.layout.packed(m, cols);
   if (!packed) { // unevenly spaced heads need HeadPointers
-    TGC_CUDA_CHECK(cudaErrorInvalidValue);
+    TGC_CUDA_FAIL("internal error: attention heads that are not evenly "
+                  "spaced reached a GEMM without their pointers");
     return;
   }
   matmul(a.at(0), b.at(0), out.at(0), n, m, cols, k, transposeA, transposeB,

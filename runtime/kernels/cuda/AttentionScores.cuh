@@ -151,6 +151,8 @@ public:
     return heads;
   }
   void fill();
+  /// Its table's scratch could not be had: the call must not run.
+  bool failed() const { return table.failed(); }
 
   struct Operand {
     char *base;

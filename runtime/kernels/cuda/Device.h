@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
@@ -93,7 +94,8 @@ inline uint32_t alignmentOf(const void *p) {
 /// table), from CUDA's stream-ordered pool: allocated on stream() and given
 /// back on it when the call has queued its kernels, so the pool hands the
 /// same bytes to the next call without a synchronization. Null when the
-/// allocation failed (the error is kept for firstError()).
+/// allocation failed (the error, with the bytes asked for, is kept for
+/// firstError()): a caller checks failed() before queuing work on it.
 class Scratch {
 public:
   explicit Scratch(size_t bytes);
@@ -102,10 +104,19 @@ public:
   Scratch &operator=(const Scratch &) = delete;
 
   template <typename T> T *as() const { return static_cast<T *>(memory); }
+  /// Bytes were asked for and none were given: the call must not run.
+  bool failed() const { return bytes > 0 && !memory; }
 
 private:
   void *memory = nullptr;
+  size_t bytes;
 };
+
+/// Keeps "file:line: what" as the first failure unless one is kept
+/// already (firstError()); returns false. For failures that are no CUDA
+/// or cuBLAS status: NCCL's, or a kernel's own invariant.
+bool failWith(const char *file, int line, const std::string &what);
+#define TGC_CUDA_FAIL(what) ::tgc::cuda::failWith(__FILE__, __LINE__, (what))
 
 /// Declares a kernel's dynamic shared memory as `name`, 128-byte aligned
 /// bytes (test/unit/kernels/cuda/KernelEmulator.h gives the host's).

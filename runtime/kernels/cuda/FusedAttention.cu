@@ -93,7 +93,7 @@ void launchGrad(const FusedArgs &a, const float *grad, const float *lse, G *dq,
   allowSharedMemory(fusedQueryGradKernel<D, G>, bytes, allowedQuery);
   allowSharedMemory(fusedKeyValueGradKernel<D, G>, bytes, allowedKey);
   Scratch rowDots(a.s.batch * a.s.heads * a.s.queries * sizeof(float));
-  if (a.s.queries > 0 && !rowDots.as<float>())
+  if (rowDots.failed())
     return; // no scratch: the error is recorded (firstError), not a crash
   if (a.s.queries > 0) { // no query tiles: dk = dv = 0 below
     fusedQueryGradKernel<D, G>

@@ -130,6 +130,8 @@ void pickAlgorithm(LtPlan &plan, uint32_t alignment) {
 bool runPlan(LtPlan &plan, const void *a, const void *b, void *d) {
   const float one = 1.0f, zero = 0.0f;
   Scratch workspace(plan.workspaceBytes);
+  if (workspace.failed())
+    return true; // not run: the error is kept (firstError), the step fails
   cublasStatus_t status = cublasLtMatmul(
       cublasLt(), plan.desc, &one, a, plan.a, b, plan.b, &zero, d, plan.d, d,
       plan.d, &plan.algo, workspace.as<void>(), plan.workspaceBytes, stream());
@@ -348,7 +350,7 @@ void pointerMatmul(const T *const *a, int64_t lda, const T *const *b,
   if (batch == 0 || rows == 0 || cols == 0)
     return;
   if (depth == 0) { // no empty sums over pointers (attention has none)
-    TGC_CUDA_CHECK(cudaErrorNotSupported);
+    TGC_CUDA_FAIL("internal error: an empty sum reached the per-head GEMMs");
     return;
   }
   const float one = 1.0f, zero = 0.0f;
@@ -449,6 +451,8 @@ static void linearOf(const In *input, const In *weight, const Bias *bias,
     // The epilogue needs the f32 sums: rounding them first would round
     // twice.
     Scratch product(rows * n * sizeof(float));
+    if (product.failed())
+      return; // no scratch: the error is kept (firstError), nothing runs
     linearProduct(input, weight, product.as<float>(), rows, k, n);
     applyBiasActivation(product.as<float>(), out, pre, bias, rows, n,
                         activation);

@@ -16,6 +16,8 @@ void crossEntropy(const float *logits, const int32_t *targets, float *loss,
                   int32_t *tokens, int64_t rows, int64_t classes,
                   float smoothing, int32_t ignoreIndex) {
   Scratch rowLoss(rows * sizeof(double));
+  if (rowLoss.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   crossEntropyKernel<<<rowBlocks(rows), kThreads, 0, stream()>>>(
       logits, targets, rowLoss.as<double>(), loss, tokens, rows, classes,
       smoothing, ignoreIndex);
@@ -28,6 +30,8 @@ void crossEntropyGrad(float lossGrad, const float *logits,
   if (rows * classes == 0)
     return;
   Scratch count(sizeof(int32_t));
+  if (count.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   countTokensKernel<<<1, kThreads, 0, stream()>>>(targets, rows, ignoreIndex,
                                                  count.as<int32_t>());
   TGC_CUDA_CHECK_LAUNCH();
@@ -89,6 +93,8 @@ static void outputLossOf(const T *hidden, const T *weight,
   chunkRows = std::clamp<int64_t>(chunkRows, 1, std::max<int64_t>(rows, 1));
   Scratch count(sizeof(int32_t)), rowLoss(rows * sizeof(double)),
       rounded(bf16 ? chunkRows * classes * sizeof(Bf16) : 0);
+  if (count.failed() || rowLoss.failed() || rounded.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   countTokensKernel<<<1, kThreads, 0, stream()>>>(targets, rows, ignoreIndex,
                                                  count.as<int32_t>());
   TGC_CUDA_CHECK_LAUNCH();

@@ -80,6 +80,8 @@ static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
       std::max(kChunkRows, (rows + kMaxChunks - 1) / kMaxChunks);
   int64_t chunks = std::max<int64_t>(1, (rows + chunkRows - 1) / chunkRows);
   Scratch partial(2 * chunks * width * sizeof(double));
+  if (partial.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   dim3 grid(static_cast<unsigned>((width + kColumns - 1) / kColumns),
             static_cast<unsigned>(chunks));
   columnPartials<Xhat><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
@@ -95,6 +97,8 @@ static void normGrad(const float *grad, const float *input, const float *gamma,
   if (width == 0)
     return;
   Scratch statistics(2 * rows * sizeof(float));
+  if (statistics.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   float *mean = statistics.as<float>(), *rstd = mean + rows;
   if (rows > 0)
     TGC_LAUNCH_ROWS(normGradKernel, kCentred, rows, width, grad, input, gamma,
@@ -201,7 +205,7 @@ static void residualNormGrad(const float *grad, const float *out,
     // The column sums ride along: dy and xhat are read once.
     const unsigned blocks = std::min(warpRowBlocks(rows), kColumnSumBlocks);
     Scratch partial(2 * blocks * width * sizeof(double));
-    if (!partial.as<double>())
+    if (partial.failed())
       return; // no scratch: the error is recorded (firstError), not a crash
     withQuadsPerLane(width, [&](auto perLane) {
       residualNormGradQuadKernel<decltype(perLane)::value, kCentred>

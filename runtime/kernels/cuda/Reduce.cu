@@ -18,6 +18,8 @@ static void launch(const T *input, float *out, const ReducePlan &plan,
     const AcrossRowsGrid shape = acrossRowsGrid(plan);
     Scratch partials(
         shape.slices > 1 ? shape.slices * plan.outCount * sizeof(double) : 0);
+    if (partials.failed())
+      return; // no scratch: the error is kept (firstError), nothing runs
     dim3 grid(static_cast<unsigned>(shape.blocks),
               static_cast<unsigned>(shape.slices));
     reduceAcrossRows<K><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(

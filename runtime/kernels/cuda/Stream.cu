@@ -55,6 +55,13 @@ bool check(cublasStatus_t status, const char *file, int line) {
               cublasGetStatusString(status));
 }
 
+bool failWith(const char *file, int line, const std::string &what) {
+  std::lock_guard<std::mutex> lock(failureMutex);
+  if (failure.empty())
+    failure = std::string(file) + ":" + std::to_string(line) + ": " + what;
+  return false;
+}
+
 bool firstError(std::string &why) {
   std::lock_guard<std::mutex> lock(failureMutex);
   if (failure.empty())
@@ -130,7 +137,7 @@ cublasLtHandle_t cublasLt() {
   return ltHandle;
 }
 
-Scratch::Scratch(size_t bytes) {
+Scratch::Scratch(size_t bytes) : bytes(bytes) {
   if (!poolConfigured) {
     // By default the pool returns freed memory to the driver at every
     // synchronization, and each step would allocate its scratch afresh.
@@ -144,10 +151,17 @@ Scratch::Scratch(size_t bytes) {
         TGC_CUDA_CHECK(cudaMemPoolSetAttribute(
             pool, cudaMemPoolAttrReleaseThreshold, &keepAll));
   }
-  // On an error `memory` stays null (the error is kept for firstError()).
-  if (bytes > 0 &&
-      !TGC_CUDA_CHECK(cudaMallocAsync(&memory, bytes, currentStream)))
-    memory = nullptr;
+  // On an error `memory` stays null and the error, with the bytes, is kept
+  // for firstError().
+  if (bytes > 0) {
+    cudaError_t status = cudaMallocAsync(&memory, bytes, currentStream);
+    if (status != cudaSuccess) {
+      memory = nullptr;
+      TGC_CUDA_FAIL(std::string("CUDA error ") + cudaGetErrorName(status) +
+                    ": " + cudaGetErrorString(status) + " (" +
+                    std::to_string(bytes) + " bytes of scratch memory)");
+    }
+  }
 }
 
 Scratch::~Scratch() {

@@ -272,6 +272,8 @@ void embeddingGrad(const float *grad, const int32_t *ids, const float *base,
   // every pair of rows would be O(rows^2) (25k rows in a base batch).
   int count = static_cast<int>(rows);
   Scratch keys(rows * sizeof(int32_t)), values(2 * rows * sizeof(int32_t));
+  if (keys.failed() || values.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   int32_t *sortedIds = keys.as<int32_t>();
   int32_t *rowNumbers = values.as<int32_t>(), *sortedRows = rowNumbers + rows;
   iotaKernel<<<blocksFor(rows), kThreads, 0, stream()>>>(rowNumbers, rows);
@@ -281,11 +283,15 @@ void embeddingGrad(const float *grad, const int32_t *ids, const float *base,
       nullptr, tempBytes, ids, sortedIds, rowNumbers, sortedRows, count, 0,
       32, stream()));
   Scratch temp(tempBytes);
+  if (temp.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   TGC_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
       temp.as<void>(), tempBytes, ids, sortedIds, rowNumbers, sortedRows,
       count, 0, 32, stream()));
   const int64_t chunks = (rows + kEmbeddingChunk - 1) / kEmbeddingChunk;
   Scratch pieces(2 * chunks * width * sizeof(float));
+  if (pieces.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   float *head = pieces.as<float>(), *tail = head + chunks * width;
   const unsigned grid = static_cast<unsigned>(chunks);
   embeddingGradChunks<<<grid, kThreads, 0, stream()>>>(

@@ -5,8 +5,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace tgc::cuda {
 namespace {
@@ -20,10 +22,48 @@ bool ok(cudaError_t status, const char *what, std::string &why) {
   return false;
 }
 
-template <typename T> bool allocate(T *&p, int64_t count, std::string &why) {
-  return ok(cudaMalloc(reinterpret_cast<void **>(&p),
-                       static_cast<size_t>(count > 0 ? count : 1) * sizeof(T)),
-            "cudaMalloc", why);
+std::string mebibytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1 << 20));
+  return text;
+}
+
+/// `what` ("the arena") on the device; out of memory, `why` names it, its
+/// size, what the model needs in all (`total` bytes) and what the GPU has.
+template <typename T>
+bool allocate(T *&p, int64_t count, const char *what, double total,
+              std::string &why) {
+  const size_t bytes = static_cast<size_t>(count > 0 ? count : 1) * sizeof(T);
+  cudaError_t status = cudaMalloc(reinterpret_cast<void **>(&p), bytes);
+  if (status != cudaErrorMemoryAllocation)
+    return ok(status, "cudaMalloc", why);
+  (void)cudaGetLastError();
+  size_t free = 0, size = 0;
+  why = std::string("out of GPU memory for ") + what + " (" +
+        mebibytes(static_cast<double>(bytes)) + "): the model needs " +
+        mebibytes(total) + " in all";
+  if (cudaMemGetInfo(&free, &size) == cudaSuccess)
+    why += ", the GPU has " + mebibytes(static_cast<double>(free)) +
+           " free of " + mebibytes(static_cast<double>(size));
+  return false;
+}
+
+/// This process's rank among those its launcher started on this machine,
+/// and their count, from the launcher's variables (Open MPI's, MPICH's and
+/// Intel MPI's, MVAPICH's, Slurm's); 0 and 1 without a launcher.
+void localRank(int &rank, int &count) {
+  const char *names[][2] = {
+      {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+      {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+      {"MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"},
+      {"SLURM_LOCALID", nullptr}}; // (Slurm's task counts vary in form)
+  for (const auto &name : names)
+    if (const char *value = std::getenv(name[0])) {
+      rank = std::max(0, std::atoi(value));
+      const char *size = name[1] ? std::getenv(name[1]) : nullptr;
+      count = std::max(rank + 1, size ? std::atoi(size) : 1);
+      return;
+    }
 }
 
 } // namespace
@@ -51,11 +91,17 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
     why = "cudaGetDeviceCount found no device";
     return false;
   }
-  // One GPU per process: the processes mpirun started on this machine
-  // take its GPUs in turn (its local rank; 0 without mpirun).
-  int device = 0;
-  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"))
-    device = std::atoi(local) % devices;
+  // One GPU per process: the processes a launcher started on this machine
+  // take its GPUs in turn (their local rank; 0 without one). Two of them
+  // on one GPU would fail in NCCL, or run out of its memory.
+  int device = 0, local = 1;
+  localRank(device, local);
+  if (local > devices) {
+    why = std::to_string(local) + " processes of this run on this machine, " +
+          std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s") +
+          ": each process needs a GPU of its own";
+    return false;
+  }
   cudaStream_t stream;
   if (!ok(cudaSetDevice(device), "cudaSetDevice", why) ||
       !ok(cudaStreamCreate(&stream), "cudaStreamCreate", why))
@@ -68,17 +114,22 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
                              static_cast<size_t>(count > 0 ? count : 1) * 4),
               "cudaMallocHost", why);
   };
-  return allocate(g.state, sizes.stateFloats, why) &&
-         allocate(g.arena, sizes.arenaBytes, why) &&
+  const double total =
+      4.0 * static_cast<double>(sizes.stateFloats + sizes.cacheFloats) +
+      static_cast<double>(sizes.arenaBytes);
+  return allocate(g.state, sizes.stateFloats, "the parameters and Adam's "
+                  "moments", total, why) &&
+         allocate(g.arena, sizes.arenaBytes, "the step's arena", total, why) &&
          ok(cudaMemset(g.arena, 0, static_cast<size_t>(sizes.arenaBytes)),
             "cudaMemset", why) &&
-         allocate(g.cache, sizes.cacheFloats, why) &&
+         allocate(g.cache, sizes.cacheFloats, "the decoder's caches", total,
+                  why) &&
          ok(cudaMemset(g.cache, 0, static_cast<size_t>(sizes.cacheFloats) * 4),
             "cudaMemset", why) &&
-         allocate(g.sourceIds, sizes.sourceIds, why) &&
-         allocate(g.targetInIds, sizes.targetIds, why) &&
-         allocate(g.targetOutIds, sizes.targetIds, why) &&
-         allocate(g.scalars, 1, why) &&
+         allocate(g.sourceIds, sizes.sourceIds, "the source ids", total, why) &&
+         allocate(g.targetInIds, sizes.targetIds, "the target ids", total, why) &&
+         allocate(g.targetOutIds, sizes.targetIds, "the target ids", total, why) &&
+         allocate(g.scalars, 1, "the step's scalars", total, why) &&
          allocatePinned(g.hostLogits, sizes.logitsFloats) &&
          allocatePinned(g.stagedIds, sizes.sourceIds + 2 * sizes.targetIds) &&
          ok(cudaMallocHost(reinterpret_cast<void **>(&g.stagedScalars),
@@ -174,6 +225,8 @@ void reorderCaches(const runtime::CompiledBucket &bucket,
   for (int c = 0; c < bucket.numCaches; ++c)
     largest = std::max(largest, bucket.caches[c].size);
   Scratch deviceParents(batch * sizeof(int64_t)), copy(largest * 4);
+  if (deviceParents.failed() || copy.failed())
+    return; // no scratch: the error is kept (firstError), nothing runs
   // From pageable memory: the copy is done when this returns.
   TGC_CUDA_CHECK(cudaMemcpyAsync(deviceParents.as<int64_t>(), parents,
                                  batch * sizeof(int64_t),

@@ -8,11 +8,13 @@
 // error that the program shell reports after the step.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/kernels/cuda/Device.h"
 #include "runtime/kernels/cuda/Kernels.h"
 #include "runtime/program/cuda/DeviceStep.h"
 #include "runtime/program/parallel/ProcessGroup.h"
 
 #include <cstdio>
+#include <string>
 
 #ifdef TGC_HAVE_NCCL
 #include <nccl.h>
@@ -23,15 +25,14 @@ namespace tgc::cuda {
 #ifdef TGC_HAVE_NCCL
 namespace {
 
-/// False after a message naming the NCCL call; the failure is also kept as
-/// the device's first error, so the program stops after the step.
+/// False with the failure, naming the NCCL call, kept as the device's first
+/// error: the program says it and stops after the step.
 bool ncclOk(ncclResult_t status, const char *what) {
   if (status == ncclSuccess)
     return true;
-  std::fprintf(stderr, "error: %s failed: NCCL error %d: %s\n", what,
-               static_cast<int>(status), ncclGetErrorString(status));
-  TGC_CUDA_CHECK(cudaErrorUnknown);
-  return false;
+  return TGC_CUDA_FAIL(std::string(what) + ": NCCL error " +
+                       std::to_string(static_cast<int>(status)) + ": " +
+                       ncclGetErrorString(status));
 }
 
 ncclComm_t communicator() {

@@ -84,8 +84,10 @@ cudaGraphExec_t capture(runtime::StepFrame &f,
   bool failed = firstError(why) || ended != cudaSuccess;
   if (!failed)
     reportKernels(graph);
-  if (!failed && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
-    why = "cudaGraphInstantiate failed";
+  if (cudaError_t made = failed ? cudaSuccess
+                                : cudaGraphInstantiate(&exec, graph, 0);
+      made != cudaSuccess) {
+    why = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made);
     failed = true;
     exec = nullptr;
   }
@@ -108,8 +110,11 @@ cudaGraphExec_t capture(runtime::StepFrame &f,
 } // namespace
 
 void runStepOps(runtime::StepFrame &f, void (*ops)(runtime::StepFrame &)) {
-  std::string failure;
-  if (!f.cudaGraphs || f.allReduceSum || captureFailed || firstError(failure)) {
+  // A failure before the ops (the inputs' upload, its accumulator's
+  // allocation): none of them runs; the shell reports it after the step.
+  if (std::string failure; firstError(failure))
+    return;
+  if (!f.cudaGraphs || f.allReduceSum || captureFailed) {
     ops(f);
     return;
   }
