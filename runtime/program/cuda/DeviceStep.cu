@@ -1,6 +1,7 @@
 //===- DeviceStep.cu - where a generated CUDA step keeps its data --------===//
 #include "runtime/program/cuda/DeviceStep.h"
 #include "runtime/kernels/cuda/Device.h"
+#include "runtime/program/parallel/LocalRank.h"
 
 #include <cuda_runtime.h>
 
@@ -48,24 +49,6 @@ bool allocate(T *&p, int64_t count, const char *what, double total,
   return false;
 }
 
-/// This process's rank among those its launcher started on this machine,
-/// and their count, from the launcher's variables (Open MPI's, MPICH's and
-/// Intel MPI's, MVAPICH's, Slurm's); 0 and 1 without a launcher.
-void localRank(int &rank, int &count) {
-  const char *names[][2] = {
-      {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
-      {"MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
-      {"MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"},
-      {"SLURM_LOCALID", nullptr}}; // (Slurm's task counts vary in form)
-  for (const auto &name : names)
-    if (const char *value = std::getenv(name[0])) {
-      rank = std::max(0, std::atoi(value));
-      const char *size = name[1] ? std::getenv(name[1]) : nullptr;
-      count = std::max(rank + 1, size ? std::atoi(size) : 1);
-      return;
-    }
-}
-
 } // namespace
 
 /// The fields of `g.scalars` as the generated code names them.
@@ -94,10 +77,11 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
   // One GPU per process: the processes a launcher started on this machine
   // take its GPUs in turn (their local rank; 0 without one). Two of them
   // on one GPU would fail in NCCL, or run out of its memory.
-  int device = 0, local = 1;
-  localRank(device, local);
-  if (local > devices) {
-    why = std::to_string(local) + " processes of this run on this machine, " +
+  const runtime::LocalRank local = runtime::localRank();
+  const int device = local.rank;
+  if (local.count > devices) {
+    why = std::to_string(local.count) +
+          " processes of this run on this machine, " +
           std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s") +
           ": each process needs a GPU of its own";
     return false;
