@@ -202,7 +202,9 @@ double lengthPenalty(size_t length, double alpha) {
 }
 
 /// One step of one sentence: `logits(j)` gives the next-token logits of
-/// live hypothesis j. `last`: no position follows, so everything ends;
+/// live hypothesis j. `last`: no position follows, so every live hypothesis
+/// ends here with EOS, scored (a token here would leave its EOS no place:
+/// no training target was ever that long);
 /// `maxLength`: the most symbols an output can have; the sentence is done
 /// when `wanted` finished hypotheses beat every live prefix.
 void advance(SentenceBeam &sentence, int64_t beam, double alpha,
@@ -212,7 +214,7 @@ void advance(SentenceBeam &sentence, int64_t beam, double alpha,
   for (int j = 0; j < static_cast<int>(sentence.live.size()); ++j) {
     const float *row = logits(j);
     double normalizer = logSumExp(row, vocabulary);
-    for (int32_t id = kEosId; id < vocabulary; ++id)
+    for (int32_t id = kEosId; id < (last ? kEosId + 1 : vocabulary); ++id)
       candidates.push_back({sentence.live[j].score + row[id] - normalizer, j, id});
   }
   // Best first; ties by hypothesis, then the smaller id (as greedy's argmax).
@@ -238,13 +240,6 @@ void advance(SentenceBeam &sentence, int64_t beam, double alpha,
     }
     h.tokens.push_back(c.id);
     next.push_back(std::move(h));
-  }
-  if (last) {
-    // The best live ones end here too, while the beam has room.
-    for (Hypothesis &h : next)
-      if (static_cast<int64_t>(sentence.finished.size()) < beam)
-        sentence.finished.push_back(std::move(h));
-    next.clear();
   }
   sentence.live = std::move(next);
   // Done when no live prefix can still win: log-probabilities only fall as
@@ -281,6 +276,11 @@ std::vector<ScoredHypothesis> best(const SentenceBeam &sentence, double alpha,
 
 } // namespace
 
+int64_t longestOutput(const CompiledModel &model, size_t symbols) {
+  int bucket = decodingBucket(model, symbols);
+  return bucket < 0 ? 0 : model.buckets[bucket].targetLength - 1;
+}
+
 std::vector<std::vector<int32_t>>
 translateGreedy(const CompiledModel &model, float *state, char *arena,
                 std::span<const SentencePair> pairs, Decoding decoding,
@@ -304,7 +304,9 @@ translateGreedy(const CompiledModel &model, float *state, char *arena,
       std::vector<const std::vector<int32_t> *> prefixes(bucket.batchSize, nullptr);
       for (size_t r = 0; r < rows; ++r)
         prefixes[r] = &outputs[members[first + r]];
-      for (int64_t t = 0; t < bucket.targetLength; ++t) {
+      // The last position is EOS's (as beam search's advance): no token
+      // is chosen there.
+      for (int64_t t = 0; t + 1 < bucket.targetLength; ++t) {
         if (interruptRequested())
           return outputs;
         const float *logits = decoder.next(t, prefixes);

@@ -47,6 +47,11 @@ enum class Decoding {
   Full,        ///< @predict over the whole prefix, per token
 };
 
+/// The most symbols an output of a source of `symbols` can have: its
+/// decoding bucket's target length less EOS's position (0 where no bucket
+/// holds it). Both searches end every output there.
+int64_t longestOutput(const CompiledModel &model, size_t symbols);
+
 /// The greedy output (symbols, without EOS) for each pair's source; each
 /// source must fit a bucket.
 /// `maxRows`: at most this many sentences a decoder call (0: the bucket's

@@ -65,6 +65,11 @@ bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
     std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
     return false;
   }
+  // A line of spaces says nothing (SentencePiece would make it a word
+  // boundary symbol or two).
+  for (size_t i = 0; i < lines.size() && i < ids.size(); ++i)
+    if (lines[i].find_first_not_of(" \t\r\v\f") == std::string::npos)
+      ids[i].clear();
   return true;
 }
 
@@ -132,26 +137,56 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
       options.fullDecoding ? Decoding::Full : Decoding::Incremental;
   // Each line's hypotheses, best first: one without --nbest. With --nbest
   // greedy search is beam search of 1 (the same tokens), which scores them.
-  std::vector<std::vector<ScoredHypothesis>> lists;
-  if (options.greedy && !options.nbest) {
+  // An empty line (or one of spaces) is an empty translation, not the
+  // model's guess from EOS alone: only the others are decoded.
+  std::vector<size_t> spoken;
+  std::vector<std::vector<int32_t>> said;
+  std::vector<int64_t> limits(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i)
+    limits[i] = longestOutput(model, sources[i].size());
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (!sources[i].empty()) {
+      spoken.push_back(i);
+      said.push_back(std::move(sources[i]));
+    }
+  std::vector<std::vector<ScoredHypothesis>> decoded;
+  if (said.empty()) {
+    // nothing to decode
+  } else if (options.greedy && !options.nbest) {
     std::vector<SentencePair> pairs;
-    for (std::vector<int32_t> &source : sources)
+    for (std::vector<int32_t> &source : said)
       pairs.push_back({std::move(source), {}});
     for (std::vector<int32_t> &tokens :
          translateGreedy(model, memory.state(), memory.arena(), pairs,
                          decoding, options.translateBatch))
-      lists.push_back({ScoredHypothesis{std::move(tokens)}});
+      decoded.push_back({ScoredHypothesis{std::move(tokens)}});
   } else {
     BeamOptions beam{options.greedy ? 1 : options.beam, options.alpha,
                      decoding, options.translateBatch};
-    lists = translateBeamNBest(model, memory.state(), memory.arena(), sources,
-                               beam, std::max<int64_t>(options.nbest, 1),
-                               error);
+    decoded = translateBeamNBest(model, memory.state(), memory.arena(), said,
+                                 beam, std::max<int64_t>(options.nbest, 1),
+                                 error);
   }
   if (!error.empty()) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }
+  std::vector<std::vector<ScoredHypothesis>> lists(
+      sources.size(), std::vector<ScoredHypothesis>{ScoredHypothesis{}});
+  for (size_t j = 0; j < spoken.size() && j < decoded.size(); ++j)
+    lists[spoken[j]] = std::move(decoded[j]);
+  // An output as long as its bucket allows was ended there, not by the
+  // model: it may be cut short.
+  int64_t ended = 0;
+  for (size_t i = 0; i < lists.size(); ++i)
+    if (!lists[i].empty() && limits[i] > 0 &&
+        static_cast<int64_t>(lists[i].front().tokens.size()) >= limits[i] &&
+        ended++ < 5)
+      std::fprintf(stderr,
+                   "%s:%zu: the translation reached the longest output of "
+                   "its bucket (%lld tokens), where it was ended: it may be "
+                   "cut short\n",
+                   name.c_str(), i + 1, static_cast<long long>(limits[i]));
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
 
@@ -191,11 +226,15 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   double perLine = lists.empty() ? 0.0 : 1000.0 * seconds / lists.size();
   std::fprintf(stderr,
                "translated %zu lines (%lld tokens) in %.2fs (%.1f ms a line, "
-               "%.0f tokens/s) with %s, %s decoder%s\n",
+               "%.0f tokens/s) with %s, %s decoder%s%s\n",
                lists.size(), static_cast<long long>(tokens), seconds, perLine,
                seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0,
                search.c_str(), incremental ? "incremental" : "full-prefix",
-               cut ? (", " + std::to_string(cut) + " lines cut").c_str() : "");
+               cut ? (", " + std::to_string(cut) + " lines cut").c_str() : "",
+               ended ? (", " + std::to_string(ended) +
+                        " translations ended at their longest")
+                           .c_str()
+                     : "");
   return 0;
 }
 

@@ -4,7 +4,9 @@
 // model (VocabularyTool.h), translates it with beam search (Translate.h) and
 // writes the detokenized translations, one line per input line, atomically
 // to --output. A line longer than every bucket's source is cut to the
-// longest and reported; an empty line gives an empty translation; invalid
+// longest and reported; an empty line gives an empty translation (it is
+// not decoded); an output that reaches its bucket's longest is ended there
+// (EOS at the last position, scored) and reported; invalid
 // UTF-8 is refused, naming its line.
 //
 //===----------------------------------------------------------------------===//
@@ -19,8 +21,8 @@
 namespace tgc::runtime {
 
 /// The lines of `path` ("-": standard input; `name` is what messages call
-/// it), each at most kMaxLineBytes, as token ids of `vocabulary`; false
-/// after a message.
+/// it), each at most kMaxLineBytes, as token ids of `vocabulary` (none for
+/// a line of spaces); false after a message.
 bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
                       std::vector<std::vector<int32_t>> &ids,
                       std::string &name);

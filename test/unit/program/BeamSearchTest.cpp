@@ -150,6 +150,17 @@ void earlyEosPredict(StepFrame &frame) {
   frame.logits = gLogits;
 }
 
+/// Token 3 (0.99) or EOS (0.01) at every position: greedy search never
+/// ends by itself, and a large length penalty prefers the longest output.
+void endlessPredict(StepFrame &frame) {
+  std::fill(std::begin(gLogits), std::end(gLogits), -1e9f);
+  for (int64_t i = 0; i < kBatch * kTargetLength; ++i) {
+    gLogits[i * kVocabulary + 3] = std::log(0.99f);
+    gLogits[i * kVocabulary + kEosId] = std::log(0.01f);
+  }
+  frame.logits = gLogits;
+}
+
 CompiledBucket gBucket{kBatch, kSourceLength, kTargetLength, nullptr, nullptr};
 
 CompiledModel standIn(void (*predict)(StepFrame &)) {
@@ -181,10 +192,10 @@ TEST(BeamSearch, BeamOneIsGreedy) {
       translateBeam(model, nullptr, nullptr, sources, {1, 0.6}, error);
   ASSERT_EQ(error, "");
   EXPECT_EQ(beam, greedy);
-  // Some outputs end at EOS, some run to the target length: both paths of
-  // the search are covered.
+  // Some outputs end at EOS, some run to the longest output (where EOS is
+  // the last position's): both paths of the search are covered.
   size_t full = std::count_if(greedy.begin(), greedy.end(), [](const auto &o) {
-    return static_cast<int64_t>(o.size()) == kTargetLength;
+    return static_cast<int64_t>(o.size()) == kTargetLength - 1;
   });
   EXPECT_GT(full, 0u);
   EXPECT_LT(full, greedy.size());
@@ -293,6 +304,28 @@ TEST(BeamSearch, LengthPenaltyFavoursLongerSentences) {
   ASSERT_GT(a, b); // the expectation below, by hand
   auto longer = translateBeam(model, nullptr, nullptr, sources, {4, 4.0}, error);
   EXPECT_EQ(longer[0], (std::vector<int32_t>{3, 3}));
+}
+
+TEST(BeamSearch, OutputsEndWithAScoredEosAtTheLastPosition) {
+  // The last of the 7 target positions is EOS's: 6 tokens at most, and the
+  // EOS that ends them is scored (it used to end unscored after 7, an
+  // output no training target is as long as, which could outrank finished
+  // ones).
+  CompiledModel model = standIn(&endlessPredict);
+  std::vector<std::vector<int32_t>> sources = {{5}};
+  EXPECT_EQ(longestOutput(model, 1), kTargetLength - 1);
+  EXPECT_EQ(longestOutput(model, kSourceLength), 0); // no bucket holds it
+  const std::vector<int32_t> six(kTargetLength - 1, 3);
+  std::vector<SentencePair> pairs = {{{5}, {}}};
+  EXPECT_EQ(translateGreedy(model, nullptr, nullptr, pairs)[0], six);
+  std::string error;
+  auto lists = translateBeamNBest(model, nullptr, nullptr, sources,
+                                  {2, 4.0}, 1, error);
+  ASSERT_EQ(lists.size(), 1u);
+  ASSERT_EQ(lists[0].size(), 1u);
+  EXPECT_EQ(lists[0][0].tokens, six);
+  EXPECT_NEAR(lists[0][0].logProbability,
+              6 * std::log(0.99) + std::log(0.01), 1e-5);
 }
 
 TEST(BeamSearch, BeamWiderThanTheBatchIsRefused) {
