@@ -480,11 +480,19 @@ std::string CheckpointReader::open() {
     return refuse("its metadata does not parse");
 
   dataStart = alignUp(kHeaderBytes + metadataBytes);
-  uint64_t expected = dataStart + metadata_.data_bytes();
-  if (expected != fileBytes)
+  // Compared without the sum, which a forged size could wrap past 2^64.
+  if (dataStart > fileBytes ||
+      metadata_.data_bytes() != fileBytes - dataStart) {
+    const bool wraps = metadata_.data_bytes() > UINT64_MAX - dataStart;
     return refuse("it has " + std::to_string(fileBytes) +
-                  " bytes, its metadata says " + std::to_string(expected) +
-                  (fileBytes < expected ? " (truncated)" : ""));
+                  " bytes, its metadata says " +
+                  (wraps ? "more than 2^64"
+                         : std::to_string(dataStart + metadata_.data_bytes())) +
+                  (dataStart > fileBytes || wraps ||
+                           dataStart + metadata_.data_bytes() > fileBytes
+                       ? " (truncated)"
+                       : ""));
+  }
   // A step count a run can have made: a resumed run counts on from it (a
   // negative one gave a negative learning rate).
   if (metadata_.step() < 0 || metadata_.step() > kMaxCheckpointStep)

@@ -8,10 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/program/checkpoint/Checkpoint.h"
+#include "runtime/program/checkpoint/Checkpoint.pb.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 using namespace tgc::runtime;
@@ -79,6 +84,59 @@ TEST_F(CheckpointStructure, ANamelessTensorIsRefused) {
   CheckpointInfo read;
   std::string error = readCheckpointTensors(at("nameless.ckpt"), read, owned);
   EXPECT_NE(error.find("a tensor has no name"), std::string::npos) << error;
+}
+
+TEST_F(CheckpointStructure, ADataSizeThatWrapsIsRefused) {
+  // The file ends right after its metadata, whose data size is what,
+  // added to the data's (aligned) start, wraps past 2^64 to the file's
+  // size: it passed the size check, and reading the data section asked
+  // for 2^64 bytes (std::length_error, an abort).
+  const CheckpointTensor written[] = {{"a", {2, 2}, a.data()}};
+  ASSERT_EQ(writeCheckpoint(at("good.ckpt"), info, written), "");
+  std::ifstream in(at("good.ckpt"), std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  uint32_t metadataBytes = 0;
+  std::memcpy(&metadataBytes, file.data() + 12, 4);
+  proto::Checkpoint metadata;
+  ASSERT_TRUE(metadata.ParseFromString(file.substr(24, metadataBytes)));
+  bool forged = false;
+  for (int attempt = 0; attempt < 64 && !forged; ++attempt) {
+    // (the model's name moves the metadata's end off the alignment)
+    metadata.set_model("test" + std::string(static_cast<size_t>(attempt), 'x'));
+    metadata.set_data_bytes(~uint64_t{0});
+    std::string encoded = metadata.SerializeAsString();
+    const uint64_t end = 24 + encoded.size(), start = (end + 63) / 64 * 64;
+    if (end == start)
+      continue;
+    metadata.set_data_bytes(end - start); // start + this wraps to end
+    encoded = metadata.SerializeAsString();
+    if (24 + encoded.size() != end)
+      continue;
+    const uint32_t fields[4] = {
+        1, static_cast<uint32_t>(encoded.size()),
+        static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef *>(
+                                           encoded.data()),
+                                    static_cast<uInt>(encoded.size()))),
+        0};
+    std::string out = file.substr(0, 8);
+    out.append(reinterpret_cast<const char *>(fields), sizeof fields);
+    out += encoded;
+    std::ofstream(at("wraps.ckpt"), std::ios::binary) << out;
+    forged = true;
+  }
+  ASSERT_TRUE(forged);
+  std::vector<float> ra(4, -1.0f);
+  const CheckpointTensor model[] = {{"a", {2, 2}, ra.data()}};
+  CheckpointInfo read;
+  std::string error = readCheckpoint(at("wraps.ckpt"), read, model);
+  EXPECT_NE(error.find("its metadata says more than 2^64 (truncated)"),
+            std::string::npos)
+      << error;
+  std::vector<OwnedTensor> owned;
+  error = readCheckpointTensors(at("wraps.ckpt"), read, owned);
+  EXPECT_NE(error.find("(truncated)"), std::string::npos) << error;
+  EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
 }
 
 } // namespace
