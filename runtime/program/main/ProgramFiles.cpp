@@ -12,9 +12,21 @@ namespace tgc::runtime {
 
 std::string checkpointPathFor(const TrainOptions &options,
                               const std::string &program) {
-  return !options.checkpoint.empty() ? options.checkpoint
-         : !options.resume.empty()   ? options.resume
-                                     : program + ".ckpt";
+  if (!options.checkpoint.empty())
+    return options.checkpoint;
+  if (options.resume.empty())
+    return program + ".ckpt";
+  // X.best holds the best validation, X.step<S> a step of the history:
+  // a run resumed from one goes on in X (which it then may not replace
+  // unless it is missing: checkReplacedCheckpoints).
+  const std::string &resumed = options.resume;
+  if (resumed.size() > 5 && resumed.ends_with(".best"))
+    return resumed.substr(0, resumed.size() - 5);
+  size_t dot = resumed.rfind(".step");
+  if (dot != std::string::npos && dot > 0 && dot + 5 < resumed.size() &&
+      resumed.find_first_not_of("0123456789", dot + 5) == std::string::npos)
+    return resumed.substr(0, dot);
+  return resumed;
 }
 
 bool checkProgramFiles(const TrainOptions &options,

@@ -22,8 +22,10 @@
 
 namespace tgc::runtime {
 
-/// Where the run's checkpoint goes: --checkpoint, else the --resume file,
-/// else "<program>.ckpt".
+/// Where the run's checkpoint goes: --checkpoint, else the --resume file
+/// (the run's own checkpoint X where that is X.best or a --keep-last
+/// history file X.step<S>, which going on there would write over), else
+/// "<program>.ckpt".
 std::string checkpointPathFor(const TrainOptions &options,
                               const std::string &program);
 
