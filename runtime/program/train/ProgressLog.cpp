@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tgc::runtime {
@@ -56,7 +57,12 @@ ProgressLog::~ProgressLog() {
 /// `firstStep` stay, and those from it on (a run that resumes an earlier
 /// checkpoint trains them again) go. False after a message.
 static bool keepLinesBefore(const std::string &path, int64_t firstStep) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A pipe, FIFO or terminal has no lines to keep, and reading one would
+  // wait for its writer (for ever, where that is this run).
+  struct stat status;
+  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
+    return true;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) // nothing logged yet: nothing to keep
     return errno == ENOENT ||
            (std::fprintf(stderr, "error: cannot read %s: %s\n", path.c_str(),
