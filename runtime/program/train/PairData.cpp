@@ -237,12 +237,23 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
                        .c_str());
       return nullptr;
     }
+    const uint64_t trainHash = corpus->vocabularyHash();
+    const uint32_t trainSize = corpus->vocabularySize();
     train = std::make_unique<MappedPairs>(std::move(*corpus));
     files = "corpus " + options.trainData;
     if (!options.validData.empty()) {
       std::optional<TokenCorpus> validCorpus = openCorpus(options.validData, model);
       if (!validCorpus)
         return nullptr;
+      // Ids of another vocabulary would be validated as these (a BLEU of
+      // nothing, and a .best chosen by it).
+      if (validCorpus->vocabularyHash() != trainHash) {
+        std::fprintf(stderr, "error: %s\n",
+                     checkVocabulary(*validCorpus, trainHash, trainSize,
+                                     options.trainData)
+                         .c_str());
+        return nullptr;
+      }
       size_t skipped = 0;
       valid = fittingCorpusPairs(model, std::move(*validCorpus), skipped);
       std::printf("%s: %zu validation pairs (skipped %zu longer than every "
