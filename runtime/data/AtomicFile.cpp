@@ -28,23 +28,30 @@ void syncDirectoryOf(const std::string &path) {
 
 } // namespace
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), temporary_(temporaryPathFor(path_)) {
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   buffer_.reserve(kBufferBytes);
   struct stat status;
-  if (::stat(path_.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
-    if (S_ISDIR(status.st_mode)) {
-      error_ = "cannot write " + path_ + ": it is a directory";
-      return;
-    }
-    // A device or a FIFO: renaming over it would replace the node itself.
+  const bool exists = ::stat(path_.c_str(), &status) == 0;
+  if (exists && S_ISDIR(status.st_mode)) {
+    error_ = "cannot write " + path_ + ": it is a directory";
+    return;
+  }
+  // A device or a FIFO: renaming over it would replace the node itself. A
+  // file named through /dev or /proc (/dev/stdout redirected to a file):
+  // a file another process holds open, appended to in place.
+  const bool special = path_.starts_with("/dev/") || path_.starts_with("/proc/");
+  if (exists && (!S_ISREG(status.st_mode) || special)) {
     direct_ = true;
-    temporary_ = path_;
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    temporary_ = target_ = path_;
+    fd_ = ::open(path_.c_str(),
+                 O_WRONLY | O_CLOEXEC | (S_ISREG(status.st_mode) ? O_APPEND : 0));
     if (fd_ < 0)
       fail("opening");
     return;
   }
+  // A link stays a link: the file it names is replaced, beside it.
+  target_ = linkedFile(path_);
+  temporary_ = temporaryPathFor(target_);
   // A name no other writer uses, never through a link planted there.
   fd_ = ::open(temporary_.c_str(),
                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -108,13 +115,13 @@ std::string AtomicFile::commit() {
       fail("closing");
   }
   if (error_.empty() && !direct_ &&
-      ::rename(temporary_.c_str(), path_.c_str()) != 0)
+      ::rename(temporary_.c_str(), target_.c_str()) != 0)
     fail("renaming");
   if (!error_.empty())
     return error_;
   committed_ = true;
   if (!direct_)
-    syncDirectoryOf(path_);
+    syncDirectoryOf(target_);
   return {};
 }
 

@@ -6,7 +6,9 @@
 // disk or an error leaves whatever <path> held before. A file never
 // committed is removed. A <path> that exists and is not a regular file is
 // never renamed over: a directory is refused, and a device or a FIFO
-// (/dev/stdout, /dev/full) is written directly, its errors reported.
+// (/dev/stdout, /dev/full) is written directly, its errors reported, as is
+// a regular file named through /dev or /proc (appended to). A symbolic link
+// stays a link: the file it names is replaced.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_ATOMICFILE_H
@@ -42,7 +44,7 @@ private:
   void flush();
   void fail(const char *what);
 
-  std::string path_, temporary_, error_;
+  std::string path_, target_, temporary_, error_;
   std::vector<char> buffer_;
   int fd_ = -1;
   bool committed_ = false;

@@ -10,6 +10,8 @@
 //   over.
 // - checkInputFile: "X is a directory", "X is empty" before a reader finds
 //   nothing in it and says something less helpful.
+// - linkedFile: the file a path names through its symbolic links (what a
+//   writer replaces, beside it, and a lock guards: a link stays a link).
 // - temporaryPathFor: "<path>.tmp.<pid>.<n>", unique to this process and
 //   call, in the same directory (so that the rename stays on one file
 //   system), created with O_EXCL and O_NOFOLLOW; isStaleTemporary tells
@@ -29,6 +31,8 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <climits>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -79,6 +83,31 @@ inline std::string checkInputFile(const std::string &path,
   if (S_ISREG(status.st_mode) && status.st_size == 0 && !emptyOk)
     return path + " is empty";
   return {};
+}
+
+/// The file `path` names: the path itself, or where a symbolic link leads,
+/// also one that names no file yet (its target, relative to the link's
+/// directory).
+inline std::string linkedFile(const std::string &path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) { // as the kernel's ELOOP limit
+    struct stat status;
+    if (::lstat(current.c_str(), &status) != 0 || !S_ISLNK(status.st_mode))
+      return current;
+    char resolved[PATH_MAX];
+    if (::realpath(current.c_str(), resolved))
+      return resolved;
+    char target[PATH_MAX];
+    ssize_t n = ::readlink(current.c_str(), target, sizeof target);
+    if (n <= 0 || n == static_cast<ssize_t>(sizeof target))
+      return current;
+    std::string next(target, static_cast<size_t>(n));
+    size_t slash = current.rfind('/');
+    if (next[0] != '/' && slash != std::string::npos)
+      next = current.substr(0, slash + 1) + next;
+    current = next;
+  }
+  return current;
 }
 
 /// "<path>.tmp.<pid>.<n>": a new name at each call.

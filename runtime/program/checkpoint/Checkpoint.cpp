@@ -241,39 +241,13 @@ int openLockFile(const std::string &lockPath, std::string &owner,
   return fd;
 }
 
-/// The file a checkpoint path names: the path itself, or where a symbolic
-/// link leads, also one that names no file yet (its target, relative to
-/// the link's directory). A link stays a link: the file it names is
-/// written, and locked, whatever spelling of it a run was given.
-std::string checkpointFile(const std::string &path) {
-  std::string current = path;
-  for (int hops = 0; hops < 40; ++hops) { // as the kernel's ELOOP limit
-    struct stat status;
-    if (::lstat(current.c_str(), &status) != 0 || !S_ISLNK(status.st_mode))
-      return current;
-    char resolved[PATH_MAX];
-    if (::realpath(current.c_str(), resolved))
-      return resolved;
-    char target[PATH_MAX];
-    ssize_t n = ::readlink(current.c_str(), target, sizeof target);
-    if (n <= 0 || n == static_cast<ssize_t>(sizeof target))
-      return current;
-    std::string next(target, static_cast<size_t>(n));
-    size_t slash = current.rfind('/');
-    if (next[0] != '/' && slash != std::string::npos)
-      next = current.substr(0, slash + 1) + next;
-    current = next;
-  }
-  return current;
-}
-
 } // namespace
 
 std::string claimCheckpoint(const std::string &path) {
   if (std::string why = checkReplaceable(path); !why.empty())
     return "cannot write checkpoint: " + why +
            " (a checkpoint only ever replaces a regular file)";
-  std::string lockPath = checkpointFile(path) + ".lock";
+  std::string lockPath = linkedFile(path) + ".lock";
   Claims &all = claims();
   std::lock_guard<std::mutex> guard(all.mutex);
   if (all.locks.count(lockPath))
@@ -378,7 +352,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   if (std::string why = claimCheckpoint(path); !why.empty())
     return why;
   // A link stays a link: the file it names is replaced.
-  std::string target = checkpointFile(path);
+  std::string target = linkedFile(path);
   std::string temporary = temporaryPathFor(target);
   bool created = false;
   auto fail = [&](const char *what) {
