@@ -87,6 +87,9 @@ struct CheckpointInfo {
   /// for a task, or not recorded (older checkpoints).
   std::string batchPlan;
   double epochs = -1;
+  /// What the training data holds, whatever its files are called
+  /// (TrainingData::contentFingerprint); empty: not recorded.
+  std::string dataFingerprint;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

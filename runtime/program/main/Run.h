@@ -62,6 +62,14 @@ struct Run {
   /// --shard-optimizer: each process holds 1/N of the Adam moments.
   ShardedOptimizer *sharded = nullptr;
   bool leads() const { return !group || group->rank() == 0; }
+  /// What the training data holds (TrainingData::contentFingerprint: a
+  /// pass over a corpus), computed once.
+  const std::string &dataFingerprint() const {
+    if (fingerprint.empty())
+      fingerprint = data.contentFingerprint();
+    return fingerprint;
+  }
+  mutable std::string fingerprint;
 
   /// Every --log-every steps and at the end of a data-parallel run: stops
   /// it when the processes' parameters differ (a checksum of the state),

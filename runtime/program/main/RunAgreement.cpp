@@ -51,10 +51,10 @@ std::vector<Agreed> agreedOf(const Run &run) {
       text("the program (its manifest)",
            run.model.manifest ? run.model.manifest : "", run.model.name),
       // The pairs, not the files' names: each machine has its own paths.
-      text("the training data", run.data.contentFingerprint(),
-           run.data.contentFingerprint() == run.data.describe()
+      text("the training data", run.dataFingerprint(),
+           run.dataFingerprint() == run.data.describe()
                ? run.data.describe()
-               : run.data.describe() + ": " + run.data.contentFingerprint()),
+               : run.data.describe() + ": " + run.dataFingerprint()),
       number("the step it starts after (--resume)",
              static_cast<double>(run.stepsDone)),
       number("--seed", run.seed),

@@ -72,12 +72,26 @@ std::vector<std::string> hyperparameterChanges(const std::string &was,
 } // namespace
 
 bool Run::resume(const CheckpointInfo &info) {
-  if (info.data != data.describe()) {
+  // The data is what its files hold, not their names (a corpus moved, or
+  // named another way, goes on); other data goes on only when forced, and
+  // from its own start.
+  const bool sameData = info.dataFingerprint.empty()
+                            ? info.data == data.describe()
+                            : info.dataFingerprint == dataFingerprint();
+  const bool otherData = !sameData;
+  if (otherData && !options.forceResume) {
     std::fprintf(stderr,
-                 "error: checkpoint %s was trained on %s; this run would "
-                 "use %s\n",
+                 "error: checkpoint %s was trained on %s%s; this run would "
+                 "use %s%s (--force-resume to go on with this data)\n",
                  options.resume.c_str(), info.data.c_str(),
-                 data.describe().c_str());
+                 info.dataFingerprint.empty() ||
+                         info.dataFingerprint == info.data
+                     ? ""
+                     : (" (" + info.dataFingerprint + ")").c_str(),
+                 data.describe().c_str(),
+                 dataFingerprint() == data.describe()
+                     ? ""
+                     : (" (" + dataFingerprint() + ")").c_str());
     return false;
   }
   if (options.seed && *options.seed != info.seed) {
@@ -99,13 +113,23 @@ bool Run::resume(const CheckpointInfo &info) {
                       ? info.batchesDrawn
                       : static_cast<uint64_t>(info.step * updatesPerStep() *
                                               processes()); // older checkpoint
+  if (otherData) // its batches from its first on
+    drawnAtResume = 0;
   std::printf("resumed from %s at step %lld\n", options.resume.c_str(),
               static_cast<long long>(stepsDone));
+  if (otherData && leads())
+    std::printf("note: the checkpoint was trained on %s; this run goes on "
+                "with %s (--force-resume), from its first batch\n",
+                info.data.c_str(), data.describe().c_str());
+  else if (info.data != data.describe() && leads())
+    std::printf("note: the checkpoint was trained on %s, which holds what "
+                "this run's %s does\n",
+                info.data.c_str(), data.describe().c_str());
   // Batches of another plan (other buckets, another --max-tokens): a count
   // of them means nothing here; the corpus goes on from the same place in
   // its epochs.
-  if (!info.batchPlan.empty() && info.epochs >= 0 && hasEpochs() &&
-      info.batchPlan != data.batchPlan()) {
+  if (!otherData && !info.batchPlan.empty() && info.epochs >= 0 &&
+      hasEpochs() && info.batchPlan != data.batchPlan()) {
     drawnAtResume = data.batchesBefore(seed, info.epochs);
     if (leads())
       std::printf("note: the checkpoint's batches were %s; this run's are "
@@ -256,6 +280,7 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   info.hyperparameters = hyperparameterText();
   info.batchesDrawn = batchesDrawn(step);
   info.batchPlan = data.batchPlan();
+  info.dataFingerprint = dataFingerprint();
   info.epochs = epochsAfter(step).value_or(-1);
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {
