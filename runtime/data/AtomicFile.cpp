@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <string_view>
 #include <unistd.h>
 
 namespace tgc::runtime {
@@ -26,6 +29,21 @@ void syncDirectoryOf(const std::string &path) {
   }
 }
 
+/// The descriptor a path names as this process's own open file
+/// ("/dev/stdout", "/dev/fd/3", "/proc/self/fd/3"), or -1.
+int ownDescriptor(const std::string &path) {
+  if (path == "/dev/stdout")
+    return 1;
+  if (path == "/dev/stderr")
+    return 2;
+  for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"})
+    if (path.starts_with(prefix) && path.size() > prefix.size() &&
+        path.size() - prefix.size() <= 9 &&
+        path.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+      return std::atoi(path.c_str() + prefix.size());
+  return -1;
+}
+
 } // namespace
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
@@ -36,15 +54,23 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     error_ = "cannot write " + path_ + ": it is a directory";
     return;
   }
-  // A device or a FIFO: renaming over it would replace the node itself. A
-  // file named through /dev or /proc (/dev/stdout redirected to a file):
-  // a file another process holds open, appended to in place.
-  const bool special = path_.starts_with("/dev/") || path_.starts_with("/proc/");
-  if (exists && (!S_ISREG(status.st_mode) || special)) {
+  // One of this process's open files (/dev/stdout redirected to a file):
+  // written through that descriptor, after what stdio holds for it, so
+  // that the two share its offset.
+  if (int own = ownDescriptor(path_); exists && own >= 0) {
     direct_ = true;
     temporary_ = target_ = path_;
-    fd_ = ::open(path_.c_str(),
-                 O_WRONLY | O_CLOEXEC | (S_ISREG(status.st_mode) ? O_APPEND : 0));
+    std::fflush(nullptr);
+    fd_ = ::fcntl(own, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0)
+      fail("opening");
+    return;
+  }
+  // A device or a FIFO: renaming over it would replace the node itself.
+  if (exists && !S_ISREG(status.st_mode)) {
+    direct_ = true;
+    temporary_ = target_ = path_;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0)
       fail("opening");
     return;

@@ -6,9 +6,9 @@
 // disk or an error leaves whatever <path> held before. A file never
 // committed is removed. A <path> that exists and is not a regular file is
 // never renamed over: a directory is refused, and a device or a FIFO
-// (/dev/stdout, /dev/full) is written directly, its errors reported, as is
-// a regular file named through /dev or /proc (appended to). A symbolic link
-// stays a link: the file it names is replaced.
+// (/dev/full) is written directly, its errors reported; one of the process's
+// own open files (/dev/stdout, /dev/fd/N) through its descriptor, sharing
+// its offset. A symbolic link stays a link: the file it names is replaced.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_ATOMICFILE_H

@@ -101,6 +101,12 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
     if (std::string why = parseIds(targetLine, shape.vocabulary, pair.target);
         !why.empty())
       return targetPath + ":" + std::to_string(line) + ": " + why;
+    for (const std::vector<int32_t> *side : {&pair.source, &pair.target}) {
+      corpus.contentHash = (corpus.contentHash ^ side->size()) * 0x100000001b3ull;
+      for (int32_t id : *side)
+        corpus.contentHash =
+            (corpus.contentHash ^ static_cast<uint32_t>(id)) * 0x100000001b3ull;
+    }
     if (pair.source.empty() || pair.target.empty()) {
       ++corpus.skippedEmpty;
       continue;

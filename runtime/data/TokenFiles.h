@@ -28,6 +28,9 @@ struct ParallelCorpus {
   int64_t lines = 0;           ///< pairs read, kept or not
   int64_t skippedEmpty = 0;    ///< a side had no tokens
   int64_t skippedTooLong = 0;  ///< a side did not fit the model's lengths
+  /// FNV-1a over every pair read, kept or not (each side's length and ids):
+  /// what the files hold, whatever model reads them.
+  uint64_t contentHash = 0xcbf29ce484222325ull;
 };
 
 /// A line longer than this is not a sentence (an endless stream such as

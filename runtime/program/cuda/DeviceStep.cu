@@ -75,11 +75,13 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
     return false;
   }
   // One GPU per process: the processes a launcher started on this machine
-  // take its GPUs in turn (their local rank; 0 without one). Two of them
-  // on one GPU would fail in NCCL, or run out of its memory.
+  // take the GPUs they see in turn (their local rank; 0 without one). More
+  // of them than GPUs, where each sees every GPU, would share one (NCCL
+  // refuses that, or it runs out of memory); a launcher or script that
+  // gives each its own (CUDA_VISIBLE_DEVICES, cgroups) leaves each one.
   const runtime::LocalRank local = runtime::localRank();
-  const int device = local.rank;
-  if (local.count > devices) {
+  const int device = local.rank % devices;
+  if (local.count > devices && !std::getenv("CUDA_VISIBLE_DEVICES")) {
     why = std::to_string(local.count) +
           " processes of this run on this machine, " +
           std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s") +

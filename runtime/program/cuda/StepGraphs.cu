@@ -112,7 +112,9 @@ cudaGraphExec_t capture(runtime::StepFrame &f,
 void runStepOps(runtime::StepFrame &f, void (*ops)(runtime::StepFrame &)) {
   // A failure before the ops (the inputs' upload, its accumulator's
   // allocation): none of them runs; the shell reports it after the step.
-  if (std::string failure; firstError(failure))
+  // (A data-parallel step runs them: its all-reduce is one, which every
+  // process must join.)
+  if (std::string failure; !f.allReduceSum && firstError(failure))
     return;
   if (!f.cudaGraphs || f.allReduceSum || captureFailed) {
     ops(f);

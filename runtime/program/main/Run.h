@@ -54,6 +54,10 @@ struct Run {
   /// The resumed checkpoint's step is one of this run's validation steps,
   /// and the run that saved it was stopped before validating it.
   bool validationOwed = false;
+  /// Whether the run may replace what exists of its checkpoint
+  /// (checkReplacedCheckpoints passed); not asked of a resumed run with
+  /// nothing to train, which then saves nothing.
+  bool replaceChecked = true;
   MetricsFile metrics;
   /// The training loss the loop reports, smoothed (Divergence.h).
   RunningLoss runningLoss;

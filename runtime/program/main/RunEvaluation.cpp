@@ -26,7 +26,7 @@ AfterStep Run::owedValidation(const char *which) {
   std::printf("note: step %lld, %s, was saved before its validation: "
               "validating it %s\n",
               static_cast<long long>(stepsDone), which,
-              stepsDone < options.steps ? "first" : "now");
+              stepsDone < options.steps && !epochsDone() ? "first" : "now");
   if (group) { // every process is here before rank 0 validates at length
     double ready = 0;
     group->sum(&ready, 1, "the start of the resumed run");
@@ -50,6 +50,13 @@ int Run::settleFinalValidation() {
   AfterStep next = owedValidation("the last of its run");
   if (next == AfterStep::Fail)
     return 1;
+  if (!replaceChecked) { // (every process alike: save() is everyone's)
+    if (leads())
+      std::printf("note: the validation is not saved: %s is not the "
+                  "--resume file (--checkpoint names where a run goes on)\n",
+                  checkpointPath.c_str());
+    return -1;
+  }
   return save(stepsDone, /*last=*/true) ? -1 : 1;
 }
 

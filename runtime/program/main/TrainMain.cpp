@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/program/main/TrainMain.h"
 
+#include "common/RunFiles.h"
 #include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/decode/GenerateText.h"
 #include "runtime/program/decode/ScoreCorpus.h"
@@ -36,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
 
 namespace tgc::runtime {
 namespace {
@@ -203,8 +205,17 @@ bool startRun(Run &run, const char *program, const CheckpointInfo &resumed) {
         std::fprintf(stderr, "error: %s\n", why.c_str());
         return false;
       }
-  // Claimed first: a run in progress on the path is the better message.
-  if (run.leads() && !checkReplacedCheckpoints(options, run.checkpointPath))
+  // Claimed first: a run in progress on the path is the better message. A
+  // resumed run with nothing to train (it may just dump or evaluate X.best,
+  // which goes on in X) is not asked about a checkpoint that exists and is
+  // not the one it resumed: it does not write it.
+  struct stat existing;
+  run.replaceChecked = options.resume.empty() ||
+                       resumed.step < options.steps ||
+                       isSameFile(options.resume, run.checkpointPath) ||
+                       ::stat(run.checkpointPath.c_str(), &existing) != 0;
+  if (run.replaceChecked && run.leads() &&
+      !checkReplacedCheckpoints(options, run.checkpointPath))
     return false;
   run.seed = options.seed.value_or(1);
   if (!options.metrics.empty() && run.leads() &&

@@ -15,12 +15,12 @@ namespace tgc::runtime {
 
 struct LocalRank {
   int rank = 0;  ///< among the processes on this machine
-  int count = 1; ///< of them, where the launcher says (else rank + 1)
+  int count = 1; ///< of them, where the launcher says (0: it does not)
 };
 
 /// This process's local rank from Open MPI's, MPICH's (and Intel MPI's),
 /// MVAPICH's or Slurm's variables; {0, 1} without a launcher. Slurm's task
-/// counts per node vary in form ("2(x3)"): its count is not read.
+/// counts per node vary in form ("2(x3)"): its count is not read (0).
 inline LocalRank localRank() {
   const char *names[][2] = {
       {"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
@@ -32,7 +32,7 @@ inline LocalRank localRank() {
       LocalRank local;
       local.rank = std::max(0, std::atoi(value));
       const char *size = name[1] ? std::getenv(name[1]) : nullptr;
-      local.count = std::max(local.rank + 1, size ? std::atoi(size) : 1);
+      local.count = size ? std::max(local.rank + 1, std::atoi(size)) : 0;
       return local;
     }
   return {};
