@@ -128,7 +128,10 @@ void AtomicFile::flush() {
   buffer_.clear();
 }
 
-std::string AtomicFile::commit() {
+std::string AtomicFile::finishWrites() {
+  if (finished_)
+    return error_;
+  finished_ = true;
   if (error_.empty())
     flush();
   // A device or a FIFO may not sync (EINVAL): its writes were checked.
@@ -140,6 +143,21 @@ std::string AtomicFile::commit() {
     if (closed != 0)
       fail("closing");
   }
+  return error_;
+}
+
+std::string commitAll(std::initializer_list<AtomicFile *> files) {
+  for (AtomicFile *file : files)
+    if (std::string error = file->finishWrites(); !error.empty())
+      return error;
+  for (AtomicFile *file : files)
+    if (std::string error = file->commit(); !error.empty())
+      return error;
+  return {};
+}
+
+std::string AtomicFile::commit() {
+  finishWrites();
   if (error_.empty() && !direct_ &&
       ::rename(temporary_.c_str(), target_.c_str()) != 0)
     fail("renaming");

@@ -15,6 +15,7 @@
 #define TGC_RUNTIME_ATOMICFILE_H
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ public:
   /// Flushes, syncs and renames into place. Returns an empty string or
   /// "cannot write <path>: ..." (then <path> is as it was).
   std::string commit();
+  /// Flushes and syncs, all but the rename: commit() then only renames.
+  /// Returns an empty string or the first failure.
+  std::string finishWrites();
 
   /// The first failure so far, as commit() would report it; empty if none.
   const std::string &error() const { return error_; }
@@ -49,7 +53,14 @@ private:
   int fd_ = -1;
   bool committed_ = false;
   bool direct_ = false; ///< <path> is a device or a FIFO: no rename
+  bool finished_ = false; ///< finishWrites() ran
 };
+
+/// Several files of one result (a vocabulary's .model and .vocab): every
+/// write is finished before any is renamed, so an error in one (a disk
+/// full, a directory in the way) leaves them all as they were. Returns an
+/// empty string or the first failure.
+std::string commitAll(std::initializer_list<AtomicFile *> files);
 
 } // namespace tgc::runtime
 

@@ -5,6 +5,7 @@
 #include "runtime/data/FileChecks.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/data/TokenCorpus.h"
+#include "runtime/data/TokenFiles.h"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
@@ -200,6 +201,9 @@ std::string trainVocabulary(const std::vector<std::string> &files,
       {"byte_fallback", "true"},
       {"character_coverage", "1.0"},
       {"num_threads", "2"},
+      // Every line, as long as the readers allow (SentencePiece's default
+      // of 4192 bytes left longer ones out without a word).
+      {"max_sentence_length", std::to_string(kMaxLineBytes)},
       {"minloglevel", "2"},
   };
   LineIterator lines(texts);
@@ -207,7 +211,10 @@ std::string trainVocabulary(const std::vector<std::string> &files,
   if (sp::util::Status status =
           sp::SentencePieceTrainer::Train(options, &lines, &model);
       !status.ok())
-    return modelPath + ": cannot train the vocabulary: " + messageOf(status);
+    return modelPath + ": cannot train the vocabulary: " +
+           (!status.message() || !*status.message()
+                ? std::string("SentencePiece gave no reason")
+                : messageOf(status));
 
   sp::SentencePieceProcessor processor;
   if (sp::util::Status status = processor.LoadFromSerializedProto(model);
@@ -219,13 +226,10 @@ std::string trainVocabulary(const std::vector<std::string> &files,
   for (int id = 0; id < processor.GetPieceSize(); ++id)
     vocab << processor.IdToPiece(id) << "\t" << processor.GetScore(id) << "\n";
 
-  AtomicFile modelFile(modelPath);
+  AtomicFile modelFile(modelPath), vocabFile(modelPrefix + ".vocab");
   modelFile.write(model);
-  if (std::string error = modelFile.commit(); !error.empty())
-    return error;
-  AtomicFile vocabFile(modelPrefix + ".vocab");
   vocabFile.write(vocab.str());
-  return vocabFile.commit();
+  return commitAll({&modelFile, &vocabFile});
 }
 
 Vocabulary::~Vocabulary() = default;

@@ -520,7 +520,9 @@ fresh = {
     "fresh run with --resume=": (["--resume=", "--checkpoint", "fresh2.ckpt"], "fresh2.ckpt"),
     "fresh run over .best": (["--checkpoint", "b.ckpt", "--valid-every", "1"], "b.ckpt.best"),
     "fresh run over the history": (["--checkpoint", "h2.ckpt", "--keep-last", "2", "--save-every", "1"], "h2.ckpt.step3"),
-    "resumed run over another checkpoint": (["--resume", "good.ckpt", "--steps", "4", "--checkpoint", "other.ckpt"], "other.ckpt"),
+    # (A run with steps to train: one with none writes nothing, and is not
+    # refused.)
+    "resumed run over another checkpoint": (["--resume", "good.ckpt", "--steps", "6", "--checkpoint", "other.ckpt"], "other.ckpt"),
     "fresh run through a symlink": (["--checkpoint", "fresh-link"], "fresh.ckpt"),
 }
 os.symlink("fresh.ckpt", "fresh-link")

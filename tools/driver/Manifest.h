@@ -1,7 +1,7 @@
 //===- Manifest.h - what made a generated program ---------------*- C++ -*-===//
 //
 // One fact a line, each line starting with what it is about, so that two
-// manifests compare line by line (runtime/program/main/ManifestCheck.h):
+// manifests compare line by line (runtime/program/checkpoint/ManifestCheck.h):
 //
 //   tgc 0.1.0 (MLIR 19.1.7), source 2078df3-dirty
 //   model transformer-tiny: --model transformer --preset tiny --config c.pbtxt

@@ -11,6 +11,7 @@
 
 #include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/checkpoint/CheckpointHistory.h"
+#include "runtime/program/checkpoint/ManifestCheck.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -94,6 +95,21 @@ std::string modelDifference(const CheckpointInfo &infoA,
     return "model " + quoted(infoA.model, infoB.model);
   if (infoA.config != infoB.config)
     return "config " + configDifference(infoA.config, infoB.config);
+  // The whole config is in the manifests (heads, dropout, ...), where the
+  // checkpoints have them: another one is another model, as --resume says.
+  if (!infoA.manifest.empty() && !infoB.manifest.empty()) {
+    ManifestDifference difference =
+        compareManifests(infoA.manifest, infoB.manifest);
+    auto firstConfig = [](const std::vector<std::string> &lines) {
+      for (const std::string &line : lines)
+        if (line.starts_with("config "))
+          return line;
+      return std::string("no such config line");
+    };
+    if (difference.configDiffers)
+      return quoted(firstConfig(difference.checkpointOnly),
+                    firstConfig(difference.programOnly));
+  }
   if (a.size() != b.size())
     return std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
            " tensors";

@@ -2,6 +2,7 @@
 #include "tools/tgc-data/CurvesSvg.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -17,7 +18,11 @@ constexpr double kHeaderHeight = 40, kPanelHeight = 250;
 constexpr double kPlotTop = 30, kPlotBottom = 45; // a panel's title, x labels
 constexpr int kTargetTicks = 5;
 
-std::string escapeXml(const std::string &text) {
+std::string escapeXml(const std::string &raw) {
+  // XML takes valid UTF-8 only, and no control character but tab and
+  // newline (a label or a file name may hold anything).
+  const std::string text =
+      llvm::json::isUTF8(raw) ? raw : llvm::json::fixUTF8(raw);
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -34,7 +39,10 @@ std::string escapeXml(const std::string &text) {
       out += "&quot;";
       break;
     default:
-      out += c;
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n')
+        out += "\xEF\xBF\xBD"; // U+FFFD
+      else
+        out += c;
     }
   }
   return out;

@@ -6,6 +6,8 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 namespace json = llvm::json;
 
 namespace tgc::data {
@@ -38,6 +40,10 @@ std::string addStepValue(const json::Object &record, const char *key,
   std::optional<double> number = value->getAsNumber();
   if (!number)
     return std::string("\"") + key + "\" is not a number or null";
+  // 1e999 parses as infinity; past 1e300 an axis's range overflows.
+  if (!std::isfinite(*number) || std::fabs(*number) > 1e300)
+    return std::string("\"") + key + "\" is " + std::to_string(*number) +
+           ", not a finite number a curve can show (null leaves a gap)";
   curve[step] = *number;
   return {};
 }
@@ -183,6 +189,20 @@ StepCurve learningRateCurve(const MetricsRun &run) {
         span.schedule.warmupSteps <= span.lastStep)
       add(span.schedule.warmupSteps);
     add(span.lastStep);
+  }
+  // The spans' points add up (a file of many "run" records): the whole
+  // curve keeps at most 2 x kMaxScheduleSteps of them, evenly spaced, and
+  // its last.
+  const size_t most = 2 * static_cast<size_t>(kMaxScheduleSteps);
+  if (curve.size() > most) {
+    const size_t stride = (curve.size() + most - 1) / most;
+    StepCurve thinned;
+    size_t i = 0;
+    for (const auto &point : curve)
+      if (i++ % stride == 0)
+        thinned.insert(point);
+    thinned.insert(*curve.rbegin());
+    curve = std::move(thinned);
   }
   return curve;
 }

@@ -128,9 +128,8 @@ int runSample() {
     source.write(written(number) + '\n');
     target.write(words + '\n');
   }
-  for (AtomicFile *file : {&source, &target})
-    if (std::string error = file->commit(); !error.empty())
-      return fail(error);
+  if (std::string error = commitAll({&source, &target}); !error.empty())
+    return fail(error);
   llvm::outs() << samplePrefix << ".src + " << samplePrefix << ".tgt: "
                << samplePairs << " pairs\n";
   return 0;

@@ -15,11 +15,11 @@
 
 #include "common/RunFiles.h"
 #include "runtime/program/checkpoint/Checkpoint.h"
+#include "runtime/program/checkpoint/ManifestCheck.h"
 #include "runtime/program/decode/GenerateText.h"
 #include "runtime/program/decode/ScoreCorpus.h"
 #include "runtime/program/decode/TranslateText.h"
 #include "runtime/program/main/CompiledStepBackend.h"
-#include "runtime/program/main/ManifestCheck.h"
 #include "runtime/program/main/ProgramFiles.h"
 #include "runtime/program/main/Run.h"
 #include "runtime/program/main/ThreadDefaults.h"

@@ -1,5 +1,5 @@
 //===- ManifestCheck.cpp - does a checkpoint come from this program? ------===//
-#include "runtime/program/main/ManifestCheck.h"
+#include "runtime/program/checkpoint/ManifestCheck.h"
 
 #include <algorithm>
 #include <sstream>
