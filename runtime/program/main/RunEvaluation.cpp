@@ -50,7 +50,14 @@ int Run::settleFinalValidation() {
   AfterStep next = owedValidation("the last of its run");
   if (next == AfterStep::Fail)
     return 1;
-  if (!replaceChecked) { // (every process alike: save() is everyone's)
+  // Rank 0 writes, and its file system decides; save() is every process's.
+  bool maySave = replaceChecked;
+  if (group) {
+    double saves = leads() && replaceChecked ? 1.0 : 0.0;
+    group->sum(&saves, 1, "whether the validation is saved");
+    maySave = saves > 0;
+  }
+  if (!maySave) {
     if (leads())
       std::printf("note: the validation is not saved: %s is not the "
                   "--resume file (--checkpoint names where a run goes on)\n",
