@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/driver/CommandLine.h"
 
+#include "tools/RepeatedFlags.h"
 #include "tools/driver/Version.h"
 
 #include "passes/PipelineOptions.h"
@@ -374,6 +375,12 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tgc: ahead-of-time compiler for the Transformer's training step\n");
+  if (std::string flag = repeatedFlag(); !flag.empty()) {
+    llvm::errs() << "tgc: " << flag
+                 << " is given more than once: give it once (the last one "
+                    "would replace the others without a word)\n";
+    std::exit(1);
+  }
 
   DriverOptions options;
   options.inputFilename = inputFilename;

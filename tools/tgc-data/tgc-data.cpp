@@ -30,6 +30,7 @@
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/data/TokenFiles.h"
 #include "runtime/data/Vocabulary.h"
+#include "tools/RepeatedFlags.h"
 #include "tools/tgc-data/Commands.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -516,6 +517,9 @@ int main(int argc, char **argv) {
                               &averageCommand})
     cl::HideUnrelatedOptions(dataCategory, *sub);
   cl::ParseCommandLineOptions(argc, argv, overviewFor(argc, argv));
+  if (std::string flag = tgc::repeatedFlag(); !flag.empty())
+    return fail(flag + " is given more than once: give it once (the last "
+                       "one would replace the others without a word)");
   if (vocabCommand)
     return runVocab();
   if (encodeCommand)

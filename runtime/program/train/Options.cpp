@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tgc::runtime {
 
@@ -645,6 +646,9 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       "--top-p",          "--dropout",         "--attention-dropout",
       "--label-smoothing", "--adam-betas",     "--adam-eps"};
   exitCode = 2;
+  // Each flag of a value once: a second one would replace the first without
+  // a word (a typo, or a script that appends flags).
+  std::vector<std::string_view> given;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;
     if (arg == "--help" || arg == "-h") {
@@ -694,7 +698,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     }
-    std::string_view given = arg;
+    std::string_view spelled = arg;
     arg = canonicalFlag(arg);
     if (std::find(std::begin(kFlags), std::end(kFlags), arg) == std::end(kFlags)) {
       std::fprintf(stderr, "error: unknown flag '%.*s'\n",
@@ -702,6 +706,14 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       std::fprintf(stderr, kUsage, argv[0]);
       return false;
     }
+    if (std::find(given.begin(), given.end(), arg) != given.end()) {
+      std::fprintf(stderr,
+                   "error: %.*s is given more than once: give it once (the "
+                   "last one would replace the others without a word)\n",
+                   static_cast<int>(arg.size()), arg.data());
+      return false;
+    }
+    given.push_back(arg);
     if (eq == std::string_view::npos) {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
@@ -710,9 +722,9 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       value = argv[++i];
     }
     if (!applyFlag(arg, value, options)) {
-      if (given != arg)
+      if (spelled != arg)
         std::fprintf(stderr, "note: %.*s is %.*s here\n",
-                     static_cast<int>(given.size()), given.data(),
+                     static_cast<int>(spelled.size()), spelled.data(),
                      static_cast<int>(arg.size()), arg.data());
       return false;
     }

@@ -76,5 +76,19 @@ TEST(TrainOptions, BadHyperparametersStopWithExitCode2) {
   }
 }
 
+TEST(TrainOptions, AFlagGivenTwiceStopsWithExitCode2) {
+  // Also under another of its names (fairseq's --max-update is --steps);
+  // the program's own words ("train --task reverse") count too.
+  for (std::initializer_list<const char *> flags :
+       {std::initializer_list<const char *>{"--steps", "3", "--steps", "4"},
+        {"--steps=3", "--max-update", "4"},
+        {"--task", "copy"}}) {
+    TrainOptions o;
+    int code = 0;
+    EXPECT_FALSE(parse(flags, o, code)) << *flags.begin();
+    EXPECT_EQ(code, 2);
+  }
+}
+
 } // namespace
 } // namespace tgc::runtime
