@@ -10,7 +10,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Support/FileUtilities.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CRC.h"
@@ -230,11 +229,11 @@ private:
 };
 } // namespace
 
-LogicalResult writeGraphFile(ModuleOp module, llvm::StringRef path) {
+LogicalResult graphFileBytes(ModuleOp module, llvm::StringRef path,
+                             std::string &bytes) {
   graph::Graph graph;
   if (failed(GraphWriter(module).write(graph)))
     return failure();
-  std::string bytes;
   bool text = isTextFormat(path);
   bool serialized = text ? google::protobuf::TextFormat::PrintToString(graph, &bytes)
                          : graph.SerializeToString(&bytes);
@@ -246,14 +245,9 @@ LogicalResult writeGraphFile(ModuleOp module, llvm::StringRef path) {
     llvm::support::endian::write32le(le, crc);
     bytes.append(le, 4);
   }
-  std::string error;
-  auto output = serialized ? openOutputFile(path, &error) : nullptr;
-  if (!output)
+  if (!serialized)
     return emitError(UnknownLoc::get(module.getContext()))
-           << path << ": cannot write the graph file"
-           << (error.empty() ? "" : ": " + error);
-  output->os() << bytes;
-  output->keep();
+           << path << ": cannot serialize the graph";
   return success();
 }
 

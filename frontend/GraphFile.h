@@ -22,9 +22,11 @@ constexpr unsigned kGraphFormatVersion = 1;
 /// True for paths that name a graph file (.tgpb or .pbtxt).
 bool isGraphFile(llvm::StringRef path);
 
-/// Writes `module` to `path` (text format for .pbtxt and stdout, "-"). Emits a
-/// diagnostic and fails on a module that is not a DSL graph or an I/O error.
-mlir::LogicalResult writeGraphFile(mlir::ModuleOp module, llvm::StringRef path);
+/// `module` as the bytes of a graph file at `path` (text format for .pbtxt
+/// and stdout, "-"), which the caller writes (tgc's checked writer). Emits a
+/// diagnostic and fails on a module that is not a DSL graph.
+mlir::LogicalResult graphFileBytes(mlir::ModuleOp module, llvm::StringRef path,
+                                   std::string &bytes);
 
 /// Reads `path` into a verified module; emits a diagnostic naming the file
 /// (and the op, for malformed contents) and returns null on any error.

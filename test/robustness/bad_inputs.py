@@ -59,9 +59,24 @@ def write(name, content, mode="w"):
 cases = []  # (name, argv, expect words, must fail, files kept)
 
 
+def later_flags_win(argv):
+    """A training program's command with each "--flag value" of the shared
+    prefix P dropped where the case gives that flag again (a program
+    refuses a flag given twice)."""
+    if argv[:len(P)] != P:
+        return argv
+    later = set(argv[len(P):])
+    prefix = [argv[0]]
+    for i in range(1, len(P), 2):
+        if P[i] not in later:
+            prefix += P[i:i + 2]
+    return prefix + argv[len(P):]
+
+
 def case(name, argv, words=(), ok=False, kept=()):
     """`words`: what the message must name (a file, field or flag);
     `kept`: files the command must leave as they were."""
+    argv = later_flags_win(argv) if argv[:1] == ["./train"] else argv
     cases.append((name, argv, tuple(w for w in words if w != "error"), not ok,
                   tuple(kept)))
 
@@ -564,8 +579,9 @@ for flag in ["--valid-beam", "--valid-sentences"]:
 # Thread counts over the cores are cut to them, with a note.
 for n, threads in enumerate(["100000", "100000,100000", "99999999999999999999"]):
     case("program OMP_NUM_THREADS=" + threads,
-         ["env", "OMP_NUM_THREADS=" + threads] + P +
-         ["--steps", "1", "--checkpoint", "threads%d.ckpt" % n], ok=True)
+         ["env", "OMP_NUM_THREADS=" + threads] +
+         later_flags_win(P + ["--steps", "1", "--checkpoint",
+                              "threads%d.ckpt" % n]), ok=True)
 # Text inputs that never end: a device is refused by its kind, a line by
 # its length.
 for name, extra in {

@@ -5,6 +5,8 @@
 #include "tools/driver/HostCompiler.h"
 #include "tools/driver/Toolchain.h"
 
+#include "runtime/data/FileChecks.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,15 +44,20 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
     file.path = path.str().str();
     file.removeOnSignal();
   }
-  // The compiler's output too: a signal must not leave half a program (the
-  // compiler, in the same process group, stops as well).
+  // The compiler writes beside the output, and the program is renamed over
+  // it once whole: a failed build (a full disk, `ulimit -f`, a signal, which
+  // the compiler in the same process group gets too) leaves what the output
+  // held (the link's failure used to remove it). Something that is not a
+  // regular file (a device) is written in place, never renamed over.
+  llvm::sys::fs::file_status existing;
+  const bool replaceable = llvm::sys::fs::status(output, existing) ||
+                           llvm::sys::fs::is_regular_file(existing);
   TemporaryFile partialOutput;
-  bool outputExisted = llvm::sys::fs::exists(output);
-  if (!outputExisted) {
-    partialOutput.path = output.str();
-    partialOutput.keep = true; // removed only by a signal
+  partialOutput.path =
+      replaceable ? runtime::temporaryPathFor(output.str()) : output.str();
+  partialOutput.keep = !replaceable;
+  if (replaceable)
     partialOutput.removeOnSignal();
-  }
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(file.path, ec);
@@ -72,7 +79,8 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
     llvm::errs() << "tgc: compiler '" << compiler << "' not found\n";
     return false;
   }
-  CompileCommand command{*program, flags, file.path, output.str(), libraries};
+  CompileCommand command{*program, flags, file.path, partialOutput.path,
+                         libraries};
   if (extension == "cu")
     command.preprocessFlags = {"-E", "-Xcompiler", "-dD"};
   std::string commandLine = llvm::join(command.arguments(), " ");
@@ -88,6 +96,14 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
                  << "; command: " << commandLine << "\n";
     file.keepIt();
     return false;
+  }
+  if (replaceable) {
+    if (std::error_code ec = llvm::sys::fs::rename(partialOutput.path, output)) {
+      llvm::errs() << "tgc: error: cannot write " << output << ": renaming "
+                   << partialOutput.path << ": " << ec.message() << "\n";
+      return false;
+    }
+    partialOutput.keep = true; // renamed: nothing left to remove
   }
   return true;
 }

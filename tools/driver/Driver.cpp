@@ -716,7 +716,14 @@ int runDriver(const DriverOptions &given) {
       llvm::errs() << "tgc: --emit=graph writes one shape; give one bucket\n";
       return 1;
     }
-    return failed(writeGraphFile(module, options.outputFilename)) ? 1 : 0;
+    // Written as every other stage is: a FIFO nobody reads, a full disk and
+    // `ulimit -f` are errors naming the file (they hung, or were LLVM's
+    // fatal error).
+    std::string bytes;
+    if (failed(graphFileBytes(module, options.outputFilename, bytes)))
+      return 1;
+    return writeOutput(options.outputFilename,
+                       [&](llvm::raw_ostream &os) { os << bytes; });
   }
 
   mlir::OpPrintingFlags flags;

@@ -10,6 +10,7 @@
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/program/train/LmWindows.h"
+#include "runtime/program/train/Options.h"
 #include "runtime/program/train/TrainingLoop.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -129,6 +130,14 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   if (options.steps < 1 || options.logEvery < 1 || options.updateFreq < 1) {
     llvm::errs()
         << "tgc: --steps, --log-every and --update-freq must be at least 1\n";
+    return 1;
+  }
+  // As the compiled programs: more batches an update are no training (and
+  // 1e11 of them ran out of memory).
+  if (options.updateFreq > runtime::kMaxUpdateFreq) {
+    llvm::errs() << "tgc: --update-freq " << options.updateFreq
+                 << " is more than " << runtime::kMaxUpdateFreq
+                 << " batches an update\n";
     return 1;
   }
   if (!(options.clipNorm >= 0) || !std::isfinite(options.clipNorm)) {
