@@ -375,7 +375,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tgc: ahead-of-time compiler for the Transformer's training step\n");
-  if (std::string flag = repeatedFlag(); !flag.empty()) {
+  if (std::string flag = repeatedFlag(argc, argv); !flag.empty()) {
     llvm::errs() << "tgc: " << flag
                  << " is given more than once: give it once (the last one "
                     "would replace the others without a word)\n";

@@ -517,7 +517,8 @@ int main(int argc, char **argv) {
                               &averageCommand})
     cl::HideUnrelatedOptions(dataCategory, *sub);
   cl::ParseCommandLineOptions(argc, argv, overviewFor(argc, argv));
-  if (std::string flag = tgc::repeatedFlag(); !flag.empty())
+  if (std::string flag = tgc::repeatedFlag(argc, argv, {"label"});
+      !flag.empty())
     return fail(flag + " is given more than once: give it once (the last "
                        "one would replace the others without a word)");
   if (vocabCommand)
