@@ -4,6 +4,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -26,7 +28,8 @@ std::optional<ConfigError> readConfigFile(const std::string &path,
                                           TransformerConfig &overrides) {
   std::ifstream file(path);
   if (!file)
-    return ConfigError{0, 0, "cannot open the config file"};
+    return ConfigError{0, 0,
+                       std::string("cannot open it: ") + std::strerror(errno)};
   std::stringstream contents;
   contents << file.rdbuf();
 

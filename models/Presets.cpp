@@ -91,6 +91,7 @@ validateTransformerConfig(const TransformerConfig &c) {
   // Far beyond any model this compiler is for; above them sizes overflow
   // the tensors' element counts (or, for the lengths, the runtime's buffers)
   // long before a program could run.
+  static_assert(kMaxBatchSize == 65536, "the batch_size limit's text below");
   for (auto [field, value, limit, limitText] :
        {std::tuple<const char *, int64_t, int64_t, const char *>{
             "vocab_size", c.vocab_size(), int64_t(1) << 24, "2^24 (16777216)"},
@@ -99,7 +100,7 @@ validateTransformerConfig(const TransformerConfig &c) {
         {"d_ff", c.d_ff(), 65536, "65536"},
         {"encoder_layers", c.encoder_layers(), 64, "64"},
         {"decoder_layers", c.decoder_layers(), 64, "64"},
-        {"batch_size", c.batch_size(), 65536, "65536"},
+        {"batch_size", c.batch_size(), kMaxBatchSize, "65536"},
         {"source_length", c.source_length(), 4096, "4096"},
         {"target_length", c.target_length(), 4096, "4096"},
         {"warmup_steps", c.warmup_steps(), INT32_MAX, "2^31 - 1"}})

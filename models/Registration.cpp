@@ -30,9 +30,15 @@ resolveConfig(MLIRContext &context, const ModelOptions &options) {
   if (!options.configFile.empty()) {
     TransformerConfig overrides;
     if (auto bad = readConfigFile(options.configFile, overrides)) {
-      emitError(FileLineColLoc::get(&context, options.configFile, bad->line,
-                                    bad->column))
-          << bad->message;
+      // An error without a position (the file cannot be opened) names the
+      // file in its text: "FILE:0:0" would point at no line.
+      if (bad->line == 0)
+        emitError(UnknownLoc::get(&context))
+            << "config file " << options.configFile << ": " << bad->message;
+      else
+        emitError(FileLineColLoc::get(&context, options.configFile, bad->line,
+                                      bad->column))
+            << bad->message;
       return failure();
     }
     config->MergeFrom(overrides);

@@ -23,6 +23,9 @@ std::optional<TransformerConfig> transformerPreset(llvm::StringRef name);
 /// field, e.g. "d_model (512) must be divisible by num_heads (7)".
 std::optional<std::string> validateTransformerConfig(const TransformerConfig &config);
 
+/// The largest batch_size (sentence pairs a step) a config may have.
+inline constexpr int64_t kMaxBatchSize = 65536;
+
 /// Builds the forward pass and loss of one batch into `b` (function inputs:
 /// source ids, target-in ids, target-out ids, and the dropout key).
 void buildTransformer(Builder &b, const TransformerConfig &config);

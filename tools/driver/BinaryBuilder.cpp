@@ -151,17 +151,25 @@ bool cudaFlags(const BinaryOptions &options, const Toolchain &toolchain,
   // The shared CUDA runtime, as runtime/kernels/cuda's archive was built for.
   flags = {"-std=c++20", "-O3", "-cudart=shared",
            "-I" + toolchain.includeDir};
-  for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ',')) {
-    arch = arch.trim();
-    if (arch.empty() || !llvm::all_of(arch, llvm::isDigit))
-      return false;
+  if (!cudaArchitecturesError(options.cudaArchitectures).empty())
+    return false;
+  for (llvm::StringRef arch : llvm::split(options.cudaArchitectures, ','))
     flags.push_back(
-        ("-gencode=arch=compute_" + arch + ",code=sm_" + arch).str());
-  }
+        ("-gencode=arch=compute_" + arch.trim() + ",code=sm_" + arch.trim())
+            .str());
   return true;
 }
 
 } // namespace
+
+std::string cudaArchitecturesError(llvm::StringRef list) {
+  for (llvm::StringRef arch : llvm::split(list, ',')) {
+    arch = arch.trim();
+    if (arch.empty() || arch.size() > 4 || !llvm::all_of(arch, llvm::isDigit))
+      return "--cuda-arch wants numbers like 80,90, not '" + list.str() + "'";
+  }
+  return "";
+}
 
 std::string compileCommand(const BinaryOptions &options, bool cuda) {
   Toolchain toolchain = locateToolchain(options.toolchainPrefix);
@@ -194,8 +202,8 @@ bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
   Toolchain toolchain = locateToolchain(options.toolchainPrefix);
   std::vector<std::string> flags;
   if (!cudaFlags(options, toolchain, flags)) {
-    llvm::errs() << "tgc: --cuda-arch wants numbers like 80,90, not '"
-                 << options.cudaArchitectures << "'\n";
+    llvm::errs() << "tgc: " << cudaArchitecturesError(options.cudaArchitectures)
+                 << "\n";
     return false;
   }
   std::vector<std::string> libraries = toolchain.cudaLibraries;

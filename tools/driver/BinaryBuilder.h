@@ -32,6 +32,10 @@ struct BinaryOptions {
 /// buildCudaBinary) compiles with, for the program's manifest.
 std::string compileCommand(const BinaryOptions &options, bool cuda);
 
+/// Why --cuda-arch's list ("80,90") is refused, or empty when it is a list of
+/// architecture numbers.
+std::string cudaArchitecturesError(llvm::StringRef list);
+
 /// Writes `cppSource` to a file, compiles and links it into `output`.
 /// Reports problems on stderr ("tgc: ...") and returns false.
 bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,

@@ -36,10 +36,15 @@ static void sortBySize(std::vector<BucketShape> &buckets) {
 std::string parseBuckets(std::string_view text, int64_t maxTokens,
                          std::vector<BucketShape> &buckets) {
   buckets.clear();
-  while (!text.empty()) {
+  if (text.empty())
+    return "--buckets is empty";
+  for (bool more = true; more;) {
     size_t comma = text.find(',');
     std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? "" : text.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    text = more ? text.substr(comma + 1) : "";
+    if (item.empty())
+      return "an empty bucket between commas (or at an end of the list)";
     std::vector<int64_t> numbers;
     std::string_view rest = item;
     while (true) {
@@ -83,9 +88,19 @@ std::string parseBuckets(std::string_view text, int64_t maxTokens,
                std::to_string(bucket.targetLength) + " given twice";
     buckets.push_back(bucket);
   }
-  if (buckets.empty())
-    return "--buckets is empty";
   sortBySize(buckets);
+  return "";
+}
+
+std::string budgetBatchError(std::span<const BucketShape> buckets,
+                             int64_t maxTokens, int64_t maxBatch) {
+  for (const BucketShape &bucket : buckets)
+    if (bucket.batch > maxBatch)
+      return "--max-tokens " + std::to_string(maxTokens) + " gives bucket " +
+             std::to_string(bucket.sourceLength) + "x" +
+             std::to_string(bucket.targetLength) + " a batch of " +
+             std::to_string(bucket.batch) + " sentence pairs; the limit is " +
+             std::to_string(maxBatch) + ": give a smaller budget";
   return "";
 }
 

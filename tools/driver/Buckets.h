@@ -29,6 +29,11 @@ struct BucketShape {
 std::string parseBuckets(std::string_view text, int64_t maxTokens,
                          std::vector<BucketShape> &buckets);
 
+/// Why a bucket's batch made from `maxTokens` is more than `maxBatch`
+/// sentence pairs (naming --max-tokens and the bucket), or empty.
+std::string budgetBatchError(std::span<const BucketShape> buckets,
+                             int64_t maxTokens, int64_t maxBatch);
+
 /// Lengths of one training pair as the step sees them: source symbols +
 /// EOS, target symbols + BOS (or EOS).
 struct PairLength {

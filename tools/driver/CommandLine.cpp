@@ -391,6 +391,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.listModels = listModels;
   options.bucketList = bucketList;
   options.maxTokens = maxTokens;
+  options.maxTokensGiven = maxTokens.getNumOccurrences() > 0;
   options.corpusFile = corpusFile;
   options.bucketCount = bucketCount;
   options.bucketCountGiven = bucketCount.getNumOccurrences() > 0;
@@ -418,6 +419,8 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   options.compiler = compiler;
   options.nvcc = nvcc;
   options.cudaArchitectures = cudaArchitectures;
+  options.cudaBuildFlagGiven =
+      nvcc.getNumOccurrences() > 0 || cudaArchitectures.getNumOccurrences() > 0;
   options.keepSource = keepSource;
   options.verbose = verbose;
   if (buildCache.getNumOccurrences())

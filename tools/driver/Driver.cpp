@@ -17,6 +17,7 @@
 #include "frontend/InputFile.h"
 #include "frontend/ModelRegistry.h"
 #include "ir/TgOps.h"
+#include "models/Transformer.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "runtime/data/TokenCorpus.h"
@@ -121,6 +122,13 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
   facts.buckets = bucketsForCorpus(lengths, options.bucketCount, options.maxTokens);
   if (facts.buckets.empty()) {
     llvm::errs() << "tgc: " << options.corpusFile << " has no sentence pairs\n";
+    return false;
+  }
+  if (std::string why = budgetBatchError(facts.buckets, options.maxTokens,
+                                         models::kMaxBatchSize);
+      !why.empty()) {
+    llvm::errs() << "tgc: error: " << why << " (buckets fitted to "
+                 << options.corpusFile << ")\n";
     return false;
   }
   for (const BucketShape &bucket : facts.buckets)
@@ -349,8 +357,11 @@ bool checkOptions(const DriverOptions &options) {
   if (!options.fromModel() &&
       (!options.bucketList.empty() || !options.corpusFile.empty()))
     return fail("--buckets and --corpus apply to --model only");
+  if (options.maxTokensGiven && options.maxTokens < 1)
+    return fail("--max-tokens " + std::to_string(options.maxTokens) +
+                ": give a positive token budget");
   // Shape flags that would shape nothing are errors, not silences.
-  if (options.maxTokens > 0 && options.bucketList.empty() &&
+  if (options.maxTokensGiven && options.bucketList.empty() &&
       options.corpusFile.empty())
     return fail("--max-tokens sizes the batches of --buckets SOURCExTARGET, "
                 "or of buckets fitted to --corpus: give one of them");
@@ -397,6 +408,25 @@ bool checkOptions(const DriverOptions &options) {
       !options.checkGradients && options.outputFilename == "-")
     return fail("--emit=binary writes a program: give -o FILE, or "
                 "--emit=tg|train|cpp to print a stage");
+  // Flags of the program's build would do nothing without one.
+  bool buildsProgram = stage == EmitStage::Binary &&
+                       options.outputFilename != "-" &&
+                       !options.checkGradients;
+  if (options.keepSource && !buildsProgram)
+    return fail(stage == EmitStage::Cpp || stage == EmitStage::Cuda
+                    ? "--keep-cpp keeps the source of a program built with "
+                      "--emit=binary; --emit=cpp and --emit=cuda write that "
+                      "source themselves"
+                    : "--keep-cpp keeps the source of a program built with "
+                      "--emit=binary -o FILE");
+  if (options.cudaBuildFlagGiven &&
+      (options.target != Target::Cuda || !buildsProgram))
+    return fail("--nvcc and --cuda-arch build GPU programs: they apply to "
+                "--target=cuda with --emit=binary -o FILE (the source of "
+                "--emit=cuda is compiled by whoever builds it)");
+  if (std::string why = cudaArchitecturesError(options.cudaArchitectures);
+      !why.empty())
+    return fail(why);
   return true;
 }
 
@@ -604,8 +634,11 @@ int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
 
 int runDriver(const DriverOptions &given) {
   DriverOptions options = given;
-  // Before a model file is compiled: nothing is written when refused.
+  // Before a model file is compiled: nothing is written when refused, and
+  // a flag's mistake is said before minutes of compiling.
   if (!checkRunFiles(options))
+    return 1;
+  if (!options.listModels && !checkOptions(options))
     return 1;
   if (!options.modelFile.empty() && !useModelFile(options))
     return 1;
@@ -621,8 +654,6 @@ int runDriver(const DriverOptions &given) {
     printModels(llvm::outs());
     return 0;
   }
-  if (!checkOptions(options))
-    return 1;
   choosePrecision(options);
 
   mlir::DialectRegistry registry;
@@ -654,6 +685,12 @@ int runDriver(const DriverOptions &given) {
             parseBuckets(options.bucketList, options.maxTokens, buckets);
         !why.empty()) {
       llvm::errs() << "tgc: --buckets: " << why << "\n";
+      return 1;
+    }
+    if (std::string why = budgetBatchError(buckets, options.maxTokens,
+                                           models::kMaxBatchSize);
+        !why.empty()) {
+      llvm::errs() << "tgc: error: " << why << "\n";
       return 1;
     }
   }

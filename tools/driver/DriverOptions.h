@@ -34,6 +34,7 @@ struct DriverOptions {
   // Shapes: buckets, the token budget, a corpus to fit buckets to.
   std::string bucketList;
   int64_t maxTokens = 0;
+  bool maxTokensGiven = false; ///< --max-tokens on the command line
   std::string corpusFile;
   int bucketCount = 6;
   bool bucketCountGiven = false; ///< --bucket-count on the command line
@@ -58,6 +59,8 @@ struct DriverOptions {
 
   // Building the program.
   std::string compiler, nvcc, cudaArchitectures = "80,90";
+  /// --nvcc or --cuda-arch on the command line (they build GPU programs only)
+  bool cudaBuildFlagGiven = false;
   bool keepSource = false, verbose = false;
   /// The installed tree programs and model files compile against
   /// (Toolchain.h); empty: the one tgc runs from, or its build tree.
