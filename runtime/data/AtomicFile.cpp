@@ -70,9 +70,9 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (exists && !S_ISREG(status.st_mode)) {
     direct_ = true;
     temporary_ = target_ = path_;
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    fd_ = openWriter(path_.c_str());
     if (fd_ < 0)
-      fail("opening");
+      error_ = "cannot write " + path_ + ": " + openWriterError(errno);
     return;
   }
   // A link stays a link: the file it names is replaced, beside it.

@@ -10,6 +10,8 @@
 //   over.
 // - checkInputFile: "X is a directory", "X is empty" before a reader finds
 //   nothing in it and says something less helpful.
+// - openWriter: opens a path for writing without waiting for ever on a FIFO
+//   that no process reads (ENXIO then).
 // - linkedFile: the file a path names through its symbolic links (what a
 //   writer replaces, beside it, and a lock guards: a link stays a link).
 // - temporaryPathFor: "<path>.tmp.<pid>.<n>", unique to this process and
@@ -35,6 +37,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
 #include <string_view>
 #include <sys/stat.h>
@@ -108,6 +111,30 @@ inline std::string linkedFile(const std::string &path) {
     current = next;
   }
   return current;
+}
+
+/// open(path, O_WRONLY | extra) without blocking: a FIFO that no process
+/// reads fails with ENXIO (a plain open would wait for a reader for ever);
+/// once open, writes block as usual. The descriptor, or -1 with errno set.
+inline int openWriter(const char *path, int extra = 0) {
+  int fd = ::open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | extra, 0644);
+  if (fd >= 0) {
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return -1;
+    }
+  }
+  return fd;
+}
+
+/// strerror's text for a failed openWriter, ENXIO read as what it means
+/// there.
+inline std::string openWriterError(int error) {
+  return error == ENXIO ? "it is a FIFO that no process reads"
+                        : std::strerror(error);
 }
 
 /// "<path>.tmp.<pid>.<n>": a new name at each call.

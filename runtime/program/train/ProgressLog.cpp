@@ -102,10 +102,17 @@ bool ProgressLog::openLossLog(const std::string &path) {
   lossLogPath = path;
   if (firstStep > 1 && !keepLinesBefore(path, firstStep))
     return false;
-  lossLog = std::fopen(path.c_str(), firstStep > 1 ? "a" : "w");
-  if (!lossLog)
+  // As fopen's "a" or "w", without waiting for ever on a FIFO that no
+  // process reads.
+  int fd = openWriter(path.c_str(), O_CREAT | (firstStep > 1 ? O_APPEND : O_TRUNC));
+  lossLog = fd >= 0 ? ::fdopen(fd, firstStep > 1 ? "a" : "w") : nullptr;
+  if (!lossLog) {
+    int error = errno;
+    if (fd >= 0)
+      ::close(fd);
     std::fprintf(stderr, "error: cannot write %s: %s\n", path.c_str(),
-                 std::strerror(errno));
+                 openWriterError(error).c_str());
+  }
   return lossLog != nullptr;
 }
 
