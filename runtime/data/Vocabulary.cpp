@@ -74,6 +74,13 @@ private:
   std::string value_;
 };
 
+/// Whether `status` is /dev/null's (an empty input, as `< /dev/null` gives).
+bool isNullDevice(const struct stat &status) {
+  struct stat null;
+  return S_ISCHR(status.st_mode) && ::stat("/dev/null", &null) == 0 &&
+         S_ISCHR(null.st_mode) && status.st_rdev == null.st_rdev;
+}
+
 } // namespace
 
 std::string readFile(const std::string &path, std::string &text) {
@@ -86,8 +93,9 @@ std::string readFile(const std::string &path, std::string &text) {
     problem = path + ": " + std::strerror(errno);
   else if (S_ISDIR(status.st_mode)) // a directory opens; only its reads fail
     problem = path + ": " + std::strerror(EISDIR);
+  // /dev/zero never ends; a terminal ends at ^D, /dev/null at once.
   else if (!S_ISREG(status.st_mode) && !S_ISFIFO(status.st_mode) &&
-           !::isatty(fd)) // /dev/zero never ends; a terminal ends at ^D
+           !::isatty(fd) && !isNullDevice(status))
     problem = path + " is " + kindOfFile(status.st_mode) +
               ", not a regular file or a pipe";
   const std::string tooLarge = path + " is larger than " +
