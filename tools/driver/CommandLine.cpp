@@ -194,7 +194,8 @@ cl::opt<PrecisionFlag> precision(
 
 cl::opt<std::string> taskName("task",
                               cl::desc("Built-in task to train on (--emit=train "
-                                       "--target=interp): copy, reverse"),
+                                       "--target=interp): copy (default), "
+                                       "reverse, digits"),
                               cl::init("copy"), cl::cat(interpreterCategory));
 
 cl::opt<int64_t> steps("steps", cl::desc("Training steps (--target=interp)"),

@@ -519,6 +519,33 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
 
 /// A model that ignored the bucket's shape would break the shared arena's
 /// and the runtime's assumptions.
+/// A language model (no input named source_ids) takes a bucket's batch and
+/// context: a bucket whose source length differs would have it ignored (two
+/// buckets of one context compiled twice under different names), whatever
+/// the stage written.
+bool checkLanguageModelBuckets(
+    const DriverOptions &options, llvm::ArrayRef<BucketShape> buckets,
+    llvm::ArrayRef<mlir::OwningOpRef<mlir::ModuleOp>> modules) {
+  for (auto [bucket, module] : llvm::zip(buckets, modules)) {
+    if (bucket.sourceLength == bucket.targetLength)
+      continue;
+    bool hasSource = false;
+    module.get().walk([&](mlir::func::FuncOp function) {
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        if (auto name = function.getArgAttrOfType<mlir::StringAttr>(i, "tg.name"))
+          hasSource |= name.getValue() == "source_ids";
+    });
+    if (!hasSource) {
+      llvm::errs() << "tgc: error: bucket " << bucket.text() << ": model '"
+                   << options.modelName
+                   << "' is a language model (it has no source): its "
+                      "buckets are BATCHxCONTEXTxCONTEXT\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool checkBucketShapes(
     const DriverOptions &options, llvm::ArrayRef<BucketShape> buckets,
     llvm::ArrayRef<mlir::OwningOpRef<mlir::ModuleOp>> modules) {
@@ -529,15 +556,6 @@ bool checkBucketShapes(
     const runtime::BatchShape &shape = signature->shape;
     // A language model (no source_ids) takes the batch and the context.
     bool languageModel = signature->source < 0;
-    if (languageModel && bucket.sourceLength != bucket.targetLength) {
-      // Its source length would be ignored: two buckets of one context
-      // were compiled twice under different names.
-      llvm::errs() << "tgc: error: bucket " << bucket.text() << ": model '"
-                   << options.modelName
-                   << "' is a language model (it has no source): its "
-                      "buckets are BATCHxCONTEXTxCONTEXT\n";
-      return false;
-    }
     if (shape.batchSize != bucket.batch ||
         (!languageModel && shape.sourceLength != bucket.sourceLength) ||
         shape.targetLength != bucket.targetLength) {
@@ -717,6 +735,8 @@ int runDriver(const DriverOptions &given) {
   for (const auto &module : modules)
     if (!module)
       return 1;
+  if (!checkLanguageModelBuckets(options, buckets, modules))
+    return 1;
 
   if (options.checkGradients)
     return checkGradientsOnInterpreter(*modules.front(), options);
