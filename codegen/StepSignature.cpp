@@ -4,6 +4,7 @@
 #include "ir/TgOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 #include "llvm/ADT/StringSwitch.h"
@@ -188,6 +189,37 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
            << "@" << stepFunction << " must take [batch, length] token ids "
            << "and compute a cross-entropy loss";
   s.shape = {source[0], source[1], target[1], static_cast<int32_t>(vocabulary)};
+  // The runtime checks token ids against the loss's vocabulary only: a
+  // table of fewer rows that takes them would be read past its end (other
+  // parameters' bytes, silently). Tables of other ids (learned positions)
+  // may be smaller.
+  WalkResult tables = function.walk([&](tg::EmbeddingOp op) -> WalkResult {
+    // Through the ops that move ids without changing them (reshapes,
+    // transposes, slices: one integer operand).
+    Value ids = op.getIds();
+    while (Operation *producer = ids.getDefiningOp()) {
+      if (producer->getNumOperands() != 1 ||
+          !getElementTypeOrSelf(producer->getOperand(0).getType()).isInteger())
+        break;
+      ids = producer->getOperand(0);
+    }
+    auto input = dyn_cast<BlockArgument>(ids);
+    if (!input || input.getOwner()->getParentOp() != function.getOperation() ||
+        (static_cast<int>(input.getArgNumber()) != s.source &&
+         static_cast<int>(input.getArgNumber()) != s.targetIn))
+      return WalkResult::advance();
+    int64_t rows = op.getTable().getType().getDimSize(0);
+    if (rows >= vocabulary)
+      return WalkResult::advance();
+    op.emitError() << "the embedding table has " << rows
+                   << " rows, fewer than the vocabulary of " << vocabulary
+                   << " tokens the loss predicts: token ids from " << rows
+                   << " on would be read past its end (give the table the "
+                      "vocabulary's rows)";
+    return WalkResult::interrupt();
+  });
+  if (tables.wasInterrupted())
+    return failure();
   // The compiled defaults of the run-time hyperparameters: the attributes of
   // the ops that read them.
   function.walk([&](tg::MultiAdamUpdateOp op) {

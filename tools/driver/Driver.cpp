@@ -348,7 +348,11 @@ bool checkOptions(const DriverOptions &options) {
     llvm::errs() << "tgc: " << message << "\n";
     return false;
   };
-  if (options.fromModel() == !options.inputFilename.empty())
+  if (options.fromModel() && !options.inputFilename.empty())
+    return fail(std::string("error: give either an input file or ") +
+                (options.modelFile.empty() ? "--model" : "--model-file") +
+                ", not both");
+  if (!options.fromModel() && options.inputFilename.empty())
     return fail("give either an input file or --model NAME or --model-file "
                 "FILE (see --help, --list-models)");
   if (!options.fromModel() &&

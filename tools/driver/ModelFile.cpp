@@ -171,8 +171,6 @@ ModelCodeGuard::~ModelCodeGuard() {
 }
 
 bool useModelFile(DriverOptions &options) {
-  if (!options.inputFilename.empty())
-    return fail("give either an input file or --model-file, not both");
   std::vector<std::string> names;
   if (!loadModelFile(options.modelFile, options, names))
     return false;

@@ -1,6 +1,6 @@
 // Inputs the training runtime fills by name, declared wrongly by a model: f32
-// token ids, and an input named as one of the step's own ("lr"). One preset
-// each; "ok" is the model without the mistake.
+// token ids, an input named as one of the step's own ("lr"), ids into a table
+// too small for the vocabulary. One preset each; "ok" has no mistake.
 #include "frontend/ModelRegistry.h"
 #include "frontend/Ops.h"
 
@@ -20,6 +20,13 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
       Tensor lr = b.input("lr", {}, DType::F32);
       x = x * lr;
     }
+    if (options.preset == "small-table" || options.preset == "small-reshaped") {
+      Tensor small = b.param("small", {4, 8}, Init::normal(0.1));
+      Tensor rows = options.preset == "small-table"
+                        ? embedding(small, ids)
+                        : reshape(embedding(small, reshape(ids, {8})), {2, 4, 8});
+      x = x + rows;
+    }
     Tensor logits = matmul(x, table, /*transposeB=*/true);
     LossAndTokens loss = crossEntropy(logits, out, 0.0, 0);
     b.setLoss(loss.loss, loss.tokens);
@@ -28,4 +35,5 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
 }
 
 TGC_REGISTER_MODEL({"step_inputs", "inputs the runtime fills, declared wrongly",
-                    {"ok", "f32-ids", "own-lr"}, "ok", build});
+                    {"ok", "f32-ids", "own-lr", "small-table", "small-reshaped"},
+                    "ok", build});
