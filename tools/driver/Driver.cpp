@@ -20,6 +20,8 @@
 #include "models/Transformer.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "runtime/data/AtomicFile.h"
+#include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenCorpus.h"
 #include "tools/InitAll.h"
 #include "tools/driver/BinaryBuilder.h"
@@ -39,7 +41,6 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -229,13 +230,15 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
   return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
 }
 
-/// Writes what `write` prints to -o (stdout by default); the exit code.
+/// Writes what `write` prints to -o (stdout by default); the exit code. A
+/// file appears whole or not at all (runtime::AtomicFile): a failed write,
+/// a full disk or a crash while printing leaves what it held.
 int writeOutput(const std::string &outputFilename,
                 llvm::function_ref<void(llvm::raw_ostream &)> write) {
   // A FIFO that no process reads would block the open for ever.
   struct stat status;
   if (::stat(outputFilename.c_str(), &status) == 0 && S_ISFIFO(status.st_mode)) {
-    int probe = ::open(outputFilename.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    int probe = runtime::openWriter(outputFilename.c_str());
     if (probe < 0) {
       llvm::errs() << "tgc: error: -o " << outputFilename
                    << (errno == ENXIO ? " is a FIFO that no process reads"
@@ -245,23 +248,28 @@ int writeOutput(const std::string &outputFilename,
     }
     ::close(probe);
   }
-  std::string error;
-  auto output = mlir::openOutputFile(outputFilename, &error);
-  if (!output) {
-    llvm::errs() << "tgc: " << error << "\n";
+  if (outputFilename == "-") {
+    write(llvm::outs());
+    llvm::outs().flush();
+    if (std::error_code ec = llvm::outs().error()) {
+      llvm::outs().clear_error();
+      llvm::errs() << "tgc: error: cannot write standard output: "
+                   << ec.message() << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    write(os);
+  }
+  runtime::AtomicFile file(outputFilename);
+  file.write(text);
+  if (std::string error = file.commit(); !error.empty()) {
+    llvm::errs() << "tgc: error: " << error << "\n";
     return 1;
   }
-  write(output->os());
-  // A full disk or `ulimit -f`: an error naming the file (the partial file
-  // is removed), not LLVM's fatal "IO failure" when the stream closes.
-  output->os().close();
-  if (std::error_code ec = output->os().error()) {
-    output->os().clear_error();
-    llvm::errs() << "tgc: error: cannot write " << outputFilename << ": "
-                 << ec.message() << "\n";
-    return 1;
-  }
-  output->keep();
   return 0;
 }
 

@@ -14,10 +14,12 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -108,6 +110,22 @@ void reportCrash(int signal) {
   runtime::endProcessNow(1);
 }
 
+/// What a guard's exit hook says when the model's code calls exit():
+/// empty while no guard is alive.
+std::string exitMessage;
+
+/// Registered once with atexit: exit() from a model file's code (its
+/// status would have been tgc's, 0 a silent success) ends tgc with a
+/// message and status 1; the temporary files are removed as on a signal.
+void reportExitFromModelCode() {
+  if (exitMessage.empty())
+    return;
+  [[maybe_unused]] ssize_t ignored =
+      write(STDERR_FILENO, exitMessage.data(), exitMessage.size());
+  llvm::sys::RunInterruptHandlers();
+  runtime::endProcessNow(1);
+}
+
 /// Compiles and loads `path`; the models it registered into `names`.
 bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
                    std::vector<std::string> &names) {
@@ -156,6 +174,12 @@ ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
                             .str();
   crashMessageLength = std::min(message.size(), sizeof(crashMessage));
   std::memcpy(crashMessage, message.data(), crashMessageLength);
+  static bool exitHookRegistered = std::atexit(reportExitFromModelCode) == 0;
+  (void)exitHookRegistered;
+  exitMessage = ("tgc: error: model file " + path + " called exit() while " +
+                 doing + ": a model file builds its graph or reports an "
+                 "error, it does not end tgc\n")
+                    .str();
   struct sigaction report = {};
   report.sa_handler = reportCrash;
   // On the alternate stack LLVM's handlers set up: a stack overflow too.
@@ -166,6 +190,7 @@ ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
 }
 
 ModelCodeGuard::~ModelCodeGuard() {
+  exitMessage.clear();
   for (size_t i = 0; i < std::size(kCrashSignals); ++i)
     sigaction(kCrashSignals[i], &previousCrashActions[i], nullptr);
 }

@@ -33,7 +33,8 @@ bool useModelFile(DriverOptions &options);
 /// While one is alive, a crash in the model file's code (SIGSEGV, SIGBUS,
 /// SIGFPE, SIGILL, or SIGABRT from an uncaught exception) ends tgc with a
 /// message naming the file and what tgc was doing, and exit status 1,
-/// rather than a stack dump of tgc.
+/// rather than a stack dump of tgc; so does a call of exit() (whose status,
+/// 0 too, would have been tgc's without a word).
 class ModelCodeGuard {
 public:
   ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing);
