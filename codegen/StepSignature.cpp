@@ -118,8 +118,9 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
                     .Case("dropout", &s.dropout)
                     .Case("attention_dropout", &s.attentionDropout)
                     .Default(nullptr);
+    // At the input's declaration (the model file's line).
     if (!slot)
-      return function.emitError()
+      return mlir::emitError(function.getArgument(i).getLoc())
              << "argument #" << i << " of @" << stepFunction
              << " is not a training input (source_ids, target_in_ids, "
                 "target_out_ids, dropout_key, lr, step, grad_weight, "

@@ -177,6 +177,11 @@ std::string Builder::declare(llvm::StringRef what, llvm::StringRef name,
                       tg::formatShape(shape));
   if (!names_.insert(full).second)
     fail(where, what + " '" + full + "' is declared twice");
+  // The optimizer names its moments "adam.m.<parameter>", "adam.v.<...>".
+  if (llvm::StringRef(full).starts_with("adam."))
+    fail(where, what + " '" + full +
+                    "': names beginning with 'adam.' are the optimizer's "
+                    "(its moments)");
   return full;
 }
 

@@ -6,6 +6,7 @@
 #include "llvm/Support/ConvertUTF.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -48,6 +49,13 @@ LogicalResult VariableOp::verify() {
                       std::isfinite(getInitScale()->convertToDouble())))
     return emitOpError() << "init scale must be positive and finite but is "
                          << formatNumber(getInitScale()->convertToDouble());
+  // Samples reach a few times the scale: past this they would not be
+  // finite f32 values (the first step read infinities).
+  if (takesScale && getInitScale()->convertToDouble() >
+                        std::numeric_limits<float>::max() / 16)
+    return emitOpError() << "init scale " << formatNumber(getInitScale()->convertToDouble())
+                         << " is too large for f32 parameters: its samples "
+                            "would overflow to infinity";
   if (init == InitKind::xavier_uniform && tensor.getRank() < 2)
     return emitOpError() << "xavier_uniform needs rank >= 2 (fan-in, fan-out) "
                             "but the shape is "

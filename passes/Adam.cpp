@@ -176,9 +176,12 @@ FailureOr<tg::VariableOp> TgAdamPass::declareMoment(SymbolTable &symbols,
                                                     StringRef kind,
                                                     Operation *after) {
   std::string name = ("adam." + kind + "." + param.getSymName()).str();
-  if (symbols.lookup(name))
-    return param.emitError() << "tg-adam: symbol @" << name
-                             << " already exists; was tg-adam run twice?";
+  if (Operation *taken = symbols.lookup(name))
+    return taken->emitError()
+           << "tg-adam: @" << name << " is the name of @"
+           << param.getSymName()
+           << "'s Adam moment, and it exists already: names beginning "
+              "with 'adam.' are the optimizer's (or tg-adam ran twice)";
   OpBuilder b(after);
   b.setInsertionPointAfter(after);
   auto moment = b.create<tg::VariableOp>(

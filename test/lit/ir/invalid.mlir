@@ -104,6 +104,13 @@ tg.variable @bias trainable init(uniform, -0.1) : tensor<16xf32>
 
 // -----
 
+// tg.variable: an init scale whose samples overflow f32 (the first step
+// read infinities).
+// expected-error @+1 {{init scale 1e+300 is too large for f32 parameters: its samples would overflow to infinity}}
+tg.variable @w trainable init(normal, 1.0e300) : tensor<16xf32>
+
+// -----
+
 // tg.variable: xavier_uniform needs a rank >= 2 (fan-in, fan-out).
 // expected-error @+1 {{xavier_uniform needs rank >= 2 (fan-in, fan-out) but the shape is [16]}}
 tg.variable @bias trainable init(xavier_uniform) : tensor<16xf32>

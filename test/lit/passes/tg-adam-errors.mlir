@@ -93,9 +93,10 @@ func.func @loss() -> (tensor<f32>, tensor<4xf32> {tg.gradient_of = @missing}) {
 
 // -----
 
-// A moment's name is already taken.
-// expected-error @+1 {{tg-adam: symbol @adam.m.w already exists; was tg-adam run twice?}}
+// A moment's name is already taken: the error is at the variable that
+// took it.
 tg.variable @w trainable init(zeros) : tensor<4xf32>
+// expected-error @+1 {{tg-adam: @adam.m.w is the name of @w's Adam moment, and it exists already: names beginning with 'adam.' are the optimizer's (or tg-adam ran twice)}}
 tg.variable @adam.m.w init(zeros) : tensor<4xf32>
 func.func @loss() -> (tensor<f32>, tensor<4xf32> {tg.gradient_of = @w}) {
   %w = tg.load @w : tensor<4xf32>

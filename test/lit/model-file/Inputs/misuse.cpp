@@ -49,10 +49,17 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
     Tensor logits = matmul(x, table, /*transposeB=*/true);
     auto [loss, tokens] = crossEntropy(logits, out, 0.1, 0);
     b.setLoss(loss, tokens);
+    if (p == "adam-name")
+      (void)b.param("adam.m.embedding", {16, 32}, Init::zeros());
+    if (p == "huge-init")
+      x = x * reduceMean(b.param("huge", {4}, Init::normal(1e300)), {0});
+    if (p == "extra-input")
+      x = x + reduceMean(b.input("source_extra", {4, 8}, DType::F32), {0, 1});
   });
 }
 
 TGC_REGISTER_MODEL({"misuse", "DSL misuses reported at their line",
                     {"silent", "outside", "negative", "slice", "caught", "dtype",
-                     "empty", "scope", "beta", "peak"},
+                     "empty", "scope", "beta", "peak", "adam-name", "huge-init",
+                     "extra-input"},
                     "negative", build});
