@@ -188,7 +188,10 @@ LogicalResult Differentiator::run() {
              << "@" << function.getName() << " is already differentiated";
   if (llvm::none_of(module.getOps<tg::VariableOp>(),
                     [](tg::VariableOp v) { return v.getTrainable(); }))
-    return module.emitError("tg-autodiff: the module has no trainable variable");
+    return function.emitError()
+           << "tg-autodiff: @" << function.getName()
+           << " has no trainable variable to train (every parameter is "
+              "frozen, or there is none)";
 
   Value loss = terminator->getOperand(0);
   findActiveValues(loss);

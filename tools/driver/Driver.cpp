@@ -175,6 +175,17 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
     });
     module = buildRegisteredModel(*model, context, options);
   }
+  // The pipelines train @loss: a graph of another name failed later,
+  // without a line.
+  if (succeeded(module) && *module &&
+      !(*module)->lookupSymbol<mlir::func::FuncOp>("loss")) {
+    llvm::errs() << "tgc: error: model '" << model->name << "'";
+    if (!model->registeredAt.empty())
+      llvm::errs() << " (registered at " << model->registeredAt << ")";
+    llvm::errs() << " built no function @loss: buildGraph(context, \"loss\", "
+                    "...) names the training graph\n";
+    return nullptr;
+  }
   if (succeeded(module) && *module)
     return std::move(*module);
   // A build function that fails (or returns no module) without a word.

@@ -73,10 +73,11 @@ module {
 
 // -----
 
-// A module without any trainable variable has nothing to differentiate.
-// expected-error @+1 {{tg-autodiff: the module has no trainable variable}}
+// A module without any trainable variable has nothing to differentiate
+// (the error is at the function, a model file's line).
 module {
   tg.variable @w init(normal, 0.02) : tensor<2xf32>
+  // expected-error @+1 {{tg-autodiff: @loss has no trainable variable to train (every parameter is frozen, or there is none)}}
   func.func @loss() -> tensor<f32> {
     %w = tg.load @w : tensor<2xf32>
     %l = tg.reduce_sum %w dims [0] : tensor<2xf32> -> tensor<f32>

@@ -16,7 +16,7 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
     return mlir::failure();
   if (p == "outside")
     (void)constant(1.0, {2});
-  return buildGraph(context, "loss", [&](Builder &b) {
+  return buildGraph(context, p == "not-loss" ? "train" : "loss", [&](Builder &b) {
     Tensor in = b.input("target_in_ids", {4, 8}, DType::I32);
     Tensor out = b.input("target_out_ids", {4, 8}, DType::I32);
     Tensor table = b.param("embedding", {16, 32}, Init::normal(0.1));
@@ -61,5 +61,5 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
 TGC_REGISTER_MODEL({"misuse", "DSL misuses reported at their line",
                     {"silent", "outside", "negative", "slice", "caught", "dtype",
                      "empty", "scope", "beta", "peak", "adam-name", "huge-init",
-                     "extra-input"},
+                     "extra-input", "not-loss"},
                     "negative", build});
