@@ -248,6 +248,9 @@ void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
     fail(where, "the loss must be an f32 scalar");
   if (!tokens || tokens.rank() != 0 || tokens.dtype() != DType::I32)
     fail(where, "the token count must be an i32 scalar");
+  if (loss_)
+    fail(where, "the loss is set twice (the first would be dropped without "
+                "a word)");
   loss_ = loss;
   tokens_ = tokens;
 }

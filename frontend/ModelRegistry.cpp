@@ -32,6 +32,11 @@ void registerModel(ModelDefinition model, std::source_location where) {
   model.registeredAt =
       std::string(where.file_name()) + ":" + std::to_string(where.line());
   registrations().push_back(name);
+  if (name.empty()) {
+    conflicts().push_back("a model registered at " + model.registeredAt +
+                          " has no name (--model NAME picks it)");
+    return;
+  }
   auto [it, inserted] = registry().try_emplace(name, std::move(model));
   if (!inserted)
     conflicts().push_back("model '" + name + "' is registered twice: " +

@@ -382,9 +382,13 @@ Tensor reshape(Tensor input, llvm::ArrayRef<int64_t> shape, Where where) {
   int64_t from = 1, to = 1;
   for (int64_t d : input.shape())
     from *= d;
+  // Checked as it multiplies: a product that wraps past 2^63 could come
+  // back to the input's count ([2^60 + 1, 1024] of 1024 elements).
+  bool wraps = false;
   for (int64_t d : shape)
-    to *= d;
-  if (from != to || llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    wraps |= d > 0 && __builtin_mul_overflow(to, d, &to);
+  if (wraps || from != to ||
+      llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     b.fail(where, "reshape: " + formatShape(input.shape()) + " (" +
                       llvm::Twine(from) + " elements) cannot become " +
                       formatShape(shape));

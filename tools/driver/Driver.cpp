@@ -159,6 +159,15 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
   }
   ModelOptions options{driver.presetName.empty() ? model->defaultPreset : driver.presetName,
                        driver.configFile};
+  // A model file's build function may not look at the preset: one it does
+  // not list was built as something else without a word.
+  if (!model->presets.empty() &&
+      !llvm::is_contained(model->presets, options.preset)) {
+    llvm::errs() << "tgc: error: model '" << model->name << "' has no preset '"
+                 << options.preset << "' (presets: "
+                 << llvm::join(model->presets, ", ") << ")\n";
+    return nullptr;
+  }
   options.vocabulary = vocabulary;
   if (bucket) {
     options.batchSize = bucket->batch;

@@ -53,6 +53,8 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
       (void)b.param("adam.m.embedding", {16, 32}, Init::zeros());
     if (p == "huge-init")
       x = x * reduceMean(b.param("huge", {4}, Init::normal(1e300)), {0});
+    if (p == "loss-twice")
+      b.setLoss(loss, tokens);
     if (p == "extra-input")
       x = x + reduceMean(b.input("source_extra", {4, 8}, DType::F32), {0, 1});
   });
@@ -61,5 +63,5 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
 TGC_REGISTER_MODEL({"misuse", "DSL misuses reported at their line",
                     {"silent", "outside", "negative", "slice", "caught", "dtype",
                      "empty", "scope", "beta", "peak", "adam-name", "huge-init",
-                     "extra-input", "not-loss"},
+                     "extra-input", "not-loss", "loss-twice"},
                     "negative", build});
