@@ -12,6 +12,8 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -63,6 +65,8 @@ DType Tensor::dtype(std::source_location where) const {
 
 Builder::Builder(MLIRContext &context, llvm::StringRef functionName)
     : builder_(&context), modelName_(functionName.str()) {
+  static std::atomic<uint64_t> builds{0};
+  graph_ = ++builds;
   context.getOrLoadDialect<tg::TGDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
   module_ = ModuleOp::create(builder_.getUnknownLoc());
@@ -142,7 +146,10 @@ void Builder::failBuilding(Where where, const llvm::Twine &message) {
   llvm::errs() << where.file_name() << ":" << where.line() << ": error: "
                << message << "\n";
   llvm::sys::RunInterruptHandlers();
-  std::exit(1);
+  // _Exit: not through tgc's atexit hook, which takes an exit() during a
+  // model file's code for the model's own.
+  std::fflush(nullptr);
+  std::_Exit(1);
 }
 
 Builder &Builder::current(Where where) {
@@ -336,7 +343,13 @@ FailureOr<OwningOpRef<ModuleOp>> Builder::finish() {
 
 FailureOr<OwningOpRef<ModuleOp>>
 buildGraph(MLIRContext &context, llvm::StringRef functionName,
-           const std::function<void(Builder &)> &body) {
+           const std::function<void(Builder &)> &body,
+           std::source_location where) {
+  // Its tensors would mix with the outer graph's, and its failure would be
+  // blamed on the outer one.
+  if (building)
+    building->fail(where, "buildGraph inside buildGraph: a model builds one "
+                          "graph (use a helper function taking the Builder)");
   Builder builder(context, functionName);
   Builder *outer = std::exchange(building, &builder);
   auto restore = llvm::make_scope_exit([&] { building = outer; });

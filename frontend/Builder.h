@@ -126,7 +126,9 @@ public:
   mlir::OpBuilder &ops() { return builder_; }
   mlir::MLIRContext &context() { return *builder_.getContext(); }
   mlir::Location location(Where where);
-  Tensor wrap(mlir::Value value) { return Tensor(this, value); }
+  Tensor wrap(mlir::Value value) { return Tensor(this, value, graph_); }
+  /// This build's number, unique in the process (Tensor::graph).
+  uint64_t graph() const { return graph_; }
   mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, DType type);
   /// The step's dropout key (seed, step): an input created on first use.
   mlir::Value dropoutKey(Where where);
@@ -167,13 +169,16 @@ private:
   bool failed_ = false;
   /// The registered model's name in errors (the function's without one).
   std::string modelName_;
+  uint64_t graph_;
 };
 
 /// Runs `body` on a fresh Builder whose function is `functionName` and returns
-/// the module, or failure once a diagnostic has been emitted.
+/// the module, or failure once a diagnostic has been emitted. Inside another
+/// buildGraph's body it is an error at `where` (one graph a model).
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 buildGraph(mlir::MLIRContext &context, llvm::StringRef functionName,
-           const std::function<void(Builder &)> &body);
+           const std::function<void(Builder &)> &body,
+           std::source_location where = std::source_location::current());
 
 } // namespace tgc
 

@@ -22,7 +22,13 @@ Builder &builderOf(Tensor t, Where where) {
   // op is created; it has no builder of its own to report through.
   if (!t)
     Builder::failBuilding(where, "an unset Tensor is used");
-  return t.builder();
+  // By number: another graph's Builder may be gone (a tensor kept from an
+  // earlier bucket's build), its address taken by the current one.
+  Builder &current = Builder::current(where);
+  if (t.graph() != current.graph())
+    current.fail(where, "a tensor of another graph is used (kept from an "
+                        "earlier buildGraph, e.g. an earlier bucket's build)");
+  return current;
 }
 
 void expectFloat(Tensor t, llvm::StringRef op, llvm::StringRef what,

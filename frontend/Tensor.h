@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <cstdint>
 #include <optional>
 #include <source_location>
 #include <type_traits>
@@ -44,14 +45,18 @@ public:
   mlir::Value value() const { return value_; }
   Builder &builder() const { return *builder_; }
   explicit operator bool() const { return builder_ != nullptr; }
+  /// Which buildGraph made it (Builder::graph): a Builder's address is
+  /// reused by the next build, this number is not.
+  uint64_t graph() const { return graph_; }
 
 private:
   friend class Builder;
-  Tensor(Builder *builder, mlir::Value value)
-      : builder_(builder), value_(value) {}
+  Tensor(Builder *builder, mlir::Value value, uint64_t graph)
+      : builder_(builder), value_(value), graph_(graph) {}
 
   Builder *builder_ = nullptr;
   mlir::Value value_;
+  uint64_t graph_ = 0;
 };
 
 /// A tensor together with the source location of the expression that uses it.

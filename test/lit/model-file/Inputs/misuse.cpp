@@ -55,6 +55,12 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
       x = x * reduceMean(b.param("huge", {4}, Init::normal(1e300)), {0});
     if (p == "loss-twice")
       b.setLoss(loss, tokens);
+    if (p == "nested")
+      (void)buildGraph(context, "inner", [](Builder &) {});
+    static Tensor kept; // kept from the build of an earlier bucket
+    if (p == "stale" && kept)
+      x = x + kept;
+    kept = x;
     if (p == "extra-input")
       x = x + reduceMean(b.input("source_extra", {4, 8}, DType::F32), {0, 1});
   });
@@ -63,5 +69,6 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
 TGC_REGISTER_MODEL({"misuse", "DSL misuses reported at their line",
                     {"silent", "outside", "negative", "slice", "caught", "dtype",
                      "empty", "scope", "beta", "peak", "adam-name", "huge-init",
-                     "extra-input", "not-loss", "loss-twice"},
+                     "extra-input", "not-loss", "loss-twice", "nested",
+                     "stale"},
                     "negative", build});
