@@ -20,7 +20,9 @@ def TG_EmbeddingOp : TG_Op<"embedding", [Pure]> {
   let description = [{
     `result[i..., :] = table[ids[i...], :]`. The table is `[V, D]`; the result
     has the ids' shape followed by `D`. Ids outside `[0, V)` are a run-time
-    error of the data loader, not of the graph.
+    error of the data loader, not of the graph: the loader checks the
+    step's token ids against the loss's vocabulary, and tgc refuses a step
+    whose token ids index a table of fewer rows.
 
     ```mlir
     %x = tg.embedding %table[%ids] : tensor<100x16xf32>, tensor<2x7xi32> -> tensor<2x7x16xf32>
