@@ -17,6 +17,7 @@
 #define TGC_COMMON_RUNFILES_H
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <sys/stat.h>
@@ -70,6 +71,28 @@ inline std::string thisProgram() {
   char path[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+/// "a tgc checkpoint" or "a tgc token corpus" when `path` is an existing
+/// file of that kind (by its first 8 bytes), else null: a text output
+/// (--output, --metrics, ...) never replaces one (generating with --output
+/// naming a checkpoint's .best wrote text over it).
+inline const char *tgcBinaryKind(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode))
+    return nullptr;
+  char head[8] = {};
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return nullptr;
+  size_t n = std::fread(head, 1, sizeof head, file);
+  std::fclose(file);
+  std::string magic(head, n);
+  if (magic == std::string("TGCCKPT\n", 8))
+    return "a tgc checkpoint";
+  if (magic == std::string("TGCTOKS\n", 8) || magic == std::string("TGCDOCS\n", 8))
+    return "a tgc token corpus";
+  return nullptr;
 }
 
 /// An empty string, or why the run must not start: "--checkpoint X is the

@@ -137,6 +137,25 @@ inline std::string openWriterError(int error) {
                         : std::strerror(error);
 }
 
+/// Whether `status` is /dev/null's (an empty input, as `< /dev/null` gives).
+inline bool isNullDevice(const struct stat &status) {
+  struct stat null;
+  return S_ISCHR(status.st_mode) && ::stat("/dev/null", &null) == 0 &&
+         S_ISCHR(null.st_mode) && status.st_rdev == null.st_rdev;
+}
+
+/// Why a text input open as `fd` is refused, or "": a device other than a
+/// terminal (which ends at ^D) or /dev/null never ends (/dev/zero,
+/// /dev/urandom). `name` names it in the message.
+inline std::string checkTextDescriptor(int fd, const std::string &name) {
+  struct stat status;
+  if (::fstat(fd, &status) != 0)
+    return name + ": " + std::strerror(errno);
+  if (S_ISCHR(status.st_mode) && !::isatty(fd) && !isNullDevice(status))
+    return name + " is a character device, not a regular file or a pipe";
+  return "";
+}
+
 /// "<path>.tmp.<pid>.<n>": a new name at each call.
 inline std::string temporaryPathFor(const std::string &path) {
   static std::atomic<unsigned> counter{0};

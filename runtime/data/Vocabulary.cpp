@@ -74,13 +74,6 @@ private:
   std::string value_;
 };
 
-/// Whether `status` is /dev/null's (an empty input, as `< /dev/null` gives).
-bool isNullDevice(const struct stat &status) {
-  struct stat null;
-  return S_ISCHR(status.st_mode) && ::stat("/dev/null", &null) == 0 &&
-         S_ISCHR(null.st_mode) && status.st_rdev == null.st_rdev;
-}
-
 } // namespace
 
 std::string readFile(const std::string &path, std::string &text) {

@@ -110,6 +110,13 @@ std::string modelDifference(const CheckpointInfo &infoA,
       return quoted(firstConfig(difference.checkpointOnly),
                     firstConfig(difference.programOnly));
   }
+  // Trained on text of other vocabularies, the same ids are other words.
+  if (infoA.vocabularyHash && infoB.vocabularyHash &&
+      infoA.vocabularyHash != infoB.vocabularyHash)
+    return "the vocabulary trained on (hash " +
+           quoted(std::to_string(infoA.vocabularyHash),
+                  std::to_string(infoB.vocabularyHash)) +
+           ")";
   if (a.size() != b.size())
     return std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
            " tensors";

@@ -323,6 +323,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
     metadata.set_validated_step(info.validatedStep);
   metadata.set_batch_plan(info.batchPlan);
   metadata.set_data_fingerprint(info.dataFingerprint);
+  metadata.set_vocabulary_hash(info.vocabularyHash);
   if (info.epochs >= 0)
     metadata.set_epochs(info.epochs);
   uint64_t offset = 0;
@@ -529,6 +530,7 @@ CheckpointInfo CheckpointReader::info() const {
       metadata_.has_validated_step() ? metadata_.validated_step() : -1;
   info.batchPlan = metadata_.batch_plan();
   info.dataFingerprint = metadata_.data_fingerprint();
+  info.vocabularyHash = metadata_.vocabulary_hash();
   info.epochs = metadata_.has_epochs() && metadata_.epochs() >= 0 &&
                         std::isfinite(metadata_.epochs())
                     ? metadata_.epochs()

@@ -90,6 +90,9 @@ struct CheckpointInfo {
   /// What the training data holds, whatever its files are called
   /// (TrainingData::contentFingerprint); empty: not recorded.
   std::string dataFingerprint;
+  /// The vocabulary of the text trained on (TrainingData::vocabularyHash);
+  /// 0: token ids without one, or not recorded.
+  uint64_t vocabularyHash = 0;
 };
 
 /// Makes this process the owner of checkpoint `path` until it exits (see

@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace tgc::runtime {
@@ -89,9 +91,17 @@ int scoreCorpus(const CompiledModel &model, const TrainOptions &options,
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
   double perToken = loss.perTokenLoss();
-  std::printf("%s: loss %.4f  ppl %.3f  on %lld tokens (%s) in %.1fs\n",
-              options.score.c_str(), perToken, std::exp(perToken),
-              static_cast<long long>(loss.tokens), what.c_str(), seconds);
+  // The result is the run's whole output: a failed write is an error
+  // (a full disk, a closed standard output exited 0).
+  if (std::printf("%s: loss %.4f  ppl %.3f  on %lld tokens (%s) in %.1fs\n",
+                  options.score.c_str(), perToken, std::exp(perToken),
+                  static_cast<long long>(loss.tokens), what.c_str(),
+                  seconds) < 0 ||
+      std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "error: cannot write the score to standard output: %s\n",
+                 std::strerror(errno));
+    return 1;
+  }
   return 0;
 }
 

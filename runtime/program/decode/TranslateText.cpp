@@ -14,18 +14,27 @@
 #include <chrono>
 #include <cstring>
 #include <cstdio>
+#include <fcntl.h>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace tgc::runtime {
 
 namespace {
 
+/// The most text one --translate or --generate run reads (it is held in
+/// memory with its token ids): a pipe that never ends is refused, not read
+/// until memory runs out.
+constexpr size_t kMaxDecodeInputBytes = size_t{1} << 30;
+
 bool readTextLines(const std::string &path, std::vector<std::string> &lines,
                    std::string &name) {
   std::ifstream file;
   bool fromStdin = path == "-";
+  name = fromStdin ? "<stdin>" : path;
   if (!fromStdin) {
     if (std::string why = checkInputFile(path, /*emptyOk=*/true); !why.empty()) {
       std::fprintf(stderr, "error: %s\n", why.c_str());
@@ -37,8 +46,21 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
       return false;
     }
   }
+  // /dev/zero or /dev/urandom (a path, or standard input) never ends.
+  struct stat status;
+  if (fromStdin || (::stat(path.c_str(), &status) == 0 && S_ISCHR(status.st_mode))) {
+    int fd = fromStdin ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    std::string why = fd < 0 ? name + ": " + std::strerror(errno)
+                             : checkTextDescriptor(fd, name);
+    if (!fromStdin && fd >= 0)
+      ::close(fd);
+    if (!why.empty()) {
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return false;
+    }
+  }
   std::istream &in = fromStdin ? std::cin : file;
-  name = fromStdin ? "<stdin>" : path;
+  size_t bytes = 0;
   for (std::string line;;) {
     LineRead read = readLine(in, line);
     if (read == LineRead::End)
@@ -46,6 +68,14 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
     if (read == LineRead::TooLong) {
       std::fprintf(stderr, "error: %s:%zu: the line is longer than %zu MiB\n",
                    name.c_str(), lines.size() + 1, kMaxLineBytes >> 20);
+      return false;
+    }
+    bytes += line.size() + 1;
+    if (bytes > kMaxDecodeInputBytes) {
+      std::fprintf(stderr,
+                   "error: %s: more than %zu MiB of text, the most one run "
+                   "reads (split it)\n",
+                   name.c_str(), kMaxDecodeInputBytes >> 20);
       return false;
     }
     lines.push_back(line);
@@ -75,7 +105,8 @@ bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
 
 bool writeText(const std::string &path, const std::string &text,
                const char *what) {
-  if (!path.empty()) {
+  // "-" is standard output, as for the inputs (it made a file named "-").
+  if (!path.empty() && path != "-") {
     // Atomic, every write checked: a full disk keeps what was there.
     AtomicFile out(path);
     out.write(text);

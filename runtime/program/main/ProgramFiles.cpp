@@ -63,6 +63,15 @@ bool checkProgramFiles(const TrainOptions &options,
     files.push_back({"--dump-params", options.dumpParameters, true});
   }
   std::string why = findClobberedFile(files);
+  // Text (and --dump-params' floats) never replaces a checkpoint or a
+  // corpus (the run's own checkpoint is no such output).
+  for (const RunFile &file : files)
+    if (why.empty() && file.written && file.mayBe.empty() &&
+        file.flag.find("checkpoint") == std::string::npos)
+      if (const char *kind = tgcBinaryKind(file.path))
+        why = file.flag + " " + file.path + " is " + kind +
+              ": a run writes text there, never over a checkpoint or a "
+              "token corpus (give another path; nothing was written)";
   if (!why.empty())
     std::fprintf(stderr, "error: %s\n", why.c_str());
   return why.empty();

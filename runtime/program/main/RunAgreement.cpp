@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/program/main/Run.h"
+#include "runtime/program/parallel/ParameterChecksum.h"
 
 #include <cstdio>
 #include <cstring>
@@ -36,8 +37,26 @@ struct Agreed {
   bool isText = false;
 };
 
+/// The trainable parameters the process starts from, as a hex checksum:
+/// checkpoints of one step that hold other parameters (--resume A on one
+/// rank, B on another) were trained on together until the first check,
+/// and rank 0's replaced its own. (The moments are left out: a sharded
+/// optimizer's processes hold different parts of them.)
+std::string startingParameters(const Run &run) {
+  uint64_t sum = 0;
+  for (int v = 0; v < run.model.numVariables; ++v)
+    if (run.model.variables[v].trainable)
+      sum = sum * 0x100000001b3ull ^
+            parameterChecksum(run.memory.state() + run.model.variables[v].offset,
+                              run.model.variables[v].size);
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(sum));
+  return text;
+}
+
 std::vector<Agreed> agreedOf(const Run &run) {
   const TrainOptions &o = run.options;
+  const std::string parameters = startingParameters(run);
   auto number = [](const char *flag, double value) {
     return Agreed{flag, value, {}};
   };
@@ -57,6 +76,9 @@ std::vector<Agreed> agreedOf(const Run &run) {
                : run.data.describe() + ": " + run.dataFingerprint()),
       number("the step it starts after (--resume)",
              static_cast<double>(run.stepsDone)),
+      text("the checksum of the parameters it starts from (--resume)", parameters,
+           "checksum " + parameters +
+               (o.resume.empty() ? std::string() : ", from " + o.resume)),
       number("--seed", run.seed),
       number("--steps", static_cast<double>(o.steps)),
       // --max-time may differ: the processes stop together when the first
@@ -64,7 +86,8 @@ std::vector<Agreed> agreedOf(const Run &run) {
       number("--max-epochs", static_cast<double>(o.maxEpochs)),
       number("the learning-rate schedule (--lr-scheduler)",
              static_cast<double>(run.learningRates().kind)),
-      number("the peak learning rate (--lr)", run.learningRates().peakRate()),
+      number("the peak learning rate (--lr, --lr-factor)",
+             run.learningRates().peakRate()),
       number("--warmup", static_cast<double>(run.learningRates().warmupSteps)),
       number("--min-lr", run.learningRates().minimum),
       number("--update-freq", static_cast<double>(o.updateFreq)),
@@ -81,6 +104,10 @@ std::vector<Agreed> agreedOf(const Run &run) {
       number("--save-every", static_cast<double>(o.saveEvery)),
       number("--valid-every", static_cast<double>(o.validEvery)),
       number("--shard-optimizer", o.shardOptimizer ? 1 : 0),
+      // A sharded dump gathers the moments from every process: given on
+      // one alone, it waited for the others for ever.
+      number("--dump-params (with --shard-optimizer)",
+             o.shardOptimizer && !o.dumpParameters.empty() ? 1 : 0),
   };
 }
 

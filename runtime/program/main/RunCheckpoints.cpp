@@ -281,6 +281,7 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   info.batchesDrawn = batchesDrawn(step);
   info.batchPlan = data.batchPlan();
   info.dataFingerprint = dataFingerprint();
+  info.vocabularyHash = data.vocabularyHash();
   info.epochs = epochsAfter(step).value_or(-1);
   std::vector<CheckpointTensor> tensors = memory.tensors();
   if (std::string why = writeCheckpoint(path, info, tensors); !why.empty()) {

@@ -16,6 +16,7 @@
 #include "common/RunFiles.h"
 #include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/checkpoint/ManifestCheck.h"
+#include "runtime/data/TokenCorpus.h"
 #include "runtime/program/decode/GenerateText.h"
 #include "runtime/program/decode/ScoreCorpus.h"
 #include "runtime/program/decode/TranslateText.h"
@@ -31,8 +32,10 @@
 #include "runtime/program/train/Options.h"
 #include "runtime/program/train/PairData.h"
 #include "runtime/program/train/TrainingData.h"
+#include "runtime/program/train/VocabularyTool.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -109,13 +112,61 @@ bool loadForResume(TrainOptions &options, const CompiledModel &model,
   return true;
 }
 
+/// The checkpoint's parameters read token ids of the vocabulary it was
+/// trained on: text of another vocabulary (the same size, so that the
+/// compiled model takes it), or any text after a task's ids, gave words
+/// without meaning and exit 0. An empty string, or why --translate,
+/// --generate or --score must not run (files they cannot open are left to
+/// them to report).
+std::string trainedVocabularyProblem(const TrainOptions &options,
+                                     const CompiledModel &model,
+                                     const CheckpointInfo &trained) {
+  std::string error, what;
+  uint64_t given = 0;
+  if (!options.score.empty()) {
+    std::optional<TokenCorpus> corpus = TokenCorpus::open(options.score, error);
+    if (!corpus)
+      return "";
+    given = corpus->vocabularyHash();
+    what = "--score " + options.score;
+  } else {
+    std::unique_ptr<VocabularyTool> vocabulary = VocabularyTool::open(
+        options.vocabulary, model.toolsDirectory ? model.toolsDirectory : "",
+        model.vocabulary, error);
+    if (!vocabulary)
+      return "";
+    given = vocabulary->hash();
+    what = "--vocab " + options.vocabulary;
+  }
+  char hashes[96];
+  if (trained.data.starts_with("task "))
+    return "checkpoint " + options.resume + " was trained on the token ids "
+           "of " + trained.data + ", which are no words of " + what;
+  if (trained.vocabularyHash && given && given != trained.vocabularyHash) {
+    std::snprintf(hashes, sizeof hashes, "0x%016" PRIx64 ", not 0x%016" PRIx64,
+                  given, trained.vocabularyHash);
+    return what + " is text of another vocabulary than checkpoint " +
+           options.resume + " was trained on (hash " + hashes + ")";
+  }
+  return "";
+}
+
 /// --translate: the text through beam search (or greedy); --generate: a
 /// language model's continuations of prompts; --score: a corpus's loss; on
 /// rank 0 alone. Returns the exit code.
 int runTranslation(const CompiledModel &model, const TrainOptions &options,
-                   ModelState &memory, ProcessGroup *group) {
+                   ModelState &memory, ProcessGroup *group,
+                   const CheckpointInfo &trained) {
   if (group && group->rank() != 0)
     return 0; // one translation is enough
+  if (std::string why = trainedVocabularyProblem(options, model, trained);
+      !why.empty()) {
+    if (!options.forceResume) {
+      std::fprintf(stderr, "error: %s (--force-resume to go on)\n", why.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "note: %s; going on (--force-resume)\n", why.c_str());
+  }
   if (model.device) {
     model.device->upload(memory.state());
     if (!deviceOk("while uploading the parameters"))
@@ -329,7 +380,26 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
               ProcessGroup *group) {
   TrainOptions options;
   int exitCode = 0;
-  if (!parseTrainOptions(argc, argv, options, exitCode))
+  bool parsed = parseTrainOptions(argc, argv, options, exitCode);
+  if (!parsed && exitCode != 0)
+    return exitCode;
+  // --help or --version given to some processes of an mpirun and not to
+  // the others: those would wait for them in the first exchange (until
+  // the peer timeout). One exchange first says whether every one runs.
+  const bool printsOnly = !parsed || options.printVersion;
+  if (group && group->size() > 1) {
+    uint64_t fewest = 0, most = 0;
+    group->minMax(printsOnly ? 0 : 1, fewest, most);
+    if (fewest != most && !printsOnly) {
+      std::fprintf(stderr,
+                   "error: rank %d of %d: another process of this run was "
+                   "given --help or --version and trains nothing; every "
+                   "process stops\n",
+                   group->rank(), group->size());
+      return 2;
+    }
+  }
+  if (!parsed)
     return exitCode;
   if (options.printVersion) {
     std::printf("%s", model.manifest ? model.manifest : "");
@@ -356,7 +426,7 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   if (!options.translate.empty() || !options.generate.empty() ||
       !options.score.empty())
-    return runTranslation(model, options, memory, group);
+    return runTranslation(model, options, memory, group, resumed);
   std::unique_ptr<TrainingData> data = openRunData(options, model);
   if (!data)
     return 1;

@@ -122,6 +122,9 @@ public:
     return corpusTexts(vocabulary.get(), sentences, out);
   }
   bool hasVocabulary() const override { return vocabulary != nullptr; }
+  uint64_t vocabularyHash() const override {
+    return trainCorpus.vocabularyHash();
+  }
   bool languageModel() const override { return true; }
   std::vector<Batch> validationBatches() override {
     std::vector<Batch> batches;

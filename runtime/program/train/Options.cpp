@@ -622,6 +622,56 @@ bool checkCombinations(const TrainOptions &o) {
   return true;
 }
 
+/// Translating, generating and scoring run the model of --resume and train
+/// nothing: a training flag given with them did nothing, without a word
+/// (--steps, --checkpoint, --metrics, --lr...). Each mode takes its own.
+bool checkModeFlags(const TrainOptions &o,
+                    const std::vector<std::string_view> &given) {
+  struct Mode {
+    std::string_view flag;
+    std::vector<std::string_view> takes;
+  };
+  const Mode modes[] = {
+      {"--translate",
+       {"--translate", "--resume", "--vocab", "--output", "--beam", "--alpha",
+        "--search", "--nbest", "--batch-size", "--decoder"}},
+      {"--generate",
+       {"--generate", "--resume", "--vocab", "--output", "--max-new-tokens",
+        "--temperature", "--top-k", "--top-p", "--seed", "--decoder"}},
+      // The corpus records its vocabulary: --vocab would check nothing.
+      {"--score", {"--score", "--resume"}}};
+  const Mode *mode = !o.translate.empty() ? &modes[0]
+                     : !o.generate.empty() ? &modes[1]
+                     : !o.score.empty()    ? &modes[2]
+                                           : nullptr;
+  auto refuse = [](std::string_view flag, std::string_view why) {
+    std::fprintf(stderr, "error: %.*s %.*s\n", static_cast<int>(flag.size()),
+                 flag.data(), static_cast<int>(why.size()), why.data());
+    return false;
+  };
+  if (!mode) {
+    for (std::string_view flag : given)
+      if (flag == "--max-new-tokens")
+        return refuse(flag, "goes with --generate");
+    return true;
+  }
+  std::string why = "does not go with " + std::string(mode->flag) +
+                    ", which runs the model of --resume and trains nothing "
+                    "(nothing was run)";
+  for (std::string_view flag : given)
+    if (std::find(mode->takes.begin(), mode->takes.end(), flag) ==
+            mode->takes.end() &&
+        flag != "--translate" && flag != "--generate" && flag != "--score")
+      return refuse(flag, why);
+  if (o.profile)
+    return refuse("--profile", why);
+  if (o.shardOptimizer)
+    return refuse("--shard-optimizer", why);
+  if (o.overwrite)
+    return refuse("--overwrite", why);
+  return true;
+}
+
 } // namespace
 
 bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
@@ -730,7 +780,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       return false;
     }
   }
-  return checkCombinations(options);
+  return checkModeFlags(options, given) && checkCombinations(options);
 }
 
 } // namespace tgc::runtime

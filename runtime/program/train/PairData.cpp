@@ -143,7 +143,9 @@ public:
     return corpusTexts(vocabulary.get(), sentences, out);
   }
   bool hasVocabulary() const override { return vocabulary != nullptr; }
+  uint64_t vocabularyHash() const override { return textVocabulary; }
   Batcher &batches() { return batcher; }
+  uint64_t textVocabulary = 0; ///< see TrainingData::vocabularyHash
 
 private:
   std::unique_ptr<PairList> train;
@@ -234,6 +236,7 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
   std::unique_ptr<PairList> train;
   std::vector<SentencePair> valid;
   std::string files, readFingerprint;
+  uint64_t textVocabulary = vocabulary ? vocabulary->hash() : 0;
   if (!options.trainData.empty()) {
     std::optional<TokenCorpus> corpus = openCorpus(options.trainData, model);
     if (!corpus)
@@ -247,6 +250,7 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
     }
     const uint64_t trainHash = corpus->vocabularyHash();
     const uint32_t trainSize = corpus->vocabularySize();
+    textVocabulary = trainHash;
     train = std::make_unique<MappedPairs>(std::move(*corpus));
     files = "corpus " + options.trainData;
     if (!options.validData.empty()) {
@@ -287,6 +291,7 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
   auto data = std::make_unique<CorpusData>(
       model, std::move(train), std::move(valid), files, std::move(vocabulary),
       options.maxTokens, std::move(readFingerprint));
+  data->textVocabulary = textVocabulary;
   Batcher &batcher = data->batches();
   if (batcher.kept() == 0) {
     std::fprintf(stderr, "error: %s: no pair fits the model's buckets (%s)\n",

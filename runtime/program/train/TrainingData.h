@@ -79,6 +79,10 @@ public:
                      std::vector<std::string> &out) const = 0;
   /// Whether text() is detokenized text that BLEU can score.
   virtual bool hasVocabulary() const { return false; }
+  /// The SentencePiece vocabulary the training text is in (its hash, as
+  /// TokenCorpus::vocabularyHash and VocabularyTool::hash give it); 0 for
+  /// a task's token ids or files of ids. Checkpoints record it.
+  virtual uint64_t vocabularyHash() const { return 0; }
   /// A language model's data (LmData.h): validation sums the loss over
   /// validationBatches() and there is nothing to translate.
   virtual bool languageModel() const { return false; }
