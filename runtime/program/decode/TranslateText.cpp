@@ -29,6 +29,8 @@ namespace {
 /// memory with its token ids): a pipe that never ends is refused, not read
 /// until memory runs out.
 constexpr size_t kMaxDecodeInputBytes = size_t{1} << 30;
+/// ... and at most this many lines (short lines cost more than their bytes).
+constexpr size_t kMaxDecodeInputLines = size_t{1} << 24;
 
 bool readTextLines(const std::string &path, std::vector<std::string> &lines,
                    std::string &name) {
@@ -71,11 +73,12 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
       return false;
     }
     bytes += line.size() + 1;
-    if (bytes > kMaxDecodeInputBytes) {
+    if (bytes > kMaxDecodeInputBytes || lines.size() == kMaxDecodeInputLines) {
       std::fprintf(stderr,
-                   "error: %s: more than %zu MiB of text, the most one run "
-                   "reads (split it)\n",
-                   name.c_str(), kMaxDecodeInputBytes >> 20);
+                   "error: %s: more than %zu MiB or %zu lines of text, the "
+                   "most one run reads (split it)\n",
+                   name.c_str(), kMaxDecodeInputBytes >> 20,
+                   kMaxDecodeInputLines);
       return false;
     }
     lines.push_back(line);
