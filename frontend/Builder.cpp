@@ -185,10 +185,11 @@ std::string Builder::declare(llvm::StringRef what, llvm::StringRef name,
   if (!names_.insert(full).second)
     fail(where, what + " '" + full + "' is declared twice");
   // The optimizer names its moments "adam.m.<parameter>", "adam.v.<...>".
-  if (llvm::StringRef(full).starts_with("adam."))
+  if (what == "parameter" && (llvm::StringRef(full).starts_with("adam.m.") ||
+                              llvm::StringRef(full).starts_with("adam.v.")))
     fail(where, what + " '" + full +
-                    "': names beginning with 'adam.' are the optimizer's "
-                    "(its moments)");
+                    "': names beginning with 'adam.m.' or 'adam.v.' are the "
+                    "optimizer's (its moments)");
   return full;
 }
 
@@ -258,6 +259,9 @@ void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
   if (loss_)
     fail(where, "the loss is set twice (the first would be dropped without "
                 "a word)");
+  if (loss.graph() != graph_ || tokens.graph() != graph_)
+    fail(where, "a tensor of another graph is used (kept from an earlier "
+                "buildGraph, e.g. an earlier bucket's build)");
   loss_ = loss;
   tokens_ = tokens;
 }

@@ -62,10 +62,13 @@ cases = []  # (name, argv, expect words, must fail, files kept)
 def later_flags_win(argv):
     """A training program's command with each "--flag value" of the shared
     prefix P dropped where the case gives that flag again (a program
-    refuses a flag given twice)."""
+    refuses a flag given twice), and all of them for a case that
+    translates, generates or scores (which refuse training flags)."""
     if argv[:len(P)] != P:
         return argv
     later = set(argv[len(P):])
+    if later & {"--translate", "--generate", "--score"}:
+        return [argv[0]] + argv[len(P):]
     prefix = [argv[0]]
     for i in range(1, len(P), 2):
         if P[i] not in later:
@@ -403,9 +406,15 @@ shutil.copy("good.ckpt", "run.ckpt.step2")
 shutil.copy("good.ckpt", "run.ckpt.step4")
 # A vocabulary of 300 pieces for the tiny model's 16 ids (compiled without
 # --corpus, so no hash to tell): its ids would index past the embedding.
+# (good.ckpt is a task's: --force-resume goes past that refusal to this
+# check.)
 case("program translate with a larger vocabulary",
-     P + ["--translate", "in.txt", "--resume", "good.ckpt", "--vocab", "v.model"],
+     P + ["--translate", "in.txt", "--resume", "good.ckpt", "--vocab", "v.model",
+          "--force-resume"],
      ("v.model", "not the vocabulary it was trained with"))
+case("program translate with a task's checkpoint",
+     P + ["--translate", "in.txt", "--resume", "good.ckpt", "--vocab", "v.model"],
+     ("good.ckpt", "task reverse", "v.model"))
 
 # An output of a run that is the same file as an input or another output.
 M = [TGC, "--model-file", "m.cpp"]
@@ -600,7 +609,8 @@ case("tgc-data decode --ids from /dev/zero",
      ["sh", "-c", DATA + " decode --vocab v.model --ids < /dev/zero"],
      ("<stdin>:1", "longer than"))
 case("program --translate /dev/zero",
-     P + ["--translate", "/dev/zero", "--resume", "good.ckpt", "--vocab", "v.model"],
+     P + ["--translate", "/dev/zero", "--resume", "good.ckpt", "--vocab", "v.model",
+          "--force-resume"],
      ("/dev/zero",))
 # Nesting deeper than the recursive parsers take.
 for name, opener in [("brackets", "["), ("braces", "{"), ("parentheses", "(")]:

@@ -34,7 +34,7 @@ static void sortBySize(std::vector<BucketShape> &buckets) {
 }
 
 std::string parseBuckets(std::string_view text, int64_t maxTokens,
-                         std::vector<BucketShape> &buckets) {
+                         int64_t maxBatch, std::vector<BucketShape> &buckets) {
   buckets.clear();
   if (text.empty())
     return "--buckets is empty";
@@ -77,6 +77,9 @@ std::string parseBuckets(std::string_view text, int64_t maxTokens,
                ": not one sentence pair fits the budget";
       bucket = {batchForBudget(maxTokens, numbers[0], numbers[1]), numbers[0],
                 numbers[1]};
+      if (std::string why = budgetBatchError({&bucket, 1}, maxTokens, maxBatch);
+          !why.empty())
+        return why;
     } else {
       return "bucket '" + std::string(item) +
              "': expected BATCHxSOURCExTARGET or SOURCExTARGET";

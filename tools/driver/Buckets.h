@@ -24,13 +24,15 @@ struct BucketShape {
 };
 
 /// Parses --buckets: comma-separated "BATCHxSOURCExTARGET", or
-/// "SOURCExTARGET" with the batch from `maxTokens` (0: not given). Sorted
-/// by size, duplicates refused. Returns an empty string or the problem.
+/// "SOURCExTARGET" with the batch from `maxTokens` (0: not given; a batch
+/// it makes past `maxBatch` is refused naming it). Sorted by size,
+/// duplicates refused. Returns an empty string or the problem.
 std::string parseBuckets(std::string_view text, int64_t maxTokens,
-                         std::vector<BucketShape> &buckets);
+                         int64_t maxBatch, std::vector<BucketShape> &buckets);
 
-/// Why a bucket's batch made from `maxTokens` is more than `maxBatch`
-/// sentence pairs (naming --max-tokens and the bucket), or empty.
+/// Why a batch made from `maxTokens` (every bucket's of `buckets`) is more
+/// than `maxBatch` sentence pairs, naming --max-tokens and the bucket; or
+/// empty.
 std::string budgetBatchError(std::span<const BucketShape> buckets,
                              int64_t maxTokens, int64_t maxBatch);
 

@@ -252,22 +252,11 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
 
 /// Writes what `write` prints to -o (stdout by default); the exit code. A
 /// file appears whole or not at all (runtime::AtomicFile): a failed write,
-/// a full disk or a crash while printing leaves what it held.
+/// a full disk or a crash while printing leaves what it held. A FIFO is
+/// opened first and held while the stage prints: one that no process reads
+/// is refused at once (the open waited for ever).
 int writeOutput(const std::string &outputFilename,
                 llvm::function_ref<void(llvm::raw_ostream &)> write) {
-  // A FIFO that no process reads would block the open for ever.
-  struct stat status;
-  if (::stat(outputFilename.c_str(), &status) == 0 && S_ISFIFO(status.st_mode)) {
-    int probe = runtime::openWriter(outputFilename.c_str());
-    if (probe < 0) {
-      llvm::errs() << "tgc: error: -o " << outputFilename
-                   << (errno == ENXIO ? " is a FIFO that no process reads"
-                                      : std::string(": ") + std::strerror(errno))
-                   << "\n";
-      return 1;
-    }
-    ::close(probe);
-  }
   if (outputFilename == "-") {
     write(llvm::outs());
     llvm::outs().flush();
@@ -279,12 +268,16 @@ int writeOutput(const std::string &outputFilename,
     }
     return 0;
   }
+  runtime::AtomicFile file(outputFilename);
+  if (!file.error().empty()) {
+    llvm::errs() << "tgc: error: " << file.error() << "\n";
+    return 1;
+  }
   std::string text;
   {
     llvm::raw_string_ostream os(text);
     write(os);
   }
-  runtime::AtomicFile file(outputFilename);
   file.write(text);
   if (std::string error = file.commit(); !error.empty()) {
     llvm::errs() << "tgc: error: " << error << "\n";
@@ -549,8 +542,6 @@ bool runPipelines(const DriverOptions &options, mlir::MLIRContext &context,
   return true;
 }
 
-/// A model that ignored the bucket's shape would break the shared arena's
-/// and the runtime's assumptions.
 /// A language model (no input named source_ids) takes a bucket's batch and
 /// context: a bucket whose source length differs would have it ignored (two
 /// buckets of one context compiled twice under different names), whatever
@@ -578,6 +569,8 @@ bool checkLanguageModelBuckets(
   return true;
 }
 
+/// A model that ignored the bucket's shape would break the shared arena's
+/// and the runtime's assumptions.
 bool checkBucketShapes(
     const DriverOptions &options, llvm::ArrayRef<BucketShape> buckets,
     llvm::ArrayRef<mlir::OwningOpRef<mlir::ModuleOp>> modules) {
@@ -731,16 +724,10 @@ int runDriver(const DriverOptions &given) {
     return 1;
   std::vector<BucketShape> buckets = corpus.buckets;
   if (!options.bucketList.empty()) {
-    if (std::string why =
-            parseBuckets(options.bucketList, options.maxTokens, buckets);
+    if (std::string why = parseBuckets(options.bucketList, options.maxTokens,
+                                       models::kMaxBatchSize, buckets);
         !why.empty()) {
       llvm::errs() << "tgc: --buckets: " << why << "\n";
-      return 1;
-    }
-    if (std::string why = budgetBatchError(buckets, options.maxTokens,
-                                           models::kMaxBatchSize);
-        !why.empty()) {
-      llvm::errs() << "tgc: error: " << why << "\n";
       return 1;
     }
   }

@@ -43,12 +43,7 @@ struct Agreed {
 /// and rank 0's replaced its own. (The moments are left out: a sharded
 /// optimizer's processes hold different parts of them.)
 std::string startingParameters(const Run &run) {
-  uint64_t sum = 0;
-  for (int v = 0; v < run.model.numVariables; ++v)
-    if (run.model.variables[v].trainable)
-      sum = sum * 0x100000001b3ull ^
-            parameterChecksum(run.memory.state() + run.model.variables[v].offset,
-                              run.model.variables[v].size);
+  uint64_t sum = trainableChecksum(run.model, run.memory.state());
   char text[24];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(sum));
   return text;
@@ -76,7 +71,10 @@ std::vector<Agreed> agreedOf(const Run &run) {
                : run.data.describe() + ": " + run.dataFingerprint()),
       number("the step it starts after (--resume)",
              static_cast<double>(run.stepsDone)),
-      text("the checksum of the parameters it starts from (--resume)", parameters,
+      text(o.resume.empty()
+               ? "the checksum of the parameters it starts from (--seed)"
+               : "the checksum of the parameters it starts from (--resume)",
+           parameters,
            "checksum " + parameters +
                (o.resume.empty() ? std::string() : ", from " + o.resume)),
       number("--seed", run.seed),

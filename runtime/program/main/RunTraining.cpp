@@ -125,16 +125,8 @@ bool Run::checkSameParameters(int64_t step) {
   }
   // Sharded, the processes hold different parts of the moments: the
   // parameters alone are compared.
-  uint64_t mine = 0;
-  if (sharded) {
-    for (int v = 0; v < model.numVariables; ++v)
-      if (model.variables[v].trainable)
-        mine = mine * 0x100000001b3ull ^
-               parameterChecksum(memory.state() + model.variables[v].offset,
-                                 model.variables[v].size);
-  } else {
-    mine = parameterChecksum(memory.state(), model.stateFloats);
-  }
+  uint64_t mine = sharded ? trainableChecksum(model, memory.state())
+                          : parameterChecksum(memory.state(), model.stateFloats);
   uint64_t min = 0, max = 0;
   group->minMax(mine, min, max);
   if (!downloaded)

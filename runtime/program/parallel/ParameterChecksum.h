@@ -8,6 +8,8 @@
 #ifndef TGC_RUNTIME_PROGRAM_PARAMETERCHECKSUM_H
 #define TGC_RUNTIME_PROGRAM_PARAMETERCHECKSUM_H
 
+#include "runtime/program/CompiledStep.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -23,6 +25,20 @@ inline uint64_t parameterChecksum(const float *values, int64_t count) {
     hash = (hash ^ bits) * 0x100000001b3ull;
   }
   return hash;
+}
+
+/// The checksums of `model`'s trainable variables in `state`, combined: the
+/// parameters without the optimizer's moments (the processes of a sharded
+/// optimizer hold different parts of those).
+inline uint64_t trainableChecksum(const CompiledModel &model,
+                                  const float *state) {
+  uint64_t sum = 0;
+  for (int v = 0; v < model.numVariables; ++v)
+    if (model.variables[v].trainable)
+      sum = sum * 0x100000001b3ull ^
+            parameterChecksum(state + model.variables[v].offset,
+                              model.variables[v].size);
+  return sum;
 }
 
 } // namespace tgc::runtime
