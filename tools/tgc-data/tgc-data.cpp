@@ -77,7 +77,8 @@ constexpr const char *kOverview =
     "  decode  writes the text of a .tok file's source or target side, one\n"
     "          line a pair (refusing a .tok encoded with another vocabulary),\n"
     "          or with --ids the text of each stdin line of ids (a decoded\n"
-    "          newline is written as a space: one line per sentence).\n"
+    "          line break or control byte is written as a space: one line\n"
+    "          per sentence).\n"
     "  info    pairs (or documents), tokens, vocabulary and lengths of a .tok\n"
     "          file.\n"
     "  sample  writes a generated parallel corpus to try tgc on: numbers as\n"
@@ -359,14 +360,35 @@ int runEncode() {
   return 0;
 }
 
-/// The text of `ids` as one output line: a newline inside it (a model may
-/// emit the byte piece <0x0A>, which no training line contains) becomes a
-/// space, so that line N of the output is still sentence N.
+/// The text of `ids` as one output line: whatever breaks a line inside it
+/// (a model may emit byte pieces such as <0x0A> or <0x0D>, which no
+/// training line contains) becomes a space, so that line N of the output is
+/// still sentence N for any reader: the control bytes but tab, and U+0085,
+/// U+2028 and U+2029, which Python's splitlines also splits at.
 std::string decodeLine(const Vocabulary &vocabulary,
                        std::span<const int32_t> ids) {
   std::string text = vocabulary.decode(ids);
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text + "\n";
+  std::string line;
+  line.reserve(text.size() + 1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto byte = [&](size_t at) {
+      return at < text.size() ? static_cast<unsigned char>(text[at]) : 0;
+    };
+    unsigned char c = byte(i);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      line += ' ';
+    } else if (c == 0xc2 && byte(i + 1) == 0x85) {
+      line += ' ';
+      i += 1;
+    } else if (c == 0xe2 && byte(i + 1) == 0x80 &&
+               (byte(i + 2) == 0xa8 || byte(i + 2) == 0xa9)) {
+      line += ' ';
+      i += 2;
+    } else {
+      line += static_cast<char>(c);
+    }
+  }
+  return line + "\n";
 }
 
 /// The text of each stdin line of ids, or an error at <stdin>:line; all

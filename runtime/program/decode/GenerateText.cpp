@@ -7,10 +7,22 @@
 #include "runtime/program/train/LmData.h"
 #include "runtime/program/train/TrainingData.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 
 namespace tgc::runtime {
+namespace {
+
+/// "0.001", "12345", "1e+308": every figure a flag's value has, to 6.
+std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+} // namespace
 
 int generateText(const CompiledModel &model, const TrainOptions &options,
                  ModelState &memory) {
@@ -34,6 +46,20 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
   if (!readEncodedLines(options.generate, *vocabulary, prompts, name))
     return 1;
   const int64_t context = model.buckets[model.numBuckets - 1].targetLength;
+  // The context ends a continuation before --max-new-tokens can: said once
+  // (it was said by --help alone).
+  size_t shortest = SIZE_MAX;
+  for (const std::vector<int32_t> &prompt : prompts)
+    shortest = std::min(shortest, std::max<size_t>(prompt.size(), 1));
+  const int64_t room =
+      prompts.empty() ? 0 : std::max<int64_t>(context - static_cast<int64_t>(shortest), 0);
+  if (!prompts.empty() && options.maxNewTokens > room)
+    std::fprintf(stderr,
+                 "note: the context holds %lld tokens: a prompt of %zu is "
+                 "continued by at most %lld, fewer than --max-new-tokens %lld\n",
+                 static_cast<long long>(context), shortest,
+                 static_cast<long long>(room),
+                 static_cast<long long>(options.maxNewTokens));
   int64_t cut = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const int64_t over =
@@ -80,9 +106,9 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
   std::string how =
       options.temperature <= 0
           ? std::string("greedy")
-          : "sampled at temperature " + std::to_string(options.temperature).substr(0, 4) +
+          : "sampled at temperature " + formatNumber(options.temperature) +
                 (options.topK ? ", top-k " + std::to_string(options.topK) : "") +
-                (options.topP < 1 ? ", top-p " + std::to_string(options.topP).substr(0, 4) : "") +
+                (options.topP < 1 ? ", top-p " + formatNumber(options.topP) : "") +
                 ", seed " + std::to_string(sampling.seed);
   std::fprintf(stderr,
                "generated %lld tokens for %zu prompts in %.2fs (%.0f tokens/s), "

@@ -209,7 +209,10 @@ bool parseNumber(std::string_view flag, std::string_view text, T &out,
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (error != std::errc() || end != text.data() + text.size() ||
       out < minimum || out > maximum) {
-    std::string range = maximum == std::numeric_limits<T>::max()
+    // A type's own bound is said where a number could pass it (a seed of
+    // 2^32 was told "needs an integer >= 0").
+    std::string range = maximum == std::numeric_limits<T>::max() &&
+                                sizeof(T) >= sizeof(int64_t)
                             ? ">= " + std::to_string(minimum)
                             : "from " + std::to_string(minimum) + " to " +
                                   std::to_string(maximum);
@@ -523,9 +526,10 @@ bool applyFlag(std::string_view flag, std::string_view value,
   }
   if (flag == "--top-p") {
     o.samplingFlags = true;
-    if (!parseNonNegative(flag, value, o.topP))
-      return false;
-    if (o.topP > 0 && o.topP <= 1)
+    std::string copy(value);
+    char *end = nullptr;
+    o.topP = std::strtod(copy.c_str(), &end);
+    if (!copy.empty() && *end == '\0' && o.topP > 0 && o.topP <= 1)
       return true;
     std::fprintf(stderr, "error: --top-p needs a number above 0 and at most 1, "
                          "not '%.*s'\n",
