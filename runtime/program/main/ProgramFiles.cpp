@@ -49,10 +49,11 @@ bool checkProgramFiles(const TrainOptions &options,
       {"the program", thisProgram()},
   };
   // Translating and generating write --output alone (generating with an
-  // --output of the checkpoint used to write text over it).
+  // --output of the checkpoint used to write text over it); scoring writes
+  // no file.
   if (!options.translate.empty() || !options.generate.empty()) {
     files.push_back({"--output", given(options.output), true});
-  } else {
+  } else if (options.score.empty()) {
     std::string named =
         options.checkpoint.empty() ? "the checkpoint" : "--checkpoint";
     files.push_back({named, checkpoint, true, "--resume"});

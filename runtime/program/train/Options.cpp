@@ -584,6 +584,9 @@ bool checkCombinations(const TrainOptions &o) {
                    "(its SentencePiece model)");
   if (!o.generate.empty() && !o.translate.empty())
     return problem("--generate and --translate exclude each other");
+  if (o.score == "-")
+    return problem("--score reads a .tok corpus file (mapped into memory), "
+                   "not standard input");
   if (!o.score.empty() && o.resume.empty())
     return problem("--score needs --resume (the trained model whose loss it "
                    "measures)");
