@@ -12,6 +12,7 @@
 #include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/checkpoint/CheckpointHistory.h"
 #include "runtime/program/checkpoint/ManifestCheck.h"
+#include "runtime/data/TokenCorpus.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -114,8 +115,8 @@ std::string modelDifference(const CheckpointInfo &infoA,
   if (infoA.vocabularyHash && infoB.vocabularyHash &&
       infoA.vocabularyHash != infoB.vocabularyHash)
     return "the vocabulary trained on (hash " +
-           quoted(std::to_string(infoA.vocabularyHash),
-                  std::to_string(infoB.vocabularyHash)) +
+           quoted(runtime::hashText(infoA.vocabularyHash),
+                  runtime::hashText(infoB.vocabularyHash)) +
            ")";
   if (a.size() != b.size())
     return std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
