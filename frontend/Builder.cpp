@@ -252,6 +252,10 @@ Tensor Builder::param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
 }
 
 void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
+  // Another graph's tensors first: their values may be gone.
+  if ((loss && loss.graph() != graph_) || (tokens && tokens.graph() != graph_))
+    fail(where, "a tensor of another graph is used (kept from an earlier "
+                "buildGraph, e.g. an earlier bucket's build)");
   if (!loss || loss.rank() != 0 || loss.dtype() != DType::F32)
     fail(where, "the loss must be an f32 scalar");
   if (!tokens || tokens.rank() != 0 || tokens.dtype() != DType::I32)
@@ -259,9 +263,6 @@ void Builder::setLoss(Tensor loss, Tensor tokens, Where where) {
   if (loss_)
     fail(where, "the loss is set twice (the first would be dropped without "
                 "a word)");
-  if (loss.graph() != graph_ || tokens.graph() != graph_)
-    fail(where, "a tensor of another graph is used (kept from an earlier "
-                "buildGraph, e.g. an earlier bucket's build)");
   loss_ = loss;
   tokens_ = tokens;
 }

@@ -66,6 +66,12 @@ std::string parseBuckets(std::string_view text, int64_t maxTokens,
     BucketShape bucket{};
     if (numbers.size() == 3) {
       bucket = {numbers[0], numbers[1], numbers[2]};
+      // A model file's build may not check its batch (the Transformer's
+      // config rules do).
+      if (bucket.batch > maxBatch)
+        return "bucket '" + std::string(item) + "': a batch of " +
+               std::to_string(bucket.batch) + " sentence pairs; the limit is " +
+               std::to_string(maxBatch);
     } else if (numbers.size() == 2) {
       if (maxTokens <= 0)
         return "bucket '" + std::string(item) +

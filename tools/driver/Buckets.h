@@ -24,9 +24,10 @@ struct BucketShape {
 };
 
 /// Parses --buckets: comma-separated "BATCHxSOURCExTARGET", or
-/// "SOURCExTARGET" with the batch from `maxTokens` (0: not given; a batch
-/// it makes past `maxBatch` is refused naming it). Sorted by size,
-/// duplicates refused. Returns an empty string or the problem.
+/// "SOURCExTARGET" with the batch from `maxTokens` (0: not given). A batch
+/// past `maxBatch` is refused (naming --max-tokens where it made it).
+/// Sorted by size, duplicates refused. Returns an empty string or the
+/// problem.
 std::string parseBuckets(std::string_view text, int64_t maxTokens,
                          int64_t maxBatch, std::vector<BucketShape> &buckets);
 

@@ -47,18 +47,18 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
     return 1;
   const int64_t context = model.buckets[model.numBuckets - 1].targetLength;
   // The context ends a continuation before --max-new-tokens can: said once
-  // (it was said by --help alone).
-  size_t shortest = SIZE_MAX;
+  // (it was said by --help alone). A prompt keeps at most context - 1 of
+  // its tokens (its last), an empty one is BOS: each gets one new at least.
+  int64_t shortest = context - 1;
   for (const std::vector<int32_t> &prompt : prompts)
-    shortest = std::min(shortest, std::max<size_t>(prompt.size(), 1));
-  const int64_t room =
-      prompts.empty() ? 0 : std::max<int64_t>(context - static_cast<int64_t>(shortest), 0);
+    shortest = std::min<int64_t>(
+        shortest, std::max<int64_t>(static_cast<int64_t>(prompt.size()), 1));
+  const int64_t room = context - shortest;
   if (!prompts.empty() && options.maxNewTokens > room)
     std::fprintf(stderr,
-                 "note: the context holds %lld tokens: a prompt of %zu is "
+                 "note: the context holds %lld tokens: the prompts are "
                  "continued by at most %lld, fewer than --max-new-tokens %lld\n",
-                 static_cast<long long>(context), shortest,
-                 static_cast<long long>(room),
+                 static_cast<long long>(context), static_cast<long long>(room),
                  static_cast<long long>(options.maxNewTokens));
   int64_t cut = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {

@@ -30,7 +30,7 @@ table = re.findall(r'\{"([^"]+)", \d+, \{[0-9, ]*\}, (\d+), (\d+), \d+, [^,]+, (
 names = {name for name, _, _, _ in table}
 failed = False
 for name, size, offset, trainable in table:
-    if name.startswith("adam."):
+    if name.startswith(("adam.m.", "adam.v.")):
         continue
     lo, hi = int(offset), int(offset) + int(size)
     a, w, l = adam[lo:hi], adamw[lo:hi], longer[lo:hi]

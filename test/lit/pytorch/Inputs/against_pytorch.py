@@ -258,7 +258,8 @@ class Reference:
     def parameters(self):
         """The initial parameters, each a leaf that takes a gradient."""
         return {name: value.clone().requires_grad_(True)
-                for name, value in self.initial.items() if not name.startswith("adam.")}
+                for name, value in self.initial.items()
+                if not name.startswith(("adam.m.", "adam.v."))}
 
     def step(self, params, autocast=False):
         """The mean loss over every pair of the corpus (the mean over the
