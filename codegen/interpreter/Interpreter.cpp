@@ -7,6 +7,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 
@@ -148,6 +150,51 @@ Interpreter::run(llvm::StringRef funcName, llvm::ArrayRef<HostTensor> args) {
     variables_[entry.getKey()].data.swap(entry.getValue().data);
   gradientAccumulator_.swap(scratch.accumulator);
   return std::move(scratch.executor.results);
+}
+
+namespace {
+/// The ops of `body` that `wanted` depends on, and every op with side
+/// effects with what it depends on: the rest cannot change `wanted`.
+llvm::DenseSet<Operation *> opsNeededFor(Block &body, Value wanted) {
+  llvm::DenseSet<Value> neededValues = {wanted};
+  llvm::DenseSet<Operation *> needed;
+  for (Operation &op : llvm::reverse(body)) {
+    bool producesNeeded = llvm::any_of(op.getResults(), [&](Value result) {
+      return neededValues.contains(result);
+    });
+    if (!producesNeeded && isMemoryEffectFree(&op))
+      continue;
+    needed.insert(&op);
+    // Nested ops may read values of the body (a fused group's region).
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        neededValues.insert(operand);
+    });
+  }
+  return needed;
+}
+} // namespace
+
+FailureOr<HostTensor> Interpreter::evaluate(llvm::StringRef funcName,
+                                            llvm::ArrayRef<HostTensor> args,
+                                            unsigned resultIndex) {
+  FailureOr<func::FuncOp> func = checkCall(funcName, args);
+  if (failed(func))
+    return failure();
+  Block &body = func->getBody().front();
+  auto ret = llvm::dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret || resultIndex >= ret.getNumOperands()) {
+    func->emitError() << "@" << funcName << " has no result " << resultIndex;
+    return failure();
+  }
+  Value wanted = ret.getOperand(resultIndex);
+  llvm::DenseSet<Operation *> needed = opsNeededFor(body, wanted);
+  ScratchRun scratch(variables_, gradientAccumulator_, precision_, *func, args);
+  for (Operation &op : body)
+    if (&op != ret && needed.contains(&op) &&
+        failed(scratch.executor.execute(&op)))
+      return failure();
+  return scratch.executor.get(wanted);
 }
 
 FailureOr<Operation *>

@@ -59,6 +59,14 @@ public:
   mlir::FailureOr<std::vector<HostTensor>> run(llvm::StringRef funcName,
                                                llvm::ArrayRef<HostTensor> args);
 
+  /// Result `resultIndex` of `funcName` on `args`, computed from only the
+  /// ops it depends on (and every op with side effects, in order); changes
+  /// no state. A gradient check's loss probes skip the backward pass this
+  /// way.
+  mlir::FailureOr<HostTensor> evaluate(llvm::StringRef funcName,
+                                       llvm::ArrayRef<HostTensor> args,
+                                       unsigned resultIndex);
+
   /// Runs `funcName` on `args` as run() does but changes no state, and
   /// stops at the first op with a NaN or an infinity in a result: that op,
   /// or null when there is none (what a non-finite training step is traced

@@ -23,16 +23,28 @@ HostTensor matmul(const HostTensor &lhs, const HostTensor &rhs,
     const double *a = lhs.data.data() + b * lRows * lCols;
     const double *w = rhs.data.data() + (sharedRhs ? 0 : b * rRows * rCols);
     double *out = result.data.data() + b * m * n;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double sum = 0.0;
-        for (int64_t p = 0; p < k; ++p) {
-          double x = transposeLhs ? a[p * lCols + i] : a[i * lCols + p];
-          double y = transposeRhs ? w[j * rCols + p] : w[p * rCols + j];
-          sum += x * y;
+    // Each output adds its products from 0 in the order p = 0..k-1. With
+    // rhs transposed, w's rows are contiguous in p: one dot product each;
+    // else the inner loop runs along rows of w and out, in the same order.
+    for (int64_t i = 0; i < m; ++i) {
+      double *outRow = out + i * n;
+      if (transposeRhs) {
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0.0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += (transposeLhs ? a[p * lCols + i] : a[i * lCols + p]) *
+                   w[j * rCols + p];
+          outRow[j] = sum;
         }
-        out[i * n + j] = sum;
+        continue;
       }
+      for (int64_t p = 0; p < k; ++p) {
+        double x = transposeLhs ? a[p * lCols + i] : a[i * lCols + p];
+        const double *wRow = w + p * rCols;
+        for (int64_t j = 0; j < n; ++j)
+          outRow[j] += x * wRow[j];
+      }
+    }
   }
   return result;
 }

@@ -3,6 +3,7 @@
 #define TGC_RUNTIME_KERNELS_REFERENCE_INDEXING_H
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tgc::reference {
@@ -15,16 +16,37 @@ inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   return strides;
 }
 
-/// The coordinates of flat index `flat` in a tensor of `shape`.
-inline std::vector<int64_t> coordsOf(int64_t flat,
-                                     const std::vector<int64_t> &shape) {
-  std::vector<int64_t> coords(shape.size(), 0);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
-    coords[i] = flat % shape[i];
-    flat /= shape[i];
+/// Walks the elements of a tensor of `shape` in row-major order, keeping
+/// the flat offset of the same coordinates in another tensor in which
+/// dimension i steps by strides[i] (0 where that tensor does not vary):
+/// how a transpose, a broadcast or a reduction finds its other element. An
+/// odometer: no division and no allocation per element.
+class StridedOffset {
+public:
+  StridedOffset(const std::vector<int64_t> &shape,
+                std::vector<int64_t> strides)
+      : shape(shape), strides(std::move(strides)), coords(shape.size(), 0) {}
+  /// `shape` is held, not copied: it must outlive the walk.
+  StridedOffset(std::vector<int64_t> &&, std::vector<int64_t>) = delete;
+
+  int64_t offset() const { return current; }
+
+  /// Moves to the next element.
+  void next() {
+    for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+      current += strides[i];
+      if (++coords[i] < shape[i])
+        return;
+      current -= strides[i] * shape[i];
+      coords[i] = 0;
+    }
   }
-  return coords;
-}
+
+private:
+  const std::vector<int64_t> &shape;
+  std::vector<int64_t> strides, coords;
+  int64_t current = 0;
+};
 
 /// A tensor seen as [outer, size, inner] around dimension `axis`.
 struct AxisView {

@@ -12,15 +12,15 @@ namespace tgc::reference {
 HostTensor broadcast(const HostTensor &input, std::span<const int64_t> dims,
                      std::vector<int64_t> resultShape) {
   HostTensor result(std::move(resultShape), input.type);
+  // Input dimension i is result dimension dims[i]; a size-1 one repeats.
   std::vector<int64_t> inStrides = stridesOf(input.shape);
-  for (int64_t flat = 0; flat < result.numElements(); ++flat) {
-    std::vector<int64_t> coords = coordsOf(flat, result.shape);
-    int64_t source = 0;
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (input.shape[i] != 1)
-        source += coords[dims[i]] * inStrides[i];
-    result[flat] = input[source];
-  }
+  std::vector<int64_t> strides(result.shape.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (input.shape[i] != 1)
+      strides[dims[i]] += inStrides[i];
+  StridedOffset source(result.shape, std::move(strides));
+  for (int64_t flat = 0; flat < result.numElements(); ++flat, source.next())
+    result[flat] = input[source.offset()];
   return result;
 }
 
@@ -30,14 +30,12 @@ HostTensor transpose(const HostTensor &input,
   for (int64_t dim : permutation)
     shape.push_back(input.shape[dim]);
   HostTensor result(shape, input.type);
-  std::vector<int64_t> inStrides = stridesOf(input.shape);
-  for (int64_t flat = 0; flat < result.numElements(); ++flat) {
-    std::vector<int64_t> coords = coordsOf(flat, result.shape);
-    int64_t source = 0;
-    for (size_t i = 0; i < permutation.size(); ++i)
-      source += coords[i] * inStrides[permutation[i]];
-    result[flat] = input[source];
-  }
+  std::vector<int64_t> inStrides = stridesOf(input.shape), strides;
+  for (int64_t dim : permutation)
+    strides.push_back(inStrides[dim]);
+  StridedOffset source(result.shape, std::move(strides));
+  for (int64_t flat = 0; flat < result.numElements(); ++flat, source.next())
+    result[flat] = input[source.offset()];
   return result;
 }
 
@@ -54,13 +52,13 @@ HostTensor reduce(const HostTensor &input, std::span<const int64_t> dims,
   double init =
       kind == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
   std::fill(result.data.begin(), result.data.end(), init);
-  std::vector<int64_t> keptStrides = stridesOf(kept);
-  for (int64_t flat = 0; flat < input.numElements(); ++flat) {
-    std::vector<int64_t> coords = coordsOf(flat, input.shape);
-    int64_t target = 0;
-    for (int64_t i = 0; i < input.rank(); ++i)
-      if (kept[i] != 1)
-        target += coords[i] * keptStrides[i];
+  std::vector<int64_t> strides = stridesOf(kept);
+  for (int64_t i = 0; i < input.rank(); ++i)
+    if (kept[i] == 1) // reduced (or of size 1): every entry adds to one
+      strides[i] = 0;
+  StridedOffset walk(input.shape, std::move(strides));
+  for (int64_t flat = 0; flat < input.numElements(); ++flat, walk.next()) {
+    int64_t target = walk.offset();
     if (kind == Reduction::Max) // a NaN element makes its maximum NaN
       result[target] = elementwise::maximum(result[target], input[flat]);
     else

@@ -37,6 +37,40 @@ func.func @accumulate(%x: tensor<2xf32>, %n: tensor<i32>) -> tensor<2xf32> {
   EXPECT_EQ(p.interp->variable("missing"), nullptr);
 }
 
+// evaluate() computes one result from the ops it needs: an op only another
+// result needs is skipped (here one that would fail: its id is out of
+// range), ops with side effects run in order (the load sees the store), and
+// no variable changes.
+TEST(State, EvaluateRunsOnlyWhatOneResultNeeds) {
+  Program p(R"mlir(
+tg.variable @acc init(ones) : tensor<2xf32>
+func.func @f(%x: tensor<2xf32>, %t: tensor<3x2xf32>, %ids: tensor<2xi32>)
+    -> (tensor<2xf32>, tensor<2x2xf32>) {
+  %y = tg.embedding %t[%ids] : tensor<3x2xf32>, tensor<2xi32> -> tensor<2x2xf32>
+  tg.store %x, @acc : tensor<2xf32>
+  %a = tg.load @acc : tensor<2xf32>
+  %s = tg.add %a, %x : tensor<2xf32>
+  return %s, %y : tensor<2xf32>, tensor<2x2xf32>
+}
+)mlir",
+            Precision::F64);
+  ASSERT_TRUE(p.ok()) << p.diagnostics();
+  p.interp->initializeVariables(1);
+  std::vector<HostTensor> args = {f32({2}, {1.5, -2}), HostTensor({3, 2}),
+                                  HostTensor::i32({2}, {1, 3})};
+  mlir::FailureOr<HostTensor> sum = p.interp->evaluate("f", args, 0);
+  ASSERT_TRUE(succeeded(sum)) << p.diagnostics();
+  EXPECT_EQ(sum->data, std::vector<double>({3, -4}));
+  EXPECT_EQ(p.interp->variable("acc")->data, std::vector<double>({1, 1}));
+  // The result that needs the embedding fails as run() does.
+  p.t.messages.clear();
+  EXPECT_TRUE(failed(p.interp->evaluate("f", args, 1)));
+  ASSERT_EQ(p.t.messages.size(), 1u) << p.diagnostics();
+  EXPECT_EQ(p.t.messages[0],
+            "'tg.embedding' op id 3 at flat index 1 is outside [0, 3)");
+  EXPECT_TRUE(failed(p.interp->evaluate("f", args, 2)));
+}
+
 TEST(State, InitializeVariablesFollowsEachInitKind) {
   const char *source = R"mlir(
 tg.variable @z init(zeros) : tensor<2x2xf32>
