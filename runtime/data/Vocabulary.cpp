@@ -27,12 +27,6 @@ namespace sp = sentencepiece;
 /// SentencePiece's symbol for a space, U+2581 in UTF-8.
 constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
 
-/// Bytes in the UTF-8 sequence that `lead` starts (1 for a stray byte, which
-/// valid input never has).
-size_t sequenceLength(unsigned char lead) {
-  return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-}
-
 /// A failed check reads "./src/file.cc(line) [condition] explanation": the
 /// explanation is what a user can act on.
 std::string messageOf(const sp::util::Status &status) {
@@ -119,49 +113,6 @@ std::vector<std::string_view> splitLines(std::string_view text) {
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
   }
   return lines;
-}
-
-std::string checkUtf8(std::string_view text) {
-  size_t line = 1, lineStart = 0;
-  for (size_t i = 0; i < text.size();) {
-    auto byte = [&](size_t at) {
-      return at < text.size() ? static_cast<unsigned char>(text[at]) : 0;
-    };
-    unsigned char lead = byte(i);
-    if (lead == '\n') {
-      ++line;
-      lineStart = ++i;
-      continue;
-    }
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    // The second byte's range excludes overlong forms (E0, F0), surrogates
-    // (ED) and code points past U+10FFFF (F4); C0, C1 and F5-FF never lead.
-    unsigned char low = 0x80, high = 0xBF;
-    if (lead == 0xE0)
-      low = 0xA0;
-    else if (lead == 0xED)
-      high = 0x9F;
-    else if (lead == 0xF0)
-      low = 0x90;
-    else if (lead == 0xF4)
-      high = 0x8F;
-    size_t length = sequenceLength(lead);
-    bool valid = lead >= 0xC2 && lead <= 0xF4 && byte(i + 1) >= low &&
-                 byte(i + 1) <= high;
-    for (size_t k = 2; valid && k < length; ++k)
-      valid = byte(i + k) >= 0x80 && byte(i + k) <= 0xBF;
-    if (!valid) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02X", lead);
-      return std::to_string(line) + ":" + std::to_string(i - lineStart + 1) +
-             ": invalid UTF-8 (byte " + hex + ")";
-    }
-    i += length;
-  }
-  return {};
 }
 
 std::string trainVocabulary(const std::vector<std::string> &files,
@@ -297,7 +248,7 @@ std::vector<int32_t> Vocabulary::encode(std::string_view text) const {
       continue;
     }
     for (size_t i = 0; i < surface.size();) {
-      size_t length = sequenceLength(static_cast<unsigned char>(surface[i]));
+      size_t length = utf8SequenceLength(static_cast<unsigned char>(surface[i]));
       appendCharacter(surface.substr(i, length), ids);
       i += length;
     }

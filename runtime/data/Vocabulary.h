@@ -32,6 +32,8 @@
 #ifndef TGC_RUNTIME_VOCABULARY_H
 #define TGC_RUNTIME_VOCABULARY_H
 
+#include "runtime/data/Utf8.h"
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -67,12 +69,6 @@ std::string readFile(const std::string &path, std::string &text);
 /// The lines of a text file: split at '\n' (a last line without one counts),
 /// each without one trailing '\r' (CRLF files read as LF ones).
 std::vector<std::string_view> splitLines(std::string_view text);
-
-/// An empty string if `text` is valid UTF-8 (no overlong forms, surrogates
-/// or code points past U+10FFFF), else "line:column: invalid UTF-8 (byte
-/// 0xNN)" for the first bad byte; lines split at '\n', columns count bytes
-/// from 1.
-std::string checkUtf8(std::string_view text);
 
 /// A trained vocabulary, loaded from its .model file.
 class Vocabulary {

@@ -4,6 +4,7 @@
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenFiles.h"
+#include "runtime/data/Utf8.h"
 #include "runtime/program/decode/Translate.h"
 #include "runtime/program/train/Interrupt.h"
 #include "runtime/program/train/LmData.h"
@@ -93,6 +94,13 @@ bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
   std::vector<std::string> lines;
   if (!readTextLines(path, lines, name))
     return false;
+  // Checked here, where the file's name is known (the vocabulary tool reads
+  // the lines from its standard input).
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (std::string bad = checkUtf8(lines[i], i + 1); !bad.empty()) {
+      std::fprintf(stderr, "error: %s:%s\n", name.c_str(), bad.c_str());
+      return false;
+    }
   std::string error;
   if (!vocabulary.encode(lines, ids, error)) {
     std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
