@@ -186,9 +186,16 @@ std::string compileCommand(const BinaryOptions &options, bool cuda) {
 bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
                  const BinaryOptions &options) {
   Toolchain toolchain = locateToolchain(options.toolchainPrefix);
-  return compileAndLink(cppSource, "cpp", output,
-                        chooseCompiler(options.compiler), cpuFlags(toolchain),
-                        runtimeLibraries(toolchain, kCpuLinkFlags), options);
+  std::string compiler = chooseCompiler(options.compiler);
+  std::vector<std::string> libraries =
+      runtimeLibraries(toolchain, kCpuLinkFlags);
+  // lld, where the build found the compiler able to use it and it is still
+  // installed; another compiler (--cxx, $TGC_CXX) links with its own.
+  if (*kBuildCompilerLinker && compiler == kBuildCompiler &&
+      llvm::sys::findProgramByName("ld.lld"))
+    libraries.push_back(kBuildCompilerLinker);
+  return compileAndLink(cppSource, "cpp", output, compiler, cpuFlags(toolchain),
+                        libraries, options);
 }
 
 bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,

@@ -66,8 +66,8 @@ void rmsNorm(const float *input, const float *gamma, float *out, float *rstd,
 static void finishColumnSums(const double *partial, int64_t chunks,
                              int64_t width, float *gammaGrad,
                              float *betaGrad) {
-  finishColumns<<<static_cast<unsigned>((width + kColumns - 1) / kColumns),
-                  dim3(kColumns, kSlices), 0, stream()>>>(
+  auto blocks = static_cast<unsigned>((width + kNormColumns - 1) / kNormColumns);
+  finishColumns<<<blocks, dim3(kNormColumns, kNormSlices), 0, stream()>>>(
       partial, chunks, width, gammaGrad, betaGrad);
   TGC_CUDA_CHECK_LAUNCH();
 }
@@ -82,9 +82,9 @@ static void columnSums(const float *grad, Xhat xhatOf, int64_t rows,
   Scratch partial(2 * chunks * width * sizeof(double));
   if (partial.failed())
     return; // no scratch: the error is kept (firstError), nothing runs
-  dim3 grid(static_cast<unsigned>((width + kColumns - 1) / kColumns),
+  dim3 grid(static_cast<unsigned>((width + kNormColumns - 1) / kNormColumns),
             static_cast<unsigned>(chunks));
-  columnPartials<Xhat><<<grid, dim3(kColumns, kSlices), 0, stream()>>>(
+  columnPartials<Xhat><<<grid, dim3(kNormColumns, kNormSlices), 0, stream()>>>(
       grad, xhatOf, rows, width, chunkRows, partial.as<double>());
   TGC_CUDA_CHECK_LAUNCH();
   finishColumnSums(partial.as<double>(), chunks, width, gammaGrad, betaGrad);

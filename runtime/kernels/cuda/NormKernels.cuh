@@ -177,7 +177,7 @@ struct NormalizedOutput {
 /// columns x 8 row slices.
 constexpr int64_t kChunkRows = 64;
 constexpr int64_t kMaxChunks = 65535;
-constexpr int kColumns = 32, kSlices = 8;
+constexpr int kNormColumns = 32, kNormSlices = 8;
 } // namespace
 
 /// partial[chunk][0][c] = sum of dy xhat and partial[chunk][1][c] = sum of
@@ -186,13 +186,13 @@ template <typename Xhat>
 __global__ void columnPartials(const float *grad, Xhat xhatOf, int64_t rows,
                                int64_t width, int64_t chunkRows,
                                double *partial) {
-  __shared__ double sums[2][kSlices][kColumns + 1];
-  int64_t c = blockIdx.x * int64_t(kColumns) + threadIdx.x;
+  __shared__ double sums[2][kNormSlices][kNormColumns + 1];
+  int64_t c = blockIdx.x * int64_t(kNormColumns) + threadIdx.x;
   int64_t first = blockIdx.y * chunkRows;
   int64_t last = min(rows, first + chunkRows);
   double gammaSum = 0.0, betaSum = 0.0;
   if (c < width)
-    for (int64_t r = first + threadIdx.y; r < last; r += kSlices) {
+    for (int64_t r = first + threadIdx.y; r < last; r += kNormSlices) {
       float dy = grad[r * width + c];
       float xhat = xhatOf(r, c, width);
       gammaSum += static_cast<double>(dy) * xhat;
@@ -203,7 +203,7 @@ __global__ void columnPartials(const float *grad, Xhat xhatOf, int64_t rows,
   __syncthreads();
   if (threadIdx.y != 0 || c >= width)
     return;
-  for (int y = 1; y < kSlices; ++y) {
+  for (int y = 1; y < kNormSlices; ++y) {
     gammaSum += sums[0][y][threadIdx.x];
     betaSum += sums[1][y][threadIdx.x];
   }
@@ -212,18 +212,18 @@ __global__ void columnPartials(const float *grad, Xhat xhatOf, int64_t rows,
   chunk[width + c] = betaSum;
 }
 
-/// The chunks' partial sums, blocked as columnPartials is (kColumns columns
-/// by kSlices interleaved slices of the chunks, combined in slice order): a
+/// The chunks' partial sums, blocked as columnPartials is (kNormColumns columns
+/// by kNormSlices interleaved slices of the chunks, combined in slice order): a
 /// base batch has 384 chunks, which one thread per column summed in 160 us.
 /// An RMSNorm's betaGrad is null.
 __global__ void finishColumns(const double *partial, int64_t chunks,
                               int64_t width, float *gammaGrad,
                               float *betaGrad) {
-  __shared__ double sums[2][kSlices][kColumns + 1];
-  int64_t c = blockIdx.x * int64_t(kColumns) + threadIdx.x;
+  __shared__ double sums[2][kNormSlices][kNormColumns + 1];
+  int64_t c = blockIdx.x * int64_t(kNormColumns) + threadIdx.x;
   double gamma = 0.0, beta = 0.0;
   if (c < width)
-    for (int64_t chunk = threadIdx.y; chunk < chunks; chunk += kSlices) {
+    for (int64_t chunk = threadIdx.y; chunk < chunks; chunk += kNormSlices) {
       gamma += partial[2 * chunk * width + c];
       beta += partial[(2 * chunk + 1) * width + c];
     }
@@ -232,7 +232,7 @@ __global__ void finishColumns(const double *partial, int64_t chunks,
   __syncthreads();
   if (threadIdx.y != 0 || c >= width)
     return;
-  for (int y = 1; y < kSlices; ++y) {
+  for (int y = 1; y < kNormSlices; ++y) {
     gamma += sums[0][y][threadIdx.x];
     beta += sums[1][y][threadIdx.x];
   }

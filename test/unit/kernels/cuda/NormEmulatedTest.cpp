@@ -57,9 +57,9 @@ void expectResidualLayerNormGradAsTheCpu(int64_t rows, int64_t width,
         gotRes.data(), gotSub.data(), rows, width, dropout, nullptr, nullptr,
         partial.data());
   });
-  emulator::launch(dim3(static_cast<unsigned>((width + cuda::kColumns - 1) /
-                                              cuda::kColumns)),
-                   dim3(cuda::kColumns, cuda::kSlices), 0, [&] {
+  emulator::launch(dim3(static_cast<unsigned>((width + cuda::kNormColumns - 1) /
+                                              cuda::kNormColumns)),
+                   dim3(cuda::kNormColumns, cuda::kNormSlices), 0, [&] {
                      cuda::finishColumns(partial.data(), blocks, width,
                                          gotGamma.data(), gotBeta.data());
                    });
