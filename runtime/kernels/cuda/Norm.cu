@@ -66,7 +66,8 @@ void rmsNorm(const float *input, const float *gamma, float *out, float *rstd,
 static void finishColumnSums(const double *partial, int64_t chunks,
                              int64_t width, float *gammaGrad,
                              float *betaGrad) {
-  auto blocks = static_cast<unsigned>((width + kNormColumns - 1) / kNormColumns);
+  auto blocks =
+      static_cast<unsigned>((width + kNormColumns - 1) / kNormColumns);
   finishColumns<<<blocks, dim3(kNormColumns, kNormSlices), 0, stream()>>>(
       partial, chunks, width, gammaGrad, betaGrad);
   TGC_CUDA_CHECK_LAUNCH();
