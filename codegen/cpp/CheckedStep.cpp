@@ -3,10 +3,11 @@
 // Each CPU entry calls its op functions in order, the two GEMMs of a
 // tg-pair-gemms pair side by side (kernels::sideBySide: a GPU runs its
 // stream's kernels one after another either way). The step comes in three
-// forms: trainStep, whose Adam runs only from a finite loss;
-// checkTrainStep, which the runtime runs to find the first op that made a
-// NaN or an infinity (FiniteChecks.h); and profileTrainStep with its
-// table of ops (--profile).
+// forms: trainStep, whose Adam runs only from a finite loss, written as
+// calls; checkTrainStep, which the runtime runs to find the first op that
+// made a NaN or an infinity (FiniteChecks.h), and profileTrainStep with its
+// table of ops (--profile), both the runtime's loops over trainStep's
+// calls written as a table (runtime::StepCall).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cpp/CppTarget.h"
@@ -54,32 +55,28 @@ public:
   }
 
   /// `calls` as statements, each prefixed by `guard(call)`: the first of a
-  /// pair and the next call in one kernels::sideBySide; with `lap`, a lap
-  /// of profileTrainStep's clock into seconds[i] after each (shared by a
-  /// pair).
-  void writeCalls(llvm::function_ref<std::string(const std::string &)> guard,
-                  bool lap) {
+  /// pair and the next call in one kernels::sideBySide.
+  void writeCalls(llvm::function_ref<std::string(const std::string &)> guard) {
     for (size_t i = 0; i < calls.size(); ++i) {
       auto pair = pairs.find(calls[i]);
       if (pair == pairs.end() || i + 1 == calls.size()) {
         os << guard(calls[i]) << calls[i] << "(f);\n";
-        if (lap)
-          os << "  clock.lap(seconds[" << i << "]);\n";
         continue;
       }
       os << "  kernels::sideBySide([&] { " << calls[i] << "(f); }, [&] { "
          << calls[i + 1] << "(f); });\n";
-      if (lap)
-        os << "  clock.lapShared(seconds[" << i << "], seconds[" << i + 1
-           << "], " << pair->second << ");\n";
       ++i;
     }
   }
 
-  /// trainStep (Adam guarded by a finite loss), checkTrainStep (the
-  /// runtime's search for the first non-finite op) and profileTrainStep
-  /// with its table of ops (--profile).
+  /// trainStep (Adam guarded by a finite loss), its table of ops for
+  /// --profile, and its calls as data (writeCallTable).
   LogicalResult writeCheckedStep(EmitContext &context);
+
+  /// trainStep's calls as a table, and checkTrainStep (the runtime's search
+  /// for the first non-finite op) and profileTrainStep (--profile), which
+  /// run it in the runtime's loops.
+  void writeCallTable();
 
 private:
   const EntryFunction &entry;
@@ -100,16 +97,19 @@ LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
   // sharded optimizer (f.optimizerStep) is always entered: its collectives
   // need every process, whatever this one's own loss, and it makes no update
   // from a non-finite norm of the summed gradients, as the kernel does not.
+  os << "// Whether the step's optimizer runs: from a finite loss, or a "
+        "sharded one,\n// whose collectives need every process.\n"
+     << "static bool mayUpdateState(StepFrame &f) {\n"
+     << "  return f.optimizerStep || std::isfinite(*" << *loss << ");\n}\n\n";
   auto guard = [&](const std::string &call) {
     auto check = checks.find(call);
     bool guarded = check != checks.end() && check->second.updatesState;
-    return guarded ? "  if (f.optimizerStep || std::isfinite(*" + *loss + ")) "
+    return guarded ? std::string("  if (mayUpdateState(f)) ")
                    : std::string("  ");
   };
   os << "void trainStep(StepFrame &f) {\n";
-  writeCalls(guard, false);
+  writeCalls(guard);
   os << "}\n\n";
-  // --profile: the same calls, each followed by a lap of the clock.
   os << "// trainStep's ops in order, for --profile: kind, what, "
         "bytes, flops.\n"
      << "const StepOp kTrainStepOps[] = {\n";
@@ -119,15 +119,67 @@ LogicalResult EntryWriter::writeCheckedStep(EmitContext &context) {
        << (check == checks.end() ? kStepResultsRow : check->second.row)
        << ",\n";
   }
-  os << "};\n\n"
-     << "// trainStep, adding each op's time to seconds[i] "
-        "(kTrainStepOps[i]).\n"
-     << "void profileTrainStep(StepFrame &f, double *seconds) {\n"
-     << "  OpClock clock;\n";
-  writeCalls(guard, true);
-  os << "}\n\n";
-  writeCheckingStep(entry, checks, os);
+  os << "};\n\n";
+  writeCallTable();
   return success();
+}
+
+void EntryWriter::writeCallTable() {
+  // The f32 results each call's check tests, in call order.
+  os << "// The f32 results of trainStep's ops, checked after each op "
+        "after a NaN:\n// byte offset in the arena, floats.\n";
+  SmallVector<std::pair<int, int>> ranges; // per call: first, count
+  int total = 0;
+  std::string results;
+  for (const std::string &call : calls) {
+    auto check = checks.find(call);
+    int count = 0;
+    if (check != checks.end() && !check->second.updatesState)
+      for (auto [offset, floats] : check->second.arenaFloats) {
+        results += "    {" + std::to_string(offset) + ", " +
+                   std::to_string(floats) + "},\n";
+        ++count;
+      }
+    ranges.push_back({total, count});
+    total += count;
+  }
+  if (total == 0)
+    os << "const ArenaFloats *const kTrainStepResults = nullptr;\n\n";
+  else
+    os << "const ArenaFloats kTrainStepResults[] = {\n" << results << "};\n\n";
+  // The calls: trainStep's, as data for the runtime's checked run (after a
+  // NaN) and profiled one (--profile).
+  os << "// trainStep's calls, for its run after a NaN and --profile "
+        "(runtime::checkStepCalls,\n// profileStepCalls): the call; what a "
+        "NaN after it names, its results' first row\n// and count; whether "
+        "it is the optimizer; a pair's share of its multiply-adds.\n"
+     << "const StepCall kTrainStepCalls[] = {\n";
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto check = checks.find(calls[i]);
+    bool updatesState = check != checks.end() && check->second.updatesState;
+    os << "    {&" << calls[i];
+    auto pair = pairs.find(calls[i]);
+    bool beside = pair != pairs.end();
+    if (ranges[i].second > 0 || updatesState || beside)
+      os << ", "
+         << (ranges[i].second > 0 ? check->second.what : std::string("nullptr"))
+         << ", " << ranges[i].first << ", " << ranges[i].second;
+    if (updatesState || beside)
+      os << ", " << (updatesState ? "true" : "false");
+    if (beside)
+      os << ", " << pair->second;
+    os << "},\n";
+  }
+  os << "};\n"
+     << "static_assert(std::size(kTrainStepCalls) == "
+        "std::size(kTrainStepOps));\n"
+     << "const StepCalls kTrainStep = {kTrainStepCalls, "
+        "int(std::size(kTrainStepCalls)),\n"
+     << "                              kTrainStepResults, &mayUpdateState};\n\n"
+     << "const char *checkTrainStep(StepFrame &f) {\n"
+     << "  return checkStepCalls(kTrainStep, f);\n}\n\n"
+     << "void profileTrainStep(StepFrame &f, double *seconds) {\n"
+     << "  profileStepCalls(kTrainStep, f, seconds);\n}\n\n";
 }
 
 } // namespace
@@ -143,7 +195,7 @@ LogicalResult CppTarget::writeEntry(const EntryFunction &entry,
     return writer.writeCheckedStep(context);
   }
   os << "void " << entry.name << "(StepFrame &f) {\n";
-  writer.writeCalls([](const std::string &) { return "  "; }, false);
+  writer.writeCalls([](const std::string &) { return "  "; });
   os << "}\n\n";
   return success();
 }

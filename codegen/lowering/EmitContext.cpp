@@ -147,15 +147,22 @@ FailureOr<std::string> EmitContext::pointer(Value value) {
     return pointer(def->getOperand(0));
   if (auto it = constants.find(value); it != constants.end())
     return it->second.kernel;
+  FailureOr<int64_t> offset = arenaOffset(llvm::cast<OpResult>(value));
+  if (failed(offset))
+    return failure();
+  return std::string(arenaAccessor(value)) + std::to_string(*offset) + ")";
+}
+
+FailureOr<int64_t> EmitContext::arenaOffset(OpResult result) {
+  Operation *def = result.getOwner();
   auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);
-  unsigned index = llvm::cast<OpResult>(value).getResultNumber();
+  unsigned index = result.getResultNumber();
   if (!offsets || offsets.size() <= static_cast<int64_t>(index) ||
       offsets[index] < 0)
     return def->emitOpError()
            << "has no arena offset for result #" << index
            << " (run tg-plan-memory before emitting C++)";
-  return std::string(arenaAccessor(value)) +
-         std::to_string(offsets[index]) + ")";
+  return offsets[index];
 }
 
 std::string EmitContext::variableAddress(StringRef name) const {

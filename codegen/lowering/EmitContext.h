@@ -85,6 +85,10 @@ public:
   /// the plan did not place.
   mlir::FailureOr<std::string> pointer(mlir::Value value);
 
+  /// Where tg-plan-memory placed an op's result: its byte offset in the
+  /// arena. Fails at the op when the plan did not place it.
+  static mlir::FailureOr<int64_t> arenaOffset(mlir::OpResult result);
+
   /// Where the host reads `value`: a constant's static array, the dropout
   /// key, or what the target says (the pointer itself where the kernels
   /// read host memory).

@@ -26,6 +26,11 @@ noteFiniteChecks(const EntryFunction &entry, EmitContext &context,
       FailureOr<std::string> pointer = context.pointer(result);
       if (failed(pointer))
         return failure();
+      FailureOr<int64_t> offset =
+          EmitContext::arenaOffset(llvm::cast<OpResult>(result));
+      if (failed(offset))
+        return failure();
+      check.arenaFloats.push_back({*offset, type.getNumElements()});
       check.condition += (check.condition.empty() ? "!" : " ||\n      !") +
                          allFinite.str() + "(" + *pointer + ", " +
                          std::to_string(type.getNumElements()) + ")";

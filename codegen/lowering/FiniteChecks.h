@@ -13,9 +13,11 @@
 
 #include "codegen/lowering/ProgramTarget.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
+#include <utility>
 
 namespace tgc::cpp {
 
@@ -24,6 +26,8 @@ class EmitContext;
 /// A step's op call, for the non-finite checks and --profile.
 struct FiniteCheck {
   std::string condition;     ///< true when a f32 result is not finite
+  /// Its f32 results, in the arena: (byte offset, floats).
+  llvm::SmallVector<std::pair<int64_t, int64_t>> arenaFloats;
   std::string what;          ///< "\"tg.matmul at file:line:col\""
   std::string row;           ///< its StepOp row (stepOpRow)
   bool updatesState = false; ///< the optimizer: not re-run
@@ -35,9 +39,10 @@ mlir::FailureOr<llvm::StringMap<FiniteCheck>>
 noteFiniteChecks(const EntryFunction &entry, EmitContext &context,
                  llvm::StringRef allFinite);
 
-/// checkTrainStep: `entry`'s calls without the optimizer's, each op's f32
-/// results checked after it; the first op with a NaN or an infinity, or
-/// nullptr.
+/// The GPU's checkTrainStep: `entry`'s calls without the optimizer's, each
+/// op's f32 results checked after it; the first op with a NaN or an
+/// infinity, or nullptr. (The CPU's runs its table of calls:
+/// runtime::checkStepCalls.)
 void writeCheckingStep(const EntryFunction &entry,
                        const llvm::StringMap<FiniteCheck> &checks,
                        llvm::raw_ostream &os);

@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <ctime>
 #include <string>
 
 namespace tgc::runtime {
@@ -120,10 +119,6 @@ struct CompiledCache {
   bool perHypothesis;
 };
 
-/// How the runtime reaches a model that runs on a GPU; null for the CPU.
-/// The state lives on the device: the runtime's host copy is uploaded after
-/// initialization or a resume and downloaded before a checkpoint or a dump,
-/// so checkpoints are the same files on both.
 /// One op of a training step, for --profile.
 struct StepOp {
   const char *kind; ///< "tg.matmul"
@@ -134,39 +129,54 @@ struct StepOp {
   int64_t bytes = 0, flops = 0;
 };
 
-/// profileStep's clock: lap(t) adds the seconds since the last lap (or the
-/// clock's creation) to t; lapShared splits them between two ops that ran at
-/// once (tg.beside_next), `shareOfFirst` to the first (its part of the
-/// pair's multiply-adds).
-class OpClock {
-public:
-  void lap(double &seconds) {
-    timespec now = monotonicNow();
-    int64_t nanoseconds =
-        (int64_t(now.tv_sec) - int64_t(last.tv_sec)) * 1000000000 +
-        (int64_t(now.tv_nsec) - int64_t(last.tv_nsec));
-    seconds += 1e-9 * static_cast<double>(nanoseconds);
-    last = now;
-  }
-  void lapShared(double &first, double &second, double shareOfFirst) {
-    double both = 0.0;
-    lap(both);
-    first += both * shareOfFirst;
-    second += both * (1.0 - shareOfFirst);
-  }
-
-private:
-  // CLOCK_MONOTONIC (std::chrono::steady_clock's clock on Linux) without
-  // <chrono>, which every generated step would parse: a third of its
-  // headers' parsing time.
-  static timespec monotonicNow() {
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now;
-  }
-  timespec last = monotonicNow();
+/// f32 values of a CPU step's arena that its check tests: `count` floats
+/// from byte `offset`.
+struct ArenaFloats {
+  int64_t offset, count;
 };
 
+/// One call of a CPU training step, in order: the generated trainStep's
+/// calls as data, which checkStepCalls and profileStepCalls run (one loop
+/// each in the runtime, not two more copies of the step to compile in every
+/// program).
+struct StepCall {
+  void (*run)(StepFrame &frame);
+  /// "tg.OP at file:line:col" when it has f32 results, checked after it:
+  /// results[firstResult, firstResult + numResults) of the step's table.
+  const char *what = nullptr;
+  int firstResult = 0, numResults = 0;
+  /// The optimizer: runs only where mayUpdateState says, and the check,
+  /// which re-runs a step whose update was skipped, leaves it out.
+  bool updatesState = false;
+  /// tg.beside_next: runs at once with the next call (kernels::sideBySide),
+  /// with this share of the pair's multiply-adds; 0 for a call alone.
+  double shareBesideNext = 0.0;
+};
+
+/// A CPU step's calls, the arena floats its check tests, and whether its
+/// optimizer may run (a finite loss, or a sharded optimizer's collectives).
+struct StepCalls {
+  const StepCall *calls;
+  int numCalls;
+  const ArenaFloats *results;
+  bool (*mayUpdateState)(StepFrame &frame);
+};
+
+/// The step's calls without the optimizer's, each one's f32 results checked
+/// after it: the `what` of the first call that produced a NaN or an
+/// infinity, or nullptr (a CPU bucket's checkStep).
+const char *checkStepCalls(const StepCalls &step, StepFrame &frame);
+
+/// The step's calls as trainStep makes them, the time of call i added to
+/// seconds[i], a pair's time shared by its multiply-adds (a CPU bucket's
+/// profileStep).
+void profileStepCalls(const StepCalls &step, StepFrame &frame,
+                      double *seconds);
+
+/// How the runtime reaches a model that runs on a GPU; null for the CPU.
+/// The state lives on the device: the runtime's host copy is uploaded after
+/// initialization or a resume and downloaded before a checkpoint or a dump,
+/// so checkpoints are the same files on both.
 struct CompiledBucket;
 class KernelTimes;
 struct DeviceHooks {
@@ -235,7 +245,7 @@ struct CompiledBucket {
   int numStepOps;
 };
 
-/// Whether `values` holds no NaN and no infinity (generated checkStep).
+/// Whether `values` holds no NaN and no infinity (checkStepCalls).
 inline bool allFinite(const float *values, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     if (!std::isfinite(values[i]))
