@@ -1,9 +1,12 @@
 //===- KernelEmulator.h - CUDA kernels run on the host ---------*- C++ -*-===//
 //
-// Runs a CUDA kernel's source on the host with one std::thread per CUDA
-// thread, one block at a time, so that kernels can be checked against the
-// CPU kernels where no GPU is (every CI machine). What the kernels use of
-// CUDA is emulated with the semantics the PTX ISA gives it:
+// Runs a CUDA kernel's source on the host, so that kernels can be checked
+// against the CPU kernels where no GPU is (every CI machine). A block's CUDA
+// threads are fibers (ucontext) of the one host thread, run in turn from
+// one barrier to the next; blocks run one at a time. OS threads, one per
+// CUDA thread, made a barrier of 256 threads on 2 cores cost more than the
+// kernels' work (the tests took minutes). What the kernels use of CUDA is
+// emulated with the semantics the PTX ISA gives it:
 //   - threadIdx, blockIdx, blockDim, gridDim: per thread and per launch;
 //   - __syncthreads: a barrier of the block's threads;
 //   - __shfl_xor_sync: the 32 lanes of a warp exchange through a slot each,
@@ -17,6 +20,9 @@
 //     (so a read of what no thread wrote shows);
 //   - atomicAdd: std::atomic_ref; __threadfence: a sequentially consistent
 //     fence.
+// A barrier that can never complete (threads that ended before it) stops
+// the test with a message instead of hanging. A CUDA thread's stack is
+// 256 KiB, with a guard page below it.
 // Include this header before any kernel source, after the CUDA runtime's
 // headers (which it includes first); a test source that includes it must
 // not also include headers compiled for the device.
@@ -30,12 +36,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <barrier>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <vector>
+
+#include <sys/mman.h>
+#include <ucontext.h>
 
 namespace tgc::emulator {
 
@@ -43,28 +52,83 @@ struct Index {
   unsigned x = 0, y = 0, z = 0;
 };
 
-inline thread_local Index threadIndex, blockIndex;
+// The running CUDA thread's place: the scheduler sets them before it
+// resumes a fiber.
+inline Index threadIndex, blockIndex;
 /// The thread's place in its block, x fastest: what its warp is.
-inline thread_local unsigned linearThread = 0;
+inline unsigned linearThread = 0;
 inline Index blockSize, gridSize;
+
+/// A barrier of fibers: the last to arrive opens it and runs on; the others
+/// yield until it is open.
+struct Barrier {
+  unsigned expected = 0, arrived = 0, generation = 0;
+};
 
 /// A warp's meeting point: a barrier of its 32 lanes and a slot each.
 struct Warp {
-  std::barrier<> barrier{32};
+  Barrier barrier{32};
   std::array<std::array<uint32_t, 12>, 32> slots{};
 };
 
-/// The block running now: its barrier, its warps, its dynamic shared memory.
+/// A CUDA thread's stack: mapped once, reused by every launch, a
+/// PROT_NONE page below it so that an overflow faults.
+class FiberStack {
+public:
+  static constexpr size_t kBytes = 256 << 10, kGuard = 4096;
+  FiberStack() {
+    void *mapped = ::mmap(nullptr, kBytes + kGuard, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) {
+      std::perror("emulator: mapping a CUDA thread's stack");
+      std::abort();
+    }
+    ::mprotect(mapped, kGuard, PROT_NONE);
+    base = static_cast<char *>(mapped);
+  }
+  ~FiberStack() { ::munmap(base, kBytes + kGuard); }
+  FiberStack(const FiberStack &) = delete;
+  FiberStack &operator=(const FiberStack &) = delete;
+  char *bottom() const { return base + kGuard; }
+
+private:
+  char *base = nullptr;
+};
+
+/// One CUDA thread of the block running now.
+struct Fiber {
+  ucontext_t context;
+  Index thread;
+  bool finished = false;
+};
+
+/// The block running now: its fibers, barriers and the host thread's own
+/// context, to which a fiber yields.
 struct Block {
-  explicit Block(unsigned threads) : barrier(threads), warps(threads / 32) {
+  Block(unsigned threads, void (*run)(void *), void *kernel)
+      : barrier{threads}, warps(threads / 32), fibers(threads), run(run),
+        kernel(kernel) {
     for (auto &warp : warps)
       warp = std::make_unique<Warp>();
   }
-  std::barrier<> barrier;
+  Barrier barrier;
   std::vector<std::unique_ptr<Warp>> warps;
+  std::vector<Fiber> fibers;
+  ucontext_t scheduler;
+  unsigned current = 0;
+  /// Barriers passed and threads ended: a round of the scheduler without
+  /// any is a deadlock.
+  uint64_t progress = 0;
+  void (*run)(void *);
+  void *kernel;
 };
 inline Block *currentBlock = nullptr;
 inline std::vector<unsigned char> dynamicSharedBuffer;
+
+inline std::vector<std::unique_ptr<FiberStack>> &fiberStacks() {
+  static std::vector<std::unique_ptr<FiberStack>> stacks;
+  return stacks;
+}
 
 inline Warp &currentWarp() { return *currentBlock->warps[linearThread / 32]; }
 inline int currentLane() { return static_cast<int>(linearThread % 32); }
@@ -75,6 +139,63 @@ inline unsigned char *dynamicShared() {
   return dynamicSharedBuffer.data() + (128 - address % 128) % 128;
 }
 
+/// Hands the host thread back to the scheduler until it resumes this fiber.
+inline void yield() {
+  Block &block = *currentBlock;
+  ::swapcontext(&block.fibers[block.current].context, &block.scheduler);
+}
+
+inline void arriveAndWait(Barrier &barrier) {
+  Block &block = *currentBlock;
+  ++block.progress;
+  if (++barrier.arrived == barrier.expected) {
+    barrier.arrived = 0;
+    ++barrier.generation;
+    return;
+  }
+  const unsigned generation = barrier.generation;
+  while (barrier.generation == generation)
+    yield();
+}
+
+/// A fiber's first frame: the kernel, then back to the scheduler (uc_link).
+inline void fiberMain() {
+  Block &block = *currentBlock;
+  block.run(block.kernel);
+  block.fibers[block.current].finished = true;
+  ++block.progress;
+}
+
+/// Runs the block's fibers in turn until every one has ended.
+inline void runBlock(Block &block) {
+  const unsigned threads = static_cast<unsigned>(block.fibers.size());
+  unsigned finished = 0;
+  while (finished < threads) {
+    const uint64_t before = block.progress;
+    finished = 0;
+    for (unsigned t = 0; t < threads; ++t) {
+      Fiber &fiber = block.fibers[t];
+      if (fiber.finished) {
+        ++finished;
+        continue;
+      }
+      block.current = t;
+      linearThread = t;
+      threadIndex = fiber.thread;
+      ::swapcontext(&block.scheduler, &fiber.context);
+      finished += fiber.finished;
+    }
+    if (finished < threads && block.progress == before) {
+      std::fprintf(stderr,
+                   "emulator: block (%u, %u, %u) deadlocked: %u of its %u "
+                   "threads wait at a barrier the others ended without\n",
+                   blockIndex.x, blockIndex.y, blockIndex.z,
+                   threads - finished, threads);
+      std::abort();
+    }
+  }
+}
+
 /// Runs kernel() as every thread of every block of `grid` (x fastest), one
 /// block at a time; a block's threads a multiple of 32.
 template <typename Kernel>
@@ -82,24 +203,28 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, Kernel kernel) {
   const unsigned threads = block.x * block.y * block.z;
   gridSize = {grid.x, grid.y, grid.z};
   blockSize = {block.x, block.y, block.z};
+  auto &stacks = fiberStacks();
+  while (stacks.size() < threads)
+    stacks.push_back(std::make_unique<FiberStack>());
+  void (*run)(void *) = [](void *object) { (*static_cast<Kernel *>(object))(); };
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         dynamicSharedBuffer.assign(sharedBytes + 128, 0xCD);
-        Block running(threads);
+        Block running(threads, run, &kernel);
         currentBlock = &running;
-        std::vector<std::thread> lanes;
-        lanes.reserve(threads);
-        for (unsigned t = 0; t < threads; ++t)
-          lanes.emplace_back([&, t] {
-            linearThread = t;
-            threadIndex = {t % block.x, t / block.x % block.y,
-                           t / (block.x * block.y)};
-            blockIndex = {x, y, z};
-            kernel();
-          });
-        for (std::thread &lane : lanes)
-          lane.join();
+        blockIndex = {x, y, z};
+        for (unsigned t = 0; t < threads; ++t) {
+          Fiber &fiber = running.fibers[t];
+          fiber.thread = {t % block.x, t / block.x % block.y,
+                          t / (block.x * block.y)};
+          ::getcontext(&fiber.context);
+          fiber.context.uc_stack.ss_sp = stacks[t]->bottom();
+          fiber.context.uc_stack.ss_size = FiberStack::kBytes;
+          fiber.context.uc_link = &running.scheduler;
+          ::makecontext(&fiber.context, fiberMain, 0);
+        }
+        runBlock(running);
         currentBlock = nullptr;
       }
 }
@@ -108,9 +233,9 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, Kernel kernel) {
 template <typename Fill, typename Read> void exchange(Fill fill, Read read) {
   Warp &warp = currentWarp();
   fill(warp.slots[currentLane()]);
-  warp.barrier.arrive_and_wait();
+  arriveAndWait(warp.barrier);
   read(warp.slots);
-  warp.barrier.arrive_and_wait();
+  arriveAndWait(warp.barrier);
 }
 
 } // namespace tgc::emulator
@@ -138,7 +263,7 @@ template <typename Fill, typename Read> void exchange(Fill fill, Read read) {
 #define gridDim ::tgc::emulator::gridSize
 
 inline void __syncthreads() {
-  tgc::emulator::currentBlock->barrier.arrive_and_wait();
+  tgc::emulator::arriveAndWait(tgc::emulator::currentBlock->barrier);
 }
 
 template <typename T>

@@ -1,0 +1,85 @@
+//===- KernelEmulatorTest.cpp - the host's emulation of CUDA threads -------===//
+//
+// KernelEmulator.h is the oracle's ground for every *Emulated test: its
+// barriers order shared memory as a GPU's do, its warp shuffles hand each
+// lane its partner's value, every thread of every block runs once with its
+// own indices, and a kernel whose threads cannot all reach a barrier stops
+// the test with a message rather than hanging it.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/kernels/cuda/KernelEmulator.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tgc::test {
+namespace {
+
+TEST(KernelEmulator, EveryThreadOfEveryBlockRunsOnceWithItsIndices) {
+  const dim3 grid(3, 2), block(32, 2, 2);
+  std::vector<int> runs(3 * 2 * 128, 0);
+  emulator::launch(grid, block, 0, [&] {
+    const unsigned thread =
+        threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned blockNumber = blockIdx.x + gridDim.x * blockIdx.y;
+    ++runs[blockNumber * 128 + thread];
+  });
+  for (size_t i = 0; i < runs.size(); ++i)
+    EXPECT_EQ(runs[i], 1) << i;
+}
+
+TEST(KernelEmulator, SyncthreadsOrdersSharedMemory) {
+  constexpr unsigned kThreads = 256;
+  std::vector<unsigned> sums(4, 0);
+  emulator::launch(dim3(4), dim3(kThreads), 0, [&] {
+    __shared__ unsigned values[kThreads];
+    __shared__ unsigned total;
+    values[threadIdx.x] = threadIdx.x + blockIdx.x;
+    if (threadIdx.x == 0)
+      total = 0;
+    __syncthreads(); // every value written before any is read
+    if (threadIdx.x == 0) {
+      for (unsigned v : values)
+        total += v;
+    }
+    __syncthreads(); // the total written before any thread reads it
+    values[threadIdx.x] = total;
+    __syncthreads();
+    if (threadIdx.x == kThreads - 1)
+      sums[blockIdx.x] = values[0];
+  });
+  for (unsigned b = 0; b < 4; ++b)
+    EXPECT_EQ(sums[b], kThreads * (kThreads - 1) / 2 + kThreads * b) << b;
+}
+
+TEST(KernelEmulator, ShuffleXorReadsThePartnerLane) {
+  std::vector<float> got(64);
+  emulator::launch(dim3(1), dim3(64), 0, [&] {
+    const float mine = static_cast<float>(threadIdx.x);
+    float partner = __shfl_xor_sync(0xffffffffu, mine, 5);
+    // A warp sum by halving, as the kernels' reductions do.
+    float sum = mine;
+    for (int mask = 16; mask > 0; mask /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, mask);
+    got[threadIdx.x] = partner + 1000.0f * sum;
+  });
+  for (unsigned t = 0; t < 64; ++t) {
+    const unsigned warpBase = t / 32 * 32;
+    const float warpSum = 32.0f * warpBase + 31.0f * 32.0f / 2.0f;
+    EXPECT_EQ(got[t], static_cast<float>(t ^ 5u) + 1000.0f * warpSum) << t;
+  }
+}
+
+TEST(KernelEmulatorDeathTest, ABarrierSomeThreadsEndedBeforeStopsTheTest) {
+  EXPECT_DEATH(emulator::launch(dim3(1), dim3(64), 0,
+                                [] {
+                                  if (threadIdx.x == 3)
+                                    return;
+                                  __syncthreads();
+                                }),
+               "block \\(0, 0, 0\\) deadlocked: 63 of its 64 threads wait");
+}
+
+} // namespace
+} // namespace tgc::test
