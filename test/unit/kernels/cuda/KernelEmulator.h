@@ -20,9 +20,12 @@
 //     (so a read of what no thread wrote shows);
 //   - atomicAdd: std::atomic_ref; __threadfence: a sequentially consistent
 //     fence.
-// A barrier that can never complete (threads that ended before it) stops
-// the test with a message instead of hanging. A CUDA thread's stack is
-// 256 KiB, with a guard page below it.
+// The threads run in turn in one order, then in the other: blocks of even
+// and odd numbers take opposite orders for the same stretch between
+// barriers, so that a read of another thread's write with no barrier
+// between shows in one of them, whichever thread comes first. A barrier
+// that can never complete stops the test with a message instead of
+// hanging. A CUDA thread's stack is 256 KiB, with 64 KiB of guard below.
 // Include this header before any kernel source, after the CUDA runtime's
 // headers (which it includes first); a test source that includes it must
 // not also include headers compiled for the device.
@@ -71,11 +74,11 @@ struct Warp {
   std::array<std::array<uint32_t, 12>, 32> slots{};
 };
 
-/// A CUDA thread's stack: mapped once, reused by every launch, a
-/// PROT_NONE page below it so that an overflow faults.
+/// A CUDA thread's stack: mapped once, reused by every launch, PROT_NONE
+/// pages below it so that an overflow faults (the stacks lie side by side).
 class FiberStack {
 public:
-  static constexpr size_t kBytes = 256 << 10, kGuard = 4096;
+  static constexpr size_t kBytes = 256 << 10, kGuard = 64 << 10;
   FiberStack() {
     void *mapped = ::mmap(nullptr, kBytes + kGuard, PROT_READ | PROT_WRITE,
                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -83,8 +86,11 @@ public:
       std::perror("emulator: mapping a CUDA thread's stack");
       std::abort();
     }
-    ::mprotect(mapped, kGuard, PROT_NONE);
     base = static_cast<char *>(mapped);
+    if (::mprotect(mapped, kGuard, PROT_NONE) != 0) {
+      std::perror("emulator: protecting a CUDA thread's stack guard");
+      std::abort();
+    }
   }
   ~FiberStack() { ::munmap(base, kBytes + kGuard); }
   FiberStack(const FiberStack &) = delete;
@@ -166,14 +172,17 @@ inline void fiberMain() {
   ++block.progress;
 }
 
-/// Runs the block's fibers in turn until every one has ended.
-inline void runBlock(Block &block) {
+/// Runs the block's fibers in turn until every one has ended: ascending
+/// and descending by turns, the even blocks starting ascending.
+inline void runBlock(Block &block, bool startDescending) {
   const unsigned threads = static_cast<unsigned>(block.fibers.size());
   unsigned finished = 0;
-  while (finished < threads) {
+  for (bool descending = startDescending; finished < threads;
+       descending = !descending) {
     const uint64_t before = block.progress;
     finished = 0;
-    for (unsigned t = 0; t < threads; ++t) {
+    for (unsigned i = 0; i < threads; ++i) {
+      const unsigned t = descending ? threads - 1 - i : i;
       Fiber &fiber = block.fibers[t];
       if (fiber.finished) {
         ++finished;
@@ -188,7 +197,8 @@ inline void runBlock(Block &block) {
     if (finished < threads && block.progress == before) {
       std::fprintf(stderr,
                    "emulator: block (%u, %u, %u) deadlocked: %u of its %u "
-                   "threads wait at a barrier the others ended without\n",
+                   "threads wait at barriers the others ended without or "
+                   "wait at another one\n",
                    blockIndex.x, blockIndex.y, blockIndex.z,
                    threads - finished, threads);
       std::abort();
@@ -224,7 +234,7 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, Kernel kernel) {
           fiber.context.uc_link = &running.scheduler;
           ::makecontext(&fiber.context, fiberMain, 0);
         }
-        runBlock(running);
+        runBlock(running, (x + y + z) % 2 == 1);
         currentBlock = nullptr;
       }
 }

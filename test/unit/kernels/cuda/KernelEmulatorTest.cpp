@@ -1,10 +1,11 @@
 //===- KernelEmulatorTest.cpp - the host's emulation of CUDA threads -------===//
 //
 // KernelEmulator.h is the oracle's ground for every *Emulated test: its
-// barriers order shared memory as a GPU's do, its warp shuffles hand each
-// lane its partner's value, every thread of every block runs once with its
-// own indices, and a kernel whose threads cannot all reach a barrier stops
-// the test with a message rather than hanging it.
+// barriers order shared memory as a GPU's do (and a missing one shows),
+// its warp shuffles hand each lane its partner's value, every thread of
+// every block runs once with its own indices, and a kernel whose threads
+// cannot all reach a barrier stops the test with a message rather than
+// hanging it.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelEmulator.h"
@@ -69,6 +70,38 @@ TEST(KernelEmulator, ShuffleXorReadsThePartnerLane) {
     const float warpSum = 32.0f * warpBase + 31.0f * 32.0f / 2.0f;
     EXPECT_EQ(got[t], static_cast<float>(t ^ 5u) + 1000.0f * warpSum) << t;
   }
+}
+
+/// Each thread writes its slot of dynamic shared memory, then reads its
+/// partner's (t ^ 1: the one after it for even t, before it for odd t),
+/// with or without a barrier between; what two blocks read.
+std::vector<unsigned> partnersRead(bool barrier) {
+  constexpr unsigned kThreads = 64;
+  std::vector<unsigned> read(2 * kThreads);
+  emulator::launch(dim3(2), dim3(kThreads), kThreads * sizeof(unsigned), [&] {
+    TGC_DYNAMIC_SHARED_MEMORY(bytes);
+    unsigned *slots = reinterpret_cast<unsigned *>(bytes);
+    slots[threadIdx.x] = threadIdx.x + 1;
+    if (barrier)
+      __syncthreads();
+    read[blockIdx.x * kThreads + threadIdx.x] = slots[threadIdx.x ^ 1];
+  });
+  return read;
+}
+
+TEST(KernelEmulator, AMissingBarrierShowsWhicheverThreadComesFirst) {
+  const std::vector<unsigned> synced = partnersRead(true);
+  for (unsigned i = 0; i < synced.size(); ++i)
+    EXPECT_EQ(synced[i], (i % 64 ^ 1) + 1) << i;
+  // Without the barrier, a read of the next thread's slot sees garbage in
+  // one block and a read of the previous one's in the other.
+  const std::vector<unsigned> racy = partnersRead(false);
+  bool staleAfter = false, staleBefore = false;
+  for (unsigned i = 0; i < racy.size(); ++i)
+    if (racy[i] != (i % 64 ^ 1) + 1)
+      (i % 2 == 0 ? staleAfter : staleBefore) = true;
+  EXPECT_TRUE(staleAfter);
+  EXPECT_TRUE(staleBefore);
 }
 
 TEST(KernelEmulatorDeathTest, ABarrierSomeThreadsEndedBeforeStopsTheTest) {
