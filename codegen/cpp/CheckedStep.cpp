@@ -41,7 +41,9 @@ public:
         continue;
       double first = tg::multiplyAdds(call.op);
       double second = tg::multiplyAdds(tg::nextComputingOp(call.op));
-      pairs[call.function] = first / (first + second);
+      // Halves where there is nothing to share (a NaN is no C++ literal).
+      pairs[call.function] =
+          first + second > 0 ? first / (first + second) : 0.5;
     }
   }
 
