@@ -94,10 +94,11 @@ inline std::vector<float> resultRows(const std::vector<float> &out, int64_t m,
 /// expectClose against the reference's double-precision result.
 inline void expectClose(const std::string &what,
                         const std::vector<float> &actual,
-                        const HostTensor &expected, double tolerance) {
+                        const HostTensor &expected, double tolerance,
+                        AllZeros zeros = AllZeros::Rejected) {
   ASSERT_EQ(static_cast<int64_t>(actual.size()), expected.numElements())
       << what;
-  expectCloseValues(what, actual, expected.data, tolerance);
+  expectCloseValues(what, actual, expected.data, tolerance, zeros);
 }
 
 } // namespace tgc::test
