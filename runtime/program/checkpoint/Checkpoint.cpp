@@ -142,18 +142,32 @@ struct Claims {
   std::map<std::string, int> locks; ///< lock file -> descriptor
 };
 
+void releaseClaims(bool waitForClaims);
+
 Claims &claims() {
   static Claims *all = [] {
     auto *created = new Claims; // never destroyed: atexit uses it last
-    std::atexit([] {
-      for (auto &[lockPath, fd] : claims().locks) {
-        ::unlink(lockPath.c_str()); // while still locked: see claimCheckpoint
-        ::close(fd);
-      }
-    });
+    std::atexit([] { releaseClaims(/*waitForClaims=*/false); });
     return created;
   }();
   return *all;
+}
+
+/// Removes and closes every lock file this process holds. An exit handler
+/// does not wait for a thread that exit stopped inside a claim: that lock
+/// file stays, and the next run takes it over.
+void releaseClaims(bool waitForClaims) {
+  Claims &all = claims();
+  std::unique_lock<std::mutex> guard(all.mutex, std::defer_lock);
+  if (waitForClaims)
+    guard.lock();
+  else if (!guard.try_lock())
+    return;
+  for (auto &[lockPath, fd] : all.locks) {
+    ::unlink(lockPath.c_str()); // while still locked: see claimCheckpoint
+    ::close(fd);
+  }
+  all.locks.clear();
 }
 
 /// Removes the temporary files of `path` (temporaryPathFor) that processes
@@ -297,6 +311,8 @@ std::string claimCheckpoint(const std::string &path) {
   return "cannot lock checkpoint " + path + ": " + lockPath +
          " keeps being replaced";
 }
+
+void releaseCheckpointClaims() { releaseClaims(/*waitForClaims=*/true); }
 
 std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
                             std::span<const CheckpointTensor> tensors) {

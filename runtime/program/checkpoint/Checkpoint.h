@@ -24,7 +24,8 @@
 // writeCheckpoint does it too) takes an advisory lock, flock on
 // "<path>.lock" holding the owner's pid, for as long as the process runs;
 // another process's claim is refused ("checkpoint X is in use by another
-// run (pid N)"). The lock file is removed at a normal exit; one left by a
+// run (pid N)"). The lock file is removed at a normal exit (or earlier:
+// releaseCheckpointClaims); one left by a
 // killed process holds no lock and is taken over, as are the temporary
 // files such a process left. Only tgc's own are: the lock file is opened
 // with O_NOFOLLOW and taken only when it holds what a claim writes (a
@@ -99,6 +100,13 @@ struct CheckpointInfo {
 /// above); refuses a path that exists and is not a regular file. Returns an
 /// empty string or why not, naming the file. Cheap after the first call.
 std::string claimCheckpoint(const std::string &path);
+
+/// Gives up every checkpoint this process claimed: their lock files are
+/// removed. main calls it once the run has saved for the last time, before
+/// a data-parallel run's MPI teardown, which mpirun may cut short with
+/// SIGKILL (after Ctrl-C it kills its processes about a second after their
+/// SIGTERM, whatever they are doing); exit handlers call it too.
+void releaseCheckpointClaims();
 
 /// Claims `path` and writes `info` and `tensors` to it atomically. Returns
 /// an empty string or what went wrong, naming the file.

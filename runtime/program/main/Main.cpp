@@ -11,6 +11,7 @@
 #include "common/FileSizeLimit.h"
 #include "runtime/program/CompiledStep.h"
 #include "runtime/program/ProcessEnd.h"
+#include "runtime/program/checkpoint/Checkpoint.h"
 #include "runtime/program/main/ThreadDefaults.h"
 #include "runtime/program/main/TrainMain.h"
 #include "runtime/program/parallel/ProcessGroup.h"
@@ -58,6 +59,9 @@ int main(int argc, char **argv) {
   if (group && group->rank() != 0)
     std::freopen("/dev/null", "w", stdout); // rank 0 logs; errors stay
   int code = trainMain(kCompiledModel, argc, argv, group.get());
+  // The run has saved for the last time: its checkpoints' locks go before
+  // MPI's teardown, which mpirun's SIGKILL may cut short.
+  releaseCheckpointClaims();
   // A process that stops alone would leave the others waiting for it; an
   // interrupt (128 + the signal) stops them all at the same step.
   if (group && code != 0 && code < 128)
