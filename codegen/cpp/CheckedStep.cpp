@@ -145,10 +145,9 @@ void EntryWriter::writeCallTable() {
     ranges.push_back({total, count});
     total += count;
   }
-  if (total == 0)
-    os << "const ArenaFloats *const kTrainStepResults = nullptr;\n\n";
-  else
-    os << "const ArenaFloats kTrainStepResults[] = {\n" << results << "};\n\n";
+  // Ended by an empty row, which no call counts: C++ has no array of none.
+  os << "const ArenaFloats kTrainStepResults[] = {\n"
+     << results << "    {0, 0}, // (the end)\n};\n\n";
   // The calls: trainStep's, as data for the runtime's checked run (after a
   // NaN) and profiled one (--profile).
   os << "// trainStep's calls, for its run after a NaN and --profile "

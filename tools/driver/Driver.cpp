@@ -625,15 +625,24 @@ bool checkCorpusFits(const DriverOptions &options, const CorpusFacts &corpus,
   return false;
 }
 
+/// The preset a registered model is built from: --preset, else the
+/// model's default ("gpt2-tiny", where the program was labelled
+/// "gpt2-default"); "default" for a model that lists none.
+std::string resolvedPreset(const DriverOptions &options) {
+  if (!options.presetName.empty())
+    return options.presetName;
+  const ModelDefinition *model = lookupModel(options.modelName);
+  return model && !model->defaultPreset.empty() ? model->defaultPreset
+                                                : "default";
+}
+
 /// Emits the planned modules as C++ or CUDA and writes it, or builds the
 /// program; the exit code.
 int emitProgram(const DriverOptions &options, const CorpusFacts &corpus,
                 llvm::ArrayRef<mlir::OwningOpRef<mlir::ModuleOp>> modules) {
   CompiledModelInfo info;
   info.name = options.fromModel()
-                  ? options.modelName + "-" +
-                        (options.presetName.empty() ? std::string("default")
-                                                    : options.presetName)
+                  ? options.modelName + "-" + resolvedPreset(options)
                   : llvm::sys::path::stem(options.inputFilename).str();
   info.vocabularyHash = corpus.vocabularyHash;
   info.toolsDirectory = locateToolchain(options.toolchainPrefix).toolsDir;

@@ -26,15 +26,17 @@ namespace tgc::runtime {
 
 namespace {
 
-/// The most text one --translate or --generate run reads (it is held in
-/// memory with its token ids): a pipe that never ends is refused, not read
-/// until memory runs out.
-constexpr size_t kMaxDecodeInputBytes = size_t{1} << 30;
-/// ... and at most this many lines (short lines cost more than their bytes).
-constexpr size_t kMaxDecodeInputLines = size_t{1} << 24;
+/// "1024 MiB" for whole MiB, else "N bytes".
+std::string describeBytes(size_t bytes) {
+  return bytes % (size_t{1} << 20) == 0
+             ? std::to_string(bytes >> 20) + " MiB"
+             : std::to_string(bytes) + " bytes";
+}
+
+} // namespace
 
 bool readTextLines(const std::string &path, std::vector<std::string> &lines,
-                   std::string &name) {
+                   std::string &name, TextInputLimits limits) {
   std::ifstream file;
   bool fromStdin = path == "-";
   name = fromStdin ? "<stdin>" : path;
@@ -74,19 +76,17 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
       return false;
     }
     bytes += line.size() + 1;
-    if (bytes > kMaxDecodeInputBytes || lines.size() == kMaxDecodeInputLines) {
+    if (bytes > limits.bytes || lines.size() == limits.lines) {
       std::fprintf(stderr,
-                   "error: %s: more than %zu MiB or %zu lines of text, the "
-                   "most one run reads (split it)\n",
-                   name.c_str(), kMaxDecodeInputBytes >> 20,
-                   kMaxDecodeInputLines);
+                   "error: %s: more than %s or %zu lines of text, the most "
+                   "one run reads (split it)\n",
+                   name.c_str(), describeBytes(limits.bytes).c_str(),
+                   limits.lines);
       return false;
     }
     lines.push_back(line);
   }
 }
-
-} // namespace
 
 bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
                       std::vector<std::vector<int32_t>> &ids,

@@ -20,6 +20,21 @@
 
 namespace tgc::runtime {
 
+/// The most text one --translate or --generate run reads: it is
+/// held in memory, so a pipe that never ends (`yes |`) is refused, not read
+/// until memory runs out. Short lines cost more than their bytes, hence the
+/// count of lines too.
+struct TextInputLimits {
+  size_t bytes = size_t{1} << 30;
+  size_t lines = size_t{1} << 24;
+};
+
+/// The lines of `path` ("-": standard input; `name` is what messages call
+/// it), each at most kMaxLineBytes and all within `limits` (a larger input
+/// is an error naming it, not a partial read); false after a message.
+bool readTextLines(const std::string &path, std::vector<std::string> &lines,
+                   std::string &name, TextInputLimits limits = {});
+
 /// The lines of `path` ("-": standard input; `name` is what messages call
 /// it), each at most kMaxLineBytes, as token ids of `vocabulary` (none for
 /// a line of spaces); false after a message.
