@@ -75,8 +75,11 @@ struct LtPlan {
 
 /// Asks cuBLASLt's heuristic for `plan`'s algorithm (its descriptor and
 /// layouts made), with up to 32 MiB of workspace and every matrix aligned
-/// to `alignment` bytes; `usable` says whether it found one.
-void pickAlgorithm(LtPlan &plan, uint32_t alignment);
+/// to `alignment` bytes; `usable` says whether it found one. For a result
+/// narrower than f32 (`resultType`) only algorithms that keep a split sum's
+/// partial sums in f32: one rounding of each result, as on the CPU.
+void pickAlgorithm(LtPlan &plan, uint32_t alignment,
+                   cudaDataType_t resultType);
 
 /// D = A B (alpha 1, beta 0) with `plan` on stream(). False where cuBLASLt
 /// finds after all that the algorithm does not support these operands: the

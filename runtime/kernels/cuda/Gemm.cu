@@ -99,12 +99,23 @@ void matmul(const float *lhs, const float *rhs, float *out, int64_t batch,
 /// Hopper); the stream-ordered pool reuses it from call to call.
 constexpr size_t kLtWorkspaceBytes = 32u << 20;
 
-void pickAlgorithm(LtPlan &plan, uint32_t alignment) {
+void pickAlgorithm(LtPlan &plan, uint32_t alignment,
+                   cudaDataType_t resultType) {
   cublasLtMatmulPreference_t preference = nullptr;
   TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
   TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kLtWorkspaceBytes,
       sizeof(kLtWorkspaceBytes)));
+  // A split sum whose partial sums are kept in the result's type (the
+  // in-place and output-type reduction schemes, all allowed by default)
+  // rounds a bf16 result more than once, its bias added after a rounding.
+  // Unsplit algorithms (scheme none) pass any mask.
+  if (resultType != CUDA_R_32F) {
+    const uint32_t f32Partials = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    TGC_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &f32Partials,
+        sizeof(f32Partials)));
+  }
   // The heuristic assumes 256-byte aligned matrices unless told otherwise;
   // tensors inside the arena may be less.
   for (cublasLtMatmulPreferenceAttributes_t attribute :
@@ -166,18 +177,19 @@ template <typename T> constexpr cudaDataType_t dataTypeOf() {
   return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
 }
 
-/// What a plan depends on: the shape, the element types (operands, result,
-/// bias), the epilogue, and how the matrices and the bias are aligned.
+/// What a plan depends on: the shape, the element types (operands, result;
+/// a bias is the result's), the epilogue, and how the matrices and the bias
+/// are aligned.
 struct PlanKey {
   int64_t rows, k, n;
-  cudaDataType_t operands, result, bias;
+  cudaDataType_t operands, result;
   cublasLtEpilogue_t epilogue;
   uint32_t matrixAlignment, biasAlignment;
 
   bool operator<(const PlanKey &o) const {
-    return std::tie(rows, k, n, operands, result, bias, epilogue,
-                    matrixAlignment, biasAlignment) <
-           std::tie(o.rows, o.k, o.n, o.operands, o.result, o.bias, o.epilogue,
+    return std::tie(rows, k, n, operands, result, epilogue, matrixAlignment,
+                    biasAlignment) <
+           std::tie(o.rows, o.k, o.n, o.operands, o.result, o.epilogue,
                     o.matrixAlignment, o.biasAlignment);
   }
 };
@@ -192,18 +204,6 @@ LtPlan makePlan(const PlanKey &key, const void *bias) {
   TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
       plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &key.epilogue,
       sizeof(key.epilogue)));
-  // The bias's own type (cuBLASLt's default is the result's), widened and
-  // added to the f32 sums before the one rounding, as on the CPU. cuBLASLt
-  // documents only a bias of the result's type: CUDA 13's on an H200 has no
-  // algorithm for an f32 bias with a bf16 result (linear then runs the GEMM
-  // and the epilogue kernel), which is why tg-mixed-precision gives such a
-  // linear a bf16 bias where it can.
-  if (bias && key.bias != key.result) {
-    const int32_t biasType = key.bias;
-    TGC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
-        sizeof(biasType)));
-  }
   // The heuristic reads the bias's alignment from the pointer itself (there
   // is no preference for it); later calls with the same key have a bias
   // aligned alike.
@@ -217,7 +217,7 @@ LtPlan makePlan(const PlanKey &key, const void *bias) {
   layout(plan.a, key.operands, key.n, key.k);
   layout(plan.b, key.operands, key.k, key.rows);
   layout(plan.d, key.result, key.n, key.rows);
-  pickAlgorithm(plan, key.matrixAlignment);
+  pickAlgorithm(plan, key.matrixAlignment, key.result);
   return plan;
 }
 
@@ -241,6 +241,13 @@ bool fusedLinear(const In *input, const In *weight, const Bias *bias, Out *out,
   std::optional<cublasLtEpilogue_t> epilogue = epilogueFor(bias, activation);
   if (!epilogue)
     return false;
+  // cuBLASLt adds a bias of the result's type only (another type it
+  // documents for integer and fp8 kernels alone, and may not reject): an
+  // f32 bias with a bf16 result (no algorithm on an H200 either) or a bf16
+  // one with an f32 result takes the epilogue kernel. Hence
+  // tg-mixed-precision's bf16 bias for a linear with a bf16 result.
+  if (bias && !std::is_same_v<Bias, Out>)
+    return false;
   if (!cublasLt()) // cuBLASLt failed to start; its error is kept
     return false;
   // cuBLASLt's heuristic need not check the bias's alignment and its kernels
@@ -249,10 +256,9 @@ bool fusedLinear(const In *input, const In *weight, const Bias *bias, Out *out,
     return false;
   uint32_t matrices = std::min(
       {alignmentOf(input), alignmentOf(weight), alignmentOf(out)});
-  LtPlan &plan =
-      planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(),
-               dataTypeOf<Bias>(), *epilogue, matrices, alignmentOf(bias)},
-              bias);
+  LtPlan &plan = planFor({rows, k, n, dataTypeOf<In>(), dataTypeOf<Out>(),
+                          *epilogue, matrices, alignmentOf(bias)},
+                         bias);
   if (!plan.usable)
     return false;
   // The bias pointer is per call: set on the shared descriptor just before

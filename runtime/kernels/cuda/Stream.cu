@@ -124,6 +124,13 @@ cublasHandle_t cublas() {
       return nullptr;
     handle = created;
     TGC_CUBLAS_CHECK(cublasSetStream(handle, currentStream));
+    // A split sum's partial sums in f32, never in a bf16 result's type
+    // (cuBLAS may otherwise reduce them there): each bf16 result rounded
+    // once, as on the CPU. Still full f32, no TF32.
+    TGC_CUBLAS_CHECK(cublasSetMathMode(
+        handle, static_cast<cublasMath_t>(
+                    CUBLAS_DEFAULT_MATH |
+                    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   }
   return handle;
 }

@@ -63,7 +63,7 @@ LtPlan makePlan(const PlanKey &key, float *biasGrad) {
                                               key.rows, key.k));
   TGC_CUBLAS_CHECK(
       cublasLtMatrixLayoutCreate(&plan.d, CUDA_R_32F, key.n, key.k, key.n));
-  pickAlgorithm(plan, key.matrixAlignment);
+  pickAlgorithm(plan, key.matrixAlignment, CUDA_R_32F);
   return plan;
 }
 

@@ -225,7 +225,8 @@ TEST_F(CudaKernels, LinearBf16) {
 // widened bias on the f32 sums, one rounding after the ReLU for a bf16
 // result. Aligned tensors whose rows are whole 16-byte words: cuBLASLt's
 // epilogue adds the bias as it writes the bf16 result (what the bf16 bias
-// is for); the bias one element in (2-byte aligned): the epilogue kernel.
+// is for); the bias one element in (2-byte aligned), or an f32 result (a
+// bias of another type than the result's): the epilogue kernel.
 TEST_F(CudaKernels, LinearBf16Bias) {
   const int64_t rows = 300, k = 48, n = 72;
   std::vector<runtime::Bf16> input = roundedToBf16(uniform(rows * k, 3)),
@@ -242,9 +243,13 @@ TEST_F(CudaKernels, LinearBf16Bias) {
           " relu=" + std::to_string(relu);
       DeviceArray<float> out(rows * n, 7.0f);
       DeviceArray<runtime::Bf16> rounded(rows * n);
+      int64_t fused = cuda::fusedLinearCalls();
       cuda::linear(di.get(), dw.get(), db.get() + biasShift, out.get(), rows, k,
                    n, reluIf(relu));
-      int64_t fused = cuda::fusedLinearCalls();
+      // A bias of another type than the result: never cuBLASLt's epilogue,
+      // which documents no such bias for these operands.
+      EXPECT_EQ(cuda::fusedLinearCalls(), fused) << tag << " (f32 result)";
+      fused = cuda::fusedLinearCalls();
       cuda::linear(di.get(), dw.get(), db.get() + biasShift, rounded.get(),
                    rows, k, n, reluIf(relu));
       int64_t fusedBf16 = cuda::fusedLinearCalls() - fused;
