@@ -65,10 +65,11 @@ void expectCloseValues(const std::string &what,
   std::cout << "  worst error " << what << ": " << worst << " (tolerance "
             << tolerance << ")\n";
   EXPECT_LE(worst, tolerance) << what;
-  if (zeros == AllZeros::Rejected)
+  if (zeros == AllZeros::Rejected) {
     EXPECT_TRUE(std::any_of(actual.begin(), actual.end(),
                             [](float x) { return x != 0.0f; }))
         << what << " is all zeros";
+  }
 }
 
 /// expectCloseValues against floats; not a template, so that a braced
