@@ -57,11 +57,12 @@ protected:
 };
 
 TEST_F(TextInputTest, TheLastLineThatFitsIsRead) {
-  // Three lines, the last without its newline: 3 lines, 8 bytes counting
-  // one newline a line.
+  // Three lines, the last without its newline: 3 lines, 9 bytes counting
+  // one newline a line, the last one's too (a bound of 8 refuses them).
   auto lines = read("ab\ncd\nef", {/*bytes=*/9, /*lines=*/3});
   ASSERT_TRUE(lines) << error;
   EXPECT_EQ(*lines, (std::vector<std::string>{"ab", "cd", "ef"}));
+  EXPECT_FALSE(read("ab\ncd\nef", {/*bytes=*/8, /*lines=*/3}));
 }
 
 TEST_F(TextInputTest, OneLineTooManyIsAnErrorNamingTheFile) {
