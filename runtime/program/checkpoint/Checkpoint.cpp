@@ -2,6 +2,7 @@
 #include "runtime/program/checkpoint/Checkpoint.h"
 
 #include "runtime/data/FileChecks.h"
+#include "runtime/program/Progress.h"
 #include "runtime/program/checkpoint/Checkpoint.pb.h"
 
 #include <google/protobuf/stubs/logging.h>
@@ -352,6 +353,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
     entry->set_offset(offset);
     entry->set_bytes(bytes);
     entry->set_crc32(crc32Of(t.data, bytes));
+    noteProgress(); // a big model's checkpoint may take minutes
     offset += bytes;
   }
   metadata.set_data_bytes(offset);
@@ -389,8 +391,10 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   bool ok = writeAll(file.fd, header, sizeof header) &&
             writeAll(file.fd, encoded.data(), encoded.size()) &&
             writeAll(file.fd, padding.data(), padding.size());
-  for (const CheckpointTensor &t : tensors)
+  for (const CheckpointTensor &t : tensors) {
     ok = ok && writeAll(file.fd, t.data, elementsOf(t.shape) * sizeof(float));
+    noteProgress();
+  }
   if (!ok)
     return fail("writing");
   if (::fsync(file.fd) != 0)

@@ -2,6 +2,7 @@
 #include "runtime/program/decode/Translate.h"
 
 #include "runtime/data/SplitMix64.h"
+#include "runtime/program/Progress.h"
 #include "runtime/program/train/Batcher.h"
 #include "runtime/program/train/Interrupt.h"
 
@@ -29,6 +30,7 @@ const float *predict(const CompiledBucket &bucket, float *state, char *arena,
   frame.sourceIds = batch.source.data();
   frame.targetInIds = batch.targetIn.data();
   bucket.predict(frame);
+  noteProgress(); // a validation or decoding may take minutes
   return frame.logits;
 }
 
@@ -86,6 +88,7 @@ public:
     frame.targetInIds = stepIds.data();
     frame.position = static_cast<int32_t>(t);
     bucket.decodeStep(frame);
+    noteProgress();
     return frame.logits;
   }
 
@@ -579,6 +582,7 @@ continuePrompts(const CompiledModel &model, float *state, char *arena,
         frame.targetInIds = stepIds.data();
         frame.position = static_cast<int32_t>(p);
         bucket.decodeStep(frame);
+        noteProgress();
         for (size_t r = 0; r < count; ++r)
           extend(r, p, frame.logits + r * model.vocabulary);
       }

@@ -27,10 +27,8 @@ AfterStep Run::owedValidation(const char *which) {
               "validating it %s\n",
               static_cast<long long>(stepsDone), which,
               stepsDone < options.steps && !epochsDone() ? "first" : "now");
-  if (group) { // every process is here before rank 0 validates at length
-    double ready = 0;
-    group->sum(&ready, 1, "the start of the resumed run");
-  }
+  if (group) // every process is here before rank 0 validates at length
+    group->beginFirstsWork("the start of the resumed run");
   AfterStep next = validate(stepsDone);
   if (group) {
     double votes[2] = {next == AfterStep::Fail ? 1.0 : 0.0,

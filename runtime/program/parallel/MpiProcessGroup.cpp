@@ -7,10 +7,19 @@
 // (mpirun then ends the rest). Under mpirun, a rank that dies is usually
 // reported by mpirun itself first, which ends the others.
 //
+// While rank 0 validates or saves (beginFirstsWork .. sumAfterFirstsWork),
+// which may take far longer than the timeout, its progress (noteProgress)
+// sends each other rank an empty message at most every second (tag
+// kProgressTag); they wait in nonblocking exchanges, take each message as
+// it comes, and count their timeout from the last. The exchange that ends
+// the wait carries how many rank 0 sent, so that each rank takes every one
+// before the next wait.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/program/parallel/ProcessGroup.h"
 
 #include "runtime/program/ProcessEnd.h"
+#include "runtime/program/Progress.h"
 
 #include <mpi.h>
 
@@ -28,6 +37,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// The tag of rank 0's signs of progress (the only point-to-point messages).
+constexpr int kProgressTag = 1;
+
 class MpiProcessGroup final : public ProcessGroup {
 public:
   MpiProcessGroup() {
@@ -37,18 +49,30 @@ public:
     if (const char *value = std::getenv("TGC_PEER_TIMEOUT")) {
       char *end = nullptr;
       long seconds = std::strtol(value, &end, 10);
-      if (end == value || *end != '\0' || seconds < 1)
+      // At most 10^7 s (116 days): the watchdog counts in nanoseconds.
+      if (end == value || *end != '\0' || seconds < 1 || seconds > 10000000)
         std::fprintf(stderr,
                      "warning: rank %d: TGC_PEER_TIMEOUT=%.40s is not a whole "
-                     "number of seconds >= 1; the timeout stays %ld s\n",
+                     "number of seconds from 1 to 10000000; the timeout stays "
+                     "%ld s\n",
                      rank_, value, timeoutSeconds);
       else
         timeoutSeconds = seconds;
+    }
+    // Well inside the timeout, and rare enough to cost nothing.
+    progressPeriod = std::min<Clock::duration>(
+        std::chrono::seconds(1),
+        std::chrono::milliseconds(timeoutSeconds * 1000 / 4));
+    if (rank_ == 0 && size_ > 1) {
+      listening = this;
+      progressListener.store([] { listening->sendProgress(); });
     }
     watchdog = std::thread([this] { watch(); });
   }
 
   ~MpiProcessGroup() override {
+    progressListener.store(nullptr);
+    listening = nullptr;
     stop = true;
     watchdog.join();
     MPI_Finalize();
@@ -63,11 +87,38 @@ public:
   void sum(double *values, int64_t count, const char *what) override {
     allReduce(values, count, MPI_DOUBLE, MPI_SUM, what);
   }
+  void beginFirstsWork(const char *what) override {
+    double here = 0;
+    allReduce(&here, 1, MPI_DOUBLE, MPI_SUM, what);
+    firstsWork = true;
+    sendsProgress = rank_ == 0;
+    nextProgress = Clock::time_point{}; // rank 0's first sign goes at once
+  }
   void sumAfterFirstsWork(double *values, int64_t count,
                           const char *what) override {
-    check(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count),
-                        MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
-          what);
+    // One more value: how many signs rank 0 sent (the others add 0).
+    std::vector<double> all(values, values + count);
+    all.push_back(rank_ == 0 ? static_cast<double>(progressSent) : 0.0);
+    sendsProgress = false; // no more signs: their count is in the sum
+    allReduce(all.data(), count + 1, MPI_DOUBLE, MPI_SUM, what);
+    const char *signs = "rank 0's signs of progress";
+    begin(signs);
+    if (rank_ == 0) {
+      check(MPI_Waitall(static_cast<int>(progressSends.size()),
+                        progressSends.data(), MPI_STATUSES_IGNORE),
+            signs);
+      progressSends.clear();
+      progressSent = 0;
+    } else {
+      // Those still on their way: each arrives before the next wait.
+      for (auto sent = static_cast<int64_t>(all[count]);
+           progressReceived < sent;)
+        receiveProgress(/*wait=*/true);
+      progressReceived = 0;
+    }
+    end();
+    firstsWork = false;
+    std::copy(all.begin(), all.begin() + count, values);
   }
   void reduceScatter(float *data, const int *counts) override {
     begin("the optimizer's gradient shares");
@@ -87,11 +138,20 @@ public:
     end();
   }
   void sumToFirst(float *data, int64_t count) override {
-    begin("the Adam moments for a checkpoint");
-    check(MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : data, data,
-                     static_cast<int>(count), MPI_FLOAT, MPI_SUM, 0,
-                     MPI_COMM_WORLD),
-          "the Adam moments for a checkpoint");
+    const char *what = "the Adam moments for a checkpoint";
+    begin(what);
+    const void *sent = rank_ == 0 ? MPI_IN_PLACE : data;
+    if (firstsWork) {
+      MPI_Request request;
+      check(MPI_Ireduce(sent, data, static_cast<int>(count), MPI_FLOAT,
+                        MPI_SUM, 0, MPI_COMM_WORLD, &request),
+            what);
+      awaitFirst(request, what);
+    } else {
+      check(MPI_Reduce(sent, data, static_cast<int>(count), MPI_FLOAT,
+                       MPI_SUM, 0, MPI_COMM_WORLD),
+            what);
+    }
     end();
   }
 
@@ -127,6 +187,73 @@ private:
     waitingSince.store(Clock::now().time_since_epoch().count());
   }
   void end() { waitingSince.store(0); }
+
+  /// Rank 0, on its progress: a sign to each other rank, at most one a
+  /// progressPeriod.
+  void sendProgress() {
+    if (!sendsProgress)
+      return;
+    Clock::time_point now = Clock::now();
+    if (now < nextProgress)
+      return;
+    nextProgress = now + progressPeriod;
+    // Empty messages are sent at once: drop the requests that are done.
+    std::erase_if(progressSends, [this](MPI_Request &request) {
+      int done = 0;
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE),
+            "rank 0's signs of progress");
+      return done != 0;
+    });
+    for (int r = 1; r < size_; ++r) {
+      MPI_Request request;
+      check(MPI_Isend(nullptr, 0, MPI_BYTE, r, kProgressTag, MPI_COMM_WORLD,
+                      &request),
+            "rank 0's signs of progress");
+      progressSends.push_back(request);
+    }
+    ++progressSent;
+  }
+
+  /// Takes one sign of rank 0's progress, if one has come (or, with
+  /// `wait`, once it comes).
+  bool receiveProgress(bool wait) {
+    const char *signs = "rank 0's signs of progress";
+    int arrived = 1;
+    if (!wait)
+      check(MPI_Iprobe(0, kProgressTag, MPI_COMM_WORLD, &arrived,
+                       MPI_STATUS_IGNORE),
+            signs);
+    if (!arrived)
+      return false;
+    check(MPI_Recv(nullptr, 0, MPI_BYTE, 0, kProgressTag, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE),
+          signs);
+    ++progressReceived;
+    return true;
+  }
+
+  /// Waits for `request`, an exchange during rank 0's long work: on the
+  /// others, the timeout counts from rank 0's last sign of progress, and
+  /// they sleep between looks (the wait may last minutes, on a core that
+  /// others share).
+  void awaitFirst(MPI_Request &request, const char *what) {
+    if (rank_ == 0) {
+      check(MPI_Wait(&request, MPI_STATUS_IGNORE), what);
+      return;
+    }
+    waitingForFirst = true;
+    for (;;) {
+      int done = 0;
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+      if (done)
+        break;
+      if (receiveProgress(/*wait=*/false))
+        begin(what);
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    waitingForFirst = false;
+  }
   void check(int status, const char *what) {
     if (status == MPI_SUCCESS)
       return;
@@ -150,9 +277,17 @@ private:
     begin(what);
     for (int64_t done = 0; done < count; done += kPiece) {
       int n = static_cast<int>(std::min(kPiece, count - done));
-      check(MPI_Allreduce(MPI_IN_PLACE, data + done * bytes, n, type, op,
-                          MPI_COMM_WORLD),
-            what);
+      if (firstsWork) {
+        MPI_Request request;
+        check(MPI_Iallreduce(MPI_IN_PLACE, data + done * bytes, n, type, op,
+                             MPI_COMM_WORLD, &request),
+              what);
+        awaitFirst(request, what);
+      } else {
+        check(MPI_Allreduce(MPI_IN_PLACE, data + done * bytes, n, type, op,
+                            MPI_COMM_WORLD),
+              what);
+      }
     }
     end();
   }
@@ -167,12 +302,21 @@ private:
       auto waited = Clock::now() - Clock::time_point(Clock::duration(since));
       if (waited < std::chrono::seconds(timeoutSeconds))
         continue;
-      std::fprintf(stderr,
-                   "error: rank %d of %d has waited %ld s for the other "
-                   "processes while summing %s: one of them has died or "
-                   "hangs; this process stops (checkpoints are written only "
-                   "whole, so the last one is intact)\n",
-                   rank_, size_, timeoutSeconds, waitingFor.load());
+      if (waitingForFirst)
+        std::fprintf(stderr,
+                     "error: rank %d of %d has had no sign of progress from "
+                     "rank 0 for %ld s while it validates or saves (waiting "
+                     "for %s): rank 0 has died or hangs; this process stops "
+                     "(checkpoints are written only whole, so the last one "
+                     "is intact)\n",
+                     rank_, size_, timeoutSeconds, waitingFor.load());
+      else
+        std::fprintf(stderr,
+                     "error: rank %d of %d has waited %ld s for the other "
+                     "processes while summing %s: one of them has died or "
+                     "hangs; this process stops (checkpoints are written "
+                     "only whole, so the last one is intact)\n",
+                     rank_, size_, timeoutSeconds, waitingFor.load());
       std::fflush(stderr);
       // At once: the main thread is blocked in MPI, and exit handlers
       // could wait for it.
@@ -185,7 +329,21 @@ private:
   std::atomic<bool> stop{false};
   std::atomic<int64_t> waitingSince{0};
   std::atomic<const char *> waitingFor{""};
+  /// Whether the exchange under way waits for rank 0's long work.
+  std::atomic<bool> waitingForFirst{false};
   std::thread watchdog;
+
+  /// Between beginFirstsWork and the end of sumAfterFirstsWork, every
+  /// process's exchanges are nonblocking ones (MPI never matches a blocking
+  /// collective with a nonblocking one), and rank 0 sends signs of progress
+  /// until sumAfterFirstsWork. Main thread only, as every MPI call.
+  bool firstsWork = false, sendsProgress = false;
+  Clock::duration progressPeriod{};
+  Clock::time_point nextProgress{};
+  int64_t progressSent = 0, progressReceived = 0;
+  std::vector<MPI_Request> progressSends;
+  /// Rank 0's group, which progressListener (a plain function) reaches.
+  static inline MpiProcessGroup *listening = nullptr;
 };
 
 } // namespace

@@ -29,9 +29,16 @@ public:
   /// the sums. `what` names the exchange in the error a lost peer causes.
   virtual void sum(float *values, int64_t count, const char *what) = 0;
   virtual void sum(double *values, int64_t count, const char *what) = 0;
-  /// sum(), for the exchange after a step, which waits while rank 0
-  /// validates or saves (far longer than a step may take): without the
-  /// peer timeout (mpirun still ends the job when a process dies).
+  /// Rank 0's long work (a validation, a checkpoint's writes), which may
+  /// take far longer than a step: every process calls beginFirstsWork
+  /// (which waits until all are there, `what` naming that exchange), rank 0
+  /// works while the others wait (in any exchange they make meanwhile, and
+  /// in sumAfterFirstsWork, the sum() that ends it and hands round rank 0's
+  /// verdict). Their peer timeout then counts from rank 0's last sign of
+  /// progress (noteProgress(), Progress.h), not from the start of the wait:
+  /// a rank 0 that works on, however long, is waited for; one that died or
+  /// hangs is not.
+  virtual void beginFirstsWork(const char *what) = 0;
   virtual void sumAfterFirstsWork(double *values, int64_t count,
                                   const char *what) = 0;
   /// The sharded optimizer's exchanges (ShardedOptimizer.h), in place on

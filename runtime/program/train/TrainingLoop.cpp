@@ -254,14 +254,12 @@ int runTrainingLoop(const TrainingLoop &loop) {
     if (std::optional<int> code = interrupted(agreedSignal))
       return *code;
     // Rank 0 may validate or save at length now: every process first says
-    // it has finished the step (a peer lost until here is still caught),
-    // then waits for rank 0's verdict without the peer timeout.
+    // it has finished the step, then waits for rank 0's verdict for as long
+    // as rank 0 shows progress (ProcessGroup::beginFirstsWork).
     const bool runsLong = group && loop.afterStepRunsLong &&
                           loop.afterStepRunsLong(step, logged.last);
-    if (runsLong) {
-      double done = 0;
-      group->sum(&done, 1, "the end of the step");
-    }
+    if (runsLong)
+      group->beginFirstsWork("the end of the step");
     AfterStep next = loop.afterStep ? loop.afterStep(step, logged.last)
                                     : AfterStep::Continue;
     int lateSignal = pendingInterrupt();

@@ -132,8 +132,8 @@ struct TrainingLoop {
   /// ends after it (its steps, epochs or time are done).
   std::function<AfterStep(int64_t step, bool last)> afterStep;
   /// Whether rank 0's afterStep may run long at `step` (it validates or
-  /// saves): the other processes then wait for its verdict without the
-  /// peer timeout (ProcessGroup::sumAfterFirstsWork). Null: never.
+  /// saves): the other processes then wait for its verdict for as long as
+  /// it shows progress (ProcessGroup::beginFirstsWork). Null: never.
   std::function<bool(int64_t step, bool last)> afterStepRunsLong;
   /// After a step whose loss is NaN or infinite, once the loop has said so:
   /// finds out where it came from, given that step's batch and input

@@ -3,10 +3,13 @@
 Starts `sh MPIRUN_SH SHM_DIR -np 2 PROGRAM ARGS...`, waits for rank 0's
 "saved checkpoint" line, kills the process of rank RANK with SIGKILL (with
 RANK "hang-N", stops rank N with SIGSTOP, a process that hangs; with RANK
-"ctrl-c", sends mpirun SIGINT as Ctrl-C would) and waits for the run to
-end. Prints the run's exit status, then its standard output and error (what
-the user sees)."""
+"hang-0-validating", stops rank 0 half a second after the log line of the
+run's last step, in the validation that follows it; with RANK "ctrl-c",
+sends mpirun SIGINT as Ctrl-C would) and waits for the run to end. Prints
+the run's exit status, then its standard output and error (what the user
+sees)."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,13 +52,19 @@ def main():
     run = subprocess.Popen(["sh", mpirun, shm, "-np", "2", program] + sys.argv[5:],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
-    # Ctrl-C once training runs; a kill once there is a checkpoint to keep.
-    awaited = "step " if rank == "ctrl-c" else "saved checkpoint"
+    # Ctrl-C once training runs; a kill once there is a checkpoint to keep;
+    # a hang in the validation after the last step ("step   N/N ...").
+    awaited = {"ctrl-c": r"step ",
+               "hang-0-validating": r"step +(\d+)/\1 "}.get(rank,
+                                                           "saved checkpoint")
     for line in run.stdout:
-        if line.startswith(awaited):
+        if re.match(awaited, line):
             break
     else:
         sys.exit("error: the run ended before printing '%s'" % awaited)
+    if rank == "hang-0-validating":
+        time.sleep(0.5)  # well inside the validation's seconds
+        rank = "hang-0"
     if rank == "ctrl-c":
         # mpirun.sh execs mpirun: usually the child itself.
         mpirun_pid = next((p for p in [run.pid] + descendants(run.pid)
