@@ -25,7 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace tgc::cuda {
@@ -33,13 +33,17 @@ namespace tgc::cuda {
 /// Elements [begin, end) of one tensor: a block's unit of work, so that
 /// many small tensors (biases, norms) and a few large ones (weights) share
 /// one launch. `flat` is `begin`'s index in the concatenation of every
-/// tensor (the gradient accumulator's layout).
+/// tensor (the gradient accumulator's layout). No padding: the chunks'
+/// device table is found again by their bytes (persistentTable), and a
+/// copy need not keep padding bytes as they were.
 struct Chunk {
   float *param, *moment1, *moment2;
   const float *grad;
   int64_t begin, end, flat;
-  bool decays;
+  int64_t decays; ///< 1: the step's weight decay applies (AdamW)
 };
+static_assert(std::has_unique_object_representations_v<Chunk>,
+              "Chunk's bytes must be its values alone");
 constexpr int64_t kChunkElements = 1 << 14;
 
 /// Pass 1 of the optimizer step: weights and accumulates the gradient
@@ -145,25 +149,16 @@ __global__ void adamKernel(const Chunk *chunks, int64_t count, const float *lr,
   }
 }
 
-/// The chunks of `tensors`, their padding bytes zero: the table is found
-/// again by its bytes (persistentTable).
+/// The chunks of `tensors`.
 inline std::vector<Chunk> chunksOf(const AdamTensor *tensors, int count) {
   std::vector<Chunk> chunks;
   int64_t flat = 0;
   for (int x = 0; x < count; ++x) {
     const AdamTensor &a = tensors[x];
     for (int64_t b = 0; b < a.size; b += kChunkElements) {
-      Chunk c;
-      std::memset(&c, 0, sizeof c);
-      c.param = a.param;
-      c.moment1 = a.moment1;
-      c.moment2 = a.moment2;
-      c.grad = a.grad;
-      c.begin = b;
-      c.end = std::min(a.size, b + kChunkElements);
-      c.flat = flat + b;
-      c.decays = a.decays;
-      chunks.push_back(c);
+      chunks.push_back({a.param, a.moment1, a.moment2, a.grad, b,
+                        std::min(a.size, b + kChunkElements), flat + b,
+                        a.decays ? 1 : 0});
     }
     flat += a.size;
   }
