@@ -29,8 +29,8 @@ def TgFuseOutputLoss : Pass<"tg-fuse-output-loss", "::mlir::ModuleOp"> {
     are one `tg.cross_entropy` and one `tg.cross_entropy_grad`, whose
     gradient feeds only `tg.matmul %dl, %W` and, through a reshape,
     `tg.matmul %dl transpose_lhs, reshape(%h)`. Anything else is left as it
-    is. `chunk-rows=0` turns it off (the CUDA target, which has no kernel
-    for the op yet).
+    is. `chunk-rows=0` turns it off (the pipelines give 1024 rows a chunk
+    on the CPU and 4096 on CUDA).
 
     Before:
     ```mlir

@@ -141,7 +141,7 @@ cl::opt<Target> target(
 
 cl::opt<std::string> nvcc(
     "nvcc", cl::desc("CUDA compiler for --target=cuda (default: $TGC_NVCC, "
-                     "else nvcc on PATH)"),
+                     "else the nvcc tgc was built with, or nvcc on PATH)"),
     cl::value_desc("path"), cl::cat(compileCategory));
 
 cl::opt<std::string> cudaArchitectures(
@@ -258,7 +258,7 @@ cl::opt<double> adamEps(
 
 cl::opt<uint32_t> seed("seed",
                        cl::desc("Seed of parameters, inputs and dropout "
-                                "(--target=interp)"),
+                                "(--target=interp, --check-gradients)"),
                        cl::init(1), cl::cat(interpreterCategory));
 
 cl::opt<bool> checkGradientsFlag(
@@ -277,8 +277,9 @@ cl::opt<bool> memoryReport(
     cl::cat(diagnosticsCategory));
 
 cl::opt<std::string> compiler(
-    "cxx", cl::desc("C++ compiler for --emit=binary (default: $TGC_CXX, else "
-                    "the compiler tgc was built with)"),
+    "cxx", cl::desc("C++ compiler for --emit=binary and --model-file "
+                    "(default: $TGC_CXX, else the compiler tgc was built "
+                    "with)"),
     cl::value_desc("path"), cl::cat(compileCategory));
 
 cl::opt<bool> keepSource("keep-cpp",
@@ -313,8 +314,8 @@ cl::opt<std::string> lossLog(
 
 cl::opt<bool> printLocations(
     "locations",
-    cl::desc("Print MLIR locations (on by default for --model: they point at "
-             "the model's source lines)"),
+    cl::desc("Print MLIR locations (on by default for --model and "
+             "--model-file: they point at the model's source lines)"),
     cl::cat(outputCategory));
 
 /// libLLVM registers hundreds of backend flags; --help shows only tgc's own
@@ -342,11 +343,13 @@ bool passStatisticsRequested() {
 /// option reaches libLLVM's, built without the RTTI UBSan's vptr check
 /// needs.
 std::string givenInterpreterFlag() {
+  // --seed last: it is named only when it was given alone (it is the one
+  // flag that a function's run and --check-gradients also take).
   const cl::Option *flags[] = {&taskName,     &steps,          &logEvery,
                                &updateFreq,   &clipNorm,       &weightDecay,
                                &dropoutRate,  &attentionDropoutRate,
                                &labelSmoothing, &adamBetas,    &adamEps,
-                               &seed,         &dumpParams,     &lossLog};
+                               &dumpParams,   &lossLog,        &seed};
   for (const cl::Option *flag : flags)
     if (flag->getNumOccurrences() > 0)
       return "--" + flag->ArgStr.str();

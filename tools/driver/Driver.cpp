@@ -424,6 +424,15 @@ bool checkOptions(const DriverOptions &options) {
                 " applies to runs on the interpreter (--target=interp); a "
                 "compiled program takes it when it runs (./train " +
                 options.interpreterFlag + ")");
+  // Without --emit=train the interpreter runs the function once on a
+  // synthetic batch (seeded by --seed): the training flags did nothing
+  // (--dump-params wrote no file).
+  if (options.target == Target::Interp && stage != EmitStage::Train &&
+      !options.interpreterFlag.empty() && options.interpreterFlag != "--seed")
+    return fail(options.interpreterFlag +
+                " shapes a training run on the interpreter: give "
+                "--emit=train (--target=interp without it runs the function "
+                "once on a synthetic batch)");
   if (options.memoryReport && options.outputFilename != "-" &&
       stage != EmitStage::Binary && stage != EmitStage::Cpp &&
       stage != EmitStage::Cuda)

@@ -33,6 +33,20 @@
 
 namespace tgc::runtime {
 
+/// The learning-rate schedule `model` declares, decaying to --steps.
+WarmupSchedule compiledSchedule(const CompiledModel &model,
+                                const TrainOptions &options);
+/// That schedule with the run's --lr-scheduler, --warmup, --lr-factor, --lr
+/// and --min-lr.
+WarmupSchedule runSchedule(const CompiledModel &model,
+                           const TrainOptions &options);
+/// Why those flags cannot shape this model's schedule (one that does
+/// nothing to it, or a minimum not below the peak), or empty. Checked
+/// against the schedule in force, not the paper's: GPT-2's is cosine with a
+/// peak of its own.
+std::string scheduleProblem(const CompiledModel &model,
+                            const TrainOptions &options);
+
 struct Run {
   const CompiledModel &model;
   const TrainOptions &options;
@@ -107,9 +121,13 @@ struct Run {
   int processes() const { return group ? group->size() : 1; }
   /// The model's learning-rate schedule with this run's --lr-scheduler,
   /// --lr, --lr-factor, --warmup and --min-lr, decaying to --steps.
-  WarmupSchedule learningRates() const;
+  WarmupSchedule learningRates() const {
+    return runSchedule(model, options);
+  }
   /// The schedule the model declares, decaying to --steps.
-  WarmupSchedule modelSchedule() const;
+  WarmupSchedule modelSchedule() const {
+    return compiledSchedule(model, options);
+  }
   /// AdamW's weight decay: --weight-decay, else the model's.
   float weightDecay() const {
     return options.weightDecay ? static_cast<float>(*options.weightDecay)

@@ -18,7 +18,8 @@
 
 namespace tgc::runtime {
 
-WarmupSchedule Run::modelSchedule() const {
+WarmupSchedule compiledSchedule(const CompiledModel &model,
+                                const TrainOptions &options) {
   WarmupSchedule s{model.scheduleDModel, model.scheduleWarmup,
                    model.scheduleFactor};
   s.kind = static_cast<LrScheduler>(model.scheduleKind);
@@ -28,8 +29,9 @@ WarmupSchedule Run::modelSchedule() const {
   return s;
 }
 
-WarmupSchedule Run::learningRates() const {
-  WarmupSchedule s = modelSchedule();
+WarmupSchedule runSchedule(const CompiledModel &model,
+                           const TrainOptions &options) {
+  WarmupSchedule s = compiledSchedule(model, options);
   if (options.lrScheduler)
     s.kind = *options.lrScheduler;
   if (options.warmup)
@@ -42,6 +44,48 @@ WarmupSchedule Run::learningRates() const {
     s.minimum = *options.minLr;
   s.lastStep = options.steps;
   return s;
+}
+
+std::string scheduleProblem(const CompiledModel &model,
+                            const TrainOptions &options) {
+  const TrainOptions &o = options;
+  if (!o.lrScheduler && !o.warmup && !o.lrFactor && !o.lr && !o.minLr)
+    return {}; // the model's own schedule, which tgc checked
+  const WarmupSchedule s = runSchedule(model, options);
+  const bool decays =
+      s.kind == LrScheduler::Cosine || s.kind == LrScheduler::Linear;
+  const char *kindSource = o.lrScheduler ? "--lr-scheduler" : "the model's";
+  char text[320];
+  if (o.lrFactor && s.peak > 0) {
+    std::snprintf(text, sizeof text,
+                  "--lr-factor scales the paper's schedule, and %s's has a "
+                  "peak of its own (%g), which it would leave as it is: give "
+                  "--lr for another peak",
+                  model.name, s.peak);
+    return text;
+  }
+  if (o.minLr && !decays) {
+    std::snprintf(text, sizeof text,
+                  "--min-lr goes with a cosine or linear schedule, and this "
+                  "run's is %s (%s): give --lr-scheduler cosine or linear",
+                  lrSchedulerName(s.kind), kindSource);
+    return text;
+  }
+  if (s.warmupSteps == 0 && s.kind == LrScheduler::InverseSqrt && s.peak <= 0)
+    return "--warmup 0 needs --lr with the inverse_sqrt schedule (the "
+           "paper's peak is taken at the end of the warmup)";
+  if (decays && s.minimum >= s.peakRate()) {
+    if (o.minLr && o.lr)
+      return "--min-lr must be below --lr";
+    std::snprintf(text, sizeof text,
+                  "the learning rate would decay from %g (%s) to %g (%s), "
+                  "not below it: give %s",
+                  s.peakRate(), o.lr ? "--lr" : "the model's peak", s.minimum,
+                  o.minLr ? "--min-lr" : "the model's minimum",
+                  o.minLr ? "a lower --min-lr" : "--min-lr below the peak");
+    return text;
+  }
+  return {};
 }
 
 std::vector<Run::Hyperparameter> Run::hyperparameters() const {

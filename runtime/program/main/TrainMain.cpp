@@ -405,6 +405,10 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     std::printf("%s", model.manifest ? model.manifest : "");
     return 0;
   }
+  if (std::string why = scheduleProblem(model, options); !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return 2;
+  }
   if (!checkProgramFiles(options, checkpointPathFor(options, argv[0])))
     return 1;
   if (model.device && !openDevice(model))

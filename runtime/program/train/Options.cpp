@@ -37,7 +37,8 @@ const char *kUsage =
     "                        --train-source pairs, if sooner\n"
     "  --max-time T          or stop after T of training (H:MM, H:MM:SS or\n"
     "                        minutes), if sooner; saved as at the end\n"
-    "  --seed S              parameters, data order, dropout (default 1)\n"
+    "  --seed S              parameters, data order, dropout (default 1, or\n"
+    "                        the checkpoint's with --resume)\n"
     "  --log-every K         a log line every K steps (default 100)\n"
     "  --loss-log F          each step's loss (with any extra terms) and\n"
     "                        token count to F\n"
@@ -71,13 +72,14 @@ const char *kUsage =
     "                        a cosine or a line down to --min-lr at --steps, or\n"
     "                        flat\n"
     "  --lr X                the peak rate, reached at the end of the warmup\n"
-    "                        (default: the paper's, factor / sqrt(d_model *\n"
-    "                        warmup))\n"
+    "                        (default: the model's peak, or the paper's,\n"
+    "                        factor / sqrt(d_model * warmup))\n"
     "  --lr-factor F         the paper's schedule's factor (default: the\n"
-    "                        model's; instead of --lr)\n"
+    "                        model's; instead of --lr; not for a schedule\n"
+    "                        with a peak of its own)\n"
     "  --warmup N            warmup steps (default: the model's)\n"
     "  --min-lr X            cosine and linear: the rate at --steps\n"
-    "                        (default 0)\n"
+    "                        (default: the model's, 0 for the paper's)\n"
     "  --profile             time each op of the step; print the time per op\n"
     "                        kind (with its bytes and its products' operations\n"
     "                        a second) and the costliest ones after training\n"
@@ -599,16 +601,8 @@ bool checkCombinations(const TrainOptions &o) {
   if (o.lr && o.lrFactor)
     return problem("--lr and --lr-factor exclude each other (--lr is the "
                    "peak; --lr-factor scales the paper's schedule)");
-  if (o.minLr && o.lr && *o.minLr >= *o.lr)
-    return problem("--min-lr must be below --lr");
-  if (o.minLr && o.lrScheduler != LrScheduler::Cosine &&
-      o.lrScheduler != LrScheduler::Linear)
-    return problem("--min-lr goes with --lr-scheduler cosine or linear");
-  if (o.warmup && *o.warmup == 0 && o.lrScheduler.value_or(
-                                        LrScheduler::InverseSqrt) ==
-                                        LrScheduler::InverseSqrt && !o.lr)
-    return problem("--warmup 0 needs --lr with the inverse_sqrt schedule (the "
-                   "paper's peak is taken at the end of the warmup)");
+  // The schedule's other rules depend on the model's schedule
+  // (scheduleProblem, main/RunTraining.cpp).
   if ((o.nbest || o.translateBatch) && o.translate.empty())
     return problem("--nbest and --batch-size go with --translate");
   if (o.nbest > (o.greedy ? 1 : o.beam))

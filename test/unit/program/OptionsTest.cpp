@@ -90,5 +90,30 @@ TEST(TrainOptions, AFlagGivenTwiceStopsWithExitCode2) {
   }
 }
 
+TEST(TrainOptions, MaxNewTokensIsBoundedAtAMillion) {
+  // --generate's flags alone (a training flag such as --task is refused
+  // beside it).
+  auto generate = [](const char *count, TrainOptions &o, int &code) {
+    std::vector<std::string> words = {
+        "train",   "--generate", "p.txt",   "--resume",         "lm.ckpt",
+        "--vocab", "bpe.model",  "--max-new-tokens", count};
+    std::vector<char *> argv;
+    for (std::string &word : words)
+      argv.push_back(word.data());
+    argv.push_back(nullptr);
+    return parseTrainOptions(static_cast<int>(words.size()), argv.data(), o,
+                             code);
+  };
+  TrainOptions o;
+  int code = 0;
+  ASSERT_TRUE(generate("1000000", o, code));
+  EXPECT_EQ(o.maxNewTokens, kMaxNewTokens);
+  for (const char *count : {"1000001", "0", "-1"}) {
+    TrainOptions refused;
+    EXPECT_FALSE(generate(count, refused, code)) << count;
+    EXPECT_EQ(code, 2) << count;
+  }
+}
+
 } // namespace
 } // namespace tgc::runtime
