@@ -176,7 +176,10 @@ std::string Builder::declare(llvm::StringRef what, llvm::StringRef name,
                              llvm::ArrayRef<int64_t> shape, Where where) {
   if (name.empty())
     fail(where, what + " needs a name (it keys the checkpoint's tensors)");
-  std::string full = qualified(name);
+  // Inputs name the step's arguments, which a program fills by name: no
+  // scope renames them (target_in_ids in a scope "lm" was "lm.target_in_ids",
+  // which no program takes).
+  std::string full = what == "input" ? name.str() : qualified(name);
   // Shapes of DSL tensors are static and positive.
   for (int64_t dim : shape)
     if (dim <= 0)

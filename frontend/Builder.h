@@ -56,6 +56,7 @@ public:
 
   /// Parameter names are prefixed by the open scopes: inside
   /// `auto s = b.scope("encoder")`, `param("w")` is named "encoder.w".
+  /// Input names are not (they name the step's arguments).
   class Scope {
   public:
     Scope(Scope &&other) : builder(other.builder) { other.builder = nullptr; }

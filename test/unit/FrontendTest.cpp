@@ -370,6 +370,19 @@ TEST(Frontend, ParameterNamesAreHierarchicalAndUnique) {
   EXPECT_EQ(errors[0], "parameter 'encoder.layer0.w_q' is declared twice");
 }
 
+TEST(Frontend, InputsKeepTheirNamesInAScope) {
+  // A program fills its inputs by name: "lm.target_in_ids" would be none of
+  // them. So the same name twice is an error under the bare name.
+  test::TestContext t;
+  auto errors = buildErrors(t, [&](tgc::Builder &b) {
+    auto lm = b.scope("lm");
+    EXPECT_TRUE(b.input("target_in_ids", {2, 3}, DType::I32));
+    b.input("target_in_ids", {2, 3}, DType::I32);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "input 'target_in_ids' is declared twice");
+}
+
 TEST(Frontend, AModelWithoutLossIsAnError) {
   test::TestContext t;
   auto errors = buildErrors(t, [&](tgc::Builder &b) {
