@@ -254,6 +254,16 @@ struct Run {
   /// Greedy translations of held-out sentences: samples and exact match.
   /// False after a message when the GPU failed.
   bool evaluate();
+
+  /// Rank 0's last work (the final save, --dump-params, the evaluation),
+  /// which the other processes wait for as for a validation
+  /// (ProcessGroup::beginFirstsWork), from the first call on (later ones
+  /// do nothing) to finishRun.
+  void beginRunEnd();
+  /// Every process's last exchange: whether rank 0's last work went well
+  /// (`ok` there). Without a group, `ok`.
+  bool finishRun(bool ok);
+  bool runEndBegun = false;
 };
 
 } // namespace tgc::runtime

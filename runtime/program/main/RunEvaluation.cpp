@@ -62,7 +62,23 @@ int Run::settleFinalValidation() {
                   checkpointPath.c_str());
     return -1;
   }
+  beginRunEnd();
   return save(stepsDone, /*last=*/true) ? -1 : 1;
+}
+
+void Run::beginRunEnd() {
+  if (group && !runEndBegun)
+    group->beginFirstsWork("the end of the training");
+  runEndBegun = true;
+}
+
+bool Run::finishRun(bool ok) {
+  if (!group)
+    return ok;
+  beginRunEnd();
+  double failed = ok ? 0.0 : 1.0;
+  group->sumAfterFirstsWork(&failed, 1, "the end of the run");
+  return failed == 0;
 }
 
 AfterStep Run::validate(int64_t step) {

@@ -345,14 +345,17 @@ int Run::train() {
     AfterStep next = owedValidation("where this run validates");
     if (next == AfterStep::Fail)
       return 1;
-    if (next == AfterStep::Stop) // --patience: nothing more to train
+    if (next == AfterStep::Stop) { // --patience: nothing more to train
+      beginRunEnd();
       return save(stepsDone, /*last=*/true) ? -1 : 1;
+    }
   }
   int code = runTrainingLoop(loop);
   if (profile)
     profile->print(stdout);
   if (code != 0)
     return code;
+  beginRunEnd();
   return save(stepsDone, /*last=*/true) ? -1 : 1;
 }
 

@@ -478,9 +478,11 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   } else if (int code = run.train(); code >= 0) {
     return code;
   }
+  // Rank 0's last work (the others wait as long as it shows progress).
+  run.beginRunEnd();
   if (!options.dumpParameters.empty() && !dumpRunParameters(run))
     return 1;
-  return run.evaluate() ? 0 : 1;
+  return run.finishRun(run.evaluate()) ? 0 : 1;
 }
 
 } // namespace tgc::runtime

@@ -3,8 +3,9 @@
 Starts `sh MPIRUN_SH SHM_DIR -np 2 PROGRAM ARGS...`, waits for rank 0's
 "saved checkpoint" line, kills the process of rank RANK with SIGKILL (with
 RANK "hang-N", stops rank N with SIGSTOP, a process that hangs; with RANK
-"hang-0-validating", stops rank 0 half a second after the log line of the
-run's last step, in the validation that follows it; with RANK "ctrl-c",
+"hang-0-after-last-step", stops rank 0 half a second after the log line of
+the run's last step, in the validation, save or evaluation that follows it;
+with RANK "ctrl-c",
 sends mpirun SIGINT as Ctrl-C would) and waits for the run to end. Prints
 the run's exit status, then its standard output and error (what the user
 sees)."""
@@ -53,17 +54,17 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     # Ctrl-C once training runs; a kill once there is a checkpoint to keep;
-    # a hang in the validation after the last step ("step   N/N ...").
+    # a hang in rank 0's work after the last step ("step   N/N ...").
     awaited = {"ctrl-c": r"step ",
-               "hang-0-validating": r"step +(\d+)/\1 "}.get(rank,
-                                                           "saved checkpoint")
+               "hang-0-after-last-step": r"step +(\d+)/\1 "}.get(
+                   rank, "saved checkpoint")
     for line in run.stdout:
         if re.match(awaited, line):
             break
     else:
         sys.exit("error: the run ended before printing '%s'" % awaited)
-    if rank == "hang-0-validating":
-        time.sleep(0.5)  # well inside the validation's seconds
+    if rank == "hang-0-after-last-step":
+        time.sleep(0.5)  # well inside the seconds of that work
         rank = "hang-0"
     if rank == "ctrl-c":
         # mpirun.sh execs mpirun: usually the child itself.
