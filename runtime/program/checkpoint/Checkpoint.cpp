@@ -391,8 +391,26 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   bool ok = writeAll(file.fd, header, sizeof header) &&
             writeAll(file.fd, encoded.data(), encoded.size()) &&
             writeAll(file.fd, padding.data(), padding.size());
+  // The data goes to the disk a piece at a time, each followed by a sign
+  // of progress: one fsync of a big checkpoint at the end (on a network
+  // file system, say) could outlast the other processes' peer timeout.
+  constexpr size_t kSyncedPiece = size_t{64} << 20;
+  size_t unsynced = 0;
   for (const CheckpointTensor &t : tensors) {
-    ok = ok && writeAll(file.fd, t.data, elementsOf(t.shape) * sizeof(float));
+    auto *data = reinterpret_cast<const char *>(t.data);
+    size_t bytes = static_cast<size_t>(elementsOf(t.shape)) * sizeof(float);
+    while (ok && bytes > 0) {
+      size_t piece = std::min(bytes, kSyncedPiece - unsynced);
+      ok = writeAll(file.fd, data, piece);
+      data += piece;
+      bytes -= piece;
+      unsynced += piece;
+      if (ok && unsynced == kSyncedPiece) {
+        ok = ::fdatasync(file.fd) == 0;
+        unsynced = 0;
+        noteProgress();
+      }
+    }
     noteProgress();
   }
   if (!ok)

@@ -71,6 +71,10 @@ std::vector<Agreed> agreedOf(const Run &run) {
                : run.data.describe() + ": " + run.dataFingerprint()),
       number("the step it starts after (--resume)",
              static_cast<double>(run.stepsDone)),
+      // Whether a validation is owed first: rank 0 would validate while
+      // the others trained.
+      number("the step of its last validation (--resume)",
+             static_cast<double>(run.validations.validatedStep)),
       text(o.resume.empty()
                ? "the checksum of the parameters it starts from (--seed)"
                : "the checksum of the parameters it starts from (--resume)",

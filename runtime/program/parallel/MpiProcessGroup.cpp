@@ -306,8 +306,8 @@ private:
         std::fprintf(stderr,
                      "error: rank %d of %d has had no sign of progress from "
                      "rank 0 for %ld s while it validates, saves or "
-                     "evaluates (waiting for %s): rank 0 has died or hangs; "
-                     "this process stops "
+                     "evaluates (waiting for %s): rank 0, or another "
+                     "process, has died or hangs; this process stops "
                      "(checkpoints are written only whole, so the last one "
                      "is intact)\n",
                      rank_, size_, timeoutSeconds, waitingFor.load());

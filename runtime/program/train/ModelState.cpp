@@ -2,6 +2,7 @@
 #include "runtime/program/train/ModelState.h"
 
 #include "runtime/data/AtomicFile.h"
+#include "runtime/program/Progress.h"
 #include "runtime/program/train/Batcher.h"
 #include "runtime/program/train/Initializers.h"
 
@@ -127,6 +128,7 @@ bool ModelState::dumpParameters(const std::string &path) {
   for (int i = 0; i < model.numVariables; ++i) {
     const CompiledVariable &v = model.variables[i];
     file.write(state() + v.offset, static_cast<size_t>(v.size) * sizeof(float));
+    noteProgress(); // rank 0 may dump after its final save
   }
   if (std::string error = file.commit(); !error.empty()) {
     std::fprintf(stderr, "error: %s\n", error.c_str());

@@ -55,6 +55,25 @@ TEST_F(CheckpointStructure, AWellFormedFileLoads) {
   EXPECT_EQ(rb, b);
 }
 
+TEST_F(CheckpointStructure, DataPastTheSyncedPiecesReadsBackWhole) {
+  // The writer syncs its data 64 MiB at a time: 20M floats (80 MB) and a
+  // tensor after them cross a piece's end inside a tensor and leave a
+  // partial piece for the final sync.
+  std::vector<float> big(20'000'000), after = {7, 8, 9};
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<float>(i % 1000003);
+  const CheckpointTensor written[] = {{"big", {20'000'000}, big.data()},
+                                      {"after", {3}, after.data()}};
+  ASSERT_EQ(writeCheckpoint(at("big.ckpt"), info, written), "");
+  std::vector<float> readBig(big.size()), readAfter(3);
+  const CheckpointTensor model[] = {{"big", {20'000'000}, readBig.data()},
+                                    {"after", {3}, readAfter.data()}};
+  CheckpointInfo read;
+  EXPECT_EQ(readCheckpoint(at("big.ckpt"), read, model), "");
+  EXPECT_TRUE(readBig == big);
+  EXPECT_EQ(readAfter, after);
+}
+
 TEST_F(CheckpointStructure, ATensorListedTwiceIsRefusedByBothReaders) {
   // "a" twice, "b" missing: as many tensors as the model has, every name
   // one of the model's, every checksum right.
