@@ -7,13 +7,14 @@
 // (mpirun then ends the rest). Under mpirun, a rank that dies is usually
 // reported by mpirun itself first, which ends the others.
 //
-// While rank 0 validates or saves (beginFirstsWork .. sumAfterFirstsWork),
-// which may take far longer than the timeout, its progress (noteProgress)
-// sends each other rank an empty message at most every second (tag
-// kProgressTag); they wait in nonblocking exchanges, take each message as
-// it comes, and count their timeout from the last. The exchange that ends
-// the wait carries how many rank 0 sent, so that each rank takes every one
-// before the next wait.
+// While rank 0 validates, saves or evaluates at the end (beginFirstsWork
+// .. sumAfterFirstsWork), which may take far longer than the timeout, its
+// progress (noteProgress) sends each other rank an empty message at most
+// once per min(1 s, timeout / 4) (tag kProgressTag). Every process's
+// exchanges in that phase are nonblocking ones; the others take each
+// message as it comes and count their timeout from the last. The exchange
+// that ends the phase carries how many rank 0 sent, so that each rank takes
+// every one before the next phase.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/program/parallel/ProcessGroup.h"
