@@ -40,8 +40,9 @@ struct AdamConfig {
 
 /// How the optimizer treats one parameter (Builder::param).
 struct ParamOptions {
-  /// Whether AdamW decays it; unset: not rank-1 parameters (biases, norms'
-  /// gains) nor embedding tables, every other parameter.
+  /// Whether AdamW decays it; unset: not rank-0 or rank-1 parameters
+  /// (scalars, biases, norms' gains) nor embedding tables, every other
+  /// parameter.
   std::optional<bool> weightDecay;
   /// Not trained: no gradient, no optimizer state, no update; initialized
   /// and checkpointed like the others.

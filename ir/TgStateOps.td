@@ -35,7 +35,7 @@ def TG_VariableOp : TG_Op<"variable", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     trained and never checkpointed. A parameter without `trainable` is
     frozen: loaded and checkpointed, never differentiated nor updated.
     `weight_decay(true|false)` says whether AdamW decays the parameter;
-    without it `tg-adam`'s rule decides (no decay on rank-1 parameters and
+    without it `tg-adam`'s rule decides (no decay on rank-0 and rank-1 parameters and
     embedding tables).
 
     ```mlir

@@ -45,7 +45,8 @@ llvm::StringSet<> embeddingTables(ModuleOp module) {
 }
 
 /// Whether AdamW decays `param`: as its `weight_decay` attribute says, else
-/// not for rank-1 parameters (biases, norms' gains) nor embedding tables, as
+/// not for rank-0 or rank-1 parameters (scalars, biases, norms' gains) nor
+/// embedding tables, as
 /// GPT-2 and most Transformers train.
 bool decaysByRule(tg::VariableOp param, const llvm::StringSet<> &tables) {
   if (std::optional<bool> marked = param.getWeightDecay())

@@ -120,7 +120,7 @@ def TgAdam : Pass<"tg-adam", "::mlir::ModuleOp"> {
     (declared in the DSL); the options are the defaults when it is absent.
     Which parameters decay is fixed here, in the op's `decays` flags: a
     variable's `weight_decay(true|false)` if it has one, else no decay for
-    rank-1 parameters (biases, norms' gains) and tables read by
+    rank-0 and rank-1 parameters (scalars, biases, norms' gains) and tables read by
     `tg.embedding` or `tg.gather`, decay for the rest. A frozen parameter
     (not `trainable`) has no gradient, so it gets no moments and no entry.
 

@@ -5,8 +5,8 @@
 // Instead of a limit on the whole of that work, they take rank 0's word that
 // it is still at it: the work calls noteProgress() between its pieces (each
 // decoder call, each checkpoint tensor), and the process group passes that
-// on to the others (ProcessGroup::stillWorking). A rank 0 that stops giving
-// it for the peer timeout has died or hangs.
+// on to the others while they wait (ProcessGroup::beginFirstsWork). A rank 0
+// that gives none for the peer timeout has died or hangs.
 //
 // Anywhere else (one process, the other ranks, tgc's own tools) nothing
 // listens and noteProgress() costs one atomic load. Header-only, so that

@@ -415,6 +415,11 @@ bool checkOptions(const DriverOptions &options) {
       (program || stage == EmitStage::Planned))
     return fail("--target=interp runs --emit=tg or --emit=train, not a "
                 "compiled program");
+  if (options.checkGradients && !options.interpreterFlag.empty() &&
+      options.interpreterFlag != "--seed")
+    return fail(options.interpreterFlag +
+                " does nothing with --check-gradients, which turns dropout "
+                "off and runs no training step (it takes --seed)");
   // An interpreter run's flags (--steps, --dropout, ...) shape that run
   // only; --check-gradients takes --seed. A compiled program takes them at
   // run time: given here they were ignored without a word.

@@ -1,6 +1,7 @@
 //===- Validation.cpp - a validation pass over held-out pairs -------------===//
 #include "runtime/program/decode/Validation.h"
 
+#include "runtime/program/Progress.h"
 #include "runtime/program/train/Interrupt.h"
 
 #include <cmath>
@@ -60,6 +61,7 @@ validate(const CompiledModel &model, float *state, char *arena,
                  signalName(pendingInterrupt()));
     return true;
   };
+  noteProgress(); // the pairs are drawn; decoding signs as it goes
   ValidationResult result;
   result.sentences = static_cast<int64_t>(pairs.size());
   result.loss = validationLoss(model, state, arena, pairs);
@@ -86,7 +88,9 @@ validate(const CompiledModel &model, float *state, char *arena,
   std::vector<std::string> hypotheses, references;
   if (!data.texts(outputs, hypotheses) || !data.texts(targets, references))
     return std::nullopt;
+  noteProgress();
   result.bleu = corpusBleu(hypotheses, references);
+  noteProgress();
   return result;
 }
 

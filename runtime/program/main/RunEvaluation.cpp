@@ -10,6 +10,7 @@
 
 #include "runtime/data/Bleu.h"
 #include "runtime/program/decode/Validation.h"
+#include "runtime/program/Progress.h"
 #include "runtime/program/main/CompiledStepBackend.h"
 #include "runtime/program/train/Interrupt.h"
 #include "runtime/program/train/LmWindows.h"
@@ -175,6 +176,7 @@ bool Run::evaluate() {
     return true;
   }
   std::vector<SentencePair> pairs = data.heldOut(options.evalSentences);
+  noteProgress(); // drawn; decoding signs as it goes
   if (pairs.empty()) {
     std::printf(data.languageModel()
                     ? "no evaluation: a language model's corpus has no "

@@ -77,12 +77,15 @@ std::string scheduleProblem(const CompiledModel &model,
   if (decays && s.minimum >= s.peakRate()) {
     if (o.minLr && o.lr)
       return "--min-lr must be below --lr";
+    const char *peakSource = o.lr       ? "--lr"
+                             : s.peak > 0 ? "the model's peak"
+                                          : "the paper's, from the factor and "
+                                            "the warmup";
     std::snprintf(text, sizeof text,
-                  "the learning rate would decay from %g (%s) to %g (%s), "
-                  "not below it: give %s",
-                  s.peakRate(), o.lr ? "--lr" : "the model's peak", s.minimum,
-                  o.minLr ? "--min-lr" : "the model's minimum",
-                  o.minLr ? "a lower --min-lr" : "--min-lr below the peak");
+                  "the learning rate's peak, %g (%s), is not above its "
+                  "minimum, %g (%s): give a lower --min-lr or a higher --lr",
+                  s.peakRate(), peakSource, s.minimum,
+                  o.minLr ? "--min-lr" : "the model's");
     return text;
   }
   return {};

@@ -10,7 +10,8 @@
 // While rank 0 validates, saves or evaluates at the end (beginFirstsWork
 // .. sumAfterFirstsWork), which may take far longer than the timeout, its
 // progress (noteProgress) sends each other rank an empty message at most
-// once per min(1 s, timeout / 4) (tag kProgressTag). Every process's
+// once each 250 ms (kProgressPeriod, well inside any rank's timeout of 1 s
+// or more: the ranks' TGC_PEER_TIMEOUT may differ) (tag kProgressTag). Every process's
 // exchanges in that phase are nonblocking ones; the others take each
 // message as it comes and count their timeout from the last. The exchange
 // that ends the phase carries how many rank 0 sent, so that each rank takes
@@ -40,6 +41,8 @@ using Clock = std::chrono::steady_clock;
 
 /// The tag of rank 0's signs of progress (the only point-to-point messages).
 constexpr int kProgressTag = 1;
+/// The most signs rank 0 sends a rank in that time.
+constexpr std::chrono::milliseconds kProgressPeriod{250};
 
 class MpiProcessGroup final : public ProcessGroup {
 public:
@@ -60,10 +63,6 @@ public:
       else
         timeoutSeconds = seconds;
     }
-    // Well inside the timeout, and rare enough to cost nothing.
-    progressPeriod = std::min<Clock::duration>(
-        std::chrono::seconds(1),
-        std::chrono::milliseconds(timeoutSeconds * 1000 / 4));
     if (rank_ == 0 && size_ > 1) {
       listening = this;
       progressListener.store([] { listening->sendProgress(); });
@@ -143,11 +142,20 @@ public:
     begin(what);
     const void *sent = rank_ == 0 ? MPI_IN_PLACE : data;
     if (firstsWork) {
+      // First a small exchange that waits for rank 0's work (with its
+      // signs and sleeps), then the sum itself driven by MPI_Wait: progress
+      // only by looks a millisecond apart slowed a big tensor's pieces.
+      double here = 0;
       MPI_Request request;
+      check(MPI_Iallreduce(MPI_IN_PLACE, &here, 1, MPI_DOUBLE, MPI_SUM,
+                           MPI_COMM_WORLD, &request),
+            what);
+      awaitFirst(request, what);
+      begin(what);
       check(MPI_Ireduce(sent, data, static_cast<int>(count), MPI_FLOAT,
                         MPI_SUM, 0, MPI_COMM_WORLD, &request),
             what);
-      awaitFirst(request, what);
+      check(MPI_Wait(&request, MPI_STATUS_IGNORE), what);
     } else {
       check(MPI_Reduce(sent, data, static_cast<int>(count), MPI_FLOAT,
                        MPI_SUM, 0, MPI_COMM_WORLD),
@@ -189,15 +197,15 @@ private:
   }
   void end() { waitingSince.store(0); }
 
-  /// Rank 0, on its progress: a sign to each other rank, at most one a
-  /// progressPeriod.
+  /// Rank 0, on its progress: a sign to each other rank, at most one each
+  /// kProgressPeriod.
   void sendProgress() {
     if (!sendsProgress)
       return;
     Clock::time_point now = Clock::now();
     if (now < nextProgress)
       return;
-    nextProgress = now + progressPeriod;
+    nextProgress = now + kProgressPeriod;
     // Empty messages are sent at once: drop the requests that are done.
     std::erase_if(progressSends, [this](MPI_Request &request) {
       int done = 0;
@@ -340,7 +348,6 @@ private:
   /// collective with a nonblocking one), and rank 0 sends signs of progress
   /// until sumAfterFirstsWork. Main thread only, as every MPI call.
   bool firstsWork = false, sendsProgress = false;
-  Clock::duration progressPeriod{};
   Clock::time_point nextProgress{};
   int64_t progressSent = 0, progressReceived = 0;
   std::vector<MPI_Request> progressSends;
