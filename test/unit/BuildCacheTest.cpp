@@ -106,6 +106,52 @@ TEST_F(BuildCacheTest, KeyCoversHeadersLibrariesAndFlagsButNotTheSourcePath) {
   EXPECT_NE(key(command), first);
 }
 
+// nvcc -E writes the first architecture's device pass only: the key also
+// covers the bytes of every file its passes read (-M), so code that only
+// the host compiler or only a later architecture sees changes it.
+TEST_F(BuildCacheTest, KeyCoversNvccsHostPassAndEveryArchitecture) {
+  auto nvcc = llvm::sys::findProgramByName("nvcc");
+  if (!nvcc)
+    GTEST_SKIP() << "no nvcc on PATH";
+  write("host.h", "inline int onTheHost() { return 1; }\n");
+  write("hopper.h", "__device__ inline int onHopper() { return 1; }\n");
+  write("step.cu", "#ifdef __CUDA_ARCH__\n#if __CUDA_ARCH__ >= 900\n"
+                   "#include \"hopper.h\"\n#endif\n#else\n"
+                   "#include \"host.h\"\n#endif\n"
+                   "__global__ void kernel() {}\nint main() { return 0; }\n");
+  CompileCommand cuda = command;
+  cuda.compiler = *nvcc;
+  cuda.flags = {"-std=c++17", "-I" + path(""),
+                "-gencode=arch=compute_80,code=sm_80",
+                "-gencode=arch=compute_90,code=sm_90"};
+  cuda.source = path("step.cu");
+  cuda.preprocessFlags = {"-E", "-Xcompiler", "-dD"}; // as BinaryBuilder's
+  cuda.dependencyFlags = {"-M"};
+  std::string first = key(cuda);
+  EXPECT_EQ(key(cuda), first);
+  write("host.h", "inline int onTheHost() { return 2; }\n");
+  std::string second = key(cuda);
+  EXPECT_NE(second, first);
+  write("hopper.h", "__device__ inline int onHopper() { return 2; }\n");
+  EXPECT_NE(key(cuda), second);
+}
+
+// A relative source path that starts with '-' is the compiler's operand,
+// not an option.
+TEST(CompilerOperand, APathLikeAnOptionIsMadeAPath) {
+  EXPECT_EQ(compilerOperand("-v.cpp"), "./-v.cpp");
+  EXPECT_EQ(compilerOperand("step.cpp"), "step.cpp");
+  EXPECT_EQ(compilerOperand("/tmp/-v.cpp"), "/tmp/-v.cpp");
+}
+
+TEST(MakeRule, PrerequisitesAsCompilersWriteThem) {
+  EXPECT_EQ(makeRulePrerequisites("step.o : \\\n    /tmp/step.cu \\\n"
+                                  "    /a/b.h /my\\ dir/c.h \\\n    x$$y.h\n"),
+            (std::vector<std::string>{"/tmp/step.cu", "/a/b.h", "/my dir/c.h",
+                                      "x$y.h"}));
+  EXPECT_TRUE(makeRulePrerequisites("").empty());
+}
+
 TEST_F(BuildCacheTest, KeyCoversTheCompilersBytes) {
   // A wrapper at one path, changed in place as a compiler update would be.
   std::string wrapper = path("cxx"), real = command.compiler;

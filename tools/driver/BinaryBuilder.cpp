@@ -81,8 +81,10 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
   }
   CompileCommand command{*program, flags, file.path, partialOutput.path,
                          libraries};
-  if (extension == "cu")
+  if (extension == "cu") {
     command.preprocessFlags = {"-E", "-Xcompiler", "-dD"};
+    command.dependencyFlags = {"-M"};
+  }
   std::string commandLine = llvm::join(command.arguments(), " ");
   if (options.verbose)
     llvm::errs() << "tgc: " << commandLine << "\n";

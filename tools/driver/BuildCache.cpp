@@ -18,10 +18,49 @@
 
 namespace tgc {
 
+std::string compilerOperand(llvm::StringRef path) {
+  return path.starts_with("-") ? ("./" + path).str() : path.str();
+}
+
+std::vector<std::string> makeRulePrerequisites(llvm::StringRef rule) {
+  std::vector<std::string> paths;
+  size_t colon = rule.find(": ");
+  if (colon == llvm::StringRef::npos)
+    return paths;
+  rule = rule.drop_front(colon + 2);
+  std::string path;
+  auto end = [&] {
+    if (!path.empty())
+      paths.push_back(path);
+    path.clear();
+  };
+  for (size_t i = 0; i < rule.size(); ++i) {
+    char c = rule[i];
+    if (c == '\\' && i + 1 < rule.size() &&
+        (rule[i + 1] == '\n' || rule[i + 1] == '\r')) {
+      end(); // a line continuation
+      continue;
+    }
+    if (c == '\\' && i + 1 < rule.size() && rule[i + 1] == ' ') {
+      path += ' ';
+      ++i;
+    } else if (c == '$' && i + 1 < rule.size() && rule[i + 1] == '$') {
+      path += '$';
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      end();
+    } else {
+      path += c;
+    }
+  }
+  end();
+  return paths;
+}
+
 std::vector<std::string> CompileCommand::arguments() const {
   std::vector<std::string> args = {compiler};
   args.insert(args.end(), flags.begin(), flags.end());
-  args.insert(args.end(), {source, "-o", output});
+  args.insert(args.end(), {compilerOperand(source), "-o", output});
   args.insert(args.end(), libraries.begin(), libraries.end());
   return args;
 }
@@ -29,7 +68,7 @@ std::vector<std::string> CompileCommand::arguments() const {
 namespace {
 
 /// Bumped when what the key covers changes.
-constexpr const char *kKeyVersion = "tgc build cache 2";
+constexpr const char *kKeyVersion = "tgc build cache 3";
 
 std::string hex128(llvm::StringRef bytes) {
   llvm::XXH128_hash_t hash = llvm::xxh3_128bits(llvm::arrayRefFromStringRef(bytes));
@@ -206,18 +245,18 @@ bool reuse(llvm::StringRef entry, llvm::StringRef output,
   return writeWhole(output, bytes->getBuffer(), mode, why);
 }
 
-} // namespace
-
-bool buildCacheKey(const CompileCommand &command, std::string &key,
-                   std::string &description, std::string &why) {
-  TemporaryFile preprocessed;
-  if (!makeTemporary("", "tgc-preprocessed", "i", preprocessed, why))
+/// What the compiler writes with `flags` and `extraFlags` (the source and
+/// -o added), or false with `why`.
+bool compilerOutput(const CompileCommand &command,
+                    const std::vector<std::string> &extraFlags,
+                    std::string &text, std::string &why) {
+  TemporaryFile written;
+  if (!makeTemporary("", "tgc-preprocessed", "i", written, why))
     return false;
   std::vector<std::string> args = {command.compiler};
   args.insert(args.end(), command.flags.begin(), command.flags.end());
-  args.insert(args.end(), command.preprocessFlags.begin(),
-              command.preprocessFlags.end());
-  args.insert(args.end(), {command.source, "-o", preprocessed.path});
+  args.insert(args.end(), extraFlags.begin(), extraFlags.end());
+  args.insert(args.end(), {compilerOperand(command.source), "-o", written.path});
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int status = runCompiler(command.compiler, argRefs, error, /*quiet=*/true);
@@ -226,12 +265,26 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
           (error.empty() ? "exit " + std::to_string(status) : error) + ")";
     return false;
   }
-  auto text = llvm::MemoryBuffer::getFile(preprocessed.path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
-  if (!text) {
-    why = "cannot read " + preprocessed.path + ": " + text.getError().message();
+  auto buffer = llvm::MemoryBuffer::getFile(
+      written.path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    why = "cannot read " + written.path + ": " + buffer.getError().message();
     return false;
   }
+  text = (*buffer)->getBuffer().str();
+  return true;
+}
+
+} // namespace
+
+bool buildCacheKey(const CompileCommand &command, std::string &key,
+                   std::string &description, std::string &why) {
+  std::string text, rule;
+  if (!compilerOutput(command, command.preprocessFlags, text, why))
+    return false;
+  if (!command.dependencyFlags.empty() &&
+      !compilerOutput(command, command.dependencyFlags, rule, why))
+    return false;
 
   llvm::raw_string_ostream os(description);
   // The compiler's own bytes: an update that keeps its path and version
@@ -252,8 +305,16 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
       sourcePath = command.source;
     os << "source path " << sourcePath << "\n";
   }
-  os << "preprocessed source "
-     << hex128(withoutPath((*text)->getBuffer(), command.source)) << "\n";
+  const std::string operand = compilerOperand(command.source);
+  os << "preprocessed source " << hex128(withoutPath(text, operand)) << "\n";
+  // Every file the passes read; the source's bytes under no path (the
+  // line above names it where the program holds it).
+  for (const std::string &file : makeRulePrerequisites(rule)) {
+    if (!fileHash(file, hash, why))
+      return false;
+    os << "reads " << (file == operand ? "<source>" : file) << ": " << hash
+       << "\n";
+  }
   for (const std::string &library : command.libraries) {
     if (!llvm::sys::fs::is_regular_file(library)) {
       os << "link " << library << "\n";

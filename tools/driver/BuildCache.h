@@ -14,6 +14,9 @@
 //     every header it includes, and the predefined macros, which name the
 //     compiler's version and the instruction set -march selects), with the
 //     source file's own path left out (generated steps get a temporary one);
+//   - for nvcc, whose -E writes only the first architecture's device pass,
+//     also the bytes of every file that any of its passes reads (-M): code
+//     that only the host compiler or a later architecture sees;
 //   - what is linked in: the contents of each library file, the other link
 //     arguments (-lfoo, -fopenmp) as written.
 // An entry is written under a temporary name and renamed, so tgc runs can
@@ -51,6 +54,10 @@ struct CompileCommand {
   /// What makes `compiler` preprocess and print its macros (nvcc hands
   /// -dD to its host compiler).
   std::vector<std::string> preprocessFlags = {"-E", "-dD"};
+  /// What makes `compiler` write a make rule of every file it reads in all
+  /// its passes (nvcc: -M), whose bytes the key covers too; none where the
+  /// preprocessed source shows them all.
+  std::vector<std::string> dependencyFlags;
   /// Whether the program holds the source's path (a model file: its
   /// std::source_location errors name it), so that the same text elsewhere
   /// is another program; a generated step's temporary file is not.
@@ -58,6 +65,15 @@ struct CompileCommand {
 
   std::vector<std::string> arguments() const;
 };
+
+/// `path` as a compiler's operand: a relative path that starts with '-'
+/// gets "./" before it, or the compiler would read it as an option.
+std::string compilerOperand(llvm::StringRef path);
+
+/// The prerequisites of a make rule as compilers write them (-M): the
+/// paths after the first ": ", with line continuations, escaped spaces and
+/// "$$" undone.
+std::vector<std::string> makeRulePrerequisites(llvm::StringRef rule);
 
 /// The build cache's key of `command` (32 hex digits) and the description it
 /// is the hash of (one input a line, stored beside the entry). False with

@@ -53,6 +53,9 @@ CompileCommand compileCommand(llvm::StringRef path, llvm::StringRef output,
     for (llvm::StringRef flag : llvm::split(list, ';'))
       if (!flag.empty())
         command.flags.push_back(flag.str());
+  // C++ whatever the file's name ends in (without it, a name without .cpp
+  // went to the linker as a script).
+  command.flags.insert(command.flags.end(), {"-x", "c++"});
   return command;
 }
 
