@@ -81,14 +81,19 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   // A name no other writer uses, never through a link planted there.
   fd_ = ::open(temporary_.c_str(),
                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd_ < 0)
+  if (fd_ < 0) {
     fail("creating");
+    return;
+  }
+  created_ = true;
+  if (!keepPermissionsOf(target_, fd_))
+    fail("setting the permissions of");
 }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0)
     ::close(fd_);
-  if (!committed_ && !direct_)
+  if (!committed_ && created_) // only its own: O_EXCL may have met another's
     ::unlink(temporary_.c_str());
 }
 

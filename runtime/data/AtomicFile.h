@@ -53,6 +53,7 @@ private:
   int fd_ = -1;
   bool committed_ = false;
   bool direct_ = false; ///< <path> is a device or a FIFO: no rename
+  bool created_ = false; ///< the temporary file is this writer's
   bool finished_ = false; ///< finishWrites() ran
 };
 

@@ -137,6 +137,17 @@ inline std::string openWriterError(int error) {
                         : std::strerror(error);
 }
 
+/// Gives a file about to replace `target` (open as `fd`) the target's
+/// permission bits, where it is an existing regular file: a save must not
+/// make a private file readable by all (a new file keeps 0644 less the
+/// umask). False with errno set when fchmod fails.
+inline bool keepPermissionsOf(const std::string &target, int fd) {
+  struct stat status;
+  if (::stat(target.c_str(), &status) != 0 || !S_ISREG(status.st_mode))
+    return true;
+  return ::fchmod(fd, status.st_mode & 07777) == 0;
+}
+
 /// Whether `status` is /dev/null's (an empty input, as `< /dev/null` gives).
 inline bool isNullDevice(const struct stat &status) {
   struct stat null;

@@ -18,10 +18,12 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string_view>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 namespace tgc::runtime {
@@ -388,6 +390,8 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
   if (file.fd < 0)
     return fail("creating");
   created = true;
+  if (!keepPermissionsOf(target, file.fd))
+    return fail("setting the permissions of");
   bool ok = writeAll(file.fd, header, sizeof header) &&
             writeAll(file.fd, encoded.data(), encoded.size()) &&
             writeAll(file.fd, padding.data(), padding.size());
@@ -532,11 +536,38 @@ std::string CheckpointReader::open() {
     if (extents[i - 1].first + extents[i - 1].second > extents[i].first)
       return refuse("the data of two tensors overlap (a corrupt or forged "
                     "file)");
+  // Apart and inside it, the tensors fill the data section whole, as
+  // written: bytes past them (a forged size over a sparse file) would
+  // only be read into memory.
+  uint64_t tensorBytes = 0;
+  for (const auto &[offset, bytes] : extents)
+    tensorBytes += bytes;
+  if (tensorBytes != metadata_.data_bytes())
+    return refuse("its data section has " +
+                  std::to_string(metadata_.data_bytes()) +
+                  " bytes, its tensors " + std::to_string(tensorBytes) +
+                  " (a corrupt or forged file)");
   return {};
 }
 
 std::string CheckpointReader::readData(std::vector<char> &data) {
-  data.resize(metadata_.data_bytes());
+  // Past the machine's memory and swap it cannot be read; a tool whose new
+  // handler aborts (LLVM's) would not see bad_alloc.
+  struct sysinfo machine;
+  const bool tooBig =
+      ::sysinfo(&machine) == 0 &&
+      metadata_.data_bytes() / machine.mem_unit >
+          uint64_t{machine.totalram} + machine.totalswap;
+  const std::string noRoom = refuse(
+      "its " + std::to_string(metadata_.data_bytes()) +
+      " bytes of tensor data do not fit in this machine's memory");
+  if (tooBig)
+    return noRoom;
+  try {
+    data.resize(metadata_.data_bytes());
+  } catch (const std::bad_alloc &) {
+    return noRoom;
+  }
   if (::lseek(file.fd, static_cast<off_t>(dataStart), SEEK_SET) < 0 ||
       !readAll(file.fd, data.data(), data.size()))
     return refuse("cannot read its tensor data");

@@ -57,6 +57,10 @@ bool checkProgramFiles(const TrainOptions &options,
     std::string named =
         options.checkpoint.empty() ? "the checkpoint" : "--checkpoint";
     files.push_back({named, checkpoint, true, "--resume"});
+    // The lock the run takes and removes at its end: no input or other
+    // output may be it (an input holding a number was taken for a stale
+    // lock and removed; an output renamed over it, removed at the end).
+    files.push_back({named + "'s lock", checkpoint + ".lock", true});
     if (options.validEvery > 0)
       files.push_back({named + "'s best", checkpoint + ".best", true});
     files.push_back({"--metrics", options.metrics, true});

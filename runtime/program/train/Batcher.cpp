@@ -2,6 +2,7 @@
 #include "runtime/program/train/Batcher.h"
 
 #include "runtime/data/SplitMix64.h"
+#include "runtime/program/train/Interrupt.h"
 
 #include <algorithm>
 #include <cmath>
@@ -159,17 +160,33 @@ void Batcher::countThrough(uint32_t seed, uint64_t epoch) {
     epochStarts.assign(1, 0);
   // Epochs differ in their batch count: they are planned in order (once
   // per run; a plan is a sort of the corpus).
+  const size_t first = epochStarts.size();
   while (epochStarts.size() < epoch + 2) {
     uint64_t next = epochStarts.size() - 1;
+    pollWalk(first);
     epochStarts.push_back(epochStarts.back() + epochPlan(seed, next).size());
+  }
+}
+
+void Batcher::pollWalk(size_t first) {
+  // Training goes from one epoch to the next and stops after its step; a
+  // resumed run may walk many (a forged checkpoint's count, without end),
+  // which Ctrl-C must end.
+  if (epochStarts.size() > first + 1) {
+    InterruptScope scope("finding the checkpoint's place in the corpus",
+                         /*returns=*/false);
+    interruptRequested();
   }
 }
 
 uint64_t Batcher::epochOf(uint32_t seed, uint64_t index) {
   if (seed != planSeed)
     epochStarts.assign(1, 0);
-  while (epochStarts.back() <= index)
+  const size_t first = epochStarts.size();
+  while (epochStarts.back() <= index) {
+    pollWalk(first);
     countThrough(seed, epochStarts.size() - 1);
+  }
   return std::upper_bound(epochStarts.begin(), epochStarts.end(), index) -
          epochStarts.begin() - 1;
 }

@@ -100,6 +100,9 @@ private:
   uint64_t epochOf(uint32_t seed, uint64_t index);
   /// Plans the epochs in order until epochStarts holds `epoch`'s end.
   void countThrough(uint32_t seed, uint64_t epoch);
+  /// In a walk over epochs that began with `first` epoch starts known:
+  /// past its first epoch, a pending Ctrl-C ends the program.
+  void pollWalk(size_t first);
 
   const CompiledModel &model;
   const PairList &pairs;

@@ -1,9 +1,13 @@
 //===- Metrics.cpp - the --metrics file -----------------------------------===//
 #include "runtime/program/train/Metrics.h"
 
+#include "runtime/data/FileChecks.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace tgc::runtime {
 
@@ -57,10 +61,18 @@ MetricsFile::~MetricsFile() {
 
 bool MetricsFile::open(const std::string &where) {
   path = where;
-  file = std::fopen(path.c_str(), "a");
+  // openWriter: a FIFO that no process reads is refused at once (fopen
+  // waited for a reader, past Ctrl-C).
+  int fd = openWriter(path.c_str(), O_CREAT | O_APPEND);
+  if (fd >= 0) {
+    file = ::fdopen(fd, "a");
+    if (!file)
+      ::close(fd);
+  }
   if (!file)
     std::fprintf(stderr, "error: cannot write --metrics %s: %s\n",
-                 path.c_str(), std::strerror(errno));
+                 path.c_str(),
+                 fd < 0 ? openWriterError(errno).c_str() : std::strerror(errno));
   return file != nullptr;
 }
 

@@ -16,7 +16,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace tgc::runtime;
@@ -33,6 +35,37 @@ protected:
     info.step = 3;
   }
   void TearDown() override { std::filesystem::remove_all(directory); }
+  /// Writes `to` as `from` with its metadata changed by `edit` (checksum
+  /// and alignment redone), its data as it was, and `extra` bytes of
+  /// zeros past it (a sparse file's).
+  void forge(const std::string &from, const std::string &to,
+             const std::function<void(proto::Checkpoint &)> &edit,
+             uint64_t extra = 0) {
+    std::ifstream in(from, std::ios::binary);
+    std::string file((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    uint32_t metadataBytes = 0;
+    std::memcpy(&metadataBytes, file.data() + 12, 4);
+    proto::Checkpoint metadata;
+    ASSERT_TRUE(metadata.ParseFromString(file.substr(24, metadataBytes)));
+    const std::string data = file.substr((24 + metadataBytes + 63) / 64 * 64);
+    edit(metadata);
+    const std::string encoded = metadata.SerializeAsString();
+    const uint32_t fields[4] = {
+        1, static_cast<uint32_t>(encoded.size()),
+        static_cast<uint32_t>(crc32(
+            0, reinterpret_cast<const Bytef *>(encoded.data()),
+            static_cast<uInt>(encoded.size()))),
+        0};
+    std::string out = file.substr(0, 8);
+    out.append(reinterpret_cast<const char *>(fields), sizeof fields);
+    out += encoded;
+    out.resize((out.size() + 63) / 64 * 64, '\0');
+    out += data;
+    std::ofstream(to, std::ios::binary) << out;
+    if (extra)
+      std::filesystem::resize_file(to, out.size() + extra);
+  }
   std::string at(const std::string &name) const {
     return (directory / name).string();
   }
@@ -156,6 +189,40 @@ TEST_F(CheckpointStructure, ADataSizeThatWrapsIsRefused) {
   error = readCheckpointTensors(at("wraps.ckpt"), read, owned);
   EXPECT_NE(error.find("(truncated)"), std::string::npos) << error;
   EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
+}
+
+TEST_F(CheckpointStructure, DataPastItsTensorsIsRefusedBeforeItIsRead) {
+  // A data section that says 1 TiB more than its tensors, over a sparse
+  // file of that size: every other check passed, and reading it asked for
+  // the whole (std::bad_alloc, an abort).
+  const CheckpointTensor written[] = {{"a", {2, 2}, a.data()}};
+  ASSERT_EQ(writeCheckpoint(at("good.ckpt"), info, written), "");
+  const uint64_t extra = uint64_t{1} << 40;
+  forge(at("good.ckpt"), at("huge.ckpt"),
+        [&](proto::Checkpoint &m) { m.set_data_bytes(16 + extra); }, extra);
+  std::vector<float> ra(4, -1.0f);
+  const CheckpointTensor model[] = {{"a", {2, 2}, ra.data()}};
+  CheckpointInfo read;
+  std::string error = readCheckpoint(at("huge.ckpt"), read, model);
+  const std::string expected =
+      "its data section has 1099511627792 bytes, its tensors 16";
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+  std::vector<OwnedTensor> owned;
+  error = readCheckpointTensors(at("huge.ckpt"), read, owned);
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+  EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
+}
+
+TEST_F(CheckpointStructure, ASaveKeepsTheCheckpointsPermissions) {
+  // The new file replaces the old one by a rename: it was 0644 whatever
+  // the old one's mode, so a private checkpoint became readable by all.
+  const CheckpointTensor written[] = {{"a", {2, 2}, a.data()}};
+  ASSERT_EQ(writeCheckpoint(at("private.ckpt"), info, written), "");
+  ASSERT_EQ(::chmod(at("private.ckpt").c_str(), 0600), 0);
+  ASSERT_EQ(writeCheckpoint(at("private.ckpt"), info, written), "");
+  struct stat status;
+  ASSERT_EQ(::stat(at("private.ckpt").c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 07777, 0600u);
 }
 
 } // namespace
