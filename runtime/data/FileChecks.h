@@ -45,6 +45,15 @@
 
 namespace tgc::runtime {
 
+/// A file descriptor closed when it goes out of scope (-1: none).
+struct Descriptor {
+  int fd = -1;
+  ~Descriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
 /// "a directory", "a character device", "a FIFO", ... ("a regular file").
 inline const char *kindOfFile(mode_t mode) {
   if (S_ISREG(mode))
@@ -118,6 +127,24 @@ inline std::string linkedFile(const std::string &path) {
 /// once open, writes block as usual. The descriptor, or -1 with errno set.
 inline int openWriter(const char *path, int extra = 0) {
   int fd = ::open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | extra, 0644);
+  if (fd >= 0) {
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return -1;
+    }
+  }
+  return fd;
+}
+
+/// open(path, O_RDONLY) without waiting for a FIFO's writer (a plain open
+/// waits for one for ever, past Ctrl-C): a pipe whose writer is there
+/// (`<(command)`) reads as usual, a FIFO that no process writes reads as
+/// empty. The descriptor, or -1 with errno set.
+inline int openReader(const char *path) {
+  int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd >= 0) {
     int flags = ::fcntl(fd, F_GETFL);
     if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {

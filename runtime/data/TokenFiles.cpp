@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
+#include <tuple>
 #include <unistd.h>
 
 namespace tgc::runtime {
@@ -42,18 +42,36 @@ std::string parseIds(std::string_view line, int32_t vocabulary,
 
 } // namespace
 
-LineRead readLine(std::istream &in, std::string &line) {
+LineRead LineReader::next(std::string &line) {
   line.clear();
-  std::streambuf *buffer = in.rdbuf();
   for (;;) {
-    int c = buffer->sbumpc();
-    if (c == std::char_traits<char>::eof())
-      return line.empty() ? LineRead::End : LineRead::Line;
-    if (c == '\n')
-      return LineRead::Line;
-    if (line.size() >= kMaxLineBytes)
+    if (begin == end) {
+      if (ended)
+        return line.empty() ? LineRead::End : LineRead::Line;
+      ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        error_ = std::strerror(errno);
+        return LineRead::Failed;
+      }
+      begin = 0;
+      end = static_cast<size_t>(n);
+      ended = n == 0;
+      continue;
+    }
+    const char *start = buffer + begin;
+    const char *newline =
+        static_cast<const char *>(std::memchr(start, '\n', end - begin));
+    size_t take = newline ? static_cast<size_t>(newline - start) : end - begin;
+    if (line.size() + take > kMaxLineBytes)
       return LineRead::TooLong;
-    line.push_back(static_cast<char>(c));
+    line.append(start, take);
+    begin += take;
+    if (newline) {
+      ++begin;
+      return LineRead::Line;
+    }
   }
 }
 
@@ -68,22 +86,29 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
       return ::access(path->c_str(), F_OK) != 0
                  ? *path + ": cannot open: " + std::strerror(errno)
                  : why;
-  std::ifstream source(sourcePath), target(targetPath);
-  if (!source)
+  Descriptor sourceFile{openReader(sourcePath.c_str())};
+  if (sourceFile.fd < 0)
     return sourcePath + ": cannot open: " + std::strerror(errno);
-  if (!target)
+  Descriptor targetFile{openReader(targetPath.c_str())};
+  if (targetFile.fd < 0)
     return targetPath + ": cannot open: " + std::strerror(errno);
+  LineReader source(sourceFile.fd), target(targetFile.fd);
   std::string sourceLine, targetLine;
   for (int64_t line = 1;; ++line) {
-    LineRead sourceRead = readLine(source, sourceLine);
-    LineRead targetRead = readLine(target, targetLine);
-    for (auto [read, path] : {std::pair{sourceRead, &sourcePath},
-                              std::pair{targetRead, &targetPath}})
+    LineRead sourceRead = source.next(sourceLine);
+    LineRead targetRead = target.next(targetLine);
+    for (auto [read, path, reader] :
+         {std::tuple{sourceRead, &sourcePath, &source},
+          std::tuple{targetRead, &targetPath, &target}}) {
       if (read == LineRead::TooLong)
         return *path + ":" + std::to_string(line) +
                ": the line is longer than " +
                std::to_string(kMaxLineBytes >> 20) +
                " MiB (not a file of token ids?)";
+      if (read == LineRead::Failed)
+        return *path + ":" + std::to_string(line) +
+               ": cannot read: " + reader->error();
+    }
     bool hasSource = sourceRead == LineRead::Line;
     bool hasTarget = targetRead == LineRead::Line;
     if (!hasSource && !hasTarget)

@@ -37,11 +37,27 @@ struct ParallelCorpus {
 /// /dev/zero, a binary file): refused instead of read into memory.
 inline constexpr size_t kMaxLineBytes = size_t{64} << 20;
 
-enum class LineRead { Line, End, TooLong };
+enum class LineRead { Line, End, TooLong, Failed };
 
-/// std::getline with a length limit: TooLong once a line has kMaxLineBytes
-/// bytes and no newline.
-LineRead readLine(std::istream &in, std::string &line);
+/// The lines of a descriptor (not owned), read with read(2): unlike an
+/// istream's, a failed read (standard input a directory, EIO) is an error,
+/// never the end of the input.
+class LineReader {
+public:
+  explicit LineReader(int fd) : fd(fd) {}
+  /// The next line without its newline; TooLong once a line has
+  /// kMaxLineBytes bytes and no newline; Failed with error() set.
+  LineRead next(std::string &line);
+  /// strerror's text of the failed read.
+  const std::string &error() const { return error_; }
+
+private:
+  int fd;
+  char buffer[1 << 16];
+  size_t begin = 0, end = 0;
+  bool ended = false;
+  std::string error_;
+};
 
 /// Reads `sourcePath` and `targetPath` for a model of `shape`. Returns an
 /// empty string or the first problem, as "file:line: message".

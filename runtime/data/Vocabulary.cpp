@@ -71,7 +71,8 @@ private:
 } // namespace
 
 std::string readFile(const std::string &path, std::string &text) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+  // openReader: a FIFO that no process writes does not hold the open.
+  int fd = openReader(path.c_str());
   if (fd < 0)
     return path + ": " + std::strerror(errno);
   struct stat status;
@@ -131,6 +132,12 @@ std::string trainVocabulary(const std::vector<std::string> &files,
     return modelPath + ": no text to train on (the input files are empty)";
   // SentencePiece explains a size from 4 up ("N vs the M needed") but not
   // one below.
+  // Above it no model takes the vocabulary, and SentencePiece spends
+  // seconds to minutes on a huge size before refusing it.
+  if (vocabSize > kMaxVocabularyIds)
+    return modelPath + ": cannot train a vocabulary of " +
+           std::to_string(vocabSize) + " ids: a model takes at most 2^24 (" +
+           std::to_string(kMaxVocabularyIds) + ")";
   if (vocabSize <= kFirstSymbolId)
     return modelPath + ": cannot train a vocabulary of " +
            std::to_string(vocabSize) +

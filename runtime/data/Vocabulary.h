@@ -60,6 +60,10 @@ std::string trainVocabulary(const std::vector<std::string> &files,
 /// The most bytes readFile reads (the whole text is held in memory).
 inline constexpr uint64_t kMaxTextFileBytes = uint64_t{4} << 30;
 
+/// The most ids a vocabulary trains to: a model's vocab_size bound
+/// (models/Presets.cpp), 2^24.
+inline constexpr int kMaxVocabularyIds = 1 << 24;
+
 /// Reads all of `path` into `text`, a regular file, a pipe (process
 /// substitution) or a terminal, at most kMaxTextFileBytes. Returns an empty string or
 /// "path: <strerror>", "path is a character device, not a regular file or

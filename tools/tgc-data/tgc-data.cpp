@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "common/FileSizeLimit.h"
+#include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/data/TokenFiles.h"
 #include "runtime/data/Vocabulary.h"
@@ -393,16 +394,20 @@ std::string decodeLine(const Vocabulary &vocabulary,
 }
 
 /// The text of each stdin line of ids, or an error at <stdin>:line; all
-/// output waits for the last line so that an error leaves none.
+/// output waits for the last line so that an error leaves none, and so the
+/// text it holds is bounded as a text file is.
 int decodeStdinIds(const Vocabulary &vocabulary) {
   std::string text, line;
+  LineReader in(0);
   for (int64_t number = 1;; ++number) {
-    LineRead read = readLine(std::cin, line);
+    const std::string where = "<stdin>:" + std::to_string(number) + ": ";
+    LineRead read = in.next(line);
     if (read == LineRead::End)
       break;
+    if (read == LineRead::Failed)
+      return fail(where + "cannot read: " + in.error());
     if (read == LineRead::TooLong)
-      return fail("<stdin>:" + std::to_string(number) +
-                  ": the line is longer than " +
+      return fail(where + "the line is longer than " +
                   std::to_string(kMaxLineBytes >> 20) + " MiB");
     std::vector<int32_t> ids;
     for (std::string_view rest = line; !rest.empty();) {
@@ -414,16 +419,20 @@ int decodeStdinIds(const Vocabulary &vocabulary) {
       rest.remove_prefix(word.size());
       int64_t id = -1;
       auto [stop, bad] = std::from_chars(word.data(), word.data() + word.size(), id);
-      std::string where = "<stdin>:" + std::to_string(number) + ": ";
       if (bad != std::errc() || stop != word.data() + word.size())
-        return fail(where + "'" + std::string(word) + "' is not a token id");
+        return fail(where + "'" + quoteInput(word) + "' is not a token id");
       if (id < 0 || id >= vocabulary.size())
-        return fail(where + "id " + std::string(word) + " is outside [0, " +
+        return fail(where + "id " + quoteInput(word) + " is outside [0, " +
                     std::to_string(vocabulary.size()) + ") of " +
                     vocabulary.path());
       ids.push_back(static_cast<int32_t>(id));
     }
     text += decodeLine(vocabulary, ids);
+    if (text.size() > kMaxTextFileBytes)
+      return fail(where + "more than " +
+                  std::to_string(kMaxTextFileBytes >> 30) +
+                  " GiB of text decoded, the most one run writes (split "
+                  "the ids)");
   }
   llvm::outs() << text;
   return 0;
@@ -530,20 +539,7 @@ bool tgc::data::checkRunFiles(std::vector<RunFile> files) {
   return true;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  // After InitLLVM, whose crash handlers would take SIGXFSZ.
-  tgc::reportFileSizeLimitAsAnError();
-  for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &vocabCommand,
-                              &encodeCommand, &decodeCommand, &infoCommand,
-                              &sampleCommand, &bleuCommand, &curvesCommand,
-                              &averageCommand})
-    cl::HideUnrelatedOptions(dataCategory, *sub);
-  cl::ParseCommandLineOptions(argc, argv, overviewFor(argc, argv));
-  if (std::string flag = tgc::repeatedFlag(argc, argv, {"label"});
-      !flag.empty())
-    return fail(flag + " is given more than once: give it once (the last "
-                       "one would replace the others without a word)");
+int runCommand() {
   if (vocabCommand)
     return runVocab();
   if (encodeCommand)
@@ -562,4 +558,29 @@ int main(int argc, char **argv) {
     return runAverage();
   return fail("give a command: vocab, encode, decode, info, sample, bleu, "
               "curves or average (--help says more)");
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  // After InitLLVM, whose crash handlers would take SIGXFSZ.
+  tgc::reportFileSizeLimitAsAnError();
+  for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &vocabCommand,
+                              &encodeCommand, &decodeCommand, &infoCommand,
+                              &sampleCommand, &bleuCommand, &curvesCommand,
+                              &averageCommand})
+    cl::HideUnrelatedOptions(dataCategory, *sub);
+  cl::ParseCommandLineOptions(argc, argv, overviewFor(argc, argv));
+  if (std::string flag = tgc::repeatedFlag(argc, argv, {"label"});
+      !flag.empty())
+    return fail(flag + " is given more than once: give it once (the last "
+                       "one would replace the others without a word)");
+  int status = runCommand();
+  // A failed write to standard output (a full disk, a closed pipe) is an
+  // error naming it, not LLVM's fatal report when the stream is destroyed.
+  llvm::outs().flush();
+  if (std::error_code error = llvm::outs().error()) {
+    llvm::outs().clear_error();
+    return fail("cannot write to standard output: " + error.message());
+  }
+  return status;
 }

@@ -89,15 +89,6 @@ int64_t elementsOf(const std::vector<int64_t> &shape) {
   return n;
 }
 
-/// An open file descriptor, closed on scope exit.
-struct Descriptor {
-  int fd = -1;
-  ~Descriptor() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-};
-
 /// Calls `io` (::read or ::write) until all `bytes` have moved; false on an
 /// error or an early end of file.
 template <typename Io, typename Byte>

@@ -16,8 +16,6 @@
 #include <cstring>
 #include <cstdio>
 #include <fcntl.h>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,7 +35,6 @@ std::string describeBytes(size_t bytes) {
 
 bool readTextLines(const std::string &path, std::vector<std::string> &lines,
                    std::string &name, TextInputLimits limits) {
-  std::ifstream file;
   bool fromStdin = path == "-";
   name = fromStdin ? "<stdin>" : path;
   if (!fromStdin) {
@@ -45,31 +42,31 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
       std::fprintf(stderr, "error: %s\n", why.c_str());
       return false;
     }
-    file.open(path);
-    if (!file) {
-      std::fprintf(stderr, "error: cannot read %s\n", path.c_str());
-      return false;
-    }
   }
+  // openReader: a FIFO that no process writes does not hold the open.
+  Descriptor file{fromStdin ? -1 : openReader(path.c_str())};
+  if (!fromStdin && file.fd < 0) {
+    std::fprintf(stderr, "error: cannot read %s: %s\n", path.c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  const int fd = fromStdin ? 0 : file.fd;
   // /dev/zero or /dev/urandom (a path, or standard input) never ends.
-  struct stat status;
-  if (fromStdin || (::stat(path.c_str(), &status) == 0 && S_ISCHR(status.st_mode))) {
-    int fd = fromStdin ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    std::string why = fd < 0 ? name + ": " + std::strerror(errno)
-                             : checkTextDescriptor(fd, name);
-    if (!fromStdin && fd >= 0)
-      ::close(fd);
-    if (!why.empty()) {
-      std::fprintf(stderr, "error: %s\n", why.c_str());
-      return false;
-    }
+  if (std::string why = checkTextDescriptor(fd, name); !why.empty()) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    return false;
   }
-  std::istream &in = fromStdin ? std::cin : file;
+  LineReader in(fd);
   size_t bytes = 0;
   for (std::string line;;) {
-    LineRead read = readLine(in, line);
+    LineRead read = in.next(line);
     if (read == LineRead::End)
       return true;
+    if (read == LineRead::Failed) {
+      std::fprintf(stderr, "error: %s:%zu: cannot read: %s\n", name.c_str(),
+                   lines.size() + 1, in.error().c_str());
+      return false;
+    }
     if (read == LineRead::TooLong) {
       std::fprintf(stderr, "error: %s:%zu: the line is longer than %zu MiB\n",
                    name.c_str(), lines.size() + 1, kMaxLineBytes >> 20);

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <csignal>
 #include <spawn.h>
-#include <fstream>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,20 +34,22 @@ std::string toolPath(const std::string &toolsDirectory) {
   return "tgc-data";
 }
 
-/// A file in $TMPDIR removed when this goes out of scope.
+/// A file in $TMPDIR without a name: removed as soon as it is made, so a
+/// run killed while tgc-data works leaves nothing there (the text it
+/// translates stayed behind); its space goes with the last descriptor.
 struct TemporaryFile {
   std::string path;
   int fd = -1;
   TemporaryFile() {
     const char *dir = std::getenv("TMPDIR");
     path = std::string(dir && *dir ? dir : "/tmp") + "/tgc-vocab-XXXXXX";
-    fd = mkstemp(path.data());
+    fd = mkostemp(path.data(), O_CLOEXEC);
+    if (fd >= 0)
+      unlink(path.c_str());
   }
   ~TemporaryFile() {
-    if (fd >= 0) {
+    if (fd >= 0)
       close(fd);
-      unlink(path.c_str());
-    }
   }
 };
 
@@ -98,14 +99,15 @@ bool VocabularyTool::run(const char *mode, const std::string &input,
     return false;
   }
   if (write(in.fd, input.data(), input.size()) !=
-      static_cast<ssize_t>(input.size())) {
-    error = "cannot write " + in.path + ": " + std::strerror(errno);
+          static_cast<ssize_t>(input.size()) ||
+      lseek(in.fd, 0, SEEK_SET) != 0) {
+    error = "cannot write a temporary file in " + in.path.substr(0, in.path.rfind('/')) +
+            ": " + std::strerror(errno);
     return false;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in.path.c_str(),
-                                   O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, in.fd, STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out.fd, STDOUT_FILENO);
   const char *argv[] = {tool.c_str(), mode, "--vocab", modelPath.c_str(), "--ids",
                         nullptr};
@@ -135,10 +137,27 @@ bool VocabularyTool::run(const char *mode, const std::string &input,
             " failed (its message is above)";
     return false;
   }
-  std::ifstream result(out.path);
+  std::string text;
+  if (lseek(out.fd, 0, SEEK_SET) != 0) {
+    error = std::string("cannot read what ") + tool + " wrote: " +
+            std::strerror(errno);
+    return false;
+  }
+  constexpr size_t kMaxOutputBytes = size_t{4} << 30;
+  if (std::string why = readUpTo(out.fd, kMaxOutputBytes, text);
+      !why.empty() || text.size() > kMaxOutputBytes) {
+    error = std::string("cannot read what ") + tool + " wrote: " +
+            (why.empty() ? "more than 4 GiB" : why);
+    return false;
+  }
   output.clear();
-  for (std::string line; std::getline(result, line);)
-    output.push_back(line);
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos)
+      end = text.size(); // a last line without its newline counts
+    output.emplace_back(text, start, end - start);
+    start = end + 1;
+  }
   return true;
 }
 
