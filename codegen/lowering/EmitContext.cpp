@@ -51,7 +51,9 @@ std::string stringLiteral(StringRef text, bool newlines) {
   std::string out = "\"";
   for (char c : text) {
     auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    if (c == '"' || c == '\\' || c == '?') {
+      // \? as well: "??/" would be a trigraph (a backslash) to a compiler
+      // of C++14 or older that reads the emitted source with -trigraphs.
       out += '\\';
       out += c;
     } else if (c == '\n' && newlines) {
@@ -71,20 +73,52 @@ std::string stringLiteral(StringRef text, bool newlines) {
   return out + "\"";
 }
 
+namespace {
+
+/// Whether the UTF-8 character at `text[i]` (valid UTF-8) is one of
+/// Unicode's bidirectional controls, which make an editor show code in
+/// another order than the compiler reads it: U+061C, U+200E, U+200F,
+/// U+202A-U+202E, U+2066-U+2069.
+bool isBidiControl(StringRef text, size_t i) {
+  auto at = [&](size_t k) {
+    return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u;
+  };
+  if (at(i) == 0xd8 && at(i + 1) == 0x9c)
+    return true;
+  if (at(i) != 0xe2)
+    return false;
+  const unsigned second = at(i + 1), third = at(i + 2);
+  return (second == 0x80 && (third == 0x8e || third == 0x8f ||
+                             (third >= 0xaa && third <= 0xae))) ||
+         (second == 0x81 && third >= 0xa6 && third <= 0xa9);
+}
+
+} // namespace
+
 std::string commentText(StringRef text) {
   // Bytes that are not UTF-8 (a file name can hold any) become '?' too:
   // nvcc refuses them even in a comment.
   const auto *begin = reinterpret_cast<const llvm::UTF8 *>(text.data());
   const bool utf8 = llvm::isLegalUTF8String(&begin, begin + text.size());
   std::string out;
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f || c == '\\' || (byte >= 0x80 && !utf8))
+    if (utf8 && isBidiControl(text, i)) {
       out += '?';
-    else if (c == '/' && !out.empty() && out.back() == '*')
+      i += byte == 0xd8 ? 1 : 2;
+    } else if (byte < 0x20 || byte == 0x7f || c == '\\' ||
+               (byte >= 0x80 && !utf8)) {
+      out += '?';
+    } else if (c == '/' && !out.empty() && out.back() == '*') {
       out += "?/";
-    else
+    } else {
       out += c;
+    }
+    // No "??": with -trigraphs, "??/" ending a // comment is a backslash
+    // that splices the next line of code into the comment.
+    if (out.size() >= 2 && out.back() == '?' && out[out.size() - 2] == '?')
+      out.insert(out.size() - 1, " ");
   }
   return out;
 }

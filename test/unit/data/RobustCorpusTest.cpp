@@ -3,9 +3,11 @@
 // A .tok file's CRC-32 catches any flipped byte, naming the file; version 1
 // files (before the checksum) are still read; token-id files that are a
 // directory or empty say so; quoted input in messages is short and
-// printable.
+// printable; an AtomicFile keeps the permissions of what it replaces and
+// removes only its own temporary file.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/data/AtomicFile.h"
 #include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/data/TokenFiles.h"
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace tgc::runtime;
@@ -152,6 +155,40 @@ TEST_F(RobustCorpusTest, QuotedInputIsShortAndPrintable) {
       readParallelTokenFiles(dir + "/huge.src", dir + "/ok.tgt", shape, corpus);
   EXPECT_LT(message.size(), 200u) << message.substr(0, 300);
   EXPECT_NE(message.find(dir + "/huge.src:1: '7777"), std::string::npos) << message.substr(0, 300);
+}
+
+TEST_F(RobustCorpusTest, AnAtomicFileKeepsThePermissionsOfWhatItReplaces) {
+  // The replacement is a new file renamed over the old one: it was 0644
+  // whatever the old one's mode (a private file became readable by all).
+  const std::string path = dir + "/private.txt";
+  writeBytes(path, "old\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  {
+    AtomicFile file(path);
+    file.write("new\n");
+    ASSERT_EQ(file.commit(), "");
+  }
+  struct stat status;
+  ASSERT_EQ(::stat(path.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 07777, 0600u);
+  EXPECT_EQ(readBytes(path), "new\n");
+}
+
+TEST_F(RobustCorpusTest, AnAtomicFileRemovesOnlyItsOwnTemporaryFile) {
+  // Its temporary name taken already (by an earlier process of the same
+  // pid, say): it fails, and leaves that file alone (it was unlinked).
+  const std::string path = dir + "/out.txt";
+  const std::string taken = temporaryPathFor(path);
+  // temporaryPathFor counts up: the next name is the one AtomicFile takes.
+  const std::string next = taken.substr(0, taken.rfind('.') + 1) +
+                           std::to_string(std::stoi(taken.substr(taken.rfind('.') + 1)) + 1);
+  writeBytes(next, "someone else's\n");
+  {
+    AtomicFile file(path);
+    EXPECT_NE(file.error().find("creating"), std::string::npos) << file.error();
+  }
+  EXPECT_EQ(readBytes(next), "someone else's\n");
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 } // namespace
