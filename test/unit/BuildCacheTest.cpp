@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <ctime>
 
 #include <fcntl.h>
@@ -161,6 +162,31 @@ TEST_F(BuildCacheTest, KeyCoversTheCompilersBytes) {
   std::string before = key(command);
   write("cxx", "#!/bin/sh\n# rebuilt\nexec " + real + " \"$@\"\n");
   EXPECT_NE(key(command), before);
+}
+
+// Outside the preprocessed text: nvcc's flags from the environment, where
+// the link looks, and the linker a -fuse-ld= names (its bytes).
+TEST_F(BuildCacheTest, KeyCoversTheEnvironmentAndTheLinker) {
+  std::string first = key(command);
+  ASSERT_EQ(::setenv("NVCC_APPEND_FLAGS", "-Xptxas -O0", 1), 0);
+  EXPECT_NE(key(command), first);
+  ASSERT_EQ(::unsetenv("NVCC_APPEND_FLAGS"), 0);
+  EXPECT_EQ(key(command), first);
+
+  // A linker of our own on PATH, changed in place as an update would be.
+  write("ld.fake", "#!/bin/sh\nexit 0\n");
+  ASSERT_FALSE(llvm::sys::fs::setPermissions(path("ld.fake"),
+                                             llvm::sys::fs::all_all));
+  const char *oldPath = std::getenv("PATH");
+  const std::string savedPath = oldPath ? oldPath : "";
+  ASSERT_EQ(::setenv("PATH", (path("") + ":" + savedPath).c_str(), 1), 0);
+  CompileCommand linked = command;
+  linked.libraries.push_back("-fuse-ld=fake");
+  std::string before = key(linked);
+  write("ld.fake", "#!/bin/sh\n# updated\nexit 0\n");
+  std::string after = key(linked);
+  ASSERT_EQ(::setenv("PATH", savedPath.c_str(), 1), 0);
+  EXPECT_NE(after, before);
 }
 
 TEST_F(BuildCacheTest, SourceTheCompilerCannotPreprocessHasNoKey) {

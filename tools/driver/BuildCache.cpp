@@ -8,10 +8,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -315,9 +317,25 @@ bool buildCacheKey(const CompileCommand &command, std::string &key,
     os << "reads " << (file == operand ? "<source>" : file) << ": " << hash
        << "\n";
   }
+  // What changes the program from the environment and is not in the
+  // preprocessed text: nvcc's extra flags, and where the link looks.
+  for (const char *name : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+                           "LIBRARY_PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX"})
+    if (const char *value = std::getenv(name))
+      os << "environment " << name << "=" << value << "\n";
   for (const std::string &library : command.libraries) {
     if (!llvm::sys::fs::is_regular_file(library)) {
       os << "link " << library << "\n";
+      // The linker a -fuse-ld names is a program of its own: its bytes.
+      if (llvm::StringRef(library).starts_with("-fuse-ld=")) {
+        std::string linker =
+            "ld." + llvm::StringRef(library).drop_front(9).str();
+        if (auto found = llvm::sys::findProgramByName(linker)) {
+          if (!fileHash(*found, hash, why))
+            return false;
+          os << "linker " << *found << ": " << hash << "\n";
+        }
+      }
       continue;
     }
     if (!fileHash(library, hash, why))

@@ -18,7 +18,11 @@
 //     also the bytes of every file that any of its passes reads (-M): code
 //     that only the host compiler or a later architecture sees;
 //   - what is linked in: the contents of each library file, the other link
-//     arguments (-lfoo, -fopenmp) as written.
+//     arguments (-lfoo, -fopenmp) as written, the bytes of the linker a
+//     -fuse-ld= names;
+//   - the environment variables that change the build outside that text
+//     (NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS, LIBRARY_PATH, COMPILER_PATH,
+//     GCC_EXEC_PREFIX), where set.
 // An entry is written under a temporary name and renamed, so tgc runs can
 // share a cache and a crash or Ctrl-C never leaves half an entry; its
 // description beside it (<key>.txt, written first) ends with the checksum
