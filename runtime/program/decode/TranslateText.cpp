@@ -257,10 +257,12 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
     }
   if (!writeText(options.output, written, "the translations"))
     return 1;
+  char alpha[32];
+  std::snprintf(alpha, sizeof alpha, "%.2f", options.alpha);
   std::string search =
       options.greedy ? std::string("greedy search")
                      : "beam " + std::to_string(options.beam) + ", alpha " +
-                           std::to_string(options.alpha).substr(0, 4);
+                           alpha;
   bool incremental = !options.fullDecoding && model.buckets[0].decodeStep;
   double perLine = lists.empty() ? 0.0 : 1000.0 * seconds / lists.size();
   std::fprintf(stderr,

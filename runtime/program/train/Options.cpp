@@ -325,8 +325,17 @@ bool applyFlag(std::string_view flag, std::string_view value,
                        kMaxSentences);
   if (flag == "--samples")
     return parseNumber(flag, value, o.samples, int64_t{0}, kMaxSentences);
-  if (flag == "--alpha")
-    return parseNonNegative(flag, value, o.alpha);
+  if (flag == "--alpha") {
+    if (!parseNonNegative(flag, value, o.alpha))
+      return false;
+    if (o.alpha > kMaxAlpha) {
+      std::fprintf(stderr, "error: --alpha needs a number from 0 to %g, not "
+                           "'%.*s'\n",
+                   kMaxAlpha, static_cast<int>(value.size()), value.data());
+      return false;
+    }
+    return true;
+  }
   if (flag == "--clip-norm") {
     double clip = 0;
     bool ok = parseNonNegative(flag, value, clip);

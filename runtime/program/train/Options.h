@@ -129,6 +129,9 @@ struct TrainOptions {
 /// A larger value is refused, not allocated.
 inline constexpr int64_t kMaxUpdateFreq = 4096;
 inline constexpr int64_t kMaxBeam = 256;
+/// The largest --alpha: GNMT's length penalty is used at 0.6 to 1; past
+/// 10 its power overflows for long outputs (1e308 made every score 0).
+inline constexpr double kMaxAlpha = 10;
 inline constexpr int64_t kMaxSentences = 1000000;
 /// The most --max-new-tokens: one decoder call each, a bound on the work.
 inline constexpr int64_t kMaxNewTokens = 1000000;

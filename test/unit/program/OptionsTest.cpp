@@ -115,5 +115,19 @@ TEST(TrainOptions, MaxNewTokensIsBoundedAtAMillion) {
   }
 }
 
+TEST(TrainOptions, AlphaIsBoundedAtTen) {
+  // Past 10 the length penalty's power overflows for long outputs: 1e308
+  // made every hypothesis score 0 (and the log said "alpha 1000").
+  TrainOptions o;
+  int code = 0;
+  ASSERT_TRUE(parse({"--alpha", "10"}, o, code));
+  EXPECT_EQ(o.alpha, kMaxAlpha);
+  for (const char *alpha : {"10.5", "1e308", "-1", "nan"}) {
+    TrainOptions refused;
+    EXPECT_FALSE(parse({"--alpha", alpha}, refused, code)) << alpha;
+    EXPECT_EQ(code, 2) << alpha;
+  }
+}
+
 } // namespace
 } // namespace tgc::runtime
