@@ -45,7 +45,16 @@ std::string keepInHistory(const std::string &checkpoint, int64_t step,
                           int64_t keep) {
   std::string link = historyPath(checkpoint, step);
   std::error_code ec;
-  fs::remove(link, ec); // a resumed run may save the same step again
+  // A resumed run may save the same step again: its own file, a regular
+  // one (historySteps' kind), is replaced; anything else there (a link, a
+  // directory) is not the history's, and stays.
+  fs::file_status there = fs::symlink_status(link, ec);
+  if (fs::exists(there) && !fs::is_regular_file(there))
+    return "cannot keep step " + std::to_string(step) + " in the history: " +
+           link + " exists and is not a checkpoint file (" +
+           (fs::is_symlink(there) ? "a symbolic link" : "not a regular file") +
+           "): remove it, or give another --checkpoint";
+  fs::remove(link, ec);
   // The file itself where the checkpoint is a symbolic link: a hard link of
   // the link would follow it to each later save.
   fs::path file = fs::canonical(checkpoint, ec);
