@@ -143,20 +143,24 @@ private:
 };
 
 /// The bucket to decode a source of `symbols` in: the output's length is
-/// unknown, so the longest target among those that hold the source, then
-/// the smallest. -1 when none holds it.
-int decodingBucket(const CompiledModel &model, size_t symbols) {
+/// unknown, so the longest target among those that hold the source and
+/// have `rows` rows for its hypotheses (a beam's), then the smallest; among
+/// those that hold it where none has the rows (the beam search then says
+/// so). -1 when none holds it.
+int decodingBucket(const CompiledModel &model, size_t symbols,
+                   int64_t rows = 1) {
   int best = -1;
   for (int b = 0; b < model.numBuckets; ++b) {
     const CompiledBucket &bucket = model.buckets[b];
-    if (static_cast<int64_t>(symbols) + 1 > bucket.sourceLength)
+    if (static_cast<int64_t>(symbols) + 1 > bucket.sourceLength ||
+        bucket.batchSize < rows)
       continue;
     if (best < 0 || bucket.targetLength > model.buckets[best].targetLength ||
         (bucket.targetLength == model.buckets[best].targetLength &&
          bucket.sourceLength < model.buckets[best].sourceLength))
       best = b;
   }
-  return best;
+  return best >= 0 || rows == 1 ? best : decodingBucket(model, symbols);
 }
 
 /// Indices of `count` sources grouped by their decoding bucket, in input
@@ -164,10 +168,12 @@ int decodingBucket(const CompiledModel &model, size_t symbols) {
 template <typename SourceOf>
 std::map<int, std::vector<size_t>> groupByBucket(const CompiledModel &model,
                                                  size_t count,
-                                                 SourceOf sourceOf) {
+                                                 SourceOf sourceOf,
+                                                 int64_t rows = 1) {
   std::map<int, std::vector<size_t>> groups;
   for (size_t i = 0; i < count; ++i)
-    if (int bucket = decodingBucket(model, sourceOf(i).size()); bucket >= 0)
+    if (int bucket = decodingBucket(model, sourceOf(i).size(), rows);
+        bucket >= 0)
       groups[bucket].push_back(i);
   return groups;
 }
@@ -279,8 +285,9 @@ std::vector<ScoredHypothesis> best(const SentenceBeam &sentence, double alpha,
 
 } // namespace
 
-int64_t longestOutput(const CompiledModel &model, size_t symbols) {
-  int bucket = decodingBucket(model, symbols);
+int64_t longestOutput(const CompiledModel &model, size_t symbols,
+                      int64_t beam) {
+  int bucket = decodingBucket(model, symbols, beam);
   return bucket < 0 ? 0 : model.buckets[bucket].targetLength - 1;
 }
 
@@ -356,11 +363,11 @@ translateBeamNBest(const CompiledModel &model, float *state, char *arena,
                    const BeamOptions &options, int64_t nbest,
                    std::string &error) {
   std::vector<std::vector<ScoredHypothesis>> outputs(sources.size());
-  auto groups = groupByBucket(model, sources.size(),
-                              [&](size_t i) -> const std::vector<int32_t> & {
-                                return sources[i];
-                              });
   const int64_t beam = options.beam;
+  auto groups = groupByBucket(
+      model, sources.size(),
+      [&](size_t i) -> const std::vector<int32_t> & { return sources[i]; },
+      beam);
   // A beam of 1 is greedy decoding: with a length penalty, the hypothesis
   // that went on past the first EOS could outscore the one it ended.
   const double alpha = beam == 1 ? 0.0 : options.alpha;

@@ -49,8 +49,11 @@ enum class Decoding {
 
 /// The most symbols an output of a source of `symbols` can have: its
 /// decoding bucket's target length less EOS's position (0 where no bucket
-/// holds it). Both searches end every output there.
-int64_t longestOutput(const CompiledModel &model, size_t symbols);
+/// holds it). Both searches end every output there. A beam search decodes
+/// in the buckets whose batch holds its `beam` hypotheses, where one holds
+/// the source.
+int64_t longestOutput(const CompiledModel &model, size_t symbols,
+                      int64_t beam = 1);
 
 /// The greedy output (symbols, without EOS) for each pair's source; each
 /// source must fit a bucket.

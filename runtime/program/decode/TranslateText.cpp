@@ -146,6 +146,22 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
     std::fprintf(stderr, "error: %s was compiled without @predict\n", model.name);
     return 1;
   }
+  // A beam's hypotheses are rows of one batch: a sentence is decoded in a
+  // bucket whose batch holds them. None: refused before the text is read
+  // (it was, at the first sentence of a smaller bucket, after encoding).
+  const int64_t beamWidth = options.greedy ? 1 : options.beam;
+  int64_t largestBatch = 0;
+  for (int b = 0; b < model.numBuckets; ++b)
+    largestBatch = std::max(largestBatch, model.buckets[b].batchSize);
+  if (beamWidth > largestBatch) {
+    std::fprintf(stderr,
+                 "error: --beam %lld exceeds the batch of every bucket (at "
+                 "most %lld rows): a beam's hypotheses are rows of one "
+                 "batch\n",
+                 static_cast<long long>(beamWidth),
+                 static_cast<long long>(largestBatch));
+    return 2;
+  }
   std::unique_ptr<VocabularyTool> vocabulary =
       openVocabulary(options.vocabulary, model);
   if (!vocabulary)
@@ -182,7 +198,7 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
   std::vector<std::vector<int32_t>> said;
   std::vector<int64_t> limits(sources.size());
   for (size_t i = 0; i < sources.size(); ++i)
-    limits[i] = longestOutput(model, sources[i].size());
+    limits[i] = longestOutput(model, sources[i].size(), beamWidth);
   for (size_t i = 0; i < sources.size(); ++i)
     if (!sources[i].empty()) {
       spoken.push_back(i);

@@ -336,4 +336,23 @@ TEST(BeamSearch, BeamWiderThanTheBatchIsRefused) {
   EXPECT_EQ(error, "beam 9 exceeds the batch of bucket 8x6x7");
 }
 
+TEST(BeamSearch, ABeamDecodesInABucketWhoseBatchHoldsIt) {
+  // The longest target among the buckets that hold a source is the
+  // decoding bucket, here a batch of 2; a beam of 4 goes to the bucket of 8
+  // rows that holds it too (it was refused), and where no bucket has the
+  // rows, the one it would be decoded in (which refuses the beam).
+  CompiledBucket buckets[] = {{2, 6, 7, nullptr, nullptr},
+                              {8, 6, 5, nullptr, nullptr}};
+  CompiledModel model{};
+  model.name = "two buckets";
+  model.vocabulary = kVocabulary;
+  model.buckets = buckets;
+  model.numBuckets = 2;
+  EXPECT_EQ(longestOutput(model, 3), 6);
+  EXPECT_EQ(longestOutput(model, 3, 2), 6);
+  EXPECT_EQ(longestOutput(model, 3, 4), 4);
+  EXPECT_EQ(longestOutput(model, 3, 9), 6);
+  EXPECT_EQ(longestOutput(model, 6), 0); // no bucket holds 6 symbols and EOS
+}
+
 } // namespace
