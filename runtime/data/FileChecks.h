@@ -260,6 +260,9 @@ inline std::string quoteInput(std::string_view input, size_t limit = 80) {
       quoted += "\\x";
       quoted += digits[c >> 4];
       quoted += digits[c & 15];
+    } else if (input.substr(shown, 3) == "\xef\xbb\xbf") {
+      quoted += "\\ufeff"; // a byte-order mark, invisible as it is
+      shown += 2;
     } else {
       quoted += static_cast<char>(c);
     }

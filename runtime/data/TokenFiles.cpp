@@ -119,6 +119,12 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
              std::to_string(line - 1) + " lines, its parallel file has more";
     }
     ++corpus.lines;
+    // A byte-order mark (an editor's, before the first line) is no token.
+    if (line == 1) {
+      for (std::string *text : {&sourceLine, &targetLine})
+        if (text->starts_with("\xef\xbb\xbf"))
+          text->erase(0, 3);
+    }
     SentencePair pair;
     if (std::string why = parseIds(sourceLine, shape.vocabulary, pair.source);
         !why.empty())

@@ -143,6 +143,9 @@ TEST_F(RobustCorpusTest, QuotedInputIsShortAndPrintable) {
   for (int i = 0; i < 60; ++i)
     words += "\xc3\xa9"; // é
   EXPECT_EQ(quoteInput(words, 5), "\xc3\xa9\xc3\xa9... (120 bytes)");
+  // A byte-order mark is shown, not left invisible ("'5' is not a token
+  // id" of a line that looked like "5").
+  EXPECT_EQ(quoteInput("\xef\xbb\xbf" "5x"), "\\ufeff5x");
 
   BatchShape shape{4, 8, 8, 100};
   writeBytes(dir + "/nul.src", std::string("3 4\x00 5\n", 7));
@@ -155,6 +158,26 @@ TEST_F(RobustCorpusTest, QuotedInputIsShortAndPrintable) {
       readParallelTokenFiles(dir + "/huge.src", dir + "/ok.tgt", shape, corpus);
   EXPECT_LT(message.size(), 200u) << message.substr(0, 300);
   EXPECT_NE(message.find(dir + "/huge.src:1: '7777"), std::string::npos) << message.substr(0, 300);
+}
+
+TEST_F(RobustCorpusTest, AByteOrderMarkBeforeTheFirstLineIsNoToken) {
+  // An editor's byte-order mark: "'5' is not a token id", of a line that
+  // shows as "5 6"; elsewhere it is still refused, and shown.
+  BatchShape shape{4, 8, 8, 100};
+  writeBytes(dir + "/bom.src", "\xef\xbb\xbf" "5 6\n7\n");
+  writeBytes(dir + "/bom.tgt", "\xef\xbb\xbf" "8\n9 10\n");
+  ParallelCorpus corpus;
+  ASSERT_EQ(readParallelTokenFiles(dir + "/bom.src", dir + "/bom.tgt", shape,
+                                   corpus),
+            "");
+  ASSERT_EQ(corpus.pairs.size(), 2u);
+  EXPECT_EQ(corpus.pairs[0].source, (std::vector<int32_t>{5, 6}));
+  EXPECT_EQ(corpus.pairs[0].target, (std::vector<int32_t>{8}));
+  writeBytes(dir + "/late.src", "5\n\xef\xbb\xbf" "7\n");
+  ParallelCorpus late;
+  EXPECT_EQ(readParallelTokenFiles(dir + "/late.src", dir + "/bom.tgt", shape,
+                                   late),
+            dir + "/late.src:2: '\\ufeff7' is not a token id");
 }
 
 TEST_F(RobustCorpusTest, AnAtomicFileKeepsThePermissionsOfWhatItReplaces) {
