@@ -267,6 +267,9 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
         std::snprintf(scores, sizeof scores, "%zu\t%zu\t%.6f\t%.6f\t", line,
                       rank, h.logProbability, h.score);
         written += scores;
+        // The text is the last of five tab-separated fields: a tab in it
+        // (a vocabulary's piece may hold one) would make a sixth.
+        std::replace(text[next].begin(), text[next].end(), '\t', ' ');
       }
       written += text[next];
       written += '\n';
