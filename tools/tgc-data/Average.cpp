@@ -231,7 +231,7 @@ int runAverage() {
       return fail(error);
   if (std::string error = sum.writeMean(averageOutput); !error.empty())
     return fail(error);
-  llvm::outs() << averageOutput << ": the mean of " << sum.count
+  summaryStream(averageOutput) << averageOutput << ": the mean of " << sum.count
                << (sum.count == 1 ? " checkpoint of " : " checkpoints of ")
                << sum.newest.model << " (steps " << sum.steps
                << "), metadata from " << sum.newestPath << " (step "

@@ -46,6 +46,11 @@ int fail(const std::string &message);
 /// (common/RunFiles.h): checked before anything is written.
 bool checkRunFiles(std::vector<RunFile> files);
 
+/// Where a command that writes `output` says what it wrote: standard
+/// output, or standard error when `output` is standard output's file
+/// (-o /dev/stdout), whose bytes the line would end.
+llvm::raw_ostream &summaryStream(const std::string &output);
+
 } // namespace tgc::data
 
 #endif // TGC_TOOLS_TGCDATA_COMMANDS_H

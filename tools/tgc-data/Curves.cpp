@@ -154,7 +154,7 @@ int runCurves() {
                           curvePanels(runs, names)));
   if (std::string error = file.commit(); !error.empty())
     return fail(error);
-  llvm::outs() << curvesOutput << ": " << title << "\n";
+  summaryStream(curvesOutput) << curvesOutput << ": " << title << "\n";
   return 0;
 }
 

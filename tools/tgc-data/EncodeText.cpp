@@ -53,17 +53,20 @@ int encodeDocuments(const runtime::Vocabulary &vocabulary,
     }
     finish();
   }
-  if (documents.empty())
-    return fail("no text to encode: " +
-                std::string(files.size() == 1 ? "the file holds" :
-                                                "the files hold") +
+  if (documents.empty()) {
+    std::string named;
+    for (const std::string &file : files)
+      named += (named.empty() ? "" : ", ") + file;
+    return fail("no text to encode: " + named +
+                (files.size() == 1 ? " holds" : " hold") +
                 " blank lines only");
+  }
   if (std::string why = runtime::writeTokenCorpus(
           output, vocabulary.size(), vocabulary.hash(), documents,
           runtime::CorpusKind::Documents);
       !why.empty())
     return fail(why);
-  llvm::outs() << output << ": " << documents.size()
+  summaryStream(output) << output << ": " << documents.size()
                << (documents.size() == 1 ? " document, " : " documents, ")
                << tokens << " tokens (text for language models, from "
                << files.size() << (files.size() == 1 ? " file" : " files")

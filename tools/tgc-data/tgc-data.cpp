@@ -353,7 +353,7 @@ int runEncode() {
                                vocabulary->hash(), pairs);
       !error.empty())
     return fail(error);
-  llvm::outs() << encodeOutput << ": " << pairs.size() << " pairs (skipped "
+  summaryStream(encodeOutput) << encodeOutput << ": " << pairs.size() << " pairs (skipped "
                << skippedEmpty << " empty, " << skippedLong << " longer than "
                << maxLength << " tokens), " << tokens[0] << " + " << tokens[1]
                << " tokens, vocabulary " << vocabulary->path() << " ("
@@ -528,6 +528,14 @@ int runInfo() {
 int tgc::data::fail(const std::string &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
+}
+
+llvm::raw_ostream &tgc::data::summaryStream(const std::string &output) {
+  struct stat file, out;
+  const bool same = ::stat(output.c_str(), &file) == 0 &&
+                    ::fstat(STDOUT_FILENO, &out) == 0 &&
+                    file.st_dev == out.st_dev && file.st_ino == out.st_ino;
+  return same ? llvm::errs() : llvm::outs();
 }
 
 bool tgc::data::checkRunFiles(std::vector<RunFile> files) {

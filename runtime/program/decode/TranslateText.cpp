@@ -278,10 +278,13 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
     return 1;
   char alpha[32];
   std::snprintf(alpha, sizeof alpha, "%.2f", options.alpha);
+  // A beam of 1 takes no length penalty (Translate.cpp): said, as its
+  // scores show.
   std::string search =
-      options.greedy ? std::string("greedy search")
-                     : "beam " + std::to_string(options.beam) + ", alpha " +
-                           alpha;
+      options.greedy      ? std::string("greedy search")
+      : options.beam == 1 ? std::string("beam 1 (no length penalty)")
+                          : "beam " + std::to_string(options.beam) +
+                                ", alpha " + alpha;
   bool incremental = !options.fullDecoding && model.buckets[0].decodeStep;
   double perLine = lists.empty() ? 0.0 : 1000.0 * seconds / lists.size();
   std::fprintf(stderr,

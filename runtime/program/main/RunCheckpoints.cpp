@@ -128,8 +128,10 @@ bool Run::resume(const CheckpointInfo &info) {
   // Batches of another plan (other buckets, another --max-tokens): a count
   // of them means nothing here; the corpus goes on from the same place in
   // its epochs.
-  if (!otherData && !info.batchPlan.empty() && info.epochs >= 0 &&
-      hasEpochs() && info.batchPlan != data.batchPlan()) {
+  const bool replanned = !otherData && !info.batchPlan.empty() &&
+                         info.epochs >= 0 && hasEpochs() &&
+                         info.batchPlan != data.batchPlan();
+  if (replanned) {
     drawnAtResume = data.batchesBefore(seed, info.epochs);
     if (leads())
       std::printf("note: the checkpoint's batches were %s; this run's are "
@@ -148,7 +150,9 @@ bool Run::resume(const CheckpointInfo &info) {
                 info.processes, info.processes == 1 ? "" : "es",
                 static_cast<long long>(info.globalBatch), processes(),
                 static_cast<long long>(globalBatch()),
-                data.sharesWholeBatches()
+                replanned ? ": the corpus goes on from the same place in "
+                            "its epochs"
+                : data.sharesWholeBatches()
                     ? ": the corpus goes on from the batches drawn"
                 : info.globalBatch == globalBatch()
                     ? " (the same batches)"

@@ -207,9 +207,22 @@ std::unique_ptr<TrainingData> openRunData(const TrainOptions &options,
     return nullptr;
   }
   if (options.validEvery > 0 && data->validationSize() == 0) {
-    std::fprintf(stderr, "error: --valid-every needs a validation set: "
-                         "--valid-data, or --valid-source and "
-                         "--valid-target\n");
+    const std::string &given = !options.validData.empty()
+                                   ? options.validData
+                                   : options.validSource;
+    if (given.empty())
+      std::fprintf(stderr, "error: --valid-every needs a validation set: "
+                           "--valid-data, or --valid-source and "
+                           "--valid-target\n");
+    else // given, and empty for this model (it asked for the file again)
+      std::fprintf(stderr,
+                   "error: --valid-every: the validation set %s gives "
+                   "nothing to validate on: %s\n",
+                   given.c_str(),
+                   data->languageModel()
+                       ? "it holds fewer tokens than one window (the "
+                         "context and the next token)"
+                       : "none of its pairs fits the model's buckets");
     return nullptr;
   }
   return data;
