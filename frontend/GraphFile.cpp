@@ -125,7 +125,27 @@ private:
     writeLocation(variable.getLoc(), *out.mutable_location());
   }
 
+  /// A type the format writes: a ranked f32 or i32 tensor.
+  static bool isGraphType(Type type) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    return tensor && (tensor.getElementType().isF32() ||
+                      tensor.getElementType().isInteger(32));
+  }
+
   LogicalResult writeFunction(func::FuncOp function, graph::Function &out) {
+    if (function.isExternal())
+      return function.emitError("a graph file holds a function's body; @")
+             << function.getName() << " is a declaration";
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
+      if (!isGraphType(type))
+        return function.emitError("a graph file holds f32 and i32 tensors; "
+                                  "argument #")
+               << index << " has type " << type;
+    for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
+      if (!isGraphType(type))
+        return function.emitError("a graph file holds f32 and i32 tensors; "
+                                  "result #")
+               << index << " has type " << type;
     out.set_name(function.getName().str());
     writeLocation(function.getLoc(), *out.mutable_location());
     for (BlockArgument argument : function.getArguments()) {
@@ -138,6 +158,19 @@ private:
       define(argument);
     }
     for (Operation &op : function.getBody().front()) {
+      // What the format holds (a bf16 result was written as i32, and
+      // variadic groups' sizes were written and then refused as unknown).
+      for (auto [index, type] : llvm::enumerate(op.getResultTypes()))
+        if (!isGraphType(type))
+          return op.emitError("a graph file holds f32 and i32 tensors; "
+                              "result #")
+                 << index << " has type " << type
+                 << " (write the graph before tg-mixed-precision)";
+      if (op.hasAttr("operandSegmentSizes") || op.hasAttr("resultSegmentSizes"))
+        return op.emitError("a graph file cannot hold '")
+               << op.getName()
+               << "', whose operands or results come in variadic groups "
+                  "(a fused op: write the graph before fusion)";
       if (auto ret = llvm::dyn_cast<func::ReturnOp>(op)) {
         for (Value result : ret.getOperands())
           out.add_results(ids.lookup(result));
@@ -470,6 +503,11 @@ private:
             names += (names.empty() ? "" : ", ") + name.str();
           fail(where + ": unknown attribute '" + attr.name() + "' (" +
                g.name() + " has " + (names.empty() ? "none" : names) + ")");
+          return failure();
+        }
+        // Given twice, one value would win without a word.
+        if (state.attributes.get(attr.name())) {
+          fail(where + ": attribute '" + attr.name() + "' is given twice");
           return failure();
         }
         auto value = readAttribute(attr, where);

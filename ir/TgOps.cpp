@@ -258,10 +258,14 @@ static LogicalResult verifySliceOf(Operation *op, StringRef wholeName,
       failed(expectRank(op, partName, part, rank)))
     return failure();
   int64_t size = shapeOf(part)[dim];
-  if (start < 0 || start + size > shape[dim])
-    return op->emitOpError() << "elements [" << start << ", " << start + size
+  // start > end - size, not start + size > end: a start near 2^63 wrapped
+  // the sum and passed (the slice then read and wrote out of bounds).
+  if (start < 0 || size > shape[dim] || start > shape[dim] - size) {
+    const int64_t end = start > INT64_MAX - size ? INT64_MAX : start + size;
+    return op->emitOpError() << "elements [" << start << ", " << end
                              << ") along dim " << dim << " are not all in "
                              << wholeName << " " << formatShape(shape);
+  }
   SmallVector<int64_t> expected(shape);
   expected[dim] = size;
   return expectShape(op, partName, part, expected);

@@ -2,6 +2,8 @@
 #include "ir/TgVerify.h"
 #include "ir/TgOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -79,6 +81,40 @@ LogicalResult verifyTensorRules(Operation *op) {
     }
   }
   return success();
+}
+
+LogicalResult verifyTgFunctions(Operation *module) {
+  LogicalResult result = success();
+  module->walk([&](func::FuncOp function) {
+    if (function.isExternal()) {
+      function.emitError() << "function @" << function.getName()
+                           << " is a declaration (it has no body): tgc "
+                              "compiles, runs and writes function bodies";
+      result = failure();
+      return;
+    }
+    auto check = [&](Type type, llvm::StringRef kind, unsigned index) {
+      auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+      Type element = tensor ? tensor.getElementType() : Type();
+      std::string why =
+          !tensor ? "tgc's functions take and return ranked tensors"
+          : !(element.isF32() || element.isBF16() || element.isInteger(32))
+              ? "tg tensors hold f32, bf16 or i32"
+              : !tensor.hasStaticShape() ? "tg tensors must have a static shape"
+                                         : checkTensorSize(tensor.getShape());
+      if (why.empty())
+        return;
+      function.emitError() << kind << " #" << index << " of @"
+                           << function.getName() << " has type " << type
+                           << ": " << why;
+      result = failure();
+    };
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes()))
+      check(type, "argument", index);
+    for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
+      check(type, "result", index);
+  });
+  return result;
 }
 
 std::string checkTensorSize(llvm::ArrayRef<int64_t> shape) {

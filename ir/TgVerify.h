@@ -27,6 +27,13 @@ inline constexpr int kMaxTensorRank = 8;
 /// breaks.
 std::string checkTensorSize(llvm::ArrayRef<int64_t> shape);
 
+/// The functions of a module tgc compiles, runs or writes: each with a
+/// body (a declaration crashed the passes that read it), taking and
+/// returning ranked tensors of f32, bf16 or i32 with shapes checkTensorSize
+/// accepts (an unranked or scalar argument crashed the interpreter).
+/// Errors at each function's location.
+mlir::LogicalResult verifyTgFunctions(mlir::Operation *module);
+
 /// "[2, 7, 16]".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

@@ -200,6 +200,11 @@ void TgAdamPass::runOnOperation() {
     module.emitError() << "tg-adam: no function @" << functionName;
     return signalPassFailure();
   }
+  if (stepFunctionName.empty()) { // it prints as IR that does not parse
+    module.emitError() << "tg-adam: the function it makes needs a name "
+                          "(step-function)";
+    return signalPassFailure();
+  }
   if (!function.getBody().hasOneBlock()) {
     function.emitError() << "tg-adam: @" << functionName
                          << " must be a function with a body of one block";

@@ -447,8 +447,17 @@ struct TgDeriveDecoderPass : impl::TgDeriveDecoderBase<TgDeriveDecoderPass> {
       module.emitError() << "tg-derive-decoder: no function @" << predictName;
       return signalPassFailure();
     }
+    if (predict.isExternal()) {
+      predict.emitError() << "tg-derive-decoder: @" << predictName
+                          << " is a declaration (it has no body)";
+      return signalPassFailure();
+    }
     for (StringRef name : {StringRef(encodeName), StringRef(stepName)})
-      if (module.lookupSymbol(name)) {
+      if (name.empty()) { // an empty symbol prints as IR that does not parse
+        module.emitError() << "tg-derive-decoder: the functions it makes "
+                              "need names (encode-function, step-function)";
+        return signalPassFailure();
+      } else if (module.lookupSymbol(name)) {
         module.emitError() << "tg-derive-decoder: the module already has a @"
                            << name;
         return signalPassFailure();

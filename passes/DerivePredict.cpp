@@ -30,6 +30,16 @@ struct TgDerivePredictPass : impl::TgDerivePredictBase<TgDerivePredictPass> {
       module.emitError() << "tg-derive-predict: no function @" << functionName;
       return signalPassFailure();
     }
+    if (loss.isExternal()) {
+      loss.emitError() << "tg-derive-predict: @" << functionName
+                       << " is a declaration (it has no body)";
+      return signalPassFailure();
+    }
+    if (predictName.empty()) { // an empty symbol prints as IR that does not parse
+      module.emitError() << "tg-derive-predict: the function it makes needs "
+                            "a name (predict-function)";
+      return signalPassFailure();
+    }
     if (module.lookupSymbol(predictName)) {
       module.emitError() << "tg-derive-predict: the module already has a @"
                          << predictName;

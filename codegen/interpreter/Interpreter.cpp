@@ -11,6 +11,8 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
+#include <cstdio>
+#include <sys/sysinfo.h>
 
 using namespace mlir;
 
@@ -218,6 +220,43 @@ Interpreter::firstNonFinite(llvm::StringRef funcName,
     }
   }
   return static_cast<Operation *>(nullptr);
+}
+
+LogicalResult checkInterpreterMemory(ModuleOp module, Precision precision) {
+  const double elementBytes = precision == Precision::F64 ? 8 : 4;
+  double bytes = 0;
+  auto add = [&](Type type) {
+    if (auto shaped = llvm::dyn_cast<ShapedType>(type);
+        shaped && shaped.hasStaticShape())
+      bytes += static_cast<double>(shaped.getNumElements()) * elementBytes;
+  };
+  module.walk([&](Operation *op) {
+    if (auto variable = llvm::dyn_cast<tg::VariableOp>(op))
+      add(variable.getType());
+    if (auto function = llvm::dyn_cast<func::FuncOp>(op))
+      for (Type type : function.getArgumentTypes())
+        add(type);
+    for (Type type : op->getResultTypes())
+      add(type);
+  });
+  struct sysinfo machine;
+  if (::sysinfo(&machine) != 0)
+    return success();
+  const double available =
+      (static_cast<double>(machine.totalram) + machine.totalswap) *
+      machine.mem_unit;
+  if (bytes <= available)
+    return success();
+  auto gib = [](double n) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", n / double(1ull << 30));
+    return std::string(text);
+  };
+  return module.emitError()
+         << "the interpreter would hold " << gib(bytes)
+         << " GiB of values, more than this machine's " << gib(available)
+         << " GiB of memory and swap: it runs small shapes (compile a "
+            "program for these)";
 }
 
 FailureOr<func::FuncOp> Interpreter::checkCall(llvm::StringRef funcName,

@@ -39,6 +39,15 @@ namespace tgc {
 
 enum class Precision { F32, F64 };
 
+/// Whether the interpreter can hold `module` in this machine's memory: the
+/// bytes of every variable, function argument and op result, each kept (an
+/// upper bound: the interpreter runs small shapes), at 4 bytes an element
+/// (8 with `precision` F64), against the machine's memory and swap. An
+/// error at the module's location otherwise (a shape the verifier accepts,
+/// up to 2^40 elements, ended in LLVM's out-of-memory abort).
+mlir::LogicalResult checkInterpreterMemory(mlir::ModuleOp module,
+                                           Precision precision);
+
 class Interpreter {
 public:
   /// Declares every tg.variable of `module` (zero-filled until

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/driver/Driver.h"
 
+#include "ir/TgVerify.h"
+
 #include "common/FileSizeLimit.h"
 
 #include "codegen/StepSignature.h"
@@ -775,7 +777,7 @@ int runDriver(const DriverOptions &given) {
           buildModel(options, context, &bucket, corpus.vocabulary));
   }
   for (const auto &module : modules)
-    if (!module)
+    if (!module || failed(tg::verifyTgFunctions(*module)))
       return 1;
   if (!checkLanguageModelBuckets(options, buckets, modules))
     return 1;

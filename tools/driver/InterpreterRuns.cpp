@@ -121,6 +121,8 @@ hyperparametersOf(const DriverOptions &options, const StepSignature &step) {
 /// The loss is label-smoothed, so the log's perplexity exp(loss) is an upper
 /// bound of the model's.
 int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
+  if (failed(checkInterpreterMemory(module, Precision::F32)))
+    return 1;
   std::optional<runtime::Task> task = runtime::parseTask(options.taskName);
   if (!task) {
     llvm::errs() << "tgc: unknown task '" << options.taskName
@@ -222,7 +224,7 @@ mlir::func::FuncOp firstFunction(mlir::ModuleOp module) {
       function = f;
   });
   if (!function)
-    llvm::errs() << "tgc: the module has no function to run\n";
+    module.emitError("the module has no function to run");
   return function;
 }
 
@@ -260,7 +262,7 @@ std::vector<HostTensor> syntheticArguments(mlir::ModuleOp module,
 /// Runs the module's function on a synthetic batch with the interpreter.
 int runInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   mlir::func::FuncOp function = firstFunction(module);
-  if (!function)
+  if (!function || failed(checkInterpreterMemory(module, Precision::F32)))
     return 1;
   uint32_t seed = options.seed;
   std::vector<HostTensor> args = syntheticArguments(module, function, seed);
@@ -294,6 +296,8 @@ int checkGradientsOnInterpreter(mlir::ModuleOp given,
                                 const DriverOptions &options) {
   // A copy: dropout becomes the identity (a gradient check needs one
   // deterministic function), then tg-autodiff appends the gradients.
+  if (failed(checkInterpreterMemory(given, Precision::F64)))
+    return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module(given.clone());
   int dropouts = 0;
   module->walk([&](tg::DropoutOp dropout) {

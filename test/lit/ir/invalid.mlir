@@ -845,6 +845,16 @@ func.func @slice_other_dims(%x: tensor<2x7x16xf32>) -> tensor<2x3x8xf32> {
 
 // -----
 
+// A start near 2^63: start + size wrapped past the end and passed (the
+// slice then read and wrote out of bounds).
+func.func @slice_start_that_wraps(%dy: tensor<2x6xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{elements [9223372036854775807, 9223372036854775807) along dim 1 are not all in result [2, 16]}}
+  %dx = tg.slice_grad %dy dim 1 start 9223372036854775807 : tensor<2x6xf32> -> tensor<2x16xf32>
+  return %dx : tensor<2x16xf32>
+}
+
+// -----
+
 // tg.slice_grad: the rules of tg.slice, grad being the slice of the result.
 func.func @slice_grad_past_the_end(%dy: tensor<2x3x16xf32>) -> tensor<2x7x16xf32> {
   // expected-error @+1 {{elements [6, 9) along dim 1 are not all in result [2, 7, 16]}}

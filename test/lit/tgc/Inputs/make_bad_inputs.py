@@ -5,7 +5,7 @@ usage: make_bad_inputs.py DIR [GRAPH.tgpb GRAPH.pbtxt]
 Deeply nested .mlir files, a sparse file over the 256 MiB input limit, bad
 configs and, given a graph file of each format, damaged copies of them: cut
 at a top-level field boundary (it still parses as a protobuf), with a flipped
-byte, without its last line, with an unknown attribute, with a deeply nested
+byte, without its last line, with an unknown attribute or one given twice, with a deeply nested
 attribute.
 """
 import os
@@ -101,6 +101,10 @@ if len(sys.argv) > 3:
     first = text.index("attributes {")
     write("unknown-attr.pbtxt", text[:first] +
           'attributes {\n      name: "bogus"\n      i64: 3\n    }\n    ' +
+          text[first:])
+    # The first op's attribute given twice (one value won without a word).
+    block_end = text.index("\n    }\n", first) + len("\n    }\n")
+    write("twice-attr.pbtxt", text[:first] + text[first:block_end] + "    " +
           text[first:])
     first_op = text.index("  ops {\n")
     deep = "[" * 10000 + "]" * 10000
