@@ -90,6 +90,15 @@ public:
       return module.emitError("the module has no function to write");
     if (failed(writeFunction(function, *out.mutable_function())))
       return failure();
+    // The format holds Adam's settings, not another optimizer's name (an
+    // {name = "sgd"} was written as Adam's).
+    if (auto optimizer = module->getAttrOfType<DictionaryAttr>("tg.optimizer")) {
+      auto name = optimizer.getAs<StringAttr>("name");
+      if (!name || name.getValue() != "adam")
+        return module.emitError("a graph file holds the Adam optimizer; this "
+                                "module declares ")
+               << optimizer;
+    }
     writeDeclarations(out);
     out.set_complete(true);
     return success();
@@ -232,9 +241,12 @@ private:
         auto value = adam.getAs<FloatAttr>(key);
         return value ? static_cast<float>(value.getValueAsDouble()) : 0.0f;
       };
-      o.set_beta1(get("beta1"));
-      o.set_beta2(get("beta2"));
-      o.set_epsilon(get("epsilon"));
+      if (adam.get("beta1"))
+        o.set_beta1(get("beta1"));
+      if (adam.get("beta2"))
+        o.set_beta2(get("beta2"));
+      if (adam.get("epsilon"))
+        o.set_epsilon(get("epsilon"));
       if (adam.get("weight_decay"))
         o.set_weight_decay(get("weight_decay"));
     }
@@ -540,10 +552,14 @@ private:
     auto f32 = [&](float value) { return builder.getF32FloatAttr(value); };
     if (g.has_optimizer()) {
       SmallVector<NamedAttribute> adam = {
-          builder.getNamedAttr("name", builder.getStringAttr("adam")),
-          builder.getNamedAttr("beta1", f32(g.optimizer().beta1())),
-          builder.getNamedAttr("beta2", f32(g.optimizer().beta2())),
-          builder.getNamedAttr("epsilon", f32(g.optimizer().epsilon()))};
+          builder.getNamedAttr("name", builder.getStringAttr("adam"))};
+      if (g.optimizer().has_beta1())
+        adam.push_back(builder.getNamedAttr("beta1", f32(g.optimizer().beta1())));
+      if (g.optimizer().has_beta2())
+        adam.push_back(builder.getNamedAttr("beta2", f32(g.optimizer().beta2())));
+      if (g.optimizer().has_epsilon())
+        adam.push_back(
+            builder.getNamedAttr("epsilon", f32(g.optimizer().epsilon())));
       if (g.optimizer().has_weight_decay())
         adam.push_back(builder.getNamedAttr(
             "weight_decay", f32(g.optimizer().weight_decay())));
