@@ -417,6 +417,10 @@ bool checkOptions(const DriverOptions &options) {
       (program || stage == EmitStage::Planned))
     return fail("--target=interp runs --emit=tg or --emit=train, not a "
                 "compiled program");
+  // It ran the interpreter and wrote no graph file.
+  if (options.target == Target::Interp && stage == EmitStage::Graph)
+    return fail("--target=interp runs --emit=tg or --emit=train, not "
+                "--emit=graph (which writes the module as a graph file)");
   if (options.checkGradients && !options.interpreterFlag.empty() &&
       options.interpreterFlag != "--seed")
     return fail(options.interpreterFlag +
