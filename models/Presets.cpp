@@ -88,6 +88,13 @@ validateTransformerConfig(const TransformerConfig &c) {
         {"warmup_steps", c.warmup_steps()}})
     if (auto error = positive(field, value))
       return error;
+  // Ids 0-2 are padding, BOS and EOS: a smaller vocabulary holds no token
+  // (an interpreter run's synthetic ids, from 1, were then the model's
+  // error).
+  if (c.vocab_size() < 4)
+    return "vocab_size must be at least 4 (ids 0-2 are padding, BOS and EOS, "
+           "and one token) but is " +
+           std::to_string(c.vocab_size());
   // Far beyond any model this compiler is for; above them sizes overflow
   // the tensors' element counts (or, for the lengths, the runtime's buffers)
   // long before a program could run.

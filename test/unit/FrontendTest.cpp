@@ -449,6 +449,14 @@ TEST(Transformer, ConfigRulesNameTheField) {
   EXPECT_EQ(models::validateTransformerConfig(*config).value_or(""),
             "dropout must be in [0, 1) but is 0.99999999 (1 as a 32-bit "
             "float, which the step uses)");
+  // Ids 0-2 are padding, BOS and EOS: a vocabulary of 3 holds no token.
+  config = models::transformerPreset("tiny");
+  config->set_vocab_size(3);
+  EXPECT_EQ(models::validateTransformerConfig(*config).value_or(""),
+            "vocab_size must be at least 4 (ids 0-2 are padding, BOS and "
+            "EOS, and one token) but is 3");
+  config->set_vocab_size(4);
+  EXPECT_FALSE(models::validateTransformerConfig(*config));
 }
 
 } // namespace
