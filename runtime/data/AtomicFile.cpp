@@ -19,16 +19,6 @@ namespace {
 constexpr size_t kBufferBytes = size_t{1} << 20;
 
 /// Makes the rename itself durable.
-void syncDirectoryOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 /// The descriptor a path names as this process's own open file
 /// ("/dev/stdout", "/dev/fd/3", "/proc/self/fd/3"), or -1.
 int ownDescriptor(const std::string &path) {
@@ -170,7 +160,8 @@ std::string AtomicFile::commit() {
     return error_;
   committed_ = true;
   if (!direct_)
-    syncDirectoryOf(target_);
+    if (std::string warning = syncDirectoryOf(target_); !warning.empty())
+      std::fprintf(stderr, "%s\n", warning.c_str());
   return {};
 }
 

@@ -164,6 +164,24 @@ inline std::string openWriterError(int error) {
                         : std::strerror(error);
 }
 
+/// Syncs the directory that holds `path`, so that a rename into it
+/// survives a power cut: "" or why not, as a warning's text (the file is in
+/// place either way). File systems that cannot sync a directory (EINVAL)
+/// say nothing.
+inline std::string syncDirectoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  Descriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dir.fd >= 0 && ::fsync(dir.fd) == 0)
+    return {};
+  if (errno == EINVAL)
+    return {};
+  return "warning: " + path + " is in place, but syncing its directory " +
+         directory + " failed (" + std::strerror(errno) +
+         "): a power cut could still lose it";
+}
+
 /// Gives a file about to replace `target` (open as `fd`) the target's
 /// permission bits, where it is an existing regular file: a save must not
 /// make a private file readable by all (a new file keeps 0644 less the

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -118,15 +119,6 @@ uint32_t getU32(const char *at) {
   uint32_t value;
   std::memcpy(&value, at, 4);
   return value;
-}
-
-/// Makes the rename itself durable.
-void syncDirectoryOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  Descriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY)};
-  if (dir.fd >= 0)
-    ::fsync(dir.fd);
 }
 
 /// The checkpoints this process owns: their lock files, open and locked,
@@ -418,7 +410,8 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
     return fail("closing");
   if (::rename(temporary.c_str(), target.c_str()) != 0)
     return fail("renaming");
-  syncDirectoryOf(target);
+  if (std::string warning = syncDirectoryOf(target); !warning.empty())
+    std::fprintf(stderr, "%s\n", warning.c_str());
   return {};
 }
 
