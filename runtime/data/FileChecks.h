@@ -122,14 +122,14 @@ inline std::string linkedFile(const std::string &path) {
   return current;
 }
 
-/// open(path, O_WRONLY | extra) without blocking: a FIFO that no process
-/// reads fails with ENXIO (a plain open would wait for a reader for ever);
-/// once open, writes block as usual. The descriptor, or -1 with errno set.
-inline int openWriter(const char *path, int extra = 0) {
-  int fd = ::open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | extra, 0644);
+/// open(path, flags) with O_NONBLOCK, which it then clears: the open of a
+/// FIFO does not wait for the other side, later reads and writes block as
+/// usual. The descriptor, or -1 with errno set.
+inline int openWithoutWaiting(const char *path, int flags) {
+  int fd = ::open(path, flags | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd >= 0) {
-    int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+    int status = ::fcntl(fd, F_GETFL);
+    if (status < 0 || ::fcntl(fd, F_SETFL, status & ~O_NONBLOCK) < 0) {
       int saved = errno;
       ::close(fd);
       errno = saved;
@@ -139,22 +139,19 @@ inline int openWriter(const char *path, int extra = 0) {
   return fd;
 }
 
+/// open(path, O_WRONLY | extra) without blocking: a FIFO that no process
+/// reads fails with ENXIO (a plain open would wait for a reader for ever);
+/// once open, writes block as usual. The descriptor, or -1 with errno set.
+inline int openWriter(const char *path, int extra = 0) {
+  return openWithoutWaiting(path, O_WRONLY | extra);
+}
+
 /// open(path, O_RDONLY) without waiting for a FIFO's writer (a plain open
 /// waits for one for ever, past Ctrl-C): a pipe whose writer is there
 /// (`<(command)`) reads as usual, a FIFO that no process writes reads as
 /// empty. The descriptor, or -1 with errno set.
 inline int openReader(const char *path) {
-  int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd >= 0) {
-    int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      return -1;
-    }
-  }
-  return fd;
+  return openWithoutWaiting(path, O_RDONLY);
 }
 
 /// strerror's text for a failed openWriter, ENXIO read as what it means

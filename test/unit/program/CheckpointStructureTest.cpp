@@ -38,16 +38,22 @@ protected:
   /// Writes `to` as `from` with its metadata changed by `edit` (checksum
   /// and alignment redone), its data as it was, and `extra` bytes of
   /// zeros past it (a sparse file's).
+  /// `path`'s bytes and its parsed metadata (of `metadataBytes`).
+  void load(const std::string &path, std::string &file,
+            proto::Checkpoint &metadata, uint32_t &metadataBytes) {
+    std::ifstream in(path, std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in),
+                std::istreambuf_iterator<char>());
+    std::memcpy(&metadataBytes, file.data() + 12, 4);
+    ASSERT_TRUE(metadata.ParseFromString(file.substr(24, metadataBytes)));
+  }
   void forge(const std::string &from, const std::string &to,
              const std::function<void(proto::Checkpoint &)> &edit,
              uint64_t extra = 0) {
-    std::ifstream in(from, std::ios::binary);
-    std::string file((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-    uint32_t metadataBytes = 0;
-    std::memcpy(&metadataBytes, file.data() + 12, 4);
+    std::string file;
     proto::Checkpoint metadata;
-    ASSERT_TRUE(metadata.ParseFromString(file.substr(24, metadataBytes)));
+    uint32_t metadataBytes = 0;
+    load(from, file, metadata, metadataBytes);
     const std::string data = file.substr((24 + metadataBytes + 63) / 64 * 64);
     edit(metadata);
     const std::string encoded = metadata.SerializeAsString();
@@ -145,13 +151,10 @@ TEST_F(CheckpointStructure, ADataSizeThatWrapsIsRefused) {
   // for 2^64 bytes (std::length_error, an abort).
   const CheckpointTensor written[] = {{"a", {2, 2}, a.data()}};
   ASSERT_EQ(writeCheckpoint(at("good.ckpt"), info, written), "");
-  std::ifstream in(at("good.ckpt"), std::ios::binary);
-  std::string file((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  uint32_t metadataBytes = 0;
-  std::memcpy(&metadataBytes, file.data() + 12, 4);
+  std::string file;
   proto::Checkpoint metadata;
-  ASSERT_TRUE(metadata.ParseFromString(file.substr(24, metadataBytes)));
+  uint32_t metadataBytes = 0;
+  load(at("good.ckpt"), file, metadata, metadataBytes);
   bool forged = false;
   for (int attempt = 0; attempt < 64 && !forged; ++attempt) {
     // (the model's name moves the metadata's end off the alignment)

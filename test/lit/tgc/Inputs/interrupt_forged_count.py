@@ -6,7 +6,8 @@ usage: interrupt_forged_count.py BINARY WORKDIR SOURCE TARGET
 
 Trains BINARY two steps on the token-id files SOURCE/TARGET, rewrites the
 checkpoint's batches_drawn (field 17 of its metadata, checksum redone) to
-10^15, resumes it, sends SIGINT after a second and expects exit 130 within
+10^15, resumes it, sends SIGINT once it has claimed its checkpoint (its lock
+file; a signal then finds it walking) and expects exit 130 within
 ten seconds, the message naming the walk, and the checkpoint as it was.
 Prints one summary line; exits 1 with a reason otherwise.
 """
@@ -96,7 +97,16 @@ with open(checkpoint, "wb") as f:
 
 run = subprocess.Popen([binary, *data, "--steps", "3", "--resume", checkpoint],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-time.sleep(1.0)
+# The run claims its checkpoint (the lock file) after it takes Ctrl-C as a
+# request and before it resumes: the signal then finds it walking, however
+# slowly it starts (under the sanitizers).
+deadline = time.time() + 120
+while not os.path.exists(checkpoint + ".lock") and run.poll() is None:
+    if time.time() > deadline:
+        run.kill()
+        fail("the resumed run did not claim its checkpoint in 120 s")
+    time.sleep(0.05)
+time.sleep(0.5)
 if run.poll() is not None:
     fail("the resumed run ended before the signal: " + run.stderr.read())
 run.send_signal(signal.SIGINT)
