@@ -37,7 +37,7 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
     llvm::SmallString<128> path;
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("tgc-step", extension, path)) {
-      llvm::errs() << "tgc: cannot create a temporary file: " << ec.message()
+      llvm::errs() << "tgc: error: cannot create a temporary file: " << ec.message()
                    << "\n";
       return false;
     }
@@ -76,7 +76,7 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
 
   auto program = llvm::sys::findProgramByName(compiler);
   if (!program) {
-    llvm::errs() << "tgc: compiler '" << compiler << "' not found\n";
+    llvm::errs() << "tgc: error: compiler '" << compiler << "' not found\n";
     return false;
   }
   CompileCommand command{*program, flags, file.path, partialOutput.path,
@@ -92,7 +92,7 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
   int status = compileWithBuildCache(command, options.buildCache,
                                      options.verbose, error);
   if (status != 0) {
-    llvm::errs() << "tgc: compiling the generated step failed ("
+    llvm::errs() << "tgc: error: compiling the generated step failed ("
                  << (error.empty() ? "exit " + std::to_string(status) : error)
                  << "); the generated source is kept at " << file.path
                  << "; command: " << commandLine << "\n";
@@ -203,7 +203,7 @@ bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
 bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
                      const BinaryOptions &options) {
   if (!kHaveCuda) {
-    llvm::errs() << "tgc: this tgc was built without CUDA (no nvcc at "
+    llvm::errs() << "tgc: error: this tgc was built without CUDA (no nvcc at "
                     "configure time); --target=cuda cannot build programs\n";
     return false;
   }
@@ -211,7 +211,7 @@ bool buildCudaBinary(llvm::StringRef cuSource, llvm::StringRef output,
   Toolchain toolchain = locateToolchain(options.toolchainPrefix);
   std::vector<std::string> flags;
   if (!cudaFlags(options, toolchain, flags)) {
-    llvm::errs() << "tgc: " << cudaArchitecturesError(options.cudaArchitectures)
+    llvm::errs() << "tgc: error: " << cudaArchitecturesError(options.cudaArchitectures)
                  << "\n";
     return false;
   }

@@ -37,7 +37,7 @@ std::string compileCommand(const BinaryOptions &options, bool cuda);
 std::string cudaArchitecturesError(llvm::StringRef list);
 
 /// Writes `cppSource` to a file, compiles and links it into `output`.
-/// Reports problems on stderr ("tgc: ...") and returns false.
+/// Reports problems on stderr ("tgc: error: ...") and returns false.
 bool buildBinary(llvm::StringRef cppSource, llvm::StringRef output,
                  const BinaryOptions &options);
 

@@ -380,7 +380,7 @@ DriverOptions parseCommandLine(int argc, char **argv) {
       argc, argv,
       "tgc: ahead-of-time compiler for the Transformer's training step\n");
   if (std::string flag = repeatedFlag(argc, argv); !flag.empty()) {
-    llvm::errs() << "tgc: " << flag
+    llvm::errs() << "tgc: error: " << flag
                  << " is given more than once: give it once (the last one "
                     "would replace the others without a word)\n";
     std::exit(1);

@@ -87,7 +87,7 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
   std::optional<runtime::TokenCorpus> corpus =
       runtime::TokenCorpus::open(options.corpusFile, error);
   if (!corpus) {
-    llvm::errs() << "tgc: " << error << "\n";
+    llvm::errs() << "tgc: error: " << error << "\n";
     return false;
   }
   facts.vocabulary = corpus->vocabularySize();
@@ -99,7 +99,7 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
   facts.documents = corpus->kind() == runtime::CorpusKind::Documents;
   if (facts.documents) {
     if (options.maxTokens > 0) {
-      llvm::errs() << "tgc: " << options.corpusFile
+      llvm::errs() << "tgc: error: " << options.corpusFile
                    << " is a corpus of documents (language-model text), cut "
                       "into windows of the model's context: --max-tokens sizes "
                       "the batch of --buckets CONTEXTxCONTEXT\n";
@@ -108,12 +108,12 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
     return true;
   }
   if (options.maxTokens <= 0) {
-    llvm::errs() << "tgc: --corpus fits buckets to the data: give "
+    llvm::errs() << "tgc: error: --corpus fits buckets to the data: give "
                     "--max-tokens (or --buckets)\n";
     return false;
   }
   if (options.bucketCount < 1) {
-    llvm::errs() << "tgc: --bucket-count " << options.bucketCount
+    llvm::errs() << "tgc: error: --bucket-count " << options.bucketCount
                  << ": give at least 1 bucket to fit to " << options.corpusFile
                  << "\n";
     return false;
@@ -124,7 +124,7 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
                        static_cast<int64_t>(corpus->target(i).size()) + 1});
   facts.buckets = bucketsForCorpus(lengths, options.bucketCount, options.maxTokens);
   if (facts.buckets.empty()) {
-    llvm::errs() << "tgc: " << options.corpusFile << " has no sentence pairs\n";
+    llvm::errs() << "tgc: error: " << options.corpusFile << " has no sentence pairs\n";
     return false;
   }
   if (std::string why = budgetBatchError(facts.buckets, options.maxTokens,
@@ -155,7 +155,7 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
     std::vector<std::string> names;
     for (const ModelDefinition *known : registeredModels())
       names.push_back(known->name);
-    llvm::errs() << "tgc: unknown model '" << driver.modelName
+    llvm::errs() << "tgc: error: unknown model '" << driver.modelName
                  << "' (known: " << llvm::join(names, ", ") << ")\n";
     return nullptr;
   }
@@ -239,7 +239,7 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
   }
   auto file = readInputFile(inputFilename, error);
   if (!file) {
-    llvm::errs() << "tgc: " << error << "\n";
+    llvm::errs() << "tgc: error: " << error << "\n";
     return nullptr;
   }
   // The parser recurses once per bracket: deeper text would overflow the
@@ -327,7 +327,7 @@ void printWeightDecay(mlir::ModuleOp module) {
 bool printMemoryReport(mlir::ModuleOp module) {
   auto step = module.lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!step) {
-    llvm::errs() << "tgc: the module has no @train_step\n";
+    llvm::errs() << "tgc: error: the module has no @train_step\n";
     return false;
   }
   mlir::FailureOr<MemoryReport> report = readMemoryReport(step);
@@ -368,11 +368,11 @@ bool printMemoryReport(mlir::ModuleOp module) {
 /// Flag combinations that cannot work, before anything is built.
 bool checkOptions(const DriverOptions &options) {
   auto fail = [](llvm::StringRef message) {
-    llvm::errs() << "tgc: " << message << "\n";
+    llvm::errs() << "tgc: error: " << message << "\n";
     return false;
   };
   if (options.fromModel() && !options.inputFilename.empty())
-    return fail(std::string("error: give either an input file or ") +
+    return fail(std::string("give either an input file or ") +
                 (options.modelFile.empty() ? "--model" : "--model-file") +
                 ", not both");
   if (!options.fromModel() && options.inputFilename.empty())
@@ -405,7 +405,7 @@ bool checkOptions(const DriverOptions &options) {
   if (!options.configFile.empty())
     if (std::string why = checkInputPath(options.configFile, "--config");
         !why.empty())
-      return fail("error: " + why);
+      return fail(why);
   EmitStage stage = options.emitStage;
   if (stage == EmitStage::Cuda && options.target != Target::Cuda)
     return fail("--emit=cuda needs --target=cuda");
@@ -604,7 +604,7 @@ bool checkBucketShapes(
     if (shape.batchSize != bucket.batch ||
         (!languageModel && shape.sourceLength != bucket.sourceLength) ||
         shape.targetLength != bucket.targetLength) {
-      llvm::errs() << "tgc: model '" << options.modelName << "' built "
+      llvm::errs() << "tgc: error: model '" << options.modelName << "' built "
                    << shape.batchSize << "x" << shape.sourceLength << "x"
                    << shape.targetLength << " for bucket " << bucket.text()
                    << "; it ignores bucket shapes\n";
@@ -627,7 +627,7 @@ bool checkCorpusFits(const DriverOptions &options, const CorpusFacts &corpus,
   if (mlir::failed(signature))
     return false;
   if (corpus.documents && signature->source >= 0) {
-    llvm::errs() << "tgc: " << options.corpusFile
+    llvm::errs() << "tgc: error: " << options.corpusFile
                  << " is a corpus of documents (language-model text), but the "
                     "model translates (it has source_ids): it trains on "
                     "sentence pairs (tgc-data encode --source S --target T)\n";
@@ -756,12 +756,12 @@ int runDriver(const DriverOptions &given) {
     if (std::string why = parseBuckets(options.bucketList, options.maxTokens,
                                        models::kMaxBatchSize, buckets);
         !why.empty()) {
-      llvm::errs() << "tgc: --buckets: " << why << "\n";
+      llvm::errs() << "tgc: error: --buckets: " << why << "\n";
       return 1;
     }
   }
   if (buckets.size() > 1 && options.target == Target::Interp) {
-    llvm::errs() << "tgc: --target=interp runs one shape; give one bucket\n";
+    llvm::errs() << "tgc: error: --target=interp runs one shape; give one bucket\n";
     return 1;
   }
 
@@ -818,7 +818,7 @@ int runDriver(const DriverOptions &given) {
     return emitProgram(options, corpus, modules);
   if (options.emitStage == EmitStage::Graph) {
     if (modules.size() > 1) {
-      llvm::errs() << "tgc: --emit=graph writes one shape; give one bucket\n";
+      llvm::errs() << "tgc: error: --emit=graph writes one shape; give one bucket\n";
       return 1;
     }
     // Written as every other stage is: a FIFO nobody reads, a full disk and

@@ -54,7 +54,7 @@ bool writeVariables(mlir::ModuleOp module, Interpreter &interpreter,
       file.write(&f, sizeof f);
     }
   if (std::string error = file.commit(); !error.empty()) {
-    llvm::errs() << "tgc: " << error << "\n";
+    llvm::errs() << "tgc: error: " << error << "\n";
     return false;
   }
   return true;
@@ -73,14 +73,14 @@ hyperparametersOf(const DriverOptions &options, const StepSignature &step) {
     if (!given)
       return;
     if (!(*given >= 0 && *given < 1) || (!zeroOk && *given == 0)) {
-      llvm::errs() << "tgc: " << flag << " needs a number "
+      llvm::errs() << "tgc: error: " << flag << " needs a number "
                    << (zeroOk ? "from 0 to below" : "above 0 and below")
                    << " 1, not " << llvm::format("%g", *given) << "\n";
       ok = false;
       return;
     }
     if (argument < 0 && *given != 0) {
-      llvm::errs() << "tgc: " << flag << " " << llvm::format("%g", *given)
+      llvm::errs() << "tgc: error: " << flag << " " << llvm::format("%g", *given)
                    << ": the model was compiled without it, so it has none "
                       "to set at run time; recompile it with a nonzero "
                       "value\n";
@@ -98,7 +98,7 @@ hyperparametersOf(const DriverOptions &options, const StepSignature &step) {
     double b1 = 0, b2 = 0;
     char rest = 0;
     if (std::sscanf(text.c_str(), "%lf %lf %c", &b1, &b2, &rest) != 2) {
-      llvm::errs() << "tgc: --adam-betas needs two numbers B1,B2, not '"
+      llvm::errs() << "tgc: error: --adam-betas needs two numbers B1,B2, not '"
                    << *options.adamBetas << "'\n";
       return std::nullopt;
     }
@@ -125,31 +125,31 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
     return 1;
   std::optional<runtime::Task> task = runtime::parseTask(options.taskName);
   if (!task) {
-    llvm::errs() << "tgc: unknown task '" << options.taskName
+    llvm::errs() << "tgc: error: unknown task '" << options.taskName
                  << "' (known: " << runtime::taskNames() << ")\n";
     return 1;
   }
   if (options.steps < 1 || options.logEvery < 1 || options.updateFreq < 1) {
     llvm::errs()
-        << "tgc: --steps, --log-every and --update-freq must be at least 1\n";
+        << "tgc: error: --steps, --log-every and --update-freq must be at least 1\n";
     return 1;
   }
   // As the compiled programs: more batches an update are no training (and
   // 1e11 of them ran out of memory).
   if (options.updateFreq > runtime::kMaxUpdateFreq) {
-    llvm::errs() << "tgc: --update-freq " << options.updateFreq
+    llvm::errs() << "tgc: error: --update-freq " << options.updateFreq
                  << " is more than " << runtime::kMaxUpdateFreq
                  << " batches an update\n";
     return 1;
   }
   if (!(options.clipNorm >= 0) || !std::isfinite(options.clipNorm)) {
-    llvm::errs() << "tgc: --clip-norm needs a number >= 0, not "
+    llvm::errs() << "tgc: error: --clip-norm needs a number >= 0, not "
                  << options.clipNorm << "\n";
     return 1;
   }
   if (options.weightDecay &&
       !(*options.weightDecay >= 0 && *options.weightDecay <= 1)) {
-    llvm::errs() << "tgc: --weight-decay needs a number from 0 to 1, not "
+    llvm::errs() << "tgc: error: --weight-decay needs a number from 0 to 1, not "
                  << *options.weightDecay << "\n";
     return 1;
   }
@@ -167,7 +167,7 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
   if (std::string why = runtime::validateBatchShape(
           *task, languageModel ? runtime::promptPairShape(shape) : shape);
       !why.empty()) {
-    llvm::errs() << "tgc: the model cannot take task '" << options.taskName
+    llvm::errs() << "tgc: error: the model cannot take task '" << options.taskName
                  << "': " << why << "\n";
     return 1;
   }

@@ -495,7 +495,20 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   run.beginRunEnd();
   if (!options.dumpParameters.empty() && !dumpRunParameters(run))
     return 1;
-  return run.finishRun(run.evaluate()) ? 0 : 1;
+  if (!run.finishRun(run.evaluate()))
+    return 1;
+  // A signal after the loop's last look (during the final save's last
+  // exchange, the parameter dump or an evaluation that polls nothing, as
+  // with --eval-sentences 0) still ends the run as interrupted: the
+  // checkpoint is whole, but the user asked the run to stop.
+  if (int signal = pendingInterrupt()) {
+    std::fprintf(stderr,
+                 "interrupted by %s at the end of the run (its last "
+                 "checkpoint is whole)\n",
+                 signalName(signal));
+    return 128 + signal;
+  }
+  return 0;
 }
 
 } // namespace tgc::runtime
