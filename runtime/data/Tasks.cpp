@@ -220,7 +220,7 @@ Batch makeBatch(Task task, uint32_t seed, uint64_t index,
 
 std::vector<SentencePair> heldOutPairs(Task task, int64_t count,
                                        const BatchShape &shape,
-                                       const std::function<void()> &poll) {
+                                       const std::function<bool()> &poll) {
   // One fixed stream, independent of the training seed, so every run is
   // measured on the same sentences; give up after many tries for tasks too
   // small to have `count` held-out sentences.
@@ -230,8 +230,8 @@ std::vector<SentencePair> heldOutPairs(Task task, int64_t count,
   for (int64_t tries = 0; static_cast<int64_t>(pairs.size()) < count &&
                           tries < 1000 * (count + 16);
        ++tries) {
-    if (poll && tries % 4096 == 0)
-      poll();
+    if (poll && tries % 4096 == 0 && poll())
+      break;
     SentencePair pair = samplePair(task, rng, shape);
     if (isHeldOut(pair.source) && seen.insert(pair.source).second)
       pairs.push_back(std::move(pair));

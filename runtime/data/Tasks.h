@@ -96,10 +96,11 @@ Batch makeBatch(Task task, uint32_t seed, uint64_t index,
 /// `count` distinct held-out pairs of `task` (fewer if the task has fewer),
 /// the same for every seed. Drawing hundreds of thousands takes seconds, so
 /// `poll` (if given) is called every few thousand draws: a program's Ctrl-C
-/// check, which may end it.
+/// check, which may end it, or return true to stop the draw there (the
+/// pairs drawn so far are returned).
 std::vector<SentencePair> heldOutPairs(Task task, int64_t count,
                                        const BatchShape &shape,
-                                       const std::function<void()> &poll = {});
+                                       const std::function<bool()> &poll = {});
 
 /// Why `shape` cannot hold `task`'s sentences, or empty when it can.
 std::string validateBatchShape(Task task, const BatchShape &shape);

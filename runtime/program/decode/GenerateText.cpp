@@ -94,7 +94,9 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
     tokens += static_cast<int64_t>(continuations[i].size());
   }
   std::vector<std::string> decoded;
-  if (!vocabulary->decode(texts, decoded, error)) {
+  bool detokenized = vocabulary->decode(texts, decoded, error);
+  interruptRequested(); // as --translate: before --output is written
+  if (!detokenized) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }

@@ -90,6 +90,7 @@ int scoreCorpus(const CompiledModel &model, const TrainOptions &options,
   }
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
+  interruptRequested(); // a signal after the last batch's look
   double perToken = loss.perTokenLoss();
   // The result is the run's whole output: a failed write is an error
   // (a full disk, a closed standard output exited 0).

@@ -250,7 +250,11 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
     for (ScoredHypothesis &h : list)
       outputs.push_back(h.tokens);
   std::vector<std::string> text;
-  if (!vocabulary->decode(outputs, text, error)) {
+  bool detokenized = vocabulary->decode(outputs, text, error);
+  // A signal during the detokenization (from a terminal it also ends
+  // tgc-data) ends the run as interrupted, before --output is written.
+  interruptRequested();
+  if (!detokenized) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }

@@ -47,6 +47,14 @@ ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
              : ValidationVerdict::NotBest;
 }
 
+bool validationInterrupted() {
+  if (!pendingInterrupt())
+    return false;
+  std::fprintf(stderr, "validation stopped by %s\n",
+               signalName(pendingInterrupt()));
+  return true;
+}
+
 std::optional<ValidationResult>
 validate(const CompiledModel &model, float *state, char *arena,
          std::span<const SentencePair> pairs, const TrainingData &data,
@@ -54,18 +62,11 @@ validate(const CompiledModel &model, float *state, char *arena,
   // A signal stops the validation at the next batch; the training loop's
   // own interrupt handling takes it from there.
   InterruptScope scope("validating", /*returns=*/true);
-  auto interrupted = [] {
-    if (!pendingInterrupt())
-      return false;
-    std::fprintf(stderr, "validation stopped by %s\n",
-                 signalName(pendingInterrupt()));
-    return true;
-  };
   noteProgress(); // the pairs are drawn; decoding signs as it goes
   ValidationResult result;
   result.sentences = static_cast<int64_t>(pairs.size());
   result.loss = validationLoss(model, state, arena, pairs);
-  if (interrupted())
+  if (validationInterrupted())
     return std::nullopt;
   std::vector<std::vector<int32_t>> outputs, targets;
   if (search.beam > 1) {
@@ -81,7 +82,7 @@ validate(const CompiledModel &model, float *state, char *arena,
   } else {
     outputs = translateGreedy(model, state, arena, pairs, search.decoding);
   }
-  if (interrupted())
+  if (validationInterrupted())
     return std::nullopt;
   for (const SentencePair &pair : pairs)
     targets.push_back(pair.target);

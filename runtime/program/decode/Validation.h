@@ -49,6 +49,11 @@ ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
                                    double bleu, bool byLoss, int64_t patience,
                                    int64_t step = 0, int64_t replayUntil = 0);
 
+/// True, after saying "validation stopped by SIG...", when a signal is
+/// pending: a validation's loops (and the draw of its data) ask it between
+/// batches, and the training loop saves the step and ends.
+bool validationInterrupted();
+
 /// Validates `pairs`, translating with `search` (greedy when its beam is
 /// 1); nullopt after a message (the beam does not fit a bucket, the
 /// vocabulary's tool failed, or a SIGINT/SIGTERM stopped it: then

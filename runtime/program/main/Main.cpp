@@ -18,6 +18,7 @@
 #include "runtime/program/train/Interrupt.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -46,6 +47,11 @@ double estimatedStepFlops(const CompiledModel &model) {
 
 int main(int argc, char **argv) {
   tgc::reportFileSizeLimitAsAnError();
+  // A closed standard output (`./train | head`, or `| tee` ended by the
+  // same Ctrl-C) must not kill the run mid-step or mid-save, without a
+  // checkpoint and with its lock left: ignored, the log's writes fail
+  // (EPIPE) and the run goes on; what it writes itself, it checks.
+  std::signal(SIGPIPE, SIG_IGN);
   setProcessEnders(exitProcess, exitProcessNow);
   chooseThreadDefaults(argv, estimatedStepFlops(kCompiledModel));
   // Before the first thread (MPI's, OpenMP's, CUDA's) exists, so that all

@@ -96,10 +96,15 @@ AfterStep Run::validateOnFirst(int64_t step) {
   if (!leads())
     return AfterStep::Continue; // rank 0's verdict is shared by the loop
   clearStatusLine(); // its lines (and any message) are lines of their own
+  // A signal while the held-out data is drawn (a task's draw polls it) stops
+  // the validation, not the run: the loop saves this step and ends.
+  InterruptScope scope("validating", /*returns=*/true);
   if (data.languageModel())
     return validateLanguageModel(step);
   std::vector<SentencePair> pairs =
       data.heldOut(options.validSentences.value_or(data.validationSize()));
+  if (validationInterrupted())
+    return AfterStep::Continue;
   BeamOptions search{options.validBeam.value_or(1), options.alpha,
                      decoding()};
   std::optional<ValidationResult> result = runtime::validate(
@@ -145,9 +150,11 @@ AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
 AfterStep Run::validateLanguageModel(int64_t step) {
   ValidationLoss loss;
   std::vector<Batch> batches = data.validationBatches();
+  if (validationInterrupted())
+    return AfterStep::Continue; // the loop saves this step and ends
   for (const Batch &batch : batches) {
-    if (pendingInterrupt())
-      return AfterStep::Continue; // the loop saves this step and ends
+    if (validationInterrupted())
+      return AfterStep::Continue;
     addBatchLoss(model, model.numBuckets - 1, memory.state(), memory.arena(),
                  batch, loss);
   }

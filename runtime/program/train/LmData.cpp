@@ -36,7 +36,7 @@ public:
     return rows(mine);
   }
   std::vector<SentencePair> heldOut(int64_t count) override {
-    return heldOutPairs(task, count, pairShape, [] { interruptRequested(); });
+    return heldOutPairs(task, count, pairShape, [] { return interruptRequested(); });
   }
   int64_t validationSize() const override { return kTaskValidationPairs; }
   std::string describe() const override {

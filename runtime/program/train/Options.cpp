@@ -291,7 +291,16 @@ bool parseDuration(std::string_view flag, std::string_view text,
 /// Applies one known flag; false (with a message) when `value` is bad.
 bool applyFlag(std::string_view flag, std::string_view value,
                               TrainOptions &o) {
+  // Every text flag names a file (or standard input/output): an empty one
+  // (a script's unset "$F") would read as not given, and `--score ""`
+  // trained the model it was to score, replacing its checkpoint.
   auto text = [&](std::string &out) {
+    if (value.empty()) {
+      std::fprintf(stderr, "error: %.*s needs a file name, not an empty "
+                           "string\n",
+                   static_cast<int>(flag.size()), flag.data());
+      return false;
+    }
     out = value;
     return true;
   };
@@ -309,7 +318,7 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return ok;
   }
   if (flag == "--steps")
-    return parseNumber(flag, value, o.steps, int64_t{1});
+    return parseNumber(flag, value, o.steps, int64_t{1}, kMaxSteps);
   if (flag == "--max-epochs")
     return parseNumber(flag, value, o.maxEpochs, int64_t{1}, kMaxEpochs);
   if (flag == "--max-time")
@@ -568,8 +577,8 @@ bool applyFlag(std::string_view flag, std::string_view value,
 
 /// The flags that only make sense together, and a task with files.
 bool checkCombinations(const TrainOptions &o) {
-  auto problem = [](const char *message) {
-    std::fprintf(stderr, "error: %s\n", message);
+  auto problem = [](const std::string &message) {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
     return false;
   };
   if (o.trainSource.empty() != o.trainTarget.empty())
@@ -607,6 +616,15 @@ bool checkCombinations(const TrainOptions &o) {
     return problem("--temperature, --top-k and --top-p go with --generate");
   if (!o.output.empty() && o.translate.empty() && o.generate.empty())
     return problem("--output goes with --translate or --generate");
+  // Dropout's key counts the batches drawn (steps x --update-freq) in 32
+  // bits: past 2^32 the masks of later batches repeat earlier ones.
+  if (o.steps > 0 && o.updateFreq > 0 &&
+      static_cast<uint64_t>(o.steps) * static_cast<uint64_t>(o.updateFreq) >
+          kMaxBatchesDrawn)
+    return problem("--steps " + std::to_string(o.steps) +
+                   " with --update-freq " + std::to_string(o.updateFreq) +
+                   " draws more than 2^32 batches (dropout's counter): give "
+                   "fewer steps");
   if (o.lr && o.lrFactor)
     return problem("--lr and --lr-factor exclude each other (--lr is the "
                    "peak; --lr-factor scales the paper's schedule)");

@@ -135,6 +135,12 @@ inline constexpr double kMaxAlpha = 10;
 inline constexpr int64_t kMaxSentences = 1000000;
 /// The most --max-new-tokens: one decoder call each, a bound on the work.
 inline constexpr int64_t kMaxNewTokens = 1000000;
+/// The most --steps: the compiled step reads its step (Adam's bias
+/// correction) as a 32-bit integer, and a checkpoint past it is refused.
+inline constexpr int64_t kMaxSteps = 2147483647;
+/// The most batches a run draws (--steps x --update-freq): dropout's key
+/// counts them in 32 bits.
+inline constexpr uint64_t kMaxBatchesDrawn = 4294967295u;
 /// The largest --max-epochs and --max-time (in hours): beyond them a typo,
 /// not a plan.
 inline constexpr int64_t kMaxEpochs = 1000000;

@@ -41,8 +41,10 @@ public:
   }
   std::vector<SentencePair> heldOut(int64_t count) override {
     // A Ctrl-C while drawing them ends the program as it would in the
-    // evaluation or validation that asked for them.
-    return heldOutPairs(task, count, shape, [] { interruptRequested(); });
+    // evaluation that asked for them, or stops the draw of a validation
+    // (whose InterruptScope returns).
+    return heldOutPairs(task, count, shape,
+                        [] { return interruptRequested(); });
   }
   int64_t validationSize() const override { return kTaskValidationPairs; }
   std::string describe() const override {

@@ -3,6 +3,7 @@
 
 #include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenCorpus.h"
+#include "runtime/program/train/Interrupt.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -119,7 +120,14 @@ bool VocabularyTool::run(const char *mode, const std::string &input,
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  // Nor SIGPIPE ignored, as this program does (Main.cpp): tgc-data keeps
+  // the default a filter has.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &pipe);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   int spawned = posix_spawnp(&child, tool.c_str(), &actions, &attributes,
                             const_cast<char **>(argv), environ);
   posix_spawnattr_destroy(&attributes);
@@ -131,6 +139,11 @@ bool VocabularyTool::run(const char *mode, const std::string &input,
   }
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    error = std::string(tool) + " " + mode + " --vocab " + modelPath +
+            " was ended by " + signalName(WTERMSIG(status));
+    return false;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     error = std::string(tool) + " " + mode + " --vocab " + modelPath +

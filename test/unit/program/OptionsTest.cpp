@@ -129,5 +129,37 @@ TEST(TrainOptions, AlphaIsBoundedAtTen) {
   }
 }
 
+TEST(TrainOptions, StepsFitTheStepCounters) {
+  // The compiled step reads its step as a 32-bit integer (step 2^31 was
+  // INT32_MIN: Adam made every parameter NaN), and dropout's key counts the
+  // batches drawn in 32 bits.
+  TrainOptions o;
+  int code = 0;
+  ASSERT_TRUE(parse({"--steps", "2147483647"}, o, code));
+  EXPECT_EQ(o.steps, kMaxSteps);
+  ASSERT_TRUE(parse({"--steps", "1048575", "--update-freq", "4096"}, o, code));
+  for (std::initializer_list<const char *> flags :
+       {std::initializer_list<const char *>{"--steps", "2147483648"},
+        {"--steps", "2000000000", "--update-freq", "4"},
+        {"--steps", "1048576", "--update-freq", "4096"}}) {
+    TrainOptions refused;
+    EXPECT_FALSE(parse(flags, refused, code)) << *(flags.begin() + 1);
+    EXPECT_EQ(code, 2);
+  }
+}
+
+TEST(TrainOptions, AnEmptyFileNameIsRefused) {
+  // `--score ""` (a script's unset variable) read as not given: the program
+  // trained the model it was to score and replaced its checkpoint.
+  for (const char *flag :
+       {"--score", "--translate", "--generate", "--resume", "--checkpoint",
+        "--train-data", "--metrics", "--loss-log", "--dump-params"}) {
+    TrainOptions o;
+    int code = 0;
+    EXPECT_FALSE(parse({flag, ""}, o, code)) << flag;
+    EXPECT_EQ(code, 2) << flag;
+  }
+}
+
 } // namespace
 } // namespace tgc::runtime
