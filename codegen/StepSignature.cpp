@@ -98,6 +98,12 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
       s.defaultWeightDecay = static_cast<float>(decay.getValueAsDouble());
   s.schedule = *schedule;
   s.results = *results;
+  if (auto mixed = function->getAttrOfType<ArrayAttr>(tg::kMixedRatesAttr))
+    for (auto name : mixed.getAsRange<StringAttr>()) {
+      s.mixedDropout |= name.getValue() == "dropout";
+      s.mixedAttentionDropout |= name.getValue() == "attention_dropout";
+      s.mixedLabelSmoothing |= name.getValue() == "label_smoothing";
+    }
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
     auto name = function.getArgAttrOfType<StringAttr>(i, "tg.name");
     int *slot = llvm::StringSwitch<int *>(name ? name.getValue() : "")

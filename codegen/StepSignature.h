@@ -59,6 +59,11 @@ struct StepSignature {
   /// model's compiled ones.
   int dropout = -1, attentionDropout = -1;
   float defaultDropout = 0.0f, defaultAttentionDropout = 0.0f;
+  /// Sites of a dropout (or of label smoothing) at different compiled
+  /// values, which tg-adam gave no run-time input (tg.mixed_rates): a run
+  /// cannot set them.
+  bool mixedDropout = false, mixedAttentionDropout = false,
+       mixedLabelSmoothing = false;
 };
 
 /// Fails with a diagnostic when `module` has no `stepFunction` with those

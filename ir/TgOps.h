@@ -72,6 +72,13 @@ bool isElementwiseFusible(mlir::Operation *op);
 /// rate of tg.dropout and tg.dropout_grad.
 bool isDropoutRateInput(mlir::BlockArgument arg);
 
+/// Set by tg-adam on the training step: the names of the run-time inputs
+/// ("dropout", "attention_dropout", "label_smoothing") it could not make
+/// because their sites have different compiled values. The runtime refuses
+/// a flag for one of them (even 0: it would change nothing) instead of
+/// ignoring it.
+inline constexpr llvm::StringLiteral kMixedRatesAttr = "tg.mixed_rates";
+
 /// Set by tg-pair-gemms on a tg.matmul: it and the next op that computes
 /// something (nextComputingOp) are independent and run at once, one thread
 /// each (a unit attribute; the interpreter and the CUDA target ignore it).

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -101,12 +102,24 @@ template <typename... Ops> RateSite rateSite(Operation *op) {
   return site;
 }
 
+/// The op_ids of the dropouts on attention's probabilities that attention
+/// fusion left as they were (a softmax's result, dropped): theirs is
+/// --attention-dropout, as a fused attention's, not --dropout.
+llvm::DenseSet<int64_t> attentionDropoutIds(func::FuncOp function) {
+  llvm::DenseSet<int64_t> ids;
+  function.walk([&](tg::DropoutOp op) {
+    if (op.getInput().getDefiningOp<tg::SoftmaxOp>())
+      ids.insert(op.getOpId());
+  });
+  return ids;
+}
+
 /// Adds the input `name` read by every dropout site `siteOf` finds in
 /// `function`'s body (rate above 0, none given yet) when they share one
-/// compiled rate.
+/// compiled rate; when they do not, notes `name` in `mixed`.
 template <typename AddInput, typename SiteOf>
 void addRateInput(func::FuncOp function, AddInput &addInput, StringRef name,
-                  SiteOf siteOf) {
+                  SmallVectorImpl<Attribute> &mixed, SiteOf siteOf) {
   SmallVector<MutableOperandRange> sites;
   std::optional<float> rate;
   bool one = true;
@@ -118,6 +131,8 @@ void addRateInput(func::FuncOp function, AddInput &addInput, StringRef name,
     rate = site.rate;
     sites.push_back(*site.runTime);
   }
+  if (!one)
+    mixed.push_back(StringAttr::get(function.getContext(), name));
   if (sites.empty() || !one)
     return;
   Value input = addInput(RankedTensorType::get(
@@ -255,16 +270,33 @@ void TgAdamPass::runOnOperation() {
   Value beta2 = addInput(f32, "adam_beta2");
   Value epsilon = addInput(f32, "adam_eps");
   // The dropout rates: one input for every dropout site but attention's and
-  // one for attention's, each where the sites (forward and backward) share
-  // one compiled rate, its default. A site compiled at rate 0 does not
-  // exist, so a model without dropout gets no input.
-  addRateInput(function, addInput, "dropout", [](Operation *op) {
-    return rateSite<tg::DropoutOp, tg::DropoutGradOp, tg::ResidualLayerNormOp,
-                    tg::ResidualLayerNormGradOp>(op);
+  // one for attention's (fused, or a dropout of a softmax's result, forward
+  // and backward alike), each where the sites share one compiled rate, its
+  // default. A site compiled at rate 0 does not exist, so a model without
+  // dropout gets no input.
+  SmallVector<Attribute> mixed;
+  const llvm::DenseSet<int64_t> attentionIds = attentionDropoutIds(function);
+  auto ofAttention = [&](Operation *op) {
+    if (auto drop = dyn_cast<tg::DropoutOp>(op))
+      return attentionIds.contains(drop.getOpId());
+    if (auto drop = dyn_cast<tg::DropoutGradOp>(op))
+      return attentionIds.contains(drop.getOpId());
+    return isa<tg::AttentionOp, tg::AttentionGradOp>(op);
+  };
+  addRateInput(function, addInput, "dropout", mixed, [&](Operation *op) {
+    return ofAttention(op)
+               ? RateSite{}
+               : rateSite<tg::DropoutOp, tg::DropoutGradOp,
+                          tg::ResidualLayerNormOp,
+                          tg::ResidualLayerNormGradOp>(op);
   });
-  addRateInput(function, addInput, "attention_dropout", [](Operation *op) {
-    return rateSite<tg::AttentionOp, tg::AttentionGradOp>(op);
-  });
+  addRateInput(function, addInput, "attention_dropout", mixed,
+               [&](Operation *op) {
+                 return ofAttention(op)
+                            ? rateSite<tg::DropoutOp, tg::DropoutGradOp,
+                                       tg::AttentionOp, tg::AttentionGradOp>(op)
+                            : RateSite{};
+               });
   // The loss's label smoothing, one input for the cross-entropies and their
   // gradients when they share one compiled value (its default).
   SmallVector<Operation *> losses;
@@ -284,6 +316,10 @@ void TgAdamPass::runOnOperation() {
   function.walk([&](tg::CrossEntropyGradOp op) {
     noteLoss(op, op.getSmoothing(), op.getSmoothingValue());
   });
+  if (!losses.empty() && !oneSmoothing)
+    mixed.push_back(b.getStringAttr("label_smoothing"));
+  if (!mixed.empty())
+    function->setAttr(tg::kMixedRatesAttr, b.getArrayAttr(mixed));
   if (!losses.empty() && oneSmoothing) {
     Value labelSmoothing = addInput(f32, "label_smoothing");
     for (Operation *op : losses) {

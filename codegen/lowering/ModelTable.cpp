@@ -25,19 +25,21 @@ namespace {
 /// kCompiledModel's run-time hyperparameters: whether the step takes each
 /// one, and the model's value.
 std::string hyperparameterTable(const StepSignature &s) {
-  auto entry = [](const char *name, int argument, float value) {
+  auto entry = [](const char *name, int argument, float value,
+                  bool mixed = false) {
     return std::string("/*") + name + "=*/{" +
            (argument >= 0 ? "true" : "false") + ", " +
-           cpp::floatLiteral(value) + "}";
+           cpp::floatLiteral(value) + ", " + (mixed ? "true" : "false") + "}";
   };
   return "    " + entry("labelSmoothing", s.labelSmoothing,
-                        s.defaultLabelSmoothing) +
+                        s.defaultLabelSmoothing, s.mixedLabelSmoothing) +
          ",\n    " + entry("adamBeta1", s.adamBeta1, s.defaultAdamBeta1) +
          ", " + entry("adamBeta2", s.adamBeta2, s.defaultAdamBeta2) + ", " +
          entry("adamEps", s.adamEps, s.defaultAdamEps) + ",\n    " +
-         entry("dropout", s.dropout, s.defaultDropout) + ", " +
+         entry("dropout", s.dropout, s.defaultDropout, s.mixedDropout) +
+         ", " +
          entry("attentionDropout", s.attentionDropout,
-               s.defaultAttentionDropout) +
+               s.defaultAttentionDropout, s.mixedAttentionDropout) +
          ",\n";
 }
 

@@ -268,11 +268,14 @@ struct CompiledModel {
   /// AdamW's weight decay the model declares (--weight-decay overrides).
   float weightDecay;
   /// A hyperparameter the step reads at run time: whether its step takes
-  /// it (a model compiled without dropout has no dropout to set) and the
-  /// model's compiled value, the default.
+  /// it (a model compiled without dropout has no dropout to set), the
+  /// model's compiled value, the default, and whether the model has sites
+  /// of it at different compiled values (then it is not taken, and no flag
+  /// may pretend to set it).
   struct Hyperparameter {
     bool taken;
     float value;
+    bool mixed;
   };
   /// --label-smoothing, --adam-betas, --adam-eps, --dropout and
   /// --attention-dropout override them.

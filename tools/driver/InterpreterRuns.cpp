@@ -69,13 +69,23 @@ hyperparametersOf(const DriverOptions &options, const StepSignature &step) {
   runtime::StepHyperparameters h;
   bool ok = true;
   auto take = [&](const char *flag, std::optional<double> given,
-                  std::optional<float> &out, int argument, bool zeroOk) {
+                  std::optional<float> &out, int argument, bool zeroOk,
+                  bool mixed = false) {
     if (!given)
       return;
     if (!(*given >= 0 && *given < 1) || (!zeroOk && *given == 0)) {
       llvm::errs() << "tgc: error: " << flag << " needs a number "
                    << (zeroOk ? "from 0 to below" : "above 0 and below")
                    << " 1, not " << llvm::format("%g", *given) << "\n";
+      ok = false;
+      return;
+    }
+    if (mixed) {
+      llvm::errs() << "tgc: error: " << flag << " " << llvm::format("%g", *given)
+                   << ": the model's sites of it have different compiled "
+                      "values, which one flag cannot set (they would run as "
+                      "compiled); recompile it with the values wanted, or "
+                      "leave the flag out\n";
       ok = false;
       return;
     }
@@ -105,11 +115,12 @@ hyperparametersOf(const DriverOptions &options, const StepSignature &step) {
     beta1 = b1;
     beta2 = b2;
   }
-  take("--dropout", options.dropout, h.dropout, step.dropout, true);
+  take("--dropout", options.dropout, h.dropout, step.dropout, true,
+       step.mixedDropout);
   take("--attention-dropout", options.attentionDropout, h.attentionDropout,
-       step.attentionDropout, true);
+       step.attentionDropout, true, step.mixedAttentionDropout);
   take("--label-smoothing", options.labelSmoothing, h.labelSmoothing,
-       step.labelSmoothing, true);
+       step.labelSmoothing, true, step.mixedLabelSmoothing);
   take("--adam-betas", beta1, h.adamBeta1, step.adamBeta1, true);
   take("--adam-betas", beta2, h.adamBeta2, step.adamBeta2, true);
   take("--adam-eps", options.adamEps, h.adamEps, step.adamEps, false);

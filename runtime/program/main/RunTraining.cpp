@@ -144,6 +144,15 @@ std::string Run::hyperparameterText(bool theModels) const {
 
 bool Run::checkHyperparameters() const {
   for (const Hyperparameter &h : hyperparameters()) {
+    if (h.model.mixed && h.given) {
+      std::fprintf(stderr,
+                   "error: %s %g: %s has %s at different compiled values, "
+                   "which one flag cannot set (it would run them as "
+                   "compiled); recompile it with the values wanted, or leave "
+                   "the flag out\n",
+                   h.flag, *h.given, model.name, h.name);
+      return false;
+    }
     if (h.model.taken || !h.given || *h.given == 0)
       continue;
     // Adam's are always taken; the others are absent when the model has
