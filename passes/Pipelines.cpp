@@ -74,6 +74,9 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // Alone, the training pipeline is the CPU target's.
   if (options.lossChunkRows == StepOptions::kTargetDefault)
     options.lossChunkRows = 1024;
+  // The kernels normalize the last axis: a softmax over another is written
+  // as one over the last, between transposes.
+  pm.addPass(createTgSoftmaxLastAxis());
   // A loss with extra terms also returns its cross-entropy, which autodiff
   // and Adam keep: the log tells the parts apart.
   pm.addPass(createTgSplitLoss());

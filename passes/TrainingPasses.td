@@ -9,6 +9,28 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TgSoftmaxLastAxis : Pass<"tg-softmax-last-axis", "::mlir::ModuleOp"> {
+  let summary = "writes a softmax over another axis as one over the last";
+  let description = [{
+    The kernels of both targets normalize rows (the last axis). A
+    `tg.softmax` or `tg.softmax_grad` over another axis becomes the same op
+    over the last axis between two `tg.transpose`s that swap that axis with
+    the last; autodiff differentiates them as any other transposes. The
+    values are the interpreter's, bit for bit (transposes only move them).
+    First in the training pipeline, so every function derived from the loss
+    has only softmaxes over the last axis.
+
+    ```mlir
+    // before
+    %p = tg.softmax %x axis 1 : tensor<2x7x16xf32>
+    // after
+    %t = tg.transpose %x permutation [0, 2, 1] : tensor<2x7x16xf32> -> tensor<2x16x7xf32>
+    %r = tg.softmax %t axis 2 : tensor<2x16x7xf32>
+    %p = tg.transpose %r permutation [0, 2, 1] : tensor<2x16x7xf32> -> tensor<2x7x16xf32>
+    ```
+  }];
+}
+
 def TgSplitLoss : Pass<"tg-split-loss", "::mlir::ModuleOp"> {
   let summary = "also returns the cross-entropy of a loss with extra terms";
   let description = [{

@@ -1,7 +1,8 @@
 //===- Norm.cpp - softmax and the norms as kernel calls -------------------===//
 //
-// Ops normalized over the last dimension: rows x width as literals (the C++
-// backend supports softmax over the last axis only).
+// Ops normalized over the last dimension: rows x width as literals (a
+// softmax over another axis reaches the emitters as one over the last,
+// between transposes: tg-softmax-last-axis).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/calls/KernelArgs.h"
@@ -20,7 +21,7 @@ FailureOr<std::string> emitSoftmax(KernelArgs &p, EmitContext &context,
   if (static_cast<int64_t>(o.getAxis()) !=
       static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
     return o.emitOpError() << "is over axis " << o.getAxis()
-                           << "; the C++ backend supports the last axis only";
+                           << "; the kernels normalize the last axis only (tg-softmax-last-axis, first in the training pipeline, rewrites the others)";
   return std::string("  kernels::softmax(" + p(o.getInput()) + ", " +
                      p(o.getResult()) + ", " + rowsWidth(o.getInput()) +
                      ");\n");
@@ -31,7 +32,7 @@ FailureOr<std::string> emitSoftmaxGrad(KernelArgs &p, EmitContext &context,
   if (static_cast<int64_t>(o.getAxis()) !=
       static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
     return o.emitOpError() << "is over axis " << o.getAxis()
-                           << "; the C++ backend supports the last axis only";
+                           << "; the kernels normalize the last axis only (tg-softmax-last-axis, first in the training pipeline, rewrites the others)";
   return std::string("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +
                      p(o.getGrad()) + ", " + p(o.getResult()) + ", " +
                      rowsWidth(o.getOutput()) + ");\n");
