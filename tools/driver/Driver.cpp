@@ -224,6 +224,11 @@ std::string describeModelConfig(const DriverOptions &driver,
                                                  : driver.presetName,
                        driver.configFile};
   options.vocabulary = vocabulary;
+  // A model file's code, as its build function is (a crash there was a
+  // stack dump of tgc).
+  std::optional<ModelCodeGuard> guard;
+  if (!driver.modelFile.empty())
+    guard.emplace(driver.modelFile, "describing its config");
   return model->describeConfig(context, options);
 }
 
@@ -402,10 +407,16 @@ bool checkOptions(const DriverOptions &options) {
     return fail("--check-gradients runs the model on the interpreter and "
                 "writes nothing: drop -o, --memory-report and --target=cuda");
   // A directory or a device would read as an empty (or endless) config.
-  if (!options.configFile.empty())
+  // A missing one too: a model file that reads no config would take it
+  // without a word.
+  if (!options.configFile.empty()) {
     if (std::string why = checkInputPath(options.configFile, "--config");
         !why.empty())
       return fail(why);
+    if (::access(options.configFile.c_str(), R_OK) != 0)
+      return fail("cannot read --config " + options.configFile + ": " +
+                  std::strerror(errno));
+  }
   EmitStage stage = options.emitStage;
   if (stage == EmitStage::Cuda && options.target != Target::Cuda)
     return fail("--emit=cuda needs --target=cuda");

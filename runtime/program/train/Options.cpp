@@ -291,9 +291,10 @@ bool parseDuration(std::string_view flag, std::string_view text,
 /// Applies one known flag; false (with a message) when `value` is bad.
 bool applyFlag(std::string_view flag, std::string_view value,
                               TrainOptions &o) {
-  // Every text flag names a file (or standard input/output): an empty one
-  // (a script's unset "$F") would read as not given, and `--score ""`
-  // trained the model it was to score, replacing its checkpoint.
+  // Every text flag but --resume names a file (or standard input/output):
+  // an empty one (a script's unset "$F") would read as not given, and
+  // `--score ""` trained the model it was to score, replacing its
+  // checkpoint.
   auto text = [&](std::string &out) {
     if (value.empty()) {
       std::fprintf(stderr, "error: %.*s needs a file name, not an empty "
@@ -568,8 +569,10 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return text(o.validTarget);
   if (flag == "--checkpoint")
     return text(o.checkpoint);
-  if (flag == "--resume")
-    return text(o.resume);
+  if (flag == "--resume") { // "" is a new run (docs/limits.md), as without it
+    o.resume = value;
+    return true;
+  }
   if (flag == "--dump-params")
     return text(o.dumpParameters);
   return text(o.lossLog); // --loss-log: kFlags has no other flag left

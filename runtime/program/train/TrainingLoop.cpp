@@ -234,8 +234,19 @@ int runTrainingLoop(const TrainingLoop &loop) {
     logged.slots = update.slots;
     logged.epochs = epochs;
     logged.last = limit != Limit::None;
-    if (!log.record(logged, now))
+    if (!log.record(logged, now)) {
+      // The log's disk may be full while the checkpoint's is not: the
+      // trained steps are saved before the run ends. (A group's processes
+      // would all have to save: there the run ends as before.)
+      if (!group && loop.onInterrupt) {
+        log.finish();
+        std::string resume = loop.onInterrupt(step);
+        if (!resume.empty())
+          std::fprintf(stderr, "note: the run stopped after step %lld%s\n",
+                       static_cast<long long>(step), resume.c_str());
+      }
       return 1;
+    }
     if (loop.onLoss)
       loop.onLoss(update.loss);
     // Looked at after the step and again after its validation or save,

@@ -139,9 +139,10 @@ struct TrainingLoop {
   /// finds out where it came from, given that step's batch and input
   /// (nothing is saved after such a step).
   std::function<void(const Batch &batch, const StepInput &input)> onNonFinite;
-  /// After the step during which SIGINT or SIGTERM arrived: saves what can
-  /// be resumed and returns how ("; continue with --resume F"), or "" when
-  /// nothing was saved. Null: nothing to save.
+  /// After the step during which SIGINT or SIGTERM arrived, or whose log
+  /// line could not be written (one process): saves what can be resumed and
+  /// returns how ("; continue with --resume F"), or "" when nothing was
+  /// saved. Null: nothing to save.
   std::function<std::string(int64_t step)> onInterrupt;
 };
 

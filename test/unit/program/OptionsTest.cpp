@@ -150,9 +150,10 @@ TEST(TrainOptions, StepsFitTheStepCounters) {
 
 TEST(TrainOptions, AnEmptyFileNameIsRefused) {
   // `--score ""` (a script's unset variable) read as not given: the program
-  // trained the model it was to score and replaced its checkpoint.
+  // trained the model it was to score and replaced its checkpoint. (An
+  // empty --resume is a new run, as documented.)
   for (const char *flag :
-       {"--score", "--translate", "--generate", "--resume", "--checkpoint",
+       {"--score", "--translate", "--generate", "--checkpoint",
         "--train-data", "--metrics", "--loss-log", "--dump-params"}) {
     TrainOptions o;
     int code = 0;

@@ -1,6 +1,5 @@
-// A forward + loss that tg-training-pipeline and the interpreter accept but
-// the C++ emitter does not: a softmax over a middle axis (the CPU kernels
-// normalize over the last axis only). For emit-cpp.test.
+// A forward + loss with a softmax over a middle axis, which the kernels
+// (normalizing the last axis) take between transposes. For emit-cpp.test.
 module attributes {tg.optimizer = {name = "adam", beta1 = 0.9 : f32, beta2 = 0.98 : f32, epsilon = 1.0e-09 : f32},
                    tg.schedule = {name = "warmup", d_model = 8 : i64, warmup = 10 : i64}} {
   tg.variable @embedding trainable init(normal, 0.35) : tensor<12x8xf32>
