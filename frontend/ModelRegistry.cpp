@@ -37,6 +37,21 @@ void registerModel(ModelDefinition model, std::source_location where) {
                           " has no name (--model NAME picks it)");
     return;
   }
+  // Said at the registration, not later as a crash while building or as a
+  // preset the command line never named.
+  if (!model.build) {
+    conflicts().push_back("model '" + name + "' registered at " +
+                          model.registeredAt + " has no build function");
+    return;
+  }
+  if (!model.presets.empty() &&
+      std::find(model.presets.begin(), model.presets.end(),
+                model.defaultPreset) == model.presets.end()) {
+    conflicts().push_back("model '" + name + "' registered at " +
+                          model.registeredAt + " has default preset '" +
+                          model.defaultPreset + "', which is not one of its presets");
+    return;
+  }
   auto [it, inserted] = registry().try_emplace(name, std::move(model));
   if (!inserted)
     conflicts().push_back("model '" + name + "' is registered twice: " +

@@ -134,9 +134,10 @@ Tensor unary(Tensor input, llvm::StringRef name, Where where) {
   return b.wrap(b.ops().create<OpT>(b.location(where), input.value()));
 }
 
-template <typename OpT>
-Tensor reduce(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
-              llvm::StringRef name, Where where) {
+/// `dims` of `input` (an f32 tensor), normalized and sorted; a failure
+/// names `name`, the op the model wrote.
+SmallVector<int64_t> reductionAxes(Tensor input, llvm::ArrayRef<int64_t> dims,
+                                   llvm::StringRef name, Where where) {
   Builder &b = builderOf(input, where);
   expectFloat(input, name, "input", where);
   SmallVector<int64_t> axes;
@@ -146,6 +147,14 @@ Tensor reduce(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
   if (axes.empty() || std::adjacent_find(axes.begin(), axes.end()) != axes.end())
     b.fail(where, name + ": dims " + formatShape(dims) +
                       " must be non-empty and distinct");
+  return axes;
+}
+
+template <typename OpT>
+Tensor reduce(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
+              llvm::StringRef name, Where where) {
+  Builder &b = builderOf(input, where);
+  SmallVector<int64_t> axes = reductionAxes(input, dims, name, where);
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < input.rank(); ++i) {
     if (!llvm::is_contained(axes, i))
@@ -466,6 +475,8 @@ Tensor reduceMax(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
 }
 Tensor reduceMin(Tensor input, llvm::ArrayRef<int64_t> dims, bool keepDims,
                  Where where) {
+  // Checked here, so that an error names reduceMin, not what it is made of.
+  reductionAxes(input, dims, "reduceMin", where);
   return -Located(reduceMax(-Located(input, where), dims, keepDims, where),
                   where);
 }
@@ -534,6 +545,7 @@ Tensor concat(llvm::ArrayRef<Tensor> inputs, int64_t dim, Where where) {
 
 std::vector<Tensor> split(Tensor input, int64_t dim, int64_t n, Where where) {
   Builder &b = builderOf(input, where);
+  expectFloat(input, "split", "input", where); // not "slice", its parts
   int64_t d = normalizeAxis(input, dim, "split", where, "dim");
   if (n < 1 || input.dim(d) % n != 0)
     b.fail(where, "split: dim " + llvm::Twine(dim) + " of " +

@@ -601,17 +601,34 @@ bool checkLanguageModelBuckets(
 }
 
 /// A model that ignored the bucket's shape would break the shared arena's
-/// and the runtime's assumptions.
+/// and the runtime's assumptions (and its interpreter runs and printed
+/// stages would not be the bucket's): checked on @loss's batch inputs,
+/// before anything runs.
 bool checkBucketShapes(
     const DriverOptions &options, llvm::ArrayRef<BucketShape> buckets,
     llvm::ArrayRef<mlir::OwningOpRef<mlir::ModuleOp>> modules) {
   for (auto [bucket, module] : llvm::zip(buckets, modules)) {
-    mlir::FailureOr<StepSignature> signature = readStepSignature(module.get());
-    if (mlir::failed(signature))
-      return false;
-    const runtime::BatchShape &shape = signature->shape;
-    // A language model (no source_ids) takes the batch and the context.
-    bool languageModel = signature->source < 0;
+    auto loss = module.get().lookupSymbol<mlir::func::FuncOp>("loss");
+    if (!loss)
+      continue; // the pipeline names what is missing
+    runtime::BatchShape shape{-1, -1, -1};
+    bool languageModel = true; // without source_ids
+    for (unsigned i = 0; i < loss.getNumArguments(); ++i) {
+      auto name = loss.getArgAttrOfType<mlir::StringAttr>(i, "tg.name");
+      auto type = llvm::dyn_cast<mlir::RankedTensorType>(
+          loss.getArgument(i).getType());
+      if (!name || !type || type.getRank() != 2)
+        continue;
+      if (name.getValue() == "source_ids") {
+        languageModel = false;
+        shape.sourceLength = type.getDimSize(1);
+      } else if (name.getValue() == "target_in_ids") {
+        shape.batchSize = type.getDimSize(0);
+        shape.targetLength = type.getDimSize(1);
+      }
+    }
+    if (shape.batchSize < 0)
+      continue; // no batch inputs: the pipeline says so
     if (shape.batchSize != bucket.batch ||
         (!languageModel && shape.sourceLength != bucket.sourceLength) ||
         shape.targetLength != bucket.targetLength) {
@@ -797,12 +814,11 @@ int runDriver(const DriverOptions &given) {
   if (!checkLanguageModelBuckets(options, buckets, modules))
     return 1;
 
+  if (!buckets.empty() && !checkBucketShapes(options, buckets, modules))
+    return 1;
   if (options.checkGradients)
     return checkGradientsOnInterpreter(*modules.front(), options);
   if (!runPipelines(options, context, modules))
-    return 1;
-  if (compiles(options) && !buckets.empty() &&
-      !checkBucketShapes(options, buckets, modules))
     return 1;
   if (compiles(options) && !checkCorpusFits(options, corpus, *modules.front()))
     return 1;
