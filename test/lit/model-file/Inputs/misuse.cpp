@@ -63,6 +63,12 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
     kept = x;
     if (p == "extra-input")
       x = x + reduceMean(b.input("source_extra", {4, 8}, DType::F32), {0, 1});
+    if (p == "reduce-min-ids")
+      (void)reduceMin(in, {1});
+    if (p == "reduce-min-dims")
+      (void)reduceMin(x, {});
+    if (p == "split-ids")
+      (void)split(in, 1, 2);
   });
 }
 
@@ -70,5 +76,5 @@ TGC_REGISTER_MODEL({"misuse", "DSL misuses reported at their line",
                     {"silent", "outside", "negative", "slice", "caught", "dtype",
                      "empty", "scope", "beta", "peak", "adam-name", "huge-init",
                      "extra-input", "not-loss", "loss-twice", "nested",
-                     "stale"},
+                     "stale", "reduce-min-ids", "reduce-min-dims", "split-ids"},
                     "negative", build});
