@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/SetVector.h"
 
@@ -24,10 +25,20 @@ bool isF32Tensor(Value value) {
 
 /// An incremental decoder's attention reads its keys and values from a
 /// cache variable: rounding the whole cache at every step would cost more
-/// than the products gain, so it stays f32.
+/// than the products gain, so it stays f32. Only a cache: a training step's
+/// attention that reads a variable as it is goes to bf16 like any other,
+/// as its backward does (which recomputes the probabilities from the same
+/// rounded keys and values).
 bool readsCache(tg::AttentionOp attention) {
-  return attention.getKeyIn().getDefiningOp<tg::LoadOp>() ||
-         attention.getValue().getDefiningOp<tg::LoadOp>();
+  auto cached = [&](Value value) {
+    auto load = value.getDefiningOp<tg::LoadOp>();
+    if (!load)
+      return false;
+    auto variable = SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(
+        load, load.getVariableAttr());
+    return variable && variable.getCache();
+  };
+  return cached(attention.getKeyIn()) || cached(attention.getValue());
 }
 
 /// The bf16 copies of one function's f32 values, one per value.

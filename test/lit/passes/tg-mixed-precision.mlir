@@ -153,6 +153,26 @@ module {
 
 // -----
 
+// A training step's attention that reads a variable (not a cache) as its
+// keys goes to bf16 like its gradient (it stayed f32 while its gradient
+// went to bf16, recomputing the probabilities from other keys).
+// CHECK-LABEL: func.func @keys_of_a_variable(
+// CHECK: %[[K:[a-z0-9_]+]] = tg.load @keys : tensor<2x4x9x8xf32>
+// CHECK: %[[KB:[a-z0-9_]+]] = tg.to_bf16 %[[K]] : tensor<2x4x9x8xf32>
+// CHECK: %[[O:[a-z0-9_]+]], %[[L:[a-z0-9_]+]] = tg.attention %{{[a-z0-9_]+}}, %[[KB]], %{{[a-z0-9_]+}} bf16_products scale
+// CHECK: tg.attention_grad %[[O]], %{{[a-z0-9_]+}}, %[[KB]], %{{[a-z0-9_]+}}, %[[O]], %[[L]] bf16_products scale
+module {
+  tg.variable @keys trainable init(normal, 0.1) : tensor<2x4x9x8xf32>
+  func.func @keys_of_a_variable(%q: tensor<2x4x5x8xf32>, %v: tensor<2x4x9x6xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) {
+    %k = tg.load @keys : tensor<2x4x9x8xf32>
+    %o, %lse = tg.attention %q, %k, %v scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>) -> (tensor<2x4x5x6xf32>, tensor<2x4x5xf32>)
+    %dq, %dk, %dv = tg.attention_grad %o, %q, %k, %v, %o, %lse scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x4x5x6xf32>, tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>, tensor<2x4x5x6xf32>, tensor<2x4x5xf32>) -> (tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>)
+    return %dq, %dk, %dv : tensor<2x4x5x8xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x6xf32>
+  }
+}
+
+// -----
+
 // A bias gradient (every dimension but the last summed) of a gradient that
 // a weight gradient's GEMM multiplies (as [rows, N], lhs transposed) reads
 // the same bf16 copy, in f32; a sum over other dimensions, one with
