@@ -149,9 +149,9 @@ std::string ProgressLog::position(const LoggedUpdate &update) const {
 bool ProgressLog::record(const LoggedUpdate &update, Clock::time_point now) {
   run.add(update);
   interval.add(update);
-  if (lossLog && (std::fprintf(lossLog, "%lld %.9g %d\n",
+  if (lossLog && (std::fprintf(lossLog, "%lld %.9g %lld\n",
                                static_cast<long long>(update.step), update.loss,
-                               update.tokens) < 0 ||
+                               static_cast<long long>(update.tokens)) < 0 ||
                   std::fflush(lossLog) != 0)) {
     std::fprintf(stderr, "error: cannot write %s: %s\n", lossLogPath.c_str(),
                  std::strerror(errno));

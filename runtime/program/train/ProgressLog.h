@@ -35,7 +35,7 @@ struct LoggedUpdate {
   float loss = 0, gradNorm = 0, lr = 0;
   /// The loss's cross-entropy part where it has other terms.
   std::optional<float> crossEntropy;
-  int32_t tokens = 0;
+  int64_t tokens = 0;
   /// `padded` of the update's `slots` source and target positions are
   /// padding.
   int64_t padded = 0, slots = 0;

@@ -23,7 +23,9 @@ struct Update {
   double crossEntropySum = 0; ///< the same of the cross-entropy parts
   float loss = 0, gradNorm = 0;
   std::optional<float> crossEntropy; ///< StepOutcome::crossEntropy
-  int32_t tokens = 0;
+  /// Summed over the update's batches and processes: past 2^31 at 4096
+  /// batches of 25k tokens on 21 processes.
+  int64_t tokens = 0;
   int64_t padded = 0, slots = 0;
 
   /// The loss (and its cross-entropy part) per target token of the sums.
@@ -202,7 +204,7 @@ int runTrainingLoop(const TrainingLoop &loop) {
       group->sum(totals, 7, "the update's loss and tokens");
       update.lossSum = totals[0];
       update.crossEntropySum = totals[1];
-      update.tokens = static_cast<int32_t>(totals[2]);
+      update.tokens = static_cast<int64_t>(totals[2]);
       update.padded = static_cast<int64_t>(totals[3]);
       update.slots = static_cast<int64_t>(totals[4]);
       update.average();
