@@ -348,7 +348,9 @@ def TG_ReluGradOp : TG_Op<"relu_grad", [Pure, Elementwise, TG_ElementwiseLoop,
     output, so the pre-activation need not be kept for the backward and the
     bias add before the relu can fuse into the GEMM (`tg.linear`).
     `input` may be the output's bf16 copy (`tg-mixed-precision`): rounding
-    to bf16 keeps every sign, so the result is the same and the f32 output
+    to bf16 keeps every sign but of outputs below bf16's smallest subnormal
+    (about 4.6e-41, which round to 0: their gradient, the interpreter's
+    too, is dropped), so the result is the same elsewhere and the f32 output
     need not be kept for the backward. Its type is then spelled out.
     `grad` may be bf16 (`tg-fold-bf16-roundings`, where the result is only
     rounded: masking commutes with the rounding, so the GEMM that makes
