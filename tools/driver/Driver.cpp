@@ -24,6 +24,7 @@
 #include "passes/Passes.h"
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/FileChecks.h"
+#include "runtime/data/Tasks.h"
 #include "runtime/data/TokenCorpus.h"
 #include "tools/InitAll.h"
 #include "tools/driver/BinaryBuilder.h"
@@ -600,6 +601,21 @@ bool checkLanguageModelBuckets(
   return true;
 }
 
+/// The training programs (and the interpreter's runs) pad every batch with
+/// id 0: a cross-entropy that ignores another id (PyTorch's -100 is an easy
+/// default to carry over) counts padding as targets, without a word.
+void warnOfPaddingCounted(mlir::ModuleOp module) {
+  module.walk([](tg::CrossEntropyOp loss) {
+    auto ignored = static_cast<int32_t>(loss.getIgnoreIndex());
+    if (ignored != runtime::kPadId)
+      loss.emitWarning()
+          << "ignores target id " << ignored
+          << ", but batches are padded with id " << runtime::kPadId
+          << ": the padding counts as targets (ignore "
+          << runtime::kPadId << " to leave it out)";
+  });
+}
+
 /// A model that ignored the bucket's shape would break the shared arena's
 /// and the runtime's assumptions (and its interpreter runs and printed
 /// stages would not be the bucket's): checked on @loss's batch inputs,
@@ -816,6 +832,8 @@ int runDriver(const DriverOptions &given) {
 
   if (!buckets.empty() && !checkBucketShapes(options, buckets, modules))
     return 1;
+  if (compiles(options) || options.emitStage == EmitStage::Train)
+    warnOfPaddingCounted(*modules.front());
   if (options.checkGradients)
     return checkGradientsOnInterpreter(*modules.front(), options);
   if (!runPipelines(options, context, modules))

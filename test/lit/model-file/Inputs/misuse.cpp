@@ -47,7 +47,7 @@ build(mlir::MLIRContext &context, const ModelOptions &options) {
     }
     b.setSchedule(schedule);
     Tensor logits = matmul(x, table, /*transposeB=*/true);
-    auto [loss, tokens] = crossEntropy(logits, out, 0.1, 0);
+    auto [loss, tokens] = crossEntropy(logits, out, 0.1, p == "ignore-other" ? -100 : 0);
     b.setLoss(loss, tokens);
     if (p == "adam-name")
       (void)b.param("adam.m.embedding", {16, 32}, Init::zeros());
@@ -76,5 +76,6 @@ TGC_REGISTER_MODEL({"misuse", "DSL misuses reported at their line",
                     {"silent", "outside", "negative", "slice", "caught", "dtype",
                      "empty", "scope", "beta", "peak", "adam-name", "huge-init",
                      "extra-input", "not-loss", "loss-twice", "nested",
-                     "stale", "reduce-min-ids", "reduce-min-dims", "split-ids"},
+                     "stale", "reduce-min-ids", "reduce-min-dims", "split-ids",
+                     "ignore-other"},
                     "negative", build});
