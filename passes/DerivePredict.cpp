@@ -47,11 +47,16 @@ struct TgDerivePredictPass : impl::TgDerivePredictBase<TgDerivePredictPass> {
     }
     auto ret = llvm::cast<func::ReturnOp>(loss.getBody().front().getTerminator());
     if (ret.getNumOperands() == 0 || !modelCrossEntropy(ret.getOperand(0))) {
-      loss.emitError() << "tg-derive-predict: the first result of @"
-                       << functionName
-                       << " must be one tg.cross_entropy's loss, alone or "
-                          "with terms added (its logits are what @"
-                       << predictName << " returns)";
+      InFlightDiagnostic error =
+          loss.emitError() << "tg-derive-predict: the first result of @"
+                           << functionName
+                           << " must be one tg.cross_entropy's loss, alone or "
+                              "with terms added (its logits are what @"
+                           << predictName << " returns)";
+      // Where the model's own lines are: each cross-entropy it made.
+      loss.walk([&](tg::CrossEntropyOp crossEntropy) {
+        error.attachNote(crossEntropy.getLoc()) << "a tg.cross_entropy";
+      });
       return signalPassFailure();
     }
 

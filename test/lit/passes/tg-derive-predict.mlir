@@ -40,6 +40,20 @@ func.func @loss() -> tensor<f32> {
 
 // -----
 
+// Two cross-entropies summed: no one of them is the model's; a note at
+// each says where they are (the error was at the function alone).
+// expected-error @+1 {{tg-derive-predict: the first result of @loss must be one tg.cross_entropy's loss}}
+func.func @loss(%logits: tensor<2x5x12xf32>, %a: tensor<2x5xi32>, %b: tensor<2x5xi32>) -> (tensor<f32>, tensor<i32>) {
+  // expected-note @+1 {{a tg.cross_entropy}}
+  %la, %na = tg.cross_entropy %logits, %a smoothing 0.000000e+00 ignore 0 : tensor<2x5x12xf32>, tensor<2x5xi32>
+  // expected-note @+1 {{a tg.cross_entropy}}
+  %lb, %nb = tg.cross_entropy %logits, %b smoothing 0.000000e+00 ignore 0 : tensor<2x5x12xf32>, tensor<2x5xi32>
+  %l = tg.add %la, %lb : tensor<f32>
+  return %l, %na : tensor<f32>, tensor<i32>
+}
+
+// -----
+
 // expected-error @+1 {{tg-derive-predict: no function @loss}}
 module {
   func.func @other() {
