@@ -74,9 +74,6 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // Alone, the training pipeline is the CPU target's.
   if (options.lossChunkRows == StepOptions::kTargetDefault)
     options.lossChunkRows = 1024;
-  // The kernels normalize the last axis: a softmax over another is written
-  // as one over the last, between transposes.
-  pm.addPass(createTgSoftmaxLastAxis());
   // A loss with extra terms also returns its cross-entropy, which autodiff
   // and Adam keep: the log tells the parts apart.
   pm.addPass(createTgSplitLoss());
@@ -100,6 +97,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // the optimizer's controls) -> (loss, tokens[, cross_entropy], gradient
   // norm).
   pm.addPass(createTgAdam());
+  // The kernels normalize the last axis: a softmax (and its gradient) over
+  // another is written as one over the last, between transposes; after
+  // tg-adam, which tells attention's dropout (of a softmax) from the others.
+  pm.addPass(createTgSoftmaxLastAxis());
   // The rules emit locally; dead forward values (a layer norm's unused
   // statistics, a transposed copy needed twice) are cleaned up here.
   pm.addPass(mlir::createCanonicalizerPass());

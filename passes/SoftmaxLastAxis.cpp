@@ -3,9 +3,9 @@
 // The kernels (CPU and CUDA) normalize rows: the last axis. A softmax over
 // another axis becomes one over the last between two transposes that swap
 // that axis with the last (a swap is its own inverse), so every target runs
-// it, and autodiff differentiates the transposes as it does any other.
-// Transposes move values without rounding: the results are the
-// interpreter's, bit for bit.
+// it; the gradient (tg.softmax_grad, after autodiff) likewise. Transposes
+// move values without rounding: the results are the interpreter's, bit for
+// bit.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

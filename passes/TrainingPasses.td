@@ -15,10 +15,10 @@ def TgSoftmaxLastAxis : Pass<"tg-softmax-last-axis", "::mlir::ModuleOp"> {
     The kernels of both targets normalize rows (the last axis). A
     `tg.softmax` or `tg.softmax_grad` over another axis becomes the same op
     over the last axis between two `tg.transpose`s that swap that axis with
-    the last; autodiff differentiates them as any other transposes. The
+    the last. The
     values are the interpreter's, bit for bit (transposes only move them).
-    First in the training pipeline, so every function derived from the loss
-    has only softmaxes over the last axis.
+    In the training pipeline right after tg-adam (which tells attention's
+    dropout, of a softmax's result, from the others), on every function.
 
     ```mlir
     // before

@@ -21,7 +21,7 @@ FailureOr<std::string> emitSoftmax(KernelArgs &p, EmitContext &context,
   if (static_cast<int64_t>(o.getAxis()) !=
       static_cast<int64_t>(shapeOf(o.getInput()).size()) - 1)
     return o.emitOpError() << "is over axis " << o.getAxis()
-                           << "; the kernels normalize the last axis only (tg-softmax-last-axis, first in the training pipeline, rewrites the others)";
+                           << "; the kernels normalize the last axis only (tg-softmax-last-axis, in the training pipeline, rewrites the others)";
   return std::string("  kernels::softmax(" + p(o.getInput()) + ", " +
                      p(o.getResult()) + ", " + rowsWidth(o.getInput()) +
                      ");\n");
@@ -32,7 +32,7 @@ FailureOr<std::string> emitSoftmaxGrad(KernelArgs &p, EmitContext &context,
   if (static_cast<int64_t>(o.getAxis()) !=
       static_cast<int64_t>(shapeOf(o.getOutput()).size()) - 1)
     return o.emitOpError() << "is over axis " << o.getAxis()
-                           << "; the kernels normalize the last axis only (tg-softmax-last-axis, first in the training pipeline, rewrites the others)";
+                           << "; the kernels normalize the last axis only (tg-softmax-last-axis, in the training pipeline, rewrites the others)";
   return std::string("  kernels::softmaxGrad(" + p(o.getOutput()) + ", " +
                      p(o.getGrad()) + ", " + p(o.getResult()) + ", " +
                      rowsWidth(o.getOutput()) + ");\n");
