@@ -1,6 +1,8 @@
 //===- GradientCheck.cpp - gradients against central differences ---------===//
 #include "codegen/interpreter/GradientCheck.h"
 
+#include "ir/TgOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -39,8 +41,17 @@ checkGradients(Interpreter &interpreter, ModuleOp module,
   if (!func)
     return module.emitError() << "no function @" << function
                               << " to check the gradients of";
+  // The analytic pass must leave the state the probes read as it was: a
+  // loss that stores (a running statistic) would otherwise be probed with
+  // the stored values, and a right gradient reported wrong.
+  std::vector<std::pair<std::string, HostTensor>> state;
+  for (auto variable : module.getOps<tg::VariableOp>())
+    if (HostTensor *value = interpreter.variable(variable.getSymName()))
+      state.emplace_back(variable.getSymName().str(), *value);
   FailureOr<std::vector<HostTensor>> analytic =
       interpreter.run(function, args);
+  for (auto &[name, value] : state)
+    *interpreter.variable(name) = std::move(value);
   if (failed(analytic))
     return failure();
   bool runFailed = false;
