@@ -40,7 +40,8 @@
 // Causal blocks stop at the last key any of their queries sees; within the
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
 // whenever the row sees some unmasked key. (A row whose every key is masked
-// is not reproduced anyway: in float, -1e9 + s rounds s away.)
+// weighs its keys alike: in float, -1e9 + s rounds s away; the reference
+// kernel adds the mask in float too.)
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Bf16Tile.h"

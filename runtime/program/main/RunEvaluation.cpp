@@ -123,9 +123,24 @@ AfterStep Run::validateOnFirst(int64_t step) {
                          .add("bleu", result->bleu.score)
                          .add("tokens", result->loss.tokens)
                          .add("sentences", result->sentences)))
-    return AfterStep::Fail;
+    return failAfterSaving(step);
   return afterValidation(step, loss, result->bleu.score,
                          options.bestBy == TrainOptions::BestBy::Loss);
+}
+
+AfterStep Run::failAfterSaving(int64_t step) {
+  // The log's disk may be full while the checkpoint's is not, as in the
+  // training loop (a group's processes would all have to save: there the
+  // run ends as before).
+  if (!group) {
+    stepsDone = step;
+    if (save(step, /*last=*/true))
+      std::fprintf(stderr,
+                   "note: the run stopped after step %lld; continue with "
+                   "--resume %s\n",
+                   static_cast<long long>(step), checkpointPath.c_str());
+  }
+  return AfterStep::Fail;
 }
 
 AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
@@ -159,7 +174,7 @@ AfterStep Run::validateLanguageModel(int64_t step) {
                  batch, loss);
   }
   if (!deviceOk("while validating at step " + std::to_string(step)))
-    return AfterStep::Fail;
+    return failAfterSaving(step);
   double perToken = loss.perTokenLoss();
   std::printf("valid step %lld: loss %.4f  ppl %.3f  on %lld tokens of %zu "
               "batches\n",

@@ -626,7 +626,7 @@ bool checkCombinations(const TrainOptions &o) {
           kMaxBatchesDrawn)
     return problem("--steps " + std::to_string(o.steps) +
                    " with --update-freq " + std::to_string(o.updateFreq) +
-                   " draws more than 2^32 batches (dropout's counter): give "
+                   " draws more than 2^32 - 1 batches (dropout's counter): give "
                    "fewer steps");
   if (o.lr && o.lrFactor)
     return problem("--lr and --lr-factor exclude each other (--lr is the "
