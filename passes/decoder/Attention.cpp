@@ -14,7 +14,10 @@ namespace {
 /// Cross-attention; DeriveDecoder.cpp rewrites self-attention (keys from the
 /// target) itself, with key/value caches.
 FailureOr<OpAxes> attentionAxes(const AxisRequest &r, tg::AttentionOp op) {
-  if (op.getCausal() || !r.isTarget(op.getQuery()) || r.axis != 2)
+  if (op.getCausal())
+    return r.unsupported("a causal attention whose keys come from the "
+                         "source (causality orders one sequence's positions)");
+  if (!r.isTarget(op.getQuery()) || r.axis != 2)
     return r.unsupported("only queries may come from the target here");
   if (op.getBias())
     return r.unsupported("a score bias is not cut to one query position");

@@ -95,6 +95,14 @@ int runSample() {
     return fail("--max-digits must be 1 to 9");
   if (samplePairs < 1)
     return fail("--pairs must be at least 1");
+  // Every number drawn is held (to draw each once), and the files must
+  // stay under the 4 GiB that vocab and encode read: ten million pairs are
+  // about 1 GB of text and of memory.
+  constexpr int64_t kMaxPairs = 10'000'000;
+  if (samplePairs > kMaxPairs)
+    return fail("--pairs " + std::to_string(samplePairs) + " is more than " +
+                std::to_string(kMaxPairs) +
+                " (about 1 GB of text; vocab and encode read 4 GiB at most)");
   const int64_t available = numbersIn(sampleSplit, sampleDigits);
   if (samplePairs > available)
     return fail("--pairs " + std::to_string(samplePairs) + " is more than the " +

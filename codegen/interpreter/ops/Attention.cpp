@@ -29,6 +29,7 @@ ref::AttentionConfig attentionConfig(Executor &x, AttentionLike o) {
       config.causalOffset = scalarOf(x.get(o.getPosition()));
   config.scale = f32Attr(o.getScale());
   config.bf16Products = o.getBf16Products();
+  config.floatMaskedScores = x.getPrecision() == Precision::F32;
   if (o.getRngKey())
     config.dropout =
         dropoutOf(x.get(o.getRngKey()),

@@ -41,7 +41,7 @@
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
 // whenever the row sees some unmasked key. (A row whose every key is masked
 // weighs its keys alike: in float, -1e9 + s rounds s away; the reference
-// kernel adds the mask in float too.)
+// kernel does so too in the interpreter's f32 precision.)
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Bf16Tile.h"

@@ -69,13 +69,16 @@ static std::vector<double> scoreRow(const HostTensor &q, const HostTensor &k,
     double s = config.scale * dot;
     if (config.bias)
       s += (*config.bias)[d.biasIndex(*config.bias, b, h, i, j)];
-    // A masked score is added in float, as every kernel adds it: -1e9 + s
-    // is then -1e9 for |s| < 32, so a row whose every key is masked (a
-    // padding row of a batch) weighs its keys alike, as the kernels do,
-    // instead of by the scores its mask was to hide.
-    if (config.mask)
-      if (double m = (*config.mask)[b * d.keys + j]; m != 0.0)
+    // floatMaskedScores: a row whose every key is masked (a padding row of
+    // a batch) weighs its keys alike, as the kernels do, instead of by the
+    // scores its mask was to hide.
+    if (config.mask) {
+      double m = (*config.mask)[b * d.keys + j];
+      if (config.floatMaskedScores && m != 0.0)
         s = static_cast<float>(static_cast<float>(s) + static_cast<float>(m));
+      else
+        s += m;
+    }
     if (config.causal && j > config.causalOffset + i)
       s += kMaskedScore;
     scores[j] = s;

@@ -148,6 +148,11 @@ struct AttentionConfig {
   /// tg.attention's bf16_products: what multiplies v, and in the gradient
   /// what multiplies v, q, k and dO, is rounded to bf16 (as f32) first.
   bool bf16Products = false;
+  /// A masked score is added in float, as every kernel (and an unfused
+  /// tg.add in float) adds it: -1e9 + s is -1e9 for |s| < 32, so a row
+  /// whose every key is masked weighs them alike. The interpreter's f32
+  /// precision sets it; in f64 the mask is added in double.
+  bool floatMaskedScores = false;
 };
 struct AttentionResult {
   HostTensor output, lse;

@@ -22,7 +22,8 @@
 // batch, then @decode_step on each row's newest token; beam search moves
 // the self-attention caches' rows with their hypotheses), else @predict on
 // every whole prefix per token. Decoding::Full forces the latter; both
-// give the same tokens.
+// give the same tokens in f32 programs (in bf16 @predict's attention reads
+// rounded keys and values, the cache's stays f32: near-ties may differ).
 //
 // All three poll interruptRequested() (Interrupt.h) once per batch and per
 // position: a SIGINT or SIGTERM exits, or, inside a returning
@@ -133,7 +134,8 @@ struct Sampling {
 /// context: with the incremental decoder (@decode_step one position at a
 /// time, keys and values cached, the prompt's positions first) where it was
 /// compiled and `decoding` allows, else recomputing the whole prefix with
-/// @predict per token; both pick the same tokens. A prompt longer than the
+/// @predict per token; both pick the same tokens in f32 (in bf16 near-ties
+/// may differ, as for translation). A prompt longer than the
 /// context keeps its last context - 1 tokens.
 std::vector<std::vector<int32_t>>
 continuePrompts(const CompiledModel &model, float *state, char *arena,

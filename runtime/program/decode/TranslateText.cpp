@@ -182,6 +182,24 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
                    "%zu\n", name.c_str(), i + 1, sources[i].size(), longest);
     sources[i].resize(longest);
   }
+  // Buckets shrink their batch as lengths grow: a sentence longer than
+  // every bucket with the beam's rows holds would fail the whole run after
+  // the others were decoded. Refused before any is.
+  size_t longestForBeam = 0;
+  for (int b = 0; b < model.numBuckets; ++b)
+    if (model.buckets[b].batchSize >= beamWidth)
+      longestForBeam = std::max<size_t>(longestForBeam,
+                                        model.buckets[b].sourceLength - 1);
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (sources[i].size() > longestForBeam) {
+      std::fprintf(stderr,
+                   "error: %s:%zu: %zu tokens, but the buckets whose batch "
+                   "holds --beam %lld hypotheses take at most %zu: give a "
+                   "narrower beam\n",
+                   name.c_str(), i + 1, sources[i].size(),
+                   static_cast<long long>(beamWidth), longestForBeam);
+      return 2;
+    }
 
   // Ctrl-C or SIGTERM stops the translation within a batch (exit 128 + the
   // signal); --output is written only after it, so it stays as it was.

@@ -134,3 +134,21 @@ module {
     return %x : tensor<2x4x8xf32>
   }
 }
+
+// -----
+
+// A causal attention whose keys come from the source: causality orders one
+// sequence's positions, so it is named as such (it said only queries may
+// come from the target, which they do).
+module {
+  func.func @predict(%src: tensor<2x4xi32> {tg.name = "source_ids"}, %tin: tensor<2x4xi32> {tg.name = "target_in_ids"}) -> tensor<2x1x4x8xf32> {
+    %e = tg.constant dense<0.5> : tensor<10x8xf32>
+    %x = tg.embedding %e[%tin] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %s = tg.embedding %e[%src] : tensor<10x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+    %q = tg.reshape %x : tensor<2x4x8xf32> -> tensor<2x1x4x8xf32>
+    %k = tg.reshape %s : tensor<2x4x8xf32> -> tensor<2x1x4x8xf32>
+    // expected-error @+1 {{'tg.attention' op cannot run one target position at a time: a causal attention whose keys come from the source (causality orders one sequence's positions)}}
+    %o, %lse = tg.attention %q, %k, %k causal scale 0.353553385 dropout 0.0 op_id 0 : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>) -> (tensor<2x1x4x8xf32>, tensor<2x1x4xf32>)
+    return %o : tensor<2x1x4x8xf32>
+  }
+}

@@ -126,6 +126,12 @@ func.func @unfused(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x3x2xf32>, %v: tensor<
     for (double x : out[0].data)
       EXPECT_TRUE(std::isfinite(x)) << func;
   }
+  // In f32 both add the mask in float, as the kernels do: every key weighs
+  // alike (the fused one added it in double and kept the hidden scores).
+  auto fused32 = f32.run("fused", args), unfused32 = f32.run("unfused", args);
+  ASSERT_EQ(fused32.size(), 1u);
+  ASSERT_EQ(unfused32.size(), 1u);
+  test::expectClose(fused32[0], unfused32[0], 1e-6, "f32");
 }
 
 // layer_norm(x + dropout(y)) with its statistics spelled out in tg ops, and
