@@ -100,9 +100,25 @@ LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            getResult().getType(), "variable");
 }
 
+/// A parameter's one writer is the optimizer: a store into it in the loss
+/// would race the update (which wins depends on the target's order) and
+/// make @predict, cloned from the loss, change the model as it decodes.
+static LogicalResult refuseTrainable(Operation *op, VariableOp variable) {
+  if (!variable.getTrainable())
+    return success();
+  return op->emitOpError()
+         << "writes trainable variable @" << variable.getSymName()
+         << ", which only the optimizer updates (keep state in a variable "
+            "without `trainable`)";
+}
+
 LogicalResult StoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyVariableUse(*this, symbolTable, getVariableAttr(),
-                           getValue().getType(), "variable");
+  if (failed(verifyVariableUse(*this, symbolTable, getVariableAttr(),
+                               getValue().getType(), "variable")))
+    return failure();
+  return refuseTrainable(*this,
+                         symbolTable.lookupNearestSymbolFrom<VariableOp>(
+                             *this, getVariableAttr().getAttr()));
 }
 
 LogicalResult StoreSliceOp::verify() {
@@ -134,7 +150,7 @@ StoreSliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "value " << formatShape(value.getShape())
                          << " is not a slice along axis " << axis << " of "
                          << getVariableAttr() << " " << type;
-  return success();
+  return refuseTrainable(*this, variable);
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }

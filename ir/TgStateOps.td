@@ -101,7 +101,8 @@ def TG_StoreOp : TG_Op<"store", [DeclareOpInterfaceMethods<SymbolUserOpInterface
   let summary = "overwrites a variable in place";
   let description = [{
     Replaces the value of a `tg.variable`; later `tg.load`s see it. The value's
-    type must equal the variable's type.
+    type must equal the variable's type. The variable is not `trainable`: a
+    parameter's one writer is the optimizer (`tg.store_slice` likewise).
 
     ```mlir
     tg.store %new_step, @step : tensor<i32>

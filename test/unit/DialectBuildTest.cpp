@@ -107,7 +107,7 @@ TEST(DialectBuild, PrintParseRoundTripIsStable) {
 TEST(DialectBuild, ConstantFoldsAndCseKeepsLoadsAroundStores) {
   test::TestContext t;
   const char *source = R"mlir(
-    tg.variable @w trainable init(ones) : tensor<2xf32>
+    tg.variable @w init(ones) : tensor<2xf32>
     func.func @f(%v: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
       %a = tg.load @w : tensor<2xf32>
       %b = tg.load @w : tensor<2xf32>

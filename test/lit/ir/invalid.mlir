@@ -197,6 +197,27 @@ func.func @store_slice_shape(%k: tensor<2x4x1x6xf32>, %position: tensor<i32>) {
 
 // -----
 
+// tg.store and tg.store_slice: a trainable variable's one writer is the
+// optimizer (a store in the loss raced the update, and @predict, cloned
+// from the loss, changed the model as it decoded).
+tg.variable @w trainable init(zeros) : tensor<4xf32>
+func.func @store_trainable(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'tg.store' op writes trainable variable @w, which only the optimizer updates (keep state in a variable without `trainable`)}}
+  tg.store %x, @w : tensor<4xf32>
+  return
+}
+
+// -----
+
+tg.variable @w trainable init(zeros) : tensor<2x4xf32>
+func.func @store_slice_trainable(%x: tensor<1x4xf32>, %position: tensor<i32>) {
+  // expected-error @+1 {{'tg.store_slice' op writes trainable variable @w}}
+  tg.store_slice %x, @w[%position] axis 0 : tensor<1x4xf32>
+  return
+}
+
+// -----
+
 // tg.store: the symbol must be defined.
 func.func @store_undefined(%next: tensor<i32>) {
   // expected-error @+1 {{variable @step is not defined}}
