@@ -63,8 +63,10 @@ __global__ void softmaxGradKernel(const float *output, const float *grad,
   }
 }
 
-/// residual + dropout(sublayer) as the CPU rounds it (product, then sum:
-/// no fused multiply-add), so that h is the same in every kernel.
+/// residual + dropout(sublayer), the product and the sum rounded apart (no
+/// fused multiply-add), so that h is the same in every CUDA kernel that
+/// computes it. (The CPU kernel's compiler may contract the two into one
+/// FMA, GCC's default: the targets' h can differ by an ulp.)
 __device__ float residualSum(float residual, float sublayer, float factor) {
   return __fadd_rn(residual, __fmul_rn(sublayer, factor));
 }
