@@ -17,7 +17,7 @@ import re
 import sys
 import tempfile
 
-from run import ROOT, TGC, run_child
+from sides import ROOT, TGC, run_child
 
 TGC_DATA = os.path.join(ROOT, "build", "bin", "tgc-data")
 
