@@ -161,8 +161,9 @@ def table(rows, peak, peak_bf16):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sections", default="full,load,small",
-                        help="any of full, load, small (default all)")
+    parser.add_argument("--sections",
+                        help="any of full, load, small (default all; none "
+                             "beside --rows)")
     parser.add_argument("--rows", help="rows by name instead (" + ", ".join(ROWS) + ")")
     parser.add_argument("--steps", type=int, help="timed steps (default: per row)")
     parser.add_argument("--warmup", type=int, help="untimed steps first, at least 1")
@@ -179,7 +180,9 @@ def main():
         parser.error("--repeats must be at least 1")
     if args.warmup is not None and args.warmup < 1:
         parser.error("--warmup must be at least 1 (the log line at step W starts the clock)")
-    sections = args.sections.split(",")
+    # --rows alone runs those rows only (the load section added its row).
+    sections = (args.sections.split(",") if args.sections
+                else [] if args.rows else ["full", "load", "small"])
     names = args.rows.split(",") if args.rows else [
         n for s in ("full", "small") if s in sections for n in SECTIONS[s]]
     if "load" in sections and LOAD_ROW not in names:
