@@ -12,6 +12,7 @@
 
 #include "ir/TgOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -95,10 +96,16 @@ FailureOr<std::string> emitMultiAdamUpdate(KernelArgs &p, EmitContext &context,
   std::string tensors =
       "  const kernels::AdamTensor tensors[] = {\n" + entries + "  };\n";
   std::string norm = p(o.getGradNorm());
+  // The step's loss, its function's first result.
+  auto function = o->getParentOfType<func::FuncOp>();
+  auto ret = llvm::cast<func::ReturnOp>(function.getBody().front().back());
+  std::string loss =
+      ret.getNumOperands() ? p(ret.getOperand(0)) : std::string("nullptr");
   return tensors + target.optimizerStep(
                        "tensors, " + std::to_string(count) + ", " + control,
                        target.scalarArgument(p(o.getLr())),
-                       target.scalarArgument(p(o.getStep())), norm, hyper);
+                       target.scalarArgument(p(o.getStep())), norm, hyper,
+                       loss);
 }
 
 FailureOr<std::string> emitAllReduce(KernelArgs &, EmitContext &,

@@ -43,9 +43,11 @@ std::string CppTarget::optimizerStep(const std::string &head,
                                      const std::string &lr,
                                      const std::string &step,
                                      const std::string &norm,
-                                     const std::string &hyper) const {
+                                     const std::string &hyper,
+                                     const std::string &) const {
   // A data-parallel run's sharded optimizer takes the step over (and is
-  // given the kernel, for its share).
+  // given the kernel, for its share). The loss gates the call itself
+  // (mayUpdateState, CheckedStep.cpp).
   std::string arguments = head + ", " + lr + ", " + step + ", " + hyper;
   return "  *" + norm + " = f.optimizerStep ? f.optimizerStep(" +
          "&kernels::optimizerStep, " + arguments + ")\n" +

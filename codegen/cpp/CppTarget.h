@@ -29,7 +29,8 @@ public:
                    int64_t bytes) const override;
   std::string optimizerStep(const std::string &head, const std::string &lr,
                             const std::string &step, const std::string &norm,
-                            const std::string &hyper) const override;
+                            const std::string &hyper,
+                            const std::string &loss) const override;
   std::string placeConstant(const Bucket &bucket, llvm::StringRef name,
                             llvm::StringRef type,
                             llvm::raw_ostream &os) override {

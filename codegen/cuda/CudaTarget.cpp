@@ -51,11 +51,14 @@ std::string CudaTarget::optimizerStep(const std::string &head,
                                       const std::string &lr,
                                       const std::string &step,
                                       const std::string &norm,
-                                      const std::string &hyper) const {
+                                      const std::string &hyper,
+                                      const std::string &loss) const {
   // The gradient's weight changes every step: the kernels read the device
   // copy uploaded with the inputs (the control's host value is not read).
+  // The loss too is read on the device: a captured step cannot ask the
+  // host whether it is finite.
   return "  kernels::optimizerStep(" + head + ", " + lr + ", " + step +
-         ", g.gradWeight, " + norm + ", " + hyper + ");\n";
+         ", g.gradWeight, " + norm + ", " + hyper + ", " + loss + ");\n";
 }
 
 std::optional<std::string> CudaTarget::inputUpload(int64_t sourceIds,

@@ -32,7 +32,8 @@ public:
                    int64_t bytes) const override;
   std::string optimizerStep(const std::string &head, const std::string &lr,
                             const std::string &step, const std::string &norm,
-                            const std::string &hyper) const override;
+                            const std::string &hyper,
+                            const std::string &loss) const override;
   std::optional<std::string> inputUpload(int64_t sourceIds,
                                          int64_t targetIds) const override;
   std::string readLoss(const std::string &loss, const std::string &tokens,

@@ -108,12 +108,15 @@ public:
                            int64_t bytes) const = 0;
   /// The statement of kernels::optimizerStep: `head` its tensors, their
   /// count and the control; `lr` and `step` scalar arguments; the gradient
-  /// norm goes to `norm`; `hyper` is beta1, beta2, epsilon.
+  /// norm goes to `norm`; `hyper` is beta1, beta2, epsilon; `loss` points
+  /// to the step's loss (an update from a non-finite one is skipped: the
+  /// CPU's step does not call the optimizer then, CheckedStep.cpp).
   virtual std::string optimizerStep(const std::string &head,
                                     const std::string &lr,
                                     const std::string &step,
                                     const std::string &norm,
-                                    const std::string &hyper) const = 0;
+                                    const std::string &hyper,
+                                    const std::string &loss) const = 0;
 
   /// The braced fields of a site's kernels::Dropout, from the host key
   /// `key` (int32_t[2]): its op id, rate and index offset, and on CUDA the

@@ -45,7 +45,8 @@ void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
 void optimizerStep(const AdamTensor *tensors, int count,
                    const OptimizerControl &control, const float *lr,
                    const int32_t *step, const float *weight, float *norm,
-                   float beta1, float beta2, float epsilon) {
+                   float beta1, float beta2, float epsilon,
+                   const float *loss) {
   std::vector<Chunk> chunks = chunksOf(tensors, count);
   if (chunks.empty())
     return;
@@ -58,7 +59,7 @@ void optimizerStep(const AdamTensor *tensors, int count,
     return; // no scratch: the error is kept (firstError), nothing runs
   gradientKernel<<<rowBlocks(blocks), kThreads, 0, stream()>>>(
       table, blocks, weight, control.phase, control.accumulator,
-      squares.as<double>());
+      squares.as<double>(), loss);
   TGC_CUDA_CHECK_LAUNCH();
   normKernel<<<1, kThreads, 0, stream()>>>(
       squares.as<double>(), blocks, control.clip, norm, factor.as<float>());

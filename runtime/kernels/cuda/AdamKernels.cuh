@@ -47,11 +47,21 @@ static_assert(std::has_unique_object_representations_v<Chunk>,
 constexpr int64_t kChunkElements = 1 << 14;
 
 /// Pass 1 of the optimizer step: weights and accumulates the gradient
-/// (phase, KernelTypes.h) and writes each chunk's sum of squares.
+/// (phase, KernelTypes.h) and writes each chunk's sum of squares. From a
+/// non-finite `loss` (null: none given) it accumulates nothing and writes
+/// NaN sums: the norm is NaN and Adam makes no update, as the CPU's step,
+/// which does not call the optimizer after such a loss.
 __global__ void gradientKernel(const Chunk *chunks, int64_t count,
                                const float *gradWeight, int32_t phase,
-                               float *accumulator, double *squares) {
+                               float *accumulator, double *squares,
+                               const float *loss = nullptr) {
   const float weight = *gradWeight;
+  if (loss && !isfinite(*loss)) {
+    for (int64_t x = blockIdx.x; x < count; x += gridDim.x)
+      if (threadIdx.x == 0)
+        squares[x] = NAN;
+    return;
+  }
   for (int64_t x = blockIdx.x; x < count; x += gridDim.x) {
     Chunk c = chunks[x];
     float *acc = accumulator ? accumulator + c.flat - c.begin : nullptr;

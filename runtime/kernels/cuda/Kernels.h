@@ -98,10 +98,14 @@ void adamUpdate(const AdamTensor *tensors, int count, const float *lr,
 /// host values, but for its weight, read from the DEVICE scalar `weight`
 /// (control.weight is not read); its accumulator and `norm` (the result)
 /// are DEVICE memory.
+/// `loss` (DEVICE, or null): from a non-finite one nothing is accumulated
+/// or updated and the norm is NaN, as the CPU's step, which does not call
+/// the optimizer then.
 void optimizerStep(const AdamTensor *tensors, int count,
                    const OptimizerControl &control, const float *lr,
                    const int32_t *step, const float *weight, float *norm,
-                   float beta1, float beta2, float epsilon);
+                   float beta1, float beta2, float epsilon,
+                   const float *loss = nullptr);
 
 } // namespace tgc::cuda
 

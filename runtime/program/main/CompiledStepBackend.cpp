@@ -55,8 +55,8 @@ bool CompiledStepBackend::runStep(const Batch &batch, const StepInput &input,
 void CompiledStepBackend::explainNonFinite(const Batch &batch,
                                            const StepInput &input) {
   long long step = static_cast<long long>(input.step);
-  // A GPU's state is on the device (its optimizer, as the CPU's, made no
-  // update from a non-finite gradient norm).
+  // A GPU's state is on the device (its optimizer, as the CPU's step, made
+  // no update after a non-finite loss or from a non-finite gradient norm).
   if (model.device) {
     model.device->download(memory.state());
     if (!deviceOk("reading the state after step " + std::to_string(step)))

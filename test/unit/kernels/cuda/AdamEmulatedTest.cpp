@@ -3,9 +3,10 @@
 // runtime/kernels/cuda/AdamKernels.cuh run by KernelEmulator.h as Adam.cu's
 // optimizerStep launches them (gradientKernel, normKernel, then adamKernel
 // in the phases that update), against cpu::optimizerStep on the same
-// tensors: every accumulation phase, AdamW on some tensors, clipping, and
-// a finite norm past what Adam takes (no update). On a GPU,
-// TrainingTest.cpp's OptimizerStep tests check the same through
+// tensors: every accumulation phase, AdamW on some tensors, clipping, a
+// finite norm past what Adam takes (no update), and a non-finite loss
+// (nothing accumulated or updated, as the CPU's step skips the optimizer).
+// On a GPU, TrainingTest.cpp's OptimizerStep tests check the same through
 // cuda::optimizerStep.
 //
 //===----------------------------------------------------------------------===//
@@ -16,14 +17,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace tgc::test {
 namespace {
 
 /// The optimizer step on the emulator, as cuda::optimizerStep launches it;
-/// returns the norm.
+/// returns the norm. `loss`: the step's, on the device (null: none).
 float emulatedOptimizerStep(const std::vector<runtime::AdamTensor> &tensors,
                             const runtime::OptimizerControl &control, float lr,
-                            int32_t step, float weight) {
+                            int32_t step, float weight,
+                            const float *loss = nullptr) {
   std::vector<cuda::Chunk> chunks =
       cuda::chunksOf(tensors.data(), static_cast<int>(tensors.size()));
   const int64_t count = static_cast<int64_t>(chunks.size());
@@ -32,7 +36,7 @@ float emulatedOptimizerStep(const std::vector<runtime::AdamTensor> &tensors,
   float norm = 7.0f, factor = 7.0f;
   emulator::launch(blocks, threads, 0, [&] {
     cuda::gradientKernel(chunks.data(), count, &weight, control.phase,
-                         control.accumulator, squares.data());
+                         control.accumulator, squares.data(), loss);
   });
   emulator::launch(dim3(1), threads, 0, [&] {
     cuda::normKernel(squares.data(), count, control.clip, &norm, &factor);
@@ -120,6 +124,49 @@ TEST(AdamEmulated, NoUpdateFromANormPastWhatAdamTakes) {
     }
     expectSameState(cpu, emulated, tag);
   }
+}
+
+// After a non-finite loss the CPU's step does not call the optimizer (the
+// state stays, so that the step can be run again on it to find where the
+// NaN came from); the device cannot ask the host, so its kernels read the
+// loss: in every phase nothing is accumulated or updated, and the norm is
+// NaN.
+TEST(AdamEmulated, NothingAccumulatedOrUpdatedAfterANonFiniteLoss) {
+  int64_t total = 0;
+  for (int64_t size : AdamProblem::sizes)
+    total += size;
+  for (float loss : {NAN, INFINITY}) {
+    for (int32_t phase : {runtime::kAccumulateFirst, runtime::kAccumulate,
+                          runtime::kAccumulateUpdate, runtime::kUpdate}) {
+      AdamProblem emulated;
+      const AdamProblem before = emulated;
+      std::vector<float> accumulator(total, 7.0f);
+      std::vector<runtime::AdamTensor> tensors = emulated.cpuTensors();
+      const float norm = emulatedOptimizerStep(
+          tensors, {0.0f, phase, 0.5f, accumulator.data(), 0.0f},
+          AdamProblem::lr, 3, 1.0f, &loss);
+      std::string tag =
+          " loss " + std::to_string(loss) + " phase " + std::to_string(phase);
+      EXPECT_TRUE(std::isnan(norm)) << tag;
+      EXPECT_EQ(emulated.p, before.p) << tag;
+      EXPECT_EQ(emulated.m, before.m) << tag;
+      EXPECT_EQ(emulated.v, before.v) << tag;
+      EXPECT_EQ(accumulator, std::vector<float>(total, 7.0f)) << tag;
+    }
+  }
+  // A finite loss is the step as before.
+  AdamProblem cpu, emulated;
+  std::vector<runtime::AdamTensor> cpuTensors = cpu.cpuTensors(),
+                                   emulatedTensors = emulated.cpuTensors();
+  const float finite = 2.5f;
+  const float norm = cpu::optimizerStep(
+      cpuTensors.data(), 3, {1.0f, runtime::kUpdate, 0.0f}, AdamProblem::lr, 1,
+      AdamProblem::beta1, AdamProblem::beta2, AdamProblem::epsilon);
+  const float got = emulatedOptimizerStep(
+      emulatedTensors, {0.0f, runtime::kUpdate, 0.0f, nullptr, 0.0f},
+      AdamProblem::lr, 1, 1.0f, &finite);
+  EXPECT_NEAR(got, norm, 1e-5 * norm);
+  expectSameState(cpu, emulated, " finite loss");
 }
 
 } // namespace
