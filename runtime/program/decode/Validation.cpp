@@ -26,8 +26,12 @@ std::string ValidationResult::format(int64_t step, int64_t beam) const {
 ValidationVerdict recordValidation(CheckpointInfo &history, double loss,
                                    double bleu, bool byLoss, int64_t patience,
                                    int64_t step, int64_t replayUntil) {
-  bool lowerLoss = history.bestLoss < 0 || loss < history.bestLoss;
-  bool higherBleu = bleu > history.bestBleu;
+  // A NaN (or infinite) validation is never the best: as the first, it was
+  // "lower" than none, saved as .best, and no later one could beat it.
+  const bool finite = std::isfinite(loss) && std::isfinite(bleu);
+  bool lowerLoss =
+      finite && (history.bestLoss < 0 || loss < history.bestLoss);
+  bool higherBleu = finite && bleu > history.bestBleu;
   if (lowerLoss)
     history.bestLoss = loss;
   if (higherBleu)

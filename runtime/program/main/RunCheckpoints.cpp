@@ -167,7 +167,10 @@ bool Run::resume(const CheckpointInfo &info) {
     for (const std::string &change :
          hyperparameterChanges(info.hyperparameters, hyperparameterText()))
       std::printf("note: %s\n", change.c_str());
-  if (options.validEvery > 0 && !options.overwrite)
+  // With --overwrite too (--resume X.step3000 --overwrite, as the refusal
+  // of an existing checkpoint suggests): the .best may hold a better
+  // validation than the resumed step's, which a worse one must not replace.
+  if (options.validEvery > 0)
     rememberSavedBest();
   return true;
 }

@@ -146,13 +146,20 @@ AfterStep Run::failAfterSaving(int64_t step) {
 AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
                                bool byLoss) {
   validations.validatedStep = step;
+  const double bestLoss = validations.bestLoss, bestBleu = validations.bestBleu;
   ValidationVerdict verdict =
       recordValidation(validations, loss, bleu, byLoss,
                        options.patience.value_or(0), step, savedBestAhead);
-  if (verdict == ValidationVerdict::Best)
-    return save(step, checkpointPath + ".best", /*last=*/false) == Saved::Failed
-               ? AfterStep::Fail
-               : AfterStep::Continue;
+  if (verdict == ValidationVerdict::Best) {
+    Saved saved = save(step, checkpointPath + ".best", /*last=*/false);
+    // Not written (the state is not finite, or diverged): the .best on disk
+    // is still the best, and a later validation must beat it, not this one.
+    if (saved == Saved::Kept) {
+      validations.bestLoss = bestLoss;
+      validations.bestBleu = bestBleu;
+    }
+    return saved == Saved::Failed ? AfterStep::Fail : AfterStep::Continue;
+  }
   if (verdict == ValidationVerdict::NotBest)
     return AfterStep::Continue;
   std::printf("stopping early at step %lld: no better %s in the last %lld "

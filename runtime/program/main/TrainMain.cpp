@@ -396,19 +396,27 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
   bool parsed = parseTrainOptions(argc, argv, options, exitCode);
   if (!parsed && exitCode != 0)
     return exitCode;
-  // --help or --version given to some processes of an mpirun and not to
-  // the others: those would wait for them in the first exchange (until
-  // the peer timeout). One exchange first says whether every one runs.
+  // --help or --version, or --translate, --generate or --score, given to
+  // some processes of an mpirun and not to the others: those would wait for
+  // them in the first exchange (until the peer timeout). One exchange first
+  // says whether every one does the same: prints only (0), decodes (1) or
+  // trains (2).
   const bool printsOnly = !parsed || options.printVersion;
+  const bool decodes = !options.translate.empty() ||
+                       !options.generate.empty() || !options.score.empty();
   if (group && group->size() > 1) {
     uint64_t fewest = 0, most = 0;
-    group->minMax(printsOnly ? 0 : 1, fewest, most);
+    group->minMax(printsOnly ? 0 : decodes ? 1 : 2, fewest, most);
     if (fewest != most && !printsOnly) {
       std::fprintf(stderr,
                    "error: rank %d of %d: another process of this run was "
-                   "given --help or --version and trains nothing; every "
-                   "process stops\n",
-                   group->rank(), group->size());
+                   "given %s; every process stops\n",
+                   group->rank(), group->size(),
+                   fewest == 0 ? "--help or --version and runs nothing"
+                   : decodes   ? "no --translate, --generate or --score: it "
+                                 "trains"
+                               : "--translate, --generate or --score: it "
+                                 "trains nothing");
       return 2;
     }
   }

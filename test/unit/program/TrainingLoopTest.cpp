@@ -365,6 +365,25 @@ TEST(Validation, BestByBleuKeepsTheHighestAndCountsTheRest) {
   EXPECT_EQ(history.staleValidations, 0);
 }
 
+TEST(Validation, ANonFiniteValidationIsNeverTheBest) {
+  // As the first it was "lower" than none: saved as .best, and no later
+  // validation could beat it.
+  for (bool byLoss : {true, false}) {
+    CheckpointInfo history;
+    EXPECT_EQ(recordValidation(history, NAN, 0.0, byLoss, 0),
+              ValidationVerdict::NotBest);
+    EXPECT_EQ(recordValidation(history, INFINITY, 5.0, byLoss, 0),
+              ValidationVerdict::NotBest);
+    EXPECT_EQ(recordValidation(history, 3.0, 10.0, byLoss, 0),
+              ValidationVerdict::Best);
+    EXPECT_EQ(history.bestLoss, 3.0);
+    EXPECT_EQ(recordValidation(history, NAN, NAN, byLoss, 2),
+              ValidationVerdict::NotBest);
+    EXPECT_EQ(history.bestLoss, 3.0);
+    EXPECT_EQ(history.bestBleu, 10.0);
+  }
+}
+
 // A signal that comes after the run owns its checkpoint but before the loop
 // starts (resuming, initializing) stops it before its first step, with
 // 128 + the signal. In a child process: the flag, once set, stays set.
