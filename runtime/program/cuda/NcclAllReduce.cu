@@ -47,7 +47,7 @@ ncclComm_t communicator() {
   ncclUniqueId id{};
   if (group->rank() == 0 && !ncclOk(ncclGetUniqueId(&id), "ncclGetUniqueId"))
     group->abort(1);
-  group->shareFromFirst(&id, sizeof id);
+  group->shareFromFirst(&id, sizeof id, "rank 0's NCCL id");
   ncclComm_t made = nullptr;
   if (ncclOk(ncclCommInitRank(&made, group->size(), id, group->rank()),
              "ncclCommInitRank"))

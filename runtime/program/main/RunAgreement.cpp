@@ -129,7 +129,8 @@ bool Run::processesAgree() {
   for (size_t i = 0; i < mine.size(); ++i)
     first[i] = mine[i].value;
   group->shareFromFirst(first.data(),
-                        static_cast<int64_t>(first.size() * sizeof(double)));
+                        static_cast<int64_t>(first.size() * sizeof(double)),
+                        "rank 0's settings of the run");
   bool agrees = true;
   for (size_t i = 0; i < mine.size(); ++i) {
     if (mine[i].value == first[i])
@@ -149,7 +150,8 @@ bool Run::processesAgree() {
                    formatted(first[i]).c_str());
   }
   uint64_t min = 0, max = 0;
-  group->minMax(agrees ? 1 : 0, min, max);
+  group->minMax(agrees ? 1 : 0, min, max,
+                "whether every process agrees with rank 0");
   if (min == 1)
     return true;
   if (leads())

@@ -184,7 +184,7 @@ bool Run::checkSameParameters(int64_t step) {
   uint64_t mine = sharded ? trainableChecksum(model, memory.state())
                           : parameterChecksum(memory.state(), model.stateFloats);
   uint64_t min = 0, max = 0;
-  group->minMax(mine, min, max);
+  group->minMax(mine, min, max, "the parameter checksums");
   if (!downloaded)
     return false;
   if (min == max)

@@ -406,7 +406,8 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
                        !options.generate.empty() || !options.score.empty();
   if (group && group->size() > 1) {
     uint64_t fewest = 0, most = 0;
-    group->minMax(printsOnly ? 0 : decodes ? 1 : 2, fewest, most);
+    group->minMax(printsOnly ? 0 : decodes ? 1 : 2, fewest, most,
+                  "whether every process trains");
     if (fewest != most && !printsOnly) {
       std::fprintf(stderr,
                    "error: rank %d of %d: another process of this run was "

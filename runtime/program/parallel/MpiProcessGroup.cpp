@@ -164,20 +164,21 @@ public:
     end();
   }
 
-  void shareFromFirst(void *data, int64_t bytes) override {
-    waitingFor.store("rank 0's NCCL id");
+  void shareFromFirst(void *data, int64_t bytes, const char *what) override {
+    waitingFor.store(what);
     waitingSince.store(Clock::now().time_since_epoch().count());
     if (MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD) !=
         MPI_SUCCESS) {
-      std::fprintf(stderr, "error: rank %d of %d: receiving rank 0's NCCL id "
-                           "failed; every process stops\n", rank_, size_);
+      std::fprintf(stderr, "error: rank %d of %d: receiving %s failed; every "
+                           "process stops\n", rank_, size_, what);
       abort(1);
     }
     waitingSince.store(0);
   }
-  void minMax(uint64_t value, uint64_t &min, uint64_t &max) override {
+  void minMax(uint64_t value, uint64_t &min, uint64_t &max,
+              const char *what) override {
     uint64_t pair[2] = {value, ~value}; // max of ~v is ~min
-    allReduce(pair, 2, MPI_UINT64_T, MPI_MAX, "the parameter checksums");
+    allReduce(pair, 2, MPI_UINT64_T, MPI_MAX, what);
     max = pair[0];
     min = ~pair[1];
   }

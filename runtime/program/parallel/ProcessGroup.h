@@ -50,10 +50,12 @@ public:
   virtual void allGather(float *data, const int *counts) = 0;
   /// Sums `count` floats at `data` of every process into rank 0's.
   virtual void sumToFirst(float *data, int64_t count) = 0;
-  /// Rank 0's `bytes` bytes at `data`, in every process (NCCL's id).
-  virtual void shareFromFirst(void *data, int64_t bytes) = 0;
-  /// The smallest and largest `value` of any process.
-  virtual void minMax(uint64_t value, uint64_t &min, uint64_t &max) = 0;
+  /// Rank 0's `bytes` bytes at `data`, in every process (NCCL's id, the
+  /// run's settings); `what` names them in a timeout or error.
+  virtual void shareFromFirst(void *data, int64_t bytes, const char *what) = 0;
+  /// The smallest and largest `value` of any process; `what` names it.
+  virtual void minMax(uint64_t value, uint64_t &min, uint64_t &max,
+                      const char *what) = 0;
   /// Ends every process with exit code `code` (after a message): a process
   /// that stops alone would leave the others waiting.
   [[noreturn]] virtual void abort(int code) = 0;
