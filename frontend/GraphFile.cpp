@@ -4,6 +4,7 @@
 #include "frontend/Graph.pb.h"
 #include "frontend/InputFile.h"
 #include "ir/TgOps.h"
+#include "ir/TgVerify.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -374,12 +375,24 @@ private:
       fail(where + ": unknown element type " + std::to_string(type.element()));
       return failure();
     }
+    // Checked before a type is made: MLIR keeps every type it is asked for,
+    // and a file of ranks in the millions made gigabytes of them.
+    if (type.shape_size() > tg::kMaxTensorRank) {
+      fail(where + ": " + std::to_string(type.shape_size()) +
+           " dimensions; a tg tensor has at most " +
+           std::to_string(tg::kMaxTensorRank));
+      return failure();
+    }
     llvm::SmallVector<int64_t> shape(type.shape().begin(), type.shape().end());
     for (int64_t dim : shape)
       if (dim < 0) {
         fail(where + ": negative dimension " + std::to_string(dim));
         return failure();
       }
+    if (std::string why = tg::checkTensorSize(shape); !why.empty()) {
+      fail(where + ": " + why);
+      return failure();
+    }
     return RankedTensorType::get(shape, element);
   }
 

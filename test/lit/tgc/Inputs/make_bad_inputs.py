@@ -106,6 +106,11 @@ if len(sys.argv) > 3:
     block_end = text.index("\n    }\n", first) + len("\n    }\n")
     write("twice-attr.pbtxt", text[:first] + text[first:block_end] + "    " +
           text[first:])
+    # The first variable's type with nine dimensions (a tg tensor has at
+    # most 8): refused before its type is made.
+    first_shape = text.index("    shape: ")
+    write("rank-nine.pbtxt", text[:first_shape] + "    shape: 1\n" * 7 +
+          text[first_shape:])
     first_op = text.index("  ops {\n")
     deep = "[" * 10000 + "]" * 10000
     write("deep-attr.pbtxt", text[:first_op + len("  ops {\n")] +
