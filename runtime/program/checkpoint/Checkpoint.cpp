@@ -470,6 +470,13 @@ std::string CheckpointReader::open() {
   uint32_t metadataBytes = getU32(header + 12);
   if (kHeaderBytes + uint64_t{metadataBytes} > fileBytes)
     return refuse("the metadata runs past the end of the file (truncated)");
+  // Names, shapes, the manifest and the vocabulary's model take kilobytes to
+  // a few megabytes: a larger claim is a corrupt file, refused before it is
+  // allocated (a 4 GiB claim aborted tgc-data average).
+  constexpr uint32_t kMaxMetadataBytes = uint32_t{64} << 20;
+  if (metadataBytes > kMaxMetadataBytes)
+    return refuse("its metadata claims " + std::to_string(metadataBytes) +
+                  " bytes, more than a checkpoint's 64 MiB (corrupt file)");
   std::string encoded(metadataBytes, '\0');
   if (!readAll(file.fd, encoded.data(), encoded.size()))
     return refuse("cannot read its metadata");
