@@ -235,9 +235,6 @@ struct Run {
   AfterStep validateOnFirst(int64_t step);
   /// A language model's validation: the loss over its validation batches.
   AfterStep validateLanguageModel(int64_t step);
-  /// After a validation's record could not be written (--metrics): saves
-  /// the step (one process) and fails the run.
-  AfterStep failAfterSaving(int64_t step);
   /// Records a validation's loss and BLEU (the best by loss with `byLoss`):
   /// saves <checkpoint>.best when it is the best so far, or stops the run
   /// after --patience validations without a better one.

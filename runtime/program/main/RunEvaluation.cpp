@@ -30,7 +30,11 @@ AfterStep Run::owedValidation(const char *which) {
               stepsDone < options.steps && !epochsDone() ? "first" : "now");
   if (group) // every process is here before rank 0 validates at length
     group->beginFirstsWork("the start of the resumed run");
+  // Its step is on disk already (the run resumed it): a record that fails
+  // fails the run, with nothing to save.
   AfterStep next = validate(stepsDone);
+  if (next == AfterStep::FailAfterSaving)
+    next = AfterStep::Fail;
   if (group) {
     double votes[2] = {next == AfterStep::Fail ? 1.0 : 0.0,
                        next == AfterStep::Stop ? 1.0 : 0.0};
@@ -123,24 +127,9 @@ AfterStep Run::validateOnFirst(int64_t step) {
                          .add("bleu", result->bleu.score)
                          .add("tokens", result->loss.tokens)
                          .add("sentences", result->sentences)))
-    return failAfterSaving(step);
+    return AfterStep::FailAfterSaving; // the loop saves the step
   return afterValidation(step, loss, result->bleu.score,
                          options.bestBy == TrainOptions::BestBy::Loss);
-}
-
-AfterStep Run::failAfterSaving(int64_t step) {
-  // The log's disk may be full while the checkpoint's is not, as in the
-  // training loop (a group's processes would all have to save: there the
-  // run ends as before).
-  if (!group) {
-    stepsDone = step;
-    if (save(step, /*last=*/true))
-      std::fprintf(stderr,
-                   "note: the run stopped after step %lld; continue with "
-                   "--resume %s\n",
-                   static_cast<long long>(step), checkpointPath.c_str());
-  }
-  return AfterStep::Fail;
 }
 
 AfterStep Run::afterValidation(int64_t step, double loss, double bleu,
@@ -181,7 +170,7 @@ AfterStep Run::validateLanguageModel(int64_t step) {
                  batch, loss);
   }
   if (!deviceOk("while validating at step " + std::to_string(step)))
-    return failAfterSaving(step);
+    return AfterStep::Fail;
   double perToken = loss.perTokenLoss();
   std::printf("valid step %lld: loss %.4f  ppl %.3f  on %lld tokens of %zu "
               "batches\n",
@@ -192,7 +181,7 @@ AfterStep Run::validateLanguageModel(int64_t step) {
                          .add("loss", perToken)
                          .add("ppl", std::exp(perToken))
                          .add("tokens", loss.tokens)))
-    return AfterStep::Fail;
+    return AfterStep::FailAfterSaving; // the loop saves the step
   // A language model has no BLEU: the best is the lowest loss.
   return afterValidation(step, perToken, 0.0, /*byLoss=*/true);
 }

@@ -236,19 +236,10 @@ int runTrainingLoop(const TrainingLoop &loop) {
     logged.slots = update.slots;
     logged.epochs = epochs;
     logged.last = limit != Limit::None;
-    if (!log.record(logged, now)) {
-      // The log's disk may be full while the checkpoint's is not: the
-      // trained steps are saved before the run ends. (A group's processes
-      // would all have to save: there the run ends as before.)
-      if (!group && loop.onInterrupt) {
-        log.finish();
-        std::string resume = loop.onInterrupt(step);
-        if (!resume.empty())
-          std::fprintf(stderr, "note: the run stopped after step %lld%s\n",
-                       static_cast<long long>(step), resume.c_str());
-      }
-      return 1;
-    }
+    // The log's disk may be full while the checkpoint's is not: the
+    // trained steps are saved before the run ends, by every process of a
+    // group at once (the verdict is shared below).
+    const bool recorded = log.record(logged, now);
     if (loop.onLoss)
       loop.onLoss(update.loss);
     // Looked at after the step and again after its validation or save,
@@ -273,28 +264,39 @@ int runTrainingLoop(const TrainingLoop &loop) {
                           loop.afterStepRunsLong(step, logged.last);
     if (runsLong)
       group->beginFirstsWork("the end of the step");
-    AfterStep next = loop.afterStep ? loop.afterStep(step, logged.last)
-                                    : AfterStep::Continue;
+    AfterStep next = !recorded       ? AfterStep::FailAfterSaving
+                     : loop.afterStep ? loop.afterStep(step, logged.last)
+                                      : AfterStep::Continue;
     int lateSignal = pendingInterrupt();
     if (group) {
       // Rank 0 validates and saves: its verdict is everyone's, and so is
       // any process's interrupt.
-      double votes[3] = {next == AfterStep::Fail ? 1.0 : 0.0,
+      double votes[4] = {next == AfterStep::Fail ? 1.0 : 0.0,
+                         next == AfterStep::FailAfterSaving ? 1.0 : 0.0,
                          next == AfterStep::Stop ? 1.0 : 0.0,
                          lateSignal ? 1.0 : 0.0};
       const char *what = "the decisions after the step";
       if (runsLong)
-        group->sumAfterFirstsWork(votes, 3, what);
+        group->sumAfterFirstsWork(votes, 4, what);
       else
-        group->sum(votes, 3, what);
+        group->sum(votes, 4, what);
       next = votes[0] > 0   ? AfterStep::Fail
-             : votes[1] > 0 ? AfterStep::Stop
+             : votes[1] > 0 ? AfterStep::FailAfterSaving
+             : votes[2] > 0 ? AfterStep::Stop
                             : AfterStep::Continue;
-      if (votes[2] > 0 && !lateSignal)
+      if (votes[3] > 0 && !lateSignal)
         lateSignal = SIGTERM;
     }
     if (next == AfterStep::Fail)
       return 1;
+    if (next == AfterStep::FailAfterSaving) {
+      log.finish();
+      std::string resume = loop.onInterrupt ? loop.onInterrupt(step) : "";
+      if (!resume.empty() && (!group || group->rank() == 0))
+        std::fprintf(stderr, "note: the run stopped after step %lld%s\n",
+                     static_cast<long long>(step), resume.c_str());
+      return 1;
+    }
     if (std::optional<int> code = interrupted(lateSignal))
       return *code;
     if (next == AfterStep::Stop)

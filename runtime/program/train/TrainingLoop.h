@@ -81,6 +81,9 @@ enum class AfterStep {
   Continue,
   Stop, ///< end the run early, successfully (early stopping)
   Fail, ///< end the run with exit code 1 (a message was printed)
+  /// As Fail, once the step's state is saved (onInterrupt): what failed was
+  /// a record (a log or metrics file), not the training.
+  FailAfterSaving,
 };
 
 struct TrainingLoop {
@@ -140,9 +143,10 @@ struct TrainingLoop {
   /// (nothing is saved after such a step).
   std::function<void(const Batch &batch, const StepInput &input)> onNonFinite;
   /// After the step during which SIGINT or SIGTERM arrived, or whose log
-  /// line could not be written (one process): saves what can be resumed and
-  /// returns how ("; continue with --resume F"), or "" when nothing was
-  /// saved. Null: nothing to save.
+  /// line or record could not be written (AfterStep::FailAfterSaving): saves
+  /// what can be resumed and returns how ("; continue with --resume F"), or
+  /// "" when nothing was saved. Every process of a group calls it. Null:
+  /// nothing to save.
   std::function<std::string(int64_t step)> onInterrupt;
 };
 

@@ -202,6 +202,30 @@ TEST(TrainingLoop, StopsEarlyWhenAfterStepSaysSo) {
   EXPECT_EQ(seen, (std::vector<int64_t>{1, 2}));
 }
 
+// A record that fails after a step (a validation's, on a full disk) ends the
+// run once the step is saved: the trained steps are not lost.
+TEST(TrainingLoop, FailAfterSavingSavesTheStepThenFails) {
+  ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}});
+  TrainingLoop loop = loopOver(step, 3);
+  loop.afterStep = [&](int64_t s, bool) {
+    return s == 2 ? AfterStep::FailAfterSaving : AfterStep::Continue;
+  };
+  std::vector<int64_t> saved;
+  loop.onInterrupt = [&](int64_t s) {
+    saved.push_back(s);
+    return std::string("; continue with --resume x.ckpt");
+  };
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(runTrainingLoop(loop), 1);
+  std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(saved, (std::vector<int64_t>{2}));
+  EXPECT_EQ(step.inputs.size(), 2u);
+  EXPECT_NE(said.find("note: the run stopped after step 2; continue with "
+                      "--resume x.ckpt"),
+            std::string::npos)
+      << said;
+}
+
 TEST(TrainingLoop, StopsAfterTheStepThatCompletesMaxEpochs) {
   ScriptedStep step({{1.f, 1}, {1.f, 1}, {1.f, 1}, {1.f, 1}, {1.f, 1}});
   TrainingLoop loop = loopOver(step, 5);
