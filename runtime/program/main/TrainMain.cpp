@@ -240,6 +240,14 @@ bool shareOptimizer(Run &run, std::optional<ShardedOptimizer> &sharded) {
     std::fprintf(stderr, "error: --shard-optimizer runs on CPU programs; a "
                          "GPU program keeps the optimizer whole\n");
     return false;
+  } else if (run.model.gradientFloats > kMaxShardedFloats) {
+    std::fprintf(stderr,
+                 "error: --shard-optimizer: the model's %lld trainable floats "
+                 "are past the %lld that MPI's int counts reach; train "
+                 "without it (each process then keeps the optimizer whole)\n",
+                 static_cast<long long>(run.model.gradientFloats),
+                 static_cast<long long>(kMaxShardedFloats));
+    return false;
   } else {
     sharded.emplace(*run.group);
     sharded->activate();

@@ -140,7 +140,6 @@ public:
   void sumToFirst(float *data, int64_t count) override {
     const char *what = "the Adam moments for a checkpoint";
     begin(what);
-    const void *sent = rank_ == 0 ? MPI_IN_PLACE : data;
     if (firstsWork) {
       // First a small exchange that waits for rank 0's work (with its
       // signs and sleeps), then the sum itself driven by MPI_Wait: progress
@@ -152,13 +151,14 @@ public:
             what);
       awaitFirst(request, what);
       begin(what);
-      check(MPI_Ireduce(sent, data, static_cast<int>(count), MPI_FLOAT,
-                        MPI_SUM, 0, MPI_COMM_WORLD, &request),
-            what);
-      check(MPI_Wait(&request, MPI_STATUS_IGNORE), what);
-    } else {
-      check(MPI_Reduce(sent, data, static_cast<int>(count), MPI_FLOAT,
-                       MPI_SUM, 0, MPI_COMM_WORLD),
+    }
+    // MPI counts are int: a large tensor goes in pieces.
+    constexpr int64_t kPiece = 1 << 30;
+    for (int64_t done = 0; done < count; done += kPiece) {
+      int n = static_cast<int>(std::min(kPiece, count - done));
+      const void *sent = rank_ == 0 ? MPI_IN_PLACE : data + done;
+      check(MPI_Reduce(sent, data + done, n, MPI_FLOAT, MPI_SUM, 0,
+                       MPI_COMM_WORLD),
             what);
     }
     end();

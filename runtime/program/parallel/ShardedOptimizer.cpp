@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,6 +34,15 @@ void release(float *begin, float *end) {
 }
 
 } // namespace
+
+std::vector<int> shareCounts(int64_t total, int64_t n) {
+  if (total < 0 || total > kMaxShardedFloats || n < 1)
+    return {};
+  std::vector<int> counts(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r)
+    counts[r] = static_cast<int>(total * (r + 1) / n - total * r / n);
+  return counts;
+}
 
 void ShardedOptimizer::activate() { activeOptimizer = this; }
 
@@ -71,9 +81,17 @@ void ShardedOptimizer::layOut(const AdamTensor *given, int count) {
   regionStart = lo;
   regionFloats = hi - lo;
   const int64_t total = hi - lo, n = group.size();
-  counts.assign(static_cast<size_t>(n), 0);
-  for (int64_t r = 0; r < n; ++r)
-    counts[r] = static_cast<int>(total * (r + 1) / n - total * r / n);
+  counts = shareCounts(total, n);
+  if (counts.empty()) { // every process finds the same: one message
+    if (group.rank() == 0)
+      std::fprintf(stderr,
+                   "error: --shard-optimizer: the gradients span %lld floats, "
+                   "past the %lld that MPI's int counts reach; train without "
+                   "it\n",
+                   static_cast<long long>(total),
+                   static_cast<long long>(kMaxShardedFloats));
+    group.abort(1);
+  }
   shareBegin = total * group.rank() / n;
   shareEnd = total * (group.rank() + 1) / n;
   pieces.clear();

@@ -35,6 +35,14 @@
 
 namespace tgc::runtime {
 
+/// MPI's counts and displacements are ints: the sharded exchanges lay a
+/// region of at most this many floats end to end (8 GiB of gradients).
+inline constexpr int64_t kMaxShardedFloats = 2147483647;
+
+/// Process r's count of `total` floats split in `n` nearly equal runs, end
+/// to end; empty when `total` is past kMaxShardedFloats.
+std::vector<int> shareCounts(int64_t total, int64_t n);
+
 class ShardedOptimizer {
 public:
   explicit ShardedOptimizer(ProcessGroup &group) : group(group) {}
