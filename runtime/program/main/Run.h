@@ -108,8 +108,13 @@ struct Run {
   void rememberSavedBest();
   /// The validation the resumed run owed (validationOwed), before the
   /// first step; every process takes rank 0's verdict. `which` says what
-  /// step it is ("one where this run validates").
-  AfterStep owedValidation(const char *which);
+  /// step it is ("one where this run validates"). `signal`: the SIGINT or
+  /// SIGTERM any process got meanwhile (0: none): the run then ends.
+  AfterStep owedValidation(const char *which, int &signal);
+  /// Ends a run that a signal stopped during its owed validation, before
+  /// any step: its step saved again (with the validation, or owing it
+  /// still), 128 + the signal.
+  int interruptedBeforeTraining(int signal);
   /// A resumed run with nothing left to train whose checkpoint was saved
   /// before its run's final validation (a signal during its last step):
   /// that validation, then the checkpoint again. -1 when the run goes on

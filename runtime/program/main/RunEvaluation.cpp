@@ -17,17 +17,19 @@
 #include "runtime/program/train/StatusLine.h"
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <vector>
 
 namespace tgc::runtime {
 
-AfterStep Run::owedValidation(const char *which) {
+AfterStep Run::owedValidation(const char *which, int &signal) {
   std::printf("note: step %lld, %s, was saved before its validation: "
               "validating it %s\n",
               static_cast<long long>(stepsDone), which,
               stepsDone < options.steps && !epochsDone() ? "first" : "now");
+  std::fflush(stdout); // said before the wait (a log read through a pipe)
   if (group) // every process is here before rank 0 validates at length
     group->beginFirstsWork("the start of the resumed run");
   // Its step is on disk already (the run resumed it): a record that fails
@@ -43,14 +45,37 @@ AfterStep Run::owedValidation(const char *which) {
            : votes[1] > 0 ? AfterStep::Stop
                           : AfterStep::Continue;
   }
+  signal = pendingInterrupt();
+  if (group) {
+    // A signal to any process (mpirun's SIGTERM reaches each at its own
+    // time), while it waited for rank 0 too, stops them all here, before
+    // any trains a step.
+    double signalled = signal ? 1.0 : 0.0;
+    group->sum(&signalled, 1, "the signals during the owed validation");
+    if (signalled > 0 && !signal)
+      signal = SIGTERM;
+  }
   return next;
+}
+
+int Run::interruptedBeforeTraining(int signal) {
+  // Saved again at its step: with the validation when it ran to its end,
+  // else owing it still.
+  bool saved = save(stepsDone, /*last=*/true);
+  if (leads())
+    std::fprintf(stderr, "interrupted by %s before step %lld%s\n",
+                 signalName(signal), static_cast<long long>(stepsDone + 1),
+                 saved ? ("; continue with --resume " + checkpointPath).c_str()
+                       : "");
+  return 128 + signal;
 }
 
 int Run::settleFinalValidation() {
   if (options.validEvery <= 0 || validations.validatedStep < 0 ||
       validations.validatedStep >= stepsDone)
     return -1; // validated, or not validating (or not known)
-  AfterStep next = owedValidation("the last of its run");
+  int signal = 0;
+  AfterStep next = owedValidation("the last of its run", signal);
   if (next == AfterStep::Fail)
     return 1;
   // Rank 0 writes, and its file system decides; save() is every process's.
@@ -65,10 +90,19 @@ int Run::settleFinalValidation() {
       std::printf("note: the validation is not saved: %s is not the "
                   "--resume file (--checkpoint names where a run goes on)\n",
                   checkpointPath.c_str());
-    return -1;
+  } else {
+    beginRunEnd();
+    if (!save(stepsDone, /*last=*/true))
+      return 1;
   }
-  beginRunEnd();
-  return save(stepsDone, /*last=*/true) ? -1 : 1;
+  // Its validation ran to its end, or owes it still.
+  if (signal) {
+    if (leads())
+      std::fprintf(stderr, "interrupted by %s at the end of the run\n",
+                   signalName(signal));
+    return 128 + signal;
+  }
+  return -1;
 }
 
 void Run::beginRunEnd() {

@@ -351,12 +351,15 @@ int Run::train() {
                : std::string();
   };
   // The run this one resumes was stopped during a validation step, before
-  // its validation: that validation comes first (a signal during it stops
-  // the loop before its first step, and the next resume owes it still).
+  // its validation: that validation comes first (a signal during it ends
+  // the run before its first step, and the next resume owes it still).
   if (validationOwed) {
-    AfterStep next = owedValidation("where this run validates");
+    int signal = 0;
+    AfterStep next = owedValidation("where this run validates", signal);
     if (next == AfterStep::Fail)
       return 1;
+    if (signal)
+      return interruptedBeforeTraining(signal);
     if (next == AfterStep::Stop) { // --patience: nothing more to train
       beginRunEnd();
       return save(stepsDone, /*last=*/true) ? -1 : 1;

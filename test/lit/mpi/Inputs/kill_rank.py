@@ -6,7 +6,8 @@ RANK "hang-N", stops rank N with SIGSTOP, a process that hangs; with RANK
 "hang-0-after-last-step", stops rank 0 half a second after the log line of
 the run's last step, in the validation, save or evaluation that follows it;
 with RANK "ctrl-c",
-sends mpirun SIGINT as Ctrl-C would) and waits for the run to end. Prints
+sends mpirun SIGINT as Ctrl-C would; with RANK "term-1-owed", sends rank 1
+SIGTERM while rank 0 runs the validation a resumed run owed) and waits for the run to end. Prints
 the run's exit status, then its standard output and error (what the user
 sees)."""
 import os
@@ -56,7 +57,8 @@ def main():
     # Ctrl-C once training runs; a kill once there is a checkpoint to keep;
     # a hang in rank 0's work after the last step ("step   N/N ...").
     awaited = {"ctrl-c": r"step ",
-               "hang-0-after-last-step": r"step +(\d+)/\1 "}.get(
+               "hang-0-after-last-step": r"step +(\d+)/\1 ",
+               "term-1-owed": r"note: step \d+, where this run validates"}.get(
                    rank, "saved checkpoint")
     for line in run.stdout:
         if re.match(awaited, line):
@@ -80,6 +82,9 @@ def main():
         print(out)
         print(err)
         return
+    term = rank == "term-1-owed"
+    if term:
+        rank = "1"
     hang = rank.startswith("hang-")
     victim_rank = int(rank[len("hang-"):] if hang else rank)
     victim = None
@@ -92,9 +97,10 @@ def main():
     if not victim:
         run.kill()
         sys.exit("error: no process of rank %s" % rank)
-    os.kill(victim, signal.SIGSTOP if hang else signal.SIGKILL)
+    os.kill(victim, signal.SIGTERM if term else
+            signal.SIGSTOP if hang else signal.SIGKILL)
     try:
-        _, err = run.communicate(timeout=120)
+        out, err = run.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         run.kill()
         sys.exit("error: the other process did not stop within 120 s")
@@ -105,6 +111,8 @@ def main():
             except ProcessLookupError:
                 pass
     print("exit status %d" % run.returncode)
+    if term:
+        print(out)
     print(err)
 
 
