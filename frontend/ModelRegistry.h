@@ -21,10 +21,38 @@
 
 namespace tgc {
 
+/// `--config`'s file name as a build function sees it. It remembers whether
+/// the model looked at it (empty(), str() or the conversion), so that tgc
+/// can refuse a --config that a model file ignores: built without it, the
+/// model was not the one asked for.
+class ConfigFileName {
+public:
+  ConfigFileName() = default;
+  ConfigFileName(std::string name) : name(std::move(name)) {}
+  ConfigFileName(const char *name) : name(name) {}
+  bool empty() const {
+    looked = true;
+    return name.empty();
+  }
+  const std::string &str() const {
+    looked = true;
+    return name;
+  }
+  operator const std::string &() const { return str(); }
+  const char *c_str() const { return str().c_str(); }
+  /// For tgc: whether one was given, and whether the model looked at it.
+  bool given() const { return !name.empty(); }
+  bool lookedAt() const { return looked; }
+
+private:
+  std::string name;
+  mutable bool looked = false;
+};
+
 struct ModelOptions {
   std::string preset;
   /// Protobuf text file whose fields override the preset's; may be empty.
-  std::string configFile;
+  ConfigFileName configFile;
   /// Overrides of the batch shape and the vocabulary, applied last (0: the
   /// config's): one model is built per bucket of `tgc --buckets`, and
   /// `--corpus` sets the vocabulary from the data.

@@ -34,9 +34,11 @@ resolveConfig(MLIRContext &context, const ModelOptions &options) {
       // file in its text: "FILE:0:0" would point at no line.
       if (bad->line == 0)
         emitError(UnknownLoc::get(&context))
-            << "config file " << options.configFile << ": " << bad->message;
+            << "config file " << options.configFile.str() << ": "
+            << bad->message;
       else
-        emitError(FileLineColLoc::get(&context, options.configFile, bad->line,
+        emitError(FileLineColLoc::get(&context, options.configFile.str(),
+                                      bad->line,
                                       bad->column))
             << bad->message;
       return failure();
@@ -64,7 +66,7 @@ buildTransformerModel(MLIRContext &context, const ModelOptions &options) {
         << (options.configFile.empty()
                 ? "transformer preset '" + options.preset + "': " + *message
                 : "transformer preset '" + options.preset + "' with " +
-                      options.configFile + ": " + *message);
+                      options.configFile.str() + ": " + *message);
     return failure();
   }
   return buildGraph(context, "loss",

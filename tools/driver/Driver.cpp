@@ -198,6 +198,18 @@ buildModel(const DriverOptions &driver, mlir::MLIRContext &context,
                     "...) names the training graph\n";
     return nullptr;
   }
+  // A model file's build that never looked at --config built the model
+  // without it: not the one asked for.
+  if (succeeded(module) && *module && options.configFile.given() &&
+      !options.configFile.lookedAt()) {
+    llvm::errs() << "tgc: error: model '" << model->name << "'";
+    if (!model->registeredAt.empty())
+      llvm::errs() << " (registered at " << model->registeredAt << ")";
+    llvm::errs() << " never looked at --config " << driver.configFile
+                 << " (ModelOptions::configFile): it was built without it; a "
+                    "model that reads no config should refuse one\n";
+    return nullptr;
+  }
   if (succeeded(module) && *module)
     return std::move(*module);
   // A build function that fails (or returns no module) without a word.
