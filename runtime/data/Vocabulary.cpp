@@ -17,7 +17,9 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace tgc::runtime {
 namespace {
@@ -191,6 +193,84 @@ std::string trainVocabulary(const std::vector<std::string> &files,
   return commitAll({&modelFile, &vocabFile});
 }
 
+namespace {
+
+/// A normalizer of a SentencePiece model: its rule's name and the bytes of
+/// its precompiled character map.
+struct NormalizerSpec {
+  std::string name;
+  size_t charsmapBytes = 0;
+};
+
+bool readVarint(std::string_view &in, uint64_t &value) {
+  value = 0;
+  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
+    auto byte = static_cast<unsigned char>(in.front());
+    in.remove_prefix(1);
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (!(byte & 0x80))
+      return true;
+  }
+  return false;
+}
+
+/// Calls `field(number, bytes)` for each length-delimited field of the
+/// protobuf message `in` and skips the others; false when it is malformed.
+template <typename Field>
+bool forEachBytesField(std::string_view in, Field field) {
+  while (!in.empty()) {
+    uint64_t key = 0, value = 0;
+    if (!readVarint(in, key))
+      return false;
+    switch (key & 7) {
+    case 0:
+      if (!readVarint(in, value))
+        return false;
+      break;
+    case 1:
+    case 5: {
+      size_t width = (key & 7) == 1 ? 8 : 4;
+      if (in.size() < width)
+        return false;
+      in.remove_prefix(width);
+      break;
+    }
+    case 2:
+      if (!readVarint(in, value) || value > in.size())
+        return false;
+      field(key >> 3, in.substr(0, value));
+      in.remove_prefix(value);
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The normalizer and denormalizer specs (ModelProto fields 3 and 5; in
+/// each, 1 is the rule's name and 2 its precompiled character map) of a
+/// serialized model, read from the wire format: SentencePiece's own
+/// ModelProto is not in its installed headers, and linking a second
+/// Protobuf beside its bundled one clashes.
+bool normalizersOf(std::string_view model, std::vector<NormalizerSpec> &specs) {
+  bool ok = true;
+  ok &= forEachBytesField(model, [&](uint64_t number, std::string_view spec) {
+    if (number != 3 && number != 5)
+      return;
+    NormalizerSpec &read = specs.emplace_back();
+    ok &= forEachBytesField(spec, [&](uint64_t inner, std::string_view bytes) {
+      if (inner == 1)
+        read.name = std::string(bytes);
+      else if (inner == 2)
+        read.charsmapBytes += bytes.size();
+    });
+  });
+  return ok;
+}
+
+} // namespace
+
 Vocabulary::~Vocabulary() = default;
 
 std::unique_ptr<Vocabulary> Vocabulary::load(const std::string &path,
@@ -221,6 +301,20 @@ std::unique_ptr<Vocabulary> Vocabulary::load(const std::string &path,
                    std::to_string(processor.bos_id()) + ", " +
                    std::to_string(processor.eos_id()) + ", " +
                    std::to_string(processor.unk_id()) + ", not 0, 1, 2, 3");
+  // tgc trains with the identity rule and no character map; SentencePiece
+  // reads a map without checking it (a forged one crashed encode).
+  std::vector<NormalizerSpec> specs;
+  if (!normalizersOf(bytes, specs))
+    return notOurs("its normalizer cannot be read");
+  for (const NormalizerSpec &spec : specs) {
+    if (spec.charsmapBytes > 0)
+      return notOurs("its normalizer has a precompiled character map of " +
+                     std::to_string(spec.charsmapBytes) +
+                     " bytes: tgc's vocabularies normalize nothing");
+    if (!spec.name.empty() && spec.name != "identity")
+      return notOurs("its normalization rule is '" + spec.name +
+                     "', not 'identity'");
+  }
   for (int b = 0; b < 256; ++b) {
     char piece[8];
     std::snprintf(piece, sizeof piece, "<0x%02X>", b);
