@@ -119,6 +119,38 @@ inline std::string findClobberedFile(const std::vector<RunFile> &files) {
   return {};
 }
 
+/// An empty string, or why an output of `files` cannot be written where it
+/// is named: a directory, or a directory that does not exist or that this
+/// process cannot write in. Asked before the work, not after it (a run
+/// trained every step, or tgc compiled the whole step, then failed there).
+inline std::string findUnwritableOutput(const std::vector<RunFile> &files) {
+  for (const RunFile &output : files) {
+    if (!output.written || output.path.empty() || output.path == "-")
+      continue;
+    struct stat status;
+    if (::stat(output.path.c_str(), &status) == 0) {
+      // (A checkpoint that may be the --resume file is the reader's to
+      // refuse: it says what the resumed file is.)
+      if (S_ISDIR(status.st_mode) && output.mayBe.empty())
+        return output.flag + " " + output.path +
+               " is a directory: it names the file to write (nothing was "
+               "written)";
+      continue; // replaced or refused by whoever writes it
+    }
+    size_t slash = output.path.rfind('/');
+    std::string directory = slash == std::string::npos ? "."
+                            : slash == 0 ? "/"
+                                         : output.path.substr(0, slash);
+    if (::stat(directory.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
+      return output.flag + " " + output.path + ": its directory " +
+             directory + " does not exist (nothing was written)";
+    if (::access(directory.c_str(), W_OK | X_OK) != 0)
+      return output.flag + " " + output.path + ": its directory " +
+             directory + " cannot be written in (nothing was written)";
+  }
+  return {};
+}
+
 } // namespace tgc
 
 #endif // TGC_COMMON_RUNFILES_H

@@ -30,7 +30,10 @@ bool checkRunFiles(const DriverOptions &options) {
       {"--dump-params", options.dumpParams, true},
       {"--loss-log", options.lossLog, true},
   };
-  if (std::string why = findClobberedFile(files); !why.empty()) {
+  std::string why = findClobberedFile(files);
+  if (why.empty())
+    why = findUnwritableOutput(files);
+  if (!why.empty()) {
     llvm::errs() << "tgc: error: " << why << "\n";
     return false;
   }

@@ -68,6 +68,8 @@ bool checkProgramFiles(const TrainOptions &options,
     files.push_back({"--dump-params", options.dumpParameters, true});
   }
   std::string why = findClobberedFile(files);
+  if (why.empty())
+    why = findUnwritableOutput(files);
   // Text (and --dump-params' floats) never replaces a checkpoint or a
   // corpus (the run's own checkpoint is no such output).
   for (const RunFile &file : files)
