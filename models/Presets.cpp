@@ -140,12 +140,20 @@ validateTransformerConfig(const TransformerConfig &c) {
       char text[32];
       std::snprintf(text, sizeof text, "%.12g", value);
       return std::string(field) + " must be in [0, 1) but is " + text +
-             (value < 1.0 ? " (1 as a 32-bit float, which the step uses)"
-                          : "");
+             (value >= 0.0 && value < 1.0
+                  ? " (1 as a 32-bit float, which the step uses)"
+                  : "");
     }
-  if (!(c.layer_norm_epsilon() > 0.0) || !(c.adam_epsilon() > 0.0) ||
-      !(c.lr_factor() > 0.0))
-    return "layer_norm_epsilon, adam_epsilon and lr_factor must be positive";
+  for (auto [field, value] :
+       {std::pair<const char *, double>{"layer_norm_epsilon",
+                                        c.layer_norm_epsilon()},
+        {"adam_epsilon", c.adam_epsilon()},
+        {"lr_factor", c.lr_factor()}})
+    if (!(value > 0.0)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.12g", value);
+      return std::string(field) + " must be positive but is " + text;
+    }
   // Spelled as float literals in the generated code: finite, and an epsilon
   // that rounds to 0 in f32 would divide by zero.
   for (auto [field, value, low, high, range] :

@@ -65,10 +65,11 @@ std::string readSchedule(const json::Object &record, WarmupSchedule &out) {
                         minimum = record.getNumber("lr_min");
   std::optional<int64_t> warmup = record.getInteger("lr_warmup"),
                          last = record.getInteger("lr_last_step");
-  if (!peak || !(*peak > 0))
-    return "\"lr_peak\" is not a number > 0";
-  if (!minimum || !(*minimum >= 0))
-    return "\"lr_min\" is not a number >= 0";
+  // Finite too: an infinite peak drew NaN coordinates.
+  if (!peak || !(*peak > 0) || !std::isfinite(*peak))
+    return "\"lr_peak\" is not a finite number > 0";
+  if (!minimum || !(*minimum >= 0) || !std::isfinite(*minimum))
+    return "\"lr_min\" is not a finite number >= 0";
   if (!warmup || *warmup < 0 || *warmup > kMaxMetricsStep)
     return "\"lr_warmup\" is not an integer from 0 to " +
            std::to_string(kMaxMetricsStep);
