@@ -113,6 +113,37 @@ LogicalResult verifyTgFunctions(Operation *module) {
       check(type, "argument", index);
     for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
       check(type, "result", index);
+    if (failed(checkDropoutSites(function)))
+      result = failure();
+  });
+  return result;
+}
+
+LogicalResult checkDropoutSites(func::FuncOp function) {
+  // The sites that draw a mask (tg.dropout, tg.attention,
+  // tg.residual_layer_norm with a rate); gradients redraw their forward's
+  // mask by its op_id, so they share it by design.
+  llvm::DenseMap<int64_t, Operation *> sites;
+  LogicalResult result = success();
+  function.walk([&](Operation *op) {
+    auto id = op->getAttrOfType<IntegerAttr>("op_id");
+    if (!id || op->getName().getStringRef().ends_with("_grad"))
+      return;
+    auto rate = op->getAttrOfType<FloatAttr>("rate");
+    if (!rate)
+      rate = op->getAttrOfType<FloatAttr>("dropout_rate");
+    if (!rate || !(rate.getValueAsDouble() > 0.0))
+      return;
+    auto [first, added] = sites.try_emplace(id.getInt(), op);
+    if (added || failed(result))
+      return;
+    InFlightDiagnostic error = op->emitOpError()
+        << "draws its dropout mask with op_id " << id.getInt()
+        << ", as another site of @" << function.getName()
+        << " does: each dropout site needs its own op_id (two sites with one "
+           "draw the same mask)";
+    error.attachNote(first->second->getLoc()) << "the other site";
+    result = failure();
   });
   return result;
 }

@@ -7,6 +7,7 @@
 #ifndef TGC_IR_TGVERIFY_H
 #define TGC_IR_TGVERIFY_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
@@ -31,8 +32,13 @@ std::string checkTensorSize(llvm::ArrayRef<int64_t> shape);
 /// body (a declaration crashed the passes that read it), taking and
 /// returning ranked tensors of f32, bf16 or i32 with shapes checkTensorSize
 /// accepts (an unranked or scalar argument crashed the interpreter).
-/// Errors at each function's location.
+/// Errors at each function's location. Each dropout site of a function
+/// has an op_id of its own (checkDropoutSites).
 mlir::LogicalResult verifyTgFunctions(mlir::Operation *module);
+
+/// Two sites of `function` that draw dropout masks with one op_id draw the
+/// same mask: an error at the second, naming the first.
+mlir::LogicalResult checkDropoutSites(mlir::func::FuncOp function);
 
 /// "[2, 7, 16]".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
