@@ -177,9 +177,12 @@ ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
                             .str();
   crashMessageLength = std::min(message.size(), sizeof(crashMessage));
   std::memcpy(crashMessage, message.data(), crashMessageLength);
-  static bool exitHookRegistered = std::atexit(reportExitFromModelCode) == 0;
+  // quick_exit() too; _exit() runs no hook at all.
+  static bool exitHookRegistered =
+      std::atexit(reportExitFromModelCode) == 0 &&
+      std::at_quick_exit(reportExitFromModelCode) == 0;
   (void)exitHookRegistered;
-  exitMessage = ("tgc: error: model file " + path + " called exit() while " +
+  exitMessage = ("tgc: error: model file " + path + " called exit() or quick_exit() while " +
                  doing + ": a model file builds its graph or reports an "
                  "error, it does not end tgc\n")
                     .str();

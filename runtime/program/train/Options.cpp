@@ -356,8 +356,10 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return parseNumber(flag, value, o.updateFreq, int64_t{1}, kMaxUpdateFreq);
   if (flag == "--max-tokens")
     return parseNumber(flag, value, o.maxTokens, int64_t{1});
-  if (flag == "--beam")
+  if (flag == "--beam") {
+    o.beamGiven = true;
     return parseNumber(flag, value, o.beam, int64_t{1}, kMaxBeam);
+  }
   if (flag == "--lr-scheduler") {
     for (LrScheduler kind : {LrScheduler::InverseSqrt, LrScheduler::Cosine,
                              LrScheduler::Linear, LrScheduler::Constant})
@@ -635,6 +637,9 @@ bool checkCombinations(const TrainOptions &o) {
   // (scheduleProblem, main/RunTraining.cpp).
   if ((o.nbest || o.translateBatch) && o.translate.empty())
     return problem("--nbest and --batch-size go with --translate");
+  if (o.greedy && o.beamGiven)
+    return problem("--search greedy keeps one hypothesis: --beam goes with "
+                   "--search beam");
   if (o.nbest > (o.greedy ? 1 : o.beam))
     return problem("--nbest cannot exceed --beam (the hypotheses the search "
                    "keeps; greedy search keeps 1)");

@@ -46,6 +46,7 @@ struct TrainOptions {
   int64_t topK = 0;
   bool samplingFlags = false;
   int64_t beam = 4;
+  bool beamGiven = false; ///< --beam was given (greedy search takes none)
   /// --translate: the best N hypotheses of each line, with their scores
   /// (0: the best one's text only).
   int64_t nbest = 0;
