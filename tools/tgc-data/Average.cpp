@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sys/stat.h>
 
 namespace cl = llvm::cl;
 using namespace tgc::runtime;
@@ -42,6 +43,10 @@ cl::opt<std::string> averageOutput("o", cl::desc("The checkpoint to write"),
                                    cl::value_desc("OUT"), cl::Required,
                                    cl::sub(averageCommand),
                                    cl::cat(dataCategory));
+cl::opt<bool> averageOverwrite(
+    "overwrite",
+    cl::desc("Replace OUT when it exists (never a checkpoint a run holds)"),
+    cl::sub(averageCommand), cl::cat(dataCategory));
 
 struct Input {
   std::string path;
@@ -225,6 +230,16 @@ int runAverage() {
     files.push_back({"the checkpoint", input.path});
   if (!checkRunFiles(files))
     return 1;
+  // As a training run: an existing checkpoint (a run's own, maybe its
+  // live one) is replaced only when asked, and never while a run holds it.
+  struct stat status;
+  if (::stat((averageOutput + ".lock").c_str(), &status) == 0)
+    return fail("-o " + averageOutput + " is held by a running training "
+                "program (" + averageOutput + ".lock exists): give another "
+                "path (nothing was written)");
+  if (!averageOverwrite && ::stat(averageOutput.c_str(), &status) == 0)
+    return fail("-o " + averageOutput + " exists, and average does not "
+                "replace it: give another path, or --overwrite");
   CheckpointSum sum;
   for (const Input &input : inputs)
     if (std::string error = sum.add(input); !error.empty())
