@@ -88,6 +88,17 @@ std::string scheduleProblem(const CompiledModel &model,
                   o.minLr ? "--min-lr" : "the model's");
     return text;
   }
+  if (decays && s.warmupSteps >= s.lastStep) {
+    std::snprintf(text, sizeof text,
+                  "a %s schedule warms up for %lld steps (%s) and ends at "
+                  "step %lld (--steps): it would only rise; give a --warmup "
+                  "below --steps",
+                  lrSchedulerName(s.kind),
+                  static_cast<long long>(s.warmupSteps),
+                  o.warmup ? "--warmup" : "the model's",
+                  static_cast<long long>(s.lastStep));
+    return text;
+  }
   return {};
 }
 
