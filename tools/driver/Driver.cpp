@@ -260,6 +260,14 @@ mlir::OwningOpRef<mlir::ModuleOp> readModule(const std::string &inputFilename,
     llvm::errs() << "tgc: error: " << error << "\n";
     return nullptr;
   }
+  // A binary graph file under another name read as MLIR failed with
+  // "unexpected character", no word of what the file is.
+  if (file->getBuffer().contains('\0')) {
+    llvm::errs() << "tgc: error: " << inputFilename
+                 << " holds NUL bytes: it is no MLIR text (a binary graph "
+                    "file is read as one by its name, X.tgpb)\n";
+    return nullptr;
+  }
   // The parser recurses once per bracket: deeper text would overflow the
   // stack.
   if (std::string deep = checkNesting(*file); !deep.empty()) {

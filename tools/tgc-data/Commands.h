@@ -41,6 +41,15 @@ int encodeDocuments(const runtime::Vocabulary &vocabulary,
 /// Prints "error: message" and returns 1.
 int fail(const std::string &message);
 
+/// The longest line of text encode takes: SentencePiece holds about 180
+/// times a line's bytes while it encodes it (a 12 MB line took 2.2 GB).
+constexpr size_t kMaxEncodedLineBytes = size_t(4) << 20;
+
+/// Empty, or "WHERE:LINE: the line has N bytes, more than ..." when `line`
+/// is past kMaxEncodedLineBytes.
+std::string encodedLineTooLong(const std::string &where, size_t lineNumber,
+                               std::string_view line);
+
 /// False after an error when an output of the command is the same file as
 /// one of its inputs (tgc-data itself included) or as another output
 /// (common/RunFiles.h): checked before anything is written.

@@ -43,7 +43,11 @@ int encodeDocuments(const runtime::Vocabulary &vocabulary,
       documents.push_back({{}, std::move(document)});
       document.clear();
     };
+    size_t number = 0;
     for (std::string_view line : runtime::splitLines(text)) {
+      if (std::string why = encodedLineTooLong(path, ++number, line);
+          !why.empty())
+        return fail(why);
       if (isBlankLine(line)) {
         finish();
         continue;

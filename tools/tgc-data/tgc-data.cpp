@@ -244,7 +244,11 @@ int encodeStdinText(const Vocabulary &vocabulary) {
   if (std::string bad = checkUtf8(input); !bad.empty())
     return fail("<stdin>:" + bad);
   std::string output;
+  size_t number = 0;
   for (std::string_view line : splitLines(input)) {
+    if (std::string why = encodedLineTooLong("<stdin>", ++number, line);
+        !why.empty())
+      return fail(why);
     const char *separator = "";
     for (int32_t id : vocabulary.encode(line)) {
       output += separator;
@@ -334,6 +338,14 @@ int runEncode() {
     if (isBlank(lines[0][i]) || isBlank(lines[1][i])) {
       warn(isBlank(lines[0][i]) ? 0 : 1, ++skippedEmpty,
            "empty or whitespace-only sentence");
+      continue;
+    }
+    if (lines[0][i].size() > kMaxEncodedLineBytes ||
+        lines[1][i].size() > kMaxEncodedLineBytes) {
+      int side = lines[0][i].size() > kMaxEncodedLineBytes ? 0 : 1;
+      warn(side, ++skippedLong,
+           std::to_string(lines[side][i].size()) +
+               " bytes, more than a sentence to encode may have (4 MiB)");
       continue;
     }
     SentencePair pair{vocabulary->encode(lines[0][i]), vocabulary->encode(lines[1][i])};
@@ -528,6 +540,18 @@ int runInfo() {
 int tgc::data::fail(const std::string &message) {
   llvm::errs() << "error: " << message << "\n";
   return 1;
+}
+
+std::string tgc::data::encodedLineTooLong(const std::string &where,
+                                          size_t lineNumber,
+                                          std::string_view line) {
+  if (line.size() <= kMaxEncodedLineBytes)
+    return {};
+  return where + ":" + std::to_string(lineNumber) + ": the line has " +
+         std::to_string(line.size()) +
+         " bytes, more than the 4 MiB a line of text to encode may have "
+         "(SentencePiece holds about 180 times a line's size as it encodes "
+         "it): break it into lines";
 }
 
 llvm::raw_ostream &tgc::data::summaryStream(const std::string &output) {

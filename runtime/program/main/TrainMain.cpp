@@ -377,6 +377,14 @@ void printRunHeader(const Run &run) {
     std::printf("hyperparameters: %s (the model's: %s)\n",
                 run.hyperparameterText().c_str(),
                 run.hyperparameterText(true).c_str());
+  // A corpus of subword ids without its vocabulary: BLEU counts the ids,
+  // a figure no other tool's BLEU compares with.
+  if (run.data.vocabularyHash() != 0 && !run.data.hasVocabulary() &&
+      !run.data.languageModel() &&
+      (options.validEvery > 0 || options.evalSentences > 0))
+    std::printf("note: BLEU here is over the corpus's subword ids (no "
+                "--vocab): give --vocab V.model for BLEU over words, as "
+                "tgc-data bleu and sacreBLEU count\n");
 }
 
 /// --dump-parameters: every variable, each process to its own file (so
