@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/driver/CommandLine.h"
 
+#include "common/CommandLineErrors.h"
+
 #include "tools/RepeatedFlags.h"
 #include "tools/driver/Version.h"
 
@@ -376,9 +378,11 @@ DriverOptions parseCommandLine(int argc, char **argv) {
   (void)binder;
   hideUnrelatedOptions();
   cl::SetVersionPrinter(printVersion);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "tgc: ahead-of-time compiler for the Transformer's training step\n");
+  if (!parseCommandLine(
+          argc, argv,
+          "tgc: ahead-of-time compiler for the Transformer's training step\n",
+          "tgc: ", "tgc --help"))
+    std::exit(1);
   if (std::string flag = repeatedFlag(argc, argv); !flag.empty()) {
     llvm::errs() << "tgc: error: " << flag
                  << " is given more than once: give it once (the last one "

@@ -26,6 +26,7 @@
 // Every error is "error: ..." on stderr naming the file (and line), exit 1.
 //
 //===----------------------------------------------------------------------===//
+#include "common/CommandLineErrors.h"
 #include "common/FileSizeLimit.h"
 #include "runtime/data/FileChecks.h"
 #include "runtime/data/TokenCorpus.h"
@@ -601,7 +602,9 @@ int main(int argc, char **argv) {
                               &sampleCommand, &bleuCommand, &curvesCommand,
                               &averageCommand})
     cl::HideUnrelatedOptions(dataCategory, *sub);
-  cl::ParseCommandLineOptions(argc, argv, overviewFor(argc, argv));
+  if (!tgc::parseCommandLine(argc, argv, overviewFor(argc, argv), "",
+                             "tgc-data --help (and tgc-data COMMAND --help)"))
+    return 1;
   if (std::string flag = tgc::repeatedFlag(argc, argv, {"label"});
       !flag.empty())
     return fail(flag + " is given more than once: give it once (the last "
