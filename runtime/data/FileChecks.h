@@ -263,30 +263,49 @@ inline std::string readUpTo(int fd, size_t limit, std::string &out) {
   return "";
 }
 
-/// `input` for a message: control bytes as \xNN, at most `limit` bytes of
-/// it, then "..." and its length when it was longer.
+/// `input` for a message: control bytes and bytes of no UTF-8 character
+/// as \xNN (raw, they reached the terminal), at most `limit` bytes of it,
+/// then "..." and its length when it was longer.
 inline std::string quoteInput(std::string_view input, size_t limit = 80) {
+  static const char digits[] = "0123456789abcdef";
+  auto escape = [&](std::string &quoted, unsigned char c) {
+    quoted += "\\x";
+    quoted += digits[c >> 4];
+    quoted += digits[c & 15];
+  };
   std::string quoted;
   size_t shown = 0;
-  for (; shown < input.size() && quoted.size() < limit; ++shown) {
+  while (shown < input.size() && quoted.size() < limit) {
     unsigned char c = static_cast<unsigned char>(input[shown]);
     if (c < 0x20 || c == 0x7f) {
-      static const char digits[] = "0123456789abcdef";
-      quoted += "\\x";
-      quoted += digits[c >> 4];
-      quoted += digits[c & 15];
+      escape(quoted, c);
+      ++shown;
     } else if (input.substr(shown, 3) == "\xef\xbb\xbf") {
       quoted += "\\ufeff"; // a byte-order mark, invisible as it is
-      shown += 2;
-    } else {
+      shown += 3;
+    } else if (c < 0x80) {
       quoted += static_cast<char>(c);
+      ++shown;
+    } else {
+      // A whole UTF-8 character as it is; any other byte escaped.
+      size_t length = c >= 0xf5   ? 0
+                      : c >= 0xf0 ? 4
+                      : c >= 0xe0 ? 3
+                      : c >= 0xc2 ? 2
+                                  : 0;
+      bool whole = length > 0 && shown + length <= input.size();
+      for (size_t i = 1; whole && i < length; ++i)
+        whole = (static_cast<unsigned char>(input[shown + i]) & 0xc0) == 0x80;
+      if (whole && quoted.size() + length > limit)
+        break; // never half a character
+      if (whole) {
+        quoted.append(input.substr(shown, length));
+        shown += length;
+      } else {
+        escape(quoted, c);
+        ++shown;
+      }
     }
-  }
-  // Not in the middle of a UTF-8 character.
-  while (shown > 0 && shown < input.size() &&
-         (static_cast<unsigned char>(input[shown]) & 0xc0) == 0x80) {
-    --shown;
-    quoted.pop_back();
   }
   if (shown < input.size())
     quoted += "... (" + std::to_string(input.size()) + " bytes)";

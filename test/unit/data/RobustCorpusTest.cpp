@@ -146,6 +146,10 @@ TEST_F(RobustCorpusTest, QuotedInputIsShortAndPrintable) {
   // A byte-order mark is shown, not left invisible ("'5' is not a token
   // id" of a line that looked like "5").
   EXPECT_EQ(quoteInput("\xef\xbb\xbf" "5x"), "\\ufeff5x");
+  // Bytes of no UTF-8 character are escaped (they reached the terminal
+  // raw); whole characters are not.
+  EXPECT_EQ(quoteInput("4\xff\xfe" "5"), "4\\xff\\xfe5");
+  EXPECT_EQ(quoteInput("\xc3" "a\xe2\x82\xac"), "\\xc3a\xe2\x82\xac");
 
   BatchShape shape{4, 8, 8, 100};
   writeBytes(dir + "/nul.src", std::string("3 4\x00 5\n", 7));
