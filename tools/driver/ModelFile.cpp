@@ -21,6 +21,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
+#include <iostream>
 #include <iterator>
 
 #include <dlfcn.h>
@@ -169,6 +171,14 @@ bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
   return true;
 }
 
+/// Everything written so far to fd 1 through C's, C++'s and LLVM's streams,
+/// before fd 1 changes.
+void flushStandardOutput() {
+  std::cout.flush();
+  std::fflush(stdout);
+  llvm::outs().flush();
+}
+
 } // namespace
 
 ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
@@ -193,9 +203,23 @@ ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
   sigemptyset(&report.sa_mask);
   for (size_t i = 0; i < std::size(kCrashSignals); ++i)
     sigaction(kCrashSignals[i], &report, &previousCrashActions[i]);
+  // The model's own printing goes to stderr: tgc's stdout carries what the
+  // user asked for (--emit=tg's module, --list-models), and a printf in a
+  // build function landed in the middle of it.
+  flushStandardOutput();
+  savedStdout = dup(STDOUT_FILENO);
+  if (savedStdout >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    close(savedStdout);
+    savedStdout = -1;
+  }
 }
 
 ModelCodeGuard::~ModelCodeGuard() {
+  if (savedStdout >= 0) {
+    flushStandardOutput();
+    dup2(savedStdout, STDOUT_FILENO);
+    close(savedStdout);
+  }
   exitMessage.clear();
   for (size_t i = 0; i < std::size(kCrashSignals); ++i)
     sigaction(kCrashSignals[i], &previousCrashActions[i], nullptr);
