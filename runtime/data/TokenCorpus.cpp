@@ -86,6 +86,35 @@ uint32_t crc32Over(uint32_t crc, const void *data, uint64_t bytes) {
 
 constexpr uint64_t kTrailerBytes = 8;
 
+/// Why pair `i` cannot be trained on, or "": a side without a token (a
+/// document has only its target). The text readers skip such a pair, so
+/// a corpus holding one was not written by tgc-data encode.
+std::string emptySide(uint64_t i, bool sourceEmpty, bool targetEmpty,
+                      CorpusKind kind) {
+  if (kind == CorpusKind::Documents)
+    return targetEmpty ? "document " + std::to_string(i) + " is empty" : "";
+  if (!sourceEmpty && !targetEmpty)
+    return {};
+  return "pair " + std::to_string(i) + " has an empty " +
+         (sourceEmpty && targetEmpty ? "source and target"
+          : sourceEmpty              ? "source"
+                                     : "target");
+}
+
+/// The first pair with an empty side, as emptySide says, or "".
+std::string findEmptySide(const uint64_t *sourceOffsets,
+                          const uint64_t *targetOffsets, uint64_t pairs,
+                          CorpusKind kind) {
+  for (uint64_t i = 0; i < pairs; ++i)
+    if (std::string why = emptySide(
+            i, sourceOffsets[i + 1] == sourceOffsets[i],
+            targetOffsets[i + 1] == targetOffsets[i], kind);
+        !why.empty())
+      return why + " (tgc-data encode skips such a pair: encode the corpus "
+                   "again)";
+  return {};
+}
+
 } // namespace
 
 uint64_t fnv1a64(std::string_view bytes) {
@@ -113,6 +142,10 @@ std::string writeTokenCorpus(const std::string &path, uint32_t vocabularySize,
     if (kind == CorpusKind::Documents && !pairs[i].source.empty())
       return "cannot write " + path + ": document " + std::to_string(i) +
              " has a source side (a corpus of documents has none)";
+    if (std::string why = emptySide(i, pairs[i].source.empty(),
+                                    pairs[i].target.empty(), kind);
+        !why.empty())
+      return "cannot write " + path + ": " + why;
     for (const std::vector<int32_t> *side : {&pairs[i].source, &pairs[i].target})
       for (int32_t id : *side)
         if (id < kFirstSymbolId || static_cast<uint32_t>(id) >= vocabularySize)
@@ -264,6 +297,9 @@ std::optional<TokenCorpus> TokenCorpus::open(const std::string &path,
   if (why.empty())
     why = checkIds("target", corpus.targetIds_, targetTokens,
                    corpus.targetOffsets_, pairs, corpus.vocabularySize_);
+  if (why.empty())
+    why = findEmptySide(corpus.sourceOffsets_, corpus.targetOffsets_, pairs,
+                        corpus.kind_);
   if (!why.empty())
     return refuse(why);
   return corpus;

@@ -25,8 +25,8 @@
 // page-aligned mapping. The file's length is exactly
 // 48 + 16 (P + 1) + 4 (S + T) + 8. A reader checks the length, then the
 // checksum (a flipped bit is "corrupt", naming the file), then that offsets
-// start at 0, never decrease and end at S (T), and every id, before giving
-// any pair out. Version 1 files (no checksum, 8 bytes shorter) are still
+// start at 0, never decrease and end at S (T), that no side is empty (a
+// document's target), and every id, before giving any pair out. Version 1 files (no checksum, 8 bytes shorter) are still
 // read, with every check but the checksum.
 //
 //===----------------------------------------------------------------------===//
@@ -50,8 +50,9 @@ inline constexpr uint32_t kTokenCorpusVersion = 2;
 enum class CorpusKind { Pairs, Documents };
 
 /// Writes `pairs` to `path` atomically (AtomicFile). Refuses, writing
-/// nothing, an id outside [3, vocabularySize), and a source side in a
-/// corpus of documents. Returns an empty string or the problem.
+/// nothing, an id outside [3, vocabularySize), an empty side (a pair's
+/// source or target, a document), and a source side in a corpus of
+/// documents. Returns an empty string or the problem.
 std::string writeTokenCorpus(const std::string &path, uint32_t vocabularySize,
                              uint64_t vocabularyHash,
                              std::span<const SentencePair> pairs,

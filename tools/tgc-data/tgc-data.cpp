@@ -351,6 +351,10 @@ int runEncode() {
     }
     SentencePair pair{vocabulary->encode(lines[0][i]), vocabulary->encode(lines[1][i])};
     size_t lengths[2] = {pair.source.size(), pair.target.size()};
+    if (lengths[0] == 0 || lengths[1] == 0) { // no piece: a corpus refuses it
+      warn(lengths[0] == 0 ? 0 : 1, ++skippedEmpty, "no token after encoding");
+      continue;
+    }
     if (lengths[0] > maxLength || lengths[1] > maxLength) {
       int side = lengths[0] > maxLength ? 0 : 1;
       warn(side, ++skippedLong,

@@ -90,7 +90,7 @@ protected:
 };
 
 const std::vector<SentencePair> kPairs = {
-    {{3, 4, 5}, {6, 7}}, {{499}, {10, 11, 12, 13}}, {{8, 9}, {}}, {{20}, {21}}};
+    {{3, 4, 5}, {6}}, {{499}, {10, 11, 12, 13}}, {{8, 9}, {7}}, {{20}, {21}}};
 
 TEST_F(DataTest, VocabularyIsTheProjectsAndHashesItsFile) {
   EXPECT_EQ(vocabulary->size(), kVocabSize);
@@ -291,7 +291,7 @@ TEST_F(DataTest, CorruptCorporaAreRefusedWithTheirReason) {
             "target offsets end at 6, not at the 7 target tokens");
   EXPECT_EQ(openError(patched(128 + 4 * 3, int32_t{500})),
             "source id 500 (pair 1, token 0) is outside [3, 500)");
-  EXPECT_EQ(openError(patched(128 + 4 * (7 + 5), int32_t{0})),
+  EXPECT_EQ(openError(patched(128 + 4 * (7 + 4), int32_t{0})),
             "target id 0 (pair 1, token 3) is outside [3, 500)");
   EXPECT_EQ(openError(patched(128 + 4 * (7 + 6), int32_t{-1})),
             "target id -1 (pair 3, token 0) is outside [3, 500)");

@@ -1,7 +1,8 @@
 //===- RobustCorpusTest.cpp - .tok checksums and bad input files ----------===//
 //
 // A .tok file's CRC-32 catches any flipped byte, naming the file; version 1
-// files (before the checksum) are still read; token-id files that are a
+// files (before the checksum) are still read; a pair with an empty side is
+// refused; token-id files that are a
 // directory or empty say so; quoted input in messages is short and
 // printable; an AtomicFile keeps the permissions of what it replaces and
 // removes only its own temporary file.
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 using namespace tgc::runtime;
 
@@ -111,6 +113,70 @@ TEST_F(RobustCorpusTest, VersionOneFilesAreStillRead) {
   ASSERT_TRUE(corpus) << error;
   ASSERT_EQ(corpus->size(), 3u);
   EXPECT_EQ(corpus->source(1)[0], 99);
+}
+
+/// A version-2 corpus of `pairs`, checksummed, written as is: the writer
+/// refuses what this can forge.
+std::string forgeCorpus(const std::vector<SentencePair> &pairs,
+                        bool documents = false) {
+  std::string bytes(documents ? "TGCDOCS\n" : "TGCTOKS\n");
+  auto put = [&](auto value) {
+    bytes.append(reinterpret_cast<const char *>(&value), sizeof value);
+  };
+  uint64_t sourceTokens = 0, targetTokens = 0;
+  for (const SentencePair &pair : pairs) {
+    sourceTokens += pair.source.size();
+    targetTokens += pair.target.size();
+  }
+  put(uint32_t{2});
+  put(uint32_t{100});
+  put(uint64_t{7});
+  put(uint64_t{pairs.size()});
+  put(sourceTokens);
+  put(targetTokens);
+  for (auto side : {&SentencePair::source, &SentencePair::target}) {
+    uint64_t offset = 0;
+    put(offset);
+    for (const SentencePair &pair : pairs)
+      put(offset += (pair.*side).size());
+  }
+  for (auto side : {&SentencePair::source, &SentencePair::target})
+    for (const SentencePair &pair : pairs)
+      for (int32_t id : pair.*side)
+        put(id);
+  put(static_cast<uint32_t>(
+      ::crc32(0, reinterpret_cast<const Bytef *>(bytes.data()), bytes.size())));
+  put(uint32_t{0});
+  return bytes;
+}
+
+// tgc-data encode skips a pair with an empty side, as the token-file reader
+// does; a forged corpus holding one was trained on (a pair of EOS only).
+TEST_F(RobustCorpusTest, PairsWithAnEmptySideAreRefused) {
+  std::string error;
+  writeBytes(dir + "/forged.tok", forgeCorpus(kPairs));
+  ASSERT_TRUE(TokenCorpus::open(dir + "/forged.tok", error)) << error;
+
+  const std::pair<std::vector<SentencePair>, std::string> cases[] = {
+      {{{{3}, {4}}, {{}, {5}}}, "pair 1 has an empty source"},
+      {{{{3}, {}}, {{4}, {5}}}, "pair 0 has an empty target"},
+      {{{{3}, {4}}, {{5}, {6}}, {{}, {}}}, "pair 2 has an empty source and target"}};
+  for (const auto &[pairs, why] : cases) {
+    writeBytes(dir + "/empty-side.tok", forgeCorpus(pairs));
+    EXPECT_FALSE(TokenCorpus::open(dir + "/empty-side.tok", error)) << why;
+    EXPECT_EQ(error, dir + "/empty-side.tok: " + why +
+                         " (tgc-data encode skips such a pair: encode the "
+                         "corpus again)");
+    EXPECT_EQ(writeTokenCorpus(dir + "/written.tok", 100, 7, pairs),
+              "cannot write " + dir + "/written.tok: " + why);
+  }
+
+  writeBytes(dir + "/docs.tok", forgeCorpus({{{}, {3, 4}}, {{}, {}}}, true));
+  EXPECT_FALSE(TokenCorpus::open(dir + "/docs.tok", error));
+  EXPECT_EQ(error, dir + "/docs.tok: document 1 is empty (tgc-data encode "
+                         "skips such a pair: encode the corpus again)");
+  writeBytes(dir + "/docs.tok", forgeCorpus({{{}, {3, 4}}, {{}, {5}}}, true));
+  EXPECT_TRUE(TokenCorpus::open(dir + "/docs.tok", error)) << error;
 }
 
 TEST_F(RobustCorpusTest, DirectoriesAndEmptyFilesSaySo) {
