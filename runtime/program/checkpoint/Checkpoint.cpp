@@ -467,6 +467,10 @@ std::string CheckpointReader::open() {
     return refuse("format version " + std::to_string(version) +
                   ", this program reads version " +
                   std::to_string(kCheckpointVersion));
+  // Bytes outside both checksums are written zero: anything else is a
+  // corrupt file (a flip there was taken as good and written back).
+  if (getU32(header + 20) != 0)
+    return refuse("its header's reserved word is not zero (corrupt file)");
   uint32_t metadataBytes = getU32(header + 12);
   if (kHeaderBytes + uint64_t{metadataBytes} > fileBytes)
     return refuse("the metadata runs past the end of the file (truncated)");
@@ -489,6 +493,16 @@ std::string CheckpointReader::open() {
     return refuse("its metadata does not parse");
 
   dataStart = alignUp(kHeaderBytes + metadataBytes);
+  char padding[kDataAlignment] = {};
+  size_t paddingBytes = dataStart - (kHeaderBytes + metadataBytes);
+  if (dataStart <= fileBytes) {
+    if (!readAll(file.fd, padding, paddingBytes))
+      return refuse("cannot read the padding after its metadata");
+    if (std::any_of(padding, padding + paddingBytes,
+                    [](char c) { return c != 0; }))
+      return refuse("the padding after its metadata is not zero (corrupt "
+                    "file)");
+  }
   // Compared without the sum, which a forged size could wrap past 2^64.
   if (dataStart > fileBytes ||
       metadata_.data_bytes() != fileBytes - dataStart) {

@@ -16,7 +16,8 @@
 // renamed over <path>, so a crash, kill -9 or a full disk leaves the
 // previous checkpoint as it was. Only a regular file is ever replaced (a
 // directory, a device such as /dev/full or a FIFO is refused). Reading
-// checks the magic, the version, both kinds of checksums, the file's size
+// checks the magic, the version, both kinds of checksums, that the zero
+// word and the padding (outside both checksums) are zero, the file's size
 // and that the tensors are exactly the model's (names and shapes) before it
 // changes any of them.
 //

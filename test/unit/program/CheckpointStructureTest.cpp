@@ -135,6 +135,41 @@ TEST_F(CheckpointStructure, ATensorListedTwiceIsRefusedByBothReaders) {
   EXPECT_NE(error.find("is listed twice"), std::string::npos) << error;
 }
 
+// The header's zero word and the padding before the data lie outside both
+// checksums: a flip there was taken as good (and written back on resume).
+TEST_F(CheckpointStructure, BytesOutsideTheChecksumsMustBeZero) {
+  const CheckpointTensor written[] = {{"a", {2, 2}, a.data()},
+                                      {"b", {2}, b.data()}};
+  ASSERT_EQ(writeCheckpoint(at("good.ckpt"), info, written), "");
+  std::string file;
+  proto::Checkpoint metadata;
+  uint32_t metadataBytes = 0;
+  load(at("good.ckpt"), file, metadata, metadataBytes);
+  const size_t paddingStart = 24 + metadataBytes;
+  ASSERT_NE(paddingStart % 64, 0u) << "no padding to flip";
+  const std::pair<size_t, const char *> flips[] = {
+      {20, "its header's reserved word is not zero"},
+      {23, "its header's reserved word is not zero"},
+      {paddingStart, "the padding after its metadata is not zero"},
+      {(paddingStart + 63) / 64 * 64 - 1,
+       "the padding after its metadata is not zero"}};
+  for (const auto &[offset, why] : flips) {
+    std::string bytes = file;
+    bytes[offset] = 1;
+    std::ofstream(at("flipped.ckpt"), std::ios::binary) << bytes;
+    std::vector<float> ra(4, -1.0f), rb(2, -1.0f);
+    const CheckpointTensor model[] = {{"a", {2, 2}, ra.data()},
+                                      {"b", {2}, rb.data()}};
+    CheckpointInfo read;
+    std::string error = readCheckpoint(at("flipped.ckpt"), read, model);
+    EXPECT_NE(error.find(why), std::string::npos) << offset << ": " << error;
+    EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
+    std::vector<OwnedTensor> owned;
+    error = readCheckpointTensors(at("flipped.ckpt"), read, owned);
+    EXPECT_NE(error.find(why), std::string::npos) << offset << ": " << error;
+  }
+}
+
 TEST_F(CheckpointStructure, ANamelessTensorIsRefused) {
   const CheckpointTensor forged[] = {{"", {2}, b.data()}};
   ASSERT_EQ(writeCheckpoint(at("nameless.ckpt"), info, forged), "");
