@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
@@ -192,6 +193,17 @@ LogicalResult Differentiator::run() {
            << "tg-autodiff: @" << function.getName()
            << " has no trainable variable to train (every parameter is "
               "frozen, or there is none)";
+
+  // A call of the function (from itself or another) would no longer match
+  // it once gradients are appended to its results.
+  if (std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(function, module))
+    for (const SymbolTable::SymbolUse &use : *uses)
+      if (isa<func::CallOp>(use.getUser()))
+        return use.getUser()->emitError()
+               << "tg-autodiff: @" << function.getName() << " is called "
+               << "here: the function to differentiate cannot be called (by "
+                  "itself or another function)";
 
   Value loss = terminator->getOperand(0);
   findActiveValues(loss);
