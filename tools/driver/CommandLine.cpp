@@ -194,11 +194,13 @@ cl::opt<PrecisionFlag> precision(
                           "(default)")),
     cl::cat(compileCategory));
 
+// The training programs' default too, so that the interpreter and a
+// program trained with the same flags see the same data.
 cl::opt<std::string> taskName("task",
                               cl::desc("Built-in task to train on (--emit=train "
-                                       "--target=interp): copy (default), "
-                                       "reverse, digits"),
-                              cl::init("copy"), cl::cat(interpreterCategory));
+                                       "--target=interp): copy, reverse "
+                                       "(default), digits"),
+                              cl::init("reverse"), cl::cat(interpreterCategory));
 
 cl::opt<int64_t> steps("steps", cl::desc("Training steps (--target=interp)"),
                        cl::init(100), cl::cat(interpreterCategory));
