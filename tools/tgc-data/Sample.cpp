@@ -14,6 +14,8 @@
 #include "runtime/data/SplitMix64.h"
 #include "runtime/data/Tasks.h"
 
+#include "llvm/Support/Path.h"
+
 #include <set>
 
 namespace cl = llvm::cl;
@@ -109,6 +111,13 @@ int runSample() {
                 std::to_string(available) + " distinct numbers of --max-digits " +
                 std::to_string(sampleDigits) + " this split can give");
 
+  // "-o ." or "-o data/" wrote the hidden files ./.src and data/.tgt.
+  // (path::filename is "." for a name that ends in '/'.)
+  llvm::StringRef last = llvm::sys::path::filename(samplePrefix.getValue());
+  if (last.empty() || last == "." || last == "..")
+    return fail("-o '" + samplePrefix.getValue() + "' names a directory: give a prefix "
+                "of file names, such as data/train (writes data/train.src "
+                "and data/train.tgt)");
   if (!checkRunFiles({{"-o's source", samplePrefix + ".src", true},
                       {"-o's target", samplePrefix + ".tgt", true}}))
     return 1;
