@@ -262,7 +262,7 @@ flags = {
     "max-tokens with a task": ["--max-tokens", "64", "--task", "copy"],
     "clip-norm negative": ["--clip-norm", "-2"],
     "clip-norm nan": ["--clip-norm", "nan"],
-    "max-epochs 0": ["--max-epochs", "0"],
+    "max-epochs negative": ["--max-epochs", "-1"],
     "max-epochs with a task": ["--max-epochs", "2", "--task", "copy"],
     "max-time text": ["--max-time", "1h30"],
     "max-time minutes 60": ["--max-time", "1:60"],

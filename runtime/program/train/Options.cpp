@@ -34,7 +34,7 @@ const char *kUsage =
     "training:\n"
     "  --steps N             train until step N (default 1000)\n"
     "  --max-epochs N        or stop after N passes over the --train-data or\n"
-    "                        --train-source pairs, if sooner\n"
+    "                        --train-source pairs, if sooner (0: no limit)\n"
     "  --max-time T          or stop after T of training (H:MM, H:MM:SS or\n"
     "                        minutes), if sooner; saved as at the end\n"
     "  --seed S              parameters, data order, dropout (default 1, or\n"
@@ -106,6 +106,7 @@ const char *kUsage =
     "                        greedy)\n"
     "  --best-by bleu|loss   what makes a validation the best (default bleu)\n"
     "  --patience N          stop after N validations without a better one\n"
+    "                        (-1: never, the default)\n"
     "checkpoints:\n"
     "  --checkpoint F        where to save (default <program>.ckpt, or the\n"
     "                        --resume file: X for X, X.best and X.step<S>);\n"
@@ -113,7 +114,7 @@ const char *kUsage =
     "  --save-every N        also save every N steps\n"
     "  --keep-last N         keep the last N saves as <checkpoint>.step<S> "
     "too\n"
-    "                        (for tgc-data average --last N)\n"
+    "                        (for tgc-data average --last N; -1: all)\n"
     "  --resume F            continue from checkpoint F (refused when F's "
     "config\n"
     "                        differs from this program's)\n"
@@ -172,7 +173,9 @@ const char *kUsage =
     "  --keep-interval-updates (--keep-last); --validate-interval-updates,\n"
     "  --valid-freq (--valid-every); --early-stopping (--patience);\n"
     "  --optimizer-delay (--update-freq); --mini-batch-words (--max-tokens);\n"
-    "  --beam-size (--beam)\n";
+    "  --beam-size (--beam); --warmup-updates, --lr-warmup (--warmup);\n"
+    "  --learn-rate (--lr). Their values for \"off\" mean it here too:\n"
+    "  --max-epochs 0 (no limit), --patience -1 (none), --keep-last -1 (all)\n";
 
 /// Other trainers' names for flags that mean the same here (a length
 /// penalty or a checkpoint directory means something else, so those have
@@ -193,6 +196,9 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"--optimizer-delay", "--update-freq"},
     {"--mini-batch-words", "--max-tokens"},
     {"--beam-size", "--beam"},
+    {"--warmup-updates", "--warmup"},
+    {"--lr-warmup", "--warmup"},
+    {"--learn-rate", "--lr"},
 };
 
 /// `flag`, or the flag it is another trainer's name for.
@@ -320,16 +326,23 @@ bool applyFlag(std::string_view flag, std::string_view value,
   }
   if (flag == "--steps")
     return parseNumber(flag, value, o.steps, int64_t{1}, kMaxSteps);
+  // 0: no limit, as in fairseq and Marian (and the default).
   if (flag == "--max-epochs")
-    return parseNumber(flag, value, o.maxEpochs, int64_t{1}, kMaxEpochs);
+    return parseNumber(flag, value, o.maxEpochs, int64_t{0}, kMaxEpochs);
   if (flag == "--max-time")
     return parseDuration(flag, value, o.maxSeconds);
   if (flag == "--log-every")
     return parseNumber(flag, value, o.logEvery, int64_t{1});
   if (flag == "--save-every")
     return parseNumber(flag, value, o.saveEvery, int64_t{0});
-  if (flag == "--keep-last")
+  if (flag == "--keep-last") {
+    // -1: every save, fairseq's --keep-interval-updates default.
+    if (value == "-1") {
+      o.keepLast = std::numeric_limits<int64_t>::max();
+      return true;
+    }
     return parseNumber(flag, value, o.keepLast, int64_t{1});
+  }
   if (flag == "--eval-sentences")
     return parseNumber(flag, value, o.evalSentences, int64_t{0},
                        kMaxSentences);
@@ -514,8 +527,14 @@ bool applyFlag(std::string_view flag, std::string_view value,
     return optionalNumber(o.validSentences, 1, kMaxSentences);
   if (flag == "--valid-beam")
     return optionalNumber(o.validBeam, 1, kMaxBeam);
-  if (flag == "--patience")
+  if (flag == "--patience") {
+    // -1: no early stopping, fairseq's default (and tgc's, unset).
+    if (value == "-1") {
+      o.patience.reset();
+      return true;
+    }
     return optionalNumber(o.patience, 1, std::numeric_limits<int64_t>::max());
+  }
   if (flag == "--best-by") {
     bool byLoss = false;
     if (!choice("bleu", "loss", byLoss))
@@ -736,6 +755,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
   // Each flag of a value once: a second one would replace the first without
   // a word (a typo, or a script that appends flags).
   std::vector<std::string_view> given;
+  std::vector<std::string_view> spellings; // as given, beside `given`
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;
     if (arg == "--help" || arg == "-h") {
@@ -793,14 +813,22 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       std::fprintf(stderr, kUsage, argv[0]);
       return false;
     }
-    if (std::find(given.begin(), given.end(), arg) != given.end()) {
+    if (auto first = std::find(given.begin(), given.end(), arg);
+        first != given.end()) {
+      // Under two names, both are said (--steps and fairseq's --max-update).
+      std::string_view before = spellings[first - given.begin()];
+      std::string names =
+          before == spelled ? std::string(arg)
+                            : std::string(arg) + " (as " + std::string(before) +
+                                  " and " + std::string(spelled) + ")";
       std::fprintf(stderr,
-                   "error: %.*s is given more than once: give it once (the "
+                   "error: %s is given more than once: give it once (the "
                    "last one would replace the others without a word)\n",
-                   static_cast<int>(arg.size()), arg.data());
+                   names.c_str());
       return false;
     }
     given.push_back(arg);
+    spellings.push_back(spelled);
     if (eq == std::string_view::npos) {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "error: %s needs a value\n", argv[i]);
