@@ -5,6 +5,7 @@
 #include "tools/driver/BuildCache.h"
 #include "tools/driver/BuildPaths.h"
 #include "tools/driver/HostCompiler.h"
+#include "tools/driver/ModelCodeWatch.h"
 #include "tools/driver/Toolchain.h"
 
 #include "frontend/InputFile.h"
@@ -148,6 +149,9 @@ bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
   if (!compileModelFile(path, object.path, options))
     return false;
 
+  // From here on tgc runs the file's code: a parent process sees an _exit()
+  // there.
+  watchModelCodeFromOutside(path);
   size_t before = registrationCount();
   void *handle;
   {
@@ -206,6 +210,7 @@ ModelCodeGuard::ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing) {
   // The model's own printing goes to stderr: tgc's stdout carries what the
   // user asked for (--emit=tg's module, --list-models), and a printf in a
   // build function landed in the middle of it.
+  markModelCodeRunning(true);
   flushStandardOutput();
   savedStdout = dup(STDOUT_FILENO);
   if (savedStdout >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
@@ -223,6 +228,7 @@ ModelCodeGuard::~ModelCodeGuard() {
   exitMessage.clear();
   for (size_t i = 0; i < std::size(kCrashSignals); ++i)
     sigaction(kCrashSignals[i], &previousCrashActions[i], nullptr);
+  markModelCodeRunning(false);
 }
 
 bool useModelFile(DriverOptions &options) {

@@ -34,8 +34,8 @@ bool useModelFile(DriverOptions &options);
 /// SIGFPE, SIGILL, or SIGABRT from an uncaught exception) ends tgc with a
 /// message naming the file and what tgc was doing, and exit status 1,
 /// rather than a stack dump of tgc; so does a call of exit() (whose status,
-/// 0 too, would have been tgc's without a word). What the code prints to
-/// stdout goes to stderr.
+/// 0 too, would have been tgc's without a word; _exit() is seen from outside,
+/// ModelCodeWatch.h). What the code prints to stdout goes to stderr.
 class ModelCodeGuard {
 public:
   ModelCodeGuard(llvm::StringRef path, llvm::StringRef doing);

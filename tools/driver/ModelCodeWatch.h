@@ -1,0 +1,34 @@
+//===- ModelCodeWatch.h - a model file's _exit() seen from outside -*- C++ -*-===//
+//
+// exit() and quick_exit() in a model file's code run hooks tgc installs
+// (ModelCodeGuard), but _exit() and _Exit() end the process at once: tgc
+// ended with the model's status, 0 a silent success with no output written.
+// Only another process can see that. So before it loads a model file, tgc
+// forks: the child does all the work, and the parent waits for it and
+// passes its status on, except a status 0 while model code was running,
+// which it reports as an error. The child marks when model code runs in a
+// page both share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TGC_TOOLS_DRIVER_MODELCODEWATCH_H
+#define TGC_TOOLS_DRIVER_MODELCODEWATCH_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace tgc {
+
+/// Forks, where the process has one thread (fork copies only the caller's):
+/// returns in the child, never in the parent, which ends as the child did
+/// (its status, or its signal raised again) after an error naming
+/// `modelFile` when the child ended with status 0 inside model code.
+/// Returns at once, watching nothing, where it cannot fork. Signals sent to
+/// the parent by another process (kill) are passed to the child; a
+/// terminal's reach both already.
+void watchModelCodeFromOutside(llvm::StringRef modelFile);
+
+/// Whether model code runs now, as the parent reads it (ModelCodeGuard).
+void markModelCodeRunning(bool running);
+
+} // namespace tgc
+
+#endif // TGC_TOOLS_DRIVER_MODELCODEWATCH_H
