@@ -140,11 +140,14 @@ int trainOnInterpreter(mlir::ModuleOp module, const DriverOptions &options) {
                  << "' (known: " << runtime::taskNames() << ")\n";
     return 1;
   }
-  if (options.steps < 1 || options.logEvery < 1 || options.updateFreq < 1) {
-    llvm::errs()
-        << "tgc: error: --steps, --log-every and --update-freq must be at least 1\n";
-    return 1;
-  }
+  for (auto [flag, value] : {std::pair{"--steps", options.steps},
+                             {"--log-every", options.logEvery},
+                             {"--update-freq", options.updateFreq}})
+    if (value < 1) {
+      llvm::errs() << "tgc: error: " << flag << " needs an integer >= 1, not "
+                   << value << "\n";
+      return 1;
+    }
   // As the compiled programs: more batches an update are no training (and
   // 1e11 of them ran out of memory).
   if (options.updateFreq > runtime::kMaxUpdateFreq) {
