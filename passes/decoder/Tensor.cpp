@@ -277,6 +277,20 @@ FailureOr<PositionRecipe> stopGradientPosition(const PositionRequest &r,
   return samePosition(r, op);
 }
 
+//===----------------------------------------------------------------------===//
+// Padding mask: one value per id, so the axis stays where it is (a target's
+// mask reaches the attention, which says why it cannot be incremental)
+//===----------------------------------------------------------------------===//
+
+FailureOr<OpAxes> paddingMaskAxes(const AxisRequest &r, tg::PaddingMaskOp op) {
+  return sameAxes(r, op);
+}
+
+FailureOr<PositionRecipe> paddingMaskPosition(const PositionRequest &r,
+                                              tg::PaddingMaskOp op) {
+  return samePosition(r, op);
+}
+
 } // namespace
 
 void attachTensorAxes(MLIRContext &context) {
@@ -291,6 +305,8 @@ void attachTensorAxes(MLIRContext &context) {
   tg::TransposeOp::attachInterface<
       DecoderAxesModel<tg::TransposeOp, transposeAxes, transposePosition>>(
       context);
+  tg::PaddingMaskOp::attachInterface<DecoderAxesModel<
+      tg::PaddingMaskOp, paddingMaskAxes, paddingMaskPosition>>(context);
 
   // Slices, concatenation and gathers: along another dimension than the
   // positions.
