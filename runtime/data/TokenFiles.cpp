@@ -120,10 +120,16 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
     }
     ++corpus.lines;
     // A byte-order mark (an editor's, before the first line) is no token.
+    // An encoded corpus is named as one ("'TGCTOKS' is not a token id").
     if (line == 1) {
-      for (std::string *text : {&sourceLine, &targetLine})
+      for (auto [text, path] : {std::pair{&sourceLine, &sourcePath},
+                                {&targetLine, &targetPath}}) {
         if (text->starts_with("\xef\xbb\xbf"))
           text->erase(0, 3);
+        if (text->starts_with("TGCTOKS") || text->starts_with("TGCDOCS"))
+          return *path + " is an encoded corpus (tgc-data encode's .tok), not "
+                         "a file of token ids: give it with --train-data";
+      }
     }
     SentencePair pair;
     if (std::string why = parseIds(sourceLine, shape.vocabulary, pair.source);

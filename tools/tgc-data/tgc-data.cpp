@@ -366,6 +366,16 @@ int runEncode() {
     tokens[1] += lengths[1];
     pairs.push_back(std::move(pair));
   }
+  // A corpus of no pair trains nothing; the program's message came much
+  // later ("no pair fits the model's buckets").
+  if (pairs.empty())
+    return fail(
+        "no sentence pair to encode: " + *paths[0] + " and " + *paths[1] +
+        (lines[0].empty()
+             ? " have no line"
+             : " have every line skipped (" + std::to_string(skippedEmpty) +
+                   " empty, " + std::to_string(skippedLong) + " too long)") +
+        "; nothing written");
   if (error = writeTokenCorpus(encodeOutput, vocabulary->size(),
                                vocabulary->hash(), pairs);
       !error.empty())
@@ -414,6 +424,9 @@ std::string decodeLine(const Vocabulary &vocabulary,
 /// output waits for the last line so that an error leaves none, and so the
 /// text it holds is bounded as a text file is.
 int decodeStdinIds(const Vocabulary &vocabulary) {
+  // As encode's: /dev/zero never ends (64 MiB were read before a refusal).
+  if (std::string why = checkTextDescriptor(0, "<stdin>"); !why.empty())
+    return fail(why);
   std::string text, line;
   LineReader in(0);
   for (int64_t number = 1;; ++number) {

@@ -238,6 +238,8 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
   std::unique_ptr<PairList> train;
   std::vector<SentencePair> valid;
   std::string files, readFingerprint;
+  // Pairs in the files, before any bucket refuses one (text files: lines).
+  uint64_t trainPairs = 0;
   uint64_t textVocabulary = vocabulary ? vocabulary->hash() : 0;
   if (!options.trainData.empty()) {
     std::optional<TokenCorpus> corpus = openCorpus(options.trainData, model);
@@ -254,6 +256,7 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
     const uint32_t trainSize = corpus->vocabularySize();
     textVocabulary = trainHash;
     train = std::make_unique<MappedPairs>(std::move(*corpus));
+    trainPairs = train->size();
     files = "corpus " + options.trainData;
     if (!options.validData.empty()) {
       std::optional<TokenCorpus> validCorpus = openCorpus(options.validData, model);
@@ -286,6 +289,7 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
     VectorPairs validPairs(std::move(validText.pairs));
     valid = fittingPairs(model, validPairs);
     train = std::make_unique<VectorPairs>(std::move(text.pairs));
+    trainPairs = static_cast<uint64_t>(text.lines);
     files = "files " + options.trainSource + " " + options.trainTarget;
     readFingerprint = std::to_string(text.lines) + " training pairs, hash " +
                       std::to_string(text.contentHash);
@@ -296,8 +300,13 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
   data->textVocabulary = textVocabulary;
   Batcher &batcher = data->batches();
   if (batcher.kept() == 0) {
-    std::fprintf(stderr, "error: %s: no pair fits the model's buckets (%s)\n",
-                 files.c_str(), describeBuckets(model).c_str());
+    // A corpus of no pair at all is not a question of sizes.
+    if (trainPairs == 0)
+      std::fprintf(stderr, "error: %s: no sentence pair to train on\n",
+                   files.c_str());
+    else
+      std::fprintf(stderr, "error: %s: no pair fits the model's buckets (%s)\n",
+                   files.c_str(), describeBuckets(model).c_str());
     return nullptr;
   }
   std::printf("batches: %zu pairs in %d bucket%s (%s, batch x source x "
