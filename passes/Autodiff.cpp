@@ -194,16 +194,17 @@ LogicalResult Differentiator::run() {
            << " has no trainable variable to train (every parameter is "
               "frozen, or there is none)";
 
-  // A call of the function (from itself or another) would no longer match
-  // it once gradients are appended to its results.
+  // A call of the function (from itself or another), or a reference to it
+  // (func.constant), would no longer match it once gradients are appended
+  // to its results.
   if (std::optional<SymbolTable::UseRange> uses =
           SymbolTable::getSymbolUses(function, module))
     for (const SymbolTable::SymbolUse &use : *uses)
-      if (isa<func::CallOp>(use.getUser()))
-        return use.getUser()->emitError()
-               << "tg-autodiff: @" << function.getName() << " is called "
-               << "here: the function to differentiate cannot be called (by "
-                  "itself or another function)";
+      return use.getUser()->emitError()
+             << "tg-autodiff: @" << function.getName() << " is "
+             << (isa<func::CallOp>(use.getUser()) ? "called" : "referenced")
+             << " here: the function to differentiate cannot be called or "
+                "referenced (by itself or another function)";
 
   Value loss = terminator->getOperand(0);
   findActiveValues(loss);

@@ -128,7 +128,8 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
           text->erase(0, 3);
         if (text->starts_with("TGCTOKS") || text->starts_with("TGCDOCS"))
           return *path + " is an encoded corpus (tgc-data encode's .tok), not "
-                         "a file of token ids: give it with --train-data";
+                         "a file of token ids: give it with --train-data or "
+                         "--valid-data";
       }
     }
     SentencePair pair;

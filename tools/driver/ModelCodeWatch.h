@@ -5,9 +5,10 @@
 // ended with the model's status, 0 a silent success with no output written.
 // Only another process can see that. So before it loads a model file, tgc
 // forks: the child does all the work, and the parent waits for it and
-// passes its status on, except a status 0 while model code was running,
-// which it reports as an error. The child marks when model code runs in a
-// page both share.
+// passes its status on, except an end while model code was running, which
+// it reports as an error. The child marks when model code runs in a page
+// both share. (To debug a model file's code in gdb: set follow-fork-mode
+// child.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_TOOLS_DRIVER_MODELCODEWATCH_H
@@ -19,14 +20,20 @@ namespace tgc {
 
 /// Forks, where the process has one thread (fork copies only the caller's):
 /// returns in the child, never in the parent, which ends as the child did
-/// (its status, or its signal raised again) after an error naming
-/// `modelFile` when the child ended with status 0 inside model code.
-/// Returns at once, watching nothing, where it cannot fork. Signals sent to
-/// the parent by another process (kill) are passed to the child; a
-/// terminal's reach both already.
-void watchModelCodeFromOutside(llvm::StringRef modelFile);
+/// (its status, or its signal raised again; a crash's as status 128 + the
+/// signal, so that the child's core stays) after an error naming
+/// `modelFile` when the child ended while model code ran, and removes
+/// `object` (the compiled model file, which the child removes too unless
+/// it ended at once). Returns at once, watching nothing, where it cannot
+/// fork. Signals sent to the parent by another process (kill) are passed to
+/// the child, which takes a copy that also reached it as one signal
+/// (runtime::takeSignalsRelayedBy); a terminal's reach both already. A
+/// parent that dies (kill -9) sends the child SIGTERM.
+void watchModelCodeFromOutside(llvm::StringRef modelFile,
+                               llvm::StringRef object);
 
-/// Whether model code runs now, as the parent reads it (ModelCodeGuard).
+/// Whether model code runs now, as the parent reads it (ModelCodeGuard;
+/// its exit and crash hooks clear it after their own message).
 void markModelCodeRunning(bool running);
 
 } // namespace tgc

@@ -113,6 +113,7 @@ void reportCrash(int signal) {
       write(STDERR_FILENO, crashMessage, crashMessageLength);
   ignored = write(STDERR_FILENO, name, std::strlen(name));
   ignored = write(STDERR_FILENO, ")\n", 2);
+  markModelCodeRunning(false); // reported: the watching parent need not
   runtime::endProcessNow(1);
 }
 
@@ -128,6 +129,7 @@ void reportExitFromModelCode() {
     return;
   [[maybe_unused]] ssize_t ignored =
       write(STDERR_FILENO, exitMessage.data(), exitMessage.size());
+  markModelCodeRunning(false); // reported: the watching parent need not
   llvm::sys::RunInterruptHandlers();
   runtime::endProcessNow(1);
 }
@@ -151,7 +153,7 @@ bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
 
   // From here on tgc runs the file's code: a parent process sees an _exit()
   // there.
-  watchModelCodeFromOutside(path);
+  watchModelCodeFromOutside(path, object.path);
   size_t before = registrationCount();
   void *handle;
   {

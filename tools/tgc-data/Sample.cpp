@@ -114,7 +114,7 @@ int runSample() {
   // "-o ." or "-o data/" wrote the hidden files ./.src and data/.tgt.
   // (path::filename is "." for a name that ends in '/'.)
   llvm::StringRef last = llvm::sys::path::filename(samplePrefix.getValue());
-  if (last.empty() || last == "." || last == "..")
+  if (last.empty() || last == "." || last == ".." || last == "/")
     return fail("-o '" + samplePrefix.getValue() + "' names a directory: give a prefix "
                 "of file names, such as data/train (writes data/train.src "
                 "and data/train.tgt)");

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <pthread.h>
 #include <thread>
+#include <unistd.h>
 
 namespace tgc::runtime {
 namespace {
@@ -19,7 +21,51 @@ namespace {
 std::atomic<int> interrupt{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
-extern "C" void onInterrupt(int signal) { interrupt.store(signal); }
+/// The process that passes this one the signals sent to it (tgc's watching
+/// parent, ModelCodeWatch.h), or 0.
+std::atomic<pid_t> relay{0};
+
+/// The last signal taken: its number, whether the relay sent it, and when
+/// (CLOCK_MONOTONIC nanoseconds). Read and written by one thread, or by a
+/// handler that the signals' masks keep from running twice at once.
+struct LastSignal {
+  int number = 0;
+  bool fromRelay = false;
+  int64_t nanoseconds = 0;
+} last;
+
+/// Whether `signal` from `sender` is the copy of one already taken: sent to
+/// both processes (a process group's kill, timeout, a job manager), it also
+/// came through the relay. Async-signal-safe.
+bool isRelayedCopy(int signal, pid_t sender) {
+  pid_t relayPid = relay.load();
+  if (relayPid == 0)
+    return false;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int64_t nanoseconds = now.tv_sec * int64_t{1000000000} + now.tv_nsec;
+  bool fromRelay = sender == relayPid;
+  constexpr int64_t kSameRequest = int64_t{2} * 1000000000; // 2 s
+  if (last.number == signal && last.fromRelay != fromRelay &&
+      nanoseconds - last.nanoseconds < kSameRequest) {
+    last.number = 0; // a third one is a new request
+    return true;
+  }
+  last = {signal, fromRelay, nanoseconds};
+  return false;
+}
+
+extern "C" void onInterrupt(int signal, siginfo_t *info, void *) {
+  if (isRelayedCopy(signal, info ? info->si_pid : 0))
+    return;
+  // A second signal: its default action, stop now.
+  if (interrupt.load() != 0) {
+    std::signal(signal, SIG_DFL);
+    raise(signal);
+    return;
+  }
+  interrupt.store(signal);
+}
 
 /// Set once watchInterruptSignals' thread runs; then `polled` says whether
 /// the program polls the flag yet.
@@ -36,8 +82,9 @@ sigset_t interruptSignals() {
 void waitForSignals() {
   sigset_t set = interruptSignals();
   for (;;) {
-    int signal = 0;
-    if (sigwait(&set, &signal) != 0)
+    siginfo_t info;
+    int signal = sigwaitinfo(&set, &info);
+    if (signal < 0 || isRelayedCopy(signal, info.si_pid))
       continue;
     // Before the program polls, or a second signal: the signal's default
     // action ends it (the exit status a shell reports for a killed program).
@@ -66,15 +113,17 @@ void installInterruptHandlers() {
     return;
   }
   struct sigaction action = {};
-  action.sa_handler = onInterrupt;
-  sigemptyset(&action.sa_mask);
-  // The next signal takes the default action: stop now.
-  action.sa_flags = SA_RESETHAND;
+  action.sa_sigaction = onInterrupt;
+  // One handler at a time: `last` is not shared between two.
+  action.sa_mask = interruptSignals();
+  action.sa_flags = SA_SIGINFO;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 }
 
 int pendingInterrupt() { return interrupt.load(); }
+
+void takeSignalsRelayedBy(pid_t relayPid) { relay.store(relayPid); }
 
 const char *signalName(int signal) {
   if (signal == SIGINT)

@@ -24,6 +24,8 @@
 #ifndef TGC_RUNTIME_TRAIN_INTERRUPT_H
 #define TGC_RUNTIME_TRAIN_INTERRUPT_H
 
+#include <sys/types.h>
+
 namespace tgc::runtime {
 
 /// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread
@@ -40,6 +42,12 @@ void installInterruptHandlers();
 
 /// The signal that asked the program to stop, or 0.
 int pendingInterrupt();
+
+/// `relay` passes this process the signals sent to it (tgc's parent while a
+/// model file's code may run, tools/driver/ModelCodeWatch.h): a signal that
+/// arrives both from it and from another sender within 2 s (a process
+/// group's kill reaches both processes) is one request, not a second.
+void takeSignalsRelayedBy(pid_t relay);
 
 /// "SIGINT", "SIGTERM" or "signal N".
 const char *signalName(int signal);

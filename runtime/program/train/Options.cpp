@@ -174,7 +174,7 @@ const char *kUsage =
     "  --valid-freq (--valid-every); --early-stopping (--patience);\n"
     "  --optimizer-delay (--update-freq); --mini-batch-words (--max-tokens);\n"
     "  --beam-size (--beam); --warmup-updates, --lr-warmup (--warmup);\n"
-    "  --learn-rate (--lr). Their values for \"off\" mean it here too:\n"
+    "  --learn-rate (--lr). Their special values mean the same here:\n"
     "  --max-epochs 0 (no limit), --patience -1 (none), --keep-last -1 (all)\n";
 
 /// Other trainers' names for flags that mean the same here (a length
@@ -311,6 +311,12 @@ bool applyFlag(std::string_view flag, std::string_view value,
     out = value;
     return true;
   };
+  // After parseNumber's error, for a flag that also takes -1.
+  auto minusOneMeans = [&](const char *meaning) {
+    std::fprintf(stderr, "note: %.*s -1 means %s\n",
+                 static_cast<int>(flag.size()), flag.data(), meaning);
+    return false;
+  };
   if (flag == "--task") {
     o.task = parseTask(value);
     if (!o.task)
@@ -341,7 +347,8 @@ bool applyFlag(std::string_view flag, std::string_view value,
       o.keepLast = std::numeric_limits<int64_t>::max();
       return true;
     }
-    return parseNumber(flag, value, o.keepLast, int64_t{1});
+    return parseNumber(flag, value, o.keepLast, int64_t{1}) ||
+           minusOneMeans("every save");
   }
   if (flag == "--eval-sentences")
     return parseNumber(flag, value, o.evalSentences, int64_t{0},
@@ -533,7 +540,8 @@ bool applyFlag(std::string_view flag, std::string_view value,
       o.patience.reset();
       return true;
     }
-    return optionalNumber(o.patience, 1, std::numeric_limits<int64_t>::max());
+    return optionalNumber(o.patience, 1, std::numeric_limits<int64_t>::max()) ||
+           minusOneMeans("no early stopping");
   }
   if (flag == "--best-by") {
     bool byLoss = false;
@@ -818,7 +826,7 @@ bool parseTrainOptions(int argc, char **argv, TrainOptions &options,
       // Under two names, both are said (--steps and fairseq's --max-update).
       std::string_view before = spellings[first - given.begin()];
       std::string names =
-          before == spelled ? std::string(arg)
+          before == spelled ? std::string(spelled)
                             : std::string(arg) + " (as " + std::string(before) +
                                   " and " + std::string(spelled) + ")";
       std::fprintf(stderr,

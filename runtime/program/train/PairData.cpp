@@ -238,7 +238,8 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
   std::unique_ptr<PairList> train;
   std::vector<SentencePair> valid;
   std::string files, readFingerprint;
-  // Pairs in the files, before any bucket refuses one (text files: lines).
+  // Pairs in the files, before any bucket refuses one (text files: lines
+  // with both sides).
   uint64_t trainPairs = 0;
   uint64_t textVocabulary = vocabulary ? vocabulary->hash() : 0;
   if (!options.trainData.empty()) {
@@ -289,7 +290,7 @@ std::unique_ptr<TrainingData> openPairData(const TrainOptions &options,
     VectorPairs validPairs(std::move(validText.pairs));
     valid = fittingPairs(model, validPairs);
     train = std::make_unique<VectorPairs>(std::move(text.pairs));
-    trainPairs = static_cast<uint64_t>(text.lines);
+    trainPairs = static_cast<uint64_t>(text.lines - text.skippedEmpty);
     files = "files " + options.trainSource + " " + options.trainTarget;
     readFingerprint = std::to_string(text.lines) + " training pairs, hash " +
                       std::to_string(text.contentHash);

@@ -184,7 +184,7 @@ func.func @loss(%k: tensor<1x1x3x4xf32>, %v: tensor<1x1x3x2xf32>) -> tensor<f32>
 // (the verifier then refused IR the user never wrote).
 tg.variable @w trainable init(normal, 1.0) : tensor<4xf32>
 func.func @loss() -> tensor<f32> {
-  // expected-error @+1 {{tg-autodiff: @loss is called here: the function to differentiate cannot be called (by itself or another function)}}
+  // expected-error @+1 {{tg-autodiff: @loss is called here: the function to differentiate cannot be called or referenced (by itself or another function)}}
   %unused = func.call @loss() : () -> tensor<f32>
   %w = tg.load @w : tensor<4xf32>
   %l = tg.reduce_sum %w dims [0] : tensor<4xf32> -> tensor<f32>
@@ -203,4 +203,18 @@ func.func @caller() -> tensor<f32> {
   // expected-error @+1 {{tg-autodiff: @loss is called here}}
   %l = func.call @loss() : () -> tensor<f32>
   return %l : tensor<f32>
+}
+
+// -----
+
+tg.variable @w trainable init(normal, 1.0) : tensor<4xf32>
+func.func @loss() -> tensor<f32> {
+  %w = tg.load @w : tensor<4xf32>
+  %l = tg.reduce_sum %w dims [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @refers() -> (() -> tensor<f32>) {
+  // expected-error @+1 {{tg-autodiff: @loss is referenced here}}
+  %f = func.constant @loss : () -> tensor<f32>
+  return %f : () -> tensor<f32>
 }

@@ -1,11 +1,12 @@
 """Sends a signal to a long-running command and times how fast it ends.
 
 usage: interrupt_timing.py [--after REGEX] [--after-file PATH] [--delay S]
-                           [--signal INT|TERM] -- COMMAND...
+                           [--signal INT|TERM] [--group] -- COMMAND...
 
 Starts COMMAND, waits until a line of its output (stdout or stderr) matches
 REGEX and PATH exists (if given), then --delay seconds more (default 0.5), checks it is
-still running and sends it the signal (to its pid only, not its group). It
+still running and sends it the signal (to its pid only; with --group, to
+the process group it leads, as timeout and a shell's job control do). It
 must end within 3 seconds (times TGC_TIME_SCALE: test/sanitizers.sh sets it, as
 instrumented programs run several times slower). Prints "ended within 3 s,
 exit CODE" (the nominal limit), then the
@@ -25,6 +26,7 @@ parser.add_argument("--after")
 parser.add_argument("--after-file")
 parser.add_argument("--delay", type=float, default=0.5)
 parser.add_argument("--signal", default="INT", choices=["INT", "TERM"])
+parser.add_argument("--group", action="store_true")
 parser.add_argument("command", nargs=argparse.REMAINDER)
 args = parser.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -37,7 +39,8 @@ def fail(message):
 
 
 process = subprocess.Popen(command, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True,
+                           start_new_session=args.group)
 seen = threading.Event()
 stderr_lines = []
 
@@ -68,7 +71,10 @@ if process.poll() is not None:
     fail(f"the command ended (exit {process.returncode}) before the signal: "
          "give it more work")
 start = time.time()
-process.send_signal(signum)
+if args.group:
+    os.killpg(process.pid, signum)
+else:
+    process.send_signal(signum)
 limit = 3 * float(os.environ.get("TGC_TIME_SCALE", "1"))
 try:
     process.wait(timeout=limit)
