@@ -4,6 +4,7 @@
 
 #include "ir/TgOps.h"
 #include "ir/TgVerify.h"
+#include "runtime/program/ProcessEnd.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -146,9 +147,13 @@ void Builder::failBuilding(Where where, const llvm::Twine &message) {
   llvm::errs() << where.file_name() << ":" << where.line() << ": error: "
                << message << "\n";
   llvm::sys::RunInterruptHandlers();
-  // _Exit: not through tgc's atexit hook, which takes an exit() during a
-  // model file's code for the model's own.
+  // At once: not through tgc's atexit hook, which takes an exit() during a
+  // model file's code for the model's own; through main's immediate ender
+  // where it installed one (tgc's tells its watching parent that this end
+  // is tgc's, ModelCodeWatch.h).
   std::fflush(nullptr);
+  if (runtime::immediateProcessEnder.load())
+    runtime::endProcessNow(1);
   std::_Exit(1);
 }
 

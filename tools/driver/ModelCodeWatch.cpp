@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <iostream>
 #include <new>
@@ -25,14 +27,20 @@ namespace {
 
 /// In a page the parent and the child share: 1 while model code runs.
 std::atomic<int> *modelCodeRunning = nullptr;
-std::atomic<pid_t> watchedChild{0};
 
-/// What the parent passes on. A process group's kill reaches the child as
-/// well: the child takes the two copies as one
-/// (runtime::takeSignalsRelayedBy).
+/// What the parent passes on.
 constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM,   SIGHUP,  SIGQUIT,
                                      SIGUSR1, SIGUSR2,   SIGALRM, SIGVTALRM,
                                      SIGPROF, SIGXCPU,   SIGXFSZ};
+
+/// How long the parent holds a signal before it passes it on: a process
+/// group's signal (timeout, kill %1, a job manager) reached the child too,
+/// which has ended by then unless it finishes a training step; then the
+/// copy comes within the 2 s runtime::takeSignalsRelayedBy takes as one
+/// request. (LLVM's handlers, which remove tgc's temporary files, take a
+/// second copy as the signal's default action: it would cut their work
+/// short.)
+constexpr long kHoldNanoseconds = 200'000'000;
 
 sigset_t forwardedSignals() {
   sigset_t set;
@@ -42,14 +50,53 @@ sigset_t forwardedSignals() {
   return set;
 }
 
-/// The parent's handler: a signal another process sent to tgc reaches the
-/// child that does its work. A terminal's (si_code SI_KERNEL) reached the
-/// child already, being in the same process group.
-void forwardToChild(int signal, siginfo_t *info, void *) {
-  if (info && info->si_code == SI_KERNEL)
-    return;
-  if (pid_t child = watchedChild.load(); child > 0)
-    kill(child, signal);
+int64_t monotonicNanoseconds() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * int64_t{1000000000} + now.tv_nsec;
+}
+
+/// The parent's whole work: waits for `child`, with every signal it passes
+/// on blocked and taken here (sigtimedwait, no handler), and returns the
+/// child's status. A terminal's SIGINT or SIGQUIT (si_code SI_KERNEL)
+/// reached the child's process group already and is not passed on; a
+/// terminal's hangup reaches only the session's leader, which tgc may be.
+int waitForChild(pid_t child) {
+  sigset_t set = forwardedSignals();
+  sigaddset(&set, SIGCHLD);
+  uint64_t held = 0; // a bit per signal number
+  int64_t heldSince = 0;
+  for (;;) {
+    int status = 0;
+    pid_t ended = waitpid(child, &status, WNOHANG);
+    if (ended == child)
+      return status;
+    if (ended < 0 && errno != EINTR) {
+      std::string message = std::string("tgc: error: cannot wait for the "
+                                        "process that runs the model file: ") +
+                            std::strerror(errno) + "\n";
+      [[maybe_unused]] ssize_t ignored =
+          write(STDERR_FILENO, message.data(), message.size());
+      _exit(1);
+    }
+    // Not yet reaped, so `child` is still its pid: a signal goes to it.
+    if (held && monotonicNanoseconds() - heldSince >= kHoldNanoseconds) {
+      for (int signal : kForwardedSignals)
+        if (held & (uint64_t{1} << signal))
+          kill(child, signal);
+      held = 0;
+    }
+    timespec wait = {held ? 0 : 1, held ? 10'000'000 : 0};
+    siginfo_t info;
+    int signal = sigtimedwait(&set, &info, &wait);
+    if (signal <= 0 || signal == SIGCHLD)
+      continue;
+    if (info.si_code == SI_KERNEL && (signal == SIGINT || signal == SIGQUIT))
+      continue;
+    if (!held)
+      heldSince = monotonicNanoseconds();
+    held |= uint64_t{1} << signal;
+  }
 }
 
 /// The threads of this process, from /proc (1 when it cannot tell: the
@@ -128,25 +175,30 @@ void watchModelCodeFromOutside(llvm::StringRef modelFile,
   std::fflush(nullptr);
   llvm::outs().flush();
   llvm::errs().flush();
-  // Until each side has its handlers: a signal in between would reach
-  // LLVM's in the parent (removing the object the child loads).
-  sigset_t forwarded = forwardedSignals(), before;
-  sigprocmask(SIG_BLOCK, &forwarded, &before);
+  // The parent takes them blocked (waitForChild); the child unblocks them
+  // (a signal before would reach LLVM's handlers in the parent, removing
+  // the object the child loads).
+  sigset_t blocked = forwardedSignals(), before;
+  sigaddset(&blocked, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blocked, &before);
   // Inherited as ignored, SIGCHLD would reap the child by itself, and the
   // parent could not wait for its status.
   struct sigaction childAction = {}, previousChildAction;
   childAction.sa_handler = SIG_DFL;
   sigemptyset(&childAction.sa_mask);
   sigaction(SIGCHLD, &childAction, &previousChildAction);
+  // Made before the fork: one made after it in both processes could reset
+  // a mark the child had set already.
+  modelCodeRunning = new (page) std::atomic<int>(0);
   const pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) {
     sigaction(SIGCHLD, &previousChildAction, nullptr);
     sigprocmask(SIG_SETMASK, &before, nullptr);
+    modelCodeRunning = nullptr;
     munmap(page, sizeof(std::atomic<int>));
     return;
   }
-  modelCodeRunning = new (page) std::atomic<int>(0);
   if (child == 0) {
     sigaction(SIGCHLD, &previousChildAction, nullptr);
     runtime::takeSignalsRelayedBy(parent);
@@ -159,29 +211,7 @@ void watchModelCodeFromOutside(llvm::StringRef modelFile,
     return;
   }
 
-  watchedChild.store(child);
-  struct sigaction forward = {};
-  forward.sa_sigaction = forwardToChild;
-  forward.sa_flags = SA_SIGINFO | SA_RESTART;
-  forward.sa_mask = forwarded;
-  for (int signal : kForwardedSignals)
-    sigaction(signal, &forward, nullptr);
-  sigprocmask(SIG_SETMASK, &before, nullptr);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::string message = std::string("tgc: error: cannot wait for the "
-                                        "process that runs the model file: ") +
-                            std::strerror(errno) + "\n";
-      [[maybe_unused]] ssize_t ignored =
-          write(STDERR_FILENO, message.data(), message.size());
-      _exit(1);
-    }
-  }
-  // Its pid may be another process's from now on.
-  watchedChild.store(0);
-  sigprocmask(SIG_BLOCK, &forwarded, nullptr);
-  endAsTheChildDid(status, modelFile.str(), object.str());
+  endAsTheChildDid(waitForChild(child), modelFile.str(), object.str());
 }
 
 } // namespace tgc

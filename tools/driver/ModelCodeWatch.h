@@ -26,9 +26,11 @@ namespace tgc {
 /// `object` (the compiled model file, which the child removes too unless
 /// it ended at once). Returns at once, watching nothing, where it cannot
 /// fork. Signals sent to the parent by another process (kill) are passed to
-/// the child, which takes a copy that also reached it as one signal
-/// (runtime::takeSignalsRelayedBy); a terminal's reach both already. A
-/// parent that dies (kill -9) sends the child SIGTERM.
+/// the child 0.2 s later unless it has ended by then (a process group's
+/// signal reached it too); the child takes such a copy as the same signal
+/// (runtime::takeSignalsRelayedBy). A terminal's Ctrl-C reaches both
+/// processes and is not passed on. A parent that dies (kill -9) sends the
+/// child SIGTERM.
 void watchModelCodeFromOutside(llvm::StringRef modelFile,
                                llvm::StringRef object);
 

@@ -113,8 +113,15 @@ void reportCrash(int signal) {
       write(STDERR_FILENO, crashMessage, crashMessageLength);
   ignored = write(STDERR_FILENO, name, std::strlen(name));
   ignored = write(STDERR_FILENO, ")\n", 2);
-  markModelCodeRunning(false); // reported: the watching parent need not
-  runtime::endProcessNow(1);
+  runtime::endProcessNow(1); // tgc's: the watching parent says no more
+}
+
+/// Everything written so far to fd 1 through C's, C++'s and LLVM's streams,
+/// before fd 1 changes.
+void flushStandardOutput() {
+  std::cout.flush();
+  std::fflush(stdout);
+  llvm::outs().flush();
 }
 
 /// What a guard's exit hook says when the model's code calls exit():
@@ -127,9 +134,11 @@ std::string exitMessage;
 void reportExitFromModelCode() {
   if (exitMessage.empty())
     return;
+  // What the model printed before (fd 1 is stderr now): _Exit would drop
+  // it. Not a signal handler: flushing is safe here.
+  flushStandardOutput();
   [[maybe_unused]] ssize_t ignored =
       write(STDERR_FILENO, exitMessage.data(), exitMessage.size());
-  markModelCodeRunning(false); // reported: the watching parent need not
   llvm::sys::RunInterruptHandlers();
   runtime::endProcessNow(1);
 }
@@ -175,14 +184,6 @@ bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
                 "\"description\", {presets}, \"default preset\", build}) "
                 "at namespace scope (docs/writing-models.md)");
   return true;
-}
-
-/// Everything written so far to fd 1 through C's, C++'s and LLVM's streams,
-/// before fd 1 changes.
-void flushStandardOutput() {
-  std::cout.flush();
-  std::fflush(stdout);
-  llvm::outs().flush();
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 #include "models/Registration.h"
 #include "runtime/program/ProcessEnd.h"
 #include "tools/driver/Driver.h"
+#include "tools/driver/ModelCodeWatch.h"
 
 #include <cstdlib>
 
@@ -11,7 +12,12 @@ namespace {
 /// interrupt outside the training loop), tgc exits as a training program
 /// does: with the status it is given, exit handlers and all.
 [[noreturn]] void exitProcess(int status) { std::exit(status); }
-[[noreturn]] void exitProcessNow(int status) { std::_Exit(status); }
+/// An end at once is tgc's own, after its message: not the model file's
+/// _exit() that a watching parent reports (ModelCodeWatch.h).
+[[noreturn]] void exitProcessNow(int status) {
+  tgc::markModelCodeRunning(false);
+  std::_Exit(status);
+}
 
 } // namespace
 
