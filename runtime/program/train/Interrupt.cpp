@@ -26,13 +26,16 @@ static_assert(std::atomic<int>::is_always_lock_free);
 std::atomic<pid_t> relay{0};
 
 /// The last signal taken: its number, whether the relay sent it, and when
-/// (CLOCK_MONOTONIC nanoseconds). Read and written by one thread, or by a
-/// handler that the signals' masks keep from running twice at once.
+/// (CLOCK_MONOTONIC nanoseconds). Read and written under `lastLock`: by the
+/// thread that waits for signals, or by handlers, which may run on two
+/// threads at once (a handler's mask keeps only its own thread from
+/// running it twice, so the lock cannot be taken again by its holder).
 struct LastSignal {
   int number = 0;
   bool fromRelay = false;
   int64_t nanoseconds = 0;
 } last;
+std::atomic_flag lastLock = ATOMIC_FLAG_INIT; // always lock-free
 
 /// Whether `signal` from `sender` is the copy of one already taken: sent to
 /// both processes (a process group's kill, timeout, a job manager), it also
@@ -46,13 +49,16 @@ bool isRelayedCopy(int signal, pid_t sender) {
   int64_t nanoseconds = now.tv_sec * int64_t{1000000000} + now.tv_nsec;
   bool fromRelay = sender == relayPid;
   constexpr int64_t kSameRequest = int64_t{2} * 1000000000; // 2 s
-  if (last.number == signal && last.fromRelay != fromRelay &&
-      nanoseconds - last.nanoseconds < kSameRequest) {
-    last.number = 0; // a third one is a new request
-    return true;
+  while (lastLock.test_and_set(std::memory_order_acquire)) {
   }
-  last = {signal, fromRelay, nanoseconds};
-  return false;
+  bool copy = last.number == signal && last.fromRelay != fromRelay &&
+              nanoseconds - last.nanoseconds < kSameRequest;
+  if (copy)
+    last.number = 0; // a third one is a new request
+  else
+    last = {signal, fromRelay, nanoseconds};
+  lastLock.clear(std::memory_order_release);
+  return copy;
 }
 
 extern "C" void onInterrupt(int signal, siginfo_t *info, void *) {

@@ -26,6 +26,10 @@
 // between shows in one of them, whichever thread comes first. A barrier
 // that can never complete stops the test with a message instead of
 // hanging. A CUDA thread's stack is 256 KiB, with 64 KiB of guard below.
+// Under AddressSanitizer (the sanitizer build's tests) every switch between
+// fibers is announced to it, and the dynamic shared memory's bytes outside
+// what the launch asked for are poisoned: a kernel reading past its tensors,
+// its static or its dynamic shared memory is reported there.
 // Include this header before any kernel source, after the CUDA runtime's
 // headers (which it includes first); a test source that includes it must
 // not also include headers compiled for the device.
@@ -49,7 +53,41 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TGC_EMULATOR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TGC_EMULATOR_ASAN 1
+#endif
+#endif
+#ifdef TGC_EMULATOR_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace tgc::emulator {
+
+/// Tells AddressSanitizer that the running code moves to the stack at
+/// [bottom, bottom + size), before the switch; `save` keeps the leaving
+/// stack's fake frames (null: the leaving fiber has ended).
+inline void startSwitch(void **save, const void *bottom, size_t size) {
+#ifdef TGC_EMULATOR_ASAN
+  __sanitizer_start_switch_fiber(save, bottom, size);
+#else
+  (void)save, (void)bottom, (void)size;
+#endif
+}
+
+/// After a switch, on the new stack: AddressSanitizer learns it has arrived
+/// (and, where asked, the stack it came from).
+inline void finishSwitch(void *save, const void **fromBottom = nullptr,
+                         size_t *fromSize = nullptr) {
+#ifdef TGC_EMULATOR_ASAN
+  __sanitizer_finish_switch_fiber(save, fromBottom, fromSize);
+#else
+  (void)save, (void)fromBottom, (void)fromSize;
+#endif
+}
 
 struct Index {
   unsigned x = 0, y = 0, z = 0;
@@ -121,6 +159,9 @@ struct Block {
   std::vector<std::unique_ptr<Warp>> warps;
   std::vector<Fiber> fibers;
   ucontext_t scheduler;
+  /// The scheduler's stack (the host thread's), for startSwitch.
+  const void *schedulerStack = nullptr;
+  size_t schedulerStackSize = 0;
   unsigned current = 0;
   /// Barriers passed and threads ended: a round of the scheduler without
   /// any is a deadlock.
@@ -145,10 +186,29 @@ inline unsigned char *dynamicShared() {
   return dynamicSharedBuffer.data() + (128 - address % 128) % 128;
 }
 
+/// A block's dynamic shared memory: `bytes`, 128-byte aligned, each 0xCD;
+/// under AddressSanitizer the buffer's bytes around them are poisoned.
+inline void resetDynamicShared(size_t bytes) {
+#ifdef TGC_EMULATOR_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(dynamicSharedBuffer.data(),
+                              dynamicSharedBuffer.size());
+#endif
+  dynamicSharedBuffer.assign(bytes + 128, 0xCD);
+#ifdef TGC_EMULATOR_ASAN
+  unsigned char *begin = dynamicSharedBuffer.data(), *start = dynamicShared(),
+                *end = begin + dynamicSharedBuffer.size();
+  ASAN_POISON_MEMORY_REGION(begin, start - begin);
+  ASAN_POISON_MEMORY_REGION(start + bytes, end - (start + bytes));
+#endif
+}
+
 /// Hands the host thread back to the scheduler until it resumes this fiber.
 inline void yield() {
   Block &block = *currentBlock;
+  void *save = nullptr;
+  startSwitch(&save, block.schedulerStack, block.schedulerStackSize);
   ::swapcontext(&block.fibers[block.current].context, &block.scheduler);
+  finishSwitch(save);
 }
 
 inline void arriveAndWait(Barrier &barrier) {
@@ -167,9 +227,11 @@ inline void arriveAndWait(Barrier &barrier) {
 /// A fiber's first frame: the kernel, then back to the scheduler (uc_link).
 inline void fiberMain() {
   Block &block = *currentBlock;
+  finishSwitch(nullptr, &block.schedulerStack, &block.schedulerStackSize);
   block.run(block.kernel);
   block.fibers[block.current].finished = true;
   ++block.progress;
+  startSwitch(nullptr, block.schedulerStack, block.schedulerStackSize);
 }
 
 /// Runs the block's fibers in turn until every one has ended: ascending
@@ -191,7 +253,11 @@ inline void runBlock(Block &block, bool startDescending) {
       block.current = t;
       linearThread = t;
       threadIndex = fiber.thread;
+      void *save = nullptr;
+      startSwitch(&save, fiber.context.uc_stack.ss_sp,
+                  fiber.context.uc_stack.ss_size);
       ::swapcontext(&block.scheduler, &fiber.context);
+      finishSwitch(save);
       finished += fiber.finished;
     }
     if (finished < threads && block.progress == before) {
@@ -204,6 +270,19 @@ inline void runBlock(Block &block, bool startDescending) {
       std::abort();
     }
   }
+}
+
+/// Makes `fiber` start in fiberMain on `stack` and end back in `scheduler`.
+/// Its own function: getcontext returns like setjmp, and the launch loop's
+/// variables must not live across it.
+inline void prepareFiber(Fiber &fiber, Index thread, FiberStack &stack,
+                         ucontext_t &scheduler) {
+  fiber.thread = thread;
+  ::getcontext(&fiber.context);
+  fiber.context.uc_stack.ss_sp = stack.bottom();
+  fiber.context.uc_stack.ss_size = FiberStack::kBytes;
+  fiber.context.uc_link = &scheduler;
+  ::makecontext(&fiber.context, fiberMain, 0);
 }
 
 /// Runs kernel() as every thread of every block of `grid` (x fastest), one
@@ -220,20 +299,15 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, Kernel kernel) {
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
-        dynamicSharedBuffer.assign(sharedBytes + 128, 0xCD);
+        resetDynamicShared(sharedBytes);
         Block running(threads, run, &kernel);
         currentBlock = &running;
         blockIndex = {x, y, z};
-        for (unsigned t = 0; t < threads; ++t) {
-          Fiber &fiber = running.fibers[t];
-          fiber.thread = {t % block.x, t / block.x % block.y,
-                          t / (block.x * block.y)};
-          ::getcontext(&fiber.context);
-          fiber.context.uc_stack.ss_sp = stacks[t]->bottom();
-          fiber.context.uc_stack.ss_size = FiberStack::kBytes;
-          fiber.context.uc_link = &running.scheduler;
-          ::makecontext(&fiber.context, fiberMain, 0);
-        }
+        for (unsigned t = 0; t < threads; ++t)
+          prepareFiber(running.fibers[t],
+                       {t % block.x, t / block.x % block.y,
+                        t / (block.x * block.y)},
+                       *stacks[t], running.scheduler);
         runBlock(running, (x + y + z) % 2 == 1);
         currentBlock = nullptr;
       }

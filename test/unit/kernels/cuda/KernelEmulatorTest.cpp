@@ -114,5 +114,52 @@ TEST(KernelEmulatorDeathTest, ABarrierSomeThreadsEndedBeforeStopsTheTest) {
                "block \\(0, 0, 0\\) deadlocked: 63 of its 64 threads wait");
 }
 
+TEST(KernelEmulator, DynamicSharedMemoryIsAlignedAndStartsAsGarbage) {
+  // 0xCD, not zeros, before each block: a read of what no thread wrote
+  // shows in the results; written by one block, garbage again in the next.
+  std::vector<int> unwritten(2, 0);
+  std::vector<uintptr_t> misaligned(2, 1);
+  emulator::launch(dim3(2), dim3(32), 100, [&] {
+    TGC_DYNAMIC_SHARED_MEMORY(shared);
+    if (threadIdx.x == 0) {
+      misaligned[blockIdx.x] = reinterpret_cast<uintptr_t>(shared) % 128;
+      for (int i = 0; i < 100; ++i)
+        unwritten[blockIdx.x] += shared[i] == 0xCD;
+      std::memset(shared, 0, 100);
+    }
+  });
+  EXPECT_EQ(unwritten, std::vector<int>({100, 100}));
+  EXPECT_EQ(misaligned, std::vector<uintptr_t>({0, 0}));
+}
+
+#ifdef TGC_EMULATOR_ASAN
+// Under AddressSanitizer (the sanitizer build), a kernel's reads past what
+// it was given are reported, so that the *Emulated tests check the kernels'
+// bounds too: past a tensor, and past the dynamic shared memory the launch
+// asked for (the emulator's buffer has alignment slack around it).
+
+TEST(KernelEmulatorDeathTest, AReadPastATensorIsReported) {
+  std::vector<float> tensor(64, 1.0f);
+  float *data = tensor.data();
+  volatile float sink = 0.0f;
+  EXPECT_DEATH(emulator::launch(dim3(1), dim3(64), 0,
+                                [&] { sink = data[threadIdx.x + 1]; }),
+               "heap-buffer-overflow");
+}
+
+TEST(KernelEmulatorDeathTest, AReadPastTheDynamicSharedMemoryIsReported) {
+  volatile unsigned char sink = 0;
+  auto readAt = [&](size_t offset) {
+    emulator::launch(dim3(2), dim3(32), 100, [&] {
+      TGC_DYNAMIC_SHARED_MEMORY(shared);
+      if (threadIdx.x == 0)
+        sink = shared[offset];
+    });
+  };
+  readAt(99); // the last byte asked for
+  EXPECT_DEATH(readAt(100), "use-after-poison");
+}
+#endif
+
 } // namespace
 } // namespace tgc::test
