@@ -21,7 +21,7 @@
 //
 // Internal to TgcCudaKernels: Norm.cu launches these kernels (and is the
 // one CUDA source that includes this header); NormEmulatedTest.cpp runs
-// some of them on the host, a warp's 32 lanes emulated.
+// them on the host, a warp's 32 lanes emulated.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TGC_RUNTIME_CUDA_NORMKERNELS_CUH
@@ -313,7 +313,7 @@ __global__ void residualNormQuadKernel(
     int64_t width, Dropout dropout, float epsilon, Bf16 *rounded, float *sum) {
   const int64_t quads = width / 4;
   TGC_FOR_ROW_OF(WarpRows, r, rows) {
-    Quad h[kQuads];
+    Quad h[kQuads] = {}; // zeros only for the host compiler's warnings
     float total = 0.0f;
     TGC_FOR_LANE_QUAD(g, q, kQuads, quads) {
       const int64_t i = r * quads + q;
