@@ -1,11 +1,14 @@
-//===- LossEmulatedTest.cpp - the output loss's row kernel on the host ----===//
+//===- LossEmulatedTest.cpp - the loss kernels on the host ----------------===//
 //
-// runtime/kernels/cuda/LossKernels.cuh's lossAndGradRowKernel (a wide
-// vocabulary's row in shared memory, read once) run by KernelEmulator.h,
-// against the CPU's cross-entropy and its gradient on the same logits, and
-// against lossAndGradKernel (the rows read twice), which it replaces for
-// rows past 8192 classes. On a GPU, TrainingTest.cpp's
-// OutputLossOverAWideVocabulary checks it through cuda::outputLoss.
+// runtime/kernels/cuda/LossKernels.cuh's kernels run by KernelEmulator.h,
+// against the CPU's cross-entropy and its gradient on the same logits:
+// lossAndGradRowKernel (a wide vocabulary's row in shared memory, read
+// once) and lossAndGradKernel (the rows read twice), which it replaces for
+// rows past 8192 classes, then meanLossKernel; and tg.cross_entropy's
+// kernels as Loss.cu launches them (crossEntropyKernel, whose last block
+// adds up the rows, then countTokensKernel and crossEntropyGradKernel). On
+// a GPU, TrainingTest.cpp's OutputLossOverAWideVocabulary checks the first
+// through cuda::outputLoss.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelEmulator.h"
@@ -103,6 +106,70 @@ TEST(LossEmulated, RowKernelIsTheCpusCrossEntropy) {
       differing += runtime::roundToBf16(row.grad[i]).bits !=
                    runtime::roundToBf16(rounded.grad[i]).bits;
     EXPECT_EQ(differing, 0) << tag << ": bf16 gradients not rounded once";
+  }
+}
+
+// tg.cross_entropy and its gradient as Loss.cu launches them, on 64 rows of
+// 1000 classes with about one target in eight ignored; crossEntropyKernel
+// twice (its last block resets the count of finished blocks for the next
+// call), and meanLossKernel over the same row losses.
+TEST(LossEmulated, CrossEntropyKernelsAreTheCpus) {
+  const std::vector<float> logits = lossLogits(61);
+  const std::vector<int32_t> targets = lossTargets(62);
+  const int64_t rows = kLossRows, classes = kClasses;
+  const float lossGrad = 0.7f;
+  for (float smoothing : {0.0f, 0.1f}) {
+    const std::string tag = " smoothing " + std::to_string(smoothing);
+    float loss = 0.0f;
+    int32_t tokens = -1;
+    cpu::crossEntropy(logits.data(), targets.data(), &loss, &tokens, rows,
+                      classes, smoothing, kIgnore);
+    std::vector<float> expected(logits.size());
+    cpu::crossEntropyGrad(lossGrad, logits.data(), targets.data(),
+                          expected.data(), rows, classes, smoothing, kIgnore);
+    ASSERT_GT(tokens, 0);
+    ASSERT_LT(tokens, rows);
+
+    std::vector<double> rowLoss(rows, 7.0);
+    for (int call = 0; call < 2; ++call) {
+      float gotLoss = -1.0f;
+      int32_t gotTokens = -1;
+      emulator::launch(dim3(cuda::rowBlocks(rows)), dim3(cuda::kThreads), 0,
+                       [&] {
+                         cuda::crossEntropyKernel(
+                             logits.data(), targets.data(), rowLoss.data(),
+                             &gotLoss, &gotTokens, rows, classes, smoothing,
+                             kIgnore);
+                       });
+      EXPECT_EQ(gotTokens, tokens) << tag << " call " << call;
+      expectClose("emulated crossEntropy" + tag, {gotLoss}, {loss}, 1e-6);
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      EXPECT_TRUE(targets[r] != kIgnore || rowLoss[r] == 0.0)
+          << tag << ": ignored row " << r << " has loss " << rowLoss[r];
+
+    int32_t count = -1;
+    emulator::launch(dim3(1), dim3(cuda::kThreads), 0, [&] {
+      cuda::countTokensKernel(targets.data(), rows, kIgnore, &count);
+    });
+    EXPECT_EQ(count, tokens) << tag;
+    std::vector<float> grad(logits.size(), 7.0f);
+    emulator::launch(dim3(cuda::rowBlocks(rows)), dim3(cuda::kThreads), 0,
+                     [&] {
+                       cuda::crossEntropyGradKernel(
+                           lossGrad, logits.data(), targets.data(), &count,
+                           grad.data(), rows, classes, smoothing, kIgnore);
+                     });
+    expectClose("emulated crossEntropyGrad" + tag, grad, expected, 1e-5);
+
+    float meanLoss = -1.0f;
+    int32_t meanTokens = -1;
+    emulator::launch(dim3(1), dim3(cuda::kThreads), 0, [&] {
+      cuda::meanLossKernel(rowLoss.data(), &count, rows, &meanLoss,
+                           &meanTokens);
+    });
+    EXPECT_EQ(meanTokens, tokens) << tag;
+    expectClose("emulated meanLoss" + tag, {meanLoss}, {loss}, 1e-6);
   }
 }
 
