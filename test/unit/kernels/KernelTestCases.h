@@ -59,6 +59,14 @@ template <typename Test> void forEachMatmulCase(Test test) {
 
 //===--- Tensor -----------------------------------------------------------===//
 
+/// The elements of a tensor of `shape` (1 for a scalar).
+inline int64_t countOf(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
 struct TransposeCase {
   std::vector<int64_t> shape, permutation;
 };

@@ -313,6 +313,23 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes, Kernel kernel) {
       }
 }
 
+/// A launcher for kernels' host sides written against one
+/// (`launch(kernel, blocks, arguments...)`, GatherKernels.cuh): runs the
+/// kernel here on `blocks` blocks of `threads`, and keeps what it ran.
+struct HostLaunch {
+  unsigned threads = 0;
+  /// Every kernel it ran, in order.
+  std::vector<const void *> *ran = nullptr;
+
+  template <typename... Parameters, typename... Arguments>
+  void operator()(void (*kernel)(Parameters...), unsigned blocks,
+                  Arguments... arguments) const {
+    if (ran)
+      ran->push_back(reinterpret_cast<const void *>(kernel));
+    launch(dim3(blocks), dim3(threads), 0, [&] { kernel(arguments...); });
+  }
+};
+
 /// What each lane of the warp put in its slot, after every lane did.
 template <typename Fill, typename Read> void exchange(Fill fill, Read read) {
   Warp &warp = currentWarp();

@@ -115,13 +115,6 @@ private:
   size_t count;
 };
 
-inline int64_t countOf(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  return count;
-}
-
 /// Dropout's zeros (where the expectation has none otherwise) are the same
 /// elements on both sides, and there are some.
 inline void expectSameZeros(const std::string &what,
