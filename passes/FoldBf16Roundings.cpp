@@ -70,7 +70,8 @@ tg::ToBf16Op foldableOutputCopy(tg::AttentionOp op) {
       continue;
     }
     auto gradient = llvm::dyn_cast<tg::AttentionGradOp>(use.getOwner());
-    if (!gradient || use.get() != gradient.getOutput() ||
+    // Read as the gradient's `output` operand, not as another (its `grad`).
+    if (!gradient || &use != &gradient.getOutputMutable() ||
         !gradient.getBf16Products())
       return nullptr;
   }

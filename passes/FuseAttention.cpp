@@ -22,6 +22,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <optional>
@@ -53,8 +54,10 @@ struct AttentionChain {
   float scale = 1.0f, dropoutRate = 0.0f;
   int64_t opId = 0;
   SmallVector<Operation *> ops;
-  /// Mask producers (broadcasts, causal_mask) erased if nothing else uses them.
-  SmallVector<Operation *> maskOps;
+  /// Mask producers (broadcasts, causal_mask) erased if nothing else uses
+  /// them. A set: one broadcast added twice (as the mask and as the bias)
+  /// is one producer, erased once.
+  llvm::SetVector<Operation *> maskOps;
 };
 
 enum class Match { Fused, NotAttention, ExtraUse, Unfusable };
@@ -276,14 +279,15 @@ private:
     if (causal && causal.getDefiningOp<tg::CausalMaskOp>() && !chain.causal) {
       chain.causal = true;
       chain.causalMask = causal;
-      chain.maskOps.append({broadcast, causal.getDefiningOp()});
+      chain.maskOps.insert(broadcast);
+      chain.maskOps.insert(causal.getDefiningOp());
       return true;
     }
     auto [padding, paddingReshape] = spreadOver(broadcast, 0, 3);
     if ((padding || paddingReshape) && !chain.mask && !chain.maskToReshape) {
       chain.mask = padding;
       chain.maskToReshape = paddingReshape;
-      chain.maskOps.push_back(broadcast);
+      chain.maskOps.insert(broadcast);
       return true;
     }
     return false;
@@ -328,7 +332,7 @@ private:
       return false;
     chain.bias = broadcast.getInput();
     chain.biasShape = sizes;
-    chain.maskOps.push_back(broadcast);
+    chain.maskOps.insert(broadcast);
     return true;
   }
 

@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -208,15 +209,19 @@ void Planner::chooseInPlace(Block &block) {
     if (!op.hasTrait<tg::traits::ElementwiseLoop>())
       continue;
     int64_t at = position[&op];
+    // Buffers a result of this op took: a dead result's still ends at `at`,
+    // and another result written by the same loop must not take it too.
+    llvm::SmallPtrSet<const BufferClass *, 4> taken;
     for (Value result : op.getResults()) {
       if (classOf(result).gradient)
         continue;
       for (Value operand : op.getOperands()) {
         BufferClass &c = classOf(operand);
         if (operand.getType() != result.getType() || c.external ||
-            c.gradient || c.end != at)
+            c.gradient || c.end != at || taken.contains(&c))
           continue;
         unite(operand, result); // its end moves past `at`: used once
+        taken.insert(&classOf(result));
         break;
       }
     }

@@ -219,3 +219,43 @@ func.func @learned_key_bias(%q: tensor<2x4x7x8xf32>, %k: tensor<2x4x7x8xf32>, %v
   %o = tg.matmul %p, %v : tensor<2x4x7x7xf32>, tensor<2x4x7x8xf32> -> tensor<2x4x7x8xf32>
   return %o : tensor<2x4x7x8xf32>
 }
+
+// -----
+
+// One mask broadcast added twice (the causal mask, then the same term as a
+// score bias; a decoding step's padding mask likewise): the fused op takes it
+// as both, and its producers go once (they were erased twice: a heap
+// use-after-free that the sanitizer build reports).
+// CHECK-LABEL: func.func @causal_mask_twice(
+// CHECK-NEXT: %[[CM:.*]] = tg.causal_mask : tensor<3x3xf32>
+// CHECK-NEXT: %[[B:.*]] = tg.reshape %[[CM]] : tensor<3x3xf32> -> tensor<1x1x3x3xf32>
+// CHECK-NEXT: %{{.*}}, %{{.*}} = tg.attention %arg0, %arg1, %arg2 bias %[[B]] causal scale
+// CHECK-NEXT: return
+func.func @causal_mask_twice(%q: tensor<1x2x3x2xf32>, %k: tensor<1x2x3x2xf32>, %v: tensor<1x2x3x2xf32>) -> tensor<1x2x3x2xf32> {
+  %s = tg.matmul %q, %k transpose_rhs : tensor<1x2x3x2xf32>, tensor<1x2x3x2xf32> -> tensor<1x2x3x3xf32>
+  %cm = tg.causal_mask : tensor<3x3xf32>
+  %cb = tg.broadcast %cm dims [2, 3] : tensor<3x3xf32> -> tensor<1x2x3x3xf32>
+  %a1 = tg.add %s, %cb : tensor<1x2x3x3xf32>
+  %a2 = tg.add %a1, %cb : tensor<1x2x3x3xf32>
+  %p = tg.softmax %a2 axis 3 : tensor<1x2x3x3xf32>
+  %o = tg.matmul %p, %v : tensor<1x2x3x3xf32>, tensor<1x2x3x2xf32> -> tensor<1x2x3x2xf32>
+  return %o : tensor<1x2x3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @padding_mask_twice(
+// CHECK-NEXT: %[[M:.*]] = tg.padding_mask %arg3
+// CHECK-NEXT: %[[B:.*]] = tg.reshape %[[M]] : tensor<2x3xf32> -> tensor<2x1x1x3xf32>
+// CHECK-NEXT: %{{.*}}, %{{.*}} = tg.attention %arg0, %arg1, %arg2 mask %[[M]] bias %[[B]] scale
+// CHECK-NEXT: return
+func.func @padding_mask_twice(%q: tensor<2x2x1x2xf32>, %k: tensor<2x2x3x2xf32>, %v: tensor<2x2x3x2xf32>, %ids: tensor<2x3xi32>) -> tensor<2x2x1x2xf32> {
+  %pad = tg.padding_mask %ids pad_id 0 : tensor<2x3xi32> -> tensor<2x3xf32>
+  %s = tg.matmul %q, %k transpose_rhs : tensor<2x2x1x2xf32>, tensor<2x2x3x2xf32> -> tensor<2x2x1x3xf32>
+  %pb = tg.broadcast %pad dims [0, 3] : tensor<2x3xf32> -> tensor<2x2x1x3xf32>
+  %a1 = tg.add %s, %pb : tensor<2x2x1x3xf32>
+  %a2 = tg.add %a1, %pb : tensor<2x2x1x3xf32>
+  %p = tg.softmax %a2 axis 3 : tensor<2x2x1x3xf32>
+  %o = tg.matmul %p, %v : tensor<2x2x1x3xf32>, tensor<2x2x3x2xf32> -> tensor<2x2x1x2xf32>
+  return %o : tensor<2x2x1x2xf32>
+}

@@ -173,6 +173,29 @@ func.func @train_step(%x: tensor<8x8xf32>, %key: tensor<2xi32>) -> (tensor<8x8xf
 
 // -----
 
+// Each result of a group gets bytes of its own, even one nothing reads: the
+// dead first result writes over %a (which dies at the group), and the second
+// over %b, not over %a too (a dead result's buffer still ends at the group,
+// and the two took the same offset).
+func.func @train_step(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
+  %a = tg.exp %x : tensor<64xf32>
+  %b = tg.exp %y : tensor<64xf32>
+  %r:2 = tg.fused_elementwise(%a, %b) : (tensor<64xf32>, tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  ^bb0(%p: tensor<64xf32>, %q: tensor<64xf32>):
+    %s = tg.add %p, %q : tensor<64xf32>
+    %t = tg.mul %p, %q : tensor<64xf32>
+    tg.yield %s, %t : tensor<64xf32>, tensor<64xf32>
+  }
+  return %r#1 : tensor<64xf32>
+}
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-NEXT: tg.exp %{{[a-z0-9_]+}} {tg.arena_offsets = array<i64: [[OA:0]]>}
+// CHECK-NEXT: tg.exp %{{[a-z0-9_]+}} {tg.arena_offsets = array<i64: [[OB:256]]>}
+// CHECK-NEXT: tg.fused_elementwise(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {tg.arena_offsets = array<i64: [[OA]], [[OB]]>}
+
+// -----
+
 // Gradients (the operands of tg.multi_adam_update) get their own region
 // after the reused part, in program order, even when they are computed
 // early. Positions: 0, 1 loads, 2 %h, 3 %g2, 4 %k, 5 %l, 6 %t1, 7 %g1,
