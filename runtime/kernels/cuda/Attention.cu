@@ -7,7 +7,7 @@
 // the probabilities after the softmax), then out = (p f) v (one more).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/kernels/cuda/AttentionScores.cuh"
+#include "runtime/kernels/cuda/AttentionKernels.cuh"
 #include "runtime/kernels/cuda/FusedAttention.h"
 
 namespace tgc::cuda {
@@ -42,28 +42,6 @@ WidenedInputs::WidenedInputs(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   this->q = groupValues(q, 0, qs, widened);
   this->k = groupValues(k, 0, ks, widened + qs);
   this->v = groupValues(v, 0, vs, widened + qs + ks);
-}
-
-/// Rows [0, rows) of a group starting at head firstHead, Sk scores each.
-__global__ void softmaxScoresKernel(float *scores, float *lse, AttentionShape s,
-                                    AttentionConfig config, int64_t firstHead,
-                                    int64_t rows) {
-  const int lane = threadIdx.x % 32;
-  TGC_FOR_WARP_ROW(r, rows) {
-    const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
-    float *row = scores + r * s.keys;
-    const float max = maskRowAndMax(row, s, config, bh, query, lane);
-    float sum = 0.0f;
-    for (int64_t j = lane; j < s.keys; j += 32)
-      sum += expf(row[j] - max);
-    sum = warpReduce(sum, SumOp{});
-    const float rowLse = max + logf(sum);
-    for (int64_t j = lane; j < s.keys; j += 32)
-      row[j] = expf(row[j] - rowLse) *
-               probabilityFactor(s, config, bh, query, j);
-    if (lane == 0)
-      lse[lseIndex(s, bh, query)] = rowLse;
-  }
 }
 
 template <typename T>

@@ -9,8 +9,10 @@
 // emulated with the semantics the PTX ISA gives it:
 //   - threadIdx, blockIdx, blockDim, gridDim: per thread and per launch;
 //   - __syncthreads: a barrier of the block's threads;
-//   - __shfl_xor_sync: the 32 lanes of a warp exchange through a slot each,
-//     between two barriers of the warp;
+//   - __shfl_xor_sync: the lanes of its mask (the warp's 32, or a group of
+//     them whose rows end apart) exchange through a slot each, between two
+//     barriers of those lanes; a lane outside the mask, or a partner
+//     outside it, stops the test with a message;
 //   - mma.m16n8k16 (TensorCoreTiles.cuh's tiles::mma): the warp's lanes
 //     hand in their fragments, and each lane computes its four results
 //     from the 16 x 16 and 16 x 8 tiles they make, in f32 (bf16 products
@@ -43,10 +45,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -109,7 +113,17 @@ struct Barrier {
 /// A warp's meeting point: a barrier of its 32 lanes and a slot each.
 struct Warp {
   Barrier barrier{32};
+  /// The barriers of lane groups (masks other than the whole warp's).
+  std::map<unsigned, Barrier> groupBarriers;
   std::array<std::array<uint32_t, 12>, 32> slots{};
+
+  Barrier &barrierOf(unsigned mask) {
+    if (mask == 0xffffffffu)
+      return barrier;
+    return groupBarriers
+        .try_emplace(mask, Barrier{static_cast<unsigned>(std::popcount(mask))})
+        .first->second;
+  }
 };
 
 /// A CUDA thread's stack: mapped once, reused by every launch, PROT_NONE
@@ -331,12 +345,22 @@ struct HostLaunch {
 };
 
 /// What each lane of the warp put in its slot, after every lane did.
-template <typename Fill, typename Read> void exchange(Fill fill, Read read) {
+/// The lanes of `mask` (this lane among them) exchange as one.
+template <typename Fill, typename Read>
+void exchange(Fill fill, Read read, unsigned mask = 0xffffffffu) {
+  if (!(mask >> currentLane() & 1u)) {
+    std::fprintf(stderr,
+                 "emulator: lane %d of block (%u, %u, %u) exchanges with "
+                 "mask 0x%08x, which leaves it out\n",
+                 currentLane(), blockIndex.x, blockIndex.y, blockIndex.z, mask);
+    std::abort();
+  }
   Warp &warp = currentWarp();
+  Barrier &barrier = warp.barrierOf(mask);
   fill(warp.slots[currentLane()]);
-  arriveAndWait(warp.barrier);
+  arriveAndWait(barrier);
   read(warp.slots);
-  arriveAndWait(warp.barrier);
+  arriveAndWait(barrier);
 }
 
 } // namespace tgc::emulator
@@ -368,16 +392,23 @@ inline void __syncthreads() {
 }
 
 template <typename T>
-T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32) {
+T __shfl_xor_sync(unsigned mask, T value, int laneMask, int = 32) {
   static_assert(sizeof(T) <= 8, "a slot holds 8 bytes");
+  const int partner = tgc::emulator::currentLane() ^ laneMask;
+  if (!(mask >> partner & 1u)) {
+    std::fprintf(stderr,
+                 "emulator: __shfl_xor_sync of lane %d reads lane %d, "
+                 "outside its mask 0x%08x\n",
+                 tgc::emulator::currentLane(), partner, mask);
+    std::abort();
+  }
   T result;
   tgc::emulator::exchange(
       [&](auto &slot) { std::memcpy(slot.data(), &value, sizeof value); },
       [&](const auto &slots) {
-        std::memcpy(&result,
-                    slots[tgc::emulator::currentLane() ^ laneMask].data(),
-                    sizeof result);
-      });
+        std::memcpy(&result, slots[partner].data(), sizeof result);
+      },
+      mask);
   return result;
 }
 

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "test/unit/kernels/cuda/KernelEmulator.h"
 
+#include "runtime/kernels/cuda/BlockReduce.cuh"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -102,6 +104,31 @@ TEST(KernelEmulator, AMissingBarrierShowsWhicheverThreadComesFirst) {
       (i % 2 == 0 ? staleAfter : staleBefore) = true;
   EXPECT_TRUE(staleAfter);
   EXPECT_TRUE(staleBefore);
+}
+
+// Half warps with rows of their own (laneGroupReduce's masks): the second
+// half leaves the loop a row before the first, whose last row's shuffles
+// wait for its own 16 lanes only.
+TEST(KernelEmulator, LaneGroupsExchangeWithinTheirMasks) {
+  std::vector<float> sums(3, -1.0f);
+  emulator::launch(dim3(1), dim3(32), 0, [&] {
+    for (int64_t r = threadIdx.x / 16; r < 3; r += 2) {
+      const float sum = cuda::laneGroupReduce<16>(
+          static_cast<float>(threadIdx.x % 16 + 100 * r), cuda::SumOp{});
+      if (threadIdx.x % 16 == 0)
+        sums[r] = sum;
+    }
+  });
+  EXPECT_EQ(sums, std::vector<float>({120.0f, 1720.0f, 3320.0f}));
+}
+
+TEST(KernelEmulatorDeathTest, AShuffleOutsideItsMaskStopsTheTest) {
+  EXPECT_DEATH(emulator::launch(dim3(1), dim3(32), 0,
+                                [] {
+                                  if (threadIdx.x < 16)
+                                    (void)__shfl_xor_sync(0xffffu, 1.0f, 16);
+                                }),
+               "lane 0 reads lane 16, outside its mask 0x0000ffff");
 }
 
 TEST(KernelEmulatorDeathTest, ABarrierSomeThreadsEndedBeforeStopsTheTest) {
