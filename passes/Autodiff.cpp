@@ -7,7 +7,9 @@
 //     GradientOpInterface model, passes/gradients/)
 //     before the return and summing the contributions of multiple uses.
 // Ops off the active path are never asked for a rule, so masks, position
-// tables and token counts need none.
+// tables and token counts need none. A load after a tg.store to the same
+// variable reads the stored value: its gradient goes to that value (and not
+// to the variable, trainable or not).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/gradients/Gradients.h"
@@ -31,9 +33,12 @@ using namespace mlir;
 
 namespace {
 
+/// A value that can vary with a parameter: an f32 tensor, or a bf16 one
+/// (whose gradient tg-autodiff refuses to take: see sweepBackward).
 bool isFloatTensor(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.getElementType().isF32();
+  return type && (type.getElementType().isF32() ||
+                  type.getElementType().isBF16());
 }
 
 /// The gradients accumulated so far, one per value.
@@ -65,7 +70,7 @@ public:
 
 private:
   bool isTrainableLoad(Operation *op);
-  void findActiveValues(Value loss);
+  LogicalResult findActiveValues(Value loss);
   LogicalResult sweepBackward(Value loss);
   void appendGradientResults();
 
@@ -74,21 +79,59 @@ private:
   Operation *terminator;
   OpBuilder b;
   DenseSet<Value> varied, active;
+  /// Loads that read what a tg.store of the function wrote: the value
+  /// stored, to which their gradient goes.
+  DenseMap<Value, Value> storedValueOf;
   /// Gradient of each trainable variable, from all its loads.
   llvm::MapVector<StringRef, Value> variableGrads;
 };
 
 bool Differentiator::isTrainableLoad(Operation *op) {
   auto load = dyn_cast<tg::LoadOp>(op);
-  if (!load)
+  if (!load || storedValueOf.contains(load.getResult()))
     return false;
   auto variable = module.lookupSymbol<tg::VariableOp>(load.getVariable());
   return variable && variable.getTrainable();
 }
 
-void Differentiator::findActiveValues(Value loss) {
+LogicalResult Differentiator::findActiveValues(Value loss) {
   Block &body = function.getBody().front();
+  // Per variable, the value its last tg.store wrote, or the tg.store_slice
+  // that last wrote part of it.
+  DenseMap<StringRef, Value> stored;
+  DenseMap<StringRef, Operation *> partlyStored;
   for (Operation &op : body.without_terminator()) {
+    if (auto store = dyn_cast<tg::StoreOp>(op)) {
+      stored[store.getVariable()] = store.getValue();
+      partlyStored.erase(store.getVariable());
+    } else if (auto slice = dyn_cast<tg::StoreSliceOp>(op)) {
+      partlyStored[slice.getVariable()] = slice;
+    } else if (auto load = dyn_cast<tg::LoadOp>(op)) {
+      if (Operation *slice = partlyStored.lookup(load.getVariable())) {
+        bool trainable = false;
+        if (auto variable =
+                module.lookupSymbol<tg::VariableOp>(load.getVariable()))
+          trainable = variable.getTrainable();
+        if (trainable || varied.contains(slice->getOperand(0)) ||
+            varied.contains(stored.lookup(load.getVariable()))) {
+          InFlightDiagnostic error =
+              load.emitError()
+              << "tg-autodiff: @" << function.getName() << " loads @"
+              << load.getVariable()
+              << " after a tg.store_slice wrote part of it, and the "
+                 "gradient cannot be split between the slice and the rest: "
+                 "differentiate the values, not the variable (load it "
+                 "before the write)";
+          error.attachNote(slice->getLoc()) << "the partial write";
+          return failure();
+        }
+      } else if (Value value = stored.lookup(load.getVariable())) {
+        storedValueOf[load.getResult()] = value;
+        if (varied.contains(value))
+          varied.insert(load.getResult());
+        continue;
+      }
+    }
     // The result of a BlocksGradient op (tg.stop_gradient, a comparison)
     // is held fixed: nothing behind it is differentiated through it, and no
     // gradient is computed for it.
@@ -111,7 +154,13 @@ void Differentiator::findActiveValues(Value loss) {
     for (Value operand : op.getOperands())
       if (varied.contains(operand))
         active.insert(operand);
+    // A load of a stored value passes its gradient to that value.
+    if (auto load = dyn_cast<tg::LoadOp>(op))
+      if (Value value = storedValueOf.lookup(load.getResult());
+          value && varied.contains(value))
+        active.insert(value);
   }
+  return success();
 }
 
 LogicalResult Differentiator::sweepBackward(Value loss) {
@@ -129,6 +178,10 @@ LogicalResult Differentiator::sweepBackward(Value loss) {
     if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
       continue;
     if (auto load = dyn_cast<tg::LoadOp>(op)) {
+      if (Value value = storedValueOf.lookup(load.getResult())) {
+        map.accumulate(value, resultGrads[0], op.getLoc());
+        continue;
+      }
       Value &sum = variableGrads[load.getVariable()];
       sum = sum ? b.create<tg::AddOp>(op.getLoc(), sum, resultGrads[0])
                       .getResult()
@@ -137,9 +190,21 @@ LogicalResult Differentiator::sweepBackward(Value loss) {
     }
     GradientRequest request{&op, resultGrads,
                             llvm::SmallBitVector(op.getNumOperands())};
-    for (auto [i, operand] : llvm::enumerate(op.getOperands()))
-      if (active.contains(operand))
-        request.wanted.set(i);
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      if (!active.contains(operand))
+        continue;
+      // bf16 values exist after tg-mixed-precision, which runs after
+      // autodiff; a forward written with them would lose their path's
+      // gradient (rounding has no useful derivative).
+      if (!cast<RankedTensorType>(operand.getType()).getElementType().isF32())
+        return op.emitError()
+               << "tg-autodiff: the gradient of @" << function.getName()
+               << " reaches operand #" << i << " here, of type "
+               << operand.getType()
+               << ": gradients are taken in f32 (write the forward in f32; "
+                  "--precision=bf16 rounds it after autodiff)";
+      request.wanted.set(i);
+    }
     FailureOr<SmallVector<Value>> operandGrads = buildOperandGradients(b, request);
     if (failed(operandGrads))
       return failure();
@@ -207,7 +272,8 @@ LogicalResult Differentiator::run() {
                 "referenced (by itself or another function)";
 
   Value loss = terminator->getOperand(0);
-  findActiveValues(loss);
+  if (failed(findActiveValues(loss)))
+    return failure();
   if (failed(sweepBackward(loss)))
     return failure();
   appendGradientResults();

@@ -218,3 +218,37 @@ func.func @refers() -> (() -> tensor<f32>) {
   %f = func.constant @loss : () -> tensor<f32>
   return %f : () -> tensor<f32>
 }
+
+// -----
+
+// A bf16 value on the active path (a forward written after
+// tg-mixed-precision): its gradient is refused at the op that reads it (it
+// was dropped, the parameter's gradient zeros, with a warning that it did
+// not reach the loss).
+tg.variable @w trainable init(normal, 1.0) : tensor<2x3xf32>
+func.func @loss(%x: tensor<3x2xbf16>) -> tensor<f32> {
+  %w = tg.load @w : tensor<2x3xf32>
+  %wb = tg.to_bf16 %w : tensor<2x3xf32>
+  // expected-error @+1 {{tg-autodiff: the gradient of @loss reaches operand #0 here, of type 'tensor<2x3xbf16>': gradients are taken in f32}}
+  %p = tg.matmul %wb, %x : tensor<2x3xbf16>, tensor<3x2xbf16> -> tensor<2x2xf32>
+  %l = tg.reduce_sum %p dims [0, 1] : tensor<2x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A load after a tg.store_slice wrote part of the variable, with a value of
+// the parameter: the gradient would have to be split between the slice and
+// the rest.
+tg.variable @w trainable init(normal, 1.0) : tensor<2x3xf32>
+tg.variable @c init(zeros) : tensor<2x4x3xf32>
+func.func @loss(%i: tensor<i32>) -> tensor<f32> {
+  %w = tg.load @w : tensor<2x3xf32>
+  %row = tg.reshape %w : tensor<2x3xf32> -> tensor<2x1x3xf32>
+  // expected-note @+1 {{the partial write}}
+  tg.store_slice %row, @c [%i] axis 1 : tensor<2x1x3xf32>
+  // expected-error @+1 {{tg-autodiff: @loss loads @c after a tg.store_slice wrote part of it}}
+  %c = tg.load @c : tensor<2x4x3xf32>
+  %l = tg.reduce_sum %c dims [0, 1, 2] : tensor<2x4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
