@@ -41,7 +41,9 @@
 // block, later keys' probabilities exp(s - max) underflow to exactly 0
 // whenever the row sees some unmasked key. (A row whose every key is masked
 // weighs its keys alike: in float, -1e9 + s rounds s away; the reference
-// kernel does so too in the interpreter's f32 precision.)
+// kernel does so too in the interpreter's f32 precision. Its lse rounds to
+// -1e9 as well, so the backward takes such a row's weights again from its
+// scores, not from exp(s - lse).)
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/cpu/Bf16Tile.h"
@@ -394,7 +396,23 @@ static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
     const float rowLse = g.lse[query * g.lseStride], scale = config.scale;
     float *p = probabilities + i * nk, *f = factors + i * s.keys,
           *ds = grads + i * nk;
-    expOrZero(p, nk, rowLse);
+    if (rowLse <= kMaskedScore / 2) {
+      // Every key of the row is masked: in f32 its lse, -1e9 + log(sum),
+      // rounds to -1e9, and exp(s - lse) would weigh each key 1. The
+      // forward's weights exp(s - max) / sum instead.
+      const float max = maxOf(p, nk);
+      expOrZero(p, nk, max);
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < nk; ++j)
+        sum += p[j];
+      const float inverse = 1.0f / sum;
+#pragma omp simd
+      for (int64_t j = 0; j < nk; ++j)
+        p[j] *= inverse;
+    } else {
+      expOrZero(p, nk, rowLse);
+    }
     // D_i: dO_i . O_i in f32; with bf16 products, sum_j p dp from the
     // rounded dO the products saw (dO . O would differ from it by the
     // roundings, and p (dp - D) cancels).

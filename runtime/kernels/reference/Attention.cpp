@@ -155,6 +155,16 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
         const bool bf16 = config.bf16Products;
         for (int64_t c = 0; c < d.valueDim; ++c)
           roundedGrad[c] = productOperand(dO[c], bf16);
+        // A row whose every key is masked: its lse (about -1e9) held in f32
+        // (the interpreter's tensors) has lost log(sum), and exp(s - lse)
+        // would weigh each key 1, not as the forward did; taken again here.
+        if (rowLse <= kMaskedScore / 2) {
+          const double max = *std::max_element(s.begin(), s.end());
+          double sum = 0.0;
+          for (double x : s)
+            sum += std::exp(x - max);
+          rowLse = max + std::log(sum);
+        }
         double rowDot = 0.0;
         for (int64_t j = 0; j < d.keys; ++j) {
           p[j] = std::exp(s[j] - rowLse);

@@ -187,6 +187,51 @@ TEST(CpuKernels, AttentionGrad) {
   }
 }
 
+// A batch row whose every key is masked (a padding row of a batch): the
+// forward weighs its keys alike (in float, -1e9 + s rounds s away), and so
+// must the backward. Its lse, -1e9 + log(sum), rounds to -1e9 in f32, and
+// exp(s - lse) weighed each key 1: the gradients were Sk times too large,
+// on the CPU and in the reference given the f32 lse (the interpreter's).
+TEST(CpuKernels, AttentionGradOfARowWhoseEveryKeyIsMasked) {
+  for (const AttentionCase &c :
+       {kAttentionCases[1], kAttentionCases[2]}) { // cross; self causal
+    AttentionInputs in(c);
+    const cpu::AttentionShape &s = in.shape;
+    for (int64_t j = 0; j < s.keys; ++j)
+      in.mask[s.keys + j] = runtime::kMaskedScore; // batch 1: every key
+    in.hmask = host(in.mask, {s.batch, s.keys});
+    in.interpConfig.floatMaskedScores = true; // as the kernels (and the f32 interpreter)
+    reference::AttentionResult forward = in.referenceForward();
+    reference::AttentionGrads expected = reference::attentionGrad(
+        in.hgrad, in.hq, in.hk, in.hv, forward.lse, in.interpConfig);
+    // The reference from the lse in f32, as the interpreter holds it (the
+    // other rows' lse rounded too: a few 1e-7 apart).
+    HostTensor f32Lse = forward.lse;
+    for (double &x : f32Lse.data)
+      x = static_cast<float>(x);
+    reference::AttentionGrads fromF32 = reference::attentionGrad(
+        in.hgrad, in.hq, in.hk, in.hv, f32Lse, in.interpConfig);
+    AttentionForward cpuForward = cpuAttention(in);
+    std::vector<float> dq(in.q.size(), 7.0f), dk(in.k.size(), 7.0f),
+        dv(in.v.size(), 7.0f);
+    cpu::attentionGrad(in.grad.data(), in.q.data(), in.k.data(), in.v.data(),
+                       cpuForward.output.data(), cpuForward.lse.data(),
+                       dq.data(), dk.data(), dv.data(), s, in.cpuConfig);
+    const std::string name = std::string(" with a fully masked batch row, ") +
+                             c.name;
+    expectClose("attentionGrad query" + name, dq, expected.query,
+                kAttentionGradTolerance);
+    expectClose("attentionGrad key" + name, dk, expected.key,
+                kAttentionGradTolerance);
+    expectClose("attentionGrad value" + name, dv, expected.value,
+                kAttentionGradTolerance);
+    expectClose("reference attentionGrad value from the f32 lse" + name,
+                std::vector<float>(fromF32.value.data.begin(),
+                                   fromF32.value.data.end()),
+                expected.value, kAttentionGradTolerance);
+  }
+}
+
 // bf16 queries, keys and values (tg-mixed-precision): the kernels widen
 // each head's rows and compute in f32, so they give exactly what the f32
 // kernels give on the widened values (and the reference's result within
