@@ -33,22 +33,27 @@ struct AdamHyperparameters {
   float beta1, beta2, epsilon;
 };
 
-/// The variables read as the table of a tg.embedding or tg.gather.
-llvm::StringSet<> embeddingTables(ModuleOp module) {
+/// The variables the training step reads as the table of a tg.embedding
+/// or tg.gather. The step's reads only: the functions derived for decoding
+/// (@predict, @encode, @decode_step, made before this pass in a compiled
+/// program, not for the interpreter) read other tables so (a learned
+/// position table at the step's position), and the rule must not depend
+/// on them.
+llvm::StringSet<> embeddingTables(func::FuncOp step) {
   llvm::StringSet<> tables;
   auto note = [&](Value table) {
     if (auto load = table.getDefiningOp<tg::LoadOp>())
       tables.insert(load.getVariable());
   };
-  module.walk([&](tg::EmbeddingOp op) { note(op.getTable()); });
-  module.walk([&](tg::GatherOp op) { note(op.getInput()); });
+  step.walk([&](tg::EmbeddingOp op) { note(op.getTable()); });
+  step.walk([&](tg::GatherOp op) { note(op.getInput()); });
   return tables;
 }
 
 /// Whether AdamW decays `param`: as its `weight_decay` attribute says, else
 /// not for rank-0 or rank-1 parameters (scalars, biases, norms' gains) nor
-/// embedding tables, as
-/// GPT-2 and most Transformers train.
+/// embedding tables: tgc's rule (Hugging Face's default exempts only the
+/// biases and the norms; nanoGPT decays every matrix, the tables too).
 bool decaysByRule(tg::VariableOp param, const llvm::StringSet<> &tables) {
   if (std::optional<bool> marked = param.getWeightDecay())
     return *marked;
@@ -335,7 +340,7 @@ void TgAdamPass::runOnOperation() {
   SmallVector<Attribute> params, moments1, moments2;
   SmallVector<Location> locs;
   SmallVector<bool> decays;
-  const llvm::StringSet<> tables = embeddingTables(module);
+  const llvm::StringSet<> tables = embeddingTables(function);
   llvm::StringSet<> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     Value returned = terminator->getOperand(i);

@@ -53,7 +53,9 @@ public:
     Tensor tokens = b.input("target_in_ids", {c.batch, c.context}, DType::I32);
     Tensor next = b.input("target_out_ids", {c.batch, c.context}, DType::I32);
     Tensor table = b.param("wte", {c.vocab, c.dModel}, Init::normal(0.02));
-    Tensor positions = b.param("wpe", {c.context, c.dModel}, Init::normal(0.01));
+    // Not decayed, as the token table (an embedding) is not.
+    Tensor positions = b.param("wpe", {c.context, c.dModel}, Init::normal(0.01),
+                               ParamOptions{.weightDecay = false});
     Tensor x = dropout(embedding(table, tokens) + positions, c.dropout);
     Tensor causal = reshape(causalMask(b, c.context), {1, 1, c.context, c.context});
     for (int64_t i = 0; i < c.layers; ++i) {

@@ -175,7 +175,9 @@ const char *kUsage =
     "  --optimizer-delay (--update-freq); --mini-batch-words (--max-tokens);\n"
     "  --beam-size (--beam); --warmup-updates, --lr-warmup (--warmup);\n"
     "  --learn-rate (--lr). Their special values mean the same here:\n"
-    "  --max-epochs 0 (no limit), --patience -1 (none), --keep-last -1 (all)\n";
+    "  --max-epochs 0 (no limit), --patience -1 (none), --keep-last -1 (all).\n"
+    "  --steps is 1000 unless given, with --max-epochs too (fairseq's\n"
+    "  --max-update has no limit by default).\n";
 
 /// Other trainers' names for flags that mean the same here (a length
 /// penalty or a checkpoint directory means something else, so those have

@@ -6,8 +6,8 @@
 // (before clipping), the learning rate, its target tokens/s and padding,
 // then elapsed time and ETA. Means over the interval (as fairseq and Marian
 // log), because with length buckets one step's loss jumps from bucket to
-// bucket. Perplexity is exp(label-smoothed cross-entropy), an upper bound of
-// the model's. Where the model adds other terms to the cross-entropy (an L2
+// bucket. Perplexity is exp(label-smoothed cross-entropy), not the model's
+// (validation's): smoothing can move it either way. Where the model adds other terms to the cross-entropy (an L2
 // penalty, an auxiliary loss), the line splits the loss into the two parts
 // and the perplexity is that of the cross-entropy alone.
 //

@@ -47,6 +47,7 @@ def loss(p, pairs, torch, heads, kv_heads, label_smoothing, inputs):
 
 
 def decays(names):
-    """nanoGPT's rule: AdamW decays the matrices, not the biases, the
-    LayerNorm gains and shifts, nor the embedding tables."""
+    """tgc's rule for Gpt2.cpp: AdamW decays the matrices, not the biases,
+    the LayerNorm gains and shifts, nor the token and position tables
+    (nanoGPT decays the tables too)."""
     return {n for n in names if n.endswith(".w")}
