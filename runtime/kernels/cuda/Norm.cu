@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <type_traits>
 
 namespace tgc::cuda {
 
@@ -133,20 +132,6 @@ static bool byQuads(int64_t width, const Dropout &dropout,
   return std::all_of(tensors.begin(), tensors.end(), [](const void *t) {
     return reinterpret_cast<uintptr_t>(t) % 16 == 0;
   });
-}
-
-/// Calls launch(std::integral_constant<int, Q>{}) with Q the quads a lane
-/// takes of a row of `width` (at most kWarpRowWidth): 1, 2, 4 or 8.
-template <typename Launch>
-static void withQuadsPerLane(int64_t width, Launch launch) {
-  if (width <= 128)
-    launch(std::integral_constant<int, 1>{});
-  else if (width <= 256)
-    launch(std::integral_constant<int, 2>{});
-  else if (width <= 512)
-    launch(std::integral_constant<int, 4>{});
-  else
-    launch(std::integral_constant<int, 8>{});
 }
 
 template <bool kCentred>

@@ -31,6 +31,7 @@
 #include "runtime/kernels/cuda/Device.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tgc::cuda {
 
@@ -391,6 +392,20 @@ __global__ void residualNormKernel(const float *residual,
       rstd[r] = s;
     }
   }
+}
+
+/// Calls launch(std::integral_constant<int, Q>{}) with Q the quads a lane
+/// takes of a row of `width` (at most kWarpRowWidth): 1, 2, 4 or 8.
+template <typename Launch>
+void withQuadsPerLane(int64_t width, Launch launch) {
+  if (width <= 128)
+    launch(std::integral_constant<int, 1>{});
+  else if (width <= 256)
+    launch(std::integral_constant<int, 2>{});
+  else if (width <= 512)
+    launch(std::integral_constant<int, 4>{});
+  else
+    launch(std::integral_constant<int, 8>{});
 }
 
 /// Blocks of residualNormGradQuadKernel, each warp going down rows many

@@ -283,18 +283,6 @@ struct ResidualForward {
   std::vector<runtime::Bf16> rounded;
 };
 
-/// Norm.cu's withQuadsPerLane: quads a lane for a row of `width`.
-template <typename Launch> void withQuadsPerLane(int64_t width, Launch launch) {
-  if (width <= 128)
-    launch(std::integral_constant<int, 1>{});
-  else if (width <= 256)
-    launch(std::integral_constant<int, 2>{});
-  else if (width <= 512)
-    launch(std::integral_constant<int, 4>{});
-  else
-    launch(std::integral_constant<int, 8>{});
-}
-
 template <bool kCentred>
 void expectResidualNormsAsTheCpu(const RowShape &r, float rate) {
   const std::string tag = (kCentred ? " residualLayerNorm" : " residualRmsNorm") +
@@ -338,7 +326,7 @@ void expectResidualNormsAsTheCpu(const RowShape &r, float rate) {
   if (r.width % 4 != 0 || r.width > cuda::kWarpRowWidth)
     return; // Norm.cu's byQuads: these rows go by columns only
   ResidualForward byQuads(r);
-  withQuadsPerLane(r.width, [&](auto perLane) {
+  cuda::withQuadsPerLane(r.width, [&](auto perLane) {
     emulator::launch(dim3(cuda::warpRowBlocks(r.rows)), dim3(cuda::kThreads), 0,
                      [&] {
                        cuda::residualNormQuadKernel<decltype(perLane)::value,
