@@ -147,11 +147,12 @@ __global__ void roundedScoreGradsKernel(const float *products,
   const int lane = threadIdx.x % 32;
   TGC_FOR_WARP_ROW(r, rows) {
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
-    const float rowLse = lse[lseIndex(s, bh, query)];
     const float *product = products + r * s.keys,
                 *dOv = outGrads + r * s.keys; // r(dO_i) . v_j
+    const RowWeights weights = rowWeights(
+        product, s, config, bh, query, lse[lseIndex(s, bh, query)], lane);
     auto probability = [&](int64_t j) {
-      return expf(maskedScore(product[j], s, config, bh, query, j) - rowLse);
+      return weights(maskedScore(product[j], s, config, bh, query, j));
     };
     float rowDot = 0.0f; // D_i = sum_j p dp
     for (int64_t j = lane; j < s.keys; j += 32)
@@ -179,7 +180,9 @@ __global__ void roundedScoreGradQuadsKernel(
   const int lane = threadIdx.x % kLanes;
   TGC_FOR_LANE_GROUP_ROW(r, rows, kLanes) {
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
-    const float rowLse = lse[lseIndex(s, bh, query)];
+    const RowWeights weights =
+        rowWeights<kLanes>(products + r * s.keys, s, config, bh, query,
+                           lse[lseIndex(s, bh, query)], lane);
     float p[kQuadsPerLane][4], f[kQuadsPerLane][4], dp[kQuadsPerLane][4];
     float rowDot = 0.0f; // D_i = sum_j p dp
 #pragma unroll
@@ -193,8 +196,7 @@ __global__ void roundedScoreGradQuadsKernel(
         config.dropout.factors4((bh * s.queries + query) * s.keys + j, f[t]);
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-          p[t][q] = expf(maskedScore(product[q], s, config, bh, query, j + q) -
-                         rowLse);
+          p[t][q] = weights(maskedScore(product[q], s, config, bh, query, j + q));
           dp[t][q] = f[t][q] * dOv[q];
           rowDot += p[t][q] * f[t][q] * dOv[q];
         }

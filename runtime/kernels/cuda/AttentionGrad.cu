@@ -86,8 +86,9 @@ static void attentionGradOf(const float *grad, const T *q, const T *k,
     headsMatmul(qg, kg, pfHeads, n, s.queries, s.keys, s.keyDim, false, true);
     headsMatmul(dO, vg, dsHeads, n, s.queries, s.keys, s.valueDim, false,
                 true);
-    scoreGradsKernel<<<blocksFor(n * scores), kThreads, 0, stream()>>>(
-        pf, ds, lse, rowDot.as<float>(), s, config, first, n * scores);
+    scoreGradsKernel<<<blocksFor(n * s.queries * 32), kThreads, 0,
+                       stream()>>>(pf, ds, lse, rowDot.as<float>(), s, config,
+                                   first, n * s.queries);
     TGC_CUDA_CHECK_LAUNCH();
     headsMatmul(readOnly(pfHeads), dO, dvHeads.from(first), n, s.keys,
                 s.valueDim, s.queries, true, false);

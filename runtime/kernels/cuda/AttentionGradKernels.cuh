@@ -34,23 +34,28 @@ __global__ void rowDotKernel(const float *grad, const float *output,
   }
 }
 
-/// In place over a group starting at head firstHead: products (q k^T) ->
-/// p f, and outGrads (dO v^T) -> ds.
+/// In place over rows [0, rows) of a group starting at head firstHead, a
+/// warp per row: products (q k^T) -> p f, and outGrads (dO v^T) -> ds.
 __global__ void scoreGradsKernel(float *products, float *outGrads,
                                  const float *lse, const float *rowDot,
                                  AttentionShape s, AttentionConfig config,
-                                 int64_t firstHead, int64_t count) {
-  TGC_GRID_STRIDE(e, count) {
-    const int64_t r = e / s.keys, key = e % s.keys;
+                                 int64_t firstHead, int64_t rows) {
+  const int lane = threadIdx.x % 32;
+  TGC_FOR_WARP_ROW(r, rows) {
     const int64_t bh = firstHead + r / s.queries, query = r % s.queries;
-    const int64_t row = bh * s.queries + query;
-    float p = expf(maskedScore(products[e], s, config, bh, query, key) -
-                   lse[lseIndex(s, bh, query)]);
-    float f = probabilityFactor(s, config, bh, query, key);
-    products[e] = p * f;
-    const float logitGrad = p * (f * outGrads[e] - rowDot[row]);
-    addBiasGrad(s, config, bh, query, key, logitGrad);
-    outGrads[e] = config.scale * logitGrad;
+    float *product = products + r * s.keys, *outGrad = outGrads + r * s.keys;
+    const RowWeights weights = rowWeights(
+        product, s, config, bh, query, lse[lseIndex(s, bh, query)], lane);
+    const float rowTerm = rowDot[bh * s.queries + query];
+    for (int64_t key = lane; key < s.keys; key += 32) {
+      const float p =
+          weights(maskedScore(product[key], s, config, bh, query, key));
+      const float f = probabilityFactor(s, config, bh, query, key);
+      product[key] = p * f;
+      const float logitGrad = p * (f * outGrad[key] - rowTerm);
+      addBiasGrad(s, config, bh, query, key, logitGrad);
+      outGrad[key] = config.scale * logitGrad;
+    }
   }
 }
 

@@ -29,12 +29,14 @@ __global__ void softmaxScoresKernel(float *scores, float *lse, AttentionShape s,
     for (int64_t j = lane; j < s.keys; j += 32)
       sum += expf(row[j] - max);
     sum = warpReduce(sum, SumOp{});
-    const float rowLse = max + logf(sum);
+    // exp(s - max) / sum, not exp(s - lse): a row whose every key is masked
+    // has an lse that f32 rounds to -1e9 (RowWeights).
+    const float inverse = 1.0f / sum;
     for (int64_t j = lane; j < s.keys; j += 32)
-      row[j] = expf(row[j] - rowLse) *
+      row[j] = expf(row[j] - max) * inverse *
                probabilityFactor(s, config, bh, query, j);
     if (lane == 0)
-      lse[lseIndex(s, bh, query)] = rowLse;
+      lse[lseIndex(s, bh, query)] = max + logf(sum);
   }
 }
 

@@ -264,6 +264,45 @@ __device__ inline float maskRowAndMax(float *row, const AttentionShape &s,
   return warpReduce(max, MaxOp{});
 }
 
+/// How a backward row kernel gets the forward's probabilities back from a
+/// row's scores: exp(s - shift) * scale. For most rows, exp(s - lse). A row
+/// whose every key is masked has an lse of -1e9 + log(sum) that f32 rounds
+/// to -1e9, so exp(s - lse) would weigh each of its keys 1: there shift and
+/// scale are the row's maximum and 1 / sum, from its scores.
+struct RowWeights {
+  float shift, scale;
+  __device__ float operator()(float score) const {
+    return expf(score - shift) * scale;
+  }
+};
+
+/// Whether the row of this lse had every key masked (its maximum score is
+/// a masked one).
+__device__ inline bool everyKeyMasked(float rowLse) {
+  return rowLse <= kMaskedScore / 2;
+}
+
+/// RowWeights of row (query) of head bh from its raw products q.k_j: the
+/// kLanes lanes of the row (a warp, or a group of a warp) stride over the
+/// keys. Every lane of the row calls; the branch is the row's, taken alike
+/// by all of them.
+template <int kLanes = 32>
+__device__ RowWeights rowWeights(const float *products, const AttentionShape &s,
+                                 const AttentionConfig &config, int64_t bh,
+                                 int64_t query, float rowLse, int lane) {
+  if (!everyKeyMasked(rowLse))
+    return {rowLse, 1.0f};
+  float max = -INFINITY;
+  for (int64_t j = lane; j < s.keys; j += kLanes)
+    max = fmaxf(max, maskedScore(products[j], s, config, bh, query, j));
+  max = laneGroupReduce<kLanes>(max, MaxOp{});
+  float sum = 0.0f;
+  for (int64_t j = lane; j < s.keys; j += kLanes)
+    sum += expf(maskedScore(products[j], s, config, bh, query, j) - max);
+  sum = laneGroupReduce<kLanes>(sum, SumOp{});
+  return {max, 1.0f / sum};
+}
+
 /// The dropout factor of probability (bh, query, key): index flat into
 /// [B, H, Sq, Sk].
 __device__ inline float probabilityFactor(const AttentionShape &s,

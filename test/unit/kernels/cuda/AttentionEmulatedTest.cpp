@@ -78,9 +78,14 @@ void launchRowKernel(int64_t rows, int lanes, Kernel kernel) {
 
 /// One case in one layout: its CPU results, f32 and with bf16 products.
 struct RowProblem {
-  RowProblem(const AttentionCase &c, bool sequenceMajor)
+  /// `maskBatch1`: every key of batch 1 masked (a padding row of a batch).
+  RowProblem(const AttentionCase &c, bool sequenceMajor,
+             bool maskBatch1 = false)
       : p(c), c(c), sequenceMajor(sequenceMajor), q16(roundedToBf16(p.q)),
         k16(roundedToBf16(p.k)), v16(roundedToBf16(p.v)) {
+    if (maskBatch1)
+      for (int64_t j = 0; j < c.keys; ++j)
+        p.mask[c.keys + j] = runtime::kMaskedScore;
     shape = p.shape;
     shape.sequenceMajor = sequenceMajor;
     config = p.cpuConfig;
@@ -172,13 +177,10 @@ void expectF32RowKernelsAsTheCpu(const RowProblem &t) {
   std::vector<float> dbias(t.p.biasSize(), 0.0f);
   runtime::AttentionConfig config = t.config;
   config.biasGrad = dbias.empty() ? nullptr : dbias.data();
-  emulator::launch(dim3(cuda::blocksFor(rows * c.keys)), dim3(cuda::kThreads),
-                   0, [&] {
-                     cuda::scoreGradsKernel(products.data(), ds.data(),
-                                            cpuLse.data(), rowDot.data(),
-                                            t.shape, config, 0,
-                                            rows * c.keys);
-                   });
+  launchRowKernel(rows, 32, [&] {
+    cuda::scoreGradsKernel(products.data(), ds.data(), cpuLse.data(),
+                           rowDot.data(), t.shape, config, 0, rows);
+  });
   expectClose("emulated f32 value grad " + t.name(),
               headProducts(products, t.p.grad, heads, c.keys, c.valueDim,
                            c.queries, true, false),
@@ -300,6 +302,33 @@ void expectBf16BackwardAsTheCpu(const RowProblem &t, int lanes) {
   if (!dbias.empty())
     expectClose("emulated bf16 bias grad " + name, dbias, t.bf16.dbias,
                 kBf16ProductsTolerance);
+}
+
+// A batch whose every key is masked (a padding row of a batch): the
+// forward weighs its keys alike, and the backward must take the same
+// weights; its lse, -1e9 + log(Sk), is -1e9 in f32, and exp(s - lse)
+// weighed each key 1 (the f32 forward's output too).
+TEST(AttentionEmulated, RowsWhoseEveryKeyIsMaskedMatchTheCpu) {
+  constexpr AttentionCase kPaddedCases[] = {
+      {"cross masked dropout, batch 1 padding", 2, 2, 20, 150, 16, 16, true,
+       false, 0.1f},
+      {"self causal masked dropout, 64 keys, batch 1 padding", 2, 2, 64, 64,
+       16, 16, true, true, 0.1f},
+      {"cross masked dropout, 200 keys, full bias, batch 1 padding", 2, 1, 20,
+       200, 8, 8, true, false, 0.1f, 0, ScoreBias::Full},
+  };
+  for (const AttentionCase &c : kPaddedCases)
+    for (bool sequenceMajor : {false, true}) {
+      const RowProblem t(c, sequenceMajor, /*maskBatch1=*/true);
+      expectF32RowKernelsAsTheCpu(t);
+      const int quadLanes = cuda::quadLanesPerRow(t.shape, t.config);
+      for (int lanes : {quadLanes, 0}) {
+        expectBf16ForwardAsTheCpu(t, lanes);
+        expectBf16BackwardAsTheCpu(t, lanes);
+        if (quadLanes == 0)
+          break;
+      }
+    }
 }
 
 // AttentionBf16.cu's choice (quadLanesPerRow) and, where it takes quads,
