@@ -5,7 +5,7 @@
 // softmax's row term) and ds = scale p (dp - D_i):
 //   dq = ds k,   dk = ds^T q,   dv = (p f)^T dO.
 // Per group of heads (AttentionScores.cuh): q k^T and dO v^T are batched
-// GEMMs into scratch, one elementwise kernel turns them into p f and ds,
+// GEMMs into scratch, one row kernel (a warp a row) turns them into p f and ds,
 // and three more batched GEMMs give dv, dq and dk. The same kernel adds
 // p (dp - D_i) into a score bias's gradient.
 //
