@@ -2,7 +2,7 @@
 //
 // Per group of heads (AttentionScores.cuh): scores = q k^T (one batched
 // GEMM), then a warp per row adds the masks, takes lse = max + log sum e^s
-// and leaves p f = e^(s - max) / l times the dropout factor in place (the
+// and leaves p f = e^(s - max) / sum times the dropout factor in place (the
 // normalizer is the undropped sum, as in the CPU kernel: dropout multiplies
 // the probabilities after the softmax), then out = (p f) v (one more).
 //
