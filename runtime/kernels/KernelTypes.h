@@ -99,6 +99,13 @@ struct Dropout {
 /// What masks add to a hidden score (as the interpreter's kMaskedScore).
 inline constexpr float kMaskedScore = -1e9f;
 
+/// Whether an attention row of log-sum-exp `lse` had every key masked (its
+/// largest score a masked one). Its lse, -1e9 + log(sum), is -1e9 in f32,
+/// so a backward must take its weights from the scores, not exp(s - lse).
+TGC_HOST_DEVICE inline bool everyKeyMasked(float lse) {
+  return lse <= kMaskedScore / 2;
+}
+
 enum class Reduction { Sum, Max, Mean };
 
 /// linear's epilogue activation (tg.linear's `activation`, in its order):

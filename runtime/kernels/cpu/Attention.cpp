@@ -396,7 +396,7 @@ static void attentionGradBlock(const Head<T> &head, const HeadGrads &g,
     const float rowLse = g.lse[query * g.lseStride], scale = config.scale;
     float *p = probabilities + i * nk, *f = factors + i * s.keys,
           *ds = grads + i * nk;
-    if (rowLse <= kMaskedScore / 2) {
+    if (everyKeyMasked(rowLse)) {
       // Every key of the row is masked: in f32 its lse, -1e9 + log(sum),
       // rounds to -1e9, and exp(s - lse) would weigh each key 1. The
       // forward's weights exp(s - max) / sum instead.

@@ -276,12 +276,6 @@ struct RowWeights {
   }
 };
 
-/// Whether the row of this lse had every key masked (its maximum score is
-/// a masked one).
-__device__ inline bool everyKeyMasked(float rowLse) {
-  return rowLse <= kMaskedScore / 2;
-}
-
 /// RowWeights of row (query) of head bh from its raw products q.k_j: the
 /// kLanes lanes of the row (a warp, or a group of a warp) stride over the
 /// keys. Every lane of the row calls; the branch is the row's, taken alike

@@ -158,7 +158,7 @@ AttentionGrads attentionGrad(const HostTensor &grad, const HostTensor &query,
         // A row whose every key is masked: its lse (about -1e9) held in f32
         // (the interpreter's tensors) has lost log(sum), and exp(s - lse)
         // would weigh each key 1, not as the forward did; taken again here.
-        if (rowLse <= kMaskedScore / 2) {
+        if (runtime::everyKeyMasked(static_cast<float>(rowLse))) {
           const double max = *std::max_element(s.begin(), s.end());
           double sum = 0.0;
           for (double x : s)
