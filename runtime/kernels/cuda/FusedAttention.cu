@@ -92,18 +92,20 @@ void launchGrad(const FusedArgs &a, const float *grad, const float *lse, G *dq,
   constexpr size_t bytes = BackwardShared<D>::bytes;
   allowSharedMemory(fusedQueryGradKernel<D, G>, bytes, allowedQuery);
   allowSharedMemory(fusedKeyValueGradKernel<D, G>, bytes, allowedKey);
-  Scratch rowDots(a.s.batch * a.s.heads * a.s.queries * sizeof(float));
-  if (rowDots.failed())
+  const int64_t rows = a.s.batch * a.s.heads * a.s.queries;
+  Scratch scratch(3 * rows * sizeof(float));
+  if (scratch.failed())
     return; // no scratch: the error is recorded (firstError), not a crash
+  const RowTerms terms = RowTerms::in(scratch.as<float>(), rows);
   if (a.s.queries > 0) { // no query tiles: dk = dv = 0 below
     fusedQueryGradKernel<D, G>
         <<<gridOf(a.s, a.s.queries), kBlockThreads, bytes, stream()>>>(
-            a, grad, lse, rowDots.as<float>(), dq);
+            a, grad, lse, terms, dq);
     TGC_CUDA_CHECK_LAUNCH();
   }
   fusedKeyValueGradKernel<D, G>
       <<<gridOf(a.s, a.s.keys), kBlockThreads, bytes, stream()>>>(
-          a, grad, lse, rowDots.as<float>(), dk, dv);
+          a, grad, lse, terms, dk, dv);
   TGC_CUDA_CHECK_LAUNCH();
 }
 

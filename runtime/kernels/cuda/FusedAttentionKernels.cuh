@@ -30,7 +30,11 @@
 //   a tile), dv = r(p f)^T r(dO), dk = ds^T q (one kernel, a block per key
 //   tile, reading D, its warps' scores transposed: 16 keys by 64 queries).
 //   Each gradient element is summed by one lane in a fixed order: no
-//   atomics, the same bits every run.
+//   atomics, the same bits every run. A row whose every key is masked
+//   has an lse that rounds to the mask's -1e9 (KernelTypes.h,
+//   everyKeyMasked): where a query tile has one, the dq kernel finds its m
+//   and l again (two more passes) and weighs p = exp(s - m) / l, as the
+//   forward did, and leaves them to the dk and dv kernel (RowTerms).
 // Dropout factors come from the same Philox stream as everywhere: where
 // four adjacent keys start a Philox block, one block a lane, handed round
 // by FragmentLayout.h's plans; else one draw a factor.
@@ -184,6 +188,24 @@ struct ScoreMask {
 /// The column of a lane's accumulator element i of tile n.
 __device__ inline int elementColumn(int n, int lane, int i) {
   return 8 * n + fragment::accumulatorColumn(lane, i);
+}
+
+/// Masks a lane's raw products q_i.k_j of the key tile at firstKey into
+/// scores s_ij: -inf where the row or the key does not exist.
+__device__ inline void maskScores(Accumulator (&scores)[kTileColumns],
+                                  const ScoreMask &scoreOf,
+                                  const LaneRows &rows, int firstKey,
+                                  int keyCount, int lane) {
+#pragma unroll
+  for (int n = 0; n < kTileColumns; ++n)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int h = i >> 1;
+      const int key = firstKey + elementColumn(n, lane, i);
+      scores[n][i] = rows.exists[h] && key < keyCount
+                         ? scoreOf(scores[n][i], rows.row[h], key)
+                         : -INFINITY;
+    }
 }
 
 __device__ inline float quadMax(float x) {
@@ -372,15 +394,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     __syncthreads();
     tiles::productWithRows<D, kTile>(scores, warpQueries, keys, L::stride,
                                      lane);
-#pragma unroll
-    for (int n = 0; n < kTileColumns; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int h = i >> 1;
-        const int key = firstKey + elementColumn(n, lane, i);
-        scores[n][i] =
-            valid(h, key) ? scoreOf(scores[n][i], rows.row[h], key) : -INFINITY;
-      }
+    maskScores(scores, scoreOf, rows, firstKey, keyCount, lane);
   };
 
   const int keyEnd = static_cast<int>(visibleKeyEnd(s, config, firstQuery));
@@ -441,29 +455,43 @@ __global__ void __launch_bounds__(kBlockThreads)
 //===--- Backward: D and dq -----------------------------------------------===//
 
 /// The backward kernels' shared memory: four tiles (q, r(dO), k, v) and a
-/// query tile's lse and D.
+/// query tile's row weights (p = exp(s - shift) scale) and D.
 template <int D> struct BackwardShared {
   using L = Layout<D>;
-  static constexpr size_t bytes = 4 * L::tileBytes + 2 * kTile * sizeof(float);
+  static constexpr size_t bytes = 4 * L::tileBytes + 3 * kTile * sizeof(float);
   Bits *queries, *outGrads, *keys, *values;
-  float *tileLse, *tileDots;
+  float *tileShifts, *tileScales, *tileDots;
 
   __device__ explicit BackwardShared(unsigned char *shared) {
     queries = reinterpret_cast<Bits *>(shared);
     outGrads = queries + kTile * L::stride;
     keys = outGrads + kTile * L::stride;
     values = keys + kTile * L::stride;
-    tileLse = reinterpret_cast<float *>(shared + 4 * L::tileBytes);
-    tileDots = tileLse + kTile;
+    tileShifts = reinterpret_cast<float *>(shared + 4 * L::tileBytes);
+    tileScales = tileShifts + kTile;
+    tileDots = tileScales + kTile;
   }
 };
 
-/// Block (bh, query tile): D_i (into `rowDots`, [B H, Sq]) and dq of 64
-/// queries of head bh.
+/// What the dq kernel leaves the dk and dv kernel, a float a query row
+/// ([B H, Sq] each): D_i, and the weights p = exp(s - shift) scale of the
+/// rows whose every key is masked (written for those rows only; the others
+/// weigh exp(s - lse)).
+struct RowTerms {
+  float *dots, *shifts, *scales;
+
+  /// The three arrays of `rows` query rows in one of 3 rows floats.
+  __host__ __device__ static RowTerms in(float *scratch, int64_t rows) {
+    return {scratch, scratch + rows, scratch + 2 * rows};
+  }
+};
+
+/// Block (bh, query tile): D_i and dq of 64 queries of head bh (and the
+/// weights of its rows whose every key is masked).
 template <int D, typename G>
 __global__ void __launch_bounds__(kBlockThreads)
     fusedQueryGradKernel(FusedArgs a, const float *grad, const float *lse,
-                         float *rowDots, G *dq) {
+                         RowTerms terms, G *dq) {
   using L = Layout<D>;
   TGC_DYNAMIC_SHARED_MEMORY(shared);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -481,16 +509,64 @@ __global__ void __launch_bounds__(kBlockThreads)
   const ScoreMask scoreOf(s, config, bh);
   const bool aligned = quadsAligned(s, config);
   auto valid = [&](int h, int key) { return rows.exists[h] && key < keyCount; };
-  float rowLse[2];
+  // p = exp(s - shift) scale: shift = lse and scale = 1, but for a row
+  // whose every key is masked.
+  float rowShift[2], rowScale[2] = {1.0f, 1.0f};
+  bool everyMasked[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h)
-    rowLse[h] = rows.exists[h] ? lse[lseIndex(s, bh, rows.row[h])] : 0.0f;
+  for (int h = 0; h < 2; ++h) {
+    rowShift[h] = rows.exists[h] ? lse[lseIndex(s, bh, rows.row[h])] : 0.0f;
+    everyMasked[h] = rows.exists[h] && everyKeyMasked(rowShift[h]);
+  }
   loadTile<D>(m.queries, a.q, a.qRows, bh, firstQuery, s.queries, a.width);
   loadRoundedTile<D>(m.outGrads, grad, a.outRows, bh, firstQuery, s.queries,
                      a.width);
+  const int keyEnd = static_cast<int>(visibleKeyEnd(s, config, firstQuery));
+
+  // Rows whose every key is masked (rare: the block's branch): the
+  // forward's m and l again, the maxima in one pass over the key tiles and
+  // the sums of exp(s - m) in another.
+  Accumulator p[kTileColumns], dOv[kTileColumns];
+  if (__syncthreads_or(everyMasked[0] || everyMasked[1])) {
+    float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int firstKey = 0; firstKey < keyEnd; firstKey += kTile) {
+        __syncthreads();
+        loadTile<D>(m.keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
+        __syncthreads();
+        tiles::productWithRows<D, kTile>(p, warpQueries, m.keys, L::stride,
+                                         lane);
+        maskScores(p, scoreOf, rows, firstKey, keyCount, lane);
+#pragma unroll
+        for (int n = 0; n < kTileColumns; ++n)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int h = i >> 1;
+            if (pass == 0)
+              rowMax[h] = fmaxf(rowMax[h], p[n][i]);
+            else if (valid(h, firstKey + elementColumn(n, lane, i)))
+              rowSum[h] += expf(p[n][i] - rowMax[h]);
+          }
+      }
+      for (int h = 0; h < 2; ++h)
+        if (pass == 0)
+          rowMax[h] = quadMax(rowMax[h]);
+        else
+          rowSum[h] = quadSum(rowSum[h]);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (everyMasked[h]) {
+        rowShift[h] = rowMax[h];
+        rowScale[h] = 1.0f / rowSum[h];
+        if (fragment::pairOf(lane) == 0) {
+          terms.shifts[bh * s.queries + rows.row[h]] = rowShift[h];
+          terms.scales[bh * s.queries + rows.row[h]] = rowScale[h];
+        }
+      }
+  }
 
   // A key tile's p (0 where there is no key) and raw r(dO) . v_j.
-  Accumulator p[kTileColumns], dOv[kTileColumns];
   auto productsOf = [&](int firstKey) {
     __syncthreads();
     loadTile<D>(m.keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
@@ -505,12 +581,12 @@ __global__ void __launch_bounds__(kBlockThreads)
         const int h = i >> 1;
         const int key = firstKey + elementColumn(n, lane, i);
         p[n][i] = valid(h, key)
-                      ? expf(scoreOf(p[n][i], rows.row[h], key) - rowLse[h])
+                      ? expf(scoreOf(p[n][i], rows.row[h], key) - rowShift[h]) *
+                            rowScale[h]
                       : 0.0f;
       }
   };
 
-  const int keyEnd = static_cast<int>(visibleKeyEnd(s, config, firstQuery));
   // One key tile: its products stay in the registers for the second pass,
   // dOv already times its dropout factors (no second Philox draw).
   const bool oneTile = keyEnd <= kTile;
@@ -536,7 +612,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       if (rows.exists[h])
-        rowDots[bh * s.queries + rows.row[h]] = rowDot[h];
+        terms.dots[bh * s.queries + rows.row[h]] = rowDot[h];
 
   Accumulator acc[D / 8];
   tiles::clear(acc);
@@ -578,7 +654,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <int D, typename G>
 __global__ void __launch_bounds__(kBlockThreads)
     fusedKeyValueGradKernel(FusedArgs a, const float *grad, const float *lse,
-                            const float *rowDots, G *dk, G *dv) {
+                            RowTerms terms, G *dk, G *dv) {
   using L = Layout<D>;
   TGC_DYNAMIC_SHARED_MEMORY(shared);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -611,8 +687,12 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (int i = threadIdx.x; i < kTile; i += kBlockThreads) {
       const int64_t query = firstQuery + i;
       const bool exists = query < s.queries;
-      m.tileLse[i] = exists ? lse[lseIndex(s, bh, query)] : 0.0f;
-      m.tileDots[i] = exists ? rowDots[bh * s.queries + query] : 0.0f;
+      const float rowLse = exists ? lse[lseIndex(s, bh, query)] : 0.0f;
+      const bool everyMasked = exists && everyKeyMasked(rowLse);
+      const int64_t row = bh * s.queries + query;
+      m.tileShifts[i] = everyMasked ? terms.shifts[row] : rowLse;
+      m.tileScales[i] = everyMasked ? terms.scales[row] : 1.0f;
+      m.tileDots[i] = exists ? terms.dots[row] : 0.0f;
     }
     __syncthreads();
     // p f and ds of the warp's keys (rows) by the tile's queries
@@ -638,7 +718,8 @@ __global__ void __launch_bounds__(kBlockThreads)
           float pf = 0.0f, ds = 0.0f;
           if (keyRows.exists[h] && query < queryCount) {
             const float p = expf(scoreOf(kept[n][i], query, keyRows.row[h]) -
-                                 m.tileLse[column]);
+                                 m.tileShifts[column]) *
+                            m.tileScales[column];
             pf = p * f[i];
             ds = config.scale * p *
                  (f[i] * scoreGrads[n][i] - m.tileDots[column]);

@@ -223,6 +223,9 @@ struct AttentionCase {
   /// The decoder's step: query i sits at key position causalOffset + i.
   int64_t causalOffset = 0;
   ScoreBias bias = ScoreBias::None;
+  /// Every key of batch element 1 masked (a padding row of a partial
+  /// batch): its rows' lse rounds to the mask's -1e9 in f32.
+  bool batch1Padded = false;
 };
 
 /// Queries 37: two full blocks of 16 and a partial one; keys 150: full key
@@ -295,14 +298,16 @@ struct AttentionProblem {
 
 private:
   /// About one key in five padded, never key 0: every row keeps an
-  /// unmasked key (see runtime/kernels/cpu/Attention.cpp on fully masked
-  /// rows).
+  /// unmasked key, but those of batch element 1 where the case pads it
+  /// whole (see runtime/kernels/cpu/Attention.cpp on fully masked rows).
   static std::vector<float> maskOf(const AttentionCase &c) {
     std::vector<int32_t> pads = randomIds(c.batch * c.keys, 35, 0, 4);
     std::vector<float> mask;
-    for (int64_t i = 0; i < c.batch * c.keys; ++i)
-      mask.push_back(i % c.keys != 0 && pads[i] == 0 ? runtime::kMaskedScore
-                                                     : 0.0f);
+    for (int64_t i = 0; i < c.batch * c.keys; ++i) {
+      const bool padded = (c.batch1Padded && i / c.keys == 1) ||
+                          (i % c.keys != 0 && pads[i] == 0);
+      mask.push_back(padded ? runtime::kMaskedScore : 0.0f);
+    }
     return mask;
   }
 };

@@ -78,14 +78,9 @@ void launchRowKernel(int64_t rows, int lanes, Kernel kernel) {
 
 /// One case in one layout: its CPU results, f32 and with bf16 products.
 struct RowProblem {
-  /// `maskBatch1`: every key of batch 1 masked (a padding row of a batch).
-  RowProblem(const AttentionCase &c, bool sequenceMajor,
-             bool maskBatch1 = false)
+  RowProblem(const AttentionCase &c, bool sequenceMajor)
       : p(c), c(c), sequenceMajor(sequenceMajor), q16(roundedToBf16(p.q)),
         k16(roundedToBf16(p.k)), v16(roundedToBf16(p.v)) {
-    if (maskBatch1)
-      for (int64_t j = 0; j < c.keys; ++j)
-        p.mask[c.keys + j] = runtime::kMaskedScore;
     shape = p.shape;
     shape.sequenceMajor = sequenceMajor;
     config = p.cpuConfig;
@@ -311,15 +306,15 @@ void expectBf16BackwardAsTheCpu(const RowProblem &t, int lanes) {
 TEST(AttentionEmulated, RowsWhoseEveryKeyIsMaskedMatchTheCpu) {
   constexpr AttentionCase kPaddedCases[] = {
       {"cross masked dropout, batch 1 padding", 2, 2, 20, 150, 16, 16, true,
-       false, 0.1f},
+       false, 0.1f, 0, ScoreBias::None, true},
       {"self causal masked dropout, 64 keys, batch 1 padding", 2, 2, 64, 64,
-       16, 16, true, true, 0.1f},
+       16, 16, true, true, 0.1f, 0, ScoreBias::None, true},
       {"cross masked dropout, 200 keys, full bias, batch 1 padding", 2, 1, 20,
-       200, 8, 8, true, false, 0.1f, 0, ScoreBias::Full},
+       200, 8, 8, true, false, 0.1f, 0, ScoreBias::Full, true},
   };
   for (const AttentionCase &c : kPaddedCases)
     for (bool sequenceMajor : {false, true}) {
-      const RowProblem t(c, sequenceMajor, /*maskBatch1=*/true);
+      const RowProblem t(c, sequenceMajor);
       expectF32RowKernelsAsTheCpu(t);
       const int quadLanes = cuda::quadLanesPerRow(t.shape, t.config);
       for (int lanes : {quadLanes, 0}) {

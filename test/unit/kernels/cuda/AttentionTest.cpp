@@ -31,6 +31,16 @@ const AttentionCase kWideHeadCases[] = {
      0.1f},
 };
 
+// Padding rows of a partial batch (every key of batch 1 masked): their lse
+// rounds to -1e9, and the backward weighs their keys as the forward did
+// (RowWeights), by the general kernels and by quads.
+const AttentionCase kPaddedCases[] = {
+    {"batch 1 padding, cross masked dropout", 2, 2, 20, 150, 16, 16, true,
+     false, 0.1f, 0, ScoreBias::None, true},
+    {"batch 1 padding, quads: 64 keys causal dropout", 2, 2, 64, 64, 16, 16,
+     true, true, 0.1f, 0, ScoreBias::None, true},
+};
+
 // The incremental decoder's attention over a key cache (forward only):
 // the keys past each query's position hold stale values and must not count.
 const AttentionCase kDecodingCases[] = {
@@ -41,13 +51,14 @@ const AttentionCase kDecodingCases[] = {
     {"decoding the first position", 2, 2, 1, 64, 64, 64, true, true, 0.0f, 0},
 };
 
-/// The shared cases (KernelTestCases.h) and the wide heads: what both the
-/// forward and the backward run.
+/// The shared cases (KernelTestCases.h), the wide heads and the padded
+/// batches: what both the forward and the backward run.
 std::vector<AttentionCase> trainingCases() {
   std::vector<AttentionCase> cases(std::begin(kAttentionCases),
                                    std::end(kAttentionCases));
   cases.insert(cases.end(), std::begin(kWideHeadCases),
                std::end(kWideHeadCases));
+  cases.insert(cases.end(), std::begin(kPaddedCases), std::end(kPaddedCases));
   return cases;
 }
 

@@ -144,17 +144,19 @@ template <int D> void expectFusedAsTheCpu(const EmulatedProblem &p) {
   expectClose("emulated fused lse " + name, p.toHeads(lse, p.c.queries, 1),
               p.want.lse, 1e-4);
 
-  std::vector<float> rowDots(s.batch * s.heads * s.queries, 7.0f),
-      dq(q.size(), 7.0f), dk(k.size(), 7.0f), dv(v.size(), 7.0f);
+  const int64_t rows = s.batch * s.heads * s.queries;
+  std::vector<float> rowScratch(3 * rows, 7.0f), dq(q.size(), 7.0f),
+      dk(k.size(), 7.0f), dv(v.size(), 7.0f);
+  const RowTerms terms = RowTerms::in(rowScratch.data(), rows);
   emulator::launch(gridOf(s, s.queries), kBlockThreads,
                    BackwardShared<D>::bytes, [&] {
                      fusedQueryGradKernel<D, float>(a, grad.data(), lse.data(),
-                                                    rowDots.data(), dq.data());
+                                                    terms, dq.data());
                    });
   emulator::launch(
       gridOf(s, s.keys), kBlockThreads, BackwardShared<D>::bytes, [&] {
         fusedKeyValueGradKernel<D, float>(a, grad.data(), lse.data(),
-                                          rowDots.data(), dk.data(), dv.data());
+                                          terms, dk.data(), dv.data());
       });
   expectBf16Products("emulated fused query grad " + name,
                      p.toHeads(dq, p.c.queries, p.c.keyDim), p.want.dq,
@@ -165,6 +167,21 @@ template <int D> void expectFusedAsTheCpu(const EmulatedProblem &p) {
   expectBf16Products("emulated fused value grad " + name,
                      p.toHeads(dv, p.c.keys, p.c.valueDim), p.want.dv,
                      p.plain.dv);
+}
+
+/// expectFusedAsTheCpu of the kernels' tile width for the problem's head.
+void expectFusedAsTheCpu(const EmulatedProblem &p) {
+  switch (cuda::fusedTileWidth(p.c.keyDim)) {
+  case 16:
+    expectFusedAsTheCpu<16>(p);
+    break;
+  case 32:
+    expectFusedAsTheCpu<32>(p);
+    break;
+  default:
+    expectFusedAsTheCpu<64>(p);
+    break;
+  }
 }
 
 // FusedAttentionTest.cpp's cases that the host runs in seconds: one key
@@ -186,20 +203,26 @@ TEST(FusedAttentionEmulated, MatchesTheCpu) {
        61},
   };
   for (const AttentionCase &c : cases)
-    for (bool sequenceMajor : {false, true}) {
-      const EmulatedProblem p(c, sequenceMajor);
-      switch (fusedTileWidth(c.keyDim)) {
-      case 16:
-        expectFusedAsTheCpu<16>(p);
-        break;
-      case 32:
-        expectFusedAsTheCpu<32>(p);
-        break;
-      default:
-        expectFusedAsTheCpu<64>(p);
-        break;
-      }
-    }
+    for (bool sequenceMajor : {false, true})
+      expectFusedAsTheCpu(EmulatedProblem(c, sequenceMajor));
+}
+
+// A padding row of a partial batch: every key of batch 1 masked. Its lse
+// rounds to -1e9, and the backward must weigh its keys as the forward did
+// (exp(s - m) / l, found again), not exp(s - lse) = 1 each: with one key
+// tile and with three (the dq kernel's two extra passes), causal too.
+TEST(FusedAttentionEmulated, RowsWhoseEveryKeyIsMaskedMatchTheCpu) {
+  const AttentionCase cases[] = {
+      {"one key tile, masked dropout, batch 1 padding", 2, 2, 20, 40, 16, 16,
+       true, false, 0.1f, 0, ScoreBias::None, true},
+      {"3 key tiles, masked dropout, batch 1 padding", 2, 1, 37, 150, 32, 32,
+       true, false, 0.1f, 0, ScoreBias::None, true},
+      {"self causal masked dropout, 70 keys, batch 1 padding", 2, 1, 70, 70,
+       16, 16, true, true, 0.1f, 0, ScoreBias::None, true},
+  };
+  for (const AttentionCase &c : cases)
+    for (bool sequenceMajor : {false, true})
+      expectFusedAsTheCpu(EmulatedProblem(c, sequenceMajor));
 }
 
 } // namespace

@@ -35,6 +35,13 @@ const AttentionCase kFusedCases[] = {
      0.1f},
     {"head 24 in a tile of 32, masked dropout", 2, 2, 37, 150, 24, 24, true,
      false, 0.1f},
+    // A padding row of a partial batch: its lse rounds to -1e9, and the
+    // backward weighs its keys as the forward did (one and three key
+    // tiles).
+    {"one key tile, batch 1 padding, head 64", 2, 2, 37, 64, 64, 64, true,
+     false, 0.1f, 0, ScoreBias::None, true},
+    {"3 key tiles, causal, batch 1 padding, head 32", 2, 2, 150, 150, 32, 32,
+     true, true, 0.1f, 0, ScoreBias::None, true},
 };
 
 // The decoder's step over a key cache: forward only.

@@ -8,7 +8,8 @@
 // kernels' work (the tests took minutes). What the kernels use of CUDA is
 // emulated with the semantics the PTX ISA gives it:
 //   - threadIdx, blockIdx, blockDim, gridDim: per thread and per launch;
-//   - __syncthreads: a barrier of the block's threads;
+//   - __syncthreads: a barrier of the block's threads; __syncthreads_or
+//     one that also tells each thread whether any voted true;
 //   - __shfl_xor_sync: the lanes of its mask (the warp's 32, or a group of
 //     them whose rows end apart) exchange through a slot each, between two
 //     barriers of those lanes; a lane outside the mask, or a partner
@@ -180,6 +181,8 @@ struct Block {
   /// Barriers passed and threads ended: a round of the scheduler without
   /// any is a deadlock.
   uint64_t progress = 0;
+  /// __syncthreads_or's votes.
+  bool anyVote = false;
   void (*run)(void *);
   void *kernel;
 };
@@ -389,6 +392,22 @@ void exchange(Fill fill, Read read, unsigned mask = 0xffffffffu) {
 
 inline void __syncthreads() {
   tgc::emulator::arriveAndWait(tgc::emulator::currentBlock->barrier);
+}
+
+/// A barrier that also tells every thread whether any passed a nonzero
+/// predicate. The votes are cleared by thread 0 between two more barriers,
+/// before any thread can vote again.
+inline int __syncthreads_or(int predicate) {
+  auto &block = *tgc::emulator::currentBlock;
+  if (predicate)
+    block.anyVote = true;
+  __syncthreads();
+  const int any = block.anyVote;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0)
+    block.anyVote = false;
+  __syncthreads();
+  return any;
 }
 
 template <typename T>
