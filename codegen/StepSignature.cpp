@@ -183,13 +183,36 @@ FailureOr<StepSignature> readStepSignature(ModuleOp module,
   SmallVector<int64_t, 2> source =
       s.source >= 0 ? SmallVector<int64_t, 2>(shapeOf(s.source))
                     : SmallVector<int64_t, 2>{target.empty() ? 0 : target[0], 0};
+  // The vocabulary: the classes every cross-entropy predicts. The runtime
+  // reads logits rows of that width (decoders, validation) and checks ids
+  // against it; a second loss of other classes (an auxiliary head) made the
+  // last one walked the program's, silently.
   int64_t vocabulary = 0;
-  module.walk([&](tg::CrossEntropyOp op) {
-    vocabulary = op.getLogits().getType().getShape().back();
+  Operation *firstLoss = nullptr;
+  WalkResult classes = module.walk([&](Operation *op) -> WalkResult {
+    int64_t count = 0;
+    if (auto loss = dyn_cast<tg::CrossEntropyOp>(op))
+      count = loss.getLogits().getType().getShape().back();
+    else if (auto loss = dyn_cast<tg::OutputLossOp>(op))
+      count = loss.getWeight().getType().getDimSize(0);
+    else
+      return WalkResult::advance();
+    if (!firstLoss) {
+      firstLoss = op;
+      vocabulary = count;
+    }
+    if (count == vocabulary)
+      return WalkResult::advance();
+    InFlightDiagnostic error =
+        op->emitError() << "predicts " << count << " classes, where the first "
+                        << firstLoss->getName() << " predicts " << vocabulary
+                        << ": a program has one vocabulary (its decoders and "
+                           "token checks read logits of one width)";
+    error.attachNote(firstLoss->getLoc()) << "the first loss";
+    return WalkResult::interrupt();
   });
-  module.walk([&](tg::OutputLossOp op) {
-    vocabulary = op.getWeight().getType().getDimSize(0);
-  });
+  if (classes.wasInterrupted())
+    return failure();
   if (source.size() != 2 || target.size() != 2 || source[0] != target[0] ||
       shapeOf(s.targetIn) != target || vocabulary == 0)
     return function.emitError()

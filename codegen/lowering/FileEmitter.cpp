@@ -297,6 +297,8 @@ LogicalResult FileEmitter::emit() {
       func::FuncOp function = bucket.function(kind);
       if (!function)
         continue;
+      if (failed(checkVariablePlaces(bucket, kind)))
+        return failure();
       FailureOr<MemoryReport> memory = readMemoryReport(function);
       if (failed(memory))
         return failure();
@@ -316,6 +318,42 @@ LogicalResult FileEmitter::emit() {
       os << "} // namespace " << bucket.scope << "\n\n";
   }
   emitModel(arena);
+  return success();
+}
+
+LogicalResult FileEmitter::checkVariablePlaces(const Bucket &bucket,
+                                               FunctionKind kind) {
+  // A decoding cache elsewhere (a model's own `cache` variable in its
+  // loss) had no place: its reads and writes went to the state's first
+  // bytes, over the first parameter, at every step.
+  const bool decoder =
+      kind == FunctionKind::Encode || kind == FunctionKind::DecodeStep;
+  Operation *refused = nullptr;
+  std::string why;
+  bucket.function(kind).walk([&](Operation *op) {
+    op->getAttrDictionary().walk([&](FlatSymbolRefAttr ref) {
+      auto variable =
+          SymbolTable::lookupNearestSymbolFrom<tg::VariableOp>(op, ref);
+      if (refused || !variable)
+        return;
+      StringRef name = variable.getSymName();
+      if (variable.getCache() && !decoder)
+        why = "a decoding cache (`cache`), which only the incremental "
+              "decoder's @encode and @decode_step use: keep a model's own "
+              "state in a variable without `cache`";
+      else if (!variable.getCache() && !variableOffsets.contains(name))
+        why = "not in the program's state";
+      else if (variable.getCache() && !bucket.cacheOffsets.contains(name))
+        why = "not among the decoder's caches";
+      else
+        return;
+      refused = op;
+      why = "uses @" + name.str() + ", " + why;
+    });
+    return refused ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (refused)
+    return refused->emitOpError() << why;
   return success();
 }
 

@@ -45,6 +45,10 @@ private:
   /// Every bucket declares the same variables (their shapes never depend
   /// on the batch), so they share one state buffer.
   mlir::LogicalResult checkSameVariables(mlir::ModuleOp other);
+  /// Every variable a function of `kind` names has a place: in the state,
+  /// or for the incremental decoder's functions in the bucket's caches.
+  mlir::LogicalResult checkVariablePlaces(const Bucket &bucket,
+                                          FunctionKind kind);
   void emitHeader(int64_t arena);
   void emitCaches(const Bucket &bucket);
   void emitModel(int64_t arenaBytes);

@@ -67,10 +67,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   }
   // A link stays a link: the file it names is replaced, beside it.
   target_ = linkedFile(path_);
-  temporary_ = temporaryPathFor(target_);
   // A name no other writer uses, never through a link planted there.
-  fd_ = ::open(temporary_.c_str(),
-               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  fd_ = createTemporaryFor(target_, temporary_);
   if (fd_ < 0) {
     fail("creating");
     return;

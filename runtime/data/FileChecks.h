@@ -16,8 +16,9 @@
 //   writer replaces, beside it, and a lock guards: a link stays a link).
 // - temporaryPathFor: "<path>.tmp.<pid>.<n>", unique to this process and
 //   call, in the same directory (so that the rename stays on one file
-//   system), created with O_EXCL and O_NOFOLLOW; isStaleTemporary tells
-//   one left by a process that died, by its exact name.
+//   system); createTemporaryFor creates one with O_EXCL and O_NOFOLLOW,
+//   past names an earlier process of the same pid left; isStaleTemporary
+//   tells one left by a process that died, by its exact name.
 // - readUpTo: what a file descriptor holds, up to a limit, read through
 //   interrupted reads (the text readers' and the vocabulary's bounded
 //   reads).
@@ -216,6 +217,24 @@ inline std::string temporaryPathFor(const std::string &path) {
          std::to_string(counter.fetch_add(1));
 }
 
+/// Creates a new temporary file for `path` (temporaryPathFor's name, into
+/// `temporary`), with O_EXCL and O_NOFOLLOW: never another writer's file,
+/// never through a link planted there. A name that is taken is passed
+/// for the next: an earlier process with this pid (a container's program
+/// often has the same pid at every start) killed during a write left it,
+/// and the write failed at every restart. Returns the descriptor, or -1
+/// with errno.
+inline int createTemporaryFor(const std::string &path, std::string &temporary) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    temporary = temporaryPathFor(path);
+    int fd = ::open(temporary.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  return -1;
+}
+
 /// Whether `text` is a number as std::to_string writes it: digits, no
 /// sign, no leading zero.
 inline bool isCanonicalNumber(std::string_view text) {
@@ -226,9 +245,13 @@ inline bool isCanonicalNumber(std::string_view text) {
 
 /// Whether `name` (a file name in `path`'s directory) is a temporary file
 /// of `path` exactly as temporaryPathFor names it ("<base>.tmp.<pid>.<n>",
-/// nothing before or after) whose process no longer runs. Only such files
-/// are removed as leftovers: a user's "<base>.tmp.<pid>.notes" is not one.
-inline bool isStaleTemporary(std::string_view name, std::string_view base) {
+/// nothing before or after) whose process no longer runs, or, with
+/// `ownAreStale` (a caller that holds `path`'s lock and has not written it
+/// yet), one of this process's pid: an earlier process's with the same pid.
+/// Only such files are removed as leftovers: a user's
+/// "<base>.tmp.<pid>.notes" is not one.
+inline bool isStaleTemporary(std::string_view name, std::string_view base,
+                             bool ownAreStale = false) {
   std::string prefix = std::string(base) + ".tmp.";
   if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
     return false;
@@ -240,8 +263,10 @@ inline bool isStaleTemporary(std::string_view name, std::string_view base) {
     return false;
   long long pid = 0;
   std::from_chars(rest.data(), rest.data() + dot, pid);
-  if (pid <= 0 || pid == ::getpid())
+  if (pid <= 0)
     return false;
+  if (pid == ::getpid())
+    return ownAreStale;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 

@@ -5,7 +5,9 @@
 #include "runtime/program/Progress.h"
 #include "runtime/program/checkpoint/Checkpoint.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <set>
 #include <string_view>
 #include <sys/file.h>
+#include <tuple>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -157,7 +160,8 @@ void releaseClaims(bool waitForClaims) {
 }
 
 /// Removes the temporary files of `path` (temporaryPathFor) that processes
-/// which no longer run left behind (killed during a save).
+/// which no longer run left behind (killed during a save), those of this
+/// pid too: called as the lock is taken, before this process writes.
 void removeStaleTemporaries(const std::string &path) {
   size_t slash = path.rfind('/');
   std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
@@ -166,7 +170,7 @@ void removeStaleTemporaries(const std::string &path) {
   if (!dir)
     return;
   while (const dirent *entry = ::readdir(dir)) {
-    if (!isStaleTemporary(entry->d_name, base))
+    if (!isStaleTemporary(entry->d_name, base, /*ownAreStale=*/true))
       continue;
     std::string stale =
         directory + (slash == std::string::npos ? "/" : "") + entry->d_name;
@@ -291,7 +295,8 @@ std::string claimCheckpoint(const std::string &path) {
              ": " + std::strerror(error);
     }
     all.locks[lockPath] = fd;
-    removeStaleTemporaries(path);
+    // Saves write beside the file a link names (writeCheckpoint).
+    removeStaleTemporaries(linkedFile(path));
     return {};
   }
   return "cannot lock checkpoint " + path + ": " + lockPath +
@@ -358,7 +363,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
     return why;
   // A link stays a link: the file it names is replaced.
   std::string target = linkedFile(path);
-  std::string temporary = temporaryPathFor(target);
+  std::string temporary;
   bool created = false;
   auto fail = [&](const char *what) {
     std::string message = "cannot write checkpoint " + path + ": " + what +
@@ -367,9 +372,7 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
       ::unlink(temporary.c_str()); // the previous checkpoint stays as it was
     return message;
   };
-  Descriptor file{::open(temporary.c_str(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                         0644)};
+  Descriptor file{createTemporaryFor(target, temporary)};
   if (file.fd < 0)
     return fail("creating");
   created = true;
@@ -416,6 +419,58 @@ std::string writeCheckpoint(const std::string &path, const CheckpointInfo &info,
 }
 
 namespace {
+
+/// The most tensors and shape values a checkpoint's metadata may list:
+/// models have thousands. Parsed, an empty tensor entry of 2 bytes took
+/// about 100: a forged 64 MiB of them took 3 GB before any other check.
+constexpr int64_t kMaxCheckpointTensors = int64_t{1} << 20;
+constexpr int64_t kMaxShapeValues = int64_t{8} << 20;
+
+/// Counts an encoded Checkpoint's tensor entries (field 6) and, at most,
+/// their shape values (field 2 of each; a packed run counted by its
+/// bytes) from the wire format, without parsing it. False where the wire
+/// format breaks (ParseFromString says so then).
+bool countEntries(const std::string &encoded, int64_t &tensors,
+                  int64_t &shapeValues) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t *>(encoded.data()),
+      static_cast<int>(encoded.size()));
+  tensors = shapeValues = 0;
+  while (uint32_t tag = in.ReadTag()) {
+    if (WireFormatLite::GetTagFieldNumber(tag) != 6 ||
+        WireFormatLite::GetTagWireType(tag) !=
+            WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      if (!WireFormatLite::SkipField(&in, tag))
+        return false;
+      continue;
+    }
+    ++tensors;
+    uint32_t length = 0;
+    if (!in.ReadVarint32(&length))
+      return false;
+    auto limit = in.PushLimit(static_cast<int>(length));
+    while (uint32_t inner = in.ReadTag()) {
+      if (WireFormatLite::GetTagFieldNumber(inner) == 2 &&
+          WireFormatLite::GetTagWireType(inner) ==
+              WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        uint32_t packed = 0;
+        if (!in.ReadVarint32(&packed) || !in.Skip(static_cast<int>(packed)))
+          return false;
+        shapeValues += packed;
+        continue;
+      }
+      if (WireFormatLite::GetTagFieldNumber(inner) == 2)
+        ++shapeValues;
+      if (!WireFormatLite::SkipField(&in, inner))
+        return false;
+    }
+    if (in.BytesUntilLimit() != 0)
+      return false;
+    in.PopLimit(limit);
+  }
+  return true;
+}
 
 /// What readCheckpoint and readCheckpointTensors share: every check but the
 /// model's, in the order a refusal is cheapest (the data is read last).
@@ -489,8 +544,22 @@ std::string CheckpointReader::open() {
   // Protobuf logs what it rejects (e.g. a string that is not UTF-8) to
   // stderr: the refusal says it for the user.
   google::protobuf::LogSilencer quiet;
-  if (!metadata_.ParseFromString(encoded))
-    return refuse("its metadata does not parse");
+  int64_t tensorEntries = 0, shapeValues = 0;
+  if (countEntries(encoded, tensorEntries, shapeValues) &&
+      (tensorEntries > kMaxCheckpointTensors ||
+       shapeValues > kMaxShapeValues))
+    return refuse("its metadata lists " + std::to_string(tensorEntries) +
+                  " tensors with " + std::to_string(shapeValues) +
+                  " shape values, more than a checkpoint's " +
+                  std::to_string(kMaxCheckpointTensors) + " and " +
+                  std::to_string(kMaxShapeValues) + " (a corrupt or forged "
+                  "file)");
+  try {
+    if (!metadata_.ParseFromString(encoded))
+      return refuse("its metadata does not parse");
+  } catch (const std::bad_alloc &) {
+    return refuse("its metadata does not fit in this machine's memory");
+  }
 
   dataStart = alignUp(kHeaderBytes + metadataBytes);
   char padding[kDataAlignment] = {};
@@ -520,6 +589,21 @@ std::string CheckpointReader::open() {
   // negative one gave a negative learning rate).
   if (metadata_.step() < 0 || metadata_.step() > kMaxCheckpointStep)
     return refuse("its step count " + std::to_string(metadata_.step()) +
+                  " is not one a run makes (0 to " +
+                  std::to_string(kMaxCheckpointStep) + ")");
+  // Validation records a run writes: a NaN best was never beaten (no
+  // .best, and --patience stopped a run that improved), and a stale count
+  // near 2^63 overflowed at the next validation.
+  for (auto [has, value, name] :
+       {std::tuple{metadata_.has_best_bleu(), metadata_.best_bleu(), "BLEU"},
+        std::tuple{metadata_.has_best_loss(), metadata_.best_loss(), "loss"}})
+    if (has && !(std::isfinite(value) && value >= 0))
+      return refuse(std::string("its best validation ") + name + " " +
+                    std::to_string(value) + " is not one a run records");
+  if (metadata_.stale_validations() < 0 ||
+      metadata_.stale_validations() > kMaxCheckpointStep)
+    return refuse("its count of validations without improvement " +
+                  std::to_string(metadata_.stale_validations()) +
                   " is not one a run makes (0 to " +
                   std::to_string(kMaxCheckpointStep) + ")");
   // The structure, not only the checksums: every tensor once, each with

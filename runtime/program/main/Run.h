@@ -120,7 +120,8 @@ struct Run {
   /// that validation, then the checkpoint again. -1 when the run goes on
   /// to its evaluation, else the exit code.
   int settleFinalValidation();
-  /// CheckpointInfo::run of a run that starts afresh now.
+  /// CheckpointInfo::run of a run that starts afresh now: a hash of all
+  /// that shapes its training.
   uint64_t runId() const;
 
   int processes() const { return group ? group->size() : 1; }
@@ -208,6 +209,13 @@ struct Run {
     std::optional<double> epochs = epochsAfter(stepsDone);
     return options.maxEpochs > 0 && epochs &&
            *epochs >= static_cast<double>(options.maxEpochs);
+  }
+  /// Whether the run stopped early: --patience validations without a
+  /// better one (a resumed run that stopped there trains no further, as the
+  /// run that stopped did not).
+  bool patienceDone() const {
+    return options.patience.value_or(0) > 0 &&
+           validations.staleValidations >= *options.patience;
   }
   /// Sentences of one update over every process (the largest bucket's).
   int64_t globalBatch() const {

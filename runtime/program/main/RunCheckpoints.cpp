@@ -177,9 +177,17 @@ bool Run::resume(const CheckpointInfo &info) {
 
 uint64_t Run::runId() const {
   // Two runs started alike train alike: one's .best is the other's too.
+  // Alike in all that shapes the training: a run that --overwrite started
+  // over with another --clip-norm, --update-freq or --max-tokens, on a
+  // regenerated corpus under the same names or with another program was
+  // taken for the one whose .best it found (its first best was not saved).
   std::string start = std::to_string(seed) + "\n" + data.describe() + "\n" +
-                      memory.configText() + "\n" + trainingRates() + "\n" +
-                      hyperparameterText();
+                      dataFingerprint() + "\n" + memory.configText() + "\n" +
+                      trainingRates() + "\n" + hyperparameterText() + "\n" +
+                      (model.manifest ? model.manifest : "") + "\n" +
+                      std::to_string(globalBatch()) + " " +
+                      std::to_string(options.maxTokens) + " " +
+                      std::to_string(options.clipNorm);
   return std::max<uint64_t>(fnv1a64(start), 1);
 }
 

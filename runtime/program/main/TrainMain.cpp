@@ -500,8 +500,16 @@ int trainMain(const CompiledModel &model, int argc, char **argv,
     return 1;
   printRunHeader(run);
 
-  if (run.epochsDone() || run.stepsDone >= options.steps) {
-    if (run.epochsDone())
+  if (run.epochsDone() || run.patienceDone() ||
+      run.stepsDone >= options.steps) {
+    if (run.patienceDone())
+      std::printf("the checkpoint is at step %lld, after %lld validations "
+                  "without a better one (--patience %lld): nothing to "
+                  "train\n",
+                  static_cast<long long>(run.stepsDone),
+                  static_cast<long long>(run.validations.staleValidations),
+                  static_cast<long long>(*options.patience));
+    else if (run.epochsDone())
       std::printf("the checkpoint is at step %lld, after --max-epochs %lld: "
                   "nothing to train\n",
                   static_cast<long long>(run.stepsDone),

@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -249,6 +251,68 @@ TEST_F(CheckpointStructure, DataPastItsTensorsIsRefusedBeforeItIsRead) {
   error = readCheckpointTensors(at("huge.ckpt"), read, owned);
   EXPECT_NE(error.find(expected), std::string::npos) << error;
   EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
+}
+
+TEST_F(CheckpointStructure, MetadataOfManyEmptyTensorsIsRefusedBeforeItIsParsed) {
+  // 2 million empty tensor entries (4 MB encoded): parsed, each took about
+  // 100 bytes (a forged 64 MiB of them took 3 GB, then std::bad_alloc
+  // under a memory limit). Counted from the wire format first.
+  const CheckpointTensor written[] = {{"a", {2, 2}, a.data()}};
+  ASSERT_EQ(writeCheckpoint(at("good.ckpt"), info, written), "");
+  forge(at("good.ckpt"), at("many.ckpt"), [](proto::Checkpoint &m) {
+    for (int i = 0; i < 2'000'000; ++i)
+      m.add_tensors();
+  });
+  std::vector<float> ra(4, -1.0f);
+  const CheckpointTensor model[] = {{"a", {2, 2}, ra.data()}};
+  CheckpointInfo read;
+  const std::string expected =
+      "its metadata lists 2000001 tensors with 2 shape values, more than a "
+      "checkpoint's 1048576 and 8388608 (a corrupt or forged file)";
+  std::string error = readCheckpoint(at("many.ckpt"), read, model);
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+  std::vector<OwnedTensor> owned;
+  error = readCheckpointTensors(at("many.ckpt"), read, owned);
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+  EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
+  // And a shape of 10 million values in one entry.
+  forge(at("good.ckpt"), at("wide.ckpt"), [](proto::Checkpoint &m) {
+    for (int i = 0; i < 10'000'000; ++i)
+      m.mutable_tensors(0)->add_shape(1);
+  });
+  error = readCheckpoint(at("wide.ckpt"), read, model);
+  EXPECT_NE(error.find("its metadata lists 1 tensors with 10000002 shape "
+                       "values"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(CheckpointStructure, ValidationRecordsARunCannotWriteAreRefused) {
+  // A NaN best was never beaten (no .best; --patience stopped a run that
+  // improved); a stale count near 2^63 overflowed at the next validation.
+  const CheckpointTensor written[] = {{"a", {2, 2}, a.data()}};
+  ASSERT_EQ(writeCheckpoint(at("good.ckpt"), info, written), "");
+  const std::pair<std::function<void(proto::Checkpoint &)>, const char *>
+      forgeries[] = {
+          {[](proto::Checkpoint &m) { m.set_best_loss(std::nan("")); },
+           "its best validation loss nan is not one a run records"},
+          {[](proto::Checkpoint &m) { m.set_best_bleu(-3); },
+           "its best validation BLEU -3.000000 is not one a run records"},
+          {[](proto::Checkpoint &m) {
+             m.set_stale_validations(INT64_MAX);
+           },
+           "its count of validations without improvement "
+           "9223372036854775807 is not one a run makes"},
+      };
+  for (const auto &[edit, expected] : forgeries) {
+    forge(at("good.ckpt"), at("record.ckpt"), edit);
+    std::vector<float> ra(4, -1.0f);
+    const CheckpointTensor model[] = {{"a", {2, 2}, ra.data()}};
+    CheckpointInfo read;
+    std::string error = readCheckpoint(at("record.ckpt"), read, model);
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+    EXPECT_EQ(ra, std::vector<float>(4, -1.0f));
+  }
 }
 
 TEST_F(CheckpointStructure, ASaveKeepsTheCheckpointsPermissions) {

@@ -97,9 +97,13 @@ TEST(LeftOverTemporaries, OnlyTheExactNamesOfADeadProcess) {
         "ck.tmp." + dead + ".01", "ck.tmp.+" + dead + ".0",
         "ck.tmp." + dead + ".", "ck.tmp." + dead, "ck2.tmp." + dead + ".0"})
     EXPECT_FALSE(isStaleTemporary(name, "ck")) << name;
-  // A running process's (this one's) is not left over.
-  EXPECT_FALSE(
-      isStaleTemporary("ck.tmp." + std::to_string(::getpid()) + ".0", "ck"));
+  // A running process's (this one's) is not left over, but to a caller
+  // that holds the path's lock and has not written it yet: an earlier
+  // process with this pid left it.
+  const std::string own = "ck.tmp." + std::to_string(::getpid()) + ".0";
+  EXPECT_FALSE(isStaleTemporary(own, "ck"));
+  EXPECT_TRUE(isStaleTemporary(own, "ck", /*ownAreStale=*/true));
+  EXPECT_FALSE(isStaleTemporary(own + ".notes", "ck", /*ownAreStale=*/true));
 }
 
 TEST(Divergence, ARunningLossTenTimesTheLowestAndAboveOneNat) {
