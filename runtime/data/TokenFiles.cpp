@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <new>
 #include <tuple>
 #include <unistd.h>
 
@@ -94,68 +95,91 @@ std::string readParallelTokenFiles(const std::string &sourcePath,
     return targetPath + ": cannot open: " + std::strerror(errno);
   LineReader source(sourceFile.fd), target(targetFile.fd);
   std::string sourceLine, targetLine;
-  for (int64_t line = 1;; ++line) {
-    LineRead sourceRead = source.next(sourceLine);
-    LineRead targetRead = target.next(targetLine);
-    for (auto [read, path, reader] :
-         {std::tuple{sourceRead, &sourcePath, &source},
-          std::tuple{targetRead, &targetPath, &target}}) {
-      if (read == LineRead::TooLong)
-        return *path + ":" + std::to_string(line) +
-               ": the line is longer than " +
-               std::to_string(kMaxLineBytes >> 20) +
-               " MiB (not a file of token ids?)";
-      if (read == LineRead::Failed)
-        return *path + ":" + std::to_string(line) +
-               ": cannot read: " + reader->error();
-    }
-    bool hasSource = sourceRead == LineRead::Line;
-    bool hasTarget = targetRead == LineRead::Line;
-    if (!hasSource && !hasTarget)
-      break;
-    if (hasSource != hasTarget) {
-      const std::string &shorter = hasSource ? targetPath : sourcePath;
-      return shorter + ":" + std::to_string(line) + ": the file ends after " +
-             std::to_string(line - 1) + " lines, its parallel file has more";
-    }
-    ++corpus.lines;
-    // A byte-order mark (an editor's, before the first line) is no token.
-    // An encoded corpus is named as one ("'TGCTOKS' is not a token id").
-    if (line == 1) {
-      for (auto [text, path] : {std::pair{&sourceLine, &sourcePath},
-                                {&targetLine, &targetPath}}) {
-        if (text->starts_with("\xef\xbb\xbf"))
-          text->erase(0, 3);
-        if (text->starts_with("TGCTOKS") || text->starts_with("TGCDOCS"))
-          return *path + " is an encoded corpus (tgc-data encode's .tok), not "
-                         "a file of token ids: give it with --train-data or "
-                         "--valid-data";
+  uint64_t sourceBytes = 0, targetBytes = 0;
+  try {
+    for (int64_t line = 1;; ++line) {
+      LineRead sourceRead = source.next(sourceLine);
+      LineRead targetRead = target.next(targetLine);
+      sourceBytes += sourceLine.size() + 1;
+      targetBytes += targetLine.size() + 1;
+      if (line > kMaxTokenFileLines || sourceBytes > kMaxTokenFileBytes ||
+          targetBytes > kMaxTokenFileBytes)
+        return (sourceBytes >= targetBytes ? sourcePath : targetPath) + ":" +
+               std::to_string(line) + ": more than " +
+               (line > kMaxTokenFileLines
+                    ? std::to_string(kMaxTokenFileLines) + " lines"
+                    : std::string("4 GiB")) +
+               " of token ids, which are read into memory: encode a corpus "
+               "this large with tgc-data encode (its .tok is mapped) and give "
+               "it with --train-data";
+      for (auto [read, path, reader] :
+           {std::tuple{sourceRead, &sourcePath, &source},
+            std::tuple{targetRead, &targetPath, &target}}) {
+        if (read == LineRead::TooLong)
+          return *path + ":" + std::to_string(line) +
+                 ": the line is longer than " +
+                 std::to_string(kMaxLineBytes >> 20) +
+                 " MiB (not a file of token ids?)";
+        if (read == LineRead::Failed)
+          return *path + ":" + std::to_string(line) +
+                 ": cannot read: " + reader->error();
       }
-    }
-    SentencePair pair;
-    if (std::string why = parseIds(sourceLine, shape.vocabulary, pair.source);
-        !why.empty())
-      return sourcePath + ":" + std::to_string(line) + ": " + why;
-    if (std::string why = parseIds(targetLine, shape.vocabulary, pair.target);
-        !why.empty())
-      return targetPath + ":" + std::to_string(line) + ": " + why;
-    for (const std::vector<int32_t> *side : {&pair.source, &pair.target}) {
-      corpus.contentHash = (corpus.contentHash ^ side->size()) * 0x100000001b3ull;
-      for (int32_t id : *side)
+      bool hasSource = sourceRead == LineRead::Line;
+      bool hasTarget = targetRead == LineRead::Line;
+      if (!hasSource && !hasTarget)
+        break;
+      if (hasSource != hasTarget) {
+        const std::string &shorter = hasSource ? targetPath : sourcePath;
+        return shorter + ":" + std::to_string(line) + ": the file ends after " +
+               std::to_string(line - 1) + " lines, its parallel file has more";
+      }
+      ++corpus.lines;
+      // A byte-order mark (an editor's, before the first line) is no token.
+      // An encoded corpus is named as one ("'TGCTOKS' is not a token id").
+      if (line == 1) {
+        for (auto [text, path] : {std::pair{&sourceLine, &sourcePath},
+                                  {&targetLine, &targetPath}}) {
+          if (text->starts_with("\xef\xbb\xbf"))
+            text->erase(0, 3);
+          if (text->starts_with("TGCTOKS") || text->starts_with("TGCDOCS"))
+            return *path +
+                   " is an encoded corpus (tgc-data encode's .tok), not "
+                   "a file of token ids: give it with --train-data or "
+                   "--valid-data";
+        }
+      }
+      SentencePair pair;
+      if (std::string why = parseIds(sourceLine, shape.vocabulary, pair.source);
+          !why.empty())
+        return sourcePath + ":" + std::to_string(line) + ": " + why;
+      if (std::string why = parseIds(targetLine, shape.vocabulary, pair.target);
+          !why.empty())
+        return targetPath + ":" + std::to_string(line) + ": " + why;
+      for (const std::vector<int32_t> *side : {&pair.source, &pair.target}) {
         corpus.contentHash =
-            (corpus.contentHash ^ static_cast<uint32_t>(id)) * 0x100000001b3ull;
+            (corpus.contentHash ^ side->size()) * 0x100000001b3ull;
+        for (int32_t id : *side)
+          corpus.contentHash =
+              (corpus.contentHash ^ static_cast<uint32_t>(id)) *
+              0x100000001b3ull;
+      }
+      if (pair.source.empty() || pair.target.empty()) {
+        ++corpus.skippedEmpty;
+        continue;
+      }
+      // Each side needs room for its EOS (and the target for BOS in target_in).
+      if (static_cast<int64_t>(pair.source.size()) + 1 > shape.sourceLength ||
+          static_cast<int64_t>(pair.target.size()) + 1 > shape.targetLength) {
+        ++corpus.skippedTooLong;
+        continue;
+      }
+      corpus.pairs.push_back(std::move(pair));
     }
-    if (pair.source.empty() || pair.target.empty()) {
-      ++corpus.skippedEmpty;
-      continue;
-    }
-    // Each side needs room for its EOS (and the target for BOS in target_in).
-    if (static_cast<int64_t>(pair.source.size()) + 1 > shape.sourceLength ||
-        static_cast<int64_t>(pair.target.size()) + 1 > shape.targetLength) {
-      ++corpus.skippedTooLong;
-      continue;
-    }
-    corpus.pairs.push_back(std::move(pair));
+  } catch (const std::bad_alloc &) {
+    return sourcePath + ": the token ids of it and " + targetPath +
+           " do not fit in memory after " + std::to_string(corpus.lines) +
+           " lines: encode them with tgc-data encode (its .tok is mapped) "
+           "and give it with --train-data";
   }
   return {};
 }

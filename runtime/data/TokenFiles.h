@@ -37,6 +37,13 @@ struct ParallelCorpus {
 /// /dev/zero, a binary file): refused instead of read into memory.
 inline constexpr size_t kMaxLineBytes = size_t{64} << 20;
 
+/// The most lines and bytes a token-id file may hold: each pair is held
+/// in memory as vectors (about 100 bytes and its ids), so an endless input
+/// (`<(yes 3)`) filled memory and ended in std::bad_alloc. A larger corpus
+/// is encoded once (tgc-data encode's .tok, which is mapped, not read).
+inline constexpr int64_t kMaxTokenFileLines = int64_t{1} << 26;
+inline constexpr uint64_t kMaxTokenFileBytes = uint64_t{4} << 30;
+
 enum class LineRead { Line, End, TooLong, Failed };
 
 /// The lines of a descriptor (not owned), read with read(2): unlike an

@@ -3,6 +3,7 @@
 
 #include "runtime/data/AtomicFile.h"
 #include "runtime/data/FileChecks.h"
+#include "runtime/data/ProtoWire.h"
 #include "runtime/data/Tasks.h"
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/data/TokenFiles.h"
@@ -45,15 +46,52 @@ std::string messageOf(const sp::util::Status &status) {
 }
 
 /// Feeds SentencePiece the non-empty lines of texts already read and checked.
+/// The most characters between two spaces that SentencePiece's BPE
+/// trainer takes: a longer run (a long word, a paragraph of CJK text)
+/// crashed it (past 32768 characters a segmentation fault, past 65535 a
+/// failed CHECK). Half of that, for a margin.
+constexpr size_t kMaxTrainedRun = 16384;
+
+/// Whether `line` has a run of more than kMaxTrainedRun characters (UTF-8
+/// code points) without a space.
+bool hasOverlongRun(std::string_view line) {
+  size_t run = 0;
+  for (char c : line) {
+    if (c == ' ')
+      run = 0;
+    else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 &&
+             ++run > kMaxTrainedRun)
+      return true;
+  }
+  return false;
+}
+
 class LineIterator : public sp::SentenceIterator {
 public:
-  explicit LineIterator(const std::vector<std::string> &texts) {
-    for (const std::string &text : texts)
-      for (std::string_view line : splitLines(text))
-        if (!line.empty())
-          lines_.push_back(line);
+  /// The non-empty lines of `texts` but those with an overlong run, which
+  /// are counted, the first named (`files` are the texts' names).
+  LineIterator(const std::vector<std::string> &texts,
+               const std::vector<std::string> &files) {
+    for (size_t i = 0; i < texts.size(); ++i) {
+      size_t number = 0;
+      for (std::string_view line : splitLines(texts[i])) {
+        ++number;
+        if (line.empty())
+          continue;
+        if (hasOverlongRun(line)) {
+          if (left_++ == 0)
+            firstLeft_ = files[i] + ":" + std::to_string(number);
+          continue;
+        }
+        lines_.push_back(line);
+      }
+    }
     settle();
   }
+  /// The lines trained on; those left out, and where the first is.
+  size_t trained() const { return lines_.size(); }
+  size_t leftOut() const { return left_; }
+  const std::string &firstLeftOut() const { return firstLeft_; }
   bool done() const override { return next_ > lines_.size(); }
   void Next() override { settle(); }
   const std::string &value() const override { return value_; }
@@ -68,6 +106,8 @@ private:
   std::vector<std::string_view> lines_;
   size_t next_ = 0;
   std::string value_;
+  size_t left_ = 0;
+  std::string firstLeft_;
 };
 
 } // namespace
@@ -167,7 +207,21 @@ std::string trainVocabulary(const std::vector<std::string> &files,
       {"max_sentence_length", std::to_string(kMaxLineBytes)},
       {"minloglevel", "2"},
   };
-  LineIterator lines(texts);
+  LineIterator lines(texts, files);
+  if (lines.trained() == 0)
+    return modelPath + ": no line to train on: every line has a run of more "
+                       "than " + std::to_string(kMaxTrainedRun) +
+           " characters without a space (the first: " + lines.firstLeftOut() +
+           "), longer than SentencePiece's trainer takes";
+  if (lines.leftOut() > 0)
+    std::fprintf(stderr,
+                 "note: %zu line%s left out of the vocabulary's training (the "
+                 "first: %s): a run of more than %zu characters without a "
+                 "space, longer than SentencePiece's trainer takes; %s\n",
+                 lines.leftOut(), lines.leftOut() == 1 ? "" : "s",
+                 lines.firstLeftOut().c_str(), kMaxTrainedRun,
+                 lines.leftOut() == 1 ? "it still encodes"
+                                      : "they still encode");
   std::string model;
   if (sp::util::Status status =
           sp::SentencePieceTrainer::Train(options, &lines, &model);
@@ -201,52 +255,6 @@ struct NormalizerSpec {
   std::string name;
   size_t charsmapBytes = 0;
 };
-
-bool readVarint(std::string_view &in, uint64_t &value) {
-  value = 0;
-  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
-    auto byte = static_cast<unsigned char>(in.front());
-    in.remove_prefix(1);
-    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (!(byte & 0x80))
-      return true;
-  }
-  return false;
-}
-
-/// Calls `field(number, bytes)` for each length-delimited field of the
-/// protobuf message `in` and skips the others; false when it is malformed.
-template <typename Field>
-bool forEachBytesField(std::string_view in, Field field) {
-  while (!in.empty()) {
-    uint64_t key = 0, value = 0;
-    if (!readVarint(in, key))
-      return false;
-    switch (key & 7) {
-    case 0:
-      if (!readVarint(in, value))
-        return false;
-      break;
-    case 1:
-    case 5: {
-      size_t width = (key & 7) == 1 ? 8 : 4;
-      if (in.size() < width)
-        return false;
-      in.remove_prefix(width);
-      break;
-    }
-    case 2:
-      if (!readVarint(in, value) || value > in.size())
-        return false;
-      field(key >> 3, in.substr(0, value));
-      in.remove_prefix(value);
-      break;
-    default:
-      return false;
-    }
-  }
-  return true;
-}
 
 /// The normalizer and denormalizer specs (ModelProto fields 3 and 5; in
 /// each, 1 is the rule's name and 2 its precompiled character map) of a

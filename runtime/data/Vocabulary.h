@@ -50,8 +50,10 @@ namespace tgc::runtime {
 /// Trains a joint BPE vocabulary of `vocabSize` ids on the non-empty lines
 /// (splitLines) of `files`, UTF-8 text, one sentence a line, and writes
 /// `<modelPrefix>.model` and `<modelPrefix>.vocab` (piece TAB score, by id),
-/// each atomically. Lines over 4192 bytes take no part in training
-/// (SentencePiece's max_sentence_length), though they encode like any other.
+/// each atomically. Every line up to the readers' 64 MiB trains, but one
+/// with a run of more than 16384 characters without a space, which
+/// SentencePiece's BPE trainer cannot take (a note says how many were left
+/// out); those encode like any other.
 /// Returns an empty string or the problem, naming the file it concerns.
 /// Deterministic for the same files and size.
 std::string trainVocabulary(const std::vector<std::string> &files,

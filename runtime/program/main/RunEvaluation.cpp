@@ -149,9 +149,12 @@ AfterStep Run::validateOnFirst(int64_t step) {
       model, memory.state(), memory.arena(), pairs, data, search);
   if (!deviceOk("while validating at step " + std::to_string(step)))
     return AfterStep::Fail;
-  // Stopped by Ctrl-C: the loop saves this step's state and ends.
+  // Stopped by Ctrl-C: the loop saves this step's state and ends. Failed
+  // (the text tool, a vocabulary): the state is good, and the loop saves
+  // it before the run ends with the error.
   if (!result)
-    return pendingInterrupt() ? AfterStep::Continue : AfterStep::Fail;
+    return pendingInterrupt() ? AfterStep::Continue
+                              : AfterStep::FailAfterSaving;
   std::printf("%s\n", result->format(step, search.beam).c_str());
   double loss = result->loss.perTokenLoss();
   if (metrics.isOpen() &&

@@ -2,6 +2,7 @@
 #include "runtime/program/train/VocabularyTool.h"
 
 #include "runtime/data/FileChecks.h"
+#include "runtime/data/ProtoWire.h"
 #include "runtime/data/TokenCorpus.h"
 #include "runtime/program/train/Interrupt.h"
 
@@ -33,6 +34,27 @@ std::string toolPath(const std::string &toolsDirectory) {
   if (!toolsDirectory.empty() && access(beside.c_str(), X_OK) == 0)
     return beside;
   return "tgc-data";
+}
+
+/// Whether `tool` (a path, or a name looked up in $PATH as posix_spawnp
+/// does) names a file this process may run.
+bool runnable(const std::string &tool) {
+  if (tool.find('/') != std::string::npos)
+    return ::access(tool.c_str(), X_OK) == 0;
+  const char *path = std::getenv("PATH");
+  std::string_view directories = path ? path : "/usr/bin:/bin";
+  while (true) {
+    size_t colon = directories.find(':');
+    std::string directory(directories.substr(0, colon));
+    std::string candidate = (directory.empty() ? "." : directory) + "/" + tool;
+    struct stat status;
+    if (::stat(candidate.c_str(), &status) == 0 && S_ISREG(status.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0)
+      return true;
+    if (colon == std::string_view::npos)
+      return false;
+    directories.remove_prefix(colon + 1);
+  }
 }
 
 /// A file in $TMPDIR without a name: removed as soon as it is made, so a
@@ -87,8 +109,36 @@ VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
     ::close(fd);
   if (!error.empty())
     return nullptr;
-  return std::unique_ptr<VocabularyTool>(new VocabularyTool(
-      path, fnv1a64(bytes), toolPath(toolsDirectory), modelIds));
+  // Its ids are the model's: fewer, and the model's predictions beyond
+  // them failed to decode at the first validation (ending the run) or
+  // after a whole --translate; more, and encoding failed. Its pieces are
+  // ModelProto's field 1, one an id.
+  int64_t pieces = 0;
+  if (!forEachBytesField(bytes, [&](uint64_t number, std::string_view) {
+        pieces += number == 1;
+      }) ||
+      pieces == 0) {
+    error = path + ": not a SentencePiece model (a model of tgc-data vocab)";
+    return nullptr;
+  }
+  if (pieces != modelIds) {
+    error = path + " has " + std::to_string(pieces) + " ids; the model has " +
+            std::to_string(modelIds) + " (train it with tgc-data vocab --size " +
+            std::to_string(modelIds) + ", or compile the model with tgc "
+            "--corpus of text it encoded)";
+    return nullptr;
+  }
+  // Run at the first validation and after a translation: a tool that
+  // cannot run is said now, not after the training or the decoding.
+  std::string tool = toolPath(toolsDirectory);
+  if (!runnable(tool)) {
+    error = "cannot run " + tool + ", which encodes and decodes text with " +
+            path + ": not found or not executable (set $TGC_DATA to "
+            "tgc-data)";
+    return nullptr;
+  }
+  return std::unique_ptr<VocabularyTool>(
+      new VocabularyTool(path, fnv1a64(bytes), std::move(tool), modelIds));
 }
 
 bool VocabularyTool::run(const char *mode, const std::string &input,
