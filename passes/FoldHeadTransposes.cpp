@@ -94,6 +94,10 @@ struct TgFoldHeadTransposesPass
         op.getCausal(), op.getScale().convertToFloat(),
         op.getDropoutRate().convertToFloat(), op.getOpId(), Value(),
         /*sequenceMajor=*/true, op.getBias(), op.getDropoutValue());
+    // The discardable attributes, which the builder does not take
+    // (bf16_products needs bf16 operands, which no tg.transpose makes).
+    for (NamedAttribute attribute : op->getDiscardableAttrs())
+      folded->setAttr(attribute.getName(), attribute.getValue());
     for (tg::TransposeOp merge : merges)
       rewriter.replaceOp(merge, folded.getOutput());
     // Key and value may be one transpose (the same tensor attended twice).

@@ -32,20 +32,18 @@ void CudaTarget::writeDeviceHooks(const ProgramSizes &sizes,
                                   ArrayRef<Bucket> buckets,
                                   raw_ostream &os) const {
   // The device's input buffers hold the largest bucket's.
-  int64_t sourceIds = 0, targetIds = 0, logits = 0, cacheFloats = 0;
+  int64_t sourceIds = 0, targetIds = 0, cacheFloats = 0;
   for (const Bucket &bucket : buckets) {
     const runtime::BatchShape &b = bucket.signature.shape;
     sourceIds = std::max(sourceIds, b.batchSize * b.sourceLength);
     targetIds = std::max(targetIds, b.batchSize * b.targetLength);
-    logits =
-        std::max(logits, b.batchSize * b.targetLength * int64_t{b.vocabulary});
     cacheFloats = std::max(cacheFloats, bucket.cacheFloats);
   }
   os << "bool openDevice(std::string &why) {\n"
      << "  const cuda::DeviceSizes sizes{/*stateFloats=*/" << sizes.stateFloats
      << ", /*arenaBytes=*/" << sizes.arenaBytes << ",\n"
      << "      /*sourceIds=*/" << sourceIds << ", /*targetIds=*/" << targetIds
-     << ", /*logitsFloats=*/" << logits << ",\n      /*cacheFloats=*/"
+     << ",\n      /*cacheFloats=*/"
      << cacheFloats << ", /*gradientFloats=*/" << sizes.gradientFloats << "};\n"
      << "  if (!cuda::openDevice(sizes, why))\n    return false;\n";
   for (const std::string &upload : constantUploads)

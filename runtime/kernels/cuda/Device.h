@@ -134,14 +134,18 @@ bool failWith(const char *file, int line, const std::string &what);
 size_t sharedMemoryLimit();
 
 /// Past 48 KiB of dynamic shared memory a kernel must opt in, once; done
-/// on the first (eager) call, before any graph capture.
+/// on the first (eager) call, before any graph capture. A refusal is no
+/// error of the step: the caller takes its other path (the loss's two-pass
+/// kernel), or its launch fails and says so.
 template <typename Kernel>
 void allowSharedMemory(Kernel kernel, size_t bytes, bool &allowed) {
   if (allowed)
     return;
-  allowed = TGC_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(bytes)));
+  allowed = cudaFuncSetAttribute(kernel,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)) == cudaSuccess;
+  if (!allowed)
+    (void)cudaGetLastError();
 }
 
 /// Threads per block of the elementwise and row kernels (a multiple of 32:

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -146,8 +147,21 @@ bool runPlan(LtPlan &plan, const void *a, const void *b, void *d) {
   cublasStatus_t status = cublasLtMatmul(
       cublasLt(), plan.desc, &one, a, plan.a, b, plan.b, &zero, d, plan.d, d,
       plan.d, &plan.algo, workspace.as<void>(), plan.workspaceBytes, stream());
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    plan.usable = false; // these operands after all: not again
+  // An algorithm the heuristic offered may still be refused for these
+  // operands: they run unfused, not again through it (any other status of
+  // the call would end the run where an unfused GEMM computes the same).
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED ||
+      status == CUBLAS_STATUS_INVALID_VALUE ||
+      status == CUBLAS_STATUS_ARCH_MISMATCH) {
+    plan.usable = false;
+    static bool told = false;
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED && !told) {
+      told = true;
+      std::fprintf(stderr,
+                   "note: cuBLASLt refused an algorithm its heuristic offered "
+                   "(%s): those GEMMs run unfused\n",
+                   cublasGetStatusName(status));
+    }
     return false;
   }
   TGC_CUBLAS_CHECK(status);

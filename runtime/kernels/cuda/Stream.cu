@@ -103,13 +103,16 @@ const void *persistentTable(const void *host, size_t bytes) {
 size_t sharedMemoryLimit() {
   static int limit = -1;
   if (limit < 0) {
-    int device = 0;
+    int device = 0, asked = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+        cudaDeviceGetAttribute(&asked, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                device) != cudaSuccess) {
-      (void)cudaGetLastError(); // the GEMMs will meet it, and keep it
-      limit = 0;
+      // The GEMMs will meet it, and keep it. Not kept here: a later call
+      // asks again (a 0 kept refused the fused kernels for good).
+      (void)cudaGetLastError();
+      return 0;
     }
+    limit = asked;
   }
   return static_cast<size_t>(limit);
 }

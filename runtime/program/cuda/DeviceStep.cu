@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace tgc::cuda {
 namespace {
@@ -116,7 +117,6 @@ bool openDevice(const DeviceSizes &sizes, std::string &why) {
          allocate(g.targetInIds, sizes.targetIds, "the target ids", total, why) &&
          allocate(g.targetOutIds, sizes.targetIds, "the target ids", total, why) &&
          allocate(g.scalars, 1, "the step's scalars", total, why) &&
-         allocatePinned(g.hostLogits, sizes.logitsFloats) &&
          allocatePinned(g.stagedIds, sizes.sourceIds + 2 * sizes.targetIds) &&
          ok(cudaMallocHost(reinterpret_cast<void **>(&g.stagedScalars),
                            sizeof(StepScalars)),
@@ -185,6 +185,22 @@ void uploadGradWeight(const runtime::StepFrame &frame) {
 
 const float *downloadLogits(const float *logits, int64_t floats) {
   DeviceFrame &g = deviceFrame();
+  if (floats > g.hostLogitsFloats) {
+    if (g.hostLogits)
+      TGC_CUDA_CHECK(cudaFreeHost(g.hostLogits));
+    g.hostLogits = nullptr;
+    g.hostLogitsFloats = 0;
+    if (TGC_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void **>(&g.hostLogits),
+                                      static_cast<size_t>(floats) * 4)))
+      g.hostLogitsFloats = floats;
+    else
+      g.hostLogits = nullptr;
+  }
+  if (!g.hostLogits) { // the error is kept (firstError): zeros, as below
+    static std::vector<float> none;
+    none.assign(static_cast<size_t>(floats), 0.0f);
+    return none.data();
+  }
   TGC_CUDA_CHECK(cudaMemcpyAsync(g.hostLogits, logits,
                                  static_cast<size_t>(floats) * 4,
                                  cudaMemcpyDeviceToHost, stream()));

@@ -52,8 +52,11 @@ struct DeviceFrame {
   /// step: only --update-freq > 1 pays for it.
   float *gradAccumulator = nullptr;
   int64_t gradientFloats = 0;
-  /// Pinned host buffer predict's logits are downloaded into.
+  /// Pinned host buffer predict's logits are downloaded into, made on the
+  /// first download and grown to the largest (a run that never decodes
+  /// pins none: base and big pinned 3.6 GB at the start), and its floats.
   float *hostLogits = nullptr;
+  int64_t hostLogitsFloats = 0;
   /// Pinned host staging for the inputs (the batch's ids, the scalars):
   /// they are copied here and DMA'd to the device asynchronously, and
   /// `inputsCopied` marks when that copy is done and the staging is free.
@@ -72,8 +75,8 @@ void allReduceSum(runtime::StepFrame &f, float *data, int64_t count);
 
 /// What a model needs on the device.
 struct DeviceSizes {
-  int64_t stateFloats, arenaBytes, sourceIds, targetIds, logitsFloats,
-      cacheFloats, gradientFloats;
+  int64_t stateFloats, arenaBytes, sourceIds, targetIds, cacheFloats,
+      gradientFloats;
 };
 
 /// Picks device 0, creates the stream, allocates everything in `sizes`. Any

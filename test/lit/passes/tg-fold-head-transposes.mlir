@@ -107,3 +107,21 @@ func.func @rounding_splits(%q: tensor<1x2x2x2xf32>, %k: tensor<1x2x2x2xf32>, %v:
 // CHECK-NOT: sequence_major
 // CHECK: return
 
+
+// -----
+
+// A discardable attribute stays on the folded attention (it was rebuilt
+// without it).
+func.func @discardable(%qp: tensor<2x7x4x8xf32>, %kp: tensor<2x7x4x8xf32>, %vp: tensor<2x7x4x8xf32>) -> tensor<2x7x4x8xf32> {
+  %q = tg.transpose %qp permutation [0, 2, 1, 3] : tensor<2x7x4x8xf32> -> tensor<2x4x7x8xf32>
+  %k = tg.transpose %kp permutation [0, 2, 1, 3] : tensor<2x7x4x8xf32> -> tensor<2x4x7x8xf32>
+  %v = tg.transpose %vp permutation [0, 2, 1, 3] : tensor<2x7x4x8xf32> -> tensor<2x4x7x8xf32>
+  %o, %lse = tg.attention %q, %k, %v causal scale 0.353553385 dropout 0.000000e+00 op_id 5 {tg.note = "kept"} : (tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>, tensor<2x4x7x8xf32>) -> (tensor<2x4x7x8xf32>, tensor<2x4x7xf32>)
+  %m = tg.transpose %o permutation [0, 2, 1, 3] : tensor<2x4x7x8xf32> -> tensor<2x7x4x8xf32>
+  return %m : tensor<2x7x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @discardable(
+// CHECK-NEXT: %[[O:[a-z0-9_]+]], %{{[a-z0-9_]+}} = tg.attention %{{.*}}, %{{.*}}, %{{.*}} causal sequence_major scale 0.353553385 dropout 0.000000e+00 op_id 5 {tg.note = "kept"} : (tensor<2x7x4x8xf32>, tensor<2x7x4x8xf32>, tensor<2x7x4x8xf32>) -> (tensor<2x7x4x8xf32>, tensor<2x7x4xf32>)
+// CHECK-NEXT: return %[[O]] : tensor<2x7x4x8xf32>
+// CHECK-NEXT: }
