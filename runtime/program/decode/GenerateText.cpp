@@ -37,13 +37,11 @@ int generateText(const CompiledModel &model, const TrainOptions &options,
     std::fprintf(stderr, "error: %s was compiled without @predict\n", model.name);
     return 1;
   }
-  std::unique_ptr<VocabularyTool> vocabulary =
-      openVocabulary(options.vocabulary, model);
-  if (!vocabulary)
-    return 1;
+  std::unique_ptr<VocabularyTool> vocabulary;
   std::vector<std::vector<int32_t>> prompts;
   std::string name, error;
-  if (!readEncodedLines(options.generate, *vocabulary, prompts, name))
+  if (!readEncodedLines(options.generate, options.vocabulary, model,
+                        vocabulary, prompts, name))
     return 1;
   const int64_t context = model.buckets[model.numBuckets - 1].targetLength;
   // The context ends a continuation before --max-new-tokens can: said once

@@ -85,7 +85,10 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
   }
 }
 
-bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
+bool readEncodedLines(const std::string &path,
+                      const std::string &vocabularyPath,
+                      const CompiledModel &model,
+                      std::unique_ptr<VocabularyTool> &vocabulary,
                       std::vector<std::vector<int32_t>> &ids,
                       std::string &name) {
   std::vector<std::string> lines;
@@ -98,8 +101,11 @@ bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
       std::fprintf(stderr, "error: %s:%s\n", name.c_str(), bad.c_str());
       return false;
     }
+  vocabulary = openVocabulary(vocabularyPath, model);
+  if (!vocabulary)
+    return false;
   std::string error;
-  if (!vocabulary.encode(lines, ids, error)) {
+  if (!vocabulary->encode(lines, ids, error)) {
     std::fprintf(stderr, "error: %s: %s\n", name.c_str(), error.c_str());
     return false;
   }
@@ -162,13 +168,11 @@ int translateText(const CompiledModel &model, const TrainOptions &options,
                  static_cast<long long>(largestBatch));
     return 2;
   }
-  std::unique_ptr<VocabularyTool> vocabulary =
-      openVocabulary(options.vocabulary, model);
-  if (!vocabulary)
-    return 1;
+  std::unique_ptr<VocabularyTool> vocabulary;
   std::vector<std::vector<int32_t>> sources;
   std::string name, error;
-  if (!readEncodedLines(options.translate, *vocabulary, sources, name))
+  if (!readEncodedLines(options.translate, options.vocabulary, model,
+                        vocabulary, sources, name))
     return 1;
   size_t longest = 0;
   for (int b = 0; b < model.numBuckets; ++b)

@@ -36,9 +36,14 @@ bool readTextLines(const std::string &path, std::vector<std::string> &lines,
                    std::string &name, TextInputLimits limits = {});
 
 /// The lines of `path` ("-": standard input; `name` is what messages call
-/// it), each at most kMaxLineBytes, as token ids of `vocabulary` (none for
-/// a line of spaces); false after a message.
-bool readEncodedLines(const std::string &path, const VocabularyTool &vocabulary,
+/// it), each at most kMaxLineBytes, as token ids of the vocabulary at
+/// `vocabularyPath` (none for a line of spaces), which it opens into
+/// `vocabulary` once the lines are read (a bad input is named first);
+/// false after a message.
+bool readEncodedLines(const std::string &path,
+                      const std::string &vocabularyPath,
+                      const CompiledModel &model,
+                      std::unique_ptr<VocabularyTool> &vocabulary,
                       std::vector<std::vector<int32_t>> &ids,
                       std::string &name);
 

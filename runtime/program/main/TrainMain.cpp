@@ -121,14 +121,19 @@ bool loadForResume(TrainOptions &options, const CompiledModel &model,
 std::string trainedVocabularyProblem(const TrainOptions &options,
                                      const CompiledModel &model,
                                      const CheckpointInfo &trained) {
-  std::string error, what;
+  std::string error;
+  const std::string what = !options.score.empty()
+                               ? "--score " + options.score
+                               : "--vocab " + options.vocabulary;
+  if (trained.data.starts_with("task "))
+    return "checkpoint " + options.resume + " was trained on the token ids "
+           "of " + trained.data + ", which are no words of " + what;
   uint64_t given = 0;
   if (!options.score.empty()) {
     std::optional<TokenCorpus> corpus = TokenCorpus::open(options.score, error);
     if (!corpus)
       return "";
     given = corpus->vocabularyHash();
-    what = "--score " + options.score;
   } else {
     std::unique_ptr<VocabularyTool> vocabulary = VocabularyTool::open(
         options.vocabulary, model.toolsDirectory ? model.toolsDirectory : "",
@@ -136,12 +141,8 @@ std::string trainedVocabularyProblem(const TrainOptions &options,
     if (!vocabulary)
       return "";
     given = vocabulary->hash();
-    what = "--vocab " + options.vocabulary;
   }
   char hashes[96];
-  if (trained.data.starts_with("task "))
-    return "checkpoint " + options.resume + " was trained on the token ids "
-           "of " + trained.data + ", which are no words of " + what;
   if (trained.vocabularyHash && given && given != trained.vocabularyHash) {
     std::snprintf(hashes, sizeof hashes, "0x%016" PRIx64 ", not 0x%016" PRIx64,
                   given, trained.vocabularyHash);
@@ -210,7 +211,14 @@ std::unique_ptr<TrainingData> openRunData(const TrainOptions &options,
     const std::string &given = !options.validData.empty()
                                    ? options.validData
                                    : options.validSource;
-    if (given.empty())
+    if (given.empty() && data->describe().starts_with("task "))
+      std::fprintf(stderr,
+                   "error: --valid-every: %s holds out no sentence at the "
+                   "model's vocabulary and lengths (a sentence is held out "
+                   "by its source): give a validation set (--valid-source "
+                   "and --valid-target)\n",
+                   data->describe().c_str());
+    else if (given.empty())
       std::fprintf(stderr, "error: --valid-every needs a validation set: "
                            "--valid-data, or --valid-source and "
                            "--valid-target\n");

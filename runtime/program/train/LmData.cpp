@@ -38,7 +38,13 @@ public:
   std::vector<SentencePair> heldOut(int64_t count) override {
     return heldOutPairs(task, count, pairShape, [] { return interruptRequested(); });
   }
-  int64_t validationSize() const override { return kTaskValidationPairs; }
+  int64_t validationSize() const override {
+    // Fewer held-out sentences, or none, for a small task (PairData.cpp).
+    if (!heldOutCount)
+      heldOutCount = static_cast<int64_t>(
+          heldOutPairs(task, kTaskValidationPairs, pairShape, nullptr).size());
+    return *heldOutCount;
+  }
   std::string describe() const override {
     return std::string("task ") + taskName(task) + " (prompt, continuation)";
   }
@@ -67,6 +73,7 @@ private:
   Task task;
   BatchShape pairShape;
   int64_t context;
+  mutable std::optional<int64_t> heldOutCount;
 };
 
 /// A corpus of documents in windows, with its validation stream's.

@@ -46,7 +46,14 @@ public:
     return heldOutPairs(task, count, shape,
                         [] { return interruptRequested(); });
   }
-  int64_t validationSize() const override { return kTaskValidationPairs; }
+  int64_t validationSize() const override {
+    // A task of a small vocabulary or short lengths holds out fewer
+    // sentences, or none (a validation of none recorded a loss of 0).
+    if (!heldOutCount)
+      heldOutCount = static_cast<int64_t>(
+          heldOutPairs(task, kTaskValidationPairs, shape, nullptr).size());
+    return *heldOutCount;
+  }
   std::string describe() const override {
     return std::string("task ") + taskName(task);
   }
@@ -58,6 +65,7 @@ public:
 
 private:
   Task task;
+  mutable std::optional<int64_t> heldOutCount;
   BatchShape shape;
 };
 

@@ -101,6 +101,19 @@ std::unique_ptr<VocabularyTool> openVocabulary(const std::string &path,
                  model.vocabularyHash);
     return nullptr;
   }
+  // Its ids are the model's: fewer, and the model's predictions beyond
+  // them failed to decode at the first validation (which ended the run) or
+  // after a whole --translate; more, and encoding failed.
+  if (vocabulary->ids() != model.vocabulary) {
+    std::fprintf(stderr,
+                 "error: %s has %lld ids; the model has %lld (train it with "
+                 "tgc-data vocab --size %lld, or compile the model with tgc "
+                 "--corpus of text it encoded)\n",
+                 path.c_str(), static_cast<long long>(vocabulary->ids()),
+                 static_cast<long long>(model.vocabulary),
+                 static_cast<long long>(model.vocabulary));
+    return nullptr;
+  }
   return vocabulary;
 }
 

@@ -64,7 +64,8 @@ public:
   /// Up to `count` held-out pairs, the same in every run.
   virtual std::vector<SentencePair> heldOut(int64_t count) = 0;
   /// The held-out pairs validation uses by default: the whole validation
-  /// set, or kTaskValidationPairs of a task (which has no end).
+  /// set, or a task's first kTaskValidationPairs held-out sentences (which
+  /// may be fewer for a small one: a sentence is held out by its source).
   virtual int64_t validationSize() const = 0;
   /// "task reverse", or the files: what a checkpoint records.
   virtual std::string describe() const = 0;

@@ -109,23 +109,13 @@ VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
     ::close(fd);
   if (!error.empty())
     return nullptr;
-  // Its ids are the model's: fewer, and the model's predictions beyond
-  // them failed to decode at the first validation (ending the run) or
-  // after a whole --translate; more, and encoding failed. Its pieces are
-  // ModelProto's field 1, one an id.
+  // Its pieces are ModelProto's field 1, one an id.
   int64_t pieces = 0;
   if (!forEachBytesField(bytes, [&](uint64_t number, std::string_view) {
         pieces += number == 1;
       }) ||
       pieces == 0) {
     error = path + ": not a SentencePiece model (a model of tgc-data vocab)";
-    return nullptr;
-  }
-  if (pieces != modelIds) {
-    error = path + " has " + std::to_string(pieces) + " ids; the model has " +
-            std::to_string(modelIds) + " (train it with tgc-data vocab --size " +
-            std::to_string(modelIds) + ", or compile the model with tgc "
-            "--corpus of text it encoded)";
     return nullptr;
   }
   // Run at the first validation and after a translation: a tool that
@@ -137,8 +127,8 @@ VocabularyTool::open(const std::string &path, const std::string &toolsDirectory,
             "tgc-data)";
     return nullptr;
   }
-  return std::unique_ptr<VocabularyTool>(
-      new VocabularyTool(path, fnv1a64(bytes), std::move(tool), modelIds));
+  return std::unique_ptr<VocabularyTool>(new VocabularyTool(
+      path, fnv1a64(bytes), std::move(tool), modelIds, pieces));
 }
 
 bool VocabularyTool::run(const char *mode, const std::string &input,

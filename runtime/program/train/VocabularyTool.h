@@ -34,6 +34,8 @@ public:
 
   /// FNV-1a of the .model file, as tgc-data records it in corpora.
   uint64_t hash() const { return modelHash; }
+  /// Its ids (SentencePiece's pieces).
+  int64_t ids() const { return pieces; }
   const std::string &path() const { return modelPath; }
 
   /// The symbols of each line (ids >= 3). False with `error` (invalid
@@ -47,9 +49,9 @@ public:
 
 private:
   VocabularyTool(std::string path, uint64_t hash, std::string tool,
-                 int64_t modelIds)
+                 int64_t modelIds, int64_t pieces)
       : modelPath(std::move(path)), modelHash(hash), tool(std::move(tool)),
-        modelIds(modelIds) {}
+        modelIds(modelIds), pieces(pieces) {}
   /// Runs `tgc-data <mode> --vocab <model> --ids` with `input` on stdin;
   /// its stdout lines into `output`.
   bool run(const char *mode, const std::string &input,
@@ -59,6 +61,7 @@ private:
   uint64_t modelHash;
   std::string tool; ///< the tgc-data to run: a path, or a name for $PATH
   int64_t modelIds; ///< the model's vocabulary
+  int64_t pieces;   ///< its own
 };
 
 } // namespace tgc::runtime
