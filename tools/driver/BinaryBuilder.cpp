@@ -14,7 +14,10 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 #include <vector>
 
 namespace tgc {
@@ -53,11 +56,24 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
   const bool replaceable = llvm::sys::fs::status(output, existing) ||
                            llvm::sys::fs::is_regular_file(existing);
   TemporaryFile partialOutput;
-  partialOutput.path =
-      replaceable ? runtime::temporaryPathFor(output.str()) : output.str();
+  partialOutput.path = output.str();
   partialOutput.keep = !replaceable;
-  if (replaceable)
+  if (replaceable) {
+    // Made here first, empty, with O_EXCL and O_NOFOLLOW: a name the
+    // linker is told but tgc never made could be another's link planted
+    // there (a predictable pid), which GNU ld wrote through and tgc then
+    // renamed over the output.
+    int fd = runtime::createTemporaryFor(output.str(), partialOutput.path);
+    if (fd < 0) {
+      llvm::errs() << "tgc: error: cannot write " << output << ": creating "
+                   << partialOutput.path << ": " << std::strerror(errno)
+                   << "\n";
+      partialOutput.keep = true; // not made: nothing of tgc's to remove
+      return false;
+    }
+    ::close(fd);
     partialOutput.removeOnSignal();
+  }
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(file.path, ec);

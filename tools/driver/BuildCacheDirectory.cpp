@@ -8,7 +8,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <chrono>
@@ -62,7 +65,11 @@ bool ownedByTgc(llvm::StringRef entries) {
 /// it first (the rename then fails, and the caller looks at it).
 bool makeOwnedDirectory(llvm::StringRef directory, llvm::StringRef entries,
                         std::string &why) {
-  if (std::error_code ec = fs::create_directories(directory)) {
+  // Directories it makes are writable by this user alone, whatever the
+  // umask (privateTo refuses a way to the cache that others can write).
+  if (std::error_code ec = fs::create_directories(
+          directory, /*IgnoreExisting=*/true,
+          fs::perms::all_all & ~(fs::group_write | fs::others_write))) {
     why = "cannot create " + directory.str() + ": " + ec.message();
     return false;
   }
@@ -127,27 +134,61 @@ bool isPartialName(llvm::StringRef name) {
 
 } // namespace
 
-/// Whether only this user can change `entries`: another user who could
-/// would choose the programs tgc copies out of it.
-static bool privateTo(llvm::StringRef entries, std::string &why) {
+/// Why another user could change what `path` holds (it or a directory
+/// above it theirs, or writable by them), or "". `child`: whether `path`
+/// is a directory on the way to the cache, which may be writable by others
+/// where it is sticky (/tmp: others cannot rename this user's entries)
+/// and the next one on the way is this user's or root's.
+static std::string openToOthers(const std::string &path, bool child,
+                                const struct stat &next) {
   struct stat status;
-  std::string path = entries.str();
-  if (::stat(path.c_str(), &status) != 0)
+  if (::lstat(path.c_str(), &status) != 0)
+    return path + ": " + std::strerror(errno);
+  const uid_t me = ::geteuid();
+  const bool trusted = status.st_uid == me || (child && status.st_uid == 0);
+  if (!trusted)
+    return path + " belongs to another user (uid " +
+           std::to_string(status.st_uid) + ")";
+  if (!(status.st_mode & (S_IWGRP | S_IWOTH)))
+    return "";
+  if (child && (status.st_mode & S_ISVTX) &&
+      (next.st_uid == me || next.st_uid == 0))
+    return "";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o",
+                static_cast<unsigned>(status.st_mode & 07777));
+  return path + " can be written by other users (mode " + mode + ")";
+}
+
+/// Whether only this user can change `entries` and the way to it: another
+/// user who could would choose the programs tgc copies out of it (one who
+/// could write a directory above it swapped the checked directory for
+/// theirs while the compiler ran). `entries` becomes its real path, which
+/// later reads and writes use: no link on it can change once checked.
+static bool privateTo(std::string &entries, std::string &why) {
+  char *resolved = ::realpath(entries.c_str(), nullptr);
+  if (!resolved)
     return true; // the caller says what is wrong with it
-  if (status.st_uid != ::geteuid())
-    why = path + " belongs to another user (uid " +
-          std::to_string(status.st_uid) +
-          "): tgc does not run programs others can choose; give another "
-          "--build-cache";
-  else if (status.st_mode & (S_IWGRP | S_IWOTH)) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o",
-                  static_cast<unsigned>(status.st_mode & 07777));
-    why = path + " can be written by other users (mode " + mode +
-          "): tgc does not run programs others can choose; chmod go-w it, "
-          "or give another --build-cache";
+  std::string real = resolved;
+  std::free(resolved);
+  struct stat next {};
+  std::string problem = openToOthers(real, /*child=*/false, next);
+  for (std::string path = real; problem.empty();) {
+    if (::lstat(path.c_str(), &next) != 0)
+      break;
+    std::string parent = llvm::sys::path::parent_path(path).str();
+    if (parent.empty() || parent == path)
+      break;
+    problem = openToOthers(parent, /*child=*/true, next);
+    path = parent;
   }
-  return why.empty();
+  if (!problem.empty()) {
+    why = problem + ": tgc does not run programs others can choose; chmod "
+                    "go-w it, or give another --build-cache";
+    return false;
+  }
+  entries = real;
+  return true;
 }
 
 bool openBuildCacheDirectory(llvm::StringRef directory, std::string &entries,
@@ -171,8 +212,8 @@ bool openBuildCacheDirectory(llvm::StringRef directory, std::string &entries,
 }
 
 void trimBuildCache(llvm::StringRef directory, uint64_t maxBytes) {
-  std::string entries = childOf(directory, kBuildCacheSubdirectory);
-  if (!ownedByTgc(entries))
+  std::string entries = childOf(directory, kBuildCacheSubdirectory), why;
+  if (!ownedByTgc(entries) || !privateTo(entries, why))
     return;
   struct Entry {
     std::string path;
