@@ -340,14 +340,15 @@ int Run::train() {
     stepsDone = step;
     if ((step % options.logEvery == 0 || last) && !checkSameParameters(step))
       return AfterStep::Fail;
-    if (validates(step, last)) {
-      AfterStep next = validate(step);
-      if (next != AfterStep::Continue)
-        return next;
-    }
-    return !savesAlong(step, last) || save(step, /*last=*/false)
-               ? AfterStep::Continue
-               : AfterStep::Fail;
+    AfterStep next =
+        validates(step, last) ? validate(step) : AfterStep::Continue;
+    // The save along whatever rank 0's verdict (the loop shares it after
+    // this): every process takes the same collectives (a sharded
+    // optimizer's moments come together), where rank 0 alone skipping the
+    // save left the others in them (MPI_ERR_TRUNCATE, the step unsaved).
+    if (savesAlong(step, last) && !save(step, /*last=*/false))
+      return AfterStep::Fail;
+    return next;
   };
   loop.afterStepRunsLong = [=](int64_t step, bool last) {
     return validates(step, last) || savesAlong(step, last);

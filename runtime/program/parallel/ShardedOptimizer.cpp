@@ -62,16 +62,31 @@ float ShardedOptimizer::step(StepFrame::OptimizerStepFn plain,
 }
 
 void ShardedOptimizer::layOut(const AdamTensor *given, int count) {
-  bool same = static_cast<int>(tensors.size()) == count &&
+  bool same = static_cast<int>(all.size()) == count &&
               regionStart + regionFloats == countedRegion + countedFloats;
   for (int t = 0; same && t < count; ++t)
-    same = tensors[t].grad == given[t].grad && tensors[t].param == given[t].param;
+    same = all[t].grad == given[t].grad && all[t].param == given[t].param;
   if (same)
     return;
-  tensors.assign(given, given + count);
-  // The gradients lie in one region of the arena (tg-plan-memory): split it
-  // in N nearly equal runs of floats.
-  const float *lo = tensors[0].grad, *hi = tensors[0].grad + tensors[0].size;
+  all.assign(given, given + count);
+  // The summed gradients lie in one region of the arena (tg-plan-memory);
+  // a parameter that does not reach the loss has a constant zero gradient
+  // outside it (tgc warns of it), updated whole by every process alike.
+  // (Taken into the region's span, the exchanges ran over memory between
+  // the two: a segmentation fault, or other data changed.)
+  tensors.clear();
+  outside.clear();
+  for (const AdamTensor &t : all)
+    (t.grad >= countedRegion && t.grad + t.size <= countedRegion + countedFloats
+         ? tensors
+         : outside)
+        .push_back(t);
+  // The region split in N nearly equal runs of floats.
+  const float *lo = countedRegion, *hi = countedRegion;
+  if (!tensors.empty()) {
+    lo = tensors[0].grad;
+    hi = tensors[0].grad + tensors[0].size;
+  }
   for (const AdamTensor &t : tensors) {
     lo = std::min(lo, t.grad);
     hi = std::max(hi, t.grad + t.size);
@@ -95,7 +110,7 @@ void ShardedOptimizer::layOut(const AdamTensor *given, int count) {
   shareBegin = total * group.rank() / n;
   shareEnd = total * (group.rank() + 1) / n;
   pieces.clear();
-  for (int t = 0; t < count; ++t) {
+  for (int t = 0; t < static_cast<int>(tensors.size()); ++t) {
     int64_t at = tensors[t].grad - lo;
     int64_t begin = std::max(at, shareBegin), end = std::min(at + tensors[t].size, shareEnd);
     if (begin < end)
@@ -265,6 +280,11 @@ void ShardedOptimizer::updateShare(StepFrame::OptimizerStepFn plain,
   if (!shareTensors.empty())
     plain(shareTensors.data(), static_cast<int>(shareTensors.size()), scaled,
           lr, step, beta1, beta2, epsilon);
+  // Zero gradients, whole moments in every process: the same update in
+  // each (AdamW's decay), as the plain run's.
+  if (!outside.empty())
+    plain(outside.data(), static_cast<int>(outside.size()), scaled, lr, step,
+          beta1, beta2, epsilon);
   exchangeParameters(region);
 }
 

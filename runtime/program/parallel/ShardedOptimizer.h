@@ -99,7 +99,12 @@ private:
   void exchangeParameters(float *region);
 
   ProcessGroup &group;
-  std::vector<AdamTensor> tensors;   ///< the last layout's
+  std::vector<AdamTensor> all;       ///< the last layout's, as given
+  std::vector<AdamTensor> tensors;   ///< those whose gradients are summed
+  /// Those whose gradient is a constant zero outside the summed region (a
+  /// parameter that does not reach the loss): updated whole by every
+  /// process, their moments kept whole and never gathered.
+  std::vector<AdamTensor> outside;
   const float *regionStart = nullptr; ///< the first gradient's first float
   /// countTokens()'s region: the token count slot is its last float.
   float *countedRegion = nullptr;

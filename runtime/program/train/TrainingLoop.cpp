@@ -264,9 +264,15 @@ int runTrainingLoop(const TrainingLoop &loop) {
                           loop.afterStepRunsLong(step, logged.last);
     if (runsLong)
       group->beginFirstsWork("the end of the step");
-    AfterStep next = !recorded       ? AfterStep::FailAfterSaving
-                     : loop.afterStep ? loop.afterStep(step, logged.last)
-                                      : AfterStep::Continue;
+    // afterStep in every process whatever this one recorded: its
+    // collectives (the parameters' checksums, a sharded optimizer's
+    // moments) need them all. A failed record (a full disk under
+    // --loss-log or --metrics) skipped it in that process alone, whose
+    // vote then met the others' checksums.
+    AfterStep next = loop.afterStep ? loop.afterStep(step, logged.last)
+                                    : AfterStep::Continue;
+    if (!recorded && next != AfterStep::Fail)
+      next = AfterStep::FailAfterSaving;
     int lateSignal = pendingInterrupt();
     if (group) {
       // Rank 0 validates and saves: its verdict is everyone's, and so is
@@ -295,6 +301,13 @@ int runTrainingLoop(const TrainingLoop &loop) {
       if (!resume.empty() && (!group || group->rank() == 0))
         std::fprintf(stderr, "note: the run stopped after step %lld%s\n",
                      static_cast<long long>(step), resume.c_str());
+      // The run ends with an error, which stops every process (MPI_Abort,
+      // Main.cpp): not before rank 0 has saved (the others, done first,
+      // killed it during its save, or before its note).
+      if (group) {
+        double saved = 0;
+        group->sum(&saved, 1, "the end of the run's last save");
+      }
       return 1;
     }
     if (std::optional<int> code = interrupted(lateSignal))
