@@ -40,7 +40,8 @@ bool compileAndLink(llvm::StringRef source, llvm::StringRef extension,
     llvm::SmallString<128> path;
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("tgc-step", extension, path)) {
-      llvm::errs() << "tgc: error: cannot create a temporary file: " << ec.message()
+      llvm::errs() << "tgc: error: cannot create a temporary file "
+                   << systemTemporaryDirectory() << ": " << ec.message()
                    << "\n";
       return false;
     }

@@ -127,8 +127,9 @@ bool makeTemporary(llvm::StringRef directory, llvm::StringRef prefix,
       llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   }
   if (ec) {
-    why = "cannot create a temporary file" +
-          (directory.empty() ? std::string() : " in " + directory.str()) +
+    why = "cannot create a temporary file " +
+          (directory.empty() ? systemTemporaryDirectory()
+                             : "in " + directory.str()) +
           ": " + ec.message();
     return false;
   }

@@ -2,7 +2,9 @@
 #include "tools/driver/HostCompiler.h"
 #include "tools/driver/BuildPaths.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
 
@@ -25,6 +27,14 @@ std::string chooseCompiler(llvm::StringRef requested) {
   if (const char *env = std::getenv("TGC_CXX"); env && *env)
     return env;
   return kBuildCompiler;
+}
+
+std::string systemTemporaryDirectory() {
+  llvm::SmallString<128> directory;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, directory);
+  const char *variable = std::getenv("TMPDIR");
+  return "in " + directory.str().str() +
+         (variable && *variable ? " ($TMPDIR)" : "");
 }
 
 void TemporaryFile::removeOnSignal() {

@@ -31,6 +31,10 @@ struct TemporaryFile {
   ~TemporaryFile();
 };
 
+/// Where a temporary file without a directory of its own is made, for a
+/// message: "in DIR", and " ($TMPDIR)" where that variable chose it.
+std::string systemTemporaryDirectory();
+
 /// Runs `program` with `args` (args[0] is the program) and waits for it,
 /// forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it while it runs. The
 /// exit status, or -1 with `error` when it could not start. `quiet`: its

@@ -154,7 +154,8 @@ bool loadModelFile(llvm::StringRef path, const DriverOptions &options,
   llvm::SmallString<128> objectPath;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
           "tgc-model", "so", objectPath))
-    return fail("cannot create a temporary file: " + ec.message());
+    return fail("cannot create a temporary file " +
+                systemTemporaryDirectory() + ": " + ec.message());
   object.path = objectPath.str().str();
   object.removeOnSignal();
   if (!compileModelFile(path, object.path, options))
