@@ -566,7 +566,8 @@ __global__ void __launch_bounds__(kBlockThreads)
       }
   }
 
-  // A key tile's p (0 where there is no key) and raw r(dO) . v_j.
+  // A key tile's p (0 where there is no key: exp(-inf)) and raw
+  // r(dO) . v_j.
   auto productsOf = [&](int firstKey) {
     __syncthreads();
     loadTile<D>(m.keys, a.k, a.kRows, bh, firstKey, s.keys, a.width);
@@ -574,17 +575,12 @@ __global__ void __launch_bounds__(kBlockThreads)
     __syncthreads();
     tiles::productWithRows<D, kTile>(p, warpQueries, m.keys, L::stride, lane);
     tiles::productWithRows<D, kTile>(dOv, warpGrads, m.values, L::stride, lane);
+    maskScores(p, scoreOf, rows, firstKey, keyCount, lane);
 #pragma unroll
     for (int n = 0; n < kTileColumns; ++n)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int h = i >> 1;
-        const int key = firstKey + elementColumn(n, lane, i);
-        p[n][i] = valid(h, key)
-                      ? expf(scoreOf(p[n][i], rows.row[h], key) - rowShift[h]) *
-                            rowScale[h]
-                      : 0.0f;
-      }
+      for (int i = 0; i < 4; ++i)
+        p[n][i] = expf(p[n][i] - rowShift[i >> 1]) * rowScale[i >> 1];
   };
 
   // One key tile: its products stay in the registers for the second pass,
