@@ -95,6 +95,9 @@ std::string parseBuckets(std::string_view text, int64_t maxTokens,
           seen.targetLength == bucket.targetLength)
         return "bucket lengths " + std::to_string(bucket.sourceLength) + "x" +
                std::to_string(bucket.targetLength) + " given twice";
+    if (buckets.size() == kMaxBuckets)
+      return "more than " + std::to_string(kMaxBuckets) +
+             " buckets: each is a step compiled into the program";
     buckets.push_back(bucket);
   }
   sortBySize(buckets);

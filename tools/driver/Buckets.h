@@ -18,6 +18,10 @@
 
 namespace tgc {
 
+/// The most buckets one program is compiled for (--buckets, --bucket-count):
+/// each is a step of its own, compiled and kept in the binary.
+inline constexpr int kMaxBuckets = 64;
+
 struct BucketShape {
   int64_t batch, sourceLength, targetLength;
   std::string text() const; ///< "32x16x16"

@@ -91,7 +91,7 @@ cl::opt<std::string> corpusFile(
     cl::value_desc("file.tok"), cl::cat(shapeCategory));
 
 cl::opt<int> bucketCount("bucket-count",
-                         cl::desc("Buckets to fit to --corpus (default 6)"),
+                         cl::desc("Buckets to fit to --corpus (1 to 64, default 6)"),
                          cl::init(6), cl::cat(shapeCategory));
 
 cl::opt<bool> listModels("list-models",

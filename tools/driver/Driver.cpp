@@ -113,10 +113,10 @@ bool readCorpusFacts(const DriverOptions &options, CorpusFacts &facts) {
                     "--max-tokens (or --buckets)\n";
     return false;
   }
-  if (options.bucketCount < 1) {
+  if (options.bucketCount < 1 || options.bucketCount > kMaxBuckets) {
     llvm::errs() << "tgc: error: --bucket-count " << options.bucketCount
-                 << ": give at least 1 bucket to fit to " << options.corpusFile
-                 << "\n";
+                 << ": give 1 to " << kMaxBuckets << " buckets to fit to "
+                 << options.corpusFile << "\n";
     return false;
   }
   std::vector<PairLength> lengths;
