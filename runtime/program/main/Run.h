@@ -240,6 +240,12 @@ struct Run {
   /// Every process calls it (a sharded optimizer's moments come together).
   /// False after an error (a kept checkpoint is one when `last`).
   bool save(int64_t step, bool last);
+  /// The step and validations this run last wrote to the checkpoint (empty:
+  /// none yet): a run that ends at the step it has just saved along
+  /// (--patience at a --save-every step, a signal after that save) writes
+  /// the same state no second time.
+  std::string checkpointHolds;
+  std::string heldState(int64_t step) const;
 
   /// Validation loss, perplexity and BLEU on the validation set; keeps
   /// <checkpoint>.best when the validation is the best (--best-by) and stops

@@ -256,11 +256,27 @@ std::string Run::divergence() {
   return {};
 }
 
+std::string Run::heldState(int64_t step) const {
+  char text[160];
+  std::snprintf(text, sizeof text, "%lld %.17g %.17g %lld %lld",
+                static_cast<long long>(step), validations.bestBleu,
+                validations.bestLoss,
+                static_cast<long long>(validations.staleValidations),
+                static_cast<long long>(validations.validatedStep));
+  return text;
+}
+
 Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   if (!leads())
     return Saved::Written; // rank 0 writes the run's checkpoints
   // What follows (the save's line, a warning) is a line of its own.
   clearStatusLine();
+  const bool toCheckpoint = path == checkpointPath;
+  if (last && toCheckpoint && checkpointHolds == heldState(step)) {
+    std::printf("checkpoint %s holds step %lld already\n", path.c_str(),
+                static_cast<long long>(step));
+    return Saved::Kept;
+  }
   if (model.device) {
     model.device->download(memory.state());
     // Garbage must not replace a good checkpoint.
@@ -305,6 +321,8 @@ Run::Saved Run::save(int64_t step, const std::string &path, bool last) {
   }
   std::printf("saved checkpoint %s at step %lld\n", path.c_str(),
               static_cast<long long>(step));
+  if (toCheckpoint)
+    checkpointHolds = heldState(step);
   return Saved::Written;
 }
 
